@@ -1,0 +1,75 @@
+#pragma once
+// Frame sources: the built-in test camera, V4L2 cameras (and the emulated camera, which is a V4L2
+// camera to us). A source lends frames out as FrameLeases from its own pool; the lease gives the
+// buffer back (free list or VIDIOC_QBUF) when the pipeline is done with it.
+// Thread-safety: a FrameSource is thread-bound to the capture thread, except counters(), which is
+// thread-safe.
+
+#include <chrono>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "zerohop/buffer_pool.hpp"
+#include "zerohop/frame.hpp"
+
+namespace zerohop {
+
+/// A parsed `--source` argument: `test[:WxH[@FPS]][?format=yuyv]` or `v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr]`.
+struct SourceSpec {
+  std::string kind;  ///< "test" or "v4l2"
+  std::string path;  ///< device path for v4l2
+  PixelFormat format = PixelFormat::kUnknown;  ///< kUnknown = the source's choice
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  double fps = 0;
+  std::map<std::string, std::string> options;  ///< the remaining query options (memory=...)
+};
+
+/// Parses a source spec. Throws Error(kInvalidArgument) whose message says what is wrong and
+/// shows a correct example.
+SourceSpec parseSourceSpec(std::string_view text);
+std::string toString(const SourceSpec& spec);
+
+struct SourceInfo {
+  std::string description;  ///< "test pattern 1280x720@30 yuyv", "/dev/video0 (UVC Camera) mjpeg 1920x1080@30"
+  PixelFormat format = PixelFormat::kUnknown;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  double fps = 0;
+  ColorDesc color{};
+  MemoryKind memory = MemoryKind::kHost;
+};
+
+struct SourceCounters {
+  std::uint64_t frames = 0;  ///< frames delivered
+  std::uint64_t drops = 0;   ///< sequence gaps, frames the consumer was too slow for
+  std::uint64_t errors = 0;  ///< frames rejected (error-flagged buffers, corrupt JPEG)
+  std::uint64_t stalls = 0;  ///< periods with no frame for several intervals
+};
+
+class FrameSource {
+ public:
+  virtual ~FrameSource() = default;
+  virtual SourceInfo info() const = 0;
+  /// Waits up to `timeout` for the next frame; nullopt on timeout. Throws Error on failure
+  /// (Errc::kNotFound / kUnavailable when the camera is gone).
+  virtual std::optional<FrameLease> next(std::chrono::milliseconds timeout) = 0;
+  virtual SourceCounters counters() const = 0;
+};
+
+/// Options a pipeline gives a source: where its buffers come from (on the GPU path, a pinned
+/// allocator, so the camera's one kernel copy lands in memory the GPU can DMA from).
+struct SourceOptions {
+  std::function<std::unique_ptr<FrameAllocator>()> allocatorFactory;  ///< null = host memory
+  std::uint32_t bufferCount = 4;
+};
+
+/// Opens the source a spec names. Throws Error with the cause and the fix.
+std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOptions& options = {});
+
+}  // namespace zerohop

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything zerohop needs to build and test on Debian 12 (bookworm).
+# Idempotent; run as root (or with sudo). The CUDA toolkit is optional and not installed here.
+set -euo pipefail
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+  # build
+  cmake ninja-build pkg-config g++ git
+  # libraries
+  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libcpp-httplib-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
+  libavcodec-dev libavutil-dev libswscale-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
+  # runtime elements: webrtcbin (bad), rtph264pay (good), nicesrc/nicesink (nice), dtls/srtp (bad), x264enc (ugly)
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
+  gstreamer1.0-nice gstreamer1.0-tools
+  ffmpeg v4l-utils
+  # tests: headless browser receiver, network namespaces
+  chromium chromium-driver python3 python3-selenium iproute2 nftables procps
+)
+if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"
+fi

@@ -1,0 +1,101 @@
+#include <charconv>
+#include <sstream>
+
+#include "zerohop/error.hpp"
+#include "zerohop/source.hpp"
+
+namespace zerohop {
+namespace {
+
+constexpr const char* kExamples =
+    "; examples: test:1280x720@30, test:1920x1080@60?format=uyvy, "
+    "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr";
+
+[[noreturn]] void bad(const std::string& what) {
+  throw Error(Errc::kInvalidArgument, "bad --source: " + what + kExamples);
+}
+
+std::uint32_t parseUint(std::string_view s, const char* what) {
+  std::uint32_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) bad(std::string("'") + std::string(s) + "' is not a valid " + what);
+  return v;
+}
+
+void parseSize(std::string_view s, SourceSpec& spec) {
+  const auto x = s.find('x');
+  if (x == std::string_view::npos) bad("size '" + std::string(s) + "' must look like 1280x720");
+  spec.width = parseUint(s.substr(0, x), "width");
+  spec.height = parseUint(s.substr(x + 1), "height");
+  if (spec.width < 16 || spec.height < 16 || spec.width > 8192 || spec.height > 8192)
+    bad("size " + std::string(s) + " is outside 16x16..8192x8192");
+}
+
+void parseFps(std::string_view s, SourceSpec& spec) {
+  const auto v = parseUint(s, "frame rate");
+  if (v < 1 || v > 240) bad("frame rate " + std::string(s) + " is outside 1..240");
+  spec.fps = v;
+}
+
+}  // namespace
+
+SourceSpec parseSourceSpec(std::string_view text) {
+  SourceSpec spec;
+  std::string_view query;
+  if (auto q = text.find('?'); q != std::string_view::npos) {
+    query = text.substr(q + 1);
+    text = text.substr(0, q);
+  }
+  const auto colon = text.find(':');
+  spec.kind = std::string(text.substr(0, colon));
+  std::string_view rest = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
+  if (spec.kind == "test") {
+    spec.width = 1280, spec.height = 720, spec.fps = 30;
+    if (!rest.empty()) {
+      const auto at = rest.find('@');
+      parseSize(rest.substr(0, at), spec);
+      if (at != std::string_view::npos) parseFps(rest.substr(at + 1), spec);
+    }
+  } else if (spec.kind == "v4l2") {
+    if (rest.empty() || rest.front() != '/') bad("v4l2 needs a device path such as /dev/video0");
+    spec.path = std::string(rest);
+  } else {
+    bad("unknown source kind '" + spec.kind + "' (use test or v4l2)");
+  }
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    std::string_view kv = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) bad("option '" + std::string(kv) + "' must be key=value");
+    const std::string key(kv.substr(0, eq));
+    const std::string_view value = kv.substr(eq + 1);
+    if (key == "format") {
+      auto f = parseFormat(value);
+      if (!f) bad("unknown format '" + std::string(value) + "' (yuyv, uyvy, nv12, i420, mjpeg, h264)");
+      spec.format = *f;
+    } else if (key == "size") {
+      parseSize(value, spec);
+    } else if (key == "fps") {
+      parseFps(value, spec);
+    } else if (key == "memory") {
+      if (value != "mmap" && value != "userptr") bad("memory must be mmap or userptr");
+      spec.options[key] = std::string(value);
+    } else {
+      bad("unknown option '" + key + "'");
+    }
+  }
+  return spec;
+}
+
+std::string toString(const SourceSpec& spec) {
+  std::ostringstream os;
+  os << spec.kind << ':';
+  if (spec.kind == "v4l2") os << spec.path;
+  if (spec.width) os << (spec.kind == "v4l2" ? "?size=" : "") << spec.width << 'x' << spec.height;
+  if (spec.fps > 0) os << (spec.kind == "v4l2" ? "&fps=" : "@") << spec.fps;
+  if (spec.format != PixelFormat::kUnknown) os << (spec.kind == "test" ? "?" : "&") << "format=" << formatName(spec.format);
+  return os.str();
+}
+
+}  // namespace zerohop

@@ -1,0 +1,34 @@
+#pragma once
+// The built-in test camera: renders TestPattern frames at a fixed rate into its own buffer pool.
+// Capture time is the frame's deadline on CLOCK_MONOTONIC (when a real sensor would have finished
+// the frame); rendering cost is reported as the ingest stage. Frames the consumer was too late
+// for are skipped and counted as drops, as a real camera with full queues would.
+// Thread-safety: thread-bound, except counters() (thread-safe).
+
+#include <atomic>
+#include <memory>
+
+#include "test_pattern.hpp"
+#include "zerohop/source.hpp"
+
+namespace zerohop {
+
+class TestCamera final : public FrameSource {
+ public:
+  TestCamera(const SourceSpec& spec, const SourceOptions& options);
+  SourceInfo info() const override { return info_; }
+  std::optional<FrameLease> next(std::chrono::milliseconds timeout) override;
+  SourceCounters counters() const override;
+
+ private:
+  SourceInfo info_;
+  BufferPool pool_;
+  TestPattern pattern_;
+  std::int64_t periodNs_;
+  std::int64_t startNs_ = 0;
+  std::uint64_t index_ = 0;
+  std::atomic<std::uint64_t> frames_{0};
+  std::atomic<std::uint64_t> drops_{0};
+};
+
+}  // namespace zerohop

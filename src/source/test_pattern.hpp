@@ -1,0 +1,34 @@
+#pragma once
+// Renders the built-in test camera's picture: a textured, scrolling background with per-frame
+// sensor-like noise and a moving object (so an encoder pays what it pays for a real camera), and
+// the timecode strip. Pure logic on host buffers; no device.
+// Thread-safety: thread-bound (one renderer per source).
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "zerohop/frame.hpp"
+#include "zerohop/timecode.hpp"
+
+namespace zerohop {
+
+class TestPattern {
+ public:
+  /// `format` is kYUYV or kUYVY (what USB cameras deliver raw). Throws Error otherwise.
+  TestPattern(PixelFormat format, std::uint32_t width, std::uint32_t height);
+  /// Renders frame number `index` into `frame` (host memory, matching format and size).
+  void render(Frame& frame, std::uint64_t index, const Timecode& tc);
+
+ private:
+  PixelFormat format_;
+  std::uint32_t width_;
+  std::uint32_t height_;
+  std::uint32_t texWidth_;   // pixels, even
+  std::uint32_t texHeight_;
+  std::vector<std::uint8_t> texture_;  // packed 4:2:2 in the output's byte order, texWidth_*2 bytes a row
+  std::vector<std::int8_t> noise_;     // a long table of small signed noise values
+  std::minstd_rand rng_{12345};
+};
+
+}  // namespace zerohop

@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include "zerohop/error.hpp"
+#include "zerohop/source.hpp"
+
+namespace zerohop {
+namespace {
+
+TEST(SourceSpec, TestDefaultsAndOverrides) {
+  auto d = parseSourceSpec("test");
+  EXPECT_EQ(d.kind, "test");
+  EXPECT_EQ(d.width, 1280u);
+  EXPECT_EQ(d.height, 720u);
+  EXPECT_EQ(d.fps, 30);
+  auto s = parseSourceSpec("test:1920x1080@60?format=uyvy");
+  EXPECT_EQ(s.width, 1920u);
+  EXPECT_EQ(s.height, 1080u);
+  EXPECT_EQ(s.fps, 60);
+  EXPECT_EQ(s.format, PixelFormat::kUYVY);
+}
+
+TEST(SourceSpec, V4l2WithOptions) {
+  auto s = parseSourceSpec("v4l2:/dev/video2?format=mjpeg&size=1920x1080&fps=30&memory=userptr");
+  EXPECT_EQ(s.kind, "v4l2");
+  EXPECT_EQ(s.path, "/dev/video2");
+  EXPECT_EQ(s.format, PixelFormat::kMJPEG);
+  EXPECT_EQ(s.width, 1920u);
+  EXPECT_EQ(s.options.at("memory"), "userptr");
+}
+
+TEST(SourceSpec, BadSpecsSayWhatAndHow) {
+  for (const char* bad : {"tset", "test:1280", "test:1280x720@0", "test:axb", "test:10x10", "v4l2:video0",
+                          "test?format=bayer", "test?color", "v4l2:/dev/video0?memory=dmabuf", "test:1280x720@30?x=1"}) {
+    try {
+      parseSourceSpec(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("examples: test:1280x720@30"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zerohop
