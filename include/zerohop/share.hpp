@@ -1,0 +1,241 @@
+#pragma once
+// Cross-process frame ring: one process publishes frames (raw images or encoded access units)
+// under a NAME; any number of other processes subscribe by NAME and read them in place, with no
+// capture and no copy of their own. Full protocol: docs/share-protocol.md.
+//
+// Transport (protocol version 1):
+//   socket   <dir>/NAME.sock, AF_UNIX SOCK_SEQPACKET, dir 0700 + socket 0600 (0710/0660 with a group);
+//            <dir> = $XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-<uid>. Both ends check SO_PEERCRED.
+//   control  memfd, sealed: geometry + per-slot seqlocked records (sequence, StageTimes, format,
+//            pitches, bytesUsed, keyframe, wallClockMs). The publisher writes; readers map read-only.
+//   slots    host mode: one memfd, readers map it read-only. Device mode (CUDA VMM POSIX fds or
+//            legacy cudaIpcMemHandle, with IPC events): designed into the wire format, NOT implemented yet.
+//   leases   one small memfd per reader that only that reader writes: "I am reading slot S since T".
+//
+// clang-format off
+//   Reader                                      Publisher (thread-safe publish(); a server thread)
+//     | connect(NAME.sock) -------------------> | accept; SO_PEERCRED uid == ours (or allowed group)?
+//     |                                         |   no: Reject{kUnavailable, "uid N ... may not subscribe"}
+//     | SO_PEERCRED: publisher uid expected?    |
+//     | Hello{"ZHOP", v1, min..max, host} ----> | magic/version/size ok? no: Reject{kProtocol, why}, close
+//     |                                         | register the reader's lease page (watched from now on)
+//     | <-- Welcome{transport, sizes, sessionId} + SCM_RIGHTS[control, slots, leasePage]
+//     | mmap control + slots RO, lease page RW  |
+//     |                                         | publish(): pick a slot (not the latest, not leased,
+//     |                                         |   else the oldest); seq odd; copy; record; seq even;
+//     |                                         |   latest = slot; futex wake. Never waits for a reader.
+//     | latest()/next(): lease entry (slot, t), |
+//     |   read the record under the seqlock     |
+//     | use pixels; SharedFrame::valid()        |
+//     | ~SharedFrame: clear the lease entry     |
+//     | close socket (or die, SIGKILL) -------> | POLLHUP: drop the reader's lease page, so all its
+//     |                                         |   leases are released at once
+//     | <-------------- EOF (exit or death)     | readers' latest()/next() throw kUnavailable
+//     |                                         |   "publisher 'NAME' went away"; reconnect() reattaches
+// clang-format on
+//
+// Lifetime: the publisher owns the slots; a SharedFrame keeps the reader's mappings alive (so its
+// pointers never dangle, even after the publisher died) and asks the publisher to spare its slot.
+// A lease protects a slot for ShareOptions::leaseTimeout at most; when every other slot is leased
+// the publisher overwrites the oldest anyway and the reader sees it: SharedFrame::valid() turns false
+// and the overrun is counted. A torn frame is never reported valid.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "zerohop/encoded_unit.hpp"
+#include "zerohop/frame.hpp"
+#include "zerohop/pixel_format.hpp"
+
+namespace zerohop {
+
+namespace share_detail {
+class PublisherCore;  // opaque: src/share/publisher_core.hpp
+class ReaderSession;  // opaque: src/share/reader_session.hpp
+}  // namespace share_detail
+
+/// What a ring holds: `slots` images of one layout, or `slots` encoded units of up to `capacity` bytes.
+struct SlotLayout {
+  ImageLayout image{};  ///< for encoded rings: format = codec, planeCount 1, totalBytes = capacity
+  std::uint32_t slots = 0;
+
+  static SlotLayout images(const ImageLayout& layout, std::uint32_t slots);
+  static SlotLayout encoded(PixelFormat codec, std::size_t capacityBytes, std::uint32_t slots);
+  bool isEncoded() const noexcept;
+};
+
+struct ShareOptions {
+  std::string directory;                         ///< empty = $XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-<uid>
+  std::optional<std::uint32_t> allowGroup;       ///< gid whose members may also subscribe (socket 0660)
+  std::chrono::milliseconds leaseTimeout{1000};  ///< how long a reader's lease protects its slot
+  std::uint32_t maxReaders = 32;
+  std::chrono::milliseconds handshakeTimeout{2000};  ///< a client that says nothing is dropped
+};
+
+/// Publisher-side counters, for `serve` and tests.
+struct ShareStats {
+  std::uint32_t readersConnected = 0;
+  std::uint32_t leasedSlots = 0;  ///< slots some reader leases right now (live leases)
+  std::uint64_t publishes = 0;
+  std::uint64_t overruns = 0;         ///< publishes that had to overwrite a leased slot
+  std::uint64_t leaseSkips = 0;       ///< publishes that passed over an older, leased slot
+  std::uint64_t rejectedClients = 0;  ///< failed handshakes (uid, version, malformed, timeout)
+};
+
+/// A slot handed out for writing in place (acquire -> fill -> Publisher::commit). Dropping it
+/// without commit abandons the write (the slot becomes empty). Move-only.
+/// Thread-safety: thread-bound while filled; commit from any thread.
+class WriteSlot {
+ public:
+  WriteSlot() = default;
+  WriteSlot(WriteSlot&&) noexcept;
+  WriteSlot& operator=(WriteSlot&&) noexcept;
+  ~WriteSlot();
+  /// The slot bound to the ring's layout (data/pitch/capacity); the memory is writable.
+  Frame& frame() noexcept { return frame_; }
+  std::uint32_t slot() const noexcept { return slot_; }
+  explicit operator bool() const noexcept { return static_cast<bool>(core_); }
+
+ private:
+  friend class share_detail::PublisherCore;
+  std::shared_ptr<share_detail::PublisherCore> core_;
+  std::uint32_t slot_ = 0;
+  std::uint64_t seqBefore_ = 0;
+  Frame frame_{};
+};
+
+/// Producer side of a share. Creating it binds NAME; destroying it closes the share (readers get
+/// kUnavailable) and removes the socket. Thread-safety: thread-safe (publish from any thread);
+/// a server thread inside answers handshakes and notices departed readers.
+class Publisher {
+ public:
+  /// Throws Error: kInvalidArgument (bad name/layout), kUnavailable (NAME already published, unsafe
+  /// directory), kIo (a system call failed).
+  Publisher(std::string name, const SlotLayout& layout, ShareOptions options = {});
+  ~Publisher();
+  Publisher(const Publisher&) = delete;
+  Publisher& operator=(const Publisher&) = delete;
+  Publisher(Publisher&&) noexcept;
+  Publisher& operator=(Publisher&&) noexcept;
+
+  /// Copies a host/pinned frame into the next slot and publishes it. Image rings: format and size
+  /// must match the layout (rows are copied with the ring's pitch). Encoded rings: bytesUsed bytes of
+  /// data[0]. Never waits for readers. Throws kInvalidArgument on a mismatch or oversized unit,
+  /// kUnsupported for device-memory frames (CUDA transport not implemented yet).
+  void publish(const Frame& frame);
+  /// Encoded rings: copies the access unit (bytes, keyframe, sequence, timestamps).
+  void publish(const EncodedUnit& unit);
+
+  /// In-place path: a slot to write into (never one a reader leases unless all are), then commit.
+  WriteSlot acquireWrite();
+  /// Publishes `slot` with the metadata of `meta` (its data pointers are ignored; bytesUsed is used
+  /// for encoded rings). Throws kInvalidArgument for an empty or foreign WriteSlot.
+  void commit(WriteSlot&& slot, const Frame& meta);
+
+  ShareStats stats() const;
+  const std::string& name() const noexcept;
+  const std::string& socketPath() const noexcept;
+
+ private:
+  std::shared_ptr<share_detail::PublisherCore> core_;
+};
+
+/// Where a publisher lives and what it publishes, as a reader sees it.
+struct ShareInfo {
+  std::string name;
+  std::string socketPath;
+  ImageLayout layout{};
+  bool encoded = false;
+  std::uint32_t slots = 0;
+  std::size_t slotCapacity = 0;
+  MemoryKind memory = MemoryKind::kHost;
+  std::int32_t publisherPid = 0;
+  std::uint64_t sessionId = 0;  ///< changes when the publisher restarts
+};
+
+struct SubscriberStats {
+  std::uint64_t frames = 0;    ///< SharedFrames handed out
+  std::uint64_t overruns = 0;  ///< reads that found their slot rewritten (retried or reported invalid)
+  std::uint64_t missed = 0;    ///< publishes next() skipped because they were already overwritten
+  std::uint64_t reconnects = 0;
+};
+
+struct SubscribeOptions {
+  std::string directory;  ///< empty = the publisher's default directory for this uid
+  std::chrono::milliseconds handshakeTimeout{2000};
+  std::optional<std::uint32_t> publisherUid;  ///< empty = must be our own uid
+};
+
+/// A read lease on one published frame (move-only). The Frame's pointers are read-only host
+/// pointers into the ring; they stay mapped while the SharedFrame lives. Check valid() after using
+/// the pixels: false means the publisher overwrote the slot (lease timed out or all slots leased)
+/// and what was read may be torn. Thread-safety: thread-bound; may be moved to another thread.
+class SharedFrame {
+ public:
+  SharedFrame() = default;
+  SharedFrame(SharedFrame&&) noexcept = default;
+  SharedFrame& operator=(SharedFrame&&) noexcept = default;
+  ~SharedFrame() = default;
+
+  const Frame& frame() const noexcept { return lease_.frame(); }
+  const Frame* operator->() const noexcept { return &lease_.frame(); }
+  /// 1-based count of publishes on this ring (gaps between frames a reader got = frames it missed).
+  std::uint64_t publishIndex() const noexcept { return publishIndex_; }
+  /// CLOCK_MONOTONIC ns when the publisher committed the frame.
+  std::int64_t publishNs() const noexcept { return publishNs_; }
+  /// True while the slot still holds this frame; counts an overrun the first time it turns false.
+  bool valid() const noexcept;
+  /// Gives the lease back now (idempotent).
+  void release() noexcept { lease_.reset(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(lease_); }
+
+ private:
+  friend class share_detail::ReaderSession;
+  FrameLease lease_;  // owner = the reader's session; "slot" = the lease-page entry index
+  std::shared_ptr<share_detail::ReaderSession> session_;
+  std::uint32_t ringSlot_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t publishIndex_ = 0;
+  std::int64_t publishNs_ = 0;
+  mutable bool overrunCounted_ = false;
+};
+
+/// Reader side of a share. Thread-safety: thread-bound (one thread calls latest/next); the
+/// SharedFrames it returns may be released on any thread and may outlive the Subscriber.
+class Subscriber {
+ public:
+  /// Connects and handshakes. Throws kNotFound (nobody publishes NAME), kUnavailable (refused,
+  /// e.g. wrong uid), kProtocol (version mismatch or foreign peer, with both versions named),
+  /// kTimeout (no answer).
+  explicit Subscriber(std::string name, SubscribeOptions options = {});
+  ~Subscriber();
+  Subscriber(const Subscriber&) = delete;
+  Subscriber& operator=(const Subscriber&) = delete;
+  Subscriber(Subscriber&&) noexcept;
+  Subscriber& operator=(Subscriber&&) noexcept;
+
+  /// The newest published frame (possibly one already returned), or nullopt before the first
+  /// publish. Throws kUnavailable "publisher 'NAME' went away" once the publisher has gone.
+  std::optional<SharedFrame> latest();
+  /// The first frame published after the last one this subscriber returned (older ones already
+  /// overwritten are counted as missed); waits up to `timeout`, nullopt on timeout. Throws
+  /// kUnavailable when the publisher goes away, also while waiting.
+  std::optional<SharedFrame> next(std::chrono::milliseconds timeout);
+  /// Drops the current session (outstanding SharedFrames stay readable) and handshakes again,
+  /// e.g. with a restarted publisher. Throws like the constructor.
+  void reconnect();
+  /// False once the publisher has been seen gone (checked without blocking).
+  bool connected() const;
+
+  const ShareInfo& info() const noexcept;
+  SubscriberStats stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerohop

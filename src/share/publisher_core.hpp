@@ -1,0 +1,103 @@
+#pragma once
+// The part of a Publisher that WriteSlots keep alive: the ring's memfds and mappings, slot
+// bookkeeping, the connected readers' lease pages and the server thread that handshakes readers
+// and notices when they leave (closing a reader's socket releases all its leases at once).
+// Thread-safety: thread-safe; one mutex guards slot bookkeeping and the reader list (publish scans
+// lease pages under it); the server thread owns the pending-handshake list alone.
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "share/mapped_region.hpp"
+#include "share/ring_layout.hpp"
+#include "share/unique_fd.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop::share_detail {
+
+class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
+ public:
+  PublisherCore(std::string name, const SlotLayout& layout, ShareOptions options);
+  ~PublisherCore();
+  PublisherCore(const PublisherCore&) = delete;
+  PublisherCore& operator=(const PublisherCore&) = delete;
+
+  /// Starts the server thread (separate from the constructor so a throwing set-up leaves no thread).
+  void start();
+  /// Marks the ring closed, wakes waiting readers, stops the server, drops every reader, removes
+  /// the socket. Idempotent, never throws.
+  void stop() noexcept;
+
+  WriteSlot acquire();
+  void commit(WriteSlot& slot, const Frame& meta);
+  void abandon(WriteSlot& slot) noexcept;
+
+  ShareStats stats() const;
+  const std::string& name() const noexcept { return name_; }
+  const std::string& socketPath() const noexcept { return socketPath_; }
+  const SlotLayout& layout() const noexcept { return layout_; }
+  bool encoded() const noexcept { return encoded_; }
+
+ private:
+  struct Pending {
+    UniqueFd socket;
+    std::int64_t deadlineNs = 0;
+  };
+  struct Reader {
+    UniqueFd socket;
+    MappedRegion leasePage;
+    std::uint32_t id = 0;
+    pid_t pid = 0;
+    const LeasePage* leases() const noexcept { return reinterpret_cast<const LeasePage*>(leasePage.data()); }
+  };
+
+  void serve() noexcept;
+  void acceptClients();
+  void reject(UniqueFd& socket, Errc code, const std::string& reason) noexcept;
+  /// Reads a pending client's Hello; true when the client is finished with (admitted or dropped).
+  bool handleHello(Pending& pending);
+  bool peerAllowed(int socketFd, std::string& why) const;
+  void wakeReaders() noexcept;
+
+  const std::string name_;
+  const SlotLayout layout_;
+  const ShareOptions options_;
+  const bool encoded_;
+  std::string socketPath_;
+  std::size_t slotStride_ = 0;
+  std::uint64_t sessionId_ = 0;
+
+  UniqueFd controlFd_, slotsFd_;
+  MappedRegion control_, slots_;
+  ControlHeader* header_ = nullptr;
+  SlotHeader* slotHeaders_ = nullptr;
+
+  UniqueFd listenFd_;
+  UniqueFd wakeFd_;  // eventfd: stop() pokes the server thread
+  std::thread server_;
+  std::atomic<bool> stopping_{false};
+  bool socketBound_ = false;
+  dev_t socketDev_ = 0;  // identity of the socket file we bound, so stop() never unlinks a successor's
+  ino_t socketIno_ = 0;
+  std::vector<Pending> pending_;  // server thread only
+
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Reader>> readers_;
+  std::vector<std::uint64_t> slotIndex_;  // publish index each slot holds (0 = empty)
+  std::vector<bool> writing_;
+  std::uint64_t lastIndex_ = 0;
+  std::uint32_t latestSlot_ = 0;
+  std::uint32_t nextReaderId_ = 1;
+  std::uint64_t publishes_ = 0, overruns_ = 0, leaseSkips_ = 0;
+  std::atomic<std::uint64_t> rejected_{0};
+};
+
+}  // namespace zerohop::share_detail

@@ -1,0 +1,254 @@
+#include "share/reader_session.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "share/unix_socket.hpp"
+#include "share/wire.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::share_detail {
+namespace {
+
+[[noreturn]] void protocolError(const std::string& name, const std::string& what) {
+  throw Error(Errc::kProtocol, "publisher '" + name + "': " + what);
+}
+
+}  // namespace
+
+std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, const std::string& socketPath,
+                                                      const SubscribeOptions& options,
+                                                      std::shared_ptr<ReaderCounters> counters) {
+  std::shared_ptr<ReaderSession> s(new ReaderSession());
+  s->name_ = name;
+  s->counters_ = std::move(counters);
+  try {
+    s->socket_ = connectSeqpacket(socketPath);
+  } catch (const Error& e) {
+    const std::string why = e.what();
+    if (e.code() == Errc::kNotFound) {
+      throw Error(Errc::kNotFound, "no publisher '" + name + "' (" + why + ")");
+    }
+    if (why.find("Connection refused") != std::string::npos) {
+      throw Error(Errc::kUnavailable, "publisher '" + name + "' went away (stale socket " + socketPath + ")");
+    }
+    throw Error(e.code() == Errc::kIo ? Errc::kUnavailable : e.code(),
+                "cannot reach publisher '" + name + "': " + why);
+  }
+  // The publisher must be who we expect: our own uid unless told otherwise.
+  const PeerCredentials cred = peerCredentials(s->socket_.get());
+  const uid_t expected = options.publisherUid ? *options.publisherUid : ::geteuid();
+  if (cred.uid != expected) {
+    throw Error(Errc::kUnavailable, "socket " + socketPath + " is served by uid " + std::to_string(cred.uid) +
+                                        " (pid " + std::to_string(cred.pid) + "), expected uid " +
+                                        std::to_string(expected) + ": refusing to subscribe");
+  }
+
+  Hello hello;
+  hello.pid = ::getpid();
+  try {
+    sendMessage(s->socket_.get(), encodeHello(hello));
+  } catch (const Error&) {
+    // The publisher may have refused us at accept (uid check) and closed already: its Reject is
+    // still queued for us and says why, so fall through and read it.
+  }
+  std::optional<ReceivedMessage> msg;
+  try {
+    msg = receiveMessage(s->socket_.get(), options.handshakeTimeout);
+  } catch (const Error& e) {
+    if (e.code() == Errc::kTimeout)
+      throw Error(Errc::kTimeout, "publisher '" + name + "' did not answer the handshake: " + e.what());
+    throw;
+  }
+  if (!msg)
+    throw Error(Errc::kUnavailable, "publisher '" + name + "' closed the connection during the handshake");
+  const MessageHeader h = decodeHeader(msg->bytes);
+  // A Reject has the same layout in every protocol version, so it is understood whatever the version.
+  if (h.type == MessageType::kReject) {
+    const Reject r = decodeReject(msg->bytes);
+    throw Error(r.code, "publisher '" + name + "' refused the subscription: " + r.reason);
+  }
+  if (h.version != kProtocolVersion) {
+    protocolError(name, "speaks share protocol v" + std::to_string(h.version) + ", this subscriber speaks v" +
+                            std::to_string(kProtocolVersion) + ": rebuild against the same zerohop");
+  }
+  const Welcome w = decodeWelcome(msg->bytes);
+  if (w.transport != Transport::kHostMemfd) {
+    throw Error(Errc::kUnsupported, "publisher '" + name + "' offers transport " +
+                                        std::to_string(static_cast<unsigned>(w.transport)) +
+                                        " (CUDA device memory), which this build does not implement yet");
+  }
+  if (w.fdCount != 3 || msg->fds.size() != 3) {
+    protocolError(name, "Welcome carried " + std::to_string(msg->fds.size()) + " descriptors, expected 3");
+  }
+  if (w.leaseEntries != kLeaseEntries || w.leaseBytes < sizeof(LeasePage))
+    protocolError(name, "unexpected lease page geometry");
+  // Never map beyond a file's end (SIGBUS): the sizes must match what the files really are.
+  if (fileSize(msg->fds[0].get()) < w.controlBytes || fileSize(msg->fds[1].get()) < w.slotBytes ||
+      fileSize(msg->fds[2].get()) < w.leaseBytes || w.controlBytes < controlBlockBytes(1)) {
+    protocolError(name, "Welcome announces more shared memory than its descriptors hold");
+  }
+  s->control_ = MappedRegion::map(msg->fds[0].get(), w.controlBytes, false, "share control block");
+  s->header_ = reinterpret_cast<const ControlHeader*>(s->control_.data());
+  const RingGeometry& g = s->header_->geometry;
+  if (g.magic != kControlMagic || g.version != kProtocolVersion)
+    protocolError(name, "control block has a bad magic or version");
+  if (g.slotCount == 0 || g.slotCount > kMaxSlots || controlBlockBytes(g.slotCount) > w.controlBytes ||
+      g.slotCapacity == 0 || g.slotCapacity > g.slotStride || g.slotStride * g.slotCount > w.slotBytes ||
+      g.planeCount == 0 || g.planeCount > kMaxPlanes) {
+    protocolError(name, "control block geometry is inconsistent");
+  }
+  for (std::uint32_t i = 0; i < g.planeCount; ++i) {
+    if (std::uint64_t{g.planeOffset[i]} + std::uint64_t{g.planePitch[i]} * g.planeRows[i] > g.slotCapacity) {
+      protocolError(name, "control block plane layout exceeds the slot");
+    }
+  }
+  s->slots_ = MappedRegion::map(msg->fds[1].get(), w.slotBytes, false, "share slots");
+  s->lease_ = MappedRegion::map(msg->fds[2].get(), w.leaseBytes, true, "share lease page");
+  s->slotHeaders_ = slotHeaders(s->control_.data());
+  s->leasePage_ = reinterpret_cast<LeasePage*>(s->lease_.data());
+  if (s->leasePage_->magic != kLeaseMagic) protocolError(name, "lease page has a bad magic");
+
+  ShareInfo& info = s->info_;
+  info.name = name;
+  info.socketPath = socketPath;
+  info.layout.format = static_cast<PixelFormat>(g.format);
+  info.layout.width = g.width;
+  info.layout.height = g.height;
+  info.layout.planeCount = g.planeCount;
+  for (std::uint32_t i = 0; i < kMaxPlanes; ++i) {
+    info.layout.planes[i] =
+        PlaneLayout{g.planeOffset[i], g.planePitch[i], g.planeRows[i], g.planeWidthBytes[i]};
+  }
+  info.layout.totalBytes = g.slotCapacity;
+  info.encoded = g.mode == static_cast<std::uint32_t>(RingMode::kEncoded);
+  info.slots = g.slotCount;
+  info.slotCapacity = g.slotCapacity;
+  info.memory = static_cast<MemoryKind>(g.memory);
+  info.publisherPid = g.producerPid;
+  info.sessionId = g.sessionId;
+  log::debug("share '", name, "': subscribed as reader ", w.readerId, " (", g.slotCount,
+             " slots, publisher pid ", g.producerPid, ")");
+  return s;
+}
+
+void ReaderSession::releaseSlot(std::uint32_t entry) noexcept {
+  if (entry < kLeaseEntries) leasePage_->entry[entry].store(0, std::memory_order_release);
+}
+
+std::optional<std::uint32_t> ReaderSession::claimLease(std::uint32_t slot) noexcept {
+  const std::uint64_t value = packLease(slot, monotonicNs() / 1'000'000);
+  for (std::uint32_t e = 0; e < kLeaseEntries; ++e) {
+    std::uint64_t expected = 0;
+    // seq_cst: the publisher's scan must see the lease before we trust the slot's sequence.
+    if (leasePage_->entry[e].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) return e;
+  }
+  return std::nullopt;
+}
+
+bool ReaderSession::gone() const {
+  if (gone_.load()) return true;
+  if (header_->state.load(std::memory_order_acquire) == static_cast<std::uint32_t>(RingState::kClosed) ||
+      peerHungUp(socket_.get())) {
+    gone_.store(true);
+  }
+  return gone_.load();
+}
+
+void ReaderSession::ensureAlive() const {
+  if (gone()) throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away");
+}
+
+std::optional<std::pair<std::uint64_t, std::uint32_t>> ReaderSession::latest() const noexcept {
+  const std::uint64_t packed = header_->latest.load(std::memory_order_acquire);
+  if (packed == 0 || latestSlot(packed) >= info_.slots) return std::nullopt;
+  return std::make_pair(latestIndex(packed), latestSlot(packed));
+}
+
+std::optional<std::pair<std::uint64_t, std::uint32_t>> ReaderSession::oldestAfter(
+    std::uint64_t after) const noexcept {
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> best;
+  for (std::uint32_t i = 0; i < info_.slots; ++i) {
+    const auto snap = readRecord(slotHeaders_[i]);
+    if (!snap || snap->record.publishIndex <= after) continue;
+    if (!best || snap->record.publishIndex < best->first) best = std::make_pair(snap->record.publishIndex, i);
+  }
+  return best;
+}
+
+std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint64_t minIndex) {
+  if (slot >= info_.slots) return std::nullopt;
+  const auto entry = claimLease(slot);
+  if (!entry) {
+    throw Error(Errc::kUnavailable, "share '" + name_ + "': this subscriber already holds " +
+                                        std::to_string(kLeaseEntries) + " SharedFrames; release some");
+  }
+  FrameLease lease;
+  Frame f;
+  const auto snap = readRecord(slotHeaders_[slot]);
+  if (!snap || snap->record.publishIndex == 0 || snap->record.publishIndex < minIndex) {
+    releaseSlot(*entry);
+    return std::nullopt;
+  }
+  const SlotRecord& r = snap->record;
+  const RingGeometry& g = header_->geometry;
+  std::uint8_t* base = const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
+  f.format = static_cast<PixelFormat>(r.format);
+  f.width = r.width;
+  f.height = r.height;
+  f.color.matrix = static_cast<ColorMatrix>(r.matrix);
+  f.color.range = static_cast<ColorRange>(r.range);
+  f.memory = MemoryKind::kHost;
+  f.planeCount = std::min<std::uint32_t>(r.planeCount, g.planeCount);
+  for (std::uint32_t i = 0; i < f.planeCount; ++i) {
+    // The record must agree with the validated geometry; a disagreeing record is never exposed.
+    if (r.planeOffset[i] != g.planeOffset[i] || r.planePitch[i] != g.planePitch[i]) {
+      releaseSlot(*entry);
+      throw Error(Errc::kProtocol, "publisher '" + name_ + "': slot record disagrees with the ring layout");
+    }
+    f.data[i] = base + r.planeOffset[i];
+    f.pitch[i] = r.planePitch[i];
+  }
+  f.bytesUsed = std::min<std::uint64_t>(r.bytesUsed, g.slotCapacity);
+  f.capacity = g.slotCapacity;
+  f.sequence = r.sequence;
+  f.wallClockMs = r.wallClockMs;
+  f.keyframe = r.keyframe != 0;
+  for (std::size_t i = 0; i < kStageCount; ++i) f.times.ns[i] = r.stageNs[i];
+
+  SharedFrame out;
+  out.lease_ = FrameLease(shared_from_this(), *entry, f);
+  out.session_ = shared_from_this();
+  out.ringSlot_ = slot;
+  out.seq_ = snap->seq;
+  out.publishIndex_ = r.publishIndex;
+  out.publishNs_ = r.publishNs;
+  counters_->frames.fetch_add(1, std::memory_order_relaxed);
+  return out;
+}
+
+std::uint32_t ReaderSession::wakeWord() const noexcept {
+  return header_->wakeWord.load(std::memory_order_acquire);
+}
+
+void ReaderSession::waitForPublish(std::uint32_t seen, std::chrono::milliseconds timeout) const noexcept {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  ts.tv_nsec = static_cast<long>((timeout.count() % 1000) * 1'000'000);
+  // Shared futex on the read-only mapped control block (FUTEX_WAIT only needs read access).
+  ::syscall(SYS_futex, reinterpret_cast<const std::uint32_t*>(&header_->wakeWord), FUTEX_WAIT, seen, &ts,
+            nullptr, 0);
+}
+
+bool ReaderSession::stillValid(std::uint32_t slot, std::uint64_t seq) const noexcept {
+  return slot < info_.slots && share_detail::stillValid(slotHeaders_[slot], seq);
+}
+
+}  // namespace zerohop::share_detail

@@ -1,0 +1,71 @@
+#pragma once
+// One handshaken connection of a Subscriber to a publisher: the socket (its closing is how the
+// publisher learns we left), the read-only ring mappings and our lease page. SharedFrames keep the
+// session alive, so their pointers stay mapped even after the Subscriber reconnected or the
+// publisher died. Thread-safety: thread-safe (lease entries are claimed with CAS; counters atomic).
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "share/mapped_region.hpp"
+#include "share/ring_layout.hpp"
+#include "share/unique_fd.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop::share_detail {
+
+/// Counters shared by a Subscriber and every session/frame it produced.
+struct ReaderCounters {
+  std::atomic<std::uint64_t> frames{0}, overruns{0}, missed{0}, reconnects{0};
+};
+
+class ReaderSession final : public SlotOwner, public std::enable_shared_from_this<ReaderSession> {
+ public:
+  /// Connects to `socketPath`, checks the publisher's uid, handshakes and maps the ring.
+  static std::shared_ptr<ReaderSession> connect(const std::string& name, const std::string& socketPath,
+                                                const SubscribeOptions& options,
+                                                std::shared_ptr<ReaderCounters> counters);
+
+  /// Clears lease entry `entry` (SlotOwner: the FrameLease "slot" is the lease-entry index).
+  void releaseSlot(std::uint32_t entry) noexcept override;
+
+  /// True once the publisher closed the ring or its socket hung up. Never blocks.
+  bool gone() const;
+  /// Throws kUnavailable "publisher 'NAME' went away" when gone().
+  void ensureAlive() const;
+
+  /// Newest published (publishIndex, slot), or nullopt before the first publish.
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> latest() const noexcept;
+  /// Leases `slot` and reads it; nullopt (lease dropped) if the slot is empty, being rewritten, or
+  /// holds a publish older than `minIndex`.
+  std::optional<SharedFrame> tryRead(std::uint32_t slot, std::uint64_t minIndex);
+  /// The lowest publishIndex > `after` currently in the ring, with its slot (no lease taken).
+  std::optional<std::pair<std::uint64_t, std::uint32_t>> oldestAfter(std::uint64_t after) const noexcept;
+  /// Waits until the ring's wake word differs from `seen` (a publish or close) or `timeout` passes.
+  void waitForPublish(std::uint32_t seen, std::chrono::milliseconds timeout) const noexcept;
+  std::uint32_t wakeWord() const noexcept;
+
+  bool stillValid(std::uint32_t slot, std::uint64_t seq) const noexcept;
+  const ShareInfo& info() const noexcept { return info_; }
+  ReaderCounters& counters() noexcept { return *counters_; }
+
+ private:
+  ReaderSession() = default;
+  std::optional<std::uint32_t> claimLease(std::uint32_t slot) noexcept;
+
+  std::string name_;
+  ShareInfo info_;
+  UniqueFd socket_;
+  MappedRegion control_, slots_, lease_;
+  const ControlHeader* header_ = nullptr;
+  const SlotHeader* slotHeaders_ = nullptr;
+  LeasePage* leasePage_ = nullptr;
+  std::shared_ptr<ReaderCounters> counters_;
+  mutable std::atomic<bool> gone_{false};
+};
+
+}  // namespace zerohop::share_detail

@@ -1,0 +1,33 @@
+#pragma once
+// Which slot the publisher writes next. Pure logic, no shared memory, so it is unit-tested alone.
+//
+// Policy (the producer never waits): never the slot holding the latest frame while another exists;
+// never a slot the producer is itself still writing; prefer slots no reader leases (a lease older
+// than the lease timeout no longer counts); among those the one holding the oldest frame. When every
+// candidate is leased, overwrite the oldest anyway and report it, so the reader sees an overrun.
+// Thread-safety: reentrant.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace zerohop::share_detail {
+
+struct SlotState {
+  std::uint64_t publishIndex = 0;   ///< 0 = never written (oldest of all)
+  bool writing = false;             ///< the publisher holds a WriteSlot on it
+  bool latest = false;              ///< holds the most recent published frame
+  std::int64_t newestLeaseMs = -1;  ///< acquisition time of the newest live lease, -1 = none
+};
+
+struct SlotChoice {
+  std::uint32_t slot = 0;
+  bool overwroteLease = false;  ///< every candidate was leased: a reader will see an overrun
+  bool skippedLeased = false;   ///< an older slot was passed over because a reader leases it
+};
+
+/// nullopt only when every slot is being written by the publisher itself.
+std::optional<SlotChoice> pickSlot(std::span<const SlotState> slots, std::int64_t nowMs,
+                                   std::int64_t leaseTimeoutMs) noexcept;
+
+}  // namespace zerohop::share_detail

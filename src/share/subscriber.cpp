@@ -1,0 +1,135 @@
+// Subscriber and SharedFrame: latest()/next() over a ReaderSession, reconnecting on request.
+#include <algorithm>
+
+#include "share/reader_session.hpp"
+#include "share/unix_socket.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop {
+
+using share_detail::ReaderCounters;
+using share_detail::ReaderSession;
+
+namespace {
+constexpr int kReadAttempts = 8;
+// next() re-checks that the publisher is alive at least this often while it waits (a SIGKILLed
+// publisher cannot wake us; its socket's hang-up is what we notice).
+constexpr std::chrono::milliseconds kLivenessSlice{100};
+}  // namespace
+
+bool SharedFrame::valid() const noexcept {
+  if (!lease_ || !session_) return false;
+  const bool ok = session_->stillValid(ringSlot_, seq_);
+  if (!ok && !overrunCounted_) {
+    overrunCounted_ = true;
+    session_->counters().overruns.fetch_add(1, std::memory_order_relaxed);
+  }
+  return ok;
+}
+
+class Subscriber::Impl {
+ public:
+  Impl(std::string name, SubscribeOptions options) : name_(std::move(name)), options_(std::move(options)) {
+    share_detail::validateShareName(name_);
+    const std::string dir =
+        options_.directory.empty() ? share_detail::defaultShareDirectory() : options_.directory;
+    socketPath_ = share_detail::socketPathFor(dir, name_);
+    counters_ = std::make_shared<ReaderCounters>();
+    connect();
+  }
+
+  void connect() {
+    session_.reset();
+    session_ = ReaderSession::connect(name_, socketPath_, options_, counters_);
+    // A fresh subscriber's next() starts with the newest frame already published.
+    const auto l = session_->latest();
+    lastIndex_ = l ? l->first - 1 : 0;
+  }
+
+  ReaderSession& session() {
+    if (!session_) throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away (call reconnect())");
+    return *session_;
+  }
+
+  std::optional<SharedFrame> latest() {
+    auto& s = session();
+    s.ensureAlive();
+    for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
+      const auto l = s.latest();
+      if (!l) return std::nullopt;
+      if (auto f = s.tryRead(l->second, l->first)) {
+        lastIndex_ = std::max(lastIndex_, f->publishIndex());
+        return f;
+      }
+      counters_->overruns.fetch_add(1, std::memory_order_relaxed);  // rewritten while we looked
+    }
+    return std::nullopt;
+  }
+
+  std::optional<SharedFrame> next(std::chrono::milliseconds timeout) {
+    auto& s = session();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      s.ensureAlive();
+      const std::uint32_t seen = s.wakeWord();
+      if (const auto candidate = s.oldestAfter(lastIndex_)) {
+        if (auto f = s.tryRead(candidate->second, lastIndex_ + 1)) {
+          if (f->publishIndex() > lastIndex_ + 1) {
+            counters_->missed.fetch_add(f->publishIndex() - lastIndex_ - 1, std::memory_order_relaxed);
+          }
+          lastIndex_ = f->publishIndex();
+          return f;
+        }
+        counters_->overruns.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return std::nullopt;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      s.waitForPublish(seen, std::clamp(left, std::chrono::milliseconds{1}, kLivenessSlice));
+    }
+  }
+
+  std::string name_;
+  SubscribeOptions options_;
+  std::string socketPath_;
+  std::shared_ptr<ReaderCounters> counters_;
+  std::shared_ptr<ReaderSession> session_;
+  std::uint64_t lastIndex_ = 0;
+};
+
+Subscriber::Subscriber(std::string name, SubscribeOptions options)
+    : impl_(std::make_unique<Impl>(std::move(name), std::move(options))) {}
+Subscriber::~Subscriber() = default;
+Subscriber::Subscriber(Subscriber&&) noexcept = default;
+Subscriber& Subscriber::operator=(Subscriber&&) noexcept = default;
+
+std::optional<SharedFrame> Subscriber::latest() {
+  return impl_->latest();
+}
+std::optional<SharedFrame> Subscriber::next(std::chrono::milliseconds timeout) {
+  return impl_->next(timeout);
+}
+
+void Subscriber::reconnect() {
+  impl_->connect();
+  impl_->counters_->reconnects.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool Subscriber::connected() const {
+  return impl_->session_ && !impl_->session_->gone();
+}
+
+const ShareInfo& Subscriber::info() const noexcept {
+  static const ShareInfo kNone{};
+  return impl_->session_ ? impl_->session_->info() : kNone;
+}
+
+SubscriberStats Subscriber::stats() const {
+  const auto& c = *impl_->counters_;
+  return SubscriberStats{c.frames.load(), c.overruns.load(), c.missed.load(), c.reconnects.load()};
+}
+
+}  // namespace zerohop

@@ -1,0 +1,85 @@
+#pragma once
+// Messages on the share's Unix socket (SOCK_SEQPACKET: one message per datagram, boundaries kept).
+// Every message starts with MessageHeader {magic "ZHOP", protocol version, type, payload bytes};
+// payload fields are little-endian fixed-width integers (both ends are the same machine, but the
+// encoding is explicit so a foreign client cannot make us read past a buffer).
+// Thread-safety: pure functions, reentrant.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zerohop/error.hpp"
+
+namespace zerohop::share_detail {
+
+inline constexpr std::uint32_t kWireMagic = 0x5A484F50u;  // "ZHOP"
+inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 16;
+inline constexpr std::size_t kMaxMessageBytes = 4096;  ///< anything larger is malformed
+
+enum class MessageType : std::uint16_t {
+  kHello = 1,    ///< reader -> publisher: versions spoken, memory kinds accepted
+  kWelcome = 2,  ///< publisher -> reader: ring description + fds (SCM_RIGHTS)
+  kReject = 3,   ///< publisher -> reader (or reader -> publisher): Errc + reason, then close
+  // Reserved for the CUDA device-memory transport (not implemented yet):
+  kDeviceSlots = 16,   ///< per-slot CUDA VMM POSIX fds or cudaIpcMemHandle_t blobs
+  kDeviceEvents = 17,  ///< per-slot cudaIpcEventHandle_t so readers order GPU work after writes
+};
+
+/// How the slot memory travels (Welcome.transport).
+enum class Transport : std::uint32_t {
+  kHostMemfd = 1,     ///< slot memfd mapped read-only (implemented)
+  kCudaVmmFd = 2,     ///< cuMemExportToShareableHandle(POSIX fd) per slot (later)
+  kCudaIpcLegacy = 3  ///< cudaIpcGetMemHandle blobs (later; where VMM export is unsupported)
+};
+
+struct MessageHeader {
+  std::uint32_t magic = kWireMagic;
+  std::uint16_t version = kProtocolVersion;
+  MessageType type = MessageType::kHello;
+  std::uint32_t payloadBytes = 0;
+  std::uint32_t flags = 0;
+};
+
+inline constexpr std::uint32_t kAcceptHost = 1;
+inline constexpr std::uint32_t kAcceptDevice = 2;
+
+struct Hello {
+  std::uint16_t minVersion = kProtocolVersion;
+  std::uint16_t maxVersion = kProtocolVersion;
+  std::uint32_t acceptMemory = kAcceptHost;  ///< bit set of kAccept*
+  std::int32_t pid = 0;
+};
+
+/// fds that follow a Welcome, in this order: control block, slot data (host), lease page.
+struct Welcome {
+  Transport transport = Transport::kHostMemfd;
+  std::uint32_t fdCount = 3;
+  std::uint32_t readerId = 0;
+  std::uint32_t leaseEntries = 0;
+  std::uint64_t controlBytes = 0;
+  std::uint64_t slotBytes = 0;
+  std::uint64_t leaseBytes = 0;
+  std::uint64_t sessionId = 0;
+};
+
+struct Reject {
+  Errc code = Errc::kProtocol;
+  std::string reason;  ///< at most 1024 bytes on the wire
+};
+
+std::vector<std::uint8_t> encodeHello(const Hello& hello, std::uint16_t headerVersion = kProtocolVersion);
+std::vector<std::uint8_t> encodeWelcome(const Welcome& welcome);
+std::vector<std::uint8_t> encodeReject(const Reject& reject);
+
+/// Parses and checks the header: throws Error(kProtocol) on a short message, wrong magic, or a
+/// payload length that disagrees with the message size. Does not judge the version.
+MessageHeader decodeHeader(std::span<const std::uint8_t> message);
+/// Each decoder checks the type and the exact payload size; throws Error(kProtocol) naming what is wrong.
+Hello decodeHello(std::span<const std::uint8_t> message);
+Welcome decodeWelcome(std::span<const std::uint8_t> message);
+Reject decodeReject(std::span<const std::uint8_t> message);
+
+}  // namespace zerohop::share_detail

@@ -1,0 +1,595 @@
+// The share ring across real processes: share_peer children publish or read while this process
+// plays the other side. Every test uses its own directory and name.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "share/unix_socket.hpp"
+#include "share/wire.hpp"
+#include "share_test_support.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using share_test::checkPattern;
+using share_test::Child;
+using share_test::fillPattern;
+using share_test::testLayout;
+
+const std::string kPeer = ZEROHOP_SHARE_PEER;
+
+class ShareIpc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zerohop-share-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    name_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    storage_.resize(layout_.totalBytes);
+    bindLayout(frame_, layout_, storage_.data(), MemoryKind::kHost);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ShareOptions shareOptions() const {
+    ShareOptions o;
+    o.directory = dir_;
+    return o;
+  }
+  SubscribeOptions subscribeOptions() const {
+    SubscribeOptions o;
+    o.directory = dir_;
+    return o;
+  }
+  void publishSeq(Publisher& pub, std::uint64_t seq) {
+    frame_.sequence = seq;
+    frame_.times.mark(Stage::kCapture, static_cast<std::int64_t>(seq) * 10);
+    fillPattern(frame_, layout_);
+    pub.publish(frame_);
+  }
+  std::vector<std::string> peer(std::initializer_list<std::string> args) const {
+    std::vector<std::string> v{kPeer};
+    v.insert(v.end(), args);
+    return v;
+  }
+  std::string socketPath() const { return dir_ + "/" + name_ + ".sock"; }
+
+  /// A raw client: connects, sends `bytes` (optionally with a descriptor), returns the publisher's answer.
+  std::optional<share_detail::ReceivedMessage> rawExchange(const std::vector<std::uint8_t>& bytes,
+                                                           int fd = -1) {
+    auto sock = share_detail::connectSeqpacket(socketPath());
+    if (!bytes.empty()) {
+      if (fd >= 0) {
+        const int fds[1] = {fd};
+        share_detail::sendMessage(sock.get(), bytes, fds);
+      } else {
+        share_detail::sendMessage(sock.get(), bytes);
+      }
+    }
+    return share_detail::receiveMessage(sock.get(), 10s);
+  }
+
+  /// Waits (bounded) until the publisher has seen `n` readers.
+  bool waitForReaders(Publisher& pub, std::uint32_t n, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (pub.stats().readersConnected != n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(1ms);
+    }
+    return true;
+  }
+
+  std::string dir_, name_;
+  ImageLayout layout_ = testLayout();
+  std::vector<std::uint8_t> storage_;
+  Frame frame_;
+};
+
+TEST_F(ShareIpc, ThreeReaderProcessesSeeCorrectContentInRisingOrder) {
+  Publisher pub(name_, SlotLayout::images(layout_, 8), shareOptions());
+  std::atomic<bool> stop{false};
+  std::thread producer([&] {
+    for (std::uint64_t seq = 1; !stop; ++seq) {
+      publishSeq(pub, seq);
+      std::this_thread::sleep_for(500us);
+    }
+  });
+  std::vector<std::unique_ptr<Child>> readers;
+  for (int i = 0; i < 3; ++i) readers.push_back(std::make_unique<Child>(peer({"read", name_, dir_, "200"})));
+  for (auto& r : readers) {
+    const auto line = r->readLine(60s);
+    ASSERT_TRUE(line) << "reader printed nothing";
+    EXPECT_EQ(line->rfind("ok verified=200", 0), 0u) << *line;
+    EXPECT_EQ(r->wait(), 0);
+  }
+  stop = true;
+  producer.join();
+  const auto s = pub.stats();
+  EXPECT_GE(s.publishes, 200u);
+  EXPECT_EQ(s.rejectedClients, 0u);
+  EXPECT_TRUE(waitForReaders(pub, 0, 5s)) << "readers that exited must be forgotten";
+}
+
+TEST_F(ShareIpc, AFlatOutPublisherOnATinyRingNeverHandsOutATornFrameAsValid) {
+  // Two slots and no pause between publishes: the reader's frame is overwritten again and again while
+  // it checks every byte. Each frame it reads is either valid() with exactly the right content, or
+  // reported invalid; a torn frame reported valid fails the reader ("content mismatch on a valid frame").
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  std::atomic<bool> stop{false};
+  std::thread producer([&] {
+    for (std::uint64_t seq = 1; !stop; ++seq) publishSeq(pub, seq);
+  });
+  Child reader(peer({"read", name_, dir_, "300", "100000000"}));
+  const auto line = reader.readLine(120s);
+  stop = true;
+  producer.join();
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->rfind("ok verified=300", 0), 0u) << *line;
+  EXPECT_EQ(reader.wait(), 0);
+  std::printf("flat-out reader: %s; publisher overran %llu leased slots\n", line->c_str(),
+              static_cast<unsigned long long>(pub.stats().overruns));
+}
+
+TEST_F(ShareIpc, EncodedUnitsCrossProcessesWithKeyframesAndTimestamps) {
+  Publisher pub(name_, SlotLayout::encoded(PixelFormat::kH264, 8192, 6), shareOptions());
+  std::atomic<bool> stop{false};
+  std::thread producer([&] {
+    for (std::uint64_t seq = 1; !stop; ++seq) {
+      EncodedUnit u;
+      u.sequence = seq;
+      u.keyframe = share_test::unitKeyframe(seq);
+      u.bytes.resize(share_test::unitSize(seq));
+      for (std::size_t i = 0; i < u.bytes.size(); ++i) u.bytes[i] = share_test::patternByte(seq, 0, i);
+      u.times.mark(Stage::kEncode, static_cast<std::int64_t>(seq) * 1000);
+      pub.publish(u);
+      std::this_thread::sleep_for(500us);
+    }
+  });
+  Child reader(peer({"read-encoded", name_, dir_, "100"}));
+  const auto line = reader.readLine(60s);
+  stop = true;
+  producer.join();
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->rfind("ok verified=100", 0), 0u) << *line;
+  EXPECT_EQ(reader.wait(), 0);
+}
+
+TEST_F(ShareIpc, OversizedUnitIsRefusedAndPublishesNothing) {
+  Publisher pub(name_, SlotLayout::encoded(PixelFormat::kH264, 1000, 3), shareOptions());
+  EncodedUnit u;
+  u.bytes.resize(1001);
+  try {
+    pub.publish(u);
+    ADD_FAILURE() << "an oversized unit was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+  }
+  EXPECT_EQ(pub.stats().publishes, 0u);
+}
+
+TEST_F(ShareIpc, ReaderKilledMidLeaseCostsNothingAndItsSlotReturns) {
+  ShareOptions o = shareOptions();
+  o.leaseTimeout = 600s;  // the lease must not expire on a slow machine: this test is about release on death
+  Publisher pub(name_, SlotLayout::images(layout_, 4), o);
+  publishSeq(pub, 1);
+  Child holder(peer({"hold", name_, dir_}));
+  const auto leased = holder.readLine();
+  ASSERT_TRUE(leased);
+  ASSERT_EQ(*leased, "leased 1");
+  // The lease protects its slot: 20 more publishes go round it.
+  for (std::uint64_t seq = 2; seq <= 21; ++seq) publishSeq(pub, seq);
+  auto s = pub.stats();
+  EXPECT_EQ(s.leasedSlots, 1u);
+  EXPECT_GT(s.leaseSkips, 0u);
+  EXPECT_EQ(s.overruns, 0u);
+  holder.writeLine("check");
+  const auto check = holder.readLine();
+  ASSERT_TRUE(check);
+  EXPECT_EQ(*check, "still-valid") << "the leased frame must survive publishes around it";
+
+  holder.kill();
+  // Issue 5: a reader killed while holding a lease gives its slot back within one second.
+  EXPECT_TRUE(waitForReaders(pub, 0, 1s));
+  s = pub.stats();
+  EXPECT_EQ(s.leasedSlots, 0u);
+  const auto skipsBefore = s.leaseSkips;
+  for (std::uint64_t seq = 22; seq <= 30; ++seq) publishSeq(pub, seq);
+  s = pub.stats();
+  EXPECT_EQ(s.leaseSkips, skipsBefore) << "no slot is protected any more";
+  EXPECT_EQ(s.overruns, 0u);
+  EXPECT_EQ(s.publishes, 30u);
+}
+
+TEST_F(ShareIpc, WhenEverySlotIsLeasedTheOldestIsOverwrittenAndTheReaderSeesIt) {
+  ShareOptions o = shareOptions();
+  o.leaseTimeout = 600s;  // leases stay live however slow the machine is
+  Publisher pub(name_, SlotLayout::images(layout_, 2), o);
+  Subscriber sub(name_, subscribeOptions());
+  publishSeq(pub, 1);
+  auto a = sub.latest();
+  publishSeq(pub, 2);
+  auto b = sub.latest();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->frame().sequence, 1u);
+  EXPECT_EQ(b->frame().sequence, 2u);
+  EXPECT_TRUE(a->valid());
+  publishSeq(pub, 3);  // both slots leased: the producer does not wait, it overwrites the oldest
+  EXPECT_EQ(pub.stats().overruns, 1u);
+  EXPECT_FALSE(a->valid()) << "an overwritten frame must never look valid";
+  EXPECT_TRUE(b->valid());
+  EXPECT_TRUE(checkPattern(b->frame(), layout_).empty());
+  EXPECT_EQ(sub.stats().overruns, 1u);
+  a->release();
+  auto c = sub.latest();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->frame().sequence, 3u);
+  EXPECT_TRUE(checkPattern(c->frame(), layout_).empty());
+  EXPECT_TRUE(c->valid());
+}
+
+TEST_F(ShareIpc, NextReturnsEveryFrameInOrderAndCountsMissedOnes) {
+  Publisher pub(name_, SlotLayout::images(layout_, 4), shareOptions());
+  Subscriber sub(name_, subscribeOptions());
+  EXPECT_FALSE(sub.latest()) << "nothing published yet";
+  EXPECT_FALSE(sub.next(1ms));
+  publishSeq(pub, 10);
+  publishSeq(pub, 11);
+  auto f = sub.next(1s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 10u);
+  EXPECT_EQ(f->frame().times.at(Stage::kCapture), 100);
+  f = sub.next(1s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 11u);
+  f.reset();
+  for (std::uint64_t seq = 12; seq <= 20; ++seq) publishSeq(pub, seq);  // 4 slots: 12..16 are gone
+  f = sub.next(1s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 17u);
+  EXPECT_EQ(sub.stats().missed, 5u);
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+}
+
+TEST_F(ShareIpc, PublishIsThreadSafe) {
+  Publisher pub(name_, SlotLayout::images(layout_, 64), shareOptions());
+  Subscriber sub(name_, subscribeOptions());
+  constexpr int kThreads = 4, kEach = 12;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::uint8_t> storage(layout_.totalBytes);
+      Frame f;
+      bindLayout(f, layout_, storage.data(), MemoryKind::kHost);
+      for (int i = 0; i < kEach; ++i) {
+        f.sequence = static_cast<std::uint64_t>(t * 1000 + i);
+        fillPattern(f, layout_);
+        pub.publish(f);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(pub.stats().publishes, static_cast<std::uint64_t>(kThreads * kEach));
+  std::vector<int> perThread(kThreads, 0);
+  std::uint64_t lastIndex = 0;
+  while (auto f = sub.next(0ms)) {
+    EXPECT_GT(f->publishIndex(), lastIndex);
+    lastIndex = f->publishIndex();
+    EXPECT_TRUE(checkPattern(f->frame(), layout_).empty()) << checkPattern(f->frame(), layout_);
+    EXPECT_TRUE(f->valid());
+    ++perThread[f->frame().sequence / 1000];
+  }
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(perThread[t], kEach) << "thread " << t;
+  EXPECT_EQ(sub.stats().missed, 0u);
+}
+
+TEST_F(ShareIpc, NextWakesUpWhenAnotherThreadPublishes) {
+  Publisher pub(name_, SlotLayout::images(layout_, 4), shareOptions());
+  Subscriber sub(name_, subscribeOptions());
+  std::thread later([&] {
+    std::this_thread::sleep_for(50ms);
+    publishSeq(pub, 5);
+  });
+  auto f = sub.next(30s);
+  later.join();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 5u);
+}
+
+TEST_F(ShareIpc, InPlaceWriteSlotCommitsAndAbandonedWritesStayInvisible) {
+  Publisher pub(name_, SlotLayout::images(layout_, 3), shareOptions());
+  Subscriber sub(name_, subscribeOptions());
+  {
+    WriteSlot ws = pub.acquireWrite();
+    ws.frame().sequence = 42;
+    fillPattern(ws.frame(), layout_);
+    Frame meta;
+    meta.sequence = 42;
+    meta.wallClockMs = 1234;
+    pub.commit(std::move(ws), meta);
+  }
+  {
+    WriteSlot abandoned = pub.acquireWrite();
+    abandoned.frame().data[0][0] = 0xEE;
+  }
+  auto f = sub.latest();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 42u);
+  EXPECT_EQ(f->frame().wallClockMs, 1234);
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+  EXPECT_EQ(pub.stats().publishes, 1u);
+  EXPECT_FALSE(sub.next(1ms)) << "an abandoned write is not a frame";
+}
+
+TEST_F(ShareIpc, PublisherKilledThenRestartedReadersFailClearlyAndReattach) {
+  auto pubChild = std::make_unique<Child>(peer({"publish", name_, dir_, "4"}));
+  ASSERT_EQ(pubChild->readLine(), "ready");
+  Subscriber sub(name_, subscribeOptions());
+  const auto firstSession = sub.info().sessionId;
+  auto kept = sub.next(10s);
+  ASSERT_TRUE(kept);
+  EXPECT_TRUE(checkPattern(kept->frame(), layout_).empty());
+
+  pubChild->kill();
+  try {
+    while (sub.next(10s)) {
+    }
+    ADD_FAILURE() << "next() kept returning frames after the publisher died";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("publisher '" + name_ + "' went away"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(sub.connected());
+  EXPECT_THROW(sub.latest(), Error);
+  // The frame leased before the death stays mapped and readable (memory outlives the publisher).
+  EXPECT_TRUE(checkPattern(kept->frame(), layout_).empty());
+  try {
+    sub.reconnect();
+    ADD_FAILURE() << "reconnect() succeeded with no publisher";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+  }
+
+  pubChild = std::make_unique<Child>(peer({"publish", name_, dir_, "4"}));
+  ASSERT_EQ(pubChild->readLine(), "ready") << "a restarted publisher must replace the stale socket";
+  sub.reconnect();
+  EXPECT_TRUE(sub.connected());
+  EXPECT_NE(sub.info().sessionId, firstSession);
+  EXPECT_EQ(sub.stats().reconnects, 1u);
+  auto f = sub.next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+  EXPECT_TRUE(f->valid());
+}
+
+TEST_F(ShareIpc, SecondPublisherForALiveNameIsRefused) {
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  try {
+    Publisher again(name_, SlotLayout::images(layout_, 2), shareOptions());
+    ADD_FAILURE() << "two publishers on one name";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+  }
+  Subscriber sub(name_, subscribeOptions());  // the first one still serves
+  EXPECT_TRUE(sub.connected());
+}
+
+TEST_F(ShareIpc, SubscribingToNobodyIsNotFound) {
+  try {
+    Subscriber sub("nobody-here", subscribeOptions());
+    ADD_FAILURE() << "subscribed to a name nobody publishes";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("no publisher 'nobody-here'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ShareIpc, BadNamesAndMismatchedFramesAreInvalidArguments) {
+  EXPECT_THROW(Publisher("../etc", SlotLayout::images(layout_, 2), shareOptions()), Error);
+  EXPECT_THROW(Publisher("", SlotLayout::images(layout_, 2), shareOptions()), Error);
+  EXPECT_THROW(Publisher(name_, SlotLayout::images(layout_, 0), shareOptions()), Error);
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  std::vector<std::uint8_t> other(computeLayout(PixelFormat::kNV12, 64, 48).totalBytes);
+  Frame wrong;
+  bindLayout(wrong, computeLayout(PixelFormat::kNV12, 64, 48), other.data(), MemoryKind::kHost);
+  try {
+    pub.publish(wrong);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+  }
+  Frame device = frame_;
+  device.memory = MemoryKind::kDevice;
+  try {
+    pub.publish(device);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnsupported);
+  }
+  EXPECT_EQ(pub.stats().publishes, 0u);
+}
+
+TEST_F(ShareIpc, SocketAndDirectoryArePrivate) {
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  struct stat st {};
+  ASSERT_EQ(::stat(socketPath().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u);
+}
+
+TEST_F(ShareIpc, ReadersCannotMapTheRingWritable) {
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  auto welcome = rawExchange(
+      share_detail::encodeHello(share_detail::Hello{1, 1, share_detail::kAcceptHost, ::getpid()}));
+  ASSERT_TRUE(welcome);
+  ASSERT_EQ(welcome->fds.size(), 3u);
+  for (int i = 0; i < 2; ++i) {  // control block and slots: sealed against writable mappings
+    void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, welcome->fds[i].get(), 0);
+    EXPECT_EQ(p, MAP_FAILED) << "descriptor " << i << " could be mapped writable";
+    if (p != MAP_FAILED) ::munmap(p, 4096);
+    EXPECT_NE(::ftruncate(welcome->fds[i].get(), 0), 0) << "descriptor " << i << " could be shrunk";
+  }
+}
+
+TEST_F(ShareIpc, VersionMismatchIsRefusedWithBothVersionsNamed) {
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  const auto answer =
+      rawExchange(share_detail::encodeHello(share_detail::Hello{2, 3, share_detail::kAcceptHost, 1}, 2));
+  ASSERT_TRUE(answer);
+  const auto reject = share_detail::decodeReject(answer->bytes);
+  EXPECT_EQ(reject.code, Errc::kProtocol);
+  EXPECT_NE(reject.reason.find("v2..v3"), std::string::npos) << reject.reason;
+  EXPECT_NE(reject.reason.find("speaks v1"), std::string::npos) << reject.reason;
+  EXPECT_EQ(pub.stats().rejectedClients, 1u);
+  Subscriber sub(name_, subscribeOptions());
+  EXPECT_TRUE(sub.connected());
+}
+
+TEST_F(ShareIpc, SubscriberRefusesAPublisherOfAnotherVersion) {
+  // A fake publisher from the future answers every Hello with a version-7 Welcome.
+  auto listener = share_detail::listenSeqpacket(socketPath(), std::nullopt);
+  std::thread fake([&] {
+    pollfd p{listener.get(), POLLIN, 0};
+    if (::poll(&p, 1, 20000) != 1) return;
+    share_detail::UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!client) return;
+    try {
+      share_detail::receiveMessage(client.get(), 20s);
+      auto w = share_detail::encodeWelcome(share_detail::Welcome{});
+      w[4] = 7;  // header version
+      share_detail::sendMessage(client.get(), w);
+      share_detail::receiveMessage(client.get(), 20s);  // wait for the subscriber to hang up
+    } catch (const Error&) {
+    }
+  });
+  try {
+    Subscriber sub(name_, subscribeOptions());
+    ADD_FAILURE() << "subscribed to a v7 publisher";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kProtocol);
+    EXPECT_NE(std::string(e.what()).find("speaks share protocol v7, this subscriber speaks v1"),
+              std::string::npos)
+        << e.what();
+  }
+  fake.join();
+}
+
+TEST_F(ShareIpc, MalformedHandshakesAreRefusedAndThePublisherCarriesOn) {
+  ShareOptions o = shareOptions();
+  o.handshakeTimeout = 300ms;
+  Publisher pub(name_, SlotLayout::images(layout_, 2), o);
+  publishSeq(pub, 1);
+  auto expectReject = [&](const std::vector<std::uint8_t>& bytes, const std::string& fragment, int fd = -1) {
+    const auto answer = rawExchange(bytes, fd);
+    ASSERT_TRUE(answer) << "expected a Reject for: " << fragment;
+    const auto reject = share_detail::decodeReject(answer->bytes);
+    EXPECT_NE(reject.reason.find(fragment), std::string::npos) << reject.reason;
+  };
+  expectReject({1, 2, 3}, "shorter than the 16-byte header");
+  auto badMagic = share_detail::encodeHello(share_detail::Hello{});
+  badMagic[0] = 'X';
+  expectReject(badMagic, "bad magic");
+  auto lying = share_detail::encodeHello(share_detail::Hello{});
+  lying[8] = lying[9] = lying[10] = 0xFF;  // announces ~16 MiB of payload
+  expectReject(lying, "payload bytes");
+  std::vector<std::uint8_t> oversized(share_detail::kMaxMessageBytes + 100, 0xAB);
+  expectReject(oversized, "larger than");
+  auto wrongType = share_detail::encodeWelcome(share_detail::Welcome{});
+  expectReject(wrongType, "expected Hello");
+  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  expectReject(share_detail::encodeHello(share_detail::Hello{}), "must not carry file descriptors", devnull);
+  ::close(devnull);
+  expectReject({}, "no Hello within 300 ms");  // connects and says nothing
+  {
+    auto sock = share_detail::connectSeqpacket(socketPath());  // connects and leaves at once
+  }
+  EXPECT_GE(pub.stats().rejectedClients, 7u);
+  Subscriber sub(name_, subscribeOptions());
+  auto f = sub.latest();
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+}
+
+TEST_F(ShareIpc, AnotherUidIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as uid 65534 (nobody)";
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  {
+    // Default permissions: the 0700 directory already keeps uid 65534 out.
+    Child other(peer({"--as-uid", "65534", "connect", name_, dir_}));
+    const auto line = other.readLine();
+    ASSERT_TRUE(line);
+    EXPECT_NE(line->find("Permission denied"), std::string::npos) << *line;
+    EXPECT_EQ(other.wait(), 2);
+  }
+  // Even with the file permissions opened up, SO_PEERCRED refuses the foreign uid (the client is
+  // told to trust a uid-0 publisher, so it is the publisher's check that speaks here).
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(socketPath().c_str(), 0666), 0);
+  Child other(peer({"--as-uid", "65534", "connect", name_, dir_, "0"}));
+  const auto line = other.readLine();
+  ASSERT_TRUE(line);
+  EXPECT_NE(line->find("uid 65534"), std::string::npos) << *line;
+  EXPECT_NE(line->find("may not subscribe"), std::string::npos) << *line;
+  EXPECT_EQ(other.wait(), 2);
+  EXPECT_EQ(pub.stats().rejectedClients, 1u);
+  EXPECT_EQ(pub.stats().readersConnected, 0u);
+}
+
+TEST_F(ShareIpc, AnAllowedGroupMaySubscribe) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as uid 65534 (nobody)";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0711), 0);
+  ShareOptions o;
+  o.directory = dir_ + "/grp";  // created 0710 root:65534
+  o.allowGroup = 65534;
+  Publisher pub(name_, SlotLayout::images(layout_, 2), o);
+  struct stat st {};
+  ASSERT_EQ(::stat(o.directory.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0710u);
+  EXPECT_EQ(st.st_gid, 65534u);
+  ASSERT_EQ(::stat((o.directory + "/" + name_ + ".sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  publishSeq(pub, 1);
+  Child member(peer({"--as-uid", "65534", "connect", name_, o.directory, "0"}));
+  const auto line = member.readLine();
+  ASSERT_TRUE(line);
+  EXPECT_EQ(*line, "connected");
+  EXPECT_EQ(member.wait(), 0);
+  EXPECT_EQ(pub.stats().rejectedClients, 0u);
+}
+
+TEST_F(ShareIpc, SubscriberRefusesAPublisherOfAnotherUid) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a publisher as uid 65534 (nobody)";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  const std::string theirs = dir_ + "/nobody";
+  ASSERT_EQ(::mkdir(theirs.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  Child pubChild(peer({"--as-uid", "65534", "publish", name_, theirs, "2"}));
+  ASSERT_EQ(pubChild.readLine(), "ready");
+  ASSERT_EQ(::chmod((theirs + "/" + name_ + ".sock").c_str(), 0666), 0);  // let us reach it at all
+  SubscribeOptions o;
+  o.directory = theirs;
+  try {
+    Subscriber sub(name_, o);
+    ADD_FAILURE() << "subscribed to a publisher of another uid";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("served by uid 65534"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zerohop
