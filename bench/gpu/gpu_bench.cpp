@@ -1,0 +1,336 @@
+// zerohop_gpu_bench: how long one camera frame takes to become NV12 in VRAM, by ingest path.
+//
+//   zerohop_gpu_bench [--iterations N] [--warmup N] [--sizes 720p,1080p,4k] [--device N] [--out FILE]
+//   zerohop_gpu_bench --probe      prints the probe line; exit 0 with a usable GPU, 2 without
+//
+// Paths, all through GpuConverter (YUYV -> NV12), interleaved frame by frame so drift hits all alike:
+//   (a) pageable  host malloc memory, cudaMemcpyAsync from pageable + kernel (what hwupload_cuda does)
+//   (b) pinned    cudaHostAlloc memory, one cudaMemcpyAsync (DMA) + kernel
+//   (r) mmap-reg  malloc memory registered once with cudaHostRegister (a V4L2 MMAP buffer), DMA + kernel
+//   (c) zero-copy the kernel reads mapped pinned memory over PCIe
+//   (p) pipelined pinned memory copied in 4 (p8: 8) row bands on a second stream, each band
+//                 converted as soon as it has landed (IngestMode::kPipelinedCopy)
+//   (d) floor     the same bytes' pinned cudaMemcpyAsync alone, no kernel
+//   (e) on-device the kernel on a frame already in VRAM
+// Latency = CUDA events recorded on the stream right before and after the path (median, p99 of N
+// frames); wall = host clock from enqueue to the end event's completion seen by the host; CPU =
+// CLOCK_THREAD_CPUTIME_ID of the enqueue (convert() call) alone and of enqueue + wait (spin-wait).
+#include <cuda_runtime_api.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_handles.hpp"
+#include "zerohop/buffer_pool.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu.hpp"
+#include "zerohop/gpu_convert.hpp"
+
+namespace zerohop {
+namespace {
+
+struct Options {
+  int iterations = 500;
+  int warmup = 50;
+  int device = 0;
+  std::vector<std::string> sizes = {"720p", "1080p", "4k"};
+  std::string out;
+  bool probeOnly = false;
+};
+
+struct Size {
+  std::string name;
+  std::uint32_t w, h;
+};
+
+double nowUs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+struct Series {
+  std::vector<double> gpu, wall, cpuEnqueue, cpuTotal;
+};
+
+double pct(std::vector<double> v, double p) {  // nearest rank
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
+  rank = std::clamp<std::size_t>(rank, 1, v.size());
+  return v[rank - 1];
+}
+
+// Camera-like bytes (never zeros): a gradient with xorshift noise.
+void fillFrame(std::uint8_t* p, std::size_t bytes, std::uint32_t seed) {
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    p[i] = static_cast<std::uint8_t>(((i / 7) & 0xC0) + (x & 0x3F) + 16);
+  }
+}
+
+struct Path {
+  std::string key;
+  std::string name;
+  std::function<void(int slot, cudaStream_t s)> run;  // enqueues one frame's work
+  Series series;
+};
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, v >= 100 ? "%.0f" : "%.1f", v);
+  return b;
+}
+
+std::string runSize(const Size& size, const Options& opt, std::string& summaryRow) {
+  const int dev = opt.device;
+  constexpr int kSlots = 3;  // rotate buffers so no path re-reads a cache-hot frame
+  const ImageLayout yuyv = computeLayout(PixelFormat::kYUYV, size.w, size.h, 64);
+  const ImageLayout nv12 = computeLayout(PixelFormat::kNV12, size.w, size.h, 64);
+  const std::size_t bytes = yuyv.totalBytes;
+
+  // Sources.
+  std::vector<FrameLease> pinned, devSrc, dst;
+  BufferPool pinnedPool(yuyv, kSlots, makePinnedAllocator(dev));
+  BufferPool devSrcPool(yuyv, kSlots, makeDeviceAllocator(dev));
+  BufferPool dstPool(nv12, kSlots, makeDeviceAllocator(dev));
+  std::vector<std::uint8_t*> pageable, mmapLike;
+  std::vector<HostRegistration> registrations;
+  std::vector<Frame> pageableFrames, mmapFrames;
+  for (int i = 0; i < kSlots; ++i) {
+    pinned.push_back(std::move(*pinnedPool.tryAcquire()));
+    devSrc.push_back(std::move(*devSrcPool.tryAcquire()));
+    dst.push_back(std::move(*dstPool.tryAcquire()));
+    fillFrame(pinned.back()->data[0], bytes, i + 1);
+    cuda::check(cudaMemcpy(devSrc.back()->data[0], pinned.back()->data[0], bytes, cudaMemcpyHostToDevice),
+                "cudaMemcpy");
+    pageable.push_back(static_cast<std::uint8_t*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)));
+    mmapLike.push_back(static_cast<std::uint8_t*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)));
+    fillFrame(pageable.back(), bytes, i + 11);
+    fillFrame(mmapLike.back(), bytes, i + 21);
+    registrations.emplace_back(mmapLike.back(), bytes, dev);
+    Frame f;
+    bindLayout(f, yuyv, pageable.back(), MemoryKind::kHost);
+    pageableFrames.push_back(f);
+    bindLayout(f, yuyv, mmapLike.back(), MemoryKind::kPinned);
+    mmapFrames.push_back(f);
+  }
+  DeviceBuffer floorDst(dev, bytes);
+  cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(setup)");
+
+  GpuConverter copy(dev, IngestMode::kCopy);
+  GpuConverter zero(dev, IngestMode::kZeroCopy);
+  GpuConverter pipe4(dev, IngestMode::kPipelinedCopy, 4);
+  GpuConverter pipe8(dev, IngestMode::kPipelinedCopy, 8);
+  std::vector<Path> paths;
+  paths.push_back({"a", "(a) pageable memcpy + kernel", [&](int i, cudaStream_t s) {
+                     copy.convert(pageableFrames[i], dst[i].frame(), s);
+                   }});
+  paths.push_back({"b", "(b) pinned memcpy + kernel", [&](int i, cudaStream_t s) {
+                     copy.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
+  paths.push_back({"r", "(r) registered mmap memcpy + kernel", [&](int i, cudaStream_t s) {
+                     copy.convert(mmapFrames[i], dst[i].frame(), s);
+                   }});
+  paths.push_back({"c", "(c) zero-copy kernel (mapped pinned)", [&](int i, cudaStream_t s) {
+                     zero.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
+  paths.push_back({"p", "(p) pipelined copy, 4 bands + kernel per band", [&](int i, cudaStream_t s) {
+                     pipe4.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
+  paths.push_back({"p8", "(p8) pipelined copy, 8 bands + kernel per band", [&](int i, cudaStream_t s) {
+                     pipe8.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
+  paths.push_back({"d", "(d) floor: pinned memcpy alone", [&](int i, cudaStream_t s) {
+                     cuda::check(cudaMemcpyAsync(floorDst.data(), pinned[i]->data[0], bytes, cudaMemcpyHostToDevice, s),
+                                 "cudaMemcpyAsync(floor)");
+                   }});
+  paths.push_back({"e", "(e) kernel only (frame already in VRAM)", [&](int i, cudaStream_t s) {
+                     copy.convert(devSrc[i].frame(), dst[i].frame(), s);
+                   }});
+
+  CudaStream stream(dev);
+  CudaEvent start(dev, true), end(dev, true);
+  for (int it = 0; it < opt.warmup + opt.iterations; ++it) {
+    const int slot = it % kSlots;
+    for (auto& p : paths) {
+      const double w0 = nowUs(CLOCK_MONOTONIC);
+      const double c0 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+      start.record(stream.get());
+      p.run(slot, stream.get());
+      end.record(stream.get());
+      const double c1 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+      end.synchronize();
+      const double w1 = nowUs(CLOCK_MONOTONIC);
+      const double c2 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+      if (it < opt.warmup) continue;
+      p.series.gpu.push_back(static_cast<double>(end.elapsedMsSince(start)) * 1000.0);
+      p.series.wall.push_back(w1 - w0);
+      p.series.cpuEnqueue.push_back(c1 - c0);
+      p.series.cpuTotal.push_back(c2 - c0);
+    }
+  }
+
+  std::ostringstream os;
+  os << "\n### " << size.name << " (" << size.w << "x" << size.h << " YUYV, " << fmt(double(bytes) / 1e6)
+     << " MB -> NV12 in VRAM), " << opt.iterations << " frames each\n\n";
+  os << "| path | GPU median us | GPU p99 us | GB/s (median) | wall median us | wall p99 us | CPU enqueue us | CPU enqueue+wait us |\n";
+  os << "|---|---|---|---|---|---|---|---|\n";
+  auto med = [](const std::vector<double>& v) { return pct(v, 50); };
+  for (auto& p : paths) {
+    const double m = med(p.series.gpu);
+    os << "| " << p.name << " | " << fmt(m) << " | " << fmt(pct(p.series.gpu, 99)) << " | "
+       << fmt(double(bytes) / (m * 1e3)) << " | " << fmt(med(p.series.wall)) << " | " << fmt(pct(p.series.wall, 99))
+       << " | " << fmt(med(p.series.cpuEnqueue)) << " | " << fmt(med(p.series.cpuTotal)) << " |\n";
+  }
+  auto g = [&](const char* key) {
+    for (auto& p : paths)
+      if (p.key == key) return med(p.series.gpu);
+    return 0.0;
+  };
+  auto cpuB = [&] {
+    for (auto& p : paths)
+      if (p.key == "b") return med(p.series.cpuEnqueue);
+    return 0.0;
+  }();
+  char ratios[768];
+  std::snprintf(ratios, sizeof ratios,
+                "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.1f us "
+                "(%.3f%% of a core at 30 fps) |\n",
+                size.name.c_str(), g("a"), g("b"), g("r"), g("c"), g("p"), g("p8"), g("d"), g("e"), g("b") / g("d"),
+                g("c") / g("d"), g("p") / g("d"), g("p8") / g("d"), g("a") / g("b"), cpuB, cpuB * 30 / 1e6 * 100);
+  summaryRow = ratios;
+
+  for (auto& l : dst) l.reset();
+  registrations.clear();
+  for (auto* p : pageable) std::free(p);
+  for (auto* p : mmapLike) std::free(p);
+  return os.str();
+}
+
+// One-time costs that justify registering/allocating at start-up only.
+std::string oneTimeCosts(int dev) {
+  const std::size_t bytes = 1920 * 1080 * 2;
+  void* mem = std::aligned_alloc(4096, bytes);
+  fillFrame(static_cast<std::uint8_t*>(mem), bytes, 99);
+  std::vector<double> reg, unreg, alloc;
+  for (int i = 0; i < 20; ++i) {
+    double t0 = nowUs(CLOCK_MONOTONIC);
+    HostRegistration r(mem, bytes, dev);
+    double t1 = nowUs(CLOCK_MONOTONIC);
+    r.reset();
+    double t2 = nowUs(CLOCK_MONOTONIC);
+    reg.push_back(t1 - t0);
+    unreg.push_back(t2 - t1);
+    t0 = nowUs(CLOCK_MONOTONIC);
+    PinnedBuffer p(dev, bytes);
+    t1 = nowUs(CLOCK_MONOTONIC);
+    alloc.push_back(t1 - t0);
+  }
+  std::free(mem);
+  std::ostringstream os;
+  os << "\nOne-time costs for a 1080p YUYV buffer (4.1 MB), median of 20: cudaHostRegister " << fmt(pct(reg, 50))
+     << " us, cudaHostUnregister " << fmt(pct(unreg, 50)) << " us, cudaHostAlloc " << fmt(pct(alloc, 50))
+     << " us. Per frame this would dwarf the whole pinned path: register once at start-up.\n";
+  return os.str();
+}
+
+int run(const Options& opt) {
+  const GpuInfo info = probeGpu(opt.device);
+  if (opt.probeOnly) {
+    std::printf("%s\n", describe(info).c_str());
+    return info.available ? 0 : 2;
+  }
+  if (!info.available) {
+    std::fprintf(stderr, "zerohop_gpu_bench: %s\n", describe(info).c_str());
+    return 2;
+  }
+  std::ostringstream report;
+  report << "## GPU ingest + YUYV->NV12, single-frame latency\n\n";
+  report << "Device: " << describe(info) << "\n";
+  cuda::check(cudaSetDevice(info.device), "cudaSetDevice");
+  cuda::check(cudaFree(nullptr), "cudaFree(nullptr) (context creation)");
+
+  std::string summary =
+      "\n### Summary (GPU-event medians, us)\n\n| frame | (a) pageable | (b) pinned | (r) registered mmap | (c) zero-copy | "
+      "(p) pipelined 4 | (p8) pipelined 8 | (d) pinned-copy floor | (e) on device | (b)/(d) | (c)/(d) | (p)/(d) | "
+      "(p8)/(d) | (a)/(b) | host CPU per frame, path (b) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string details;
+  for (const auto& name : opt.sizes) {
+    Size s{name, 0, 0};
+    if (name == "720p") s = {name, 1280, 720};
+    else if (name == "1080p") s = {name, 1920, 1080};
+    else if (name == "4k") s = {name, 3840, 2160};
+    else {
+      std::fprintf(stderr, "unknown size %s (720p, 1080p, 4k)\n", name.c_str());
+      return 1;
+    }
+    std::string row;
+    details += runSize(s, opt, row);
+    summary += row;
+    std::fprintf(stderr, "done %s\n", name.c_str());
+  }
+  report << summary << details << oneTimeCosts(info.device);
+  std::cout << report.str() << std::flush;
+  if (!opt.out.empty()) {
+    std::ofstream out(opt.out);
+    out << report.str();
+    if (!out) {
+      std::fprintf(stderr, "zerohop_gpu_bench: cannot write %s\n", opt.out.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace zerohop
+
+int main(int argc, char** argv) {
+  zerohop::Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    if (a == "--iterations") opt.iterations = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--warmup") opt.warmup = std::max(0, std::atoi(value().c_str()));
+    else if (a == "--device") opt.device = std::atoi(value().c_str());
+    else if (a == "--out") opt.out = value();
+    else if (a == "--probe") opt.probeOnly = true;
+    else if (a == "--sizes") {
+      opt.sizes.clear();
+      std::stringstream ss(value());
+      for (std::string s; std::getline(ss, s, ',');) opt.sizes.push_back(s);
+    } else {
+      std::fprintf(stderr,
+                   "usage: zerohop_gpu_bench [--iterations N] [--warmup N] [--sizes 720p,1080p,4k] [--device N] "
+                   "[--out FILE] | --probe\n");
+      return 1;
+    }
+  }
+  try {
+    return zerohop::run(opt);
+  } catch (const zerohop::Error& e) {
+    std::fprintf(stderr, "zerohop_gpu_bench: %s\n", e.what());
+    return 1;
+  }
+}

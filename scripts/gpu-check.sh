@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# gpu-check.sh: build the GPU stage, run its tests (ctest label gpu) and its benchmark, in one go.
+#
+# Usage (from anywhere; it works in the repository root):
+#   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
+#
+#   On the GPU machine, through the device tool (GoogleTest carried in .deps/, H200 only):
+#     run(carry: [".deps"], command: "CUDA_ARCHS=90 scripts/gpu-check.sh")
+#   Here (no GPU): scripts/gpu-check.sh   builds, runs the tests (they skip, saying why) and says so.
+#
+# Environment:
+#   OUT         where results go (the device tool sets it; default: $BUILD_DIR/out). Three files:
+#               gpu-check.log (everything), ctest-gpu.xml (JUnit), gpu-bench.md (benchmark tables)
+#   BUILD_DIR   build directory (default: build-gpu-check)
+#   GTEST_DIR   GoogleTest sources (default: .deps/googletest, else /usr/src/googletest, else installed GTest)
+#   CUDA_ARCHS  CMAKE_CUDA_ARCHITECTURES (default: the project's list, 75..90+PTX)
+#   JOBS        build parallelism (default: nproc)
+#   BENCH_ARGS  extra zerohop_gpu_bench arguments (default: --iterations 500)
+#
+# Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
+# on a machine that has none); 1 when anything failed, when zero gpu tests ran, or when a GPU is
+# present but tests skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BENCH=1
+SANITIZE=1
+for a in "$@"; do
+  case "$a" in
+    --no-bench) BENCH=0 ;;
+    --no-sanitize) SANITIZE=0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $a" >&2; exit 1 ;;
+  esac
+done
+
+BUILD_DIR=${BUILD_DIR:-build-gpu-check}
+OUT=${OUT:-$BUILD_DIR/out}
+JOBS=${JOBS:-$(nproc)}
+BENCH_ARGS=${BENCH_ARGS:---iterations 500}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+LOG="$OUT/gpu-check.log"
+exec > >(tee "$LOG") 2>&1
+
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+step() { echo; echo "==== $* ($(date -u +%H:%M:%S))"; }
+
+step "machine"
+uname -a
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current,memory.total --format=csv || echo "nvidia-smi: not available"
+command -v nvcc >/dev/null && nvcc --version | tail -2 || echo "nvcc: not on PATH"
+cmake --version | head -1
+
+if [[ -z "${GTEST_DIR:-}" ]]; then
+  if [[ -f .deps/googletest/CMakeLists.txt ]]; then GTEST_DIR=$PWD/.deps/googletest
+  elif [[ -f /usr/src/googletest/CMakeLists.txt ]]; then GTEST_DIR=/usr/src/googletest
+  else GTEST_DIR=""; fi
+fi
+cfg=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MEDIA=OFF -DZEROHOP_WITH_CUDA=ON
+     -DZEROHOP_BUILD_TESTS=ON -DZEROHOP_BUILD_BENCHMARKS=ON)
+[[ -n "$GTEST_DIR" ]] && cfg+=(-DZEROHOP_GTEST_SOURCE_DIR="$GTEST_DIR")
+[[ -n "${CUDA_ARCHS:-}" ]] && cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+
+step "configure (gpu-only options)"
+if ! cmake "${cfg[@]}"; then fail "configure"; exit 3; fi
+
+step "build"
+if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target zerohop_gpu zerohop_gpu_test zerohop_gpu_probe_test zerohop_gpu_bench; then
+  fail "build"; exit 3
+fi
+
+step "probe"
+"$BUILD_DIR/bench/gpu/zerohop_gpu_bench" --probe
+probe_rc=$?
+have_gpu=0
+[[ $probe_rc -eq 0 ]] && have_gpu=1
+
+step "ctest -L unit (probe)"
+ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable' --output-on-failure || fail "probe unit tests"
+
+step "ctest -L gpu"
+ctest_out=$(mktemp)
+ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure --output-junit "$OUT/ctest-gpu.xml" 2>&1 | tee "$ctest_out"
+ctest_rc=${PIPESTATUS[0]}
+# "100% tests passed, 0 tests failed out of 30" (CMake 3.25) or "100% tests passed out of 30" (4.x)
+total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$ctest_out" | tail -1)
+skipped=$(grep -cE 'Test +#[0-9]+: .*Skipped' "$ctest_out" || true)
+total=${total:-0}
+ran=$((total - skipped))
+rm -f "$ctest_out"
+echo "gpu tests: $total registered, $ran ran, $skipped skipped"
+[[ $ctest_rc -ne 0 ]] && fail "ctest -L gpu (rc $ctest_rc)"
+[[ $total -eq 0 ]] && fail "zero gpu tests are registered"
+if [[ $have_gpu -eq 1 ]]; then
+  [[ $ran -eq 0 ]] && fail "a GPU is present but zero gpu tests ran"
+  [[ $skipped -gt 0 ]] && fail "a GPU is present but $skipped gpu tests skipped"
+else
+  echo "NOTE: no usable GPU here: the gpu tests skipped (see the probe line); nothing ran on a GPU"
+fi
+
+if [[ $have_gpu -eq 1 && $SANITIZE -eq 1 ]] && command -v compute-sanitizer >/dev/null; then
+  step "compute-sanitizer memcheck (conversion pairs)"
+  timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$BUILD_DIR/tests/gpu/zerohop_gpu_test" --gtest_filter='AllPairs/*yuyv_to_nv12:AllPairs/*uyvy_to_i420:AllPairs/*nv12_to_i420:AllPairs/*i420_to_nv12:AllPairs/*rgb24_to_nv12:AllPairs/*bgrx_to_i420:GpuConvert.ReadyEvent*:GpuConvert.WaitsOn*' --gtest_brief=1 \
+    > "$BUILD_DIR/memcheck.log" 2>&1
+  mc_rc=$?
+  tail -5 "$BUILD_DIR/memcheck.log"
+  [[ $mc_rc -eq 124 ]] && echo "memcheck: timed out (not a failure)"
+  [[ $mc_rc -ne 0 && $mc_rc -ne 124 ]] && fail "compute-sanitizer memcheck (rc $mc_rc)"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 ]]; then
+  step "benchmark"
+  # shellcheck disable=SC2086
+  "$BUILD_DIR/bench/gpu/zerohop_gpu_bench" $BENCH_ARGS --out "$OUT/gpu-bench.md" || fail "benchmark"
+fi
+
+step "result"
+[[ $status -eq 0 ]] && echo "gpu-check: OK (gpu tests ran: $ran, skipped: $skipped, GPU: $have_gpu)" || echo "gpu-check: FAILED"
+exit $status

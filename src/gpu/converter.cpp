@@ -1,0 +1,337 @@
+// GpuConverter: ingest (DMA copy or zero-copy) + colour conversion on one stream, with the ready
+// event travelling in the destination frame.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpu/color_coefficients.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_handles.hpp"
+#include "gpu/kernels.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu_convert.hpp"
+
+namespace zerohop {
+namespace {
+
+using cuda::check;
+
+bool isPacked422(PixelFormat f) { return f == PixelFormat::kYUYV || f == PixelFormat::kUYVY; }
+bool isRgb(PixelFormat f) { return f == PixelFormat::kRGB24 || f == PixelFormat::kBGRx || f == PixelFormat::kRGBA; }
+bool is420(PixelFormat f) { return f == PixelFormat::kNV12 || f == PixelFormat::kI420; }
+bool isRaw(PixelFormat f) { return isPacked422(f) || isRgb(f) || is420(f); }
+
+// Bytes per row and rows of plane `i` of an uncompressed `format` frame.
+struct PlaneShape {
+  std::uint32_t widthBytes = 0;
+  std::uint32_t rows = 0;
+};
+PlaneShape planeShape(PixelFormat f, std::uint32_t i, std::uint32_t w, std::uint32_t h) {
+  switch (f) {
+    case PixelFormat::kYUYV:
+    case PixelFormat::kUYVY: return {w * 2, h};
+    case PixelFormat::kRGB24: return {w * 3, h};
+    case PixelFormat::kBGRx:
+    case PixelFormat::kRGBA: return {w * 4, h};
+    case PixelFormat::kNV12: return i == 0 ? PlaneShape{w, h} : PlaneShape{w, h / 2};
+    case PixelFormat::kI420: return i == 0 ? PlaneShape{w, h} : PlaneShape{w / 2, h / 2};
+    default: return {};
+  }
+}
+
+// Bytes a plane spans: every row but the last at full pitch, the last row only its pixels.
+std::size_t planeSpan(std::uint32_t pitch, const PlaneShape& s) {
+  return static_cast<std::size_t>(pitch) * (s.rows - 1) + s.widthBytes;
+}
+
+std::size_t alignUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+std::string frameText(const Frame& f) {
+  return std::string(formatName(f.format)) + " " + std::to_string(f.width) + "x" + std::to_string(f.height) + " " +
+         memoryKindName(f.memory);
+}
+
+}  // namespace
+
+const char* ingestModeName(IngestMode mode) noexcept {
+  switch (mode) {
+    case IngestMode::kCopy: return "copy";
+    case IngestMode::kZeroCopy: return "zero-copy";
+    case IngestMode::kPipelinedCopy: return "pipelined-copy";
+  }
+  return "unknown";
+}
+
+struct GpuConverter::Impl {
+  Impl(int dev, IngestMode m, int bands)
+      : device(dev),
+        mode(m),
+        stripes(std::max(1, bands)),
+        stream(dev),
+        ingestDone(dev, /*timing=*/true),
+        convertDone(dev, /*timing=*/true),
+        stagingFree(dev, /*timing=*/false) {
+    if (mode == IngestMode::kPipelinedCopy) {
+      copyStream = CudaStream(dev);
+      for (int i = 0; i < stripes; ++i) bandCopied.emplace_back(dev, /*timing=*/false);
+    }
+  }
+  ~Impl() {
+    // Work enqueued on a caller's stream may still read the staging buffer.
+    if (stagingStream) cuda::logIfFailed(cudaEventSynchronize(stagingFree.get()), "cudaEventSynchronize(staging)");
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Members are destroyed in reverse order: events and staging go after the stream has synchronised.
+  int device;
+  IngestMode mode;
+  int stripes;
+  DeviceBuffer staging;
+  CudaStream stream;
+  CudaStream copyStream;               // kPipelinedCopy: the bands' copies run here
+  std::vector<CudaEvent> bandCopied;   // kPipelinedCopy: one per band, recorded on copyStream
+  CudaEvent ingestDone;   // timing events, recorded only for Completion::kWait
+  CudaEvent convertDone;
+  CudaEvent stagingFree;  // recorded after each conversion that read the staging buffer
+  cudaStream_t stagingStream = nullptr;  // the stream of that conversion
+  std::unordered_map<const void*, CudaEvent> readyEvents;  // one per destination buffer, no timing
+
+  void convert(const Frame& src, Frame& dst, cudaStream_t s, Completion completion);
+  const CudaEvent& readyEventFor(const void* buffer);
+  std::uint8_t* stagingFor(std::size_t bytes, cudaStream_t s);
+};
+
+const CudaEvent& GpuConverter::Impl::readyEventFor(const void* buffer) {
+  auto it = readyEvents.find(buffer);
+  if (it == readyEvents.end()) it = readyEvents.emplace(buffer, CudaEvent(device, /*timing=*/false)).first;
+  return it->second;
+}
+
+std::uint8_t* GpuConverter::Impl::stagingFor(std::size_t bytes, cudaStream_t s) {
+  if (staging.size() < bytes) {
+    if (stagingStream) stagingFree.synchronize();  // the old buffer may still be read by a kernel
+    staging.reset();
+    staging = DeviceBuffer(device, bytes);
+  } else if (stagingStream && !(stagingStream == s && s == stream.get())) {
+    // The previous conversion may have run on another stream: it must have finished reading the
+    // buffer. Only on the converter's own stream does stream order already guarantee that (a
+    // caller's stream handle may have been destroyed and its value reused).
+    check(cudaStreamWaitEvent(s, stagingFree.get(), 0), "cudaStreamWaitEvent(staging)");
+  }
+  return staging.data();
+}
+
+void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, Completion completion) {
+  if (!GpuConverter::supports(src.format, dst.format)) {
+    throw Error(Errc::kInvalidArgument, "GpuConverter cannot convert " + std::string(formatName(src.format)) +
+                                            " to " + std::string(formatName(dst.format)));
+  }
+  if (dst.memory != MemoryKind::kDevice) {
+    throw Error(Errc::kInvalidArgument, "GpuConverter: destination must be device memory, got " + frameText(dst));
+  }
+  if (src.width == 0 || src.height == 0 || src.width != dst.width || src.height != dst.height) {
+    throw Error(Errc::kInvalidArgument, "GpuConverter: size mismatch " + frameText(src) + " -> " + frameText(dst));
+  }
+  const bool needsEven = is420(dst.format) || is420(src.format) || isPacked422(src.format);
+  if (needsEven && ((src.width % 2) != 0 || (is420(dst.format) && (src.height % 2) != 0))) {
+    throw Error(Errc::kInvalidArgument, "GpuConverter: " + frameText(src) + " -> " +
+                                            std::string(formatName(dst.format)) + " needs an even width and height");
+  }
+  if (mode == IngestMode::kZeroCopy && src.memory == MemoryKind::kHost) {
+    throw Error(Errc::kInvalidArgument,
+                "GpuConverter: zero-copy ingest needs page-locked memory (MemoryKind::kPinned), got " + frameText(src));
+  }
+  const std::uint32_t srcPlanes = planeCount(src.format);
+  const std::uint32_t dstPlanes = planeCount(dst.format);
+  for (std::uint32_t i = 0; i < srcPlanes; ++i) {
+    if (!src.data[i] || src.pitch[i] < planeShape(src.format, i, src.width, src.height).widthBytes) {
+      throw Error(Errc::kInvalidArgument, "GpuConverter: source plane " + std::to_string(i) + " of " +
+                                              frameText(src) + " is null or its pitch is too small");
+    }
+  }
+  for (std::uint32_t i = 0; i < dstPlanes; ++i) {
+    if (!dst.data[i] || dst.pitch[i] < planeShape(dst.format, i, dst.width, dst.height).widthBytes) {
+      throw Error(Errc::kInvalidArgument, "GpuConverter: destination plane " + std::to_string(i) + " of " +
+                                              frameText(dst) + " is null or its pitch is too small");
+    }
+  }
+
+  cuda::DeviceGuard guard(device);
+  if (src.gpu.readyEvent) {
+    check(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(src.gpu.readyEvent), 0), "cudaStreamWaitEvent(source)");
+  }
+  const std::uint32_t w = src.width, h = src.height;
+  auto copyPlane = [&](std::uint8_t* to, std::uint32_t toPitch, const std::uint8_t* from, std::uint32_t fromPitch,
+                       const PlaneShape& shape) {
+    check(cudaMemcpy2DAsync(to, toPitch, from, fromPitch, shape.widthBytes, shape.rows, cudaMemcpyDefault, s),
+          "cudaMemcpy2DAsync", std::string(memoryKindName(src.memory)) + " -> device, " +
+                                   std::to_string(shape.widthBytes) + " x " + std::to_string(shape.rows));
+  };
+
+  kernels::PlanesIn in;
+  kernels::PlanesOut out;
+  for (std::uint32_t i = 0; i < dstPlanes; ++i) {
+    out.data[i] = dst.data[i];
+    out.pitch[i] = dst.pitch[i];
+  }
+  bool usedStaging = false;
+  bool launched = false;
+  const auto out420 = dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420;
+  // Launches the conversion kernel on `rows` rows (all, or one band) of the planes given.
+  auto launch = [&](const kernels::PlanesIn& kin, const kernels::PlanesOut& kout, std::uint32_t rows) {
+    if (isPacked422(src.format)) {
+      kernels::packed422To420(src.format == PixelFormat::kYUYV ? kernels::Packed422::kYUYV : kernels::Packed422::kUYVY,
+                              out420, kin, kout, w, rows, s);
+    } else if (isRgb(src.format)) {
+      const auto layout = src.format == PixelFormat::kRGB24  ? kernels::RgbLayout::kRGB24
+                          : src.format == PixelFormat::kBGRx ? kernels::RgbLayout::kBGRx
+                                                             : kernels::RgbLayout::kRGBA;
+      kernels::rgbTo420(layout, out420, kin, kout, w, rows, rgbToYuvCoefficients(dst.color), s);
+    } else if (src.format == PixelFormat::kNV12) {
+      kernels::nv12ChromaToI420(kin, kout, w, rows, s);
+    } else {
+      kernels::i420ChromaToNv12(kin, kout, w, rows, s);
+    }
+  };
+
+  if (src.format == dst.format) {
+    // Plain upload / device copy: one DMA per plane straight into the destination.
+    for (std::uint32_t i = 0; i < srcPlanes; ++i) {
+      copyPlane(dst.data[i], dst.pitch[i], src.data[i], src.pitch[i], planeShape(src.format, i, w, h));
+    }
+  } else {
+    // Planes the kernel reads. Luma of a 4:2:0 -> 4:2:0 conversion goes straight to the destination.
+    std::uint32_t first = 0;
+    if (is420(src.format)) {
+      copyPlane(dst.data[0], dst.pitch[0], src.data[0], src.pitch[0], planeShape(src.format, 0, w, h));
+      first = 1;
+    }
+    if (src.memory == MemoryKind::kDevice) {
+      for (std::uint32_t i = first; i < srcPlanes; ++i) {
+        in.data[i] = src.data[i];
+        in.pitch[i] = src.pitch[i];
+      }
+    } else if (mode == IngestMode::kZeroCopy) {
+      for (std::uint32_t i = first; i < srcPlanes; ++i) {
+        void* mapped = nullptr;
+        check(cudaHostGetDevicePointer(&mapped, src.data[i], 0), "cudaHostGetDevicePointer",
+              "zero-copy ingest needs memory from makePinnedAllocator or a mapped HostRegistration");
+        in.data[i] = static_cast<const std::uint8_t*>(mapped);
+        in.pitch[i] = src.pitch[i];
+      }
+    } else if (mode == IngestMode::kPipelinedCopy && srcPlanes == 1 && stripes > 1 && h >= 4) {
+      // Row bands: all copies go back to back on copyStream, each followed by an event; the
+      // kernel for band k waits only for copy k, so conversion overlaps the rest of the upload and
+      // only the last band's kernel is left after the last byte lands.
+      const PlaneShape shape = planeShape(src.format, 0, w, h);
+      const std::uint32_t pitch = src.pitch[0];
+      std::uint8_t* base = stagingFor(planeSpan(pitch, shape), copyStream.get());
+      if (src.gpu.readyEvent) {
+        check(cudaStreamWaitEvent(copyStream.get(), static_cast<cudaEvent_t>(src.gpu.readyEvent), 0),
+              "cudaStreamWaitEvent(source, copy stream)");
+      }
+      const std::uint32_t bandRows = std::max<std::uint32_t>(2, ((h + stripes - 1) / stripes + 1) & ~1u);
+      std::size_t band = 0;
+      for (std::uint32_t y0 = 0; y0 < h; y0 += bandRows, ++band) {
+        const std::uint32_t rows = std::min(bandRows, h - y0);
+        const std::size_t offset = std::size_t(y0) * pitch;
+        const std::size_t span = planeSpan(pitch, PlaneShape{shape.widthBytes, rows});
+        check(cudaMemcpyAsync(base + offset, src.data[0] + offset, span, cudaMemcpyDefault, copyStream.get()),
+              "cudaMemcpyAsync", std::string(memoryKindName(src.memory)) + " -> device staging, band of " +
+                                     std::to_string(span) + " bytes");
+        bandCopied[band].record(copyStream.get());
+      }
+      if (completion == Completion::kWait) ingestDone.record(copyStream.get());
+      band = 0;
+      for (std::uint32_t y0 = 0; y0 < h; y0 += bandRows, ++band) {
+        const std::uint32_t rows = std::min(bandRows, h - y0);
+        check(cudaStreamWaitEvent(s, bandCopied[band].get(), 0), "cudaStreamWaitEvent(band)");
+        kernels::PlanesIn bandIn;
+        bandIn.data[0] = base + std::size_t(y0) * pitch;
+        bandIn.pitch[0] = pitch;
+        kernels::PlanesOut bandOut = out;
+        bandOut.data[0] = out.data[0] + std::size_t(y0) * out.pitch[0];
+        for (std::uint32_t i = 1; i < dstPlanes; ++i) bandOut.data[i] = out.data[i] + std::size_t(y0 / 2) * out.pitch[i];
+        launch(bandIn, bandOut, rows);
+      }
+      usedStaging = true;
+      launched = true;
+    } else {
+      // One linear DMA per plane into staging, keeping the source pitch (a contiguous copy).
+      std::size_t offsets[kMaxPlanes] = {};
+      std::size_t total = 0;
+      for (std::uint32_t i = first; i < srcPlanes; ++i) {
+        offsets[i] = total;
+        total = alignUp(total + planeSpan(src.pitch[i], planeShape(src.format, i, w, h)), 256);
+      }
+      std::uint8_t* base = stagingFor(total, s);
+      for (std::uint32_t i = first; i < srcPlanes; ++i) {
+        const std::size_t span = planeSpan(src.pitch[i], planeShape(src.format, i, w, h));
+        check(cudaMemcpyAsync(base + offsets[i], src.data[i], span, cudaMemcpyDefault, s), "cudaMemcpyAsync",
+              std::string(memoryKindName(src.memory)) + " -> device staging, " + std::to_string(span) + " bytes");
+        in.data[i] = base + offsets[i];
+        in.pitch[i] = src.pitch[i];
+      }
+      usedStaging = true;
+    }
+  }
+  const bool timed = completion == Completion::kWait;
+  if (!launched) {
+    if (timed) ingestDone.record(s);
+    if (src.format != dst.format) launch(in, out, h);
+  }
+  if (timed) convertDone.record(s);
+  const CudaEvent& ready = readyEventFor(dst.data[0]);
+  ready.record(s);
+  if (usedStaging) {  // after `ready`, so that consumers' event is not delayed by it
+    stagingFree.record(s);
+    stagingStream = s;
+  }
+
+  dst.sequence = src.sequence;
+  dst.wallClockMs = src.wallClockMs;
+  dst.keyframe = src.keyframe;
+  dst.times = src.times;
+  if (!isRgb(src.format)) dst.color = src.color;
+  dst.gpu.readyEvent = ready.get();
+  dst.gpu.device = device;
+  if (completion == Completion::kWait) {
+    ready.synchronize();
+    const std::int64_t now = monotonicNs();
+    const auto convertNs =
+        static_cast<std::int64_t>(static_cast<double>(convertDone.elapsedMsSince(ingestDone)) * 1e6);
+    dst.times.mark(Stage::kIngest, now - convertNs);
+    dst.times.mark(Stage::kConvert, now);
+  } else {
+    const std::int64_t now = monotonicNs();
+    dst.times.mark(Stage::kIngest, now);
+    dst.times.mark(Stage::kConvert, now);
+  }
+}
+
+GpuConverter::GpuConverter(int device, IngestMode mode, int stripes)
+    : impl_(std::make_unique<Impl>(device, mode, stripes)) {}
+GpuConverter::~GpuConverter() = default;
+GpuConverter::GpuConverter(GpuConverter&&) noexcept = default;
+GpuConverter& GpuConverter::operator=(GpuConverter&&) noexcept = default;
+
+bool GpuConverter::supports(PixelFormat src, PixelFormat dst) noexcept {
+  if (!isRaw(src) || !isRaw(dst)) return false;
+  return src == dst || is420(dst);
+}
+
+void GpuConverter::convert(const Frame& src, Frame& dst, void* stream, Completion completion) {
+  cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : impl_->stream.get();
+  impl_->convert(src, dst, s, completion);
+}
+
+void* GpuConverter::stream() const noexcept { return impl_->stream.get(); }
+int GpuConverter::device() const noexcept { return impl_->device; }
+IngestMode GpuConverter::mode() const noexcept { return impl_->mode; }
+
+}  // namespace zerohop

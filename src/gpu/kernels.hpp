@@ -1,0 +1,47 @@
+#pragma once
+// Internal: the colour-conversion kernels' launchers. Pointers may be device pointers or, for
+// zero-copy ingest, device views of mapped page-locked host memory. Each launcher checks the launch.
+// Thread-safety: reentrant.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace zerohop::kernels {
+
+struct PlanesIn {
+  const std::uint8_t* data[3] = {};
+  std::uint32_t pitch[3] = {};
+};
+struct PlanesOut {
+  std::uint8_t* data[3] = {};
+  std::uint32_t pitch[3] = {};
+};
+
+enum class Packed422 : std::uint8_t { kYUYV, kUYVY };
+enum class Out420 : std::uint8_t { kNV12, kI420 };
+enum class RgbLayout : std::uint8_t { kRGB24, kBGRx, kRGBA };
+
+/// Y = yOffset + yR*R + yG*G + yB*B; U = 128 + uR*R + uG*G + uB*B; V likewise; rounded half up, clamped.
+struct RgbToYuv {
+  float yR, yG, yB, yOffset;
+  float uR, uG, uB;
+  float vR, vG, vB;
+};
+
+/// YUYV/UYVY (plane 0) -> NV12 (planes 0,1) or I420 (planes 0,1,2). width, height even.
+void packed422To420(Packed422 in, Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width,
+                    std::uint32_t height, cudaStream_t stream);
+
+/// RGB24/BGRx/RGBA (plane 0) -> NV12 / I420. Chroma from the mean R,G,B of each 2x2 block.
+void rgbTo420(RgbLayout in, Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width,
+              std::uint32_t height, const RgbToYuv& coeffs, cudaStream_t stream);
+
+/// Chroma only: NV12 UV plane (src.data[1]) -> I420 U, V (dst.data[1], dst.data[2]).
+void nv12ChromaToI420(const PlanesIn& src, const PlanesOut& dst, std::uint32_t width, std::uint32_t height,
+                      cudaStream_t stream);
+/// Chroma only: I420 U, V (src.data[1], src.data[2]) -> NV12 UV (dst.data[1]).
+void i420ChromaToNv12(const PlanesIn& src, const PlanesOut& dst, std::uint32_t width, std::uint32_t height,
+                      cudaStream_t stream);
+
+}  // namespace zerohop::kernels

@@ -1,0 +1,344 @@
+// GpuConverter against the CPU reference (cpu_reference.hpp states the formulas): every supported
+// pair, every ingest path (pageable copy, pinned copy, pinned zero-copy, already on device), odd
+// sizes, odd pitches and odd plane alignment, random and camera-like content, outputs poisoned
+// before each run (two different poisons) and padding checked untouched.
+// Tolerance: exact for YUV -> YUV and same-format copies; +-1 for RGB -> YUV (float vs double).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu_convert.hpp"
+
+namespace zerohop::test {
+namespace {
+
+struct Geometry {
+  std::uint32_t w, h, extraPitch, shift;
+};
+// 2x2: the smallest 4:2:0 frame; 34x18 with 3 extra bytes per row and planes at an odd address
+// (scalar-load path); 642x362 with 70 extra bytes (rows not a multiple of the block size; 4-byte
+// loads); 256x34 tight and 520x12 with 16 extra bytes (the 16-byte-load "wide" 4:2:2 kernel).
+constexpr Geometry kGeometries[] = {{2, 2, 0, 0},     {34, 18, 3, 1},  {642, 362, 70, 0},
+                                    {130, 66, 0, 0},  {256, 34, 0, 0}, {520, 12, 16, 0}};
+
+struct Ingest {
+  MemoryKind memory;
+  IngestMode mode;
+};
+constexpr Ingest kIngests[] = {{MemoryKind::kHost, IngestMode::kCopy},
+                               {MemoryKind::kPinned, IngestMode::kCopy},
+                               {MemoryKind::kPinned, IngestMode::kZeroCopy},
+                               {MemoryKind::kHost, IngestMode::kPipelinedCopy},
+                               {MemoryKind::kPinned, IngestMode::kPipelinedCopy},
+                               {MemoryKind::kDevice, IngestMode::kCopy}};
+// Bands for kPipelinedCopy in these tests: 5 gives uneven bands (18 rows -> 4+4+4+4+2).
+constexpr int kTestStripes = 5;
+
+constexpr ColorDesc kColors[] = {{ColorMatrix::kBt601, ColorRange::kLimited},
+                                 {ColorMatrix::kBt601, ColorRange::kFull},
+                                 {ColorMatrix::kBt709, ColorRange::kLimited},
+                                 {ColorMatrix::kBt709, ColorRange::kFull}};
+
+constexpr std::uint8_t kPoisons[] = {0xCD, 0x5A};
+
+bool isRgb(PixelFormat f) { return f == PixelFormat::kRGB24 || f == PixelFormat::kBGRx || f == PixelFormat::kRGBA; }
+
+unsigned freshSeed() {
+  return static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()) ^ std::random_device{}();
+}
+
+std::string describeCase(PixelFormat s, PixelFormat d, const Ingest& in, const Geometry& g, bool camera,
+                         const ColorDesc& c, unsigned seed) {
+  std::ostringstream os;
+  os << formatName(s) << "->" << formatName(d) << " " << memoryKindName(in.memory) << "/" << ingestModeName(in.mode)
+     << " " << g.w << "x" << g.h << " +" << g.extraPitch << " shift " << g.shift << (camera ? " camera" : " random")
+     << " " << (c.matrix == ColorMatrix::kBt709 ? "bt709" : "bt601") << "/"
+     << (c.range == ColorRange::kFull ? "full" : "limited") << " seed " << seed;
+  return os.str();
+}
+
+// Converts `image` (placed in `in.memory`) into a poisoned device target and compares.
+::testing::AssertionResult convertAndCompare(GpuConverter& conv, int device, const HostImage& image, PixelFormat dst,
+                                             const Ingest& in, const Geometry& g, const ColorDesc& color) {
+  PlacedFrame src(image, in.memory, device, g.shift);
+  src.frame.color = ColorDesc{ColorMatrix::kBt709, ColorRange::kFull};  // must pass through for YUV sources
+  src.frame.sequence = 77;
+  DeviceTarget target(dst, g.w, g.h, g.extraPitch, device, g.shift);
+  const HostImage ref = referenceConvert(image, dst, color);
+  const int tolerance = isRgb(image.format) && dst != image.format ? 1 : 0;
+  for (std::uint8_t poison : kPoisons) {
+    target.poison(poison);
+    target.frame.color = color;
+    conv.convert(src.frame, target.frame);
+    if (!target.frame.gpu.readyEvent) return ::testing::AssertionFailure() << "no ready event in dst";
+    cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(target.frame.gpu.readyEvent)), "cudaEventSynchronize");
+    auto r = matchesReference(target.download(), ref, tolerance, poison);
+    if (!r) return r << " (poison " << int(poison) << ")";
+    if (target.frame.sequence != 77) return ::testing::AssertionFailure() << "sequence not carried";
+    if (!isRgb(image.format) && !(target.frame.color == src.frame.color))
+      return ::testing::AssertionFailure() << "YUV colour description not passed through";
+    if (isRgb(image.format) && !(target.frame.color == color))
+      return ::testing::AssertionFailure() << "RGB target colour description changed";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class GpuConvertPair : public GpuTest, public ::testing::WithParamInterface<std::tuple<PixelFormat, PixelFormat>> {};
+
+TEST_P(GpuConvertPair, MatchesCpuReference) {
+  const auto [srcFormat, dstFormat] = GetParam();
+  ASSERT_TRUE(GpuConverter::supports(srcFormat, dstFormat));
+  GpuConverter copy(device_, IngestMode::kCopy);
+  GpuConverter zeroCopy(device_, IngestMode::kZeroCopy);
+  GpuConverter pipelined(device_, IngestMode::kPipelinedCopy, kTestStripes);
+  const unsigned seed = freshSeed();
+  std::mt19937 rng(seed);
+  int cases = 0, failures = 0;
+  for (const auto& g : kGeometries) {
+    for (bool camera : {false, true}) {
+      HostImage image = makeImage(srcFormat, g.w, g.h, g.extraPitch);
+      if (camera) fillCameraLike(image, rng); else fillRandom(image, rng);
+      for (const auto& in : kIngests) {
+        GpuConverter& conv = in.mode == IngestMode::kZeroCopy        ? zeroCopy
+                             : in.mode == IngestMode::kPipelinedCopy ? pipelined
+                                                                     : copy;
+        const std::size_t colorCount = isRgb(srcFormat) ? std::size(kColors) : 1;
+        for (std::size_t c = 0; c < colorCount; ++c) {
+          ++cases;
+          auto result = convertAndCompare(conv, device_, image, dstFormat, in, g, kColors[c]);
+          if (!result && ++failures <= 10) {
+            ADD_FAILURE() << describeCase(srcFormat, dstFormat, in, g, camera, kColors[c], seed) << ": "
+                          << result.message();
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << failures << " of " << cases << " cases failed (seed " << seed << ")";
+}
+
+std::vector<std::tuple<PixelFormat, PixelFormat>> allPairs() {
+  std::vector<std::tuple<PixelFormat, PixelFormat>> pairs;
+  for (auto s : {PixelFormat::kYUYV, PixelFormat::kUYVY, PixelFormat::kNV12, PixelFormat::kI420, PixelFormat::kRGB24,
+                 PixelFormat::kBGRx, PixelFormat::kRGBA}) {
+    pairs.emplace_back(s, PixelFormat::kNV12);
+    pairs.emplace_back(s, PixelFormat::kI420);
+    if (s != PixelFormat::kNV12 && s != PixelFormat::kI420) pairs.emplace_back(s, s);
+  }
+  return pairs;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPairs, GpuConvertPair, ::testing::ValuesIn(allPairs()),
+                         [](const auto& param) {
+                           return std::string(formatName(std::get<0>(param.param))) + "_to_" +
+                                  std::string(formatName(std::get<1>(param.param)));
+                         });
+
+class GpuConvert : public GpuTest {};
+
+TEST_F(GpuConvert, CameraSizedFramesMatch) {
+  const unsigned seed = freshSeed();
+  std::mt19937 rng(seed);
+  struct Big {
+    PixelFormat src, dst;
+    std::uint32_t w, h;
+  };
+  for (const Big& b : {Big{PixelFormat::kYUYV, PixelFormat::kNV12, 1920, 1080},
+                       Big{PixelFormat::kUYVY, PixelFormat::kI420, 1280, 720},
+                       Big{PixelFormat::kBGRx, PixelFormat::kNV12, 1920, 1080},
+                       Big{PixelFormat::kYUYV, PixelFormat::kNV12, 3840, 2160}}) {
+    HostImage image = makeImage(b.src, b.w, b.h);
+    fillCameraLike(image, rng);
+    for (IngestMode mode : {IngestMode::kCopy, IngestMode::kZeroCopy, IngestMode::kPipelinedCopy}) {
+      GpuConverter conv(device_, mode);
+      const Geometry g{b.w, b.h, 0, 0};
+      const Ingest in{MemoryKind::kPinned, mode};
+      const ColorDesc color{ColorMatrix::kBt709, ColorRange::kLimited};
+      EXPECT_TRUE(convertAndCompare(conv, device_, image, b.dst, in, g, color))
+          << describeCase(b.src, b.dst, in, g, true, color, seed);
+    }
+  }
+}
+
+TEST_F(GpuConvert, ReadyEventOrdersAConsumerStream) {
+  std::mt19937 rng(freshSeed());
+  HostImage image = makeImage(PixelFormat::kYUYV, 1280, 720);
+  fillRandom(image, rng);
+  PlacedFrame src(image, MemoryKind::kPinned, device_);
+  DeviceTarget target(PixelFormat::kNV12, 1280, 720, 0, device_);
+  DeviceTarget copyOfTarget(PixelFormat::kNV12, 1280, 720, 0, device_);
+  target.poison(0xCD);
+  copyOfTarget.poison(0xCD);
+  GpuConverter conv(device_);
+  CudaStream consumer(device_);
+  conv.convert(src.frame, target.frame);  // asynchronous
+  ASSERT_NE(target.frame.gpu.readyEvent, nullptr);
+  EXPECT_EQ(target.frame.gpu.device, device_);
+  // The consumer orders its own stream after the frame, never the host.
+  cuda::check(cudaStreamWaitEvent(consumer.get(), static_cast<cudaEvent_t>(target.frame.gpu.readyEvent), 0),
+              "cudaStreamWaitEvent");
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    const std::size_t bytes = std::size_t(target.frame.pitch[p]) * (p == 0 ? 720 : 360);
+    cuda::check(cudaMemcpyAsync(copyOfTarget.frame.data[p], target.frame.data[p], bytes, cudaMemcpyDeviceToDevice,
+                                consumer.get()),
+                "cudaMemcpyAsync");
+  }
+  consumer.synchronize();
+  EXPECT_TRUE(matchesReference(copyOfTarget.download(), referenceConvert(image, PixelFormat::kNV12, {}), 0, 0xCD));
+
+  // One event per destination buffer, re-recorded when that buffer is written again.
+  void* first = target.frame.gpu.readyEvent;
+  conv.convert(src.frame, target.frame);
+  EXPECT_EQ(target.frame.gpu.readyEvent, first);
+  conv.convert(src.frame, copyOfTarget.frame);
+  EXPECT_NE(copyOfTarget.frame.gpu.readyEvent, first);
+  cuda::check(cudaStreamSynchronize(static_cast<cudaStream_t>(conv.stream())), "cudaStreamSynchronize");
+}
+
+TEST_F(GpuConvert, WaitsOnTheSourceReadyEvent) {
+  // A producer on its own stream uploads a device frame and records an event; the converter must
+  // wait for it on its stream without any host synchronisation in between.
+  std::mt19937 rng(freshSeed());
+  HostImage image = makeImage(PixelFormat::kUYVY, 3840, 2160);
+  fillRandom(image, rng);
+  PlacedFrame staged(image, MemoryKind::kPinned, device_);
+  DeviceTarget deviceSrc(PixelFormat::kUYVY, 3840, 2160, 0, device_);
+  deviceSrc.poison(0x11);
+  CudaStream producer(device_);
+  CudaEvent produced(device_, false);
+  cuda::check(cudaMemcpyAsync(deviceSrc.frame.data[0], staged.frame.data[0], image.plane[0].size(),
+                              cudaMemcpyHostToDevice, producer.get()),
+              "cudaMemcpyAsync");
+  produced.record(producer.get());
+  deviceSrc.frame.gpu.readyEvent = produced.get();
+  DeviceTarget target(PixelFormat::kI420, 3840, 2160, 0, device_);
+  target.poison(0xCD);
+  GpuConverter conv(device_);
+  conv.convert(deviceSrc.frame, target.frame);
+  cuda::check(cudaStreamSynchronize(static_cast<cudaStream_t>(conv.stream())), "cudaStreamSynchronize");
+  EXPECT_TRUE(matchesReference(target.download(), referenceConvert(image, PixelFormat::kI420, {}), 0, 0xCD));
+  producer.synchronize();
+}
+
+class GpuConvertMode : public GpuTest, public ::testing::WithParamInterface<IngestMode> {};
+
+TEST_P(GpuConvertMode, CallerStreamAndWaitCompletionMarkStages) {
+  std::mt19937 rng(freshSeed());
+  HostImage image = makeImage(PixelFormat::kYUYV, 640, 480);
+  fillCameraLike(image, rng);
+  PlacedFrame src(image, MemoryKind::kPinned, device_);
+  src.frame.times.mark(Stage::kCapture, monotonicNs());
+  src.frame.sequence = 9;
+  src.frame.wallClockMs = 1234;
+  src.frame.keyframe = true;
+  DeviceTarget target(PixelFormat::kNV12, 640, 480, 0, device_);
+  target.poison(0xCD);
+  CudaStream mine(device_);
+  GpuConverter conv(device_, GetParam());
+  conv.convert(src.frame, target.frame, mine.get(), Completion::kWait);
+  const std::int64_t after = monotonicNs();
+  // kWait: the pixels are ready when convert returns, without any further synchronisation.
+  EXPECT_EQ(cudaEventQuery(static_cast<cudaEvent_t>(target.frame.gpu.readyEvent)), cudaSuccess);
+  const auto& t = target.frame.times;
+  EXPECT_LE(t.at(Stage::kCapture), t.at(Stage::kIngest));
+  EXPECT_LE(t.at(Stage::kIngest), t.at(Stage::kConvert));
+  EXPECT_LE(t.at(Stage::kConvert), after);
+  EXPECT_EQ(target.frame.sequence, 9u);
+  EXPECT_EQ(target.frame.wallClockMs, 1234);
+  EXPECT_TRUE(target.frame.keyframe);
+  EXPECT_TRUE(matchesReference(target.download(), referenceConvert(image, PixelFormat::kNV12, {}), 0, 0xCD));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuConvertMode,
+                         ::testing::Values(IngestMode::kCopy, IngestMode::kZeroCopy, IngestMode::kPipelinedCopy),
+                         [](const auto& param) {
+                           std::string name = ingestModeName(param.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST_F(GpuConvert, StagingIsSharedSafelyAcrossCallerStreams) {
+  // Consecutive frames on different caller streams, no host synchronisation in between: the
+  // second frame's upload into the shared staging buffer must wait until the first frame's kernel
+  // has read it.
+  std::mt19937 rng(freshSeed());
+  for (IngestMode mode : {IngestMode::kCopy, IngestMode::kPipelinedCopy}) {
+    GpuConverter conv(device_, mode);
+    CudaStream one(device_), two(device_);
+    std::vector<HostImage> images;
+    std::vector<std::unique_ptr<PlacedFrame>> sources;
+    std::vector<std::unique_ptr<DeviceTarget>> targets;
+    for (int i = 0; i < 4; ++i) {
+      images.push_back(makeImage(PixelFormat::kYUYV, 1920, 1080));
+      fillRandom(images.back(), rng);
+      sources.push_back(std::make_unique<PlacedFrame>(images.back(), MemoryKind::kPinned, device_));
+      targets.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, 1920, 1080, 0, device_));
+      targets.back()->poison(0xCD);
+    }
+    for (int i = 0; i < 4; ++i) conv.convert(sources[i]->frame, targets[i]->frame, (i % 2 ? two : one).get());
+    one.synchronize();
+    two.synchronize();
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_TRUE(matchesReference(targets[i]->download(), referenceConvert(images[i], PixelFormat::kNV12, {}), 0,
+                                   0xCD))
+          << ingestModeName(mode) << " frame " << i;
+    }
+  }
+}
+
+TEST_F(GpuConvert, RejectsWhatItCannotDo) {
+  GpuConverter copy(device_, IngestMode::kCopy);
+  GpuConverter zeroCopy(device_, IngestMode::kZeroCopy);
+  HostImage image = makeImage(PixelFormat::kYUYV, 64, 32);
+  std::mt19937 rng(1);
+  fillRandom(image, rng);
+  PlacedFrame pageable(image, MemoryKind::kHost, device_);
+  DeviceTarget target(PixelFormat::kNV12, 64, 32, 0, device_);
+  auto expectError = [](Errc code, const std::string& needle, auto&& fn) {
+    try {
+      fn();
+      ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expectError(Errc::kInvalidArgument, "zero-copy", [&] { zeroCopy.convert(pageable.frame, target.frame); });
+  Frame hostDst = target.frame;
+  hostDst.memory = MemoryKind::kHost;
+  expectError(Errc::kInvalidArgument, "device memory", [&] { copy.convert(pageable.frame, hostDst); });
+  Frame smaller = target.frame;
+  smaller.height = 30;
+  expectError(Errc::kInvalidArgument, "size mismatch", [&] { copy.convert(pageable.frame, smaller); });
+  Frame rgbaDst = target.frame;
+  rgbaDst.format = PixelFormat::kRGBA;
+  expectError(Errc::kInvalidArgument, "rgba", [&] { copy.convert(pageable.frame, rgbaDst); });
+  Frame oddSrc = pageable.frame, oddDst = target.frame;
+  oddSrc.height = oddDst.height = 31;
+  expectError(Errc::kInvalidArgument, "even", [&] { copy.convert(oddSrc, oddDst); });
+  Frame nullPlane = target.frame;
+  nullPlane.data[1] = nullptr;
+  expectError(Errc::kInvalidArgument, "plane 1", [&] { copy.convert(pageable.frame, nullPlane); });
+  // Ordinary malloc'd memory claimed to be pinned: CUDA's own error, naming the call.
+  Frame fakePinned = pageable.frame;
+  fakePinned.memory = MemoryKind::kPinned;
+  try {
+    zeroCopy.convert(fakePinned, target.frame);
+    ADD_FAILURE() << "zero-copy from ordinary malloc memory did not fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaHostGetDevicePointer failed: cudaError"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zerohop::test
