@@ -1,0 +1,81 @@
+#pragma once
+// H.264 encoding for live video: one access unit out for every frame in, no B-frames, no lookahead,
+// CBR with a one-frame VBV, SPS/PPS in band before every IDR, an IDR on request, bitrate changeable
+// while running. makeEncoder() picks the implementation ("x264" now: libavcodec + libx264; "nvenc"
+// comes with the GPU encode work and slots in behind the same interface).
+// Thread-safety: a VideoEncoder is thread-bound (one encode thread); makeEncoder() and the H.264
+// helpers are reentrant. Ownership: makeEncoder() transfers the encoder to the caller; encode()
+// borrows the frame only for the call (the lease may be released as soon as it returns).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zerohop/encoded_unit.hpp"
+#include "zerohop/frame.hpp"
+
+namespace zerohop {
+
+struct EncoderConfig {
+  std::string encoder = "x264";  ///< "x264"; "nvenc" and "auto" are resolved by makeEncoder()
+  std::uint32_t width = 1280, height = 720;
+  double fps = 30;
+  std::uint32_t bitrateKbps = 2500;
+  std::uint32_t keyframeIntervalFrames = 120;  ///< 0 = keyframes only on request
+  int threads = 1;  ///< x264 sliced threads (1 keeps latency and CPU predictable; 0 = one per core)
+  /// x264 preset. superfast: 720p30 costs ~6 ms of one core per frame (~17%) on the 2-core
+  /// reference box, 0.4 dB below veryfast (~10 ms, ~30%) at 2500 kb/s, leaving room for capture and
+  /// WebRTC within the 40%-of-a-core budget; ultrafast saves 2 ms more but loses ~2.5 dB. Numbers in
+  /// docs/benchmarks.md (zerohop_encode_bench).
+  std::string preset = "superfast";
+  PixelFormat inputFormat = PixelFormat::kI420;  ///< kI420 or kNV12: what encode() is given
+  ColorDesc color{};  ///< signalled in the stream's VUI (the converter's dst.color; MJPEG is full range)
+};
+
+/// Counters of one encoder, for the stats page and tests.
+struct EncoderStats {
+  std::uint64_t framesIn = 0;      ///< frames given to encode()
+  std::uint64_t unitsOut = 0;      ///< access units returned
+  std::uint64_t emptyOutputs = 0;  ///< encode() calls that produced nothing (must stay 0 with our settings)
+  std::uint64_t keyframes = 0;     ///< IDR access units
+  std::uint64_t bytesOut = 0;
+};
+
+class VideoEncoder {
+ public:
+  virtual ~VideoEncoder() = default;
+  /// Encodes one host frame of the configured size and input format; returns its access unit
+  /// (Annex B, SPS/PPS before every IDR), or nullptr if the encoder produced nothing for this input
+  /// (must not happen with our settings; counted in stats().emptyOutputs). `forceKeyframe` makes
+  /// this frame an IDR. Copies sequence/times/wallClockMs and ptsNs (= capture time), marks Stage::kEncode.
+  /// Throws Error(kInvalidArgument) for a frame of another size/format or in device memory, and
+  /// Error(kDevice) when the codec fails.
+  virtual EncodedUnitPtr encode(const Frame& frame, bool forceKeyframe) = 0;
+  /// Takes effect from the next frame, without restarting the stream (no IDR). Throws
+  /// Error(kInvalidArgument) for 0 or an absurd value.
+  virtual void setBitrate(std::uint32_t kbps) = 0;
+  /// "libx264 (superfast, zerolatency, CBR 2500 kb/s)"
+  virtual std::string name() const = 0;
+  virtual EncoderStats stats() const = 0;
+};
+
+/// Creates the encoder `config` names. Throws Error with the cause and the fix:
+/// kInvalidArgument for a bad size/fps/bitrate/preset/input format or an unknown encoder name,
+/// kUnsupported for an encoder this build lacks ("nvenc" before the GPU encode work),
+/// kUnavailable when libavcodec has no libx264, kDevice when the codec refuses to open.
+std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config);
+
+/// Sends FFmpeg's log lines through zerohop::log (its info chatter at debug level, its errors as
+/// warnings) instead of stderr. Process-wide (av_log_set_callback): applications opt in; the CLI does.
+void routeFfmpegLogsToZerohopLog();
+
+/// The lowest H.264 level (level_idc: 31 = 3.1) that holds the configured size, frame rate and
+/// bitrate (ITU-T H.264 Table A-1), never below 3.1, the level WebRTC offers by default. Throws
+/// Error(kInvalidArgument) if even level 5.2 cannot hold it.
+int h264LevelIdc(std::uint32_t width, std::uint32_t height, double fps, std::uint32_t bitrateKbps);
+
+/// The SDP profile-level-id of what this encoder sends: constrained baseline, "42e01f" at 720p30.
+/// (The in-band SPS carries constraint flags 0xc0, also constrained baseline: same profile.)
+std::string h264ProfileLevelId(const EncoderConfig& config);
+
+}  // namespace zerohop

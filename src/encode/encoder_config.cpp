@@ -1,0 +1,58 @@
+#include "encoder_config.hpp"
+
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "zerohop/error.hpp"
+
+namespace zerohop::encode {
+namespace {
+constexpr std::array<std::string_view, 10> kPresets{"ultrafast", "superfast", "veryfast", "faster",
+                                                    "fast",      "medium",    "slow",     "slower",
+                                                    "veryslow",  "placebo"};
+}  // namespace
+
+bool isX264Preset(const std::string& preset) noexcept {
+  for (auto p : kPresets) {
+    if (p == preset) return true;
+  }
+  return false;
+}
+
+void validateBitrate(std::uint32_t kbps) {
+  if (kbps < kMinBitrateKbps || kbps > kMaxBitrateKbps) {
+    throw Error(Errc::kInvalidArgument, "bitrate " + std::to_string(kbps) + " kb/s is outside " +
+                                            std::to_string(kMinBitrateKbps) + ".." +
+                                            std::to_string(kMaxBitrateKbps) + " kb/s (2500 suits 720p30)");
+  }
+}
+
+void validateConfig(const EncoderConfig& c) {
+  const std::string size = std::to_string(c.width) + "x" + std::to_string(c.height);
+  if (c.width < 16 || c.height < 16 || c.width > 8192 || c.height > 8192) {
+    throw Error(Errc::kInvalidArgument, "encoder size " + size + " is outside 16x16..8192x8192");
+  }
+  if (c.width % 2 != 0 || c.height % 2 != 0) {
+    throw Error(
+        Errc::kInvalidArgument,
+        "encoder size " + size + " is odd; H.264 4:2:0 needs an even width and height (e.g. 1280x720)");
+  }
+  if (!std::isfinite(c.fps) || c.fps <= 0 || c.fps > 240) {
+    throw Error(Errc::kInvalidArgument, "encoder frame rate " + std::to_string(c.fps) +
+                                            " is outside (0, 240] frames per second (e.g. 30)");
+  }
+  validateBitrate(c.bitrateKbps);
+  if (c.threads < 0 || c.threads > 64) {
+    throw Error(Errc::kInvalidArgument, "encoder threads " + std::to_string(c.threads) +
+                                            " is outside 0..64 (0 = one per core, 1 = lowest latency)");
+  }
+  if (c.inputFormat != PixelFormat::kI420 && c.inputFormat != PixelFormat::kNV12) {
+    throw Error(Errc::kInvalidArgument, "encoder input format " + std::string(formatName(c.inputFormat)) +
+                                            " is not accepted; convert to i420 or nv12 first");
+  }
+  // Throws if the size/rate/bitrate exceed the largest H.264 level.
+  (void)h264LevelIdc(c.width, c.height, c.fps, c.bitrateKbps);
+}
+
+}  // namespace zerohop::encode

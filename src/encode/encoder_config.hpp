@@ -1,0 +1,25 @@
+#pragma once
+// Validation of an EncoderConfig, shared by every encoder implementation, so a bad request fails
+// the same way (and before any codec is opened) whichever encoder is chosen.
+// Thread-safety: pure functions, reentrant.
+
+#include <cstdint>
+#include <string>
+
+#include "zerohop/encoder.hpp"
+
+namespace zerohop::encode {
+
+inline constexpr std::uint32_t kMinBitrateKbps = 32;
+inline constexpr std::uint32_t kMaxBitrateKbps = 240000;
+
+/// Throws Error(kInvalidArgument) naming the bad field, its value and what is accepted.
+void validateConfig(const EncoderConfig& config);
+
+/// Throws Error(kInvalidArgument) unless kbps is within [kMinBitrateKbps, kMaxBitrateKbps].
+void validateBitrate(std::uint32_t kbps);
+
+/// True if `preset` is one of x264's presets (ultrafast ... placebo).
+bool isX264Preset(const std::string& preset) noexcept;
+
+}  // namespace zerohop::encode

@@ -1,0 +1,202 @@
+#include "x264_encoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+extern "C" {
+#include <libavutil/buffer.h>
+#include <libavutil/opt.h>
+#include <libavutil/rational.h>
+}
+
+#include "annexb.hpp"
+#include "av_error.hpp"
+#include "encoder_config.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::encode {
+namespace {
+
+constexpr int kInfiniteGop = 1 << 30;  // X264_KEYINT_MAX_INFINITE
+
+void setOption(AVCodecContext* ctx, const char* key, const char* value) {
+  if (const int err = av_opt_set(ctx->priv_data, key, value, 0); err < 0) {
+    throwAv(Errc::kDevice, std::string("av_opt_set(") + key + "=" + value + ")", err,
+            "this libavcodec's libx264 wrapper does not take that option");
+  }
+}
+
+// The pixels stay the caller's: libavcodec takes a reference instead of a copy when the frame is
+// refcounted, and x264 copies the picture into its own frame inside x264_encoder_encode before
+// encode() returns. Nothing is freed when the last reference goes.
+void noFree(void*, std::uint8_t*) {}
+
+}  // namespace
+
+X264Encoder::X264Encoder(const EncoderConfig& config)
+    : config_(config), levelIdc_(h264LevelIdc(config.width, config.height, config.fps, config.bitrateKbps)) {
+  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
+  if (codec == nullptr) {
+    throw Error(
+        Errc::kUnavailable,
+        "avcodec_find_encoder_by_name(\"libx264\") found nothing: this FFmpeg was built without libx264; "
+        "install an FFmpeg with libx264 (Debian 12: libavcodec59 from the main archive)");
+  }
+  ctx_.reset(avcodec_alloc_context3(codec));
+  picture_.reset(av_frame_alloc());
+  packet_.reset(av_packet_alloc());
+  if (!ctx_ || !picture_ || !packet_)
+    throw Error(Errc::kDevice, "avcodec_alloc_context3/av_frame_alloc: out of memory");
+
+  AVCodecContext* c = ctx_.get();
+  c->width = static_cast<int>(config.width);
+  c->height = static_cast<int>(config.height);
+  c->pix_fmt = config.inputFormat == PixelFormat::kNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P;
+  c->framerate = av_d2q(config.fps, 1001000);
+  c->time_base = av_inv_q(c->framerate);
+  c->gop_size =
+      config.keyframeIntervalFrames == 0 ? kInfiniteGop : static_cast<int>(config.keyframeIntervalFrames);
+  c->max_b_frames = 0;
+  c->thread_count = config.threads;
+  c->level = levelIdc_;
+  c->flags &= ~AV_CODEC_FLAG_GLOBAL_HEADER;  // parameter sets in band
+  c->color_range = config.color.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+  c->colorspace = config.color.matrix == ColorMatrix::kBt709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
+  applyBitrate(config.bitrateKbps);
+
+  setOption(c, "preset", config.preset.c_str());
+  setOption(c, "tune", "zerolatency");
+  setOption(c, "profile", "baseline");
+  setOption(c, "forced-idr", "1");
+  // repeat-headers: SPS/PPS before every IDR. scenecut=0: IDRs only from the interval or a request.
+  // No nal-hrd: x264 refuses to change VBV parameters while NAL HRD is signalled, and setBitrate needs that.
+  setOption(c, "x264-params", "repeat-headers=1:scenecut=0");
+
+  if (const int err = avcodec_open2(c, codec, nullptr); err < 0) {
+    throwAv(Errc::kDevice, "avcodec_open2(libx264)", err,
+            "x264 refused the settings (" + std::to_string(config.width) + "x" +
+                std::to_string(config.height) + ", preset " + config.preset +
+                "); see the libx264 log line above");
+  }
+  const std::string keyframes =
+      config.keyframeIntervalFrames
+          ? "an IDR every " + std::to_string(config.keyframeIntervalFrames) + " frames"
+          : "IDRs on request only";
+  log::info("encoder: ", name(), ", ", config.width, "x", config.height, "@", config.fps, ", level ",
+            levelIdc_ / 10, ".", levelIdc_ % 10, ", ", keyframes, ", ", config.threads, " thread(s)");
+}
+
+void X264Encoder::applyBitrate(std::uint32_t kbps) noexcept {
+  AVCodecContext* c = ctx_.get();
+  const std::int64_t bps = static_cast<std::int64_t>(kbps) * 1000;
+  c->bit_rate = bps;
+  c->rc_max_rate = bps;  // CBR: x264 ABR with max rate = rate
+  // One frame of VBV: no frame may exceed its share of the bitrate, so none waits on the wire.
+  // x264 takes the VBV in kbit: keep at least 1 kbit so it is never rounded down to "no VBV".
+  c->rc_buffer_size =
+      static_cast<int>(std::max<long long>(1000, std::llround(static_cast<double>(bps) / config_.fps)));
+}
+
+void X264Encoder::setBitrate(std::uint32_t kbps) {
+  validateBitrate(kbps);
+  if (h264LevelIdc(config_.width, config_.height, config_.fps, kbps) > levelIdc_) {
+    throw Error(Errc::kInvalidArgument,
+                "bitrate " + std::to_string(kbps) + " kb/s exceeds the stream's H.264 level " +
+                    std::to_string(levelIdc_ / 10) + "." + std::to_string(levelIdc_ % 10) +
+                    "; restart the stream with that bitrate instead");
+  }
+  // libavcodec's libx264 wrapper compares these with its x264 parameters before every frame and
+  // calls x264_encoder_reconfig when they differ (FFmpeg 5.1 libx264.c reconfig_encoder).
+  config_.bitrateKbps = kbps;
+  applyBitrate(kbps);
+}
+
+std::string X264Encoder::name() const {
+  return "libx264 (" + config_.preset + ", zerolatency, CBR " + std::to_string(config_.bitrateKbps) +
+         " kb/s)";
+}
+
+void X264Encoder::checkFrame(const Frame& frame) const {
+  if (frame.memory == MemoryKind::kDevice) {
+    throw Error(Errc::kInvalidArgument,
+                "x264 encodes host frames; this frame is in GPU memory (use nvenc or copy it)");
+  }
+  if (frame.format != config_.inputFormat || frame.width != config_.width || frame.height != config_.height) {
+    throw Error(Errc::kInvalidArgument,
+                "encoder was opened for " + std::string(formatName(config_.inputFormat)) + " " +
+                    std::to_string(config_.width) + "x" + std::to_string(config_.height) + " but got " +
+                    std::string(formatName(frame.format)) + " " + std::to_string(frame.width) + "x" +
+                    std::to_string(frame.height) + "; convert or scale the frame, or open a new encoder");
+  }
+  const std::uint32_t planes = planeCount(frame.format);
+  for (std::uint32_t i = 0; i < planes; ++i) {
+    const std::uint32_t row = i == 0 || frame.format == PixelFormat::kNV12 ? frame.width : frame.width / 2;
+    if (frame.data[i] == nullptr || frame.pitch[i] < row) {
+      throw Error(Errc::kInvalidArgument, "frame plane " + std::to_string(i) + " has no memory or a pitch (" +
+                                              std::to_string(frame.pitch[i]) + ") shorter than a row");
+    }
+  }
+}
+
+EncodedUnitPtr X264Encoder::encode(const Frame& frame, bool forceKeyframe) {
+  checkFrame(frame);
+  AVFrame* pic = picture_.get();
+  pic->format = ctx_->pix_fmt;
+  pic->width = ctx_->width;
+  pic->height = ctx_->height;
+  for (std::uint32_t i = 0; i < planeCount(frame.format); ++i) {
+    pic->data[i] = frame.data[i];
+    pic->linesize[i] = static_cast<int>(frame.pitch[i]);
+  }
+  pic->buf[0] = av_buffer_create(frame.data[0], 1, noFree, nullptr, AV_BUFFER_FLAG_READONLY);
+  if (pic->buf[0] == nullptr) throw Error(Errc::kDevice, "av_buffer_create: out of memory");
+  pic->pts = nextPts_++;
+  pic->pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
+  pic->color_range = ctx_->color_range;
+  pic->colorspace = ctx_->colorspace;
+
+  const int sent = avcodec_send_frame(ctx_.get(), pic);
+  av_frame_unref(pic);
+  if (sent < 0) throwAv(Errc::kDevice, "avcodec_send_frame(libx264)", sent);
+  ++stats_.framesIn;
+
+  std::shared_ptr<EncodedUnit> unit;
+  for (;;) {
+    const int got = avcodec_receive_packet(ctx_.get(), packet_.get());
+    if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;
+    if (got < 0) throwAv(Errc::kDevice, "avcodec_receive_packet(libx264)", got);
+    if (unit) {  // zerolatency never delays a frame; two units for one frame means the settings are wrong
+      av_packet_unref(packet_.get());
+      throw Error(Errc::kInternal,
+                  "libx264 returned two access units for one frame: the encoder is buffering "
+                  "frames despite tune=zerolatency");
+    }
+    unit = std::make_shared<EncodedUnit>();
+    unit->bytes.assign(packet_->data, packet_->data + packet_->size);
+    av_packet_unref(packet_.get());
+  }
+  if (!unit) {
+    ++stats_.emptyOutputs;
+    log::warn("encoder: libx264 produced no access unit for frame ", frame.sequence, " (",
+              stats_.emptyOutputs, " so far)");
+    return nullptr;
+  }
+  unit->codec = PixelFormat::kH264;
+  unit->width = config_.width;
+  unit->height = config_.height;
+  unit->keyframe = containsIdr(unit->bytes.data(), unit->bytes.size());
+  unit->sequence = frame.sequence;
+  unit->wallClockMs = frame.wallClockMs;
+  unit->ptsNs = frame.captureNs();
+  unit->times = frame.times;
+  unit->times.mark(Stage::kEncode, monotonicNs());
+  ++stats_.unitsOut;
+  stats_.bytesOut += unit->bytes.size();
+  if (unit->keyframe) ++stats_.keyframes;
+  return unit;
+}
+
+}  // namespace zerohop::encode
