@@ -1,0 +1,71 @@
+#pragma once
+// StreamServer: the WebRTC sender and its HTTP front (WHEP signalling, the viewer page, /stats).
+//
+// One encode is shared by every viewer: publish() hands the same immutable EncodedUnit to each
+// viewer's own GStreamer pipeline (appsrc -> rtph264pay -> webrtcbin), without copying the bytes.
+// Signalling is WHEP (non-trickle): POST /whep with an SDP offer answers 201 with the complete SDP
+// answer (ICE candidates included) and Location: /whep/<session-id>; DELETE on it ends the session.
+// Endpoints, status codes and the threading model are described in docs/stream.md.
+//
+// Thread-safety: thread-safe; every member may be called from any thread. Owns an HTTP thread pool
+// and one GLib main-loop thread; the destructor stops both and ends every session.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "zerohop/encoded_unit.hpp"
+
+namespace zerohop {
+
+struct StreamConfig {
+  std::string host = "127.0.0.1";  ///< address to listen on; a loopback host also makes ICE use 127.0.0.1
+  std::uint16_t port = 8080;       ///< 0 = let the kernel pick a free port (tests); see StreamServer::port()
+  std::uint32_t maxViewers = 16;   ///< POST /whep past it answers 503
+  std::string webRoot;             ///< empty = the copy of web/ embedded at build time; else serve this dir
+  std::size_t maxBodyBytes = 64 * 1024;  ///< request bodies past it answer 413
+};
+
+class StreamServer {
+ public:
+  /// Binds the HTTP socket and starts the HTTP thread and the GStreamer main loop.
+  /// Throws Error(kUnavailable) when the address is in use or cannot be bound, Error(kNotFound) when
+  /// webRoot is not a directory, Error(kUnavailable) when a needed GStreamer element is missing,
+  /// Error(kInvalidArgument) when maxViewers is 0.
+  explicit StreamServer(StreamConfig config);
+  /// Stops HTTP, ends every session and joins every thread (well under a second). Never throws.
+  ~StreamServer();
+
+  StreamServer(const StreamServer&) = delete;
+  StreamServer& operator=(const StreamServer&) = delete;
+
+  /// Non-blocking fan-out of one H.264 access unit (Annex B, SPS/PPS before every IDR) to every
+  /// connected viewer. A viewer that just joined (or fell behind and had units dropped) receives
+  /// nothing until the next keyframe. A null unit is ignored.
+  void publish(EncodedUnitPtr unit);
+
+  /// Called (on any thread, possibly concurrently with publish) when a viewer becomes connected and
+  /// whenever a viewer asks for a keyframe (RTCP PLI/FIR) or fell behind. The handler should make the
+  /// encoder emit an IDR soon; it must not block and must not call back into this StreamServer's destructor.
+  void setKeyframeRequestHandler(std::function<void()> handler);
+
+  /// Provides the body of GET /stats (application/json). The provider's JSON is served as is: the
+  /// server adds nothing to it, so the provider includes "viewers" (from viewerCount()) itself.
+  /// Without a provider, GET /stats answers {"viewers": N}.
+  void setStatsProvider(std::function<std::string()> json);
+
+  /// Sessions that exist now (negotiating or connected).
+  std::size_t viewerCount() const;
+  /// The bound TCP port (the kernel's choice when StreamConfig::port was 0).
+  std::uint16_t port() const;
+  /// "http://<host>:<port>/", e.g. "http://127.0.0.1:8080/".
+  std::string url() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerohop

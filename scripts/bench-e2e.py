@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+"""End-to-end benchmark: capture->display latency in headless Chromium, read from the pixel timecode of
+every presented frame by the viewer page (web/viewer.js), for `zerohop serve` and, in the same run, for a
+plain GStreamer sender (x264enc -> webrtcbin, tests/browser/gst_whep_reference.py) with the same settings.
+
+For each sender and size it starts the server, plays it in one headless Chromium viewer, waits for the
+first frames plus a warm-up, then measures for --seconds: every confirmed latency sample, presented fps,
+the server's CPU (utime+stime from /proc/<pid>/stat, % of one core) and Chromium's (all its processes).
+Prints a markdown table (and writes it to --out if given).
+
+usage: scripts/bench-e2e.py [--zerohop build/apps/zerohop/zerohop] [--seconds 30]
+                            [--sizes 1280x720@30 1920x1080@30] [--bitrate 2500] [--preset veryfast]
+                            [--keyint 120] [--no-reference] [--no-zerohop] [--netns] [--out FILE]
+Run as root for --netns. Needs chromium, chromium-driver, python3-selenium (and for the reference
+python3-gi with GStreamer's webrtcbin/x264enc), i.e. scripts/install-deps.sh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+import zerohop_browser as zb  # noqa: E402
+
+REFERENCE_PY = ROOT / "tests" / "browser" / "gst_whep_reference.py"
+REFERENCE_NATIVE = ROOT / "build" / "bench" / "e2e" / "zerohop-gst-baseline"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of one process, seconds (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        for c in children.get(p, []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def tree_cpu_seconds(root: int) -> dict[int, float]:
+    return {p: cpu_seconds(p) for p in [root, *descendants(root)]}
+
+
+def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    # Processes that ended in between are lost; those that started count from zero.
+    return sum(after[p] - before.get(p, 0.0) for p in after)
+
+
+def server_stats(url: str) -> dict:
+    try:
+        with urllib.request.urlopen(url + "stats", timeout=2) as r:
+            return json.load(r)
+    except (OSError, ValueError):
+        return {}
+
+
+def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriver: str, logs: Path) -> dict:
+    row = {"sender": sender, "source": size}
+    port = zb.free_port()
+    serve_args = ["--source", f"test:{size}", "--listen", f"127.0.0.1:{port}", "--bitrate", str(args.bitrate),
+                  "--encoder", "x264", "--preset", args.preset, "--keyint", str(args.keyint)]
+    tag = f"{sender}_{size.replace('@', '_')}"
+    serve = zb.Serve(binary, serve_args, logs / f"bench_{tag}.serve.log")
+    driver = None
+    try:
+        url = serve.wait_url(30)
+        if not url:
+            row["error"] = "no 'open http://' line: " + serve.tail(5).replace("\n", " | ")
+            return row
+        driver = zb.start_chromium(chromium, chromedriver)
+        driver.get(url)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and driver.execute_script(
+                "return !(window.zerohop && window.zerohop.state === 'playing')"):
+            time.sleep(0.2)
+        if driver.execute_script("return window.zerohop.state") != "playing":
+            row["error"] = "did not play: " + str(driver.execute_script("return window.zerohop.error"))
+            return row
+        time.sleep(args.warmup)
+        snap = "const z = window.zerohop; return [z.latencyCount, z.framesPresented, z.freezes, performance.now()]"
+        count0, frames0, freezes0, t0 = driver.execute_script(snap)
+        browser_root = driver.service.process.pid
+        cpu_s0, cpu_b0, wall0 = cpu_seconds(serve.proc.pid), tree_cpu_seconds(browser_root), time.monotonic()
+        samples: list[float] = []
+        seen = count0
+        end = wall0 + args.seconds
+        while True:
+            time.sleep(min(2.0, max(0.0, end - time.monotonic())))
+            count, lat = driver.execute_script("return [window.zerohop.latencyCount, window.zerohop.latencyMs.slice(-1000)]")
+            new = count - seen
+            if new > 0:
+                samples += lat[-new:] if new <= len(lat) else lat
+            seen = count
+            if time.monotonic() >= end:
+                break
+        wall = time.monotonic() - wall0
+        cpu_s1, cpu_b1 = cpu_seconds(serve.proc.pid), tree_cpu_seconds(browser_root)
+        count1, frames1, freezes1, t1 = driver.execute_script(snap)
+        stats = server_stats(url)
+        driver.save_screenshot(str(logs / f"bench_{tag}.png"))
+        row.update(
+            samples=len(samples),
+            p50=zb.percentile(samples, 0.5), p99=zb.percentile(samples, 0.99),
+            fps=(frames1 - frames0) * 1000.0 / (t1 - t0),
+            freezes=freezes1 - freezes0,
+            serve_cpu=100.0 * (cpu_s1 - cpu_s0) / wall,
+            browser_cpu=100.0 * cpu_delta(cpu_b0, cpu_b1) / wall,
+            server_total_p50=(stats.get("total") or {}).get("p50_ms"),
+            server_stages={k: v.get("p50_ms") for k, v in (stats.get("stages") or {}).items()},
+            encoder=stats.get("encoder"),
+        )
+        return row
+    finally:
+        serve.stop(3.0)
+        if driver is not None:
+            try:
+                driver.quit()
+            except Exception:
+                pass
+
+
+def fmt(v, spec=".1f", unit=""):
+    return "–" if v is None else f"{v:{spec}}{unit}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    default_bin = ROOT / "build" / "apps" / "zerohop" / "zerohop"
+    ap.add_argument("--zerohop", default=str(default_bin), help=f"zerohop binary (default {default_bin})")
+    ap.add_argument("--sizes", nargs="+", default=["1280x720@30", "1920x1080@30"])
+    ap.add_argument("--seconds", type=float, default=30.0, help="measured seconds per run")
+    ap.add_argument("--warmup", type=float, default=3.0, help="seconds of playback before measuring")
+    ap.add_argument("--bitrate", type=int, default=2500, help="kbit/s, both senders")
+    ap.add_argument("--preset", default="superfast", help="x264 preset, both senders (serve's default)")
+    ap.add_argument("--keyint", type=int, default=120, help="frames between keyframes, both senders")
+    ap.add_argument("--no-reference", action="store_true", help="skip the plain GStreamer sender")
+    ap.add_argument("--reference", choices=["native", "python"], default="native",
+                    help="native: build/bench/e2e/zerohop-gst-baseline (our test frames -> x264enc -> webrtcbin); "
+                         "python: tests/browser/gst_whep_reference.py (its own pattern, its own webrtcbin signalling)")
+    ap.add_argument("--no-zerohop", action="store_true", help="only the GStreamer reference")
+    ap.add_argument("--netns", action="store_true", help="run in a private network namespace (needs root)")
+    ap.add_argument("--logs", default="/tmp/zerohop-bench", help="server logs and screenshots")
+    ap.add_argument("--out", help="also write the markdown to this file")
+    args = ap.parse_args()
+
+    chromium, chromedriver = zb.find_browser()
+    if args.netns:
+        zb.enter_private_network()
+    logs = Path(args.logs)
+    logs.mkdir(parents=True, exist_ok=True)
+    senders = []
+    if not args.no_zerohop:
+        if not Path(args.zerohop).exists():
+            print(f"error: {args.zerohop} not found: build it (cmake --build build) or pass --zerohop", file=sys.stderr)
+            return 2
+        senders.append(("zerohop", args.zerohop))
+    if not args.no_reference:
+        # Default: the same test frames (picture, noise, timecode, pacing) through GStreamer's x264enc
+        # into the same webrtcbin sender, so only the convert+encode path differs.
+        if args.reference == "native":
+            if not REFERENCE_NATIVE.exists():
+                print(f"error: {REFERENCE_NATIVE} not found: build it (cmake --build build)", file=sys.stderr)
+                return 2
+            senders.append(("gstreamer", str(REFERENCE_NATIVE)))
+        else:
+            senders.append(("gstreamer-py", str(REFERENCE_PY)))
+
+    rows = []
+    for size in args.sizes:
+        for name, binary in senders:
+            print(f"... {name} {size}: {args.seconds:.0f} s", file=sys.stderr, flush=True)
+            row = measure(name, binary, size, args, chromium, chromedriver, logs)
+            if "error" in row:
+                print(f"    {row['error']}", file=sys.stderr)
+            rows.append(row)
+
+    lines = [
+        f"capture→display latency in headless Chromium ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
+        f"{platform.node()}, {os.cpu_count()} CPUs), {args.seconds:.0f} s per run after {args.warmup:.0f} s warm-up, "
+        f"x264 {args.preset}, {args.bitrate} kbit/s, keyframe every {args.keyint} frames, one viewer on loopback:",
+        "",
+        "| sender | source | viewer fps | samples | latency p50 | latency p99 | server capture→send p50 "
+        "| serve CPU (% of one core) | Chromium CPU |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['sender']} | {r['source']} | failed: {r['error'][:80]} | | | | | | |")
+            continue
+        lines.append(
+            f"| {r['sender']} | {r['source']} | {fmt(r['fps'])} | {r['samples']} | {fmt(r['p50'], unit=' ms')} "
+            f"| {fmt(r['p99'], unit=' ms')} | {fmt(r['server_total_p50'], unit=' ms')} | {fmt(r['serve_cpu'], '.0f', ' %')} "
+            f"| {fmt(r['browser_cpu'], '.0f', ' %')} |")
+    ratios = []
+    for size in args.sizes:
+        z = next((r for r in rows if r["sender"] == "zerohop" and r["source"] == size and r.get("p50")), None)
+        g = next((r for r in rows if r["sender"] == "gstreamer" and r["source"] == size and r.get("p50")), None)
+        if z and g:
+            ratios.append(f"{size}: zerohop/GStreamer median {z['p50'] / g['p50']:.2f}×, p99 {z['p99'] / g['p99']:.2f}×")
+    if ratios:
+        lines += ["", "Ratio: " + "; ".join(ratios) + "."]
+    for r in rows:
+        if r.get("server_stages"):
+            lines.append(f"\n{r['sender']} {r['source']} server stages p50: " + ", ".join(
+                f"{k} {fmt(v, unit=' ms')}" for k, v in r["server_stages"].items()) + f" ({r.get('encoder')})")
+    if any(r["sender"] == "gstreamer" for r in rows):
+        lines += ["", "The GStreamer reference (bench/e2e/gst_baseline.cpp) takes the same test-camera frames "
+                      "(picture, noise, timecode, pacing) through appsrc → videoconvert → x264enc (tune=zerolatency, same "
+                      "preset, threads=1, CBR, one-frame VBV, no B-frames, constrained baseline) → appsink, and sends the "
+                      "access units through the same webrtcbin sender as serve: only the convert+encode path differs."]
+    if any(r["sender"] == "gstreamer-py" for r in rows):
+        lines += ["", "The Python GStreamer reference (tests/browser/gst_whep_reference.py) is a plain appsrc → x264enc "
+                      "→ rtph264pay → webrtcbin sender with its own signalling, drawing the same timecode into its own "
+                      "panning texture (no sensor noise); its CPU includes the Python frame generation."]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+#include "stream/h264_offer.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "zerohop/error.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+constexpr std::size_t kMaxLineLength = 4096;
+
+[[noreturn]] void malformed(std::size_t lineNo, std::string_view why) {
+  throw Error(Errc::kInvalidArgument,
+              "malformed SDP offer: line " + std::to_string(lineNo) + ": " + std::string(why));
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool parseInt(std::string_view s, int& out) {
+  if (s.empty()) return false;
+  const auto* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+std::vector<std::string_view> splitSpaces(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < s.size() && s[j] != ' ') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// One m= section, reduced to what the choice needs.
+struct Media {
+  std::string kind;
+  int port = 0;
+  std::vector<int> formats;
+  std::string direction = "sendrecv";
+  std::map<int, std::string> rtpmap;  // pt -> "h264/90000" (lower case)
+  std::map<int, std::string> fmtp;    // pt -> parameters
+  bool hasUfrag = false, hasPwd = false, hasFingerprint = false;
+};
+
+// Value of `key` in "a=1;b=2" (case-insensitive key), empty when absent.
+std::string fmtpValue(const std::string& params, std::string_view key) {
+  std::size_t i = 0;
+  while (i <= params.size()) {
+    std::size_t j = params.find(';', i);
+    if (j == std::string::npos) j = params.size();
+    std::string_view item(params.data() + i, j - i);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    const auto eq = item.find('=');
+    if (eq != std::string_view::npos && lower(item.substr(0, eq)) == lower(key)) {
+      return lower(item.substr(eq + 1));
+    }
+    i = j + 1;
+  }
+  return {};
+}
+
+// 0 = not usable, 3 = exact 42e01f, 2 = other Constrained Baseline, 1 = Baseline.
+int rank(const std::string& plid) {
+  if (plid.size() != 6 ||
+      !std::all_of(plid.begin(), plid.end(), [](unsigned char c) { return std::isxdigit(c) != 0; })) {
+    return 0;
+  }
+  if (plid.compare(0, 2, "42") != 0) return 0;
+  if (plid == "42e01f") return 3;
+  const int constraints = std::stoi(plid.substr(2, 2), nullptr, 16);
+  return (constraints & 0x40) != 0 ? 2 : 1;  // constraint_set1_flag: Constrained Baseline
+}
+
+}  // namespace
+
+H264Choice chooseH264(std::string_view sdp) {
+  if (sdp.empty()) throw Error(Errc::kInvalidArgument, "malformed SDP offer: the body is empty");
+  std::vector<Media> media;
+  bool sessionUfrag = false, sessionPwd = false, sessionFingerprint = false;
+  std::size_t lineNo = 0;
+  std::size_t pos = 0;
+  bool sawVersion = false;
+  while (pos < sdp.size()) {
+    std::size_t nl = sdp.find('\n', pos);
+    if (nl == std::string_view::npos) nl = sdp.size();
+    std::string_view line = sdp.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line.size() > kMaxLineLength) malformed(lineNo, "longer than 4096 bytes");
+    for (char c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+        malformed(lineNo, "contains a control character");
+    }
+    if (line.size() < 2 || line[1] != '=' || !std::islower(static_cast<unsigned char>(line[0]))) {
+      malformed(lineNo, "is not of the form <letter>=<value>");
+    }
+    if (!sawVersion && line != "v=0") malformed(lineNo, "an SDP description starts with \"v=0\"");
+    sawVersion = true;
+    const char type = line[0];
+    const std::string_view value = line.substr(2);
+    if (type == 'm') {
+      const auto tok = splitSpaces(value);
+      Media m;
+      if (tok.size() < 4) malformed(lineNo, "m= needs <media> <port> <proto> <formats>");
+      m.kind = lower(tok[0]);
+      const auto slash = tok[1].find('/');
+      if (!parseInt(tok[1].substr(0, slash), m.port) || m.port < 0 || m.port > 65535) {
+        malformed(lineNo, "m= port is not a number in 0..65535");
+      }
+      for (std::size_t i = 3; i < tok.size(); ++i) {
+        int pt = -1;
+        if (parseInt(tok[i], pt)) m.formats.push_back(pt);
+      }
+      media.push_back(std::move(m));
+      continue;
+    }
+    if (type != 'a') continue;
+    const auto colon = value.find(':');
+    const std::string name = lower(value.substr(0, colon));
+    const std::string_view arg =
+        colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1);
+    Media* cur = media.empty() ? nullptr : &media.back();
+    if (name == "ice-ufrag") {
+      (cur ? cur->hasUfrag : sessionUfrag) = true;
+    } else if (name == "ice-pwd") {
+      (cur ? cur->hasPwd : sessionPwd) = true;
+    } else if (name == "fingerprint") {
+      (cur ? cur->hasFingerprint : sessionFingerprint) = true;
+    } else if (cur &&
+               (name == "sendrecv" || name == "recvonly" || name == "sendonly" || name == "inactive")) {
+      cur->direction = name;
+    } else if (cur && (name == "rtpmap" || name == "fmtp")) {
+      const auto sp = arg.find(' ');
+      int pt = -1;
+      if (sp == std::string_view::npos || !parseInt(arg.substr(0, sp), pt) || pt < 0 || pt > 127) {
+        malformed(lineNo, "a=" + name + " needs <payload type 0..127> <value>");
+      }
+      (name == "rtpmap" ? cur->rtpmap : cur->fmtp)[pt] = std::string(arg.substr(sp + 1));
+      if (name == "rtpmap") cur->rtpmap[pt] = lower(cur->rtpmap[pt]);
+    }
+  }
+  if (!sawVersion) throw Error(Errc::kInvalidArgument, "malformed SDP offer: the body is empty");
+  if (media.empty()) {
+    throw Error(Errc::kInvalidArgument,
+                "malformed SDP offer: it has no m= line (a WHEP viewer offers one video m-line)");
+  }
+
+  H264Choice best;
+  int bestRank = 0;
+  std::string refusal = "the offer has no m=video line";
+  for (std::size_t mi = 0; mi < media.size(); ++mi) {
+    const Media& m = media[mi];
+    if (m.kind != "video") continue;
+    if (m.port == 0) {
+      refusal = "the offer's video m-line is rejected (port 0)";
+      continue;
+    }
+    if (m.direction == "sendonly" || m.direction == "inactive") {
+      refusal = "the offer's video is " + m.direction + "; a WHEP viewer offers recvonly";
+      continue;
+    }
+    if (!(m.hasUfrag || sessionUfrag) || !(m.hasPwd || sessionPwd) ||
+        !(m.hasFingerprint || sessionFingerprint)) {
+      throw Error(Errc::kInvalidArgument,
+                  "malformed SDP offer: the video m-line lacks a=ice-ufrag, a=ice-pwd or a=fingerprint "
+                  "(WebRTC needs ICE credentials and a DTLS fingerprint)");
+    }
+    refusal =
+        "the offer has no H.264 with packetization-mode=1 and a Baseline profile-level-id (42e01f); "
+        "this server sends H.264 Constrained Baseline only";
+    for (int pt : m.formats) {
+      const auto rm = m.rtpmap.find(pt);
+      if (rm == m.rtpmap.end() || rm->second != "h264/90000") continue;
+      const auto fm = m.fmtp.find(pt);
+      const std::string params = fm == m.fmtp.end() ? std::string{} : fm->second;
+      if (fmtpValue(params, "packetization-mode") != "1") continue;
+      const std::string plid = fmtpValue(params, "profile-level-id");
+      const int r = rank(plid);
+      if (r > bestRank) {
+        bestRank = r;
+        best = H264Choice{static_cast<int>(mi), pt, -1, plid};
+      }
+    }
+    if (bestRank > 0) break;  // the first usable video m-line is the one we serve
+  }
+  if (bestRank == 0) throw Error(Errc::kUnsupported, "unusable SDP offer: " + refusal);
+
+  const Media& m = media[static_cast<std::size_t>(best.mediaIndex)];
+  for (int pt : m.formats) {
+    const auto rm = m.rtpmap.find(pt);
+    const auto fm = m.fmtp.find(pt);
+    if (rm != m.rtpmap.end() && rm->second == "rtx/90000" && fm != m.fmtp.end() &&
+        fmtpValue(fm->second, "apt") == std::to_string(best.payloadType)) {
+      best.rtxPayloadType = pt;
+      break;
+    }
+  }
+  return best;
+}
+
+}  // namespace zerohop::stream

@@ -1,0 +1,32 @@
+#pragma once
+// Reads a WHEP viewer's SDP offer and picks the H.264 payload type we can honestly send.
+// Pure logic on a string: no GStreamer, no sockets, so it runs (and is fuzzed) anywhere.
+//
+// What we accept: a video m-line (port != 0, direction recvonly or sendrecv) offering H264/90000
+// with packetization-mode=1 and profile_idc 0x42 (Baseline family). Our encoder produces
+// Constrained Baseline, so in order of preference:
+//   1. profile-level-id 42e01f exactly (Constrained Baseline, level 3.1: what browsers offer);
+//   2. another Constrained Baseline id (42e0xx, 42c0xx, 4240xx: constraint_set1 = 1);
+//   3. plain Baseline 4200xx (every Baseline decoder decodes Constrained Baseline).
+// Ties keep the offerer's order. Anything else (VP8-only, Main/High only, packetization-mode 0
+// only) is refused. The level in the id is the viewer's receive capability; browsers decode
+// higher levels, so the level is not enforced.
+// Thread-safety: reentrant.
+
+#include <string>
+#include <string_view>
+
+namespace zerohop::stream {
+
+struct H264Choice {
+  int mediaIndex = -1;         ///< index of the chosen m-line in the offer
+  int payloadType = -1;        ///< the offer's H.264 payload type we answer with
+  int rtxPayloadType = -1;     ///< the offer's rtx payload type for it (apt=payloadType), -1 if none
+  std::string profileLevelId;  ///< as offered, lower case, e.g. "42e01f"
+};
+
+/// Throws Error(kInvalidArgument) when `sdp` is not a well-formed SDP offer (the message says which
+/// line and why), Error(kUnsupported) when it is well formed but offers no usable H.264.
+H264Choice chooseH264(std::string_view sdp);
+
+}  // namespace zerohop::stream

@@ -1,0 +1,251 @@
+#include "zerohop/stream_server.hpp"
+
+#include <netdb.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "stream/gst_handles.hpp"
+#include "stream/stream_server_impl.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop {
+namespace {
+
+bool isLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string hostPort(const std::string& host, std::uint16_t port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// httplib reports a failed bind only as `false`; repeat the bind on a scratch socket to learn errno.
+int bindErrno(const std::string& host, std::uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* result = nullptr;
+  const int gai = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
+  if (gai != 0) return EADDRNOTAVAIL;
+  int err = 0;
+  for (addrinfo* ai = result; ai; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    err = ::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
+    ::close(fd);
+    if (err == 0) break;
+  }
+  freeaddrinfo(result);
+  return err;
+}
+
+[[noreturn]] void throwBindError(const std::string& host, std::uint16_t port) {
+  const int err = bindErrno(host, port);
+  const std::string where = hostPort(host, port);
+  const std::string other = hostPort(host, static_cast<std::uint16_t>(port == 65535 ? 8081 : port + 1));
+  if (err == EADDRINUSE || err == 0) {
+    throw Error(Errc::kUnavailable,
+                where + " is already in use (another zerohop serve?); pick another with --listen " + other);
+  }
+  if (err == EACCES) {
+    throw Error(Errc::kUnavailable, "bind(" + where + ") failed: " + std::strerror(err) +
+                                        "; ports below 1024 need privileges, pick another with --listen " +
+                                        other);
+  }
+  throw Error(Errc::kUnavailable, "bind(" + where + ") failed: " + std::strerror(err) +
+                                      "; use an address of this machine, e.g. --listen 127.0.0.1:8080");
+}
+
+void checkElements() {
+  struct Need {
+    const char* factory;
+    const char* package;
+  };
+  static constexpr Need kNeeds[] = {
+      {"appsrc", "gstreamer1.0-plugins-base"},   {"rtph264pay", "gstreamer1.0-plugins-good"},
+      {"webrtcbin", "gstreamer1.0-plugins-bad"}, {"dtlssrtpenc", "gstreamer1.0-plugins-bad"},
+      {"nicesink", "gstreamer1.0-nice"},         {"rtpbin", "gstreamer1.0-plugins-good"},
+  };
+  for (const auto& n : kNeeds) {
+    stream::GstPtr<GstElementFactory> f(gst_element_factory_find(n.factory));
+    if (!f) {
+      throw Error(Errc::kUnavailable, std::string("gst_element_factory_find(\"") + n.factory +
+                                          "\") found nothing: install " + n.package +
+                                          " (scripts/install-deps.sh)");
+    }
+  }
+}
+
+}  // namespace
+
+std::string newSessionId() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throwErrno("getrandom", errno, "session id");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+
+StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
+  stream::ensureGstInit();
+  checkElements();
+  loopbackHost_ = isLoopbackHost(config_.host);
+  if (!config_.webRoot.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(config_.webRoot, ec)) {
+      throw Error(Errc::kNotFound,
+                  "web root \"" + config_.webRoot +
+                      "\" is not a directory; point it at the web/ "
+                      "folder of the source tree, or leave it empty to serve the embedded page");
+    }
+  }
+  if (config_.maxViewers == 0) {
+    throw Error(Errc::kInvalidArgument,
+                "StreamConfig::maxViewers is 0: no viewer could ever connect; use 1 or more");
+  }
+
+  installRoutes();
+  if (config_.port == 0) {
+    const int port = http_.bind_to_any_port(config_.host);
+    if (port <= 0) throwBindError(config_.host, 0);
+    boundPort_ = static_cast<std::uint16_t>(port);
+  } else {
+    if (!http_.bind_to_port(config_.host, config_.port)) throwBindError(config_.host, config_.port);
+    boundPort_ = config_.port;
+  }
+
+  loop_ = std::make_unique<stream::GlibLoopThread>();
+  loop_->every(1000, [this] { reapStaleSessions(); });
+  httpThread_ = std::thread([this] {
+    if (!http_.listen_after_bind()) log::error("stream: the HTTP server stopped with an error");
+    httpExited_ = true;
+  });
+  // httplib's stop() does nothing until its accept loop has started, so a server destroyed right
+  // after construction would never stop: wait for the loop (it starts at once; the socket is bound).
+  while (!http_.is_running() && !httpExited_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  log::info("stream: serving ", hostPort(config_.host, boundPort_), " (WHEP at /whep)");
+}
+
+StreamServer::Impl::~Impl() {
+  std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    sessions.swap(sessions_);
+  }
+  for (auto& [id, s] : sessions) {
+    if (s) s->abort();  // wakes a POST /whep that is waiting for ICE
+  }
+  http_.stop();
+  if (httpThread_.joinable()) httpThread_.join();
+  sessions.clear();  // each sets its pipeline to NULL
+  loop_.reset();
+}
+
+void StreamServer::Impl::publish(EncodedUnitPtr unit) {
+  if (!unit) return;
+  std::lock_guard lock(mutex_);
+  for (auto& [id, s] : sessions_) {
+    if (s) s->push(unit);  // non-blocking
+  }
+}
+
+std::size_t StreamServer::Impl::viewerCount() const {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+bool StreamServer::Impl::endSession(const std::string& id, const std::string& reason) {
+  std::shared_ptr<stream::ViewerSession> session;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || !it->second) return false;
+    session = std::move(it->second);
+    sessions_.erase(it);
+  }
+  log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
+  session.reset();  // tears the pipeline down here, outside the lock
+  return true;
+}
+
+void StreamServer::Impl::endSessionLater(const std::string& id, const std::string& reason) {
+  loop_->post([this, id, reason] { endSession(id, reason); });
+}
+
+void StreamServer::Impl::requestKeyframe() {
+  std::function<void()> handler;
+  {
+    std::lock_guard lock(handlerMutex_);
+    handler = keyframeHandler_;
+  }
+  if (handler) handler();
+}
+
+void StreamServer::Impl::reapStaleSessions() {
+  const std::int64_t now = monotonicNs();
+  const std::int64_t limit = std::chrono::duration_cast<std::chrono::nanoseconds>(kConnectTimeout).count();
+  std::vector<std::string> stale;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, s] : sessions_) {
+      if (s && !s->connected() && now - s->createdNs() > limit) stale.push_back(id);
+    }
+  }
+  for (const auto& id : stale) endSession(id, "the viewer never connected");
+}
+
+StreamServer::StreamServer(StreamConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+StreamServer::~StreamServer() = default;
+
+void StreamServer::publish(EncodedUnitPtr unit) {
+  impl_->publish(std::move(unit));
+}
+
+void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {
+  std::lock_guard lock(impl_->handlerMutex_);
+  impl_->keyframeHandler_ = std::move(handler);
+}
+
+void StreamServer::setStatsProvider(std::function<std::string()> json) {
+  std::lock_guard lock(impl_->handlerMutex_);
+  impl_->statsProvider_ = std::move(json);
+}
+
+std::size_t StreamServer::viewerCount() const {
+  return impl_->viewerCount();
+}
+std::uint16_t StreamServer::port() const {
+  return impl_->boundPort_;
+}
+std::string StreamServer::url() const {
+  return "http://" + hostPort(impl_->config_.host, impl_->boundPort_) + "/";
+}
+
+}  // namespace zerohop

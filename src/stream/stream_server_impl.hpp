@@ -1,0 +1,72 @@
+#pragma once
+// StreamServer's private state: the session table, the HTTP server and the GLib loop thread.
+// Thread-safety: thread-safe; mutex_ guards sessions_ and stopping_, handlerMutex_ the two callbacks.
+// Lock order: mutex_ -> a session's own locks -> handlerMutex_ (publish() pushes under mutex_, and a
+// push may ask for a keyframe).
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "stream/glib_loop_thread.hpp"
+#include "stream/viewer_session.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+
+class StreamServer::Impl {
+ public:
+  /// How long POST /whep may take (applying the offer, answering, gathering ICE) before 503.
+  static constexpr std::chrono::milliseconds kNegotiationTimeout{3000};
+  /// A session that has not connected this long after its answer is ended (the viewer never came).
+  static constexpr std::chrono::seconds kConnectTimeout{15};
+
+  explicit Impl(StreamConfig config);
+  ~Impl();
+
+  // HTTP handlers (whep_routes.cpp).
+  void installRoutes();
+  void handleWhepPost(const httplib::Request& req, httplib::Response& res);
+  void handleWhepDelete(const httplib::Request& req, httplib::Response& res);
+  void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
+  void handleStats(const httplib::Request& req, httplib::Response& res);
+  void handleStatic(const httplib::Request& req, httplib::Response& res);
+
+  // Sessions (stream_server.cpp).
+  void publish(EncodedUnitPtr unit);
+  std::size_t viewerCount() const;
+  /// Removes the session from the table and destroys it on the calling thread; false when unknown.
+  bool endSession(const std::string& id, const std::string& reason);
+  /// Called from GStreamer threads: destroys the session later, on the loop thread.
+  void endSessionLater(const std::string& id, const std::string& reason);
+  void requestKeyframe();
+  void reapStaleSessions();
+
+  StreamConfig config_;
+  bool loopbackHost_ = false;
+  std::uint16_t boundPort_ = 0;
+
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions_;
+  bool stopping_ = false;
+  mutable std::mutex handlerMutex_;
+  std::function<void()> keyframeHandler_;
+  std::function<std::string()> statsProvider_;
+
+  std::unique_ptr<stream::GlibLoopThread> loop_;
+  httplib::Server http_;
+  std::thread httpThread_;
+  std::atomic<bool> httpExited_{false};
+};
+
+/// 128 random bits from getrandom(2) as 32 lower-case hex digits. Throws Error(kIo) on failure.
+std::string newSessionId();
+
+}  // namespace zerohop

@@ -1,0 +1,439 @@
+#include "stream/viewer_session.hpp"
+
+#include <gst/app/gstappsrc.h>
+
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+GstElement* makeElement(const char* factory, const char* package) {
+  GstElement* e = gst_element_factory_make(factory, nullptr);
+  if (!e) {
+    throw Error(Errc::kUnavailable,
+                std::string("gst_element_factory_make(\"") + factory +
+                    "\") returned NULL: the GStreamer element is not installed; install " + package +
+                    " (scripts/install-deps.sh)");
+  }
+  return e;
+}
+
+const char* connectionStateName(GstWebRTCPeerConnectionState s) {
+  switch (s) {
+    case GST_WEBRTC_PEER_CONNECTION_STATE_NEW:
+      return "new";
+    case GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTING:
+      return "connecting";
+    case GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED:
+      return "connected";
+    case GST_WEBRTC_PEER_CONNECTION_STATE_DISCONNECTED:
+      return "disconnected";
+    case GST_WEBRTC_PEER_CONNECTION_STATE_FAILED:
+      return "failed";
+    case GST_WEBRTC_PEER_CONNECTION_STATE_CLOSED:
+      return "closed";
+  }
+  return "?";
+}
+
+// rtph264pay asks webrtcbin what it may send, and webrtcbin answers with the negotiated
+// profile-level-id (42e01f = level 3.1), which rtph264pay turns into a level restriction on its input.
+// Our encoder labels its own level (4.0 for 1080p), so answer that query here: any RTP, the level
+// is the encoder's business (see docs/stream.md, "Levels").
+GstPadProbeReturn answerRtpCapsQuery(GstPad*, GstPadProbeInfo* info, gpointer) {
+  GstQuery* query = GST_PAD_PROBE_INFO_QUERY(info);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
+    GstCaps* filter = nullptr;
+    gst_query_parse_caps(query, &filter);
+    GstCaps* any = gst_caps_new_empty_simple("application/x-rtp");
+    if (filter) {
+      GstCaps* both = gst_caps_intersect_full(filter, any, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref(any);
+      any = both;
+    }
+    gst_query_set_caps_result(query, any);
+    gst_caps_unref(any);
+    return GST_PAD_PROBE_HANDLED;
+  }
+  if (GST_QUERY_TYPE(query) == GST_QUERY_ACCEPT_CAPS) {
+    gst_query_set_accept_caps_result(query, TRUE);
+    return GST_PAD_PROBE_HANDLED;
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+// Keeps the EncodedUnit alive as long as any GstBuffer wraps its bytes.
+void releaseUnit(gpointer holder) {
+  delete static_cast<EncodedUnitPtr*>(holder);
+}
+
+}  // namespace
+
+// Shared between a GstPromise's change callback and the thread waiting on it, so a reply that
+// arrives after the waiter gave up touches nothing freed.
+struct ViewerSession::Waiter {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+
+  static void onChange(GstPromise*, gpointer data) {
+    auto& w = **static_cast<std::shared_ptr<Waiter>*>(data);
+    std::lock_guard lock(w.mutex);
+    w.done = true;
+    w.cv.notify_all();
+  }
+  static void destroy(gpointer data) { delete static_cast<std::shared_ptr<Waiter>*>(data); }
+};
+
+ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events)
+    : id_(std::move(id)), choice_(std::move(choice)), createdNs_(monotonicNs()), events_(std::move(events)) {
+  ensureGstInit();
+  pipeline_.reset(
+      GST_ELEMENT(gst_object_ref_sink(gst_pipeline_new(("zerohop-viewer-" + id_.substr(0, 8)).c_str()))));
+  GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
+  gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
+  GstElement* pay = makeElement("rtph264pay", "gstreamer1.0-plugins-good");
+  gst_bin_add(GST_BIN(pipeline_.get()), pay);
+  GstElement* webrtc = makeElement("webrtcbin", "gstreamer1.0-plugins-bad and gstreamer1.0-nice");
+  gst_bin_add(GST_BIN(pipeline_.get()), webrtc);
+  appsrc_ = appsrc;
+  webrtc_ = webrtc;
+
+  // The system clock is CLOCK_MONOTONIC, the clock EncodedUnit::ptsNs is in.
+  GstClock* clock = gst_system_clock_obtain();
+  gst_pipeline_use_clock(GST_PIPELINE(pipeline_.get()), clock);
+  gst_object_unref(clock);
+
+  GstCapsPtr srcCaps(gst_caps_from_string("video/x-h264,stream-format=byte-stream,alignment=au"));
+  g_object_set(appsrc, "caps", srcCaps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp",
+               FALSE, "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
+  // A fixed SSRC known before any media flows, so the answer's a=ssrc / a=ssrc-group:FID lines name
+  // the stream the viewer will receive (webrtcbin takes it from the codec preferences below).
+  const guint ssrc = g_random_int_range(1, G_MAXINT32);
+  g_object_set(pay, "pt", static_cast<guint>(choice_.payloadType), "config-interval", -1, "ssrc", ssrc,
+               nullptr);
+  gst_util_set_object_arg(G_OBJECT(pay), "aggregate-mode", "zero-latency");
+  gst_util_set_object_arg(G_OBJECT(webrtc), "bundle-policy", "max-bundle");
+
+  if (!gst_element_link(appsrc, pay)) {
+    throw Error(Errc::kInternal, "gst_element_link(appsrc, rtph264pay) failed");
+  }
+
+  GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc, "sink_%u"));
+  GstPtr<GstPad> paySrc(gst_element_get_static_pad(pay, "src"));
+  if (!sinkPad || gst_pad_link(paySrc.get(), sinkPad.get()) != GST_PAD_LINK_OK) {
+    throw Error(Errc::kInternal, "gst_pad_link(rtph264pay:src, webrtcbin:sink_%u) failed");
+  }
+  gst_pad_add_probe(paySrc.get(), GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, answerRtpCapsQuery, nullptr, nullptr);
+  GstWebRTCRTPTransceiver* rawTrans = nullptr;
+  g_object_get(sinkPad.get(), "transceiver", &rawTrans, nullptr);
+  GstPtr<GstWebRTCRTPTransceiver> trans(rawTrans);
+  if (!trans) throw Error(Errc::kInternal, "webrtcbin sink pad has no transceiver");
+  GstCapsPtr prefs(gst_caps_new_simple(
+      "application/x-rtp", "media", G_TYPE_STRING, "video", "encoding-name", G_TYPE_STRING, "H264",
+      "clock-rate", G_TYPE_INT, 90000, "payload", G_TYPE_INT, choice_.payloadType, "packetization-mode",
+      G_TYPE_STRING, "1", "profile-level-id", G_TYPE_STRING, choice_.profileLevelId.c_str(), "rtcp-fb-nack",
+      G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE,
+      "ssrc", G_TYPE_UINT, ssrc, nullptr));
+  g_object_set(trans.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "do-nack", TRUE,
+               "codec-preferences", prefs.get(), nullptr);
+
+  GstWebRTCICE* rawIce = nullptr;
+  g_object_get(webrtc, "ice-agent", &rawIce, nullptr);
+  GstPtr<GstWebRTCICE> ice(rawIce);
+  if (ice) {
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(ice.get()), "ice-tcp")) {
+      g_object_set(ice.get(), "ice-tcp", FALSE, nullptr);
+    }
+    if (loopbackIce) {
+      gboolean added = FALSE;
+      g_signal_emit_by_name(ice.get(), "add-local-ip-address", "127.0.0.1", &added);
+      if (!added)
+        log::warn("stream: could not add 127.0.0.1 to the ICE agent; loopback viewers may not connect");
+    }
+    // Binding requests (not indications) as keepalives, so libnice can notice a vanished viewer; in
+    // practice (libnice 0.1.21) the viewer's RTCP timeout ends such a session first (~25-30 s).
+    GObject* agent = nullptr;
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(ice.get()), "agent")) {
+      g_object_get(ice.get(), "agent", &agent, nullptr);
+    }
+    if (agent) {
+      if (g_object_class_find_property(G_OBJECT_GET_CLASS(agent), "keepalive-conncheck")) {
+        g_object_set(agent, "keepalive-conncheck", TRUE, nullptr);
+      }
+      // No UPnP port mapping: it spawns a discovery thread per viewer and probes the LAN.
+      if (g_object_class_find_property(G_OBJECT_GET_CLASS(agent), "upnp")) {
+        g_object_set(agent, "upnp", FALSE, nullptr);
+      }
+      g_object_unref(agent);
+    }
+  }
+
+  g_signal_connect(webrtc, "notify::connection-state", G_CALLBACK(onConnectionState), this);
+  g_signal_connect(webrtc, "notify::ice-connection-state", G_CALLBACK(onIceConnectionState), this);
+  g_signal_connect(webrtc, "notify::ice-gathering-state", G_CALLBACK(onIceGatheringState), this);
+  rtpbin_.reset(gst_bin_get_by_name(GST_BIN(webrtc), "rtpbin"));
+  if (rtpbin_) {
+    g_signal_connect(rtpbin_.get(), "on-bye-ssrc", G_CALLBACK(onByeOrTimeout), this);
+    g_signal_connect(rtpbin_.get(), "on-timeout", G_CALLBACK(onByeOrTimeout), this);
+  }
+  GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc, "src"));
+  gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onUpstreamEvent, this, nullptr);
+  GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
+  gst_bus_set_sync_handler(bus.get(), onBusMessage, this, nullptr);
+
+  if (gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
+    throw Error(Errc::kUnavailable,
+                "gst_element_set_state(viewer pipeline, PLAYING) failed (see GStreamer's log, "
+                "GST_DEBUG=3)");
+  }
+}
+
+ViewerSession::~ViewerSession() {
+  {
+    std::lock_guard lock(callbackMutex_);
+    alive_ = false;
+  }
+  abort();
+  g_signal_handlers_disconnect_by_data(webrtc_, this);
+  if (rtpbin_) g_signal_handlers_disconnect_by_data(rtpbin_.get(), this);
+  gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
+  GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
+  gst_bus_set_sync_handler(bus.get(), nullptr, nullptr, nullptr);
+  rtpbin_.reset();
+  pipeline_.reset();
+}
+
+void ViewerSession::abort() {
+  std::lock_guard lock(waitMutex_);
+  aborted_ = true;
+  waitCv_.notify_all();
+}
+
+std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+
+  // Runs one webrtcbin action signal and waits (bounded) for its promise.
+  auto call = [&](const char* signal, gpointer arg) -> GstPromisePtr {
+    auto waiter = std::make_shared<Waiter>();
+    GstPromisePtr promise(gst_promise_new_with_change_func(
+        Waiter::onChange, new std::shared_ptr<Waiter>(waiter), Waiter::destroy));
+    g_signal_emit_by_name(webrtc_, signal, arg, promise.get());
+    std::unique_lock lock(waiter->mutex);
+    while (!waiter->done) {
+      {
+        std::lock_guard abortLock(waitMutex_);
+        if (aborted_) {
+          lock.unlock();
+          gst_promise_interrupt(promise.get());
+          throw Error(Errc::kUnavailable,
+                      std::string("webrtcbin ") + signal + ": the server is shutting down");
+        }
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        lock.unlock();
+        gst_promise_interrupt(promise.get());
+        throw Error(Errc::kTimeout, std::string("webrtcbin ") + signal + " did not complete within " +
+                                        std::to_string(timeout.count()) + " ms");
+      }
+      waiter->cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    lock.unlock();
+    if (gst_promise_wait(promise.get()) != GST_PROMISE_RESULT_REPLIED) {
+      throw Error(Errc::kUnavailable, std::string("webrtcbin ") + signal + " was interrupted");
+    }
+    const GstStructure* reply = gst_promise_get_reply(promise.get());
+    if (reply && gst_structure_has_field(reply, "error")) {
+      GError* raw = nullptr;
+      gst_structure_get(reply, "error", G_TYPE_ERROR, &raw, nullptr);
+      GErrorPtr err(raw);
+      throw Error(Errc::kInvalidArgument,
+                  std::string("webrtcbin ") + signal + " failed: " + (err ? err->message : "unknown error"));
+    }
+    return promise;
+  };
+
+  GstSDPMessage* rawSdp = nullptr;
+  if (gst_sdp_message_new_from_text(offerSdp.c_str(), &rawSdp) != GST_SDP_OK || !rawSdp) {
+    throw Error(Errc::kInvalidArgument, "gst_sdp_message_new_from_text failed: the offer is not SDP");
+  }
+  SessionDescriptionPtr offer(gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_OFFER, rawSdp));
+  call("set-remote-description", offer.get());
+
+  GstPromisePtr answerPromise = call("create-answer", nullptr);
+  GstWebRTCSessionDescription* rawAnswer = nullptr;
+  const GstStructure* reply = gst_promise_get_reply(answerPromise.get());
+  if (!reply ||
+      !gst_structure_get(reply, "answer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &rawAnswer, nullptr) ||
+      !rawAnswer) {
+    throw Error(Errc::kUnsupported, "webrtcbin create-answer returned no answer for this offer");
+  }
+  SessionDescriptionPtr answer(rawAnswer);
+  call("set-local-description", answer.get());
+
+  {
+    std::unique_lock lock(waitMutex_);
+    GstWebRTCICEGatheringState state{};
+    g_object_get(webrtc_, "ice-gathering-state", &state, nullptr);
+    if (state == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) gatheringComplete_ = true;
+    if (!waitCv_.wait_until(lock, deadline, [this] { return gatheringComplete_ || aborted_; })) {
+      throw Error(Errc::kTimeout, "ICE gathering did not complete within " + std::to_string(timeout.count()) +
+                                      " ms (no usable network interface?)");
+    }
+    if (!gatheringComplete_)
+      throw Error(Errc::kUnavailable, "negotiation aborted: the server is shutting down");
+  }
+
+  recalculateLatency();
+
+  GstWebRTCSessionDescription* rawLocal = nullptr;
+  g_object_get(webrtc_, "local-description", &rawLocal, nullptr);
+  SessionDescriptionPtr local(rawLocal);
+  if (!local || !local->sdp)
+    throw Error(Errc::kInternal, "webrtcbin has no local description after negotiation");
+  GCharPtr text(gst_sdp_message_as_text(local->sdp));
+  return std::string(text.get());
+}
+
+void ViewerSession::push(const EncodedUnitPtr& unit) {
+  if (!connected_.load() || !unit || unit->bytes.empty()) return;
+  bool askKeyframe = false;
+  {
+    std::lock_guard lock(pushMutex_);
+    if (waitingForKeyframe_ && !unit->keyframe) return;
+    if (gst_app_src_get_current_level_buffers(GST_APP_SRC(appsrc_)) >= kMaxQueuedUnits) {
+      waitingForKeyframe_ = true;
+      askKeyframe = true;
+    } else {
+      waitingForKeyframe_ = false;
+      const std::int64_t base = static_cast<std::int64_t>(gst_element_get_base_time(pipeline_.get()));
+      const std::int64_t now = monotonicNs() - base;
+      std::int64_t pts = unit->ptsNs > 0 ? unit->ptsNs - base : now;
+      if (pts < 0 || pts > now) pts = now;  // captured before this viewer's pipeline started
+      if (pts <= lastPts_) pts = lastPts_ + 1;
+      lastPts_ = pts;
+      auto* holder = new EncodedUnitPtr(unit);
+      GstBuffer* buffer =
+          gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, const_cast<std::uint8_t*>(unit->bytes.data()),
+                                      unit->bytes.size(), 0, unit->bytes.size(), holder, releaseUnit);
+      GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
+      GST_BUFFER_DTS(buffer) = static_cast<GstClockTime>(pts);
+      if (!unit->keyframe) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+      gst_app_src_push_buffer(GST_APP_SRC(appsrc_), buffer);  // takes the buffer; fails only when flushing
+    }
+  }
+  if (askKeyframe) {
+    log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
+    requestKeyframe();
+  }
+}
+
+void ViewerSession::requestKeyframe() {
+  std::lock_guard lock(callbackMutex_);
+  if (alive_ && events_.onKeyframeRequest) events_.onKeyframeRequest();
+}
+
+void ViewerSession::end(const std::string& reason) {
+  std::lock_guard lock(callbackMutex_);
+  if (!alive_ || ended_) return;
+  ended_ = true;
+  connected_.store(false);
+  if (events_.onEnded) events_.onEnded(reason);
+}
+
+void ViewerSession::onConnectionState(GstElement* webrtc, GParamSpec*, gpointer data) {
+  auto* self = static_cast<ViewerSession*>(data);
+  GstWebRTCPeerConnectionState state{};
+  g_object_get(webrtc, "connection-state", &state, nullptr);
+  log::debug("stream: viewer ", self->id_.substr(0, 8), " connection ", connectionStateName(state));
+  if (state == GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED) {
+    {
+      std::lock_guard lock(self->pushMutex_);
+      self->waitingForKeyframe_ = true;
+    }
+    std::lock_guard lock(self->callbackMutex_);
+    if (!self->alive_ || self->ended_) return;
+    self->connected_.store(true);
+    if (self->events_.onConnected) self->events_.onConnected();
+  } else if (state == GST_WEBRTC_PEER_CONNECTION_STATE_FAILED ||
+             state == GST_WEBRTC_PEER_CONNECTION_STATE_CLOSED) {
+    self->end(std::string("peer connection ") + connectionStateName(state));
+  }
+}
+
+void ViewerSession::onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer data) {
+  auto* self = static_cast<ViewerSession*>(data);
+  GstWebRTCICEConnectionState state{};
+  g_object_get(webrtc, "ice-connection-state", &state, nullptr);
+  if (state == GST_WEBRTC_ICE_CONNECTION_STATE_FAILED)
+    self->end("ICE failed (the viewer is unreachable or left)");
+  if (state == GST_WEBRTC_ICE_CONNECTION_STATE_CLOSED) self->end("ICE closed");
+}
+
+void ViewerSession::onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointer data) {
+  auto* self = static_cast<ViewerSession*>(data);
+  GstWebRTCICEGatheringState state{};
+  g_object_get(webrtc, "ice-gathering-state", &state, nullptr);
+  if (state != GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) return;
+  std::lock_guard lock(self->waitMutex_);
+  self->gatheringComplete_ = true;
+  self->waitCv_.notify_all();
+}
+
+void ViewerSession::onByeOrTimeout(GstElement*, guint, guint ssrc, gpointer data) {
+  auto* self = static_cast<ViewerSession*>(data);
+  self->end("the viewer's RTCP stopped (BYE or timeout, ssrc " + std::to_string(ssrc) + ")");
+}
+
+GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (event && GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_UPSTREAM &&
+      gst_event_has_name(event, "GstForceKeyUnit")) {
+    static_cast<ViewerSession*>(data)->requestKeyframe();
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+void ViewerSession::recalculateLatency() {
+  if (pipeline_) gst_bin_recalculate_latency(GST_BIN(pipeline_.get()));
+}
+
+GstBusSyncReply ViewerSession::onBusMessage(GstBus*, GstMessage* message, gpointer data) {
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_LATENCY) {
+    // webrtcbin adds its RTP session and transport after the pipeline reached PLAYING; they need the
+    // pipeline latency redistributed (not on a streaming thread, so on the owner's loop).
+    auto* self = static_cast<ViewerSession*>(data);
+    std::lock_guard lock(self->callbackMutex_);
+    if (self->alive_ && self->events_.post) {
+      std::weak_ptr<ViewerSession> weak = self->weak_from_this();
+      self->events_.post([weak] {
+        if (auto s = weak.lock()) s->recalculateLatency();
+      });
+    }
+    gst_message_unref(message);  // a sync handler that returns DROP owns the message
+    return GST_BUS_DROP;
+  }
+  if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) {
+    GError* raw = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(message, &raw, &debug);
+    GErrorPtr err(raw);
+    GCharPtr dbg(debug);
+    auto* self = static_cast<ViewerSession*>(data);
+    const std::string what = std::string("pipeline error from ") + GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) +
+                             ": " + (err ? err->message : "unknown");
+    log::warn("stream: viewer ", self->id_.substr(0, 8), ": ", what);
+    self->end(what);
+  }
+  gst_message_unref(message);  // nobody else reads this bus
+  return GST_BUS_DROP;
+}
+
+}  // namespace zerohop::stream

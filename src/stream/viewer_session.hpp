@@ -1,0 +1,109 @@
+#pragma once
+// One WHEP viewer: its own GStreamer pipeline appsrc -> rtph264pay -> webrtcbin.
+//
+// One pipeline per viewer (not a tee): a viewer that stalls or fails is torn down alone, and each
+// viewer's gating (nothing until a keyframe) and queue are its own. The encoded bytes are not copied:
+// every viewer's GstBuffer wraps the same immutable EncodedUnit.
+//
+// Life: negotiate() (on the HTTP thread) -> connected (webrtcbin's connection-state) -> push()
+// delivers units -> the session reports its end (peer closed, ICE failed, RTCP BYE or timeout,
+// pipeline error) through Events::onEnded; its owner then destroys it off GStreamer's threads.
+// Overflow policy: if more than kMaxQueuedUnits wait in the appsrc (the viewer's pipeline is stuck),
+// new units are dropped until the next keyframe, and a keyframe is requested.
+// Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
+// run on one of this session's own GStreamer threads.
+
+#include <gst/gst.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "stream/gst_handles.hpp"
+#include "stream/h264_offer.hpp"
+#include "zerohop/encoded_unit.hpp"
+
+namespace zerohop::stream {
+
+class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
+ public:
+  struct Events {
+    std::function<void()> onConnected;                       ///< the viewer can receive media now
+    std::function<void()> onKeyframeRequest;                 ///< PLI/FIR from the viewer, or it fell behind
+    std::function<void(const std::string& reason)> onEnded;  ///< called at most once
+    std::function<void(std::function<void()>)> post;         ///< runs a task later on the owner's loop thread
+  };
+
+  static constexpr unsigned kMaxQueuedUnits = 8;
+
+  /// Builds the pipeline and brings it to PLAYING. `loopbackIce`: gather ICE candidates on
+  /// 127.0.0.1 only (the HTTP front listens on a loopback address, so the viewer is on this host).
+  /// Throws Error(kUnavailable) when an element is missing or the pipeline does not start.
+  ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events);
+  ~ViewerSession();
+  ViewerSession(const ViewerSession&) = delete;
+  ViewerSession& operator=(const ViewerSession&) = delete;
+
+  /// Applies the offer, creates the sendonly answer, waits for ICE gathering to complete and
+  /// returns the answer SDP with its candidates. Throws Error: kInvalidArgument when webrtcbin
+  /// rejects the offer, kTimeout when a step exceeds `timeout`, kUnavailable when aborted.
+  std::string negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout);
+
+  /// Wakes a negotiate() in progress so it throws kUnavailable (server shutting down).
+  void abort();
+
+  /// Non-blocking; drops the unit when not connected yet, while waiting for a keyframe, or when
+  /// the viewer's queue is full (then waits for the next keyframe and asks for one).
+  void push(const EncodedUnitPtr& unit);
+
+  const std::string& id() const { return id_; }
+  bool connected() const { return connected_.load(); }
+  /// CLOCK_MONOTONIC ns when the session was created.
+  std::int64_t createdNs() const { return createdNs_; }
+
+ private:
+  struct Waiter;
+  static void onConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
+  static void onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
+  static void onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointer self);
+  static void onByeOrTimeout(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
+  static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+  static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
+
+  void end(const std::string& reason);
+  void requestKeyframe();
+  void recalculateLatency();
+
+  const std::string id_;
+  const H264Choice choice_;
+  const std::int64_t createdNs_;
+  Events events_;
+
+  GstPtr<GstElement> pipeline_;
+  GstElement* appsrc_ = nullptr;  // borrowed from pipeline_
+  GstElement* webrtc_ = nullptr;  // borrowed from pipeline_
+  GstPtr<GstElement> rtpbin_;     // webrtcbin's internal rtpbin (for BYE/timeout)
+
+  // Guards callbacks against the destructor: a callback runs only while alive_ is true.
+  mutable std::mutex callbackMutex_;
+  bool alive_ = true;
+  bool ended_ = false;
+
+  // Negotiation waits.
+  std::mutex waitMutex_;
+  std::condition_variable waitCv_;
+  bool gatheringComplete_ = false;
+  bool aborted_ = false;
+
+  std::mutex pushMutex_;
+  bool waitingForKeyframe_ = true;
+  std::int64_t lastPts_ = -1;
+  std::atomic<bool> connected_{false};
+};
+
+}  // namespace zerohop::stream

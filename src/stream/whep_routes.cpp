@@ -1,0 +1,262 @@
+// The HTTP front: WHEP (POST /whep, DELETE/PATCH /whep/<id>), CORS, GET /stats and the viewer page.
+// Every client mistake is a 4xx with the reason in a text/plain body; 5xx only for our own faults.
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "stream/h264_offer.hpp"
+#include "stream/stream_server_impl.hpp"
+#include "stream/web_assets.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop {
+namespace {
+
+constexpr const char* kText = "text/plain; charset=utf-8";
+
+void reply(httplib::Response& res, int status, const std::string& reason) {
+  res.status = status;
+  res.set_content(reason + "\n", kText);
+}
+
+int statusFor(Errc code) {
+  switch (code) {
+    case Errc::kInvalidArgument:
+    case Errc::kProtocol:
+      return 400;
+    case Errc::kUnsupported:
+      return 406;
+    case Errc::kNotFound:
+      return 404;
+    case Errc::kUnavailable:
+    case Errc::kTimeout:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+// "application/sdp", "Application/SDP; charset=utf-8" -> true.
+bool isSdp(const std::string& contentType) {
+  std::string media = contentType.substr(0, contentType.find(';'));
+  media.erase(std::remove_if(media.begin(), media.end(), [](unsigned char c) { return std::isspace(c); }),
+              media.end());
+  std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return std::tolower(c); });
+  return media == "application/sdp";
+}
+
+}  // namespace
+
+void StreamServer::Impl::installRoutes() {
+  http_.set_payload_max_length(config_.maxBodyBytes);
+  // httplib's default also sets SO_REUSEPORT, which would let a second server bind the same port
+  // and silently share its connections; SO_REUSEADDR alone still allows a quick restart.
+  http_.set_socket_options([](int sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // No idle keep-alive wait and a short read timeout, so stop() never waits long on a client.
+  http_.set_keep_alive_timeout(0);
+  http_.set_read_timeout(1, 0);
+  http_.set_write_timeout(2, 0);
+
+  // Bodies we would otherwise read without a bound: no Content-Length (httplib reads to EOF),
+  // chunked (no limit in httplib 0.11), or compressed (the limit would apply before inflating).
+  http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "POST" && req.method != "PUT" && req.method != "PATCH")
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length")) {
+      reply(res, 411, "send the body with a Content-Length header (chunked or unsized bodies are refused)");
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity") {
+      reply(res, 415,
+            "Content-Encoding \"" + req.get_header_value("Content-Encoding") +
+                "\" is not accepted; send the SDP uncompressed");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  http_.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Access-Control-Allow-Origin", "*");
+    res.set_header("Access-Control-Expose-Headers", "Location");
+  });
+
+  // Statuses httplib sets itself (413, 400 for a broken request, 404 for no route) get a reason too.
+  const std::size_t maxBody = config_.maxBodyBytes;
+  http_.set_error_handler([maxBody](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    switch (res.status) {
+      case 413:
+        reply(res, 413, "request body over " + std::to_string(maxBody) + " bytes; a WHEP offer is a few KB");
+        break;
+      case 404:
+        reply(res, 404, "nothing at " + req.method + " " + req.path);
+        break;
+      case 400:
+        reply(res, 400, "malformed HTTP request");
+        break;
+      default:
+        reply(res, res.status, "request refused (HTTP " + std::to_string(res.status) + ")");
+        break;
+    }
+  });
+
+  http_.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    log::error("stream: ", req.method, " ", req.path, " failed: ", what);
+    reply(res, 500, "internal error: " + what);
+  });
+
+  http_.Options(".*", [](const httplib::Request& req, httplib::Response& res) {
+    res.status = 204;
+    res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, PATCH, OPTIONS");
+    res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, If-Match");
+    res.set_header("Access-Control-Max-Age", "86400");
+    if (req.path == "/whep") {
+      res.set_header("Accept-Post", "application/sdp");
+      res.set_header("Allow", "POST, OPTIONS");
+    } else {
+      res.set_header("Allow", "GET, POST, DELETE, PATCH, OPTIONS");
+    }
+  });
+
+  http_.Post("/whep",
+             [this](const httplib::Request& req, httplib::Response& res) { handleWhepPost(req, res); });
+  http_.Delete(R"(/whep/([^/]*))",
+               [this](const httplib::Request& req, httplib::Response& res) { handleWhepDelete(req, res); });
+  http_.Patch(R"(/whep/([^/]*))",
+              [this](const httplib::Request& req, httplib::Response& res) { handleWhepPatch(req, res); });
+  http_.Get("/stats", [this](const httplib::Request& req, httplib::Response& res) { handleStats(req, res); });
+  http_.Get(R"(/.*)",
+            [this](const httplib::Request& req, httplib::Response& res) { handleStatic(req, res); });
+}
+
+void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Response& res) {
+  const std::string contentType = req.get_header_value("Content-Type");
+  if (!isSdp(contentType)) {
+    reply(res, 415,
+          "POST /whep takes an SDP offer with Content-Type: application/sdp (got \"" + contentType + "\")");
+    return;
+  }
+  stream::H264Choice choice;
+  try {
+    choice = stream::chooseH264(req.body);
+  } catch (const Error& e) {
+    reply(res, statusFor(e.code()), e.what());
+    return;
+  }
+
+  const std::string id = newSessionId();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      reply(res, 503, "the server is shutting down");
+      return;
+    }
+    if (sessions_.size() >= config_.maxViewers) {
+      res.set_header("Retry-After", "5");
+      reply(res, 503,
+            "too many viewers (" + std::to_string(sessions_.size()) + " of at most " +
+                std::to_string(config_.maxViewers) + "); try again when one leaves");
+      return;
+    }
+    sessions_.emplace(id, nullptr);  // holds the slot while the pipeline is built
+  }
+  auto release = [this, &id] {
+    std::lock_guard lock(mutex_);
+    sessions_.erase(id);
+  };
+
+  std::shared_ptr<stream::ViewerSession> session;
+  try {
+    stream::ViewerSession::Events events;
+    events.onConnected = [this] { requestKeyframe(); };
+    events.onKeyframeRequest = [this] { requestKeyframe(); };
+    events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
+    events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
+    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events));
+    {
+      std::lock_guard lock(mutex_);
+      auto it = sessions_.find(id);
+      if (stopping_ || it == sessions_.end()) throw Error(Errc::kUnavailable, "the server is shutting down");
+      it->second = session;
+    }
+    const std::string answer = session->negotiate(req.body, kNegotiationTimeout);
+    res.status = 201;
+    res.set_header("Location", "/whep/" + id);
+    res.set_content(answer, "application/sdp");
+    log::info("stream: viewer ", id.substr(0, 8), " joined (H.264 pt ", choice.payloadType, ", ",
+              choice.profileLevelId, ")");
+  } catch (const Error& e) {
+    release();
+    log::warn("stream: POST /whep refused: ", e.what());
+    reply(res, statusFor(e.code()), e.what());
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void StreamServer::Impl::handleWhepDelete(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  if (!endSession(id, "DELETE from the viewer")) {
+    reply(res, 404, "no WHEP session \"" + id + "\" (already ended, or never existed)");
+    return;
+  }
+  reply(res, 200, "session ended");
+}
+
+void StreamServer::Impl::handleWhepPatch(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  bool known = false;
+  {
+    std::lock_guard lock(mutex_);
+    known = sessions_.count(id) != 0;
+  }
+  if (!known) {
+    reply(res, 404, "no WHEP session \"" + id + "\"");
+    return;
+  }
+  res.set_header("Allow", "DELETE, OPTIONS");
+  reply(res, 405,
+        "trickle ICE and ICE restarts are not supported: this server answers after ICE gathering "
+        "completes, so the answer already holds every candidate");
+}
+
+void StreamServer::Impl::handleStats(const httplib::Request&, httplib::Response& res) {
+  std::function<std::string()> provider;
+  {
+    std::lock_guard lock(handlerMutex_);
+    provider = statsProvider_;
+  }
+  res.set_header("Cache-Control", "no-store");
+  if (provider) {
+    res.set_content(provider(), "application/json");
+  } else {
+    res.set_content("{\"viewers\": " + std::to_string(viewerCount()) + "}\n", "application/json");
+  }
+}
+
+void StreamServer::Impl::handleStatic(const httplib::Request& req, httplib::Response& res) {
+  auto asset = stream::findWebAsset(req.path, config_.webRoot);
+  if (!asset) {
+    reply(res, 404, "no file " + req.path);
+    return;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  res.set_content(std::move(asset->body), asset->contentType);
+}
+
+}  // namespace zerohop

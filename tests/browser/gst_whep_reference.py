@@ -1,0 +1,338 @@
+#!/usr/bin/python3
+"""A plain GStreamer WebRTC sender with the same HTTP face as `zerohop serve`: the reference the end-to-end
+benchmark compares zerohop against, and a stand-in server for developing the viewer page.
+
+Frames: a scrolling noisy YUY2 texture with the zerohop pixel timecode (src/core/timecode.cpp format, luma
+235/16, neutral chroma) drawn into every frame at capture time, pushed into
+  appsrc -> x264enc (zerolatency, no B-frames, CBR, constrained baseline) -> tee -> per viewer:
+  queue -> rtph264pay -> webrtcbin
+HTTP: GET / and the files of --web, POST /whep (SDP offer -> 201 + answer + Location), DELETE /whep/<id>,
+GET /stats (fps/frames/viewers only; no per-stage figures), CORS as zerohop.
+
+usage: gst_whep_reference.py [--source test:1280x720@30] [--listen 127.0.0.1:8080] [--bitrate 2500]
+                             [--preset veryfast] [--keyint 120] [--web DIR]
+Prints `open http://HOST:PORT/`; SIGINT/SIGTERM stop it (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import math
+import mimetypes
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import gi
+
+gi.require_version("Gst", "1.0")
+gi.require_version("GstWebRTC", "1.0")
+gi.require_version("GstSdp", "1.0")
+gi.require_version("GstVideo", "1.0")
+from gi.repository import Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
+
+CELLS = 76
+
+
+def crc8(data: bytes) -> int:
+    crc = 0
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x07) & 0xFF if crc & 0x80 else (crc << 1) & 0xFF
+    return crc
+
+
+def timecode_bits(ms: int, seq: int) -> list[int]:
+    payload = ((ms & ((1 << 44) - 1)) << 20) | (seq & ((1 << 20) - 1))
+    crc = crc8(payload.to_bytes(8, "big"))
+    return [1, 0, 1, 0] + [(payload >> (63 - i)) & 1 for i in range(64)] + [(crc >> (7 - i)) & 1 for i in range(8)]
+
+
+class TestFrames:
+    """YUY2 frames: a textured picture twice the frame size, panned slowly diagonally (as zerohop's test
+    pattern pans), with the timecode strip drawn on top. Cheap enough to render in Python at 1080p30."""
+
+    def __init__(self, width: int, height: int):
+        self.w, self.h = width, height
+        self.cell = max(4, width // 80)
+        rnd = random.Random(1)
+        tw = width * 2
+        # One long line: a random walk (structure at many scales) plus fine noise; chroma drifting slowly.
+        n = tw * 2
+        luma, v = [], 120.0
+        for _ in range(n):
+            v = min(225.0, max(30.0, v + rnd.uniform(-6, 6)))
+            luma.append(int(v) + rnd.randrange(-8, 9))
+        line = bytearray(n * 2)
+        for x in range(0, n, 2):
+            line[2 * x] = luma[x]
+            line[2 * x + 1] = 128 + int(40 * math.sin(x / 300))
+            line[2 * x + 2] = luma[x + 1]
+            line[2 * x + 3] = 128 + int(40 * math.cos(x / 410))
+        line = bytes(line)
+        # Texture rows: the line at a different (even) offset per row, brighter in a checker of 48-pixel tiles.
+        self.rows = []
+        for y in range(height * 2):
+            off = ((y * 37 + (y // 48) * 211) % tw) & ~1
+            self.rows.append(line[off * 2:(off + tw) * 2])
+        self.white = bytes([235, 128]) * self.cell
+        self.black = bytes([16, 128]) * self.cell
+
+    def frame(self, n: int, ms: int) -> bytes:
+        dx = int((self.w / 2) * (1 + math.sin(n * 0.013))) & ~1
+        dy = int((self.h / 2) * (1 + math.sin(n * 0.017 + 1)))
+        a, b = dx * 2, (dx + self.w) * 2
+        buf = bytearray(b"".join(self.rows[y + dy][a:b] for y in range(self.h)))
+        rb = self.w * 2
+        strip = b"".join(self.white if bit else self.black for bit in timecode_bits(ms, n))
+        for y in range(self.cell):
+            buf[y * rb:y * rb + len(strip)] = strip
+        return bytes(buf)
+
+
+class Sender:
+    def __init__(self, width: int, height: int, fps: int, bitrate_kbps: int, loopback_ice: bool,
+                 preset: str = "veryfast", keyint: int = 120):
+        self.width, self.height, self.fps = width, height, fps
+        self.loopback_ice = loopback_ice
+        self.encoder = f"GStreamer x264enc ({preset}, zerolatency, CBR {bitrate_kbps} kb/s, keyint {keyint})"
+        self.pipeline = Gst.parse_launch(
+            f"appsrc name=src is-live=true format=time do-timestamp=false "
+            f"caps=video/x-raw,format=YUY2,width={width},height={height},framerate={fps}/1 "
+            f"! queue max-size-buffers=1 leaky=downstream ! videoconvert ! video/x-raw,format=I420 "
+            f"! x264enc name=enc tune=zerolatency speed-preset={preset} bitrate={bitrate_kbps} "
+            f"key-int-max={keyint} bframes=0 vbv-buf-capacity={max(1, 1000 // fps)} "
+            f"option-string=nal-hrd=cbr:force-cfr=1 "
+            f"! video/x-h264,profile=constrained-baseline,stream-format=byte-stream "
+            f"! tee name=t allow-not-linked=true")
+        self.src = self.pipeline.get_by_name("src")
+        self.tee = self.pipeline.get_by_name("t")
+        self.viewers: dict[str, dict] = {}
+        self.lock = threading.Lock()
+        self.frames = 0
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self.pipeline.set_state(Gst.State.PLAYING)
+        self.gen = TestFrames(width, height)
+        self.thread = threading.Thread(target=self._produce, daemon=True)
+        self.thread.start()
+
+    def _produce(self) -> None:
+        period = 1.0 / self.fps
+        t0 = time.monotonic()
+        n = 0
+        while not self._stop.is_set():
+            target = t0 + n * period
+            delay = target - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            ms = time.time_ns() // 1_000_000
+            data = self.gen.frame(n, ms)
+            buf = Gst.Buffer.new_wrapped(data)
+            buf.pts = n * Gst.SECOND // self.fps
+            buf.duration = Gst.SECOND // self.fps
+            self.src.emit("push-buffer", buf)
+            self.frames += 1
+            n += 1
+
+    def add_viewer(self, offer_sdp: str) -> tuple[str, str]:
+        m = None
+        # The H.264 payload type the browser offers for constrained baseline, packetization-mode 1.
+        for pt, fmtp in re.findall(r"a=fmtp:(\d+) (.*)", offer_sdp):
+            if "packetization-mode=1" in fmtp and "profile-level-id=42e01f" in fmtp:
+                if re.search(rf"a=rtpmap:{pt} H264/90000", offer_sdp):
+                    m = int(pt)
+                    break
+        if m is None:
+            raise ValueError("the offer has no H.264 42e01f packetization-mode=1 payload type")
+        vid = uuid.uuid4().hex[:12]
+        q = Gst.ElementFactory.make("queue")
+        q.set_property("max-size-buffers", 30)
+        q.set_property("leaky", 2)
+        pay = Gst.ElementFactory.make("rtph264pay")
+        pay.set_property("config-interval", -1)
+        pay.set_property("pt", m)
+        pay.set_property("aggregate-mode", "zero-latency")
+        webrtc = Gst.ElementFactory.make("webrtcbin")
+        webrtc.set_property("bundle-policy", GstWebRTC.WebRTCBundlePolicy.MAX_BUNDLE)
+        caps = Gst.Caps.from_string(
+            f"application/x-rtp,media=video,encoding-name=H264,payload={m},clock-rate=90000,"
+            f"packetization-mode=(string)1,profile-level-id=(string)42e01f")
+        # Above 720p x264 signals a higher level in the SPS (4.0 for 1080p30) than the offer's 42e01f (3.1);
+        # Chrome offers level-asymmetry-allowed=1, so the SDP keeps 42e01f while the stream says its level.
+        fix = Gst.ElementFactory.make("capssetter")
+        fix.set_property("caps", Gst.Caps.from_string("application/x-rtp,profile-level-id=(string)42e01f"))
+        for e in (q, pay, fix, webrtc):
+            self.pipeline.add(e)
+        q.link(pay)
+        pay.link(fix)
+        fix.link_filtered(webrtc, caps)
+        for e in (webrtc, fix, pay, q):
+            e.sync_state_with_parent()
+        if self.loopback_ice:  # as zerohop does: libnice skips loopback interfaces unless told
+            ice = webrtc.get_property("ice-agent")
+            ice.set_property("ice-tcp", False)
+            if not ice.emit("add-local-ip-address", "127.0.0.1"):
+                print("warning: could not add 127.0.0.1 to the ICE agent", file=sys.stderr)
+        trans = webrtc.emit("get-transceiver", 0)
+        trans.set_property("codec-preferences", caps)
+        trans.set_property("direction", GstWebRTC.WebRTCRTPTransceiverDirection.SENDONLY)
+        tee_pad = self.tee.request_pad_simple("src_%u")
+        tee_pad.link(q.get_static_pad("sink"))
+
+        ok, msg = GstSdp.SDPMessage.new_from_text(offer_sdp)
+        offer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.OFFER, msg)
+        p = Gst.Promise.new()
+        webrtc.emit("set-remote-description", offer, p)
+        p.wait()
+        p = Gst.Promise.new()
+        webrtc.emit("create-answer", None, p)
+        p.wait()
+        reply = p.get_reply()
+        answer = reply.get_value("answer") if reply else None
+        if answer is None:
+            self._remove(dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad))
+            raise ValueError(f"webrtcbin could not answer: {reply and reply.to_string()}")
+        p = Gst.Promise.new()
+        webrtc.emit("set-local-description", answer, p)
+        p.wait()
+        deadline = time.monotonic() + 2
+        while (webrtc.get_property("ice-gathering-state") != GstWebRTC.WebRTCICEGatheringState.COMPLETE
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
+        sdp = webrtc.get_property("local-description").sdp.as_text()
+        with self.lock:
+            self.viewers[vid] = dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad)
+        # A new viewer needs a keyframe now, not at the next GOP.
+        q.get_static_pad("src").send_event(
+            GstVideo.video_event_new_upstream_force_key_unit(Gst.CLOCK_TIME_NONE, True, 0))
+        return vid, sdp
+
+    def _remove(self, v: dict) -> None:
+        v["tee_pad"].unlink(v["q"].get_static_pad("sink"))
+        self.tee.release_request_pad(v["tee_pad"])
+        for e in (v["q"], v["pay"], v["fix"], v["webrtc"]):
+            e.set_state(Gst.State.NULL)
+            self.pipeline.remove(e)
+
+    def remove_viewer(self, vid: str) -> bool:
+        with self.lock:
+            v = self.viewers.pop(vid, None)
+        if v is None:
+            return False
+        self._remove(v)
+        return True
+
+    def stats(self) -> dict:
+        up = time.monotonic() - self.started
+        return {"source": f"reference test pattern {self.width}x{self.height}@{self.fps} yuy2",
+                "encoder": self.encoder, "fps": self.frames / up if up else 0,
+                "frames": self.frames, "drops": 0, "viewers": len(self.viewers), "stages": {}, "uptime_s": up}
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(2)
+        for vid in list(self.viewers):
+            self.remove_viewer(vid)
+        self.pipeline.set_state(Gst.State.NULL)
+
+
+def make_handler(sender: Sender, web: Path):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _cors(self):
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.send_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+            self.send_header("Access-Control-Allow-Headers", "Content-Type")
+            self.send_header("Access-Control-Expose-Headers", "Location")
+
+        def _send(self, code: int, body: bytes, ctype: str, extra: dict | None = None):
+            self.send_response(code)
+            self._cors()
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_OPTIONS(self):
+            self._send(204, b"", "text/plain")
+
+        def do_GET(self):
+            path = self.path.split("?")[0]
+            if path == "/stats":
+                return self._send(200, json.dumps(sender.stats()).encode(), "application/json")
+            name = "index.html" if path == "/" else path.lstrip("/")
+            f = (web / name).resolve()
+            if web.resolve() not in f.parents or not f.is_file():
+                return self._send(404, b"not found\n", "text/plain")
+            self._send(200, f.read_bytes(), mimetypes.guess_type(f.name)[0] or "application/octet-stream")
+
+        def do_POST(self):
+            if self.path.split("?")[0] != "/whep":
+                return self._send(404, b"not found\n", "text/plain")
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            try:
+                vid, answer = sender.add_viewer(body)
+            except Exception as e:  # a bad offer is the client's problem: say why
+                return self._send(400, f"{e}\n".encode(), "text/plain")
+            self._send(201, answer.encode(), "application/sdp", {"Location": f"/whep/{vid}"})
+
+        def do_DELETE(self):
+            m = re.fullmatch(r"/whep/(\w+)", self.path)
+            if m and sender.remove_viewer(m.group(1)):
+                return self._send(200, b"", "text/plain")
+            self._send(404, b"no such session\n", "text/plain")
+
+    return Handler
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", default="test:1280x720@30")
+    ap.add_argument("--listen", default="127.0.0.1:8080")
+    ap.add_argument("--bitrate", type=int, default=2500, help="kbit/s")
+    ap.add_argument("--preset", default="veryfast", help="x264 speed preset (zerohop serve's default: veryfast)")
+    ap.add_argument("--keyint", type=int, default=120, help="frames between keyframes (zerohop serve's default)")
+    ap.add_argument("--encoder", default="x264", help="accepted for command-line compatibility; only x264")
+    ap.add_argument("--web", default=str(Path(__file__).resolve().parents[2] / "web"))
+    args = ap.parse_args()
+    m = re.fullmatch(r"test:(\d+)x(\d+)@(\d+)", args.source)
+    if not m:
+        print(f"error: --source {args.source}: want test:WIDTHxHEIGHT@FPS", file=sys.stderr)
+        return 2
+    host, _, port = args.listen.rpartition(":")
+    Gst.init(None)
+    loopback = host in ("127.0.0.1", "localhost", "::1", "[::1]")
+    sender = Sender(int(m.group(1)), int(m.group(2)), int(m.group(3)), args.bitrate, loopback, args.preset, args.keyint)
+    httpd = http.server.ThreadingHTTPServer((host, int(port)), make_handler(sender, Path(args.web)))
+    httpd.daemon_threads = True
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    print(f"open http://{host}:{httpd.server_address[1]}/", flush=True)
+    while not stop.wait(0.2):
+        pass
+    httpd.shutdown()
+    sender.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""Shared pieces of the browser tests: a private network namespace, headless Chromium through
+selenium + chromedriver, and a `zerohop serve` child process.
+
+Exit codes follow CTest's convention for these tests: 0 pass, 1 fail, 77 skipped (SKIP_RETURN_CODE),
+always with a one-line reason on stdout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+SKIP = 77
+
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--allow-loopback-in-peer-connection",
+    "--disable-features=WebRtcHideLocalIpsWithMdns",
+    "--autoplay-policy=no-user-gesture-required",
+    "--use-fake-ui-for-media-stream",
+    "--disable-dev-shm-usage",
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+    "--window-size=1400,1040",
+]
+
+
+def skip(reason: str) -> "NoReturn":  # noqa: F821
+    print(f"SKIP: {reason}", flush=True)
+    sys.exit(SKIP)
+
+
+def find_browser() -> tuple[str, str]:
+    """Returns (chromium, chromedriver) paths or exits with SKIP saying what is missing."""
+    def pick(env: str, names: tuple[str, ...]) -> str | None:
+        if os.environ.get(env):  # an explicit choice is used as given, or reported missing
+            return os.environ[env] if os.access(os.environ[env], os.X_OK) else None
+        for n in names:
+            p = shutil.which(n) or (f"/usr/bin/{n}" if os.access(f"/usr/bin/{n}", os.X_OK) else None)
+            if p:
+                return p
+        return None
+
+    chromium = pick("ZEROHOP_CHROMIUM", ("chromium", "chromium-browser", "google-chrome"))
+    driver = pick("ZEROHOP_CHROMEDRIVER", ("chromedriver",))
+    missing = []
+    if not chromium:
+        missing.append("chromium (apt-get install chromium)")
+    if not driver:
+        missing.append("chromedriver (apt-get install chromium-driver)")
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium for " + sys.executable + " (apt-get install python3-selenium)")
+    if missing:
+        skip("browser test needs " + ", ".join(missing))
+    return chromium, driver
+
+
+def enter_private_network(lan: bool = False) -> bool:
+    """Moves this process (and every child it starts later) into a new network namespace with only
+    loopback up, so the test neither needs nor touches the host network. With `lan`, also a veth pair
+    (10.77.0.1/24 <-> 10.77.0.2/24) inside it, for ICE agents that ignore loopback (libnice does unless
+    told otherwise). Returns False, with a note, where that is not allowed (not root and no user
+    namespaces): the test then runs in the host's namespace."""
+    if os.environ.get("ZEROHOP_NO_NETNS"):
+        print("note: ZEROHOP_NO_NETNS set, using the host network namespace", flush=True)
+        return False
+    CLONE_NEWNET = 0x40000000
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        print(f"note: unshare(CLONE_NEWNET) failed ({os.strerror(err)}): using the host network namespace",
+              flush=True)
+        return False
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    steps = [["link", "set", "lo", "up"]]
+    if lan:
+        steps += [["link", "add", "zh0", "type", "veth", "peer", "name", "zh1"],
+                  ["addr", "add", "10.77.0.1/24", "dev", "zh0"], ["addr", "add", "10.77.0.2/24", "dev", "zh1"],
+                  ["link", "set", "zh0", "up"], ["link", "set", "zh1", "up"]]
+    for step in steps:
+        try:
+            subprocess.run([ip, *step], check=True, capture_output=True, text=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            detail = getattr(e, "stderr", "") or e
+            print(f"FAIL: in the new network namespace `ip {' '.join(step)}` failed: {detail}", flush=True)
+            sys.exit(1)
+    print("network: private namespace, " + ("loopback + veth 10.77.0.1/2" if lan else "loopback only"), flush=True)
+    return True
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def artifacts_dir(default: Path) -> Path:
+    d = Path(os.environ.get("ZEROHOP_TEST_ARTIFACTS") or default)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+class Serve:
+    """A `zerohop serve` child (or the GStreamer reference sender, gst_whep_reference.py, which takes the
+    same options). Its combined stdout/stderr is kept (and written to `log_path`)."""
+
+    def __init__(self, binary: str, args: list[str], log_path: Path):
+        if binary.endswith(".py"):
+            self.cmd = [sys.executable, binary, *args]
+        else:
+            self.cmd = [binary, "serve", *args]
+        self.log_path = log_path
+        self._buf = ""
+        self._lock = threading.Lock()
+        self._url_seen = threading.Event()
+        self.url: str | None = None
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        with open(self.log_path, "wb") as log:
+            while True:
+                chunk = self.proc.stdout.read(4096)
+                if not chunk:
+                    break
+                log.write(chunk)
+                log.flush()
+                with self._lock:
+                    self._buf += chunk.decode("utf-8", "replace")
+                    if self.url is None:
+                        m = re.search(r"open (http://\S+)", self._buf)
+                        if m:
+                            self.url = m.group(1)
+                            self._url_seen.set()
+        self._url_seen.set()
+
+    def wait_url(self, timeout: float) -> str | None:
+        self._url_seen.wait(timeout)
+        return self.url
+
+    def output(self) -> str:
+        with self._lock:
+            return self._buf
+
+    def tail(self, lines: int = 30) -> str:
+        text = self.output().replace("\r", "\n")
+        return "\n".join([l for l in text.splitlines() if l.strip()][-lines:])
+
+    def stop(self, timeout: float) -> tuple[int | None, float]:
+        """SIGINT, then waits up to `timeout` s. Returns (exit code or None if still running, seconds taken);
+        a child still running after that is killed."""
+        if self.proc.poll() is not None:
+            return self.proc.returncode, 0.0
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            self.proc.kill()
+            self.proc.wait()
+        took = time.monotonic() - t0
+        self._reader.join(2)
+        return rc, took
+
+
+def start_chromium(chromium: str, chromedriver: str, log_path: Path | None = None):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for f in CHROMIUM_FLAGS:
+        opts.add_argument(f)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=chromedriver, log_path=str(log_path) if log_path else os.devnull)
+    return webdriver.Chrome(service=service, options=opts)
+
+
+def browser_console(driver) -> str:
+    try:
+        return "\n".join(f"  [{e.get('level')}] {e.get('message')}" for e in driver.get_log("browser"))
+    except Exception as e:  # the log is a nicety; never let it hide the real failure
+        return f"  (console log unavailable: {e})"
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank, as the server and viewer.js compute it."""
+    if not values:
+        return None
+    s = sorted(values)
+    import math
+    idx = math.ceil(q * len(s))
+    return s[min(len(s) - 1, max(idx, 1) - 1)]

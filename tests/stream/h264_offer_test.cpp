@@ -1,0 +1,97 @@
+#include "stream/h264_offer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_sdp.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+using test::chromiumOffer;
+using test::withoutLines;
+
+Errc codeOf(const std::string& sdp) {
+  try {
+    chooseH264(sdp);
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return Errc::kInternal;  // "accepted"
+}
+
+TEST(H264Offer, ChromiumOfferPicks42e01fAndItsRtx) {
+  const std::string offer = chromiumOffer();
+  const int expected = test::offered42e01fPayloadType(offer);
+  ASSERT_GT(expected, 0) << "the captured offer has no 42e01f packetization-mode=1 entry";
+  const H264Choice c = chooseH264(offer);
+  EXPECT_EQ(c.payloadType, expected);
+  EXPECT_EQ(c.profileLevelId, "42e01f");
+  EXPECT_EQ(c.mediaIndex, 0);
+  // Chromium pairs every codec with an rtx payload type: a=fmtp:<rtx> apt=<pt>.
+  EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.rtxPayloadType) + " apt=" + std::to_string(expected)),
+            std::string::npos);
+}
+
+TEST(H264Offer, FallsBackToBaselineWhen42e01fIsAbsent) {
+  const std::string offer = withoutLines(chromiumOffer(), R"(a=fmtp:\d+ .*profile-level-id=42e01f)");
+  const H264Choice c = chooseH264(offer);
+  EXPECT_EQ(c.profileLevelId, "42001f");
+  EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.payloadType) +
+                       " level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42001f"),
+            std::string::npos);
+}
+
+TEST(H264Offer, PrefersConstrainedBaselineOverBaselineRegardlessOfOrder) {
+  const std::string sdp =
+      "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+      "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=42001f\r\n"
+      "a=rtpmap:101 h264/90000\r\na=fmtp:101 profile-level-id=42C01E;packetization-mode=1\r\n";
+  const H264Choice c = chooseH264(sdp);
+  EXPECT_EQ(c.payloadType, 101);
+  EXPECT_EQ(c.profileLevelId, "42c01e");
+  EXPECT_EQ(c.rtxPayloadType, -1);
+}
+
+TEST(H264Offer, MalformedOffersAreInvalidArgument) {
+  for (const std::string& bad :
+       {std::string(), std::string("hello"), std::string("\r\n\r\n"),
+        std::string("v=1\r\nm=video 9 RTP/AVP 96\r\n"), std::string("v=0\r\ns=-\r\n"),
+        std::string("v=0\r\nm=video\r\n"), std::string("v=0\r\nm=video x RTP/AVP 96\r\n"),
+        std::string("v=0\r\nthis is not sdp\r\n"),
+        std::string("v=0\r\nm=video 9 RTP/AVP 96\r\na=rtpmap:999 H264/90000\r\n"),
+        std::string("v=0\r\nm=video 9 RTP/AVP 96\x01\r\n"), std::string("{\"sdp\": \"v=0\"}")}) {
+    EXPECT_EQ(codeOf(bad), Errc::kInvalidArgument) << "input: " << bad;
+  }
+  // A real offer stripped of its DTLS fingerprint cannot make a WebRTC session.
+  EXPECT_EQ(codeOf(withoutLines(chromiumOffer(), "a=fingerprint:.*")), Errc::kInvalidArgument);
+}
+
+TEST(H264Offer, OffersWithoutUsableH264AreUnsupported) {
+  const std::string offer = chromiumOffer();
+  // VP8/VP9/AV1 only: every H264 rtpmap removed.
+  const std::string noH264 = withoutLines(offer, R"(a=rtpmap:\d+ H264/90000)");
+  try {
+    chooseH264(noH264);
+    FAIL() << "accepted an offer without H.264";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("42e01f"), std::string::npos) << e.what();
+  }
+  // H.264 only with packetization-mode=0, or only Main/High profiles.
+  EXPECT_EQ(codeOf(withoutLines(offer, R"(a=fmtp:\d+ .*packetization-mode=1.*)")), Errc::kUnsupported);
+  EXPECT_EQ(codeOf(withoutLines(offer, R"(a=fmtp:\d+ .*profile-level-id=42.*)")), Errc::kUnsupported);
+  // The viewer wants to send, not receive.
+  std::string sendonly = offer;
+  sendonly.replace(sendonly.find("a=recvonly"), 10, "a=sendonly");
+  EXPECT_EQ(codeOf(sendonly), Errc::kUnsupported);
+  // Audio only.
+  EXPECT_EQ(codeOf("v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n"),
+            Errc::kUnsupported);
+}
+
+}  // namespace
+}  // namespace zerohop::stream

@@ -1,0 +1,283 @@
+// End to end on loopback: a second webrtcbin (recvonly, in this test) negotiates with StreamServer over
+// WHEP, receives the RTP of real H.264 access units we publish, depayloads and parses them (h264parse
+// reads the SPS: the size in its caps proves the bitstream arrived intact).
+
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/sdp/sdp.h>
+#define GST_USE_UNSTABLE_API
+#include <gst/webrtc/webrtc.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zerohop/error.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool haveElements(std::initializer_list<const char*> names, std::string& missing) {
+  for (const char* n : names) {
+    GstElementFactory* f = gst_element_factory_find(n);
+    if (!f) {
+      missing = n;
+      return false;
+    }
+    gst_object_unref(f);
+  }
+  return true;
+}
+
+// 320x240 Constrained Baseline AUs from GStreamer's own x264enc; a keyframe every 30 frames.
+std::vector<EncodedUnitPtr> encodeTestUnits(int frames) {
+  const std::string desc =
+      "videotestsrc pattern=ball num-buffers=" + std::to_string(frames) +
+      " ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 "
+      "! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bframes=0 "
+      "! video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au "
+      "! appsink name=out sync=false";
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
+  if (!pipeline) {
+    std::string what = err ? err->message : "?";
+    g_clear_error(&err);
+    throw std::runtime_error("gst_parse_launch: " + what);
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  std::vector<EncodedUnitPtr> units;
+  while (GstSample* sample = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+    GstBuffer* buf = gst_sample_get_buffer(sample);
+    GstMapInfo map;
+    if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+      auto u = std::make_shared<EncodedUnit>();
+      u->width = 320;
+      u->height = 240;
+      u->bytes.assign(map.data, map.data + map.size);
+      u->keyframe = !GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+      u->sequence = units.size();
+      units.push_back(std::move(u));
+      gst_buffer_unmap(buf, &map);
+    }
+    gst_sample_unref(sample);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  return units;
+}
+
+// A recvonly WebRTC peer that depayloads and parses what it receives and counts access units.
+class LoopbackViewer {
+ public:
+  LoopbackViewer() {
+    pipeline_ = gst_pipeline_new("test-viewer");
+    webrtc_ = gst_element_factory_make("webrtcbin", "recv");
+    gst_bin_add(GST_BIN(pipeline_), webrtc_);
+    gst_util_set_object_arg(G_OBJECT(webrtc_), "bundle-policy", "max-bundle");
+    GstWebRTCICE* ice = nullptr;
+    g_object_get(webrtc_, "ice-agent", &ice, nullptr);
+    gboolean added = FALSE;
+    g_signal_emit_by_name(ice, "add-local-ip-address", "127.0.0.1", &added);
+    gst_object_unref(ice);
+    GstCaps* caps = gst_caps_from_string(
+        "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
+        "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
+    GstWebRTCRTPTransceiver* trans = nullptr;
+    g_signal_emit_by_name(webrtc_, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps,
+                          &trans);
+    gst_caps_unref(caps);
+    if (trans) gst_object_unref(trans);
+    g_signal_connect(webrtc_, "pad-added", G_CALLBACK(onPadAdded), this);
+    gst_element_set_state(pipeline_, GST_STATE_PLAYING);
+  }
+  ~LoopbackViewer() { close(); }
+
+  std::string createOffer() {
+    GstPromise* p = gst_promise_new();
+    g_signal_emit_by_name(webrtc_, "create-offer", nullptr, p);
+    gst_promise_wait(p);
+    GstWebRTCSessionDescription* offer = nullptr;
+    gst_structure_get(gst_promise_get_reply(p), "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer,
+                      nullptr);
+    gst_promise_unref(p);
+    if (!offer) return {};
+    p = gst_promise_new();
+    g_signal_emit_by_name(webrtc_, "set-local-description", offer, p);
+    gst_promise_wait(p);
+    gst_promise_unref(p);
+    gst_webrtc_session_description_free(offer);
+    for (int i = 0; i < 300; ++i) {
+      GstWebRTCICEGatheringState s{};
+      g_object_get(webrtc_, "ice-gathering-state", &s, nullptr);
+      if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    GstWebRTCSessionDescription* local = nullptr;
+    g_object_get(webrtc_, "local-description", &local, nullptr);
+    gchar* text = gst_sdp_message_as_text(local->sdp);
+    std::string sdp(text);
+    g_free(text);
+    gst_webrtc_session_description_free(local);
+    return sdp;
+  }
+
+  bool applyAnswer(const std::string& answer) {
+    GstSDPMessage* sdp = nullptr;
+    if (gst_sdp_message_new_from_text(answer.c_str(), &sdp) != GST_SDP_OK) return false;
+    GstWebRTCSessionDescription* desc = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
+    GstPromise* p = gst_promise_new();
+    g_signal_emit_by_name(webrtc_, "set-remote-description", desc, p);
+    gst_promise_wait(p);
+    const GstStructure* reply = gst_promise_get_reply(p);
+    const bool ok = !(reply && gst_structure_has_field(reply, "error"));
+    gst_promise_unref(p);
+    gst_webrtc_session_description_free(desc);
+    return ok;
+  }
+
+  /// Asks the sender for a keyframe the way a decoder does: an upstream GstForceKeyUnit event, which
+  /// the receiving RTP session turns into RTCP PLI. False before media arrived.
+  bool sendPictureLossIndication() {
+    GstPad* pad = sinkPad_.load();
+    if (!pad) return false;
+    GstStructure* s =
+        gst_structure_new("GstForceKeyUnit", "running-time", GST_TYPE_CLOCK_TIME, GST_CLOCK_TIME_NONE,
+                          "all-headers", G_TYPE_BOOLEAN, TRUE, "count", G_TYPE_UINT, 0u, nullptr);
+    return gst_pad_push_event(pad,
+                              gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, s));  // upstream, to the peer
+  }
+
+  /// Vanishes without DELETE: the pipeline stops, nothing is said to the server.
+  void close() {
+    if (GstPad* pad = sinkPad_.exchange(nullptr)) gst_object_unref(pad);
+    if (!pipeline_) return;
+    gst_element_set_state(pipeline_, GST_STATE_NULL);
+    gst_object_unref(pipeline_);
+    pipeline_ = nullptr;
+  }
+
+  std::atomic<int> receivedUnits{0};
+  std::atomic<int> width{0};
+  std::atomic<int> keyframes{0};
+  std::atomic<bool> firstWasKeyframe{false};
+
+ private:
+  static void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
+    auto* self = static_cast<LoopbackViewer*>(data);
+    if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
+    GstElement* bin = gst_parse_bin_from_description("rtph264depay ! h264parse ! fakesink name=fs sync=false",
+                                                     TRUE, nullptr);
+    gst_bin_add(GST_BIN(self->pipeline_), bin);
+    gst_element_sync_state_with_parent(bin);
+    GstPad* sink = gst_element_get_static_pad(bin, "sink");
+    const GstPadLinkReturn linked = gst_pad_link(pad, sink);
+    if (linked != GST_PAD_LINK_OK) ADD_FAILURE() << "gst_pad_link(webrtcbin src, decoder) = " << linked;
+    gst_object_unref(sink);
+    GstElement* fs = gst_bin_get_by_name(GST_BIN(bin), "fs");
+    GstPad* fsPad = gst_element_get_static_pad(fs, "sink");
+    gst_pad_add_probe(fsPad, GST_PAD_PROBE_TYPE_BUFFER, onUnit, self, nullptr);
+    self->sinkPad_.store(fsPad);  // keeps the reference; released in close()
+    gst_object_unref(fs);
+  }
+  static GstPadProbeReturn onUnit(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
+    auto* self = static_cast<LoopbackViewer*>(data);
+    if (GstCaps* caps = gst_pad_get_current_caps(pad)) {
+      int w = 0;
+      gst_structure_get_int(gst_caps_get_structure(caps, 0), "width", &w);
+      self->width = w;
+      gst_caps_unref(caps);
+    }
+    const bool key = !GST_BUFFER_FLAG_IS_SET(GST_PAD_PROBE_INFO_BUFFER(info), GST_BUFFER_FLAG_DELTA_UNIT);
+    if (self->receivedUnits.fetch_add(1) == 0) self->firstWasKeyframe = key;
+    if (key) ++self->keyframes;
+    return GST_PAD_PROBE_OK;
+  }
+
+  GstElement* pipeline_ = nullptr;
+  GstElement* webrtc_ = nullptr;
+  std::atomic<GstPad*> sinkPad_{nullptr};
+};
+
+TEST(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
+  gst_init(nullptr, nullptr);
+  std::string missing;
+  if (!haveElements({"webrtcbin", "x264enc", "h264parse", "rtph264depay", "videotestsrc"}, missing)) {
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  }
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
+  ASSERT_EQ(units.size(), 90u);
+  ASSERT_TRUE(units[0]->keyframe);
+
+  StreamConfig config;
+  config.port = 0;
+  StreamServer server(config);
+  std::atomic<int> keyframeRequests{0};
+  std::atomic<bool> idrWanted{false};
+  server.setKeyframeRequestHandler([&] {
+    ++keyframeRequests;
+    idrWanted = true;  // like the encoder: the next unit published is an IDR
+  });
+
+  LoopbackViewer viewer;
+  const std::string offer = viewer.createOffer();
+  ASSERT_NE(offer.find("m=video"), std::string::npos);
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_read_timeout(10, 0);
+  auto r = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 201) << r->body;
+  ASSERT_TRUE(viewer.applyAnswer(r->body)) << r->body;
+
+  // Publish at 30 fps, jumping to the next keyframe when one is requested, until 30 units arrive.
+  std::size_t next = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < deadline) {
+    if (idrWanted.exchange(false)) {
+      do next = (next + 1) % units.size();
+      while (!units[next]->keyframe);
+    }
+    server.publish(units[next]);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_GE(viewer.receivedUnits.load(), 30);
+  EXPECT_EQ(viewer.width.load(), 320);
+  EXPECT_GE(viewer.keyframes.load(), 1);
+  EXPECT_TRUE(viewer.firstWasKeyframe.load()) << "a joining viewer must receive nothing before a keyframe";
+  EXPECT_GE(keyframeRequests.load(), 1) << "no keyframe request when the viewer connected";
+  EXPECT_EQ(server.viewerCount(), 1u);
+
+  // RTCP PLI from the viewer reaches the keyframe handler.
+  const int before = keyframeRequests.load();
+  ASSERT_TRUE(viewer.sendPictureLossIndication());
+  const auto pliDeadline = std::chrono::steady_clock::now() + 5s;
+  while (keyframeRequests.load() == before && std::chrono::steady_clock::now() < pliDeadline) {
+    server.publish(units[next]);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_GT(keyframeRequests.load(), before) << "a PLI from the viewer did not reach the keyframe handler";
+
+  // The viewer disappears without DELETE; the server notices by itself (ICE keepalive checks fail
+  // or RTCP stops) and ends the session.
+  viewer.close();
+  const auto reapDeadline = std::chrono::steady_clock::now() + 60s;
+  while (server.viewerCount() > 0 && std::chrono::steady_clock::now() < reapDeadline) {
+    server.publish(units[next]);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_EQ(server.viewerCount(), 0u) << "a vanished viewer was not cleaned up within 60 s";
+}
+
+}  // namespace
+}  // namespace zerohop

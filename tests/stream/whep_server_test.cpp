@@ -1,0 +1,324 @@
+// StreamServer's HTTP/WHEP front on loopback, with real webrtcbin sessions behind it.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+
+#include "test_sdp.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+namespace {
+
+StreamConfig loopbackConfig() {
+  StreamConfig c;
+  c.host = "127.0.0.1";
+  c.port = 0;
+  return c;
+}
+
+httplib::Client clientFor(const StreamServer& s) {
+  httplib::Client cli("127.0.0.1", s.port());
+  cli.set_read_timeout(10, 0);
+  return cli;
+}
+
+TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
+  StreamServer server(loopbackConfig());
+  EXPECT_EQ(server.url(), "http://127.0.0.1:" + std::to_string(server.port()) + "/");
+  auto cli = clientFor(server);
+  const std::string offer = test::chromiumOffer();
+  const int pt = test::offered42e01fPayloadType(offer);
+  ASSERT_GT(pt, 0);
+
+  auto r = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  ASSERT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/sdp");
+  EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_EQ(r->get_header_value("Access-Control-Expose-Headers"), "Location");
+  const std::string location = r->get_header_value("Location");
+  EXPECT_TRUE(std::regex_match(location, std::regex("/whep/[0-9a-f]{32}"))) << location;
+  EXPECT_EQ(server.viewerCount(), 1u);
+
+  const std::string& answer = r->body;
+  const std::string p = std::to_string(pt);
+  EXPECT_NE(answer.find("a=sendonly"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("a=recvonly"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("a=sendrecv"), std::string::npos) << answer;
+  EXPECT_TRUE(std::regex_search(answer, std::regex("m=video [1-9][0-9]* UDP/TLS/RTP/SAVPF " + p + "( |\r)")))
+      << answer;
+  EXPECT_NE(answer.find("a=rtpmap:" + p + " H264/90000"), std::string::npos) << answer;
+  EXPECT_TRUE(std::regex_search(answer, std::regex("a=fmtp:" + p + " .*profile-level-id=42e01f"))) << answer;
+  EXPECT_TRUE(std::regex_search(answer, std::regex("a=fmtp:" + p + " .*packetization-mode=1"))) << answer;
+  EXPECT_NE(answer.find("a=rtcp-fb:" + p + " nack\r"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("a=rtcp-fb:" + p + " nack pli"), std::string::npos) << answer;
+  EXPECT_TRUE(
+      std::regex_search(answer, std::regex("a=candidate:.* (udp|UDP) .* 127\\.0\\.0\\.1 [0-9]+ typ host")))
+      << answer;
+  EXPECT_NE(answer.find("a=fingerprint:"), std::string::npos);
+  // The media SSRC is named before any media flows, and RTX (offered by Chromium) is paired with it.
+  std::smatch fid;
+  ASSERT_TRUE(std::regex_search(answer, fid, std::regex("a=ssrc-group:FID ([0-9]+) ([0-9]+)"))) << answer;
+  EXPECT_NE(fid[1].str(), "0") << answer;
+  EXPECT_NE(answer.find("a=ssrc:" + fid[1].str() + " cname:"), std::string::npos) << answer;
+  EXPECT_TRUE(std::regex_search(answer, std::regex("a=rtpmap:[0-9]+ rtx/90000"))) << answer;
+  EXPECT_NE(answer.find("a=setup:active"), std::string::npos) << answer;  // offer was actpass
+
+  // Trickle is refused with a reason; then the session ends on DELETE, once.
+  auto patch = cli.Patch(location, "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n",
+                         "application/trickle-ice-sdpfrag");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->status, 405);
+  EXPECT_NE(patch->body.find("trickle"), std::string::npos);
+  auto del = cli.Delete(location);
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 200);
+  EXPECT_EQ(server.viewerCount(), 0u);
+  auto again = cli.Delete(location);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 404);
+}
+
+TEST(WhepServer, BrokenOffersGetTheRight4xxWithAReason) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  const std::string offer = test::chromiumOffer();
+
+  auto garbage = cli.Post("/whep", "this is not an SDP offer\r\n", "application/sdp");
+  ASSERT_TRUE(garbage);
+  EXPECT_EQ(garbage->status, 400);
+  EXPECT_NE(garbage->body.find("malformed SDP offer"), std::string::npos) << garbage->body;
+
+  auto empty = cli.Post("/whep", "", "application/sdp");
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->status, 400);
+
+  auto vp8 = cli.Post("/whep", test::withoutLines(offer, R"(a=rtpmap:\d+ H264/90000)"), "application/sdp");
+  ASSERT_TRUE(vp8);
+  EXPECT_EQ(vp8->status, 406);
+  EXPECT_NE(vp8->body.find("H.264"), std::string::npos) << vp8->body;
+
+  auto json = cli.Post("/whep", offer, "application/json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 415);
+  EXPECT_NE(json->body.find("application/sdp"), std::string::npos);
+
+  auto big = cli.Post("/whep", std::string(1 << 20, 'v'), "application/sdp");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_NE(big->body.find("65536"), std::string::npos) << big->body;
+
+  auto unknown = cli.Delete("/whep/00000000000000000000000000000000");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  auto unknownPatch = cli.Patch("/whep/nope", "x", "application/trickle-ice-sdpfrag");
+  ASSERT_TRUE(unknownPatch);
+  EXPECT_EQ(unknownPatch->status, 404);
+
+  // Every refusal above carries CORS so a page on another origin can read the reason.
+  EXPECT_EQ(vp8->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_EQ(big->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_EQ(server.viewerCount(), 0u);
+
+  // The server still negotiates after all that.
+  auto ok = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 201) << ok->body;
+}
+
+TEST(WhepServer, BodyLimitIsConfigurable) {
+  StreamConfig c = loopbackConfig();
+  c.maxBodyBytes = 1024;
+  StreamServer server(c);
+  auto cli = clientFor(server);
+  auto r = cli.Post("/whep", test::chromiumOffer(), "application/sdp");  // ~5 KB
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("1024"), std::string::npos) << r->body;
+}
+
+// Sends one raw request and returns the status line of the first response.
+std::string rawStatusLine(std::uint16_t port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "socket failed";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buf[512];
+    while (got.find("\r\n") == std::string::npos) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return got.substr(0, got.find("\r\n"));
+}
+
+TEST(WhepServer, UnsizedChunkedAndCompressedBodiesAreRefused) {
+  StreamServer server(loopbackConfig());
+  // httplib 0.11 would read these bodies without a bound: chunked, or no Content-Length at all.
+  EXPECT_EQ(rawStatusLine(server.port(),
+                          "POST /whep HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\n5\r\nv=0\r\n\r\n0\r\n\r\n"),
+            "HTTP/1.1 411 Length Required");
+  EXPECT_EQ(rawStatusLine(server.port(),
+                          "POST /whep HTTP/1.1\r\nHost: x\r\nContent-Type: application/sdp\r\n"
+                          "Connection: close\r\n\r\nv=0\r\n"),
+            "HTTP/1.1 411 Length Required");
+  // The size limit applies before inflating, so compressed bodies are refused.
+  auto cli = clientFor(server);
+  httplib::Headers gz = {{"Content-Encoding", "gzip"}};
+  auto compressed = cli.Post("/whep", gz, std::string("\x1f\x8b", 2), "application/sdp");
+  ASSERT_TRUE(compressed);
+  EXPECT_EQ(compressed->status, 415);
+  EXPECT_NE(compressed->body.find("uncompressed"), std::string::npos);
+}
+
+TEST(WhepServer, CorsPreflightIsAnswered) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  httplib::Headers h = {{"Origin", "http://example.com"},
+                        {"Access-Control-Request-Method", "POST"},
+                        {"Access-Control-Request-Headers", "content-type,authorization"}};
+  auto r = cli.Options("/whep", h);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 204);
+  EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_NE(r->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
+  EXPECT_NE(r->get_header_value("Access-Control-Allow-Methods").find("DELETE"), std::string::npos);
+  const std::string allowHeaders = r->get_header_value("Access-Control-Allow-Headers");
+  for (const char* name : {"Content-Type", "Authorization", "If-Match"}) {
+    EXPECT_NE(allowHeaders.find(name), std::string::npos) << name;
+  }
+  EXPECT_EQ(r->get_header_value("Access-Control-Expose-Headers"), "Location");
+  auto session = cli.Options("/whep/abc", h);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->status, 204);
+  EXPECT_NE(session->get_header_value("Access-Control-Allow-Methods").find("DELETE"), std::string::npos);
+}
+
+TEST(WhepServer, TooManyViewersGet503UntilOneLeaves) {
+  StreamConfig c = loopbackConfig();
+  c.maxViewers = 1;
+  StreamServer server(c);
+  auto cli = clientFor(server);
+  const std::string offer = test::chromiumOffer();
+  auto first = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 201) << first->body;
+  auto second = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 503);
+  EXPECT_NE(second->body.find("too many viewers"), std::string::npos) << second->body;
+  ASSERT_EQ(cli.Delete(first->get_header_value("Location"))->status, 200);
+  auto third = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->status, 201) << third->body;
+}
+
+TEST(WhepServer, SeveralViewersAtOnceAndShutdownWithSessionsOpen) {
+  auto server = std::make_unique<StreamServer>(loopbackConfig());
+  auto cli = clientFor(*server);
+  const std::string offer = test::chromiumOffer();
+  std::vector<std::string> locations;
+  for (int i = 0; i < 3; ++i) {
+    auto r = cli.Post("/whep", offer, "application/sdp");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 201) << r->body;
+    locations.push_back(r->get_header_value("Location"));
+  }
+  EXPECT_EQ(server->viewerCount(), 3u);
+  EXPECT_NE(locations[0], locations[1]);
+  EXPECT_NE(locations[1], locations[2]);
+  server.reset();  // ends every session and joins its threads
+}
+
+TEST(WhepServer, PortInUseThrowsUnavailableWithTheFix) {
+  StreamServer first(loopbackConfig());
+  StreamConfig c = loopbackConfig();
+  c.port = first.port();
+  try {
+    StreamServer second(c);
+    FAIL() << "bound a port already in use";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("127.0.0.1:" + std::to_string(first.port()) + " is already in use"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("--listen"), std::string::npos) << what;
+  }
+}
+
+TEST(WhepServer, BadConfigIsRefused) {
+  StreamConfig c = loopbackConfig();
+  c.webRoot = "/nonexistent/zerohop-web";
+  try {
+    StreamServer s(c);
+    FAIL() << "accepted a missing web root";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kNotFound);
+  }
+  StreamConfig noViewers = loopbackConfig();
+  noViewers.maxViewers = 0;
+  try {
+    StreamServer s(noViewers);
+    FAIL() << "accepted maxViewers = 0";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+  }
+  StreamConfig none = loopbackConfig();
+  none.host = "192.0.2.123";  // TEST-NET-1: not an address of this machine
+  try {
+    StreamServer s(none);
+    FAIL() << "bound an address this machine does not have";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("bind("), std::string::npos) << e.what();
+  }
+}
+
+TEST(WhepServer, ServesThePageAndStats) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  auto index = cli.Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(index->body.find("<"), std::string::npos);
+  auto missing = cli.Get("/no-such-file.js");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  auto traversal = cli.Get("/../CMakeLists.txt");
+  ASSERT_TRUE(traversal);
+  EXPECT_EQ(traversal->status, 404);
+
+  auto stats = cli.Get("/stats");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->status, 200);
+  EXPECT_EQ(stats->get_header_value("Content-Type"), "application/json");
+  EXPECT_NE(stats->body.find("\"viewers\": 0"), std::string::npos) << stats->body;
+  server.setStatsProvider(
+      [&server] { return "{\"fps\": 30, \"viewers\": " + std::to_string(server.viewerCount()) + "}"; });
+  auto provided = cli.Get("/stats");
+  ASSERT_TRUE(provided);
+  EXPECT_EQ(provided->body, "{\"fps\": 30, \"viewers\": 0}");
+}
+
+}  // namespace
+}  // namespace zerohop

@@ -1,0 +1,652 @@
+// zerohop viewer: plays the WHEP stream, reads the pixel timecode from every presented frame and
+// shows capture->display latency next to the server's per-stage figures, as a live chart.
+//
+// Plain browser JavaScript, no build step, no libraries. The first part (zerohopReadTimecode and its
+// helpers) is pure and is what tests/browser/timecode_page_test.py checks against the C++ encoder;
+// the rest drives the page and only starts when the page has a <video id="video">.
+//
+// Timecode geometry (include/zerohop/timecode.hpp, src/core/timecode.cpp):
+//   cell = max(4, floor(width / 80)) px square, 76 cells left to right from (0, 0):
+//   cells 0..3 sync 1 0 1 0 | 4..47 wall-clock ms mod 2^44, MSB first | 48..67 sequence mod 2^20 |
+//   68..75 CRC-8 (poly 0x07, init 0) over the 64 payload bits as 8 big-endian bytes.
+//   A 1 is white (luma 235), a 0 black (luma 16).
+'use strict';
+
+const ZEROHOP_TC_CELLS = 76;
+const ZEROHOP_TC_MS_MOD = 2 ** 44;  // the timecode carries CLOCK_REALTIME ms modulo 2^44
+const ZEROHOP_TC_SEQ_MOD = 2 ** 20;
+
+/** Cell edge in pixels for a frame `width` pixels wide (timecodeCellSize in C++). */
+function zerohopTimecodeCellSize(width) {
+  return Math.max(4, Math.floor(width / 80));
+}
+
+/** CRC-8, polynomial 0x07, init 0, no reflection (crc8 in C++). */
+function zerohopCrc8(bytes) {
+  let crc = 0;
+  for (const b of bytes) {
+    crc ^= b;
+    for (let i = 0; i < 8; ++i) crc = (crc & 0x80) ? ((crc << 1) ^ 0x07) & 0xff : (crc << 1) & 0xff;
+  }
+  return crc;
+}
+
+/**
+ * Reads the timecode from RGBA pixels whose top-left is the frame's top-left.
+ * `image` is an ImageData (or {data, width, height}) at least 76 cells wide; it may be the whole strip
+ * (row cell/2 is sampled) or just that one row (height 1). `width` is the width of the video frame,
+ * which fixes the cell size. Returns {wallClockMs, sequence, bits} or null if the sync or CRC does not match.
+ */
+function zerohopReadTimecode(image, width) {
+  const cell = zerohopTimecodeCellSize(width);
+  if (!image || image.width < cell * ZEROHOP_TC_CELLS || image.height < 1) return null;
+  const row = Math.min(Math.floor(cell / 2), image.height - 1);
+  const data = image.data;
+  const rowBase = row * image.width * 4;
+  const margin = Math.floor(cell / 4);
+  const bits = new Uint8Array(ZEROHOP_TC_CELLS);
+  for (let i = 0; i < ZEROHOP_TC_CELLS; ++i) {
+    // Average the middle half of the cell, as the C++ reader does, to tolerate compression ringing.
+    let sum = 0, n = 0;
+    for (let x = i * cell + margin; x < i * cell + cell - margin; ++x, ++n) {
+      const p = rowBase + x * 4;
+      sum += 0.299 * data[p] + 0.587 * data[p + 1] + 0.114 * data[p + 2];
+    }
+    bits[i] = n && sum / n >= 128 ? 1 : 0;
+  }
+  if (bits[0] !== 1 || bits[1] !== 0 || bits[2] !== 1 || bits[3] !== 0) return null;
+  const bytes = new Uint8Array(8);
+  for (let i = 0; i < 64; ++i) bytes[i >> 3] = (bytes[i >> 3] << 1) | bits[4 + i];
+  let crc = 0;
+  for (let i = 0; i < 8; ++i) crc = (crc << 1) | bits[68 + i];
+  if (zerohopCrc8(bytes) !== crc) return null;
+  let ms = 0;  // 44 bits: exact in a double
+  for (let i = 0; i < 44; ++i) ms = ms * 2 + bits[4 + i];
+  let seq = 0;
+  for (let i = 0; i < 20; ++i) seq = seq * 2 + bits[48 + i];
+  return {wallClockMs: ms, sequence: seq, bits};
+}
+
+/**
+ * Latency from a capture timecode (ms modulo 2^44) to a wall-clock display time (epoch ms), taking the
+ * 2^44 wrap into account: the result is the signed difference closest to zero.
+ */
+function zerohopLatencyMs(displayEpochMs, timecodeMs) {
+  let d = (displayEpochMs % ZEROHOP_TC_MS_MOD) - timecodeMs;
+  d = ((d % ZEROHOP_TC_MS_MOD) + ZEROHOP_TC_MS_MOD) % ZEROHOP_TC_MS_MOD;
+  if (d >= ZEROHOP_TC_MS_MOD / 2) d -= ZEROHOP_TC_MS_MOD;
+  return d;
+}
+
+/** Nearest-rank percentile (as the server's LatencyStats), q in (0, 1]. null for no samples. */
+function zerohopPercentile(values, q) {
+  if (!values.length) return null;
+  const sorted = Float64Array.from(values).sort();
+  const idx = Math.ceil(q * sorted.length);
+  return sorted[Math.min(sorted.length - 1, idx === 0 ? 0 : idx - 1)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page.
+
+const ZEROHOP_LATENCY_WINDOW_MS = 5000;   // live p50/p99 window
+const ZEROHOP_KEEP_SAMPLES = 900;         // window.zerohop.latencyMs keeps this many (~30 s at 30 fps)
+const ZEROHOP_FREEZE_GAP_MS = 500;        // a gap this long between presented frames is a freeze
+const ZEROHOP_STALL_RECONNECT_MS = 6000;  // no frame for this long while connected: reconnect
+const ZEROHOP_FIRST_FRAME_TIMEOUT_MS = 15000;  // connected but nothing shown for this long: reconnect
+const ZEROHOP_CHART_SECONDS = 60;
+
+// What the browser tests read. Updated in place while the page runs.
+window.zerohop = {
+  state: 'idle',
+  error: null,
+  connects: 0,            // connection attempts
+  framesPresented: 0,     // frames the compositor presented (metadata.presentedFrames, summed over connections)
+  frameCallbacks: 0,      // requestVideoFrameCallback invocations (one timecode read attempt each)
+  timecodesRead: 0,
+  timecodeErrors: 0,
+  staleReads: 0,          // timecodes read from a newer frame than the callback's (late callback): no sample
+  lastTimecode: null,     // {wallClockMs, sequence}
+  sequenceGaps: 0,        // frames missing between consecutive read timecodes
+  latencyMs: [],          // last ZEROHOP_KEEP_SAMPLES capture->display latencies (confirmed samples)
+  latencyCount: 0,        // samples ever pushed to latencyMs (to fetch only new ones)
+  latencyP50: null,       // over the last 5 s
+  latencyP99: null,
+  fps: 0,
+  freezes: 0,             // gaps > 500 ms between presented frames seen by the page
+  longGaps: [],           // [{at: performance.now(), ms}] for every gap > 200 ms
+  maxGapMs: 0,
+  firstFrameAt: null,     // performance.now() of the first presented frame
+  sdp: null,              // {offer, answer} of the current session, for diagnosis
+  iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
+  lastStats: null,        // last /stats JSON
+  webrtc: null,           // inbound-rtp video figures from getStats()
+  playback: null,         // video.getVideoPlaybackQuality()
+  history: [],            // per-second chart rows
+};
+
+(function startViewer() {
+  const video = document.getElementById('video');
+  if (!video || window.ZEROHOP_NO_AUTOSTART) return;
+
+  const zh = window.zerohop;
+  const $ = (id) => document.getElementById(id);
+  const params = new URLSearchParams(location.search);
+  const serverBase = (params.get('server') || '').replace(/\/+$/, '');  // '' = this page's origin
+  const whepUrl = new URL(serverBase + '/whep', location.href).href;
+  const statsUrl = new URL(serverBase + '/stats', location.href).href;
+
+  // --- connection ----------------------------------------------------------------------------
+  let pc = null;
+  let sessionUrl = null;
+  let generation = 0;         // bumps on every (re)connect and stop; stale async work checks it
+  let retryTimer = null;
+  let retryDelayMs = 1000;
+  let disconnectTimer = null;
+  let stopped = false;
+  let connectStartedAt = 0;
+
+  function setState(state, detail) {
+    zh.state = state;
+    const badge = $('state');
+    badge.textContent = detail ? `${state}: ${detail}` : state;
+    badge.dataset.state = state;
+  }
+
+  function showMessage(text) {
+    const m = $('message');
+    m.textContent = text || '';
+    m.hidden = !text;
+  }
+
+  function deleteSession(keepalive) {
+    if (!sessionUrl) return;
+    const url = sessionUrl;
+    sessionUrl = null;
+    fetch(url, {method: 'DELETE', keepalive}).catch(() => {});
+  }
+
+  function teardown(keepalive) {
+    clearTimeout(disconnectTimer);
+    deleteSession(keepalive);
+    if (pc) {
+      pc.ontrack = pc.onconnectionstatechange = null;
+      pc.close();
+      pc = null;
+    }
+    video.srcObject = null;
+    frameState.lastPresented = 0;
+    frameState.lastNow = null;
+    pending = null;
+  }
+
+  function waitIceGathering(conn, timeoutMs) {
+    if (conn.iceGatheringState === 'complete') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        conn.removeEventListener('icegatheringstatechange', check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const check = () => { if (conn.iceGatheringState === 'complete') done(); };
+      const timer = setTimeout(done, timeoutMs);
+      conn.addEventListener('icegatheringstatechange', check);
+    });
+  }
+
+  async function connect() {
+    const gen = ++generation;
+    clearTimeout(retryTimer);
+    stopped = false;
+    teardown(false);
+    zh.connects++;
+    zh.error = null;
+    setState('connecting');
+    showMessage('connecting…');
+    connectStartedAt = performance.now();
+    try {
+      const conn = new RTCPeerConnection({iceServers: []});
+      pc = conn;
+      conn.addTransceiver('video', {direction: 'recvonly'});
+      conn.ontrack = (ev) => {
+        video.srcObject = ev.streams && ev.streams[0] ? ev.streams[0] : new MediaStream([ev.track]);
+        video.play().catch(() => {});
+      };
+      conn.onconnectionstatechange = () => onConnectionState(conn, gen);
+      await conn.setLocalDescription(await conn.createOffer());
+      await waitIceGathering(conn, 1000);
+      if (gen !== generation) return;
+      const resp = await fetch(whepUrl, {
+        method: 'POST',
+        headers: {'Content-Type': 'application/sdp'},
+        body: conn.localDescription.sdp,
+      });
+      const body = await resp.text();
+      if (gen !== generation) {  // superseded while the server answered: end that session too
+        const loc = resp.headers.get('Location');
+        if (loc) fetch(new URL(loc, whepUrl).href, {method: 'DELETE'}).catch(() => {});
+        return;
+      }
+      if (resp.status !== 201 && resp.status !== 200) {
+        throw new Error(`POST /whep answered ${resp.status}: ${body.trim().slice(0, 200)}`);
+      }
+      const loc = resp.headers.get('Location');
+      sessionUrl = loc ? new URL(loc, whepUrl).href : null;
+      zh.sdp = {offer: conn.localDescription.sdp, answer: body};
+      await conn.setRemoteDescription({type: 'answer', sdp: body});
+      if (gen === generation && zh.state === 'connecting') setState('negotiated');
+    } catch (err) {
+      if (gen === generation) fail(err);
+    }
+  }
+
+  function onConnectionState(conn, gen) {
+    if (gen !== generation) return;
+    const s = conn.connectionState;
+    zh.iceState = `${s} / ${conn.iceConnectionState}`;
+    clearTimeout(disconnectTimer);
+    if (s === 'connected') {
+      if (zh.state !== 'playing') setState('connected');
+      showMessage(zh.state === 'playing' ? '' : 'connected, waiting for the first frame…');
+    } else if (s === 'failed') {
+      fail(new Error('ICE/DTLS connection failed'));
+    } else if (s === 'disconnected') {
+      setState('disconnected');
+      disconnectTimer = setTimeout(() => {
+        if (gen === generation && conn.connectionState !== 'connected') fail(new Error('connection lost'));
+      }, 3000);
+    }
+  }
+
+  function fail(err) {
+    zh.error = String(err && err.message ? err.message : err);
+    console.warn('zerohop:', zh.error);
+    teardown(false);
+    if (stopped) return;
+    const delay = retryDelayMs;
+    retryDelayMs = Math.min(retryDelayMs * 2, 10000);
+    setState('retrying', `in ${Math.round(delay / 1000)} s`);
+    showMessage(`${zh.error}\nretrying in ${Math.round(delay / 1000)} s`);
+    const gen = ++generation;
+    retryTimer = setTimeout(() => { if (gen === generation) connect(); }, delay);
+  }
+
+  function stop() {
+    stopped = true;
+    ++generation;
+    clearTimeout(retryTimer);
+    teardown(false);
+    setState('stopped');
+    showMessage('stopped — press Reconnect to play again');
+  }
+
+  $('reconnect').addEventListener('click', () => { retryDelayMs = 1000; connect(); });
+  $('stop').addEventListener('click', stop);
+  window.addEventListener('pagehide', () => { ++generation; teardown(true); });
+
+  // --- per-frame: timecode and latency -------------------------------------------------------
+  const stripCanvas = document.createElement('canvas');
+  const stripCtx = stripCanvas.getContext('2d', {willReadFrequently: true, alpha: false});
+  const recent = [];     // [{t: performance.now(), ms}] for the 5 s window
+  const fpsMarks = [];   // [{t, frames}] for the fps over ~2 s
+  const frameState = {lastPresented: 0, lastNow: null};
+
+  function onFrame(now, metadata) {
+    video.requestVideoFrameCallback(onFrame);
+    zh.frameCallbacks++;
+    const presented = metadata.presentedFrames || 0;
+    const newFrames = presented > frameState.lastPresented ? presented - frameState.lastPresented : 1;
+    frameState.lastPresented = presented;
+    zh.framesPresented += newFrames;
+    if (zh.firstFrameAt === null) zh.firstFrameAt = now;
+    if (frameState.lastNow !== null) {
+      const gap = now - frameState.lastNow;
+      if (gap > 200) {
+        zh.longGaps.push({at: now, ms: gap});
+        if (zh.longGaps.length > 100) zh.longGaps.shift();
+      }
+      if (gap > ZEROHOP_FREEZE_GAP_MS) zh.freezes++;
+      zh.maxGapMs = Math.max(zh.maxGapMs, gap);
+    }
+    frameState.lastNow = now;
+    if (zh.state !== 'playing') {
+      setState('playing');
+      showMessage('');
+      retryDelayMs = 1000;
+    }
+    fpsMarks.push({t: now, frames: zh.framesPresented});
+    while (fpsMarks.length > 2 && now - fpsMarks[0].t > 2000) fpsMarks.shift();
+
+    // Read only the strip: one cell high, 76 cells wide, at the frame's own resolution.
+    const width = metadata.width || video.videoWidth;
+    const cell = zerohopTimecodeCellSize(width);
+    const stripW = cell * ZEROHOP_TC_CELLS;
+    if (width < stripW || !(metadata.height || video.videoHeight)) {
+      zh.timecodeErrors++;
+      resolvePending(null, presented);
+      return;
+    }
+    if (stripCanvas.width !== stripW || stripCanvas.height !== cell) {
+      stripCanvas.width = stripW;
+      stripCanvas.height = cell;
+      stripCtx.imageSmoothingEnabled = false;
+    }
+    stripCtx.drawImage(video, 0, 0, stripW, cell, 0, 0, stripW, cell);
+    const row = stripCtx.getImageData(0, Math.floor(cell / 2), stripW, 1);
+    const tc = zerohopReadTimecode(row, width);
+    if (!tc) { zh.timecodeErrors++; resolvePending(null, presented); return; }
+    zh.timecodesRead++;
+    if (zh.lastTimecode) {
+      const step = (tc.sequence - zh.lastTimecode.sequence + ZEROHOP_TC_SEQ_MOD) % ZEROHOP_TC_SEQ_MOD;
+      if (step > 1 && step < 1000) zh.sequenceGaps += step - 1;
+    }
+    zh.lastTimecode = {wallClockMs: tc.wallClockMs, sequence: tc.sequence};
+    const displayAt = metadata.expectedDisplayTime > 0 ? metadata.expectedDisplayTime : performance.now();
+    resolvePending(tc.sequence, presented);
+    pending = {t: now, presented, sequence: tc.sequence,
+               ms: zerohopLatencyMs(performance.timeOrigin + displayAt, tc.wallClockMs)};
+  }
+
+  // drawImage(video) draws the element's *current* frame. When a callback runs late, that can already be
+  // the next frame, which would pair frame N+1's capture time with frame N's display time (one frame
+  // interval too low). So a sample is only kept once the next callback confirms it: the next presented
+  // frame (presentedFrames + 1) carries a different sequence number. Otherwise it is counted as stale.
+  let pending = null;
+  function resolvePending(nextSequence, nextPresented) {
+    if (!pending) return;
+    const p = pending;
+    pending = null;
+    if (nextSequence === null || nextSequence === p.sequence || nextPresented !== p.presented + 1) {
+      zh.staleReads++;
+      return;
+    }
+    zh.latencyMs.push(p.ms);
+    zh.latencyCount++;
+    if (zh.latencyMs.length > ZEROHOP_KEEP_SAMPLES) zh.latencyMs.splice(0, zh.latencyMs.length - ZEROHOP_KEEP_SAMPLES);
+    recent.push({t: p.t, ms: p.ms});
+  }
+
+  if ('requestVideoFrameCallback' in HTMLVideoElement.prototype) {
+    video.requestVideoFrameCallback(onFrame);
+  } else {
+    showMessage('this browser has no requestVideoFrameCallback: latency cannot be measured');
+  }
+
+  // --- twice a second: numbers; once a second: /stats, getStats and the chart ----------------
+  function fmtMs(v) { return v === null || v === undefined || !isFinite(v) ? '–' : `${v.toFixed(v < 10 ? 1 : 0)} ms`; }
+  function num(v) { return typeof v === 'number' && isFinite(v) ? v : null; }
+
+  function updateNumbers() {
+    const now = performance.now();
+    while (recent.length && now - recent[0].t > ZEROHOP_LATENCY_WINDOW_MS) recent.shift();
+    const values = recent.map((r) => r.ms);
+    zh.latencyP50 = zerohopPercentile(values, 0.5);
+    zh.latencyP99 = zerohopPercentile(values, 0.99);
+    if (fpsMarks.length >= 2 && now - fpsMarks[fpsMarks.length - 1].t < 1000) {
+      const a = fpsMarks[0], b = fpsMarks[fpsMarks.length - 1];
+      zh.fps = b.t > a.t ? ((b.frames - a.frames) * 1000) / (b.t - a.t) : 0;
+    } else {
+      zh.fps = 0;
+    }
+    if (zh.state === 'playing' && frameState.lastNow !== null && now - frameState.lastNow > ZEROHOP_STALL_RECONNECT_MS) {
+      fail(new Error(`no frame for ${Math.round((now - frameState.lastNow) / 1000)} s`));
+    } else if (['negotiated', 'connected', 'disconnected'].includes(zh.state) && frameState.lastNow === null
+               && now - connectStartedAt > ZEROHOP_FIRST_FRAME_TIMEOUT_MS) {
+      fail(new Error(`no frame ${Math.round((now - connectStartedAt) / 1000)} s after connecting`));
+    }
+    $('lat-p50').textContent = fmtMs(zh.latencyP50);
+    $('lat-p99').textContent = fmtMs(zh.latencyP99);
+    $('fps').textContent = zh.fps ? zh.fps.toFixed(1) : '–';
+    $('presented').textContent = zh.framesPresented;
+    $('timecodes').textContent = zh.framesPresented
+      ? `${zh.timecodesRead} (${Math.min(100, (100 * zh.timecodesRead) / zh.framesPresented).toFixed(1)} % of presented)` : '0';
+    $('tc-errors').textContent = zh.timecodeErrors;
+    if (video.videoWidth) $('resolution').textContent = `${video.videoWidth}×${video.videoHeight}`;
+  }
+
+  function codecName(c) {
+    const profile = /profile-level-id=([0-9a-fA-F]{6})/.exec(c.sdpFmtpLine || '');
+    return (c.mimeType || '').replace(/^video\//, '') + (profile ? ` ${profile[1]}` : '') + (c.payloadType !== undefined ? ` (pt ${c.payloadType})` : '');
+  }
+
+  const prev = {};  // previous cumulative getStats counters, for per-second deltas
+  async function pollWebrtc() {
+    const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+    if (q) zh.playback = {totalVideoFrames: q.totalVideoFrames, droppedVideoFrames: q.droppedVideoFrames};
+    if (!pc) return;
+    const report = await pc.getStats();
+    let inbound = null;
+    const codecs = {};
+    report.forEach((s) => {
+      if (s.type === 'inbound-rtp' && (s.kind === 'video' || s.mediaType === 'video')) inbound = s;
+      if (s.type === 'codec') codecs[s.id] = s;
+    });
+    if (!inbound) return;
+    const w = {
+      framesDecoded: inbound.framesDecoded, framesDropped: inbound.framesDropped,
+      framesReceived: inbound.framesReceived, freezeCount: inbound.freezeCount,
+      totalFreezesDuration: inbound.totalFreezesDuration, nackCount: inbound.nackCount,
+      pliCount: inbound.pliCount, firCount: inbound.firCount, packetsLost: inbound.packetsLost,
+      jitterBufferDelay: inbound.jitterBufferDelay, jitterBufferEmittedCount: inbound.jitterBufferEmittedCount,
+      totalDecodeTime: inbound.totalDecodeTime, framesPerSecond: inbound.framesPerSecond,
+      decoderImplementation: inbound.decoderImplementation,
+      codec: codecs[inbound.codecId] ? codecName(codecs[inbound.codecId]) : null,
+      jitterBufferMs: null, decodeMs: null,
+    };
+    const dEmit = (w.jitterBufferEmittedCount || 0) - (prev.jitterBufferEmittedCount || 0);
+    if (dEmit > 0) w.jitterBufferMs = (1000 * ((w.jitterBufferDelay || 0) - (prev.jitterBufferDelay || 0))) / dEmit;
+    const dDec = (w.framesDecoded || 0) - (prev.framesDecoded || 0);
+    if (dDec > 0) w.decodeMs = (1000 * ((w.totalDecodeTime || 0) - (prev.totalDecodeTime || 0))) / dDec;
+    Object.assign(prev, {jitterBufferEmittedCount: w.jitterBufferEmittedCount, jitterBufferDelay: w.jitterBufferDelay,
+                         framesDecoded: w.framesDecoded, totalDecodeTime: w.totalDecodeTime});
+    zh.webrtc = w;
+  }
+
+  async function pollServer() {
+    try {
+      const resp = await fetch(statsUrl, {cache: 'no-store'});
+      if (resp.ok) zh.lastStats = await resp.json();
+    } catch (e) {
+      // The server may be restarting; the connection logic reports that.
+    }
+  }
+
+  function renderTable() {
+    const w = zh.webrtc || {};
+    const q = zh.playback || {};
+    const s = zh.lastStats || {};
+    const dash = (v) => (v === undefined || v === null ? '–' : v);
+    $('decoded').textContent = `${dash(w.framesDecoded)} / ${dash(w.framesDropped)}`
+      + (q.totalVideoFrames !== undefined ? ` (element ${q.totalVideoFrames} / ${q.droppedVideoFrames})` : '');
+    $('freezes').textContent = `${dash(w.freezeCount)} / ${zh.freezes}`;
+    $('nack').textContent = `${dash(w.nackCount)} / ${dash(w.pliCount)}`;
+    $('jitter').textContent = fmtMs(w.jitterBufferMs);
+    $('decode').textContent = fmtMs(w.decodeMs) + (w.decoderImplementation ? ` (${w.decoderImplementation})` : '');
+    $('codec').textContent = dash(w.codec);
+    $('server-fps').textContent = `${num(s.fps) !== null ? s.fps.toFixed(1) : '–'} / ${dash(s.frames)}`;
+    $('server-drops').textContent = `${dash(s.drops)} / ${dash(s.viewers)}`;
+    $('encoder').textContent = dash(s.encoder);
+    $('source').textContent = s.source ? `${s.source}${num(s.uptime_s) !== null ? ` · up ${Math.round(s.uptime_s)} s` : ''}` : '';
+  }
+
+  // --- chart -------------------------------------------------------------------------------
+  const SERIES = [
+    {key: 'ingest', label: 'ingest', color: '#4e79a7', server: true},
+    {key: 'convert', label: 'convert', color: '#59a14f', server: true},
+    {key: 'encode', label: 'encode', color: '#f28e2b', server: true},
+    {key: 'send', label: 'send', color: '#b07aa1', server: true},
+    {key: 'network', label: 'network + display', color: '#76b7b2'},
+    {key: 'unattributed', label: 'server + network + display (no /stats stages)', color: '#6e7681'},
+    {key: 'jitter', label: 'jitter buffer', color: '#edc948'},
+    {key: 'decode', label: 'decode', color: '#9c755f'},
+  ];
+  const legend = $('legend');
+  for (const s of SERIES) {
+    const li = document.createElement('li');
+    li.id = `legend-${s.key}`;
+    li.innerHTML = `<span class="swatch" style="background:${s.color}"></span><span>${s.label}</span> <b></b>`;
+    legend.appendChild(li);
+  }
+  {
+    const li = document.createElement('li');
+    li.innerHTML = '<span class="swatch line"></span><span>capture → display p50</span> <b id="legend-e2e"></b>';
+    legend.appendChild(li);
+  }
+
+  function stageP50(stats, key) {
+    const st = stats && stats.stages && stats.stages[key];
+    return st ? num(st.p50_ms) : null;
+  }
+
+  function sampleHistory() {
+    const s = zh.lastStats;
+    const w = zh.webrtc || {};
+    const row = {t: Date.now(), e2e: zh.latencyP50, e2e99: zh.latencyP99, parts: {}};
+    let serverSum = 0;
+    for (const sr of SERIES.filter((x) => x.server)) {
+      const v = stageP50(s, sr.key);
+      row.parts[sr.key] = v;
+      if (v !== null) serverSum += v;
+    }
+    const haveStages = SERIES.some((x) => x.server && row.parts[x.key] !== null);
+    const serverTotal = s && s.total && num(s.total.p50_ms) !== null ? s.total.p50_ms : (haveStages ? serverSum : null);
+    row.parts.jitter = num(w.jitterBufferMs);
+    row.parts.decode = num(w.decodeMs);
+    row.parts.network = row.parts.unattributed = null;
+    if (row.e2e !== null) {
+      const rest = row.e2e - (row.parts.jitter || 0) - (row.parts.decode || 0);
+      if (serverTotal !== null) row.parts.network = Math.max(0, rest - serverTotal);
+      else row.parts.unattributed = Math.max(0, rest);
+    }
+    zh.history.push(row);
+    if (zh.history.length > ZEROHOP_CHART_SECONDS) zh.history.shift();
+    return row;
+  }
+
+  function updateLegend(row) {
+    const warn = $('warning');
+    let dominant = null;
+    for (const s of SERIES) {
+      const li = $(`legend-${s.key}`);
+      const v = row.parts[s.key];
+      // Show "unattributed" only while the server gives no stage figures, and "network" only when it does.
+      if (s.key === 'unattributed') li.hidden = v === null;
+      if (s.key === 'network') li.hidden = row.parts.unattributed !== null;
+      const share = row.e2e && v !== null ? v / row.e2e : null;
+      li.querySelector('b').textContent = v === null || v === undefined ? '–'
+        : `${v.toFixed(1)} ms${share !== null ? ` · ${Math.round(100 * share)}%` : ''}`;
+      const dom = s.key !== 'unattributed' && share !== null && share >= 0.5 && row.e2e >= 5;
+      li.classList.toggle('dominant', dom);
+      if (dom) dominant = {s, v, share};
+    }
+    $('legend-e2e').textContent = fmtMs(row.e2e);
+    if (dominant) {
+      warn.hidden = false;
+      warn.textContent = `⚠ ${dominant.s.label} dominates: ${dominant.v.toFixed(1)} ms of ${row.e2e.toFixed(1)} ms `
+        + `(${Math.round(100 * dominant.share)}%) capture → display`;
+    } else {
+      warn.hidden = true;
+    }
+  }
+
+  function niceCeil(v) {
+    const steps = [10, 20, 25, 40, 50, 60, 80, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 2000, 5000];
+    for (const s of steps) if (v <= s) return s;
+    return Math.ceil(v / 1000) * 1000;
+  }
+
+  const chart = $('chart');
+  function drawChart() {
+    const dpr = window.devicePixelRatio || 1;
+    const cssW = chart.clientWidth || 960, cssH = chart.clientHeight || 260;
+    if (chart.width !== Math.round(cssW * dpr) || chart.height !== Math.round(cssH * dpr)) {
+      chart.width = Math.round(cssW * dpr);
+      chart.height = Math.round(cssH * dpr);
+    }
+    const g = chart.getContext('2d');
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, cssW, cssH);
+    const L = 46, R = 10, T = 10, B = 24;
+    const plotW = cssW - L - R, plotH = cssH - T - B;
+    const rows = zh.history;
+    let maxV = 10;
+    for (const r of rows) {
+      let stack = 0;
+      for (const s of SERIES) stack += r.parts[s.key] || 0;
+      maxV = Math.max(maxV, stack, r.e2e || 0, r.e2e99 || 0);
+    }
+    const top = niceCeil(maxV * 1.1);
+    const y = (v) => T + plotH - (v / top) * plotH;
+    // grid
+    g.font = '11px system-ui, sans-serif';
+    g.fillStyle = '#8b949e';
+    g.strokeStyle = '#30363d';
+    g.lineWidth = 1;
+    g.textAlign = 'right';
+    g.textBaseline = 'middle';
+    for (let i = 0; i <= 4; ++i) {
+      const v = (top * i) / 4;
+      g.beginPath();
+      g.moveTo(L, Math.round(y(v)) + 0.5);
+      g.lineTo(L + plotW, Math.round(y(v)) + 0.5);
+      g.stroke();
+      g.fillText(`${v} ms`, L - 6, y(v));
+    }
+    g.textAlign = 'center';
+    g.textBaseline = 'top';
+    for (let sec = 0; sec <= ZEROHOP_CHART_SECONDS; sec += 10) {
+      g.fillText(sec === 0 ? 'now' : `−${sec} s`, L + plotW - (sec / ZEROHOP_CHART_SECONDS) * plotW, T + plotH + 6);
+    }
+    // stacked bars, newest at the right
+    const slot = plotW / ZEROHOP_CHART_SECONDS;
+    const barW = Math.max(1, slot * 0.8);
+    rows.forEach((r, i) => {
+      const x = L + plotW - (rows.length - i) * slot + (slot - barW) / 2;
+      let acc = 0;
+      for (const s of SERIES) {
+        const v = r.parts[s.key];
+        if (!v || v <= 0) continue;
+        g.fillStyle = s.color;
+        g.fillRect(x, y(acc + v), barW, y(acc) - y(acc + v));
+        acc += v;
+      }
+    });
+    // end-to-end lines: p50 solid, p99 dashed
+    const line = (key, dash, color, width) => {
+      g.save();
+      g.strokeStyle = color;
+      g.lineWidth = width;
+      g.setLineDash(dash);
+      g.beginPath();
+      let open = false;
+      rows.forEach((r, i) => {
+        const v = r[key];
+        if (v === null || v === undefined) { open = false; return; }
+        const x = L + plotW - (rows.length - i) * slot + slot / 2;
+        if (open) g.lineTo(x, y(v)); else g.moveTo(x, y(v));
+        open = true;
+      });
+      g.stroke();
+      g.restore();
+    };
+    line('e2e99', [4, 4], '#f0f6fc88', 1.5);
+    line('e2e', [], '#f0f6fc', 2.5);
+    if (!rows.length || rows.every((r) => r.e2e === null)) {
+      g.fillStyle = '#8b949e';
+      g.textAlign = 'center';
+      g.textBaseline = 'middle';
+      g.fillText('waiting for frames…', L + plotW / 2, T + plotH / 2);
+    }
+  }
+
+  setInterval(updateNumbers, 500);
+  setInterval(async () => {
+    await Promise.all([pollServer(), pollWebrtc().catch(() => {})]);
+    renderTable();
+    const row = sampleHistory();
+    updateLegend(row);
+    drawChart();
+  }, 1000);
+  drawChart();
+  connect();
+})();
