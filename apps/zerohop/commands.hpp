@@ -1,0 +1,17 @@
+#pragma once
+// The zerohop CLI's subcommands. Each registers its options on a CLI11 subcommand and runs
+// when that subcommand was given. The CLI sits on top of the library (STYLE 1): it turns
+// zerohop::Error into one line and an exit code (exit_codes.hpp), nothing more.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace zerohop::cli {
+
+using Runner = std::function<int()>;
+
+Runner addServeCommand(CLI::App& app);
+Runner addProbeCommand(CLI::App& app);
+Runner addTapCommand(CLI::App& app);
+
+}  // namespace zerohop::cli

@@ -1,0 +1,60 @@
+// zerohop probe: what this machine offers (cameras, GPU, encoders) and which data path serve
+// would choose, with the reason.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "zerohop/version.hpp"
+#ifdef ZEROHOP_CLI_HAS_GPU
+#include "zerohop/gpu.hpp"
+#endif
+
+namespace zerohop::cli {
+namespace {
+
+struct ProbeOptions {
+  int gpu = -1;  // -1: the first usable device
+};
+
+int runProbe(const ProbeOptions& o) {
+  std::printf("zerohop %s\n\n", kVersion);
+  std::printf("sources\n");
+  std::printf("  test        built-in test camera (test:WxH@FPS), YUYV/UYVY with a pixel timecode\n");
+  std::printf("  v4l2        not wired into this build's serve yet (V4L2 capture: issue 3)\n\n");
+
+  std::printf("gpu\n");
+  std::string path = "CPU";
+  std::string reason;
+#ifdef ZEROHOP_CLI_HAS_GPU
+  const GpuInfo gpu = probeGpu(o.gpu);
+  std::printf("  %s\n", describe(gpu).c_str());
+  if (gpu.available) {
+    reason = "a CUDA device works, but serve's GPU data path is not wired in yet (kernels and benchmarks exist: "
+             "docs/gpu.md), so serve uses the CPU path";
+  } else {
+    reason = "no usable CUDA device (" + gpu.reason + ")";
+  }
+#else
+  (void)o;
+  std::printf("  this build has no CUDA targets (nvcc was not found at build time)\n");
+  reason = "built without CUDA";
+#endif
+  std::printf("\nencoders\n");
+  std::printf("  x264        libavcodec libx264: available\n");
+  std::printf("  nvenc       not built into this version (issue 6)\n");
+  std::printf("\npath: %s (libyuv conversion, x264 encoding)\n", path.c_str());
+  std::printf("why:  %s\n", reason.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Runner addProbeCommand(CLI::App& app) {
+  auto o = std::make_shared<ProbeOptions>();
+  auto* cmd = app.add_subcommand("probe", "Show the cameras, GPU, encoders and the data path serve would choose, and why");
+  cmd->add_option("--gpu", o->gpu, "CUDA device to probe (default: the first usable one)");
+  return [o] { return runProbe(*o); };
+}
+
+}  // namespace zerohop::cli

@@ -1,0 +1,64 @@
+#pragma once
+// The serve pipeline: source -> convert -> encode -> WebRTC, with per-stage timestamps.
+//
+// Threads: the capture thread pulls frames from the source and hands them over through a
+// 2-deep drop-oldest queue (the camera never waits); the encode thread converts, encodes and
+// publishes each access unit to the stream server, which fans it out to every viewer. Viewers'
+// keyframe requests (join, PLI/FIR) set a flag the encode thread turns into an IDR, at most one
+// per kMinKeyframeGap.
+// Thread-safety: thread-safe; construct, start() and stop() from one controlling thread.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zerohop/encoder.hpp"
+#include "zerohop/latency_stats.hpp"
+#include "zerohop/source.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+
+struct PipelineConfig {
+  SourceSpec source;
+  EncoderConfig encoder;   ///< width/height/fps are taken from the source
+  StreamConfig stream;
+  /// Non-empty: publish every converted frame as share NAME and every access unit as NAME.h264
+  /// (zerohop::Subscriber / `zerohop tap`). Host memory on the CPU path.
+  std::string shareName;
+};
+
+struct PipelineStatus {
+  LatencySnapshot latency;
+  SourceCounters source;
+  std::uint64_t queueDrops = 0;  ///< frames the encoder was too slow for
+  std::uint64_t keyframesForced = 0;
+  std::size_t viewers = 0;
+  std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (0 without --share)
+  double uptimeSeconds = 0;
+};
+
+class Pipeline {
+ public:
+  /// Opens the source, the encoder and the stream server (binds the port). Throws Error.
+  explicit Pipeline(PipelineConfig config);
+  ~Pipeline();  ///< stops and joins everything
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  void start();
+  void stop() noexcept;  ///< idempotent; returns once every thread has exited
+
+  PipelineStatus status() const;
+  std::string statsJson() const;   ///< the body of GET /stats
+  std::string statusLine() const;  ///< one line for the terminal
+  std::string url() const;
+  /// The first error that ended the pipeline (e.g. the camera went away for good), or empty.
+  std::string failure() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerohop

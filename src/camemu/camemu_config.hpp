@@ -1,0 +1,62 @@
+#pragma once
+// Settings of the emulated camera, passed from the zerohop-camemu launcher to the LD_PRELOAD shim
+// through environment variables (so they survive exec and reach every process of the client).
+// Thread-safety: value types; parseConfig/configFromEnvironment are reentrant.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "zerohop/pixel_format.hpp"
+
+namespace zerohop::camemu {
+
+/// Faults the emulator injects, counted in frames of the stream (sequence numbers). 0 = off.
+struct FaultPlan {
+  std::uint32_t errorEvery = 0;     ///< every Nth frame is delivered with V4L2_BUF_FLAG_ERROR
+  std::uint32_t corruptEvery = 0;   ///< every Nth MJPEG frame has its EOI marker garbled
+  std::uint32_t truncateEvery = 0;  ///< every Nth MJPEG frame is cut to a third of its size
+  std::uint32_t emptyEvery = 0;     ///< every Nth frame has bytesused = 0
+  std::uint32_t dropEvery = 0;      ///< every Nth frame is never delivered (a sequence gap)
+  std::uint32_t slowEvery = 0;      ///< every Nth frame is late by slowMs
+  std::uint32_t slowMs = 0;
+  std::uint64_t stallAt = 0;  ///< before frame N (N >= 1), no frames for stallMs
+  std::uint32_t stallMs = 0;
+  std::uint64_t unplugAt = 0;  ///< before frame N (N >= 1) the camera disappears (ENODEV)
+  std::int64_t replugMs = -1;  ///< ... and reappears after this many ms (-1: never)
+};
+
+struct EmuConfig {
+  std::string devicePath = "/dev/video0";
+  PixelFormat format = PixelFormat::kYUYV;  ///< the format the device starts in
+  std::uint32_t width = 1280;
+  std::uint32_t height = 720;
+  std::uint32_t fps = 30;
+  bool expbuf = true;  ///< VIDIOC_EXPBUF answers with a memfd (not a DMA-BUF: see docs/camemu.md)
+  bool verbose = false;
+  FaultPlan faults;
+};
+
+// Environment variable names (the launcher sets them; the shim reads them).
+inline constexpr const char* kEnvDevice = "ZEROHOP_CAMEMU_DEVICE";
+inline constexpr const char* kEnvFormat = "ZEROHOP_CAMEMU_FORMAT";
+inline constexpr const char* kEnvSize = "ZEROHOP_CAMEMU_SIZE";
+inline constexpr const char* kEnvFps = "ZEROHOP_CAMEMU_FPS";
+inline constexpr const char* kEnvFaults = "ZEROHOP_CAMEMU_FAULTS";
+inline constexpr const char* kEnvExpbuf = "ZEROHOP_CAMEMU_EXPBUF";
+inline constexpr const char* kEnvVerbose = "ZEROHOP_CAMEMU_VERBOSE";
+
+/// Applies one setting by name ("format", "size", "fps", "device", "expbuf") or one fault
+/// ("error-every=N", "corrupt-every=N", "truncate-every=N", "empty-every=N", "drop-every=N",
+/// "slow-every=N:MS", "stall-at=N:MS", "unplug-at=N[:REPLUG_MS]"). Throws Error(kInvalidArgument).
+void applySetting(EmuConfig& config, std::string_view key, std::string_view value);
+/// Parses a comma-separated fault list ("error-every=10,unplug-at=30:500").
+void applyFaults(EmuConfig& config, std::string_view list);
+/// The faults as the comma-separated list applyFaults reads.
+std::string faultsToString(const FaultPlan& faults);
+/// Reads the ZEROHOP_CAMEMU_* variables. Throws Error(kInvalidArgument) on a malformed value.
+EmuConfig configFromEnvironment();
+/// True for the formats the emulator can produce in this build.
+bool formatSupported(PixelFormat format) noexcept;
+
+}  // namespace zerohop::camemu

@@ -1,0 +1,54 @@
+#include "stats_json.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace zerohop {
+namespace {
+
+nlohmann::json percentilesJson(const Percentiles& p) {
+  return {{"p50_ms", p.p50Ms}, {"p99_ms", p.p99Ms}, {"samples", p.samples}};
+}
+
+}  // namespace
+
+std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
+  nlohmann::json stages = nlohmann::json::object();
+  for (std::size_t i = 1; i < kStageCount; ++i) {
+    if (s.latency.stage[i].samples == 0) continue;
+    stages[stageName(static_cast<Stage>(i))] = percentilesJson(s.latency.stage[i]);
+  }
+  nlohmann::json doc = {
+      {"source", ctx.source},
+      {"encoder", ctx.encoder},
+      {"fps", s.latency.fps},
+      {"frames", s.latency.frames},
+      {"drops", s.source.drops + s.queueDrops},
+      {"source_drops", s.source.drops},
+      {"encoder_queue_drops", s.queueDrops},
+      {"source_errors", s.source.errors},
+      {"keyframes_forced", s.keyframesForced},
+      {"viewers", s.viewers},
+      {"share_readers", s.shareReaders},
+      {"stages", stages},
+      {"total", percentilesJson(s.latency.total)},
+      {"uptime_s", s.uptimeSeconds},
+      {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
+  };
+  return doc.dump();
+}
+
+std::string renderStatusLine(const PipelineStatus& s) {
+  const auto& st = s.latency.stage;
+  auto p50 = [&](Stage x) { return st[static_cast<std::size_t>(x)].p50Ms; };
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%5.1f fps | viewers %zu | capture->send p50 %.1f ms p99 %.1f ms | ingest %.1f convert %.1f "
+                "encode %.1f send %.2f ms | drops %llu",
+                s.latency.fps, s.viewers, s.latency.total.p50Ms, s.latency.total.p99Ms, p50(Stage::kIngest),
+                p50(Stage::kConvert), p50(Stage::kEncode), p50(Stage::kSend),
+                static_cast<unsigned long long>(s.source.drops + s.queueDrops));
+  return buf;
+}
+
+}  // namespace zerohop

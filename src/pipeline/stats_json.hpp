@@ -1,0 +1,19 @@
+#pragma once
+// Renders pipeline status as the /stats JSON document and as the terminal status line.
+// Thread-safety: pure functions, reentrant.
+
+#include <string>
+
+#include "zerohop/pipeline.hpp"
+
+namespace zerohop {
+
+struct StatsContext {
+  std::string source;
+  std::string encoder;
+};
+
+std::string renderStatsJson(const PipelineStatus& status, const StatsContext& context);
+std::string renderStatusLine(const PipelineStatus& status);
+
+}  // namespace zerohop

@@ -1,0 +1,48 @@
+#pragma once
+// Runs a program as a child process for black-box CLI tests: captures stdout and stderr, can wait
+// for a line, send a signal and wait for the exit status with a deadline.
+// Thread-safety: thread-bound.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zerohop::testing {
+
+class ChildProcess {
+ public:
+  explicit ChildProcess(const std::vector<std::string>& argv);
+  ~ChildProcess();  ///< SIGKILLs and reaps the child if it still runs
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  /// Reads stdout until a line containing `needle` appears; returns that line.
+  std::optional<std::string> waitForStdoutLine(const std::string& needle, std::chrono::milliseconds timeout);
+  void signal(int sig);
+  /// Exit code (or 128+signal), nullopt if it did not exit in time.
+  std::optional<int> waitExit(std::chrono::milliseconds timeout);
+  const std::string& stdoutText() const { return out_; }
+  const std::string& stderrText() const { return err_; }
+
+ private:
+  void pump(int timeoutMs);
+  pid_t pid_ = -1;
+  int outFd_ = -1;
+  int errFd_ = -1;
+  std::string out_;
+  std::string err_;
+  std::optional<int> status_;
+};
+
+/// Runs to completion (deadline 20 s) and returns {exit code, stdout, stderr}.
+struct RunResult {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+RunResult run(const std::vector<std::string>& argv);
+
+}  // namespace zerohop::testing

@@ -1,0 +1,119 @@
+// Black-box tests of the zerohop CLI: the exit codes and one-line errors a user sees, and serve's
+// start-up, /stats and clean shutdown.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "child_process.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::run;
+
+const std::string kCli = ZEROHOP_CLI_PATH;
+
+// A TCP port that was free a moment ago (bind to 0, read it back, close).
+std::uint16_t freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+TEST(Cli, VersionAndHelp) {
+  auto v = run({kCli, "--version"});
+  EXPECT_EQ(v.exitCode, 0);
+  EXPECT_NE(v.out.find("zerohop 0."), std::string::npos) << v.out;
+  auto h = run({kCli, "serve", "--help"});
+  EXPECT_EQ(h.exitCode, 0);
+  EXPECT_NE(h.out.find("--source"), std::string::npos);
+  EXPECT_NE(h.out.find("--listen"), std::string::npos);
+}
+
+TEST(Cli, UnknownOptionIsAUsageError) {
+  auto r = run({kCli, "serve", "--no-such-option"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE((r.out + r.err).find("--no-such-option"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadSourceSaysHowToFixIt) {
+  auto r = run({kCli, "serve", "--source", "test:12x7", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("bad --source"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("test:1280x720@30"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadListenSaysHowToFixIt) {
+  auto r = run({kCli, "serve", "--listen", "localhost"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("HOST:PORT"), std::string::npos) << r.err;
+}
+
+TEST(Cli, PortInUseIsReportedWithTheFix) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  auto r = run({kCli, "serve", "--listen", "127.0.0.1:" + std::to_string(ntohs(a.sin_port))});
+  close(fd);
+  EXPECT_EQ(r.exitCode, 3) << r.err;
+  EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line, not a stack of noise:\n" << r.err;
+}
+
+TEST(Cli, ServeReportsStatsAndStopsCleanlyOnSigint) {
+  const auto port = freePort();
+  ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port)});
+  auto line = serve.waitForStdoutLine("open http://", 15s);
+  ASSERT_TRUE(line) << serve.stderrText();
+  EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/");
+
+  httplib::Client client("127.0.0.1", port);
+  nlohmann::json stats;
+  for (int i = 0; i < 40; ++i) {  // until the encoder has produced frames
+    std::this_thread::sleep_for(100ms);
+    auto res = client.Get("/stats");
+    ASSERT_TRUE(res) << "no answer from /stats";
+    ASSERT_EQ(res->status, 200);
+    stats = nlohmann::json::parse(res->body);
+    if (stats["frames"].get<int>() > 10) break;
+  }
+  EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
+  EXPECT_TRUE(stats["stages"].contains("encode")) << stats.dump();
+  EXPECT_GT(stats["stages"]["encode"]["p50_ms"].get<double>(), 0.0);
+  EXPECT_EQ(stats["viewers"].get<int>(), 0);
+  auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<html"), std::string::npos);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  serve.signal(SIGINT);
+  auto code = serve.waitExit(2s);
+  ASSERT_TRUE(code) << "serve did not stop within 2 s of SIGINT";
+  EXPECT_EQ(*code, 0) << serve.stderrText();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+}
+
+}  // namespace
+}  // namespace zerohop

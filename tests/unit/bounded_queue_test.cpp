@@ -1,0 +1,43 @@
+#include "core/bounded_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "zerohop/buffer_pool.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(BoundedQueue, DropsOldestAndReleasesItsLease) {
+  BufferPool pool(computeLayout(PixelFormat::kYUYV, 16, 16), 4, makeHostAllocator());
+  BoundedQueue<FrameLease> q(2);
+  for (std::uint64_t seq = 0; seq < 4; ++seq) {
+    auto lease = pool.tryAcquire();
+    ASSERT_TRUE(lease);
+    lease->frame().sequence = seq;
+    ASSERT_TRUE(q.push(std::move(*lease)));
+  }
+  EXPECT_EQ(q.dropped(), 2u);
+  EXPECT_EQ(pool.stats().free, 2u) << "evicted leases must go back to the pool";
+  auto a = q.pop(0ms);
+  auto b = q.pop(0ms);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ((*a)->sequence, 2u);
+  EXPECT_EQ((*b)->sequence, 3u);
+  EXPECT_FALSE(q.pop(1ms).has_value());
+}
+
+TEST(BoundedQueue, CloseWakesWaiterAndRefusesPushes) {
+  BoundedQueue<int> q(1);
+  std::thread waiter([&] { EXPECT_FALSE(q.pop(10s).has_value()); });
+  std::this_thread::sleep_for(20ms);
+  q.close();
+  waiter.join();
+  EXPECT_FALSE(q.push(1));
+}
+
+}  // namespace
+}  // namespace zerohop
