@@ -5,6 +5,8 @@
 #include <string>
 
 #include "commands.hpp"
+#include "zerohop/capture.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/version.hpp"
 #ifdef ZEROHOP_CLI_HAS_GPU
 #include "zerohop/gpu.hpp"
@@ -21,7 +23,17 @@ int runProbe(const ProbeOptions& o) {
   std::printf("zerohop %s\n\n", kVersion);
   std::printf("sources\n");
   std::printf("  test        built-in test camera (test:WxH@FPS), YUYV/UYVY with a pixel timecode\n");
-  std::printf("  v4l2        not wired into this build's serve yet (V4L2 capture: issue 3)\n\n");
+  std::vector<CaptureDevice> cameras;
+  try {
+    cameras = probeCaptureDevices();
+  } catch (const Error& e) {
+    std::printf("  v4l2        could not enumerate /dev/video*: %s\n", e.what());
+  }
+  if (cameras.empty()) {
+    std::printf("  v4l2        no V4L2 capture device found (/dev/video*); zerohop-camemu emulates one\n");
+  }
+  for (const auto& cam : cameras) std::printf("%s\n", describeCaptureDevice(cam).c_str());
+  std::printf("\n");
 
   std::printf("gpu\n");
   std::string path = "CPU";

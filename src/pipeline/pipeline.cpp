@@ -37,12 +37,19 @@ class Pipeline::Impl {
         converted_(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kConvertedSlots,
                    makeHostAllocator()),
         queue_(kEncodeQueueDepth) {
+    if (info_.format == PixelFormat::kH264) {
+      throw Error(Errc::kUnsupported,
+                  "the camera delivers H.264; sending it on without decoding (passthrough) is not built yet "
+                  "(issue 6): ask it for a raw or MJPEG format, e.g. --source v4l2:" + config_.source.path +
+                      "?format=mjpeg");
+    }
     EncoderConfig enc = config_.encoder;
     enc.width = info_.width;
     enc.height = info_.height;
     enc.fps = info_.fps;
     enc.inputFormat = PixelFormat::kI420;
-    enc.color = info_.color;  // YUV sources keep their colour description through libyuv
+    // YUV sources keep their colour description through libyuv; JPEG (JFIF) is BT.601 full range.
+    enc.color = info_.format == PixelFormat::kMJPEG ? ColorDesc{ColorMatrix::kBt601, ColorRange::kFull} : info_.color;
     encoder_ = makeEncoder(enc);
     encoderName_ = encoder_->name();
     if (!config_.shareName.empty()) {

@@ -1,4 +1,5 @@
 #include "test_camera.hpp"
+#include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/source.hpp"
 
@@ -6,10 +7,9 @@ namespace zerohop {
 
 std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOptions& options) {
   if (spec.kind == "test") return std::make_unique<TestCamera>(spec, options);
-  if (spec.kind == "v4l2") {
-    throw Error(Errc::kUnsupported, "v4l2 capture (" + spec.path +
-                                        ") is not built yet in this version; use --source test:1280x720@30");
-  }
+  // A camera that goes away (unplugged, ENODEV) is reopened with bounded back-off; the pipeline
+  // and its viewers stay up meanwhile.
+  if (spec.kind == "v4l2") return openReconnectingV4l2Source(spec, options);
   throw Error(Errc::kInvalidArgument, "unknown source kind '" + spec.kind + "'");
 }
 

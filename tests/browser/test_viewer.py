@@ -55,6 +55,8 @@ def main() -> int:
                     help="like --netns, plus a veth pair so ICE has a non-loopback address")
     ap.add_argument("--serve-arg", action="append", default=[], metavar="ARG",
                     help="extra argument for zerohop serve (repeatable), e.g. --serve-arg=--web-root=web")
+    ap.add_argument("--wrap", default="",
+                    help="command prefix for serve, e.g. 'zerohop-camemu --format mjpeg --size 1280x720 --'")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 
@@ -65,11 +67,11 @@ def main() -> int:
     if args.netns or args.netns_lan:
         zb.enter_private_network(lan=args.netns_lan)
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
-    tag = "viewer_" + args.source.replace(":", "_").replace("@", "_")
+    tag = "viewer_" + "".join(c if c.isalnum() else "_" for c in args.source).strip("_")
 
     port = zb.free_port()
     serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{port}", *args.serve_arg],
-                     out / f"{tag}.serve.log")
+                     out / f"{tag}.serve.log", wrap=args.wrap.split())
     failures: list[str] = []
     driver = None
     try:

@@ -117,11 +117,13 @@ class Serve:
     """A `zerohop serve` child (or the GStreamer reference sender, gst_whep_reference.py, which takes the
     same options). Its combined stdout/stderr is kept (and written to `log_path`)."""
 
-    def __init__(self, binary: str, args: list[str], log_path: Path):
+    def __init__(self, binary: str, args: list[str], log_path: Path, wrap: list[str] | None = None):
         if binary.endswith(".py"):
             self.cmd = [sys.executable, binary, *args]
         else:
             self.cmd = [binary, "serve", *args]
+        # e.g. ["zerohop-camemu", "--format", "mjpeg", "--"]: serve runs with an emulated camera
+        self.cmd = [*(wrap or []), *self.cmd]
         self.log_path = log_path
         self._buf = ""
         self._lock = threading.Lock()
