@@ -19,8 +19,12 @@ packages=(
   ffmpeg v4l-utils
   # tests: headless browser receiver, network namespaces
   chromium chromium-driver python3 python3-selenium iproute2 nftables procps
+  # /metrics is checked with a real Prometheus text parser
+  python3-prometheus-client
   # benchmark: the plain GStreamer reference sender (tests/browser/gst_whep_reference.py)
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gir1.2-gst-plugins-bad-1.0
+  # the Python module (python/) and its tests: pybind11, headers for /usr/bin/python3, numpy (tests)
+  pybind11-dev python3-dev python3-numpy
 )
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -qq

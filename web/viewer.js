@@ -134,6 +134,8 @@ window.zerohop = {
   const params = new URLSearchParams(location.search);
   const serverBase = (params.get('server') || '').replace(/\/+$/, '');  // '' = this page's origin
   const whepUrl = new URL(serverBase + '/whep', location.href).href;
+  // serve --whep-token T: open the page as /?token=T; the token goes in the WHEP requests only.
+  const authHeaders = params.get('token') ? {'Authorization': 'Bearer ' + params.get('token')} : {};
   const statsUrl = new URL(serverBase + '/stats', location.href).href;
 
   // --- connection ----------------------------------------------------------------------------
@@ -163,7 +165,7 @@ window.zerohop = {
     if (!sessionUrl) return;
     const url = sessionUrl;
     sessionUrl = null;
-    fetch(url, {method: 'DELETE', keepalive}).catch(() => {});
+    fetch(url, {method: 'DELETE', keepalive, headers: authHeaders}).catch(() => {});
   }
 
   function teardown(keepalive) {
@@ -218,13 +220,13 @@ window.zerohop = {
       if (gen !== generation) return;
       const resp = await fetch(whepUrl, {
         method: 'POST',
-        headers: {'Content-Type': 'application/sdp'},
+        headers: {'Content-Type': 'application/sdp', ...authHeaders},
         body: conn.localDescription.sdp,
       });
       const body = await resp.text();
       if (gen !== generation) {  // superseded while the server answered: end that session too
         const loc = resp.headers.get('Location');
-        if (loc) fetch(new URL(loc, whepUrl).href, {method: 'DELETE'}).catch(() => {});
+        if (loc) fetch(new URL(loc, whepUrl).href, {method: 'DELETE', headers: authHeaders}).catch(() => {});
         return;
       }
       if (resp.status !== 201 && resp.status !== 200) {

@@ -26,6 +26,7 @@ struct ServeOptions {
   std::uint32_t maxViewers = 16;
   std::string webRoot;
   std::string share;
+  std::string whepToken;
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
 
@@ -49,6 +50,11 @@ int runServe(const ServeOptions& o) {
   config.stream.maxViewers = o.maxViewers;
   config.stream.webRoot = o.webRoot;
   config.shareName = o.share;
+  config.stream.whepToken = o.whepToken;
+  if (o.whepToken.empty() && config.stream.host != "127.0.0.1" && config.stream.host != "::1" &&
+      config.stream.host != "localhost") {
+    log::warn("listening on ", config.stream.host, " without --whep-token: anyone who can reach it can watch");
+  }
   if (o.encoder == "nvenc") {
     throw Error(Errc::kUnsupported,
                 "--encoder nvenc: NVENC is not built into this version yet; use --encoder x264 (or auto)");
@@ -65,7 +71,7 @@ int runServe(const ServeOptions& o) {
   const sigset_t stopSignals = blockStopSignals();
   Pipeline pipeline(std::move(config));
   pipeline.start();
-  std::printf("open %s\n", pipeline.url().c_str());
+  std::printf("open %s%s\n", pipeline.url().c_str(), o.whepToken.empty() ? "" : ("?token=" + o.whepToken).c_str());
   std::fflush(stdout);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -125,6 +131,8 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--share", o->share,
                   "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
                   "for other processes (zerohop tap NAME, zerohop::Subscriber)");
+  cmd->add_option("--whep-token", o->whepToken,
+                  "require 'Authorization: Bearer TOKEN' on WHEP requests (open the page as /?token=TOKEN)");
   cmd->add_option("--status-interval", o->statusInterval, "seconds between status lines (default 1 on a terminal, 10 otherwise)");
   return [o] { return runServe(*o); };
 }

@@ -17,10 +17,23 @@ struct Percentiles {
   std::uint64_t samples = 0;
 };
 
+/// Upper bounds (ms) of the cumulative latency histogram buckets (+Inf is implicit).
+inline constexpr std::array<double, 12> kLatencyBucketsMs{0.25, 0.5, 1, 2, 5, 10, 20, 35, 50, 100, 250, 1000};
+
+/// Cumulative since start (for Prometheus histograms): counts[i] = samples <= kLatencyBucketsMs[i];
+/// counts.back() = all samples.
+struct LatencyHistogram {
+  std::array<std::uint64_t, kLatencyBucketsMs.size() + 1> counts{};
+  double sumMs = 0;
+  void add(double ms) noexcept;
+};
+
 /// One interval between consecutive stages (capture->ingest, ..., encode->send) plus the total.
 struct LatencySnapshot {
   std::array<Percentiles, kStageCount> stage{};  ///< stage[i]: time from the previous reached stage to i
   Percentiles total{};                           ///< capture -> last stage reached
+  std::array<LatencyHistogram, kStageCount> stageHistogram{};  ///< since start, same intervals as `stage`
+  LatencyHistogram totalHistogram{};
   double fps = 0;
   std::uint64_t frames = 0;
   std::uint64_t drops = 0;
@@ -42,6 +55,8 @@ class LatencyStats {
   std::vector<std::int64_t> doneTimes_;  // for fps over the window
   std::uint64_t frames_ = 0;
   std::uint64_t drops_ = 0;
+  std::array<LatencyHistogram, kStageCount> stageHistogram_{};
+  LatencyHistogram totalHistogram_{};
 };
 
 /// Median and 99th percentile of `values` (ms), nearest-rank. Exposed for tests and benchmarks.

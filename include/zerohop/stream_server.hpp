@@ -26,6 +26,10 @@ struct StreamConfig {
   std::uint32_t maxViewers = 16;   ///< POST /whep past it answers 503
   std::string webRoot;             ///< empty = the copy of web/ embedded at build time; else serve this dir
   std::size_t maxBodyBytes = 64 * 1024;  ///< request bodies past it answer 413
+  /// Non-empty: POST/DELETE/PATCH on /whep need `Authorization: Bearer <whepToken>` (401 otherwise;
+  /// compared in constant time). It guards who may start and end sessions; it does not hide the
+  /// page, /stats or /metrics, and without TLS in front it travels in clear text.
+  std::string whepToken;
 };
 
 class StreamServer {
@@ -55,6 +59,9 @@ class StreamServer {
   /// server adds nothing to it, so the provider includes "viewers" (from viewerCount()) itself.
   /// Without a provider, GET /stats answers {"viewers": N}.
   void setStatsProvider(std::function<std::string()> json);
+
+  /// Body of GET /metrics (Prometheus text exposition format 0.0.4). Without one, /metrics is 404.
+  void setMetricsProvider(std::function<std::string()> text);
 
   /// Sessions that exist now (negotiating or connected).
   std::size_t viewerCount() const;

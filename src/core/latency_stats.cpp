@@ -19,6 +19,14 @@ Percentiles percentiles(std::vector<double> values) {
   return p;
 }
 
+void LatencyHistogram::add(double ms) noexcept {
+  for (std::size_t i = 0; i < kLatencyBucketsMs.size(); ++i) {
+    if (ms <= kLatencyBucketsMs[i]) ++counts[i];
+  }
+  ++counts.back();
+  sumMs += ms;
+}
+
 LatencyStats::LatencyStats(std::size_t window) : window_(window == 0 ? 1 : window) {
   ring_.reserve(window_);
   doneTimes_.reserve(window_);
@@ -28,6 +36,15 @@ void LatencyStats::record(const StageTimes& times) {
   std::int64_t last = 0;
   for (auto t : times.ns) last = std::max(last, t);
   std::lock_guard lock(mutex_);
+  if (times.ns[0] != 0) {
+    std::int64_t prev = times.ns[0];
+    for (std::size_t i = 1; i < kStageCount; ++i) {
+      if (times.ns[i] == 0) continue;
+      stageHistogram_[i].add(static_cast<double>(times.ns[i] - prev) / 1e6);
+      prev = times.ns[i];
+    }
+    totalHistogram_.add(static_cast<double>(prev - times.ns[0]) / 1e6);
+  }
   if (ring_.size() < window_) {
     ring_.push_back(times);
     doneTimes_.push_back(last);
@@ -54,6 +71,8 @@ LatencySnapshot LatencyStats::snapshot() const {
     done = doneTimes_;
     s.frames = frames_;
     s.drops = drops_;
+    s.stageHistogram = stageHistogram_;
+    s.totalHistogram = totalHistogram_;
   }
   std::array<std::vector<double>, kStageCount> per;
   std::vector<double> total;

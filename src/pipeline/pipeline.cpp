@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/bounded_queue.hpp"
+#include "metrics_text.hpp"
 #include "stats_json.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/converter.hpp"
@@ -64,6 +65,8 @@ class Pipeline::Impl {
     server_ = std::make_unique<StreamServer>(config_.stream);
     server_->setKeyframeRequestHandler([this] { keyframeRequested_.store(true); });
     server_->setStatsProvider([this] { return statsJson(); });
+    server_->setMetricsProvider(
+        [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_}); });
     log::info("source: ", info_.description, "; converter: ", converter_->name(), "; encoder: ", encoderName_);
   }
 

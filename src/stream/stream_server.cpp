@@ -238,6 +238,11 @@ void StreamServer::setStatsProvider(std::function<std::string()> json) {
   impl_->statsProvider_ = std::move(json);
 }
 
+void StreamServer::setMetricsProvider(std::function<std::string()> text) {
+  std::lock_guard lock(impl_->handlerMutex_);
+  impl_->metricsProvider_ = std::move(text);
+}
+
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }

@@ -37,6 +37,9 @@ class StreamServer::Impl {
   void handleWhepDelete(const httplib::Request& req, httplib::Response& res);
   void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
   void handleStats(const httplib::Request& req, httplib::Response& res);
+  void handleMetrics(const httplib::Request& req, httplib::Response& res);
+  /// False (and a 401 in `res`) when a WHEP token is configured and the request lacks it.
+  bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void handleStatic(const httplib::Request& req, httplib::Response& res);
 
   // Sessions (stream_server.cpp).
@@ -59,6 +62,7 @@ class StreamServer::Impl {
   mutable std::mutex handlerMutex_;
   std::function<void()> keyframeHandler_;
   std::function<std::string()> statsProvider_;
+  std::function<std::string()> metricsProvider_;
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
   httplib::Server http_;

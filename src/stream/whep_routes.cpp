@@ -48,7 +48,28 @@ bool isSdp(const std::string& contentType) {
   return media == "application/sdp";
 }
 
+// Equal length and content, in time independent of where they differ.
+bool constantTimeEquals(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::string& probe = a.size() == b.size() ? a : b;  // always walk b.size() bytes
+  for (std::size_t i = 0; i < b.size(); ++i) diff |= static_cast<unsigned char>(probe[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace
+
+bool StreamServer::Impl::authorized(const httplib::Request& req, httplib::Response& res) const {
+  if (config_.whepToken.empty()) return true;
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  const bool bearer = header.size() > kBearer.size() && header.compare(0, kBearer.size(), kBearer) == 0;
+  if (bearer && constantTimeEquals(header.substr(kBearer.size()), config_.whepToken)) return true;
+  res.set_header("WWW-Authenticate", "Bearer realm=\"zerohop\"");
+  reply(res, 401,
+        header.empty() ? "this server needs Authorization: Bearer <token> for WHEP (serve --whep-token)"
+                       : "the WHEP bearer token is wrong");
+  return false;
+}
 
 void StreamServer::Impl::installRoutes() {
   http_.set_payload_max_length(config_.maxBodyBytes);
@@ -139,11 +160,13 @@ void StreamServer::Impl::installRoutes() {
   http_.Patch(R"(/whep/([^/]*))",
               [this](const httplib::Request& req, httplib::Response& res) { handleWhepPatch(req, res); });
   http_.Get("/stats", [this](const httplib::Request& req, httplib::Response& res) { handleStats(req, res); });
+  http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) { handleMetrics(req, res); });
   http_.Get(R"(/.*)",
             [this](const httplib::Request& req, httplib::Response& res) { handleStatic(req, res); });
 }
 
 void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Response& res) {
+  if (!authorized(req, res)) return;
   const std::string contentType = req.get_header_value("Content-Type");
   if (!isSdp(contentType)) {
     reply(res, 415,
@@ -210,6 +233,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
 }
 
 void StreamServer::Impl::handleWhepDelete(const httplib::Request& req, httplib::Response& res) {
+  if (!authorized(req, res)) return;
   const std::string id = req.matches[1];
   if (!endSession(id, "DELETE from the viewer")) {
     reply(res, 404, "no WHEP session \"" + id + "\" (already ended, or never existed)");
@@ -219,6 +243,7 @@ void StreamServer::Impl::handleWhepDelete(const httplib::Request& req, httplib::
 }
 
 void StreamServer::Impl::handleWhepPatch(const httplib::Request& req, httplib::Response& res) {
+  if (!authorized(req, res)) return;
   const std::string id = req.matches[1];
   bool known = false;
   {
@@ -247,6 +272,20 @@ void StreamServer::Impl::handleStats(const httplib::Request&, httplib::Response&
   } else {
     res.set_content("{\"viewers\": " + std::to_string(viewerCount()) + "}\n", "application/json");
   }
+}
+
+void StreamServer::Impl::handleMetrics(const httplib::Request& req, httplib::Response& res) {
+  std::function<std::string()> provider;
+  {
+    std::lock_guard lock(handlerMutex_);
+    provider = metricsProvider_;
+  }
+  if (!provider) {
+    reply(res, 404, "no metrics at " + req.path);
+    return;
+  }
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(provider(), "text/plain; version=0.0.4; charset=utf-8");
 }
 
 void StreamServer::Impl::handleStatic(const httplib::Request& req, httplib::Response& res) {

@@ -117,3 +117,26 @@ TEST(Cli, ServeReportsStatsAndStopsCleanlyOnSigint) {
 
 }  // namespace
 }  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+TEST(Cli, WhepTokenIsRequiredAndThePrintedUrlCarriesIt) {
+  const auto port = freePort();
+  ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port),
+                      "--whep-token", "tok123"});
+  auto line = serve.waitForStdoutLine("open http://", 15s);
+  ASSERT_TRUE(line) << serve.stderrText();
+  EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/?token=tok123");
+  httplib::Client client("127.0.0.1", port);
+  auto r = client.Post("/whep", "v=0\r\n", "application/sdp");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  serve.signal(SIGTERM);
+  auto code = serve.waitExit(2s);
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0);
+}
+
+}  // namespace
+}  // namespace zerohop

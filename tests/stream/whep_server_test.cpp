@@ -322,3 +322,63 @@ TEST(WhepServer, ServesThePageAndStats) {
 
 }  // namespace
 }  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+TEST(WhepServer, BearerTokenGuardsSessionsButNotThePage) {
+  StreamConfig c = loopbackConfig();
+  c.whepToken = "s3cret-token";
+  StreamServer server(c);
+  auto cli = clientFor(server);
+  const std::string offer = test::chromiumOffer();
+
+  auto none = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_NE(none->get_header_value("WWW-Authenticate").find("Bearer"), std::string::npos);
+  EXPECT_NE(none->body.find("--whep-token"), std::string::npos) << none->body;
+
+  for (const char* wrong : {"Bearer s3cret-tokeN", "Bearer s3cret-token2", "Bearer ", "Basic s3cret-token",
+                            "s3cret-token"}) {
+    auto r = cli.Post("/whep", httplib::Headers{{"Authorization", wrong}}, offer, "application/sdp");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << wrong;
+  }
+  EXPECT_EQ(server.viewerCount(), 0u);
+
+  const httplib::Headers auth{{"Authorization", "Bearer s3cret-token"}};
+  auto ok = cli.Post("/whep", auth, offer, "application/sdp");
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(ok->status, 201) << ok->body;
+  const std::string location = ok->get_header_value("Location");
+  auto unauthorizedDelete = cli.Delete(location);
+  ASSERT_TRUE(unauthorizedDelete);
+  EXPECT_EQ(unauthorizedDelete->status, 401);
+  EXPECT_EQ(server.viewerCount(), 1u) << "a DELETE without the token must not end the session";
+  auto del = cli.Delete(location, auth);
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 200);
+  EXPECT_EQ(server.viewerCount(), 0u);
+
+  auto page = cli.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200) << "the token guards WHEP, not the page";
+}
+
+TEST(WhepServer, MetricsComeFromTheProviderOr404) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  auto missing = cli.Get("/metrics");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  server.setMetricsProvider([] { return std::string("zerohop_viewers 0\n"); });
+  auto r = cli.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "zerohop_viewers 0\n");
+  EXPECT_NE(r->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zerohop

@@ -39,3 +39,27 @@ TEST(LatencyStats, PerStageIntervalsAndFps) {
 
 }  // namespace
 }  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+TEST(LatencyStats, CumulativeHistogramsCountEveryFrame) {
+  LatencyStats stats(4);  // the window is small; histograms are since start
+  for (int i = 0; i < 10; ++i) {
+    StageTimes t;
+    t.mark(Stage::kCapture, 1'000'000'000LL * (i + 1));
+    t.mark(Stage::kEncode, t.at(Stage::kCapture) + (i < 5 ? 3'000'000 : 30'000'000));  // 3 ms or 30 ms
+    stats.record(t);
+  }
+  const auto s = stats.snapshot();
+  const auto& h = s.stageHistogram[static_cast<int>(Stage::kEncode)];
+  EXPECT_EQ(h.counts.back(), 10u);
+  EXPECT_EQ(h.counts[4], 5u) << "bucket <= 5 ms";
+  EXPECT_EQ(h.counts[7], 10u) << "bucket <= 35 ms";
+  EXPECT_DOUBLE_EQ(h.sumMs, 5 * 3.0 + 5 * 30.0);
+  EXPECT_EQ(s.totalHistogram.counts.back(), 10u);
+  EXPECT_EQ(s.stage[static_cast<int>(Stage::kEncode)].samples, 4u) << "percentiles stay over the window";
+}
+
+}  // namespace
+}  // namespace zerohop

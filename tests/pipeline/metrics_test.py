@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""GET /metrics of a running `zerohop serve`, parsed by the real Prometheus text parser
+(prometheus_client): every zerohop_ family is well-formed, counters count, histograms are
+cumulative and consistent.
+
+usage: metrics_test.py ZEROHOP_BINARY     exit: 0 pass, 1 fail, 77 skipped (no prometheus_client)
+"""
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:
+    print("SKIP: python3-prometheus-client is not installed (apt-get install python3-prometheus-client)")
+    sys.exit(77)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> int:
+    port = free_port()
+    serve = subprocess.Popen([sys.argv[1], "serve", "--source", "test:640x360@30", "--listen", f"127.0.0.1:{port}"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        seen = []
+        for line in serve.stdout:  # log lines (stderr) come first; the URL line is on stdout
+            seen.append(line)
+            if line.startswith("open http://"):
+                break
+        else:
+            print("FAIL: serve printed no 'open http://' line:\n" + "".join(seen))
+            return 1
+        time.sleep(2.5)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            ctype = r.headers["Content-Type"]
+            text = r.read().decode()
+        if "text/plain" not in ctype or "0.0.4" not in ctype:
+            print(f"FAIL: Content-Type {ctype}")
+            return 1
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        for name, kind in [("zerohop_info", "gauge"), ("zerohop_frames", "counter"), ("zerohop_viewers", "gauge"),
+                           ("zerohop_dropped_frames", "counter"), ("zerohop_fps", "gauge"),
+                           ("zerohop_stage_latency_seconds", "histogram"),
+                           ("zerohop_capture_to_send_seconds", "histogram")]:
+            if name not in families or families[name].type != kind:
+                print(f"FAIL: family {name} ({kind}) missing or mistyped; got {sorted(families)}")
+                return 1
+        frames = families["zerohop_frames"].samples[0].value
+        if frames < 30:
+            print(f"FAIL: zerohop_frames_total {frames} after 2.5 s at 30 fps")
+            return 1
+        stages = {}
+        for s in families["zerohop_stage_latency_seconds"].samples:
+            stages.setdefault(s.labels["stage"], []).append(s)
+        if not {"ingest", "convert", "encode", "send"} <= set(stages):
+            print(f"FAIL: stages {sorted(stages)}")
+            return 1
+        for stage, samples in stages.items():
+            buckets = [(float(s.labels["le"]), s.value) for s in samples if s.name.endswith("_bucket")]
+            count = next(s.value for s in samples if s.name.endswith("_count"))
+            values = [v for _, v in sorted(buckets)]
+            if values != sorted(values) or values[-1] != count or count < 30:
+                print(f"FAIL: histogram for {stage} not cumulative/consistent: {buckets} count {count}")
+                return 1
+        print(f"PASS: {len(families)} families, {frames:.0f} frames, stages {sorted(stages)}")
+        return 0
+    finally:
+        serve.terminate()
+        serve.wait(5)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
