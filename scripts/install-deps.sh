@@ -19,6 +19,8 @@ packages=(
   ffmpeg v4l-utils
   # tests: headless browser receiver, network namespaces
   chromium chromium-driver python3 python3-selenium iproute2 nftables procps
+  # fuzzing: libFuzzer + sanitizers
+  clang libclang-rt-14-dev
   # /metrics is checked with a real Prometheus text parser
   python3-prometheus-client
   # benchmark: the plain GStreamer reference sender (tests/browser/gst_whep_reference.py)

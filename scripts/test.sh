@@ -5,8 +5,8 @@
 # registered) fails the run, so a silently skipped suite cannot pass as green.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser}"
-: "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser}"
+: "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz}"
+: "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz}"
 : "${BUILD_DIR:=build}"
 
 if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
@@ -14,6 +14,13 @@ if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
 fi
 cmake --preset default -B "$BUILD_DIR" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
+
+# libFuzzer targets (clang, ASan+UBSan): a short smoke over the committed corpus (label fuzz).
+FUZZ_DIR="${BUILD_DIR}-fuzz"
+cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEROHOP_BUILD_FUZZERS=ON -DZEROHOP_WITH_CUDA=OFF -DZEROHOP_WITH_MEDIA=OFF \
+  -DZEROHOP_WITH_PYTHON=OFF -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame
 
 status=0
 declare -A ran
@@ -23,7 +30,9 @@ for label in $ZEROHOP_ALL_LABELS; do
   [[ $label == browser ]] && jobs=1
   log=$(mktemp)
   set +e
-  ctest --test-dir "$BUILD_DIR" -L "^${label}\$" -j"$jobs" --output-on-failure --timeout 300 2>&1 | tee "$log"
+  dir="$BUILD_DIR"
+  [[ $label == fuzz ]] && dir="$FUZZ_DIR"
+  ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" --output-on-failure --timeout 300 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
   total=$(sed -nE 's/.*tests passed, [0-9]+ tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
       "with every stage's latency measured.\n"};
   app.set_version_flag("--version", std::string("zerohop ") + zerohop::kVersion);
   app.require_subcommand(1);
+  app.set_config("--config", "", "read options from this TOML file (a [serve] table for serve's options)");
   std::string logLevel = "info";
   app.add_option("--log-level", logLevel, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
