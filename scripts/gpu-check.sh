@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# gpu-check.sh: build the GPU stage, run its tests (ctest label gpu) and its benchmark, in one go.
+# gpu-check.sh: build the GPU stage and the device-memory share ring, run their tests (ctest label
+# gpu) and their benchmarks (and the share benchmark again under MPS when the machine has it), in one go.
 #
 # Usage (from anywhere; it works in the repository root):
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 #
-#   On the GPU machine, through the device tool (GoogleTest carried in .deps/, H200 only):
+#   On the GPU machine, through the device tool (GoogleTest and nv-codec-headers carried in .deps/:
+#   .deps/googletest, .deps/ffnvcodec = a copy of Debian's /usr/include/ffnvcodec; H200 only):
 #     run(carry: [".deps"], command: "CUDA_ARCHS=90 scripts/gpu-check.sh")
+#   Tests only, no benchmarks, no memcheck, no MPS pass: MPS=0 scripts/gpu-check.sh --no-bench --no-sanitize
 #   Here (no GPU): scripts/gpu-check.sh   builds, runs the tests (they skip, saying why) and says so.
 #
 # Environment:
-#   OUT         where results go (the device tool sets it; default: $BUILD_DIR/out). Three files:
-#               gpu-check.log (everything), ctest-gpu.xml (JUnit), gpu-bench.md (benchmark tables)
+#   OUT         where results go (the device tool sets it; default: $BUILD_DIR/out). Four files:
+#               gpu-check.log (everything), ctest-gpu.xml (JUnit), gpu-bench.md (ingest benchmark),
+#               share-gpu-bench.md (share hand-off benchmark: without MPS, then with MPS if available)
 #   BUILD_DIR   build directory (default: build-gpu-check)
 #   GTEST_DIR   GoogleTest sources (default: .deps/googletest, else /usr/src/googletest, else installed GTest)
 #   CUDA_ARCHS  CMAKE_CUDA_ARCHITECTURES (default: the project's list, 75..90+PTX)
 #   JOBS        build parallelism (default: nproc)
 #   BENCH_ARGS  extra zerohop_gpu_bench arguments (default: --iterations 500)
+#   GPU_BENCH   0 skips zerohop_gpu_bench (the ingest benchmark); the share benchmark still runs
+#   SHARE_BENCH_ARGS  extra zerohop_share_gpu_bench arguments (default: --frames 300)
+#   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
 # on a machine that has none); 1 when anything failed, when zero gpu tests ran, or when a GPU is
@@ -38,6 +45,9 @@ BUILD_DIR=${BUILD_DIR:-build-gpu-check}
 OUT=${OUT:-$BUILD_DIR/out}
 JOBS=${JOBS:-$(nproc)}
 BENCH_ARGS=${BENCH_ARGS:---iterations 500}
+SHARE_BENCH_ARGS=${SHARE_BENCH_ARGS:---frames 300}
+GPU_BENCH=${GPU_BENCH:-1}
+MPS=${MPS:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -67,7 +77,9 @@ step "configure (gpu-only options)"
 if ! cmake "${cfg[@]}"; then fail "configure"; exit 3; fi
 
 step "build"
-if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target zerohop_gpu zerohop_gpu_test zerohop_gpu_probe_test zerohop_gpu_bench; then
+if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target zerohop_gpu zerohop_gpu_test zerohop_gpu_probe_test zerohop_gpu_bench \
+    zerohop_share_gpu_test zerohop_share_gpu_peer zerohop_share_peer zerohop_share_gpu_bench \
+    zerohop_nvenc_gpu_test; then
   fail "build"; exit 3
 fi
 
@@ -76,6 +88,9 @@ step "probe"
 probe_rc=$?
 have_gpu=0
 [[ $probe_rc -eq 0 ]] && have_gpu=1
+
+step "nvenc probe (the real libnvidia-encode; the H200 has no encoder: docs/nvenc.md)"
+"$BUILD_DIR/tests/nvenc/zerohop_nvenc_gpu_test" --gtest_brief=1 | grep -v '^Running main'
 
 step "ctest -L unit (probe)"
 ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable' --output-on-failure || fail "probe unit tests"
@@ -111,10 +126,47 @@ if [[ $have_gpu -eq 1 && $SANITIZE -eq 1 ]] && command -v compute-sanitizer >/de
   [[ $mc_rc -ne 0 && $mc_rc -ne 124 ]] && fail "compute-sanitizer memcheck (rc $mc_rc)"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $GPU_BENCH -ne 0 ]]; then
   step "benchmark"
   # shellcheck disable=SC2086
   "$BUILD_DIR/bench/gpu/zerohop_gpu_bench" $BENCH_ARGS --out "$OUT/gpu-bench.md" || fail "benchmark"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 ]]; then
+  step "share benchmark (device ring over CUDA IPC vs host round trip), without MPS"
+  # shellcheck disable=SC2086
+  timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "without MPS" \
+    --out "$OUT/share-gpu-bench.md" || fail "share benchmark (without MPS)"
+fi
+
+if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/dev/null; then
+  step "MPS pass: start nvidia-cuda-mps-control -d, share gpu tests + share benchmark, quit"
+  # A private pipe/log directory: nothing else on the machine is switched to MPS, and the daemon's
+  # clients (our processes) find it through the same variables.
+  # Short paths: the pipe directory holds Unix sockets (108-byte path limit).
+  mps_dir=$(mktemp -d /tmp/zh-mps-XXXXXX)
+  export CUDA_MPS_PIPE_DIRECTORY="$mps_dir/pipe" CUDA_MPS_LOG_DIRECTORY="$mps_dir/log"
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  mps_quit() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; }
+  trap mps_quit EXIT
+  if nvidia-cuda-mps-control -d; then
+    sleep 1
+    timeout 120 "$BUILD_DIR/tests/share/zerohop_share_gpu_test" --gtest_brief=1 || fail "share gpu tests under MPS"
+    if [[ $BENCH -eq 1 ]]; then
+      # shellcheck disable=SC2086
+      timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "with MPS" \
+        --out "$OUT/share-gpu-bench.md" || fail "share benchmark (with MPS)"
+    fi
+    mps_quit
+    trap - EXIT
+    sleep 1
+    tail -5 "$CUDA_MPS_LOG_DIRECTORY/control.log" 2>/dev/null
+  else
+    echo "NOTE: nvidia-cuda-mps-control -d failed; no MPS numbers"
+  fi
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+elif [[ $have_gpu -eq 1 ]]; then
+  echo "NOTE: nvidia-cuda-mps-control not found (or MPS=0): no MPS pass"
 fi
 
 step "result"

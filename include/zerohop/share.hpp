@@ -8,8 +8,11 @@
 //            <dir> = $XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-<uid>. Both ends check SO_PEERCRED.
 //   control  memfd, sealed: geometry + per-slot seqlocked records (sequence, StageTimes, format,
 //            pitches, bytesUsed, keyframe, wallClockMs). The publisher writes; readers map read-only.
-//   slots    host mode: one memfd, readers map it read-only. Device mode (CUDA VMM POSIX fds or
-//            legacy cudaIpcMemHandle, with IPC events): designed into the wire format, NOT implemented yet.
+//   slots    host mode: one memfd, readers map it read-only. Device mode (SlotLayout::memory =
+//            kDevice; link zerohop::share_cuda): one cudaMalloc for all slots exported with the legacy
+//            cudaIpcGetMemHandle, plus one interprocess CUDA event per slot; the 64-byte handles travel
+//            in DeviceSlots/DeviceEvents messages after the Welcome, over the 0600 socket only.
+//            (CUDA VMM POSIX-fd export is designed, not implemented.)
 //   leases   one small memfd per reader that only that reader writes: "I am reading slot S since T".
 //
 // clang-format off
@@ -36,6 +39,15 @@
 //
 // Lifetime: the publisher owns the slots; a SharedFrame keeps the reader's mappings alive (so its
 // pointers never dangle, even after the publisher died) and asks the publisher to spare its slot.
+// Device rings add the CUDA rule (cudaIpcOpenMemHandle docs): "calling cudaFree on an exported memory
+// region before calling cudaIpcCloseMemHandle in the importing context will result in undefined
+// behavior", and operations on an imported event after the exporter's cudaEventDestroy are undefined.
+// So a closing device publisher marks the ring closed, wakes readers and waits (up to
+// ShareOptions::deviceDrainTimeout) until every reader has hung up, and only then synchronises the
+// slots' last writes and frees events and memory. A reader that sees its publisher gone drops the
+// session (cudaIpcCloseMemHandle, event destroy) as soon as its last SharedFrame is released, then
+// closes its socket. A publisher killed by a signal cannot wait: the driver tears its context down;
+// readers get kUnavailable on their next call and must stop using frames they still hold.
 // A lease protects a slot for ShareOptions::leaseTimeout at most; when every other slot is leased
 // the publisher overwrites the oldest anyway and the reader sees it: SharedFrame::valid() turns false
 // and the overrun is counted. A torn frame is never reported valid.
@@ -61,8 +73,14 @@ class ReaderSession;  // opaque: src/share/reader_session.hpp
 struct SlotLayout {
   ImageLayout image{};  ///< for encoded rings: format = codec, planeCount 1, totalBytes = capacity
   std::uint32_t slots = 0;
+  /// kHost: memfd slots (any build). kDevice: slots in GPU memory of CUDA device `device`, shared
+  /// with legacy CUDA IPC (needs zerohop::share_cuda linked; images only; at most 48 slots).
+  MemoryKind memory = MemoryKind::kHost;
+  int device = 0;
 
   static SlotLayout images(const ImageLayout& layout, std::uint32_t slots);
+  /// Image slots in device memory on CUDA device `device`.
+  static SlotLayout deviceImages(const ImageLayout& layout, std::uint32_t slots, int device = 0);
   static SlotLayout encoded(PixelFormat codec, std::size_t capacityBytes, std::uint32_t slots);
   bool isEncoded() const noexcept;
 };
@@ -73,6 +91,8 @@ struct ShareOptions {
   std::chrono::milliseconds leaseTimeout{1000};  ///< how long a reader's lease protects its slot
   std::uint32_t maxReaders = 32;
   std::chrono::milliseconds handshakeTimeout{2000};  ///< a client that says nothing is dropped
+  /// Device rings: how long closing waits for readers to unmap before freeing the slots.
+  std::chrono::milliseconds deviceDrainTimeout{2000};
 };
 
 /// Publisher-side counters, for `serve` and tests.
@@ -121,25 +141,41 @@ class Publisher {
   Publisher(Publisher&&) noexcept;
   Publisher& operator=(Publisher&&) noexcept;
 
-  /// Copies a host/pinned frame into the next slot and publishes it. Image rings: format and size
-  /// must match the layout (rows are copied with the ring's pitch). Encoded rings: bytesUsed bytes of
-  /// data[0]. Never waits for readers. Throws kInvalidArgument on a mismatch or oversized unit,
-  /// kUnsupported for device-memory frames (CUDA transport not implemented yet).
+  /// Copies a frame into the next slot and publishes it. Image rings: format and size must match
+  /// the layout (rows are copied with the ring's pitch). Encoded rings: bytesUsed bytes of data[0].
+  /// Host rings take host/pinned frames (kUnsupported for device frames). Device rings take any
+  /// frame: cudaMemcpy2DAsync per plane on the publisher's own stream, ordered after
+  /// frame.gpu.readyEvent when set, then the slot's interprocess event is recorded; the host waits
+  /// for that copy (so the source may be reused on return): use the stream overload to avoid the
+  /// wait. Never waits for readers. Throws kInvalidArgument on a mismatch or oversized unit,
+  /// kDevice when a CUDA call fails.
   void publish(const Frame& frame);
+  /// Device rings: the copy and the slot's event go on `cudaStream` (the cudaStream_t that
+  /// produced the frame), with no host synchronisation; later work on that stream is ordered after
+  /// the copy, so the source may be rewritten by it. Host rings ignore the stream.
+  void publish(const Frame& frame, void* cudaStream);
   /// Encoded rings: copies the access unit (bytes, keyframe, sequence, timestamps).
   void publish(const EncodedUnit& unit);
 
   /// In-place path: a slot to write into (never one a reader leases unless all are), then commit.
+  /// Device rings: the slot's Frame holds device pointers (memory kDevice, gpu.device set).
   WriteSlot acquireWrite();
   /// Publishes `slot` with the metadata of `meta` (its data pointers are ignored; bytesUsed is used
-  /// for encoded rings). Throws kInvalidArgument for an empty or foreign WriteSlot.
+  /// for encoded rings). Device rings: `meta.gpu.readyEvent` (a cudaEvent_t recorded after the
+  /// write) is required; the publisher's stream waits on it and records the slot's interprocess
+  /// event. Throws kInvalidArgument for an empty or foreign WriteSlot, or a device commit without
+  /// readyEvent (the slot is then abandoned).
   void commit(WriteSlot&& slot, const Frame& meta);
+  /// Device rings: records the slot's interprocess event on `cudaStream` (the cudaStream_t that
+  /// wrote the slot; cheapest: no extra wait) and publishes. Host rings ignore the stream.
+  void commit(WriteSlot&& slot, const Frame& meta, void* cudaStream);
 
   ShareStats stats() const;
   const std::string& name() const noexcept;
   const std::string& socketPath() const noexcept;
 
  private:
+  void publishCopy(const Frame& frame, void* cudaStream);
   std::shared_ptr<share_detail::PublisherCore> core_;
 };
 
@@ -155,6 +191,19 @@ struct ShareInfo {
   std::int32_t publisherPid = 0;
   std::uint64_t sessionId = 0;  ///< changes when the publisher restarts
 };
+
+/// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
+struct MpsStatus {
+  bool active = false;
+  std::string pipeDirectory;  ///< $CUDA_MPS_PIPE_DIRECTORY or /tmp/nvidia-mps
+  std::string detail;         ///< one line: what was found
+};
+/// Reliable and non-intrusive: the daemon's `control` pipe exists in the pipe directory AND an
+/// nvidia-cuda-mps-* process is visible in /proc (a stale pipe after kill -9 is not "running").
+/// A daemon in another pid namespace reads as not running. Reentrant; never throws.
+MpsStatus detectMps();
+/// What a device hand-off costs given `mps` and how to start MPS (numbers measured on an H200).
+std::string mpsHandoffNote(const MpsStatus& mps);
 
 struct SubscriberStats {
   std::uint64_t frames = 0;    ///< SharedFrames handed out
@@ -173,6 +222,13 @@ struct SubscribeOptions {
 /// pointers into the ring; they stay mapped while the SharedFrame lives. Check valid() after using
 /// the pixels: false means the publisher overwrote the slot (lease timed out or all slots leased)
 /// and what was read may be torn. Thread-safety: thread-bound; may be moved to another thread.
+///
+/// Device rings: frame().memory is kDevice, data[] are device pointers valid in this process and
+/// frame().gpu.readyEvent is the slot's interprocess event (a cudaEvent_t): call
+/// cudaStreamWaitEvent(yourStream, readyEvent) before launching work on the pixels (no host sync).
+/// The lease is a host-side promise: keep the SharedFrame until the GPU work that reads the slot
+/// has completed (or accept that only the ring's depth protects it), and call valid() after that
+/// work completed to know it read an intact frame.
 class SharedFrame {
  public:
   SharedFrame() = default;
@@ -205,6 +261,10 @@ class SharedFrame {
 
 /// Reader side of a share. Thread-safety: thread-bound (one thread calls latest/next); the
 /// SharedFrames it returns may be released on any thread and may outlive the Subscriber.
+/// Device rings: a reader offers device memory in its Hello only when zerohop::share_cuda is
+/// linked; one without it is refused with kUnsupported ("this reader was built without CUDA;
+/// publisher shares device memory"). Device slots are mapped only when the Welcome says so; the
+/// first subscription of a process logs whether MPS runs and what a hand-off costs.
 class Subscriber {
  public:
   /// Connects and handshakes. Throws kNotFound (nobody publishes NAME), kUnavailable (refused,

@@ -11,6 +11,13 @@ SlotLayout SlotLayout::images(const ImageLayout& layout, std::uint32_t slots) {
   return SlotLayout{layout, slots};
 }
 
+SlotLayout SlotLayout::deviceImages(const ImageLayout& layout, std::uint32_t slots, int device) {
+  SlotLayout l{layout, slots};
+  l.memory = MemoryKind::kDevice;
+  l.device = device;
+  return l;
+}
+
 SlotLayout SlotLayout::encoded(PixelFormat codec, std::size_t capacityBytes, std::uint32_t slots) {
   if (!isCompressed(codec)) {
     throw Error(Errc::kInvalidArgument, std::string("SlotLayout::encoded needs a compressed format, got ") +
@@ -80,16 +87,37 @@ WriteSlot Publisher::acquireWrite() {
 
 void Publisher::commit(WriteSlot&& slot, const Frame& meta) {
   if (!slot) throw Error(Errc::kInvalidArgument, "Publisher::commit: empty WriteSlot");
-  core_->commit(slot, meta);
+  if (core_->device() && !meta.gpu.readyEvent) {
+    core_->abandon(slot);
+    throw Error(
+        Errc::kInvalidArgument,
+        "share '" + core_->name() +
+            "' has device slots: commit needs meta.gpu.readyEvent (an event recorded after the write) "
+            "or the stream that wrote the slot (commit(slot, meta, stream))");
+  }
+  core_->commit(slot, meta, nullptr);
+}
+
+void Publisher::commit(WriteSlot&& slot, const Frame& meta, void* cudaStream) {
+  if (!slot) throw Error(Errc::kInvalidArgument, "Publisher::commit: empty WriteSlot");
+  core_->commit(slot, meta, cudaStream);
 }
 
 void Publisher::publish(const Frame& frame) {
+  publishCopy(frame, nullptr);
+}
+
+void Publisher::publish(const Frame& frame, void* cudaStream) {
+  publishCopy(frame, cudaStream);
+}
+
+void Publisher::publishCopy(const Frame& frame, void* cudaStream) {
   const auto& name = core_->name();
-  if (frame.memory == MemoryKind::kDevice) {
+  if (frame.memory == MemoryKind::kDevice && !core_->device()) {
     throw Error(Errc::kUnsupported,
                 "share '" + name +
-                    "': device-memory frames need the CUDA transport, which is not implemented "
-                    "yet (publish host or pinned frames)");
+                    "' has host-memory slots: publish host or pinned frames, or create the ring with "
+                    "SlotLayout::deviceImages to share device frames");
   }
   const ImageLayout& l = core_->layout().image;
   if (core_->encoded()) {
@@ -106,7 +134,7 @@ void Publisher::publish(const Frame& frame) {
       throw Error(Errc::kInvalidArgument, "share '" + name + "': null data");
     WriteSlot ws = core_->acquire();
     if (frame.bytesUsed > 0) std::memcpy(ws.frame().data[0], frame.data[0], frame.bytesUsed);
-    core_->commit(ws, frame);
+    core_->commitRecorded(ws, frame);
     return;
   }
   if (frame.format != l.format || frame.width != l.width || frame.height != l.height ||
@@ -123,6 +151,16 @@ void Publisher::publish(const Frame& frame) {
     }
   }
   WriteSlot ws = core_->acquire();
+  if (auto* device = core_->device()) {
+    try {
+      device->copyIn(ws.slot(), ws.frame(), frame, l, cudaStream);
+    } catch (...) {
+      core_->abandon(ws);
+      throw;
+    }
+    core_->commitRecorded(ws, frame);
+    return;
+  }
   for (std::uint32_t i = 0; i < l.planeCount; ++i) {
     const auto& p = l.planes[i];
     std::uint8_t* dst = ws.frame().data[i];
@@ -135,7 +173,7 @@ void Publisher::publish(const Frame& frame) {
       }
     }
   }
-  core_->commit(ws, frame);
+  core_->commitRecorded(ws, frame);
 }
 
 void Publisher::publish(const EncodedUnit& unit) {

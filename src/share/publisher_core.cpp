@@ -60,6 +60,23 @@ PublisherCore::PublisherCore(std::string name, const SlotLayout& layout, ShareOp
     : name_(std::move(name)), layout_(layout), options_(std::move(options)), encoded_(layout.isEncoded()) {
   validateShareName(name_);
   validateLayout(layout_);
+  if (layout_.memory != MemoryKind::kHost && layout_.memory != MemoryKind::kDevice) {
+    throw Error(Errc::kInvalidArgument, "share '" + name_ + "': SlotLayout::memory must be kHost or kDevice");
+  }
+  const bool onDevice = layout_.memory == MemoryKind::kDevice;
+  if (onDevice && encoded_) {
+    throw Error(Errc::kInvalidArgument, "share '" + name_ + "': device rings hold images only");
+  }
+  if (onDevice && layout_.slots > kMaxDeviceSlots) {
+    throw Error(Errc::kInvalidArgument, "share '" + name_ + "': a device ring holds at most " +
+                                            std::to_string(kMaxDeviceSlots) + " slots, got " +
+                                            std::to_string(layout_.slots));
+  }
+  if (onDevice && !deviceTransport()) {
+    throw Error(Errc::kUnsupported, "share '" + name_ +
+                                        "': device slots need zerohop::share_cuda, which this program does "
+                                        "not link (built without CUDA?)");
+  }
   const std::string dir = options_.directory.empty() ? defaultShareDirectory() : options_.directory;
   prepareShareDirectory(dir, options_.allowGroup);
   socketPath_ = socketPathFor(dir, name_);
@@ -75,7 +92,7 @@ PublisherCore::PublisherCore(std::string name, const SlotLayout& layout, ShareOp
   g.version = kProtocolVersion;
   g.slotCount = layout_.slots;
   g.mode = static_cast<std::uint32_t>(encoded_ ? RingMode::kEncoded : RingMode::kImage);
-  g.memory = static_cast<std::uint32_t>(MemoryKind::kHost);
+  g.memory = static_cast<std::uint32_t>(layout_.memory);
   g.producerPid = ::getpid();
   g.slotStride = slotStride_;
   g.slotCapacity = layout_.image.totalBytes;
@@ -95,10 +112,14 @@ PublisherCore::PublisherCore(std::string name, const SlotLayout& layout, ShareOp
   for (std::uint32_t i = 0; i < layout_.slots; ++i) new (&slotHeaders_[i]) SlotHeader{};
   header_->state.store(static_cast<std::uint32_t>(RingState::kLive), std::memory_order_release);
 
-  slotsFd_ = createSealedMemfd(("zerohop-slots-" + name_).c_str(), slotStride_ * layout_.slots);
-  slots_ = MappedRegion::map(slotsFd_.get(), slotStride_ * layout_.slots, true, "share slots");
-  // From here on nobody (readers included) can map these two writable; our mappings stay valid.
-  if (!sealFutureWrites(controlFd_.get()) || !sealFutureWrites(slotsFd_.get())) {
+  if (onDevice) {
+    device_ = deviceTransport()->createSlots(name_, layout_.device, slotStride_, layout_.slots);
+  } else {
+    slotsFd_ = createSealedMemfd(("zerohop-slots-" + name_).c_str(), slotStride_ * layout_.slots);
+    slots_ = MappedRegion::map(slotsFd_.get(), slotStride_ * layout_.slots, true, "share slots");
+  }
+  // From here on nobody (readers included) can map these writable; our mappings stay valid.
+  if (!sealFutureWrites(controlFd_.get()) || (slotsFd_ && !sealFutureWrites(slotsFd_.get()))) {
     log::warn("share '", name_,
               "': F_SEAL_FUTURE_WRITE unsupported (kernel < 5.1); readers could map the ring writable");
   }
@@ -124,15 +145,33 @@ PublisherCore::~PublisherCore() {
 void PublisherCore::start() {
   server_ = std::thread([this] { serve(); });
   log::info("share '", name_, "': publishing ", layout_.slots, " slots of ", layout_.image.totalBytes,
-            " bytes (", formatName(layout_.image.format), ") on ", socketPath_);
+            " bytes (", formatName(layout_.image.format), ", ",
+            device_ ? "device memory on CUDA device " + std::to_string(device_->device())
+                    : std::string("host memory"),
+            ") on ", socketPath_);
+}
+
+void PublisherCore::drainDeviceReaders() noexcept {
+  // CUDA: freeing exported memory before every importer closed its mapping is undefined behaviour.
+  std::unique_lock lock(mutex_);
+  if (readers_.empty()) return;
+  const std::size_t mapped = readers_.size();
+  if (!readersLeft_.wait_for(lock, options_.deviceDrainTimeout, [&] { return readers_.empty(); })) {
+    log::warn("share '", name_, "': ", readers_.size(), " of ", mapped,
+              " readers still map the device slots after ", options_.deviceDrainTimeout.count(),
+              " ms; freeing them anyway (those readers must not touch frames they still hold)");
+  }
 }
 
 void PublisherCore::stop() noexcept {
-  if (stopping_.exchange(true)) return;
+  if (closing_.exchange(true)) return;
   if (header_) {
     header_->state.store(static_cast<std::uint32_t>(RingState::kClosed), std::memory_order_release);
     wakeReaders();
   }
+  // Device rings: the server thread keeps running (it notices hang-ups) while readers let go.
+  if (device_ && server_.joinable()) drainDeviceReaders();
+  stopping_.store(true);
   if (server_.joinable()) {
     const std::uint64_t one = 1;
     if (::write(wakeFd_.get(), &one, sizeof(one)) < 0)
@@ -195,11 +234,31 @@ WriteSlot PublisherCore::acquire() {
   ws.core_ = shared_from_this();
   ws.slot_ = choice->slot;
   ws.seqBefore_ = beginWrite(slotHeaders_[choice->slot]);
-  bindLayout(ws.frame_, layout_.image, slots_.data() + slotStride_ * choice->slot, MemoryKind::kHost);
+  if (device_) {
+    bindLayout(ws.frame_, layout_.image, device_->base() + slotStride_ * choice->slot, MemoryKind::kDevice);
+    ws.frame_.gpu.device = device_->device();
+  } else {
+    bindLayout(ws.frame_, layout_.image, slots_.data() + slotStride_ * choice->slot, MemoryKind::kHost);
+  }
   return ws;
 }
 
-void PublisherCore::commit(WriteSlot& ws, const Frame& meta) {
+void PublisherCore::commit(WriteSlot& ws, const Frame& meta, void* stream) {
+  if (ws.core_.get() != this)
+    throw Error(Errc::kInvalidArgument,
+                "share '" + name_ + "': commit of a WriteSlot this publisher did not hand out");
+  if (device_) {
+    try {
+      device_->markWritten(ws.slot_, stream, stream ? nullptr : meta.gpu.readyEvent);
+    } catch (...) {
+      abandon(ws);
+      throw;
+    }
+  }
+  commitRecorded(ws, meta);
+}
+
+void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
   if (ws.core_.get() != this)
     throw Error(Errc::kInvalidArgument,
                 "share '" + name_ + "': commit of a WriteSlot this publisher did not hand out");
@@ -226,7 +285,7 @@ void PublisherCore::commit(WriteSlot& ws, const Frame& meta) {
   rec.matrix = static_cast<std::uint8_t>(meta.color.matrix);
   rec.range = static_cast<std::uint8_t>(meta.color.range);
   rec.keyframe = meta.keyframe ? 1 : 0;
-  rec.memory = static_cast<std::uint8_t>(MemoryKind::kHost);
+  rec.memory = static_cast<std::uint8_t>(layout_.memory);
   {
     std::lock_guard lock(mutex_);
     rec.publishIndex = ++lastIndex_;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "share/device_transport.hpp"
 #include "share/mapped_region.hpp"
 #include "share/ring_layout.hpp"
 #include "share/unique_fd.hpp"
@@ -32,12 +34,17 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
 
   /// Starts the server thread (separate from the constructor so a throwing set-up leaves no thread).
   void start();
-  /// Marks the ring closed, wakes waiting readers, stops the server, drops every reader, removes
-  /// the socket. Idempotent, never throws.
+  /// Marks the ring closed, wakes waiting readers, (device rings) waits up to deviceDrainTimeout
+  /// for readers to unmap, stops the server, drops every reader, removes the socket. Idempotent,
+  /// never throws.
   void stop() noexcept;
 
   WriteSlot acquire();
-  void commit(WriteSlot& slot, const Frame& meta);
+  /// Device rings: records the slot's event (on `stream`, or after meta.gpu.readyEvent) first;
+  /// abandons the slot and rethrows when that fails. Then commitRecorded().
+  void commit(WriteSlot& slot, const Frame& meta, void* stream);
+  /// Publishes a slot whose pixels (and, device rings, slot event) are already in place.
+  void commitRecorded(WriteSlot& slot, const Frame& meta);
   void abandon(WriteSlot& slot) noexcept;
 
   ShareStats stats() const;
@@ -45,6 +52,8 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   const std::string& socketPath() const noexcept { return socketPath_; }
   const SlotLayout& layout() const noexcept { return layout_; }
   bool encoded() const noexcept { return encoded_; }
+  /// The device slots of a device ring; nullptr for host rings.
+  DeviceSlots* device() const noexcept { return device_.get(); }
 
  private:
   struct Pending {
@@ -66,6 +75,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   bool handleHello(Pending& pending);
   bool peerAllowed(int socketFd, std::string& why) const;
   void wakeReaders() noexcept;
+  void drainDeviceReaders() noexcept;
 
   const std::string name_;
   const SlotLayout layout_;
@@ -76,20 +86,23 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   std::uint64_t sessionId_ = 0;
 
   UniqueFd controlFd_, slotsFd_;
-  MappedRegion control_, slots_;
+  MappedRegion control_, slots_;         // slots_: host rings only
+  std::unique_ptr<DeviceSlots> device_;  // device rings only; freed in ~PublisherCore after stop()
   ControlHeader* header_ = nullptr;
   SlotHeader* slotHeaders_ = nullptr;
 
   UniqueFd listenFd_;
   UniqueFd wakeFd_;  // eventfd: stop() pokes the server thread
   std::thread server_;
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> closing_{false};   // stop() ran (idempotency)
+  std::atomic<bool> stopping_{false};  // the server thread must exit
   bool socketBound_ = false;
   dev_t socketDev_ = 0;  // identity of the socket file we bound, so stop() never unlinks a successor's
   ino_t socketIno_ = 0;
   std::vector<Pending> pending_;  // server thread only
 
   mutable std::mutex mutex_;
+  std::condition_variable readersLeft_;  // notified when readers_ shrinks (device drain)
   std::vector<std::unique_ptr<Reader>> readers_;
   std::vector<std::uint64_t> slotIndex_;  // publish index each slot holds (0 = empty)
   std::vector<bool> writing_;

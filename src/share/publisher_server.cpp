@@ -77,6 +77,7 @@ void PublisherCore::serve() noexcept {
                      ") left; its leases are released");
           return true;
         });
+        readersLeft_.notify_all();
       }
       // Pending handshakes: answer Hellos, drop the silent.
       const std::int64_t t = monotonicNs();
@@ -202,7 +203,17 @@ bool PublisherCore::handleHello(Pending& p) {
                                        ": rebuild the client against the same zerohop");
     }
     const Hello hello = decodeHello(msg->bytes);
-    if (!(hello.acceptMemory & kAcceptHost)) {
+    if (header_->state.load(std::memory_order_acquire) == static_cast<std::uint32_t>(RingState::kClosed)) {
+      reject(p.socket, Errc::kUnavailable, "share '" + name_ + "' is closing");
+      return true;
+    }
+    if (device_ && !(hello.acceptMemory & kAcceptDevice)) {
+      reject(p.socket, Errc::kUnsupported,
+             "this reader was built without CUDA; publisher '" + name_ +
+                 "' shares device memory (link zerohop::share_cuda and run where a CUDA device is)");
+      return true;
+    }
+    if (!device_ && !(hello.acceptMemory & kAcceptHost)) {
       reject(p.socket, Errc::kUnsupported,
              "share '" + name_ + "' has host-memory slots; the client accepts only device memory");
       return true;
@@ -214,11 +225,11 @@ bool PublisherCore::handleHello(Pending& p) {
     new (reader->leasePage.data()) LeasePage{};
     reader->pid = hello.pid;
     Welcome w;
-    w.transport = Transport::kHostMemfd;
-    w.fdCount = 3;
+    w.transport = device_ ? device_->transport() : Transport::kHostMemfd;
+    w.fdCount = device_ ? 2 : 3;
     w.leaseEntries = kLeaseEntries;
     w.controlBytes = control_.size();
-    w.slotBytes = slots_.size();
+    w.slotBytes = device_ ? slotStride_ * layout_.slots : slots_.size();
     w.leaseBytes = kLeasePageBytes;
     w.sessionId = sessionId_;
     // The lease page is watched before the reader can write it: register first, then Welcome.
@@ -232,12 +243,21 @@ bool PublisherCore::handleHello(Pending& p) {
       w.readerId = reader->id;
       readers_.push_back(std::move(reader));
     }
-    const int fds[3] = {controlFd_.get(), slotsFd_.get(), leaseFd.get()};
     try {
-      sendMessage(socketFd, encodeWelcome(w), fds);
+      if (device_) {
+        // The CUDA handles follow the Welcome on the same 0600 socket, never anywhere else.
+        const int fds[2] = {controlFd_.get(), leaseFd.get()};
+        sendMessage(socketFd, encodeWelcome(w), fds);
+        sendMessage(socketFd, device_->slotsMessage());
+        sendMessage(socketFd, device_->eventsMessage());
+      } else {
+        const int fds[3] = {controlFd_.get(), slotsFd_.get(), leaseFd.get()};
+        sendMessage(socketFd, encodeWelcome(w), fds);
+      }
     } catch (const Error&) {
       std::lock_guard lock(mutex_);
       std::erase_if(readers_, [&](const std::unique_ptr<Reader>& r) { return r.get() == registered; });
+      readersLeft_.notify_all();
       throw;
     }
     log::debug("share '", name_, "': reader ", w.readerId, " (pid ", hello.pid, ") subscribed");

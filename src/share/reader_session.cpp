@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
@@ -53,6 +54,9 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
 
   Hello hello;
   hello.pid = ::getpid();
+  // Offer device memory only when the CUDA transport is linked in; a device publisher refuses us
+  // otherwise, with a message that says so.
+  if (deviceTransport()) hello.acceptMemory |= kAcceptDevice;
   try {
     sendMessage(s->socket_.get(), encodeHello(hello));
   } catch (const Error&) {
@@ -80,22 +84,47 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
                             std::to_string(kProtocolVersion) + ": rebuild against the same zerohop");
   }
   const Welcome w = decodeWelcome(msg->bytes);
-  if (w.transport != Transport::kHostMemfd) {
-    throw Error(Errc::kUnsupported, "publisher '" + name + "' offers transport " +
-                                        std::to_string(static_cast<unsigned>(w.transport)) +
-                                        " (CUDA device memory), which this build does not implement yet");
+  const bool onDevice = isDeviceTransport(w.transport);
+  if (!onDevice && w.transport != Transport::kHostMemfd) {
+    protocolError(name, "offers unknown transport " + std::to_string(static_cast<unsigned>(w.transport)));
   }
-  if (w.fdCount != 3 || msg->fds.size() != 3) {
-    protocolError(name, "Welcome carried " + std::to_string(msg->fds.size()) + " descriptors, expected 3");
+  if (onDevice && !deviceTransport()) {
+    throw Error(Errc::kUnsupported,
+                "this reader was built without CUDA; publisher '" + name + "' shares device memory");
   }
+  const std::size_t fdsExpected = onDevice ? 2 : 3;
+  if (w.fdCount != fdsExpected || msg->fds.size() != fdsExpected) {
+    protocolError(name, "Welcome carried " + std::to_string(msg->fds.size()) + " descriptors, expected " +
+                            std::to_string(fdsExpected));
+  }
+  const int controlFd = msg->fds[0].get();
+  const int slotsFd = onDevice ? -1 : msg->fds[1].get();
+  const int leaseFd = msg->fds[fdsExpected - 1].get();
   if (w.leaseEntries != kLeaseEntries || w.leaseBytes < sizeof(LeasePage))
     protocolError(name, "unexpected lease page geometry");
   // Never map beyond a file's end (SIGBUS): the sizes must match what the files really are.
-  if (fileSize(msg->fds[0].get()) < w.controlBytes || fileSize(msg->fds[1].get()) < w.slotBytes ||
-      fileSize(msg->fds[2].get()) < w.leaseBytes || w.controlBytes < controlBlockBytes(1)) {
+  if (fileSize(controlFd) < w.controlBytes || (!onDevice && fileSize(slotsFd) < w.slotBytes) ||
+      fileSize(leaseFd) < w.leaseBytes || w.controlBytes < controlBlockBytes(1)) {
     protocolError(name, "Welcome announces more shared memory than its descriptors hold");
   }
-  s->control_ = MappedRegion::map(msg->fds[0].get(), w.controlBytes, false, "share control block");
+  DeviceSlotsInfo deviceSlots;
+  DeviceEventsInfo deviceEvents;
+  if (onDevice) {
+    // Device transports: the slot and event handles follow in two messages of their own.
+    for (const MessageType want : {MessageType::kDeviceSlots, MessageType::kDeviceEvents}) {
+      auto m = receiveMessage(s->socket_.get(), options.handshakeTimeout);
+      if (!m)
+        throw Error(Errc::kUnavailable,
+                    "publisher '" + name + "' closed the connection during the handshake");
+      if (!m->fds.empty()) protocolError(name, "device handle messages must not carry descriptors");
+      if (want == MessageType::kDeviceSlots) {
+        deviceSlots = decodeDeviceSlots(m->bytes);
+      } else {
+        deviceEvents = decodeDeviceEvents(m->bytes);
+      }
+    }
+  }
+  s->control_ = MappedRegion::map(controlFd, w.controlBytes, false, "share control block");
   s->header_ = reinterpret_cast<const ControlHeader*>(s->control_.data());
   const RingGeometry& g = s->header_->geometry;
   if (g.magic != kControlMagic || g.version != kProtocolVersion)
@@ -110,8 +139,34 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
       protocolError(name, "control block plane layout exceeds the slot");
     }
   }
-  s->slots_ = MappedRegion::map(msg->fds[1].get(), w.slotBytes, false, "share slots");
-  s->lease_ = MappedRegion::map(msg->fds[2].get(), w.leaseBytes, true, "share lease page");
+  if (onDevice) {
+    if (g.memory != static_cast<std::uint32_t>(MemoryKind::kDevice) ||
+        g.mode != static_cast<std::uint32_t>(RingMode::kImage) || deviceSlots.slotCount != g.slotCount ||
+        deviceSlots.slotStride != g.slotStride || deviceEvents.events.size() != g.slotCount) {
+      protocolError(name, "device slot and event handles disagree with the control block");
+    }
+    if (g.producerPid == ::getpid()) {
+      throw Error(Errc::kUnsupported, "publisher '" + name +
+                                          "' runs in this process: CUDA IPC cannot open a handle in the "
+                                          "process that exported it (in-process readers of a device ring are "
+                                          "not implemented; use the publisher's frames directly)");
+    }
+    s->device_ = deviceTransport()->importSlots(name, deviceSlots, deviceEvents);
+    // The reader's first line says what a hand-off costs here and how to make it cheap (once per process).
+    static std::once_flag noted;
+    std::call_once(noted, [&] {
+      const MpsStatus mps = detectMps();
+      const std::string line = "share '" + name + "': device frames via CUDA IPC; " + mpsHandoffNote(mps);
+      if (mps.active) {
+        log::info(line);
+      } else {
+        log::warn(line);
+      }
+    });
+  } else {
+    s->slots_ = MappedRegion::map(slotsFd, w.slotBytes, false, "share slots");
+  }
+  s->lease_ = MappedRegion::map(leaseFd, w.leaseBytes, true, "share lease page");
   s->slotHeaders_ = slotHeaders(s->control_.data());
   s->leasePage_ = reinterpret_cast<LeasePage*>(s->lease_.data());
   if (s->leasePage_->magic != kLeaseMagic) protocolError(name, "lease page has a bad magic");
@@ -199,13 +254,19 @@ std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint6
   }
   const SlotRecord& r = snap->record;
   const RingGeometry& g = header_->geometry;
-  std::uint8_t* base = const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
+  std::uint8_t* base =
+      device_ ? device_->base() + g.slotStride * slot
+              : const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
   f.format = static_cast<PixelFormat>(r.format);
   f.width = r.width;
   f.height = r.height;
   f.color.matrix = static_cast<ColorMatrix>(r.matrix);
   f.color.range = static_cast<ColorRange>(r.range);
-  f.memory = MemoryKind::kHost;
+  f.memory = device_ ? MemoryKind::kDevice : MemoryKind::kHost;
+  if (device_) {
+    f.gpu.readyEvent = device_->slotEvent(slot);
+    f.gpu.device = device_->device();
+  }
   f.planeCount = std::min<std::uint32_t>(r.planeCount, g.planeCount);
   for (std::uint32_t i = 0; i < f.planeCount; ++i) {
     // The record must agree with the validated geometry; a disagreeing record is never exposed.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "share/device_transport.hpp"
 #include "share/mapped_region.hpp"
 #include "share/ring_layout.hpp"
 #include "share/unique_fd.hpp"
@@ -51,6 +52,8 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
 
   bool stillValid(std::uint32_t slot, std::uint64_t seq) const noexcept;
   const ShareInfo& info() const noexcept { return info_; }
+  /// True for a device ring (slots mapped through the CUDA transport).
+  bool onDevice() const noexcept { return static_cast<bool>(device_); }
   ReaderCounters& counters() noexcept { return *counters_; }
 
  private:
@@ -66,6 +69,9 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   LeasePage* leasePage_ = nullptr;
   std::shared_ptr<ReaderCounters> counters_;
   mutable std::atomic<bool> gone_{false};
+  // Declared last so it is destroyed first: the IPC mapping and opened events are closed before
+  // the socket, so a draining publisher frees its slots only after we let go (CUDA's rule).
+  std::unique_ptr<DeviceImport> device_;
 };
 
 }  // namespace zerohop::share_detail

@@ -43,6 +43,7 @@ class Subscriber::Impl {
   void connect() {
     session_.reset();
     session_ = ReaderSession::connect(name_, socketPath_, options_, counters_);
+    info_ = session_->info();
     // A fresh subscriber's next() starts with the newest frame already published.
     const auto l = session_->latest();
     lastIndex_ = l ? l->first - 1 : 0;
@@ -53,9 +54,17 @@ class Subscriber::Impl {
     return *session_;
   }
 
+  /// Throws kUnavailable when the publisher is gone. A device session is dropped first: its IPC
+  /// mapping closes as soon as the last SharedFrame lets go, so the publisher may free its slots.
+  void ensureAlive() {
+    if (!session_->gone()) return;
+    if (session_->onDevice()) session_.reset();
+    throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away");
+  }
+
   std::optional<SharedFrame> latest() {
     auto& s = session();
-    s.ensureAlive();
+    ensureAlive();
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
       const auto l = s.latest();
       if (!l) return std::nullopt;
@@ -72,7 +81,7 @@ class Subscriber::Impl {
     auto& s = session();
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-      s.ensureAlive();
+      ensureAlive();
       const std::uint32_t seen = s.wakeWord();
       if (const auto candidate = s.oldestAfter(lastIndex_)) {
         if (auto f = s.tryRead(candidate->second, lastIndex_ + 1)) {
@@ -97,6 +106,7 @@ class Subscriber::Impl {
   std::string socketPath_;
   std::shared_ptr<ReaderCounters> counters_;
   std::shared_ptr<ReaderSession> session_;
+  ShareInfo info_;  // of the last session, kept after a device session was dropped
   std::uint64_t lastIndex_ = 0;
 };
 
@@ -123,8 +133,7 @@ bool Subscriber::connected() const {
 }
 
 const ShareInfo& Subscriber::info() const noexcept {
-  static const ShareInfo kNone{};
-  return impl_->session_ ? impl_->session_->info() : kNone;
+  return impl_->info_;
 }
 
 SubscriberStats Subscriber::stats() const {

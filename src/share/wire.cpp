@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace zerohop::share_detail {
 namespace {
@@ -9,6 +10,8 @@ namespace {
 constexpr std::size_t kHelloBytes = 12;
 constexpr std::size_t kWelcomeBytes = 48;
 constexpr std::size_t kMaxReasonBytes = 1024;
+constexpr std::size_t kPciBusIdBytes = 32;  // NUL-padded
+constexpr std::size_t kDeviceSlotsBytes = 4 + 4 + 8 + 8 + kPciBusIdBytes + kCudaIpcHandleBytes;
 
 class Writer {
  public:
@@ -46,6 +49,11 @@ class Reader {
   std::uint32_t get32() { return static_cast<std::uint32_t>(getN(4)); }
   std::uint64_t get64() { return getN(8); }
   std::span<const std::uint8_t> rest() const { return bytes_.subspan(pos_); }
+  void getBytes(void* out, std::size_t n) {
+    if (pos_ + n > bytes_.size()) throw Error(Errc::kProtocol, "share message truncated");
+    std::memcpy(out, bytes_.data() + pos_, n);
+    pos_ += n;
+  }
 
  private:
   std::uint64_t getN(int n) {
@@ -94,6 +102,10 @@ std::span<const std::uint8_t> payloadOf(std::span<const std::uint8_t> message, M
 
 }  // namespace
 
+bool isDeviceTransport(Transport t) noexcept {
+  return t == Transport::kCudaVmmFd || t == Transport::kCudaIpcLegacy;
+}
+
 std::vector<std::uint8_t> encodeHello(const Hello& hello, std::uint16_t headerVersion) {
   Writer w(MessageType::kHello, headerVersion);
   w.put16(hello.minVersion);
@@ -122,6 +134,30 @@ std::vector<std::uint8_t> encodeReject(const Reject& m) {
   w.put32(static_cast<std::uint32_t>(m.code));
   w.put32(static_cast<std::uint32_t>(n));
   w.putBytes(m.reason.data(), n);
+  return w.finish();
+}
+
+std::vector<std::uint8_t> encodeDeviceSlots(const DeviceSlotsInfo& m) {
+  Writer w(MessageType::kDeviceSlots);
+  w.put32(static_cast<std::uint32_t>(m.transport));
+  w.put32(m.slotCount);
+  w.put64(m.allocationBytes);
+  w.put64(m.slotStride);
+  char bus[kPciBusIdBytes]{};
+  std::memcpy(bus, m.pciBusId.data(), std::min(m.pciBusId.size(), kPciBusIdBytes - 1));
+  w.putBytes(bus, sizeof bus);
+  w.putBytes(m.memHandle.data(), m.memHandle.size());
+  return w.finish();
+}
+
+std::vector<std::uint8_t> encodeDeviceEvents(const DeviceEventsInfo& m) {
+  if (m.events.size() > kMaxDeviceSlots)
+    throw Error(Errc::kInvalidArgument,
+                "DeviceEvents: more than " + std::to_string(kMaxDeviceSlots) + " events");
+  Writer w(MessageType::kDeviceEvents);
+  w.put32(static_cast<std::uint32_t>(m.events.size()));
+  w.put32(static_cast<std::uint32_t>(kCudaIpcHandleBytes));
+  for (const auto& e : m.events) w.putBytes(e.data(), e.size());
   return w.finish();
 }
 
@@ -189,6 +225,42 @@ Reject decodeReject(std::span<const std::uint8_t> message) {
   const auto rest = r.rest();
   if (n != rest.size()) throw Error(Errc::kProtocol, "Reject: reason length disagrees with the payload");
   m.reason.assign(reinterpret_cast<const char*>(rest.data()), rest.size());
+  return m;
+}
+
+DeviceSlotsInfo decodeDeviceSlots(std::span<const std::uint8_t> message) {
+  Reader r(payloadOf(message, MessageType::kDeviceSlots, kDeviceSlotsBytes, kDeviceSlotsBytes));
+  DeviceSlotsInfo m;
+  m.transport = static_cast<Transport>(r.get32());
+  m.slotCount = r.get32();
+  m.allocationBytes = r.get64();
+  m.slotStride = r.get64();
+  char bus[kPciBusIdBytes]{};
+  r.getBytes(bus, sizeof bus);
+  bus[kPciBusIdBytes - 1] = 0;
+  m.pciBusId = bus;
+  r.getBytes(m.memHandle.data(), m.memHandle.size());
+  if (m.transport != Transport::kCudaIpcLegacy)
+    throw Error(Errc::kProtocol, "DeviceSlots: transport " +
+                                     std::to_string(static_cast<unsigned>(m.transport)) +
+                                     " is not a device transport this build speaks");
+  if (m.slotCount == 0 || m.slotCount > kMaxDeviceSlots || m.slotStride == 0 ||
+      m.slotStride * m.slotCount > m.allocationBytes)
+    throw Error(Errc::kProtocol, "DeviceSlots: slot geometry exceeds the allocation");
+  return m;
+}
+
+DeviceEventsInfo decodeDeviceEvents(std::span<const std::uint8_t> message) {
+  Reader r(payloadOf(message, MessageType::kDeviceEvents, 8, 8 + kMaxDeviceSlots * kCudaIpcHandleBytes));
+  const std::uint32_t count = r.get32();
+  const std::uint32_t handleBytes = r.get32();
+  if (handleBytes != kCudaIpcHandleBytes || count > kMaxDeviceSlots ||
+      r.rest().size() != std::size_t{count} * kCudaIpcHandleBytes)
+    throw Error(Errc::kProtocol, "DeviceEvents: " + std::to_string(count) + " handles of " +
+                                     std::to_string(handleBytes) + " bytes disagree with the payload");
+  DeviceEventsInfo m;
+  m.events.resize(count);
+  for (auto& e : m.events) r.getBytes(e.data(), e.size());
   return m;
 }
 

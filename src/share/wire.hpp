@@ -5,6 +5,7 @@
 // encoding is explicit so a foreign client cannot make us read past a buffer).
 // Thread-safety: pure functions, reentrant.
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -23,17 +24,18 @@ enum class MessageType : std::uint16_t {
   kHello = 1,    ///< reader -> publisher: versions spoken, memory kinds accepted
   kWelcome = 2,  ///< publisher -> reader: ring description + fds (SCM_RIGHTS)
   kReject = 3,   ///< publisher -> reader (or reader -> publisher): Errc + reason, then close
-  // Reserved for the CUDA device-memory transport (not implemented yet):
-  kDeviceSlots = 16,   ///< per-slot CUDA VMM POSIX fds or cudaIpcMemHandle_t blobs
+  // The CUDA device-memory transport: both follow a Welcome whose transport is a device one.
+  kDeviceSlots = 16,   ///< where the slots are: the exported allocation (cudaIpcMemHandle_t blob)
   kDeviceEvents = 17,  ///< per-slot cudaIpcEventHandle_t so readers order GPU work after writes
 };
 
 /// How the slot memory travels (Welcome.transport).
 enum class Transport : std::uint32_t {
   kHostMemfd = 1,     ///< slot memfd mapped read-only (implemented)
-  kCudaVmmFd = 2,     ///< cuMemExportToShareableHandle(POSIX fd) per slot (later)
-  kCudaIpcLegacy = 3  ///< cudaIpcGetMemHandle blobs (later; where VMM export is unsupported)
+  kCudaVmmFd = 2,     ///< cuMemExportToShareableHandle(POSIX fd) per slot (designed, not implemented)
+  kCudaIpcLegacy = 3  ///< one cudaMalloc for all slots, cudaIpcGetMemHandle blob + IPC events (implemented)
 };
+bool isDeviceTransport(Transport t) noexcept;
 
 struct MessageHeader {
   std::uint32_t magic = kWireMagic;
@@ -53,7 +55,8 @@ struct Hello {
   std::int32_t pid = 0;
 };
 
-/// fds that follow a Welcome, in this order: control block, slot data (host), lease page.
+/// fds that follow a Welcome, in this order: control block, slot data (host transport only), lease
+/// page. A device transport sends 2 fds (control, lease) and then DeviceSlots and DeviceEvents.
 struct Welcome {
   Transport transport = Transport::kHostMemfd;
   std::uint32_t fdCount = 3;
@@ -65,6 +68,27 @@ struct Welcome {
   std::uint64_t sessionId = 0;
 };
 
+/// Size of cudaIpcMemHandle_t and cudaIpcEventHandle_t (CUDA_IPC_HANDLE_SIZE); opaque bytes here.
+inline constexpr std::size_t kCudaIpcHandleBytes = 64;
+/// Device rings hold at most this many slots (all event handles fit one DeviceEvents message).
+inline constexpr std::uint32_t kMaxDeviceSlots = 48;
+using IpcHandleBytes = std::array<std::uint8_t, kCudaIpcHandleBytes>;
+
+/// Where a device ring's slots are (legacy CUDA IPC: one allocation, slot i at i * slotStride).
+struct DeviceSlotsInfo {
+  Transport transport = Transport::kCudaIpcLegacy;
+  std::uint32_t slotCount = 0;
+  std::uint64_t allocationBytes = 0;  ///< bytes of the exported allocation
+  std::uint64_t slotStride = 0;
+  std::string pciBusId;  ///< the publisher's GPU ("0000:01:00.0"); readers open it by bus id, not ordinal
+  IpcHandleBytes memHandle{};
+};
+
+/// One interprocess event per slot, recorded after the write of that slot.
+struct DeviceEventsInfo {
+  std::vector<IpcHandleBytes> events;
+};
+
 struct Reject {
   Errc code = Errc::kProtocol;
   std::string reason;  ///< at most 1024 bytes on the wire
@@ -73,6 +97,8 @@ struct Reject {
 std::vector<std::uint8_t> encodeHello(const Hello& hello, std::uint16_t headerVersion = kProtocolVersion);
 std::vector<std::uint8_t> encodeWelcome(const Welcome& welcome);
 std::vector<std::uint8_t> encodeReject(const Reject& reject);
+std::vector<std::uint8_t> encodeDeviceSlots(const DeviceSlotsInfo& slots);
+std::vector<std::uint8_t> encodeDeviceEvents(const DeviceEventsInfo& events);
 
 /// Parses and checks the header: throws Error(kProtocol) on a short message, wrong magic, or a
 /// payload length that disagrees with the message size. Does not judge the version.
@@ -81,5 +107,7 @@ MessageHeader decodeHeader(std::span<const std::uint8_t> message);
 Hello decodeHello(std::span<const std::uint8_t> message);
 Welcome decodeWelcome(std::span<const std::uint8_t> message);
 Reject decodeReject(std::span<const std::uint8_t> message);
+DeviceSlotsInfo decodeDeviceSlots(std::span<const std::uint8_t> message);
+DeviceEventsInfo decodeDeviceEvents(std::span<const std::uint8_t> message);
 
 }  // namespace zerohop::share_detail

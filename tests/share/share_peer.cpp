@@ -6,6 +6,8 @@
 //   hold NAME DIR                            leases a frame, prints "leased SEQ"; on "check" says
 //                                            "still-valid" or "invalid"; then waits to be killed
 //   [--as-uid U] connect NAME DIR [PUB_UID]  prints "connected" or "error <errc>: <message>"
+//   --fake-device <any of the above>         registers the host-memory fake device transport first
+//                                            (without it this peer is a reader built without CUDA)
 // Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
 #include <grp.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "fake_device_transport.hpp"
 #include "share_test_support.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -136,6 +139,11 @@ int connect(const std::string& name, const std::string& dir, std::optional<std::
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   log::setLevel(log::Level::kWarn);
+  static FakeDeviceTransport fakeDevice;
+  if (!args.empty() && args[0] == "--fake-device") {
+    share_detail::registerDeviceTransport(&fakeDevice);
+    args.erase(args.begin());
+  }
   if (args.size() >= 2 && args[0] == "--as-uid") {
     const auto uid = static_cast<uid_t>(std::stoul(args[1]));
     if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) {

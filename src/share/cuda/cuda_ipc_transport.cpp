@@ -1,0 +1,189 @@
+// The legacy CUDA IPC device transport of the share ring (Transport::kCudaIpcLegacy):
+//   publisher  one cudaMalloc for all slots (slot i at i * slotStride), exported once with
+//              cudaIpcGetMemHandle; one cudaEventDisableTiming | cudaEventInterprocess event per
+//              slot, recorded after the slot's write; a non-blocking stream for copying publishes.
+//   reader     cudaDeviceGetByPCIBusId (ordinals differ between processes under
+//              CUDA_VISIBLE_DEVICES), cudaIpcOpenMemHandle(cudaIpcMemLazyEnablePeerAccess),
+//              cudaIpcOpenEventHandle per slot.
+// Registered with zerohop_share at static-initialisation time; the anchor symbol below is what
+// the INTERFACE link option `--undefined=zerohop_share_cuda_anchor` pulls in.
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_handles.hpp"
+#include "share/cuda/cuda_ipc_handles.hpp"
+#include "share/device_transport.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::share_detail {
+namespace {
+
+std::string pciBusIdOf(int device) {
+  char bus[32]{};
+  cuda::check(cudaDeviceGetPCIBusId(bus, sizeof bus, device), "cudaDeviceGetPCIBusId",
+              "device " + std::to_string(device));
+  return bus;
+}
+
+class LegacyIpcSlots final : public DeviceSlots {
+ public:
+  LegacyIpcSlots(const std::string& name, int device, std::uint64_t slotStride, std::uint32_t slots)
+      : name_(name), device_(device), stride_(slotStride), slots_(slots) {
+    int count = 0;
+    cuda::check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (device < 0 || device >= count) {
+      throw Error(Errc::kNotFound, "share '" + name + "': CUDA device " + std::to_string(device) +
+                                       " does not exist (" + std::to_string(count) + " visible)");
+    }
+    memory_ = DeviceBuffer(device, stride_ * slots);
+    stream_ = CudaStream(device);
+    cuda::DeviceGuard guard(device);
+    // Zero the slots once so a reader never sees another process's old memory.
+    cuda::check(cudaMemsetAsync(memory_.data(), 0, memory_.size(), stream_.get()),
+                "cudaMemsetAsync(share slots)");
+    stream_.synchronize();
+    info_.transport = Transport::kCudaIpcLegacy;
+    info_.slotCount = slots;
+    info_.allocationBytes = memory_.size();
+    info_.slotStride = stride_;
+    info_.pciBusId = pciBusIdOf(device);
+    cudaIpcMemHandle_t h{};
+    cuda::check(cudaIpcGetMemHandle(&h, memory_.data()), "cudaIpcGetMemHandle", "share '" + name + "' slots");
+    std::memcpy(info_.memHandle.data(), &h, sizeof h);
+    events_.reserve(slots);
+    for (std::uint32_t i = 0; i < slots; ++i) {
+      events_.emplace_back(device);
+      // Record once so a reader waiting on a slot nobody wrote yet does not wait on nothing.
+      cuda::check(cudaEventRecord(events_.back().get(), stream_.get()),
+                  "cudaEventRecord(initial slot event)");
+      eventHandles_.events.push_back(events_.back().exportHandle());
+    }
+  }
+
+  ~LegacyIpcSlots() override {
+    // Synchronise before freeing (STYLE 5): the last write of every slot, and the copy stream.
+    try {
+      cuda::DeviceGuard guard(device_);
+      for (auto& e : events_)
+        cuda::logIfFailed(cudaEventSynchronize(e.get()), "cudaEventSynchronize(slot event)");
+      cuda::logIfFailed(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize(share copy stream)");
+    } catch (const std::exception& e) {
+      log::error("share '", name_, "': ", e.what());
+    }
+    // Members go in reverse order: events, stream, then the memory.
+  }
+
+  int device() const noexcept override { return device_; }
+  std::uint8_t* base() const noexcept override { return memory_.data(); }
+  Transport transport() const noexcept override { return Transport::kCudaIpcLegacy; }
+  std::vector<std::uint8_t> slotsMessage() const override { return encodeDeviceSlots(info_); }
+  std::vector<std::uint8_t> eventsMessage() const override { return encodeDeviceEvents(eventHandles_); }
+
+  void markWritten(std::uint32_t slot, void* stream, void* readyEvent) override {
+    cuda::DeviceGuard guard(device_);
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (!s) {
+      if (!readyEvent)
+        throw Error(Errc::kInvalidArgument, "share '" + name_ + "': nothing orders the slot's write");
+      s = stream_.get();
+      cuda::check(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(readyEvent), 0),
+                  "cudaStreamWaitEvent(frame ready)");
+    }
+    cuda::check(cudaEventRecord(events_.at(slot).get(), s), "cudaEventRecord(slot event)");
+  }
+
+  void copyIn(std::uint32_t slot, const Frame& dst, const Frame& src, const ImageLayout& layout,
+              void* stream) override {
+    cuda::DeviceGuard guard(device_);
+    cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : stream_.get();
+    if (src.gpu.readyEvent) {
+      cuda::check(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(src.gpu.readyEvent), 0),
+                  "cudaStreamWaitEvent(frame ready)");
+    }
+    for (std::uint32_t i = 0; i < layout.planeCount; ++i) {
+      const auto& p = layout.planes[i];
+      cuda::check(cudaMemcpy2DAsync(dst.data[i], dst.pitch[i], src.data[i], src.pitch[i], p.widthBytes,
+                                    p.rows, cudaMemcpyDefault, s),
+                  "cudaMemcpy2DAsync(into share slot)", "plane " + std::to_string(i));
+    }
+    cuda::check(cudaEventRecord(events_.at(slot).get(), s), "cudaEventRecord(slot event)");
+    // Our own stream: the caller cannot order anything after it, so the source is free only now.
+    if (!stream) cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize(share copy)");
+  }
+
+ private:
+  std::string name_;
+  int device_;
+  std::uint64_t stride_;
+  std::uint32_t slots_;
+  DeviceBuffer memory_;
+  CudaStream stream_;
+  std::vector<InterprocessEvent> events_;
+  DeviceSlotsInfo info_;
+  DeviceEventsInfo eventHandles_;
+};
+
+class LegacyIpcImport final : public DeviceImport {
+ public:
+  LegacyIpcImport(const std::string& name, const DeviceSlotsInfo& slots, const DeviceEventsInfo& events)
+      : stride_(slots.slotStride) {
+    const cudaError_t st = cudaDeviceGetByPCIBusId(&device_, slots.pciBusId.c_str());
+    if (st != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw Error(
+          st == cudaErrorNoDevice || st == cudaErrorInsufficientDriver ? Errc::kUnavailable : Errc::kNotFound,
+          "publisher '" + name + "' shares device memory of GPU " + slots.pciBusId +
+              ", which this process cannot use (" + cuda::errorText("cudaDeviceGetByPCIBusId", st) +
+              "; CUDA_VISIBLE_DEVICES?)");
+    }
+    mapping_ = IpcMemoryMapping(device_, slots.memHandle);
+    events_.reserve(events.events.size());
+    for (const auto& h : events.events) events_.emplace_back(device_, h);
+  }
+  // Members go in reverse order: opened events, then the mapping.
+
+  int device() const noexcept override { return device_; }
+  std::uint8_t* base() const noexcept override { return static_cast<std::uint8_t*>(mapping_.get()); }
+  std::uint64_t slotStride() const noexcept override { return stride_; }
+  void* slotEvent(std::uint32_t slot) const noexcept override {
+    return slot < events_.size() ? events_[slot].get() : nullptr;
+  }
+
+ private:
+  int device_ = -1;
+  std::uint64_t stride_;
+  IpcMemoryMapping mapping_;
+  std::vector<ImportedEvent> events_;
+};
+
+class CudaIpcTransport final : public DeviceTransport {
+ public:
+  std::unique_ptr<DeviceSlots> createSlots(const std::string& shareName, int device, std::uint64_t slotStride,
+                                           std::uint32_t slots) override {
+    return std::make_unique<LegacyIpcSlots>(shareName, device, slotStride, slots);
+  }
+  std::unique_ptr<DeviceImport> importSlots(const std::string& shareName, const DeviceSlotsInfo& slots,
+                                            const DeviceEventsInfo& events) override {
+    return std::make_unique<LegacyIpcImport>(shareName, slots, events);
+  }
+};
+
+struct Registrar {
+  Registrar() {
+    static CudaIpcTransport transport;
+    registerDeviceTransport(&transport);
+  }
+};
+const Registrar gRegistrar;
+
+}  // namespace
+}  // namespace zerohop::share_detail
+
+/// Referenced by the link option of zerohop::share_cuda so this object file (and its registrar)
+/// is linked into every program that links the library.
+extern "C" void zerohop_share_cuda_anchor() {}

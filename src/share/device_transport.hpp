@@ -1,0 +1,70 @@
+#pragma once
+// The seam between the share ring (zerohop_share, no CUDA) and its CUDA device-memory transport
+// (zerohop_share_cuda, src/share/cuda/). zerohop_share keeps the control block, seqlock, leases and
+// every failure rule; a DeviceTransport only says where a device ring's pixels are and how GPU
+// ordering travels. zerohop_share_cuda registers its transport at start-up (a static registrar that
+// its INTERFACE link option `--undefined=zerohop_share_cuda_anchor` keeps in every program that
+// links it); without it deviceTransport() is null: device rings cannot be published and readers
+// do not offer device memory in their Hello.
+// Thread-safety: the registry is thread-safe; DeviceSlots is thread-safe (publisher calls come under
+// its slot bookkeeping, one slot per writer); a DeviceImport is immutable after construction.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "share/wire.hpp"
+#include "zerohop/frame.hpp"
+
+namespace zerohop::share_detail {
+
+/// Publisher side: a device ring's slots, exported to readers. Destroying it synchronises the
+/// slots' last writes, then frees events and memory (callers make sure readers have let go first).
+class DeviceSlots {
+ public:
+  virtual ~DeviceSlots() = default;
+  virtual int device() const noexcept = 0;          ///< CUDA ordinal in the publisher's process
+  virtual std::uint8_t* base() const noexcept = 0;  ///< device pointer of slot 0
+  /// The two messages that follow a Welcome (DeviceSlots, DeviceEvents), complete with headers.
+  virtual std::vector<std::uint8_t> slotsMessage() const = 0;
+  virtual std::vector<std::uint8_t> eventsMessage() const = 0;
+  virtual Transport transport() const noexcept = 0;
+  /// In-place writes: records `slot`'s interprocess event on `stream` (a cudaStream_t that wrote
+  /// the slot); with a null stream, on the transport's own stream after waiting `readyEvent`.
+  virtual void markWritten(std::uint32_t slot, void* stream, void* readyEvent) = 0;
+  /// Copying publish: 2-D copies of every plane of `src` (device, pinned or host) into `dst` (the
+  /// slot, bound to the layout), ordered after src.gpu.readyEvent when set, then records the slot's
+  /// event. On `stream` when given (no host synchronisation; the caller's later work on that stream
+  /// is ordered after the copy). Without a stream, on the transport's own stream, and the host waits
+  /// for that copy so the source may be reused at once.
+  virtual void copyIn(std::uint32_t slot, const Frame& dst, const Frame& src, const ImageLayout& layout,
+                      void* stream) = 0;
+};
+
+/// Reader side: a device ring's slots mapped into this process, and the opened slot events.
+/// Destroying it destroys the opened events and closes the IPC mapping.
+class DeviceImport {
+ public:
+  virtual ~DeviceImport() = default;
+  virtual int device() const noexcept = 0;          ///< CUDA ordinal in the reader's process
+  virtual std::uint8_t* base() const noexcept = 0;  ///< device pointer of slot 0 here
+  virtual std::uint64_t slotStride() const noexcept = 0;
+  virtual void* slotEvent(std::uint32_t slot) const noexcept = 0;  ///< cudaEvent_t
+};
+
+class DeviceTransport {
+ public:
+  virtual ~DeviceTransport() = default;
+  virtual std::unique_ptr<DeviceSlots> createSlots(const std::string& shareName, int device,
+                                                   std::uint64_t slotStride, std::uint32_t slots) = 0;
+  virtual std::unique_ptr<DeviceImport> importSlots(const std::string& shareName,
+                                                    const DeviceSlotsInfo& slots,
+                                                    const DeviceEventsInfo& events) = 0;
+};
+
+/// The registered CUDA transport, or nullptr when zerohop::share_cuda is not linked in.
+DeviceTransport* deviceTransport() noexcept;
+void registerDeviceTransport(DeviceTransport* transport) noexcept;
+
+}  // namespace zerohop::share_detail

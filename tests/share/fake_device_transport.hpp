@@ -1,0 +1,125 @@
+#pragma once
+// A host-memory stand-in for the CUDA device transport (STYLE 2: a fake at the edge), so the
+// device-mode protocol (the 2-descriptor Welcome, the DeviceSlots/DeviceEvents messages, the
+// reader's device session, the publisher's drain before freeing, the refusals) runs in CI without
+// a GPU. "Device memory" is a memfd the publisher maps read-write; the 64-byte "IPC handle" names
+// it as /proc/<publisher pid>/fd/<fd>, which a reader of the same uid opens read-only. Events are
+// tokens (never dereferenced). Thread-safety: like the real transport.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "share/device_transport.hpp"
+#include "share/unix_socket.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::share_test {
+
+class FakeDeviceTransport final : public share_detail::DeviceTransport {
+ public:
+  std::atomic<int> slotsAlive{0};  ///< FakeSlots objects not yet destroyed (publisher side)
+
+  class Slots final : public share_detail::DeviceSlots {
+   public:
+    Slots(FakeDeviceTransport& owner, std::uint64_t stride, std::uint32_t slots)
+        : owner_(owner), tokens_(slots) {
+      bytes_ = stride * slots;
+      fd_ = share_detail::createSealedMemfd("zerohop-fake-device", bytes_);
+      void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+      if (p == MAP_FAILED) throwErrno("mmap", errno, "fake device slots");
+      base_ = static_cast<std::uint8_t*>(p);
+      info_.slotCount = slots;
+      info_.allocationBytes = bytes_;
+      info_.slotStride = stride;
+      info_.pciBusId = "fake";
+      const std::int32_t ids[3] = {0x454B4146 /* "FAKE" */, static_cast<std::int32_t>(::getpid()), fd_.get()};
+      std::memcpy(info_.memHandle.data(), ids, sizeof ids);
+      events_.events.resize(slots);
+      for (std::uint32_t i = 0; i < slots; ++i) events_.events[i].fill(static_cast<std::uint8_t>(i));
+      ++owner_.slotsAlive;
+    }
+    ~Slots() override {
+      ::munmap(base_, bytes_);
+      --owner_.slotsAlive;
+    }
+    int device() const noexcept override { return 0; }
+    std::uint8_t* base() const noexcept override { return base_; }
+    std::vector<std::uint8_t> slotsMessage() const override { return share_detail::encodeDeviceSlots(info_); }
+    std::vector<std::uint8_t> eventsMessage() const override {
+      return share_detail::encodeDeviceEvents(events_);
+    }
+    share_detail::Transport transport() const noexcept override {
+      return share_detail::Transport::kCudaIpcLegacy;
+    }
+    void markWritten(std::uint32_t, void* stream, void* readyEvent) override {
+      if (!stream && !readyEvent)
+        throw Error(Errc::kInvalidArgument, "fake: nothing orders the slot's write");
+    }
+    void copyIn(std::uint32_t, const Frame& dst, const Frame& src, const ImageLayout& l, void*) override {
+      for (std::uint32_t p = 0; p < l.planeCount; ++p) {
+        for (std::uint32_t r = 0; r < l.planes[p].rows; ++r) {
+          std::memcpy(dst.data[p] + std::size_t{r} * dst.pitch[p],
+                      src.data[p] + std::size_t{r} * src.pitch[p], l.planes[p].widthBytes);
+        }
+      }
+    }
+
+   private:
+    FakeDeviceTransport& owner_;
+    std::vector<int> tokens_;
+    share_detail::UniqueFd fd_;
+    std::uint8_t* base_ = nullptr;
+    std::size_t bytes_ = 0;
+    share_detail::DeviceSlotsInfo info_;
+    share_detail::DeviceEventsInfo events_;
+  };
+
+  class Import final : public share_detail::DeviceImport {
+   public:
+    Import(const share_detail::DeviceSlotsInfo& s, std::size_t events)
+        : tokens_(events), stride_(s.slotStride) {
+      std::int32_t ids[3];
+      std::memcpy(ids, s.memHandle.data(), sizeof ids);
+      if (ids[0] != 0x454B4146) throw Error(Errc::kProtocol, "fake: not a fake device handle");
+      const std::string path = "/proc/" + std::to_string(ids[1]) + "/fd/" + std::to_string(ids[2]);
+      share_detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd) throwErrno("open", errno, path);
+      bytes_ = s.allocationBytes;
+      void* p = ::mmap(nullptr, bytes_, PROT_READ, MAP_SHARED, fd.get(), 0);
+      if (p == MAP_FAILED) throwErrno("mmap", errno, path);
+      base_ = static_cast<std::uint8_t*>(p);
+    }
+    ~Import() override { ::munmap(base_, bytes_); }
+    int device() const noexcept override { return 0; }
+    std::uint8_t* base() const noexcept override { return base_; }
+    std::uint64_t slotStride() const noexcept override { return stride_; }
+    void* slotEvent(std::uint32_t slot) const noexcept override {
+      return slot < tokens_.size() ? const_cast<int*>(&tokens_[slot]) : nullptr;
+    }
+
+   private:
+    std::vector<int> tokens_;
+    std::uint64_t stride_;
+    std::uint8_t* base_ = nullptr;
+    std::size_t bytes_ = 0;
+  };
+
+  std::unique_ptr<share_detail::DeviceSlots> createSlots(const std::string&, int, std::uint64_t stride,
+                                                         std::uint32_t slots) override {
+    return std::make_unique<Slots>(*this, stride, slots);
+  }
+  std::unique_ptr<share_detail::DeviceImport> importSlots(const std::string&,
+                                                          const share_detail::DeviceSlotsInfo& s,
+                                                          const share_detail::DeviceEventsInfo& e) override {
+    return std::make_unique<Import>(s, e.events.size());
+  }
+};
+
+}  // namespace zerohop::share_test

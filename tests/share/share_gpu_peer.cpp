@@ -1,0 +1,133 @@
+// Helper process for the share gpu tests: a device-ring publisher or reader in a process of its own.
+//   publish NAME DIR SLOTS            prints "ready", publishes pattern frames written IN PLACE by a
+//                                     kernel (acquireWrite + commit on its stream), 1 ms apart, until killed
+//   read NAME DIR COUNT               verifies COUNT frames WITH A KERNEL on its own stream after
+//                                     cudaStreamWaitEvent(readyEvent) + rising sequence; prints
+//                                     "ok verified=N invalid=M", or "error <errc>: <message>"
+//   hold NAME DIR                     leases a frame, prints "leased SEQ", waits to be killed
+// Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_handles.hpp"
+#include "gpu_pattern.hpp"
+#include "share_test_support.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+#include "zerohop/share.hpp"
+
+using namespace zerohop;
+using namespace zerohop::share_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+void say(const std::string& line) {
+  std::cout << line << std::endl;
+}
+
+int publish(const std::string& name, const std::string& dir, std::uint32_t slots) {
+  const ImageLayout layout = testLayout();
+  ShareOptions o;
+  o.directory = dir;
+  Publisher pub(name, SlotLayout::deviceImages(layout, slots, 0), o);
+  CudaStream stream(0);
+  say("ready");
+  for (std::uint64_t seq = 1;; ++seq) {
+    WriteSlot ws = pub.acquireWrite();
+    launchFillPattern(ws.frame(), layout, seq, stream.get());
+    Frame meta;
+    meta.sequence = seq;
+    pub.commit(std::move(ws), meta, stream.get());
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+int read(const std::string& name, const std::string& dir, int count) {
+  SubscribeOptions o;
+  o.directory = dir;
+  Subscriber sub(name, o);
+  if (sub.info().memory != MemoryKind::kDevice) {
+    say("not a device ring");
+    return 1;
+  }
+  const ImageLayout layout = testLayout();
+  const int device = 0;
+  CudaStream stream(device);
+  PatternChecker checker(device);
+  std::uint64_t lastSeq = 0;
+  int verified = 0, invalid = 0;
+  while (verified < count) {
+    auto f = sub.next(10s);
+    if (!f) {
+      say("timeout after " + std::to_string(verified) + " frames");
+      return 1;
+    }
+    const Frame& fr = f->frame();
+    if (fr.memory != MemoryKind::kDevice || !fr.gpu.readyEvent) {
+      say("frame is not a device frame with a ready event");
+      return 1;
+    }
+    // Order our kernel after the publisher's write, on the GPU: no host synchronisation.
+    cuda::check(cudaStreamWaitEvent(stream.get(), static_cast<cudaEvent_t>(fr.gpu.readyEvent), 0),
+                "cudaStreamWaitEvent(readyEvent)");
+    const std::uint32_t bad = checker.check(fr, layout, fr.sequence, stream.get());
+    if (!f->valid()) {  // overwritten while our kernel read it: never trust it
+      if (++invalid > count) {
+        say("too many overruns");
+        return 1;
+      }
+      continue;
+    }
+    if (bad != 0) {
+      say("content mismatch on a valid frame: seq " + std::to_string(fr.sequence) + ", " +
+          std::to_string(bad) + " bytes wrong");
+      return 1;
+    }
+    if (fr.sequence <= lastSeq) {
+      say("sequence not rising: " + std::to_string(fr.sequence) + " after " + std::to_string(lastSeq));
+      return 1;
+    }
+    lastSeq = fr.sequence;
+    ++verified;
+  }
+  say("ok verified=" + std::to_string(verified) + " invalid=" + std::to_string(invalid));
+  return 0;
+}
+
+int hold(const std::string& name, const std::string& dir) {
+  SubscribeOptions o;
+  o.directory = dir;
+  Subscriber sub(name, o);
+  auto f = sub.next(10s);
+  if (!f) {
+    say("no frame");
+    return 1;
+  }
+  say("leased " + std::to_string(f->frame().sequence));
+  std::string line;
+  while (std::getline(std::cin, line)) {
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  log::setLevel(log::Level::kWarn);
+  try {
+    if (args.size() == 4 && args[0] == "publish")
+      return publish(args[1], args[2], static_cast<std::uint32_t>(std::stoul(args[3])));
+    if (args.size() == 4 && args[0] == "read") return read(args[1], args[2], std::stoi(args[3]));
+    if (args.size() == 3 && args[0] == "hold") return hold(args[1], args[2]);
+  } catch (const Error& e) {
+    say(std::string("error ") + errcName(e.code()) + ": " + e.what());
+    return 2;
+  }
+  std::cerr << "usage: see the comment at the top of share_gpu_peer.cpp\n";
+  return 3;
+}
