@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
   libavcodec-dev libavutil-dev libswscale-dev
+  # NVENC API and CUDA driver types for the run-time-loaded NVENC probe/encoder (nv-codec-headers)
+  libffmpeg-nvenc-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   # runtime elements: webrtcbin (bad), rtph264pay (good), nicesrc/nicesink (nice), dtls/srtp (bad), x264enc (ugly)
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly

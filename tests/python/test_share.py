@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""The zerohop Python module against real publisher processes (ctest label `ipc`).
+
+    PYTHONPATH=<build>/python python3 tests/python/test_share.py \
+        --share-peer <build>/tests/share/zerohop_share_peer \
+        --publisher <build>/python/tests/zerohop_py_share_publisher [-v] [unittest args]
+
+Publishers: tests/share/share_peer ("publish NAME DIR SLOTS": NV12 96x48, pitch 128, one frame per
+ms) and tests/python/py_share_publisher ("images|encoded NAME DIR SLOTS": I420 96x48 pitch 64-aligned,
+or encoded units; prints "ready" and publishes only after "go"). Every byte of every frame derives
+from its sequence number (tests/share/share_test_support.hpp), so each frame is checked in full.
+Exits 77 (ctest: skipped) when numpy is missing.
+"""
+import argparse
+import gc
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy is not installed (apt install python3-numpy)")
+    sys.exit(77)
+
+import zerohop
+
+PEERS = argparse.Namespace(share_peer=None, publisher=None)
+NEXT_TIMEOUT = 5.0  # a hang guard, not a speed check
+
+
+# ---- the content pattern (mirrors tests/share/share_test_support.hpp) ----------------------------
+def pattern(seq, plane, rows, width_bytes):
+    off = np.arange(rows * width_bytes, dtype=np.uint64).reshape(rows, width_bytes)
+    return ((np.uint64(seq * 7 + plane * 101) + off * np.uint64(13) + (off >> np.uint64(9))) & np.uint64(0xFF)).astype(
+        np.uint8)
+
+
+def unit_size(seq):
+    return 100 + (seq * 997) % 6000
+
+
+def unit_bytes(seq):
+    return pattern(seq, 0, 1, unit_size(seq)).tobytes()
+
+
+def expected_planes(frame):
+    """Expected (rows, meaningful bytes per row) arrays of every plane of an NV12 or I420 frame."""
+    w, h = frame.width, frame.height
+    if frame.format == "nv12":
+        shapes = [(h, w), (h // 2, w)]
+    elif frame.format == "i420":
+        shapes = [(h, w), (h // 2, w // 2), (h // 2, w // 2)]
+    else:
+        raise AssertionError("unexpected format " + frame.format)
+    return [pattern(frame.seq, p, r, c) for p, (r, c) in enumerate(shapes)]
+
+
+# ---- publisher processes ------------------------------------------------------------------------
+class Process:
+    """A publisher child process; prints "ready" once its share exists. Killed on close()."""
+
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            self.close()
+            raise AssertionError("publisher %s said %r instead of 'ready'" % (argv, line))
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def go(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            f.close()
+
+
+class ShareTest(unittest.TestCase):
+    """Each test gets its own share directory (0700) and name."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="zerohop-py-")
+        self.name = "py-" + self.id().rsplit(".", 1)[-1][:40]
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            p.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def start_share_peer(self, slots=8):
+        p = Process([PEERS.share_peer, "publish", self.name, self.dir, str(slots)])
+        self.procs.append(p)
+        return p
+
+    def start_publisher(self, mode, slots=8, go=True):
+        p = Process([PEERS.publisher, mode, self.name, self.dir, str(slots)])
+        self.procs.append(p)
+        if go:
+            p.go()
+        return p
+
+    def subscribe(self, **kwargs):
+        return zerohop.Subscriber(self.name, directory=self.dir, **kwargs)
+
+    def next_frame(self, sub):
+        f = sub.next(timeout=NEXT_TIMEOUT)
+        self.assertIsNotNone(f, "no frame within %.0f s" % NEXT_TIMEOUT)
+        return f
+
+
+class ImageFramesTest(ShareTest):
+    def setUp(self):
+        super().setUp()
+        self.pub = self.start_share_peer(slots=8)
+        self.sub = self.subscribe()
+
+    def tearDown(self):
+        self.sub.close()
+        super().tearDown()
+
+    def test_info(self):
+        info = self.sub.info
+        self.assertEqual(info["name"], self.name)
+        self.assertEqual((info["format"], info["width"], info["height"]), ("nv12", 96, 48))
+        self.assertEqual(info["slots"], 8)
+        self.assertEqual(info["memory"], "host")
+        self.assertFalse(info["encoded"])
+        self.assertEqual(info["publisher_pid"], self.pub.pid)
+        self.assertTrue(self.sub.connected)
+
+    def test_next_frames_match_the_pattern_with_rising_sequence(self):
+        last_seq, last_index, verified, invalid = 0, 0, 0, 0
+        while verified < 60:
+            with self.next_frame(self.sub) as f:
+                y = np.from_dlpack(f)  # plane 0, zero-copy
+                uv = np.asarray(f.plane(1))  # buffer protocol
+                want = expected_planes(f)
+                y_ok, uv_ok = np.array_equal(y, want[0]), np.array_equal(uv, want[1])
+                if not f.valid():  # overwritten while we looked: never trusted, never counted
+                    invalid += 1
+                    self.assertLess(invalid, 60, "too many overruns")
+                    continue
+                self.assertTrue(y_ok, "luma of valid frame %d differs" % f.seq)
+                self.assertTrue(uv_ok, "chroma of valid frame %d differs" % f.seq)
+                self.assertGreater(f.seq, last_seq)
+                self.assertGreater(f.publish_index, last_index)
+                ts = f.timestamps
+                self.assertIn("publish", ts)
+                self.assertGreater(ts["publish"], 0)
+                self.assertLessEqual(ts["publish"], time.monotonic_ns())  # CLOCK_MONOTONIC, like ours
+                self.assertEqual(f.wall_clock_ms, f.seq)  # share_peer stamps wallClockMs = sequence
+                self.assertEqual((f.format, f.width, f.height, f.memory), ("nv12", 96, 48, "host"))
+                last_seq, last_index = f.seq, f.publish_index
+                verified += 1
+        self.assertEqual(self.sub.stats["frames"], verified + invalid)
+
+    def test_arrays_are_zero_copy_read_only_views_with_the_real_pitch(self):
+        with self.next_frame(self.sub) as f:
+            self.assertEqual(f.__dlpack_device__(), (1, 0))  # kDLCPU
+            y = np.from_dlpack(f)
+            self.assertEqual((y.shape, y.strides, y.dtype), ((48, 96), (128, 1), np.uint8))
+            self.assertFalse(y.flags.writeable)
+            uv = np.asarray(f.plane(1))
+            self.assertEqual((uv.shape, uv.strides), ((24, 96), (128, 1)))
+            self.assertFalse(uv.flags.writeable)
+            with self.assertRaises(ValueError):
+                uv[0, 0] = 1
+            self.assertEqual([p.shape for p in f.planes], [(48, 96), (24, 96)])
+            # Zero-copy: two exports of the same plane share memory.
+            self.assertTrue(np.shares_memory(np.from_dlpack(f), np.asarray(f)))
+            self.assertEqual(np.from_dlpack(f.plane(1)).__array_interface__["data"][0],
+                             uv.__array_interface__["data"][0])
+            # bytes(): every plane tightly packed (a copy).
+            self.assertEqual(bytes(f), b"".join(p.tobytes() for p in expected_planes(f)))
+            with self.assertRaises(zerohop.InvalidArgumentError):
+                f.data  # images: use planes
+            with self.assertRaises(zerohop.InvalidArgumentError):
+                f.plane(2)
+            with self.assertRaises(zerohop.InvalidArgumentError):
+                f.__dlpack__(stream=1)  # host memory takes no stream
+
+    def test_dlpack_capsules_legacy_and_versioned(self):
+        with self.next_frame(self.sub) as f:
+            self.assertIn('"dltensor"', repr(f.__dlpack__()))  # pre-1.0 consumers (numpy 1.x)
+            self.assertIn('"dltensor_versioned"', repr(f.__dlpack__(max_version=(1, 0))))  # read-only flag
+            self.assertIn('"dltensor"', repr(f.plane(1).__dlpack__(max_version=(0, 8))))
+            with self.assertRaises(zerohop.InvalidArgumentError):
+                f.__dlpack__(copy=True)
+            with self.assertRaises(zerohop.InvalidArgumentError):
+                f.__dlpack__(dl_device=(2, 0))  # not on a GPU
+
+    def test_torch_reads_host_frames_zero_copy(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed")
+        with self.next_frame(self.sub) as f:
+            t = torch.from_dlpack(f)
+            self.assertEqual(tuple(t.shape), (48, 96))
+            self.assertEqual(t.stride(), (128, 1))
+            self.assertEqual(t.device.type, "cpu")
+            self.assertEqual(t.data_ptr(), np.from_dlpack(f).__array_interface__["data"][0])
+            uv = torch.from_dlpack(f.plane(1))
+            want = expected_planes(f)
+        time.sleep(0.3)  # the tensors alone hold the lease now
+        self.assertTrue(np.array_equal(t.numpy(), want[0]))
+        self.assertTrue(np.array_equal(uv.numpy(), want[1]))
+
+    def test_with_releases_the_frame_but_arrays_keep_the_lease(self):
+        # Two frames, so that each array is the only thing holding its frame's lease.
+        with self.next_frame(self.sub) as f:
+            y = np.from_dlpack(f)  # held through its DLPack capsule's deleter
+        with self.next_frame(self.sub) as g:
+            uv = np.asarray(g.plane(1))  # held through the buffer's exporter (a Plane)
+        self.assertTrue(f.released)
+        self.assertFalse(f.valid())
+        self.assertGreater(f.seq, 0)  # metadata stays readable
+        for touch in (lambda: f.plane(0), lambda: f.planes, lambda: np.from_dlpack(f), lambda: bytes(f),
+                      lambda: np.asarray(f)):
+            with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+                touch()
+            self.assertIn("released", str(cm.exception))
+        # ~300 publishes into 8 slots: a slot nobody leased would have been rewritten dozens of times
+        # (the mapping itself stays, so a lost lease shows as changed content, not as a crash).
+        time.sleep(0.3)
+        self.assertTrue(np.array_equal(y, expected_planes(f)[0]), "slot overwritten under a live DLPack array")
+        self.assertTrue(np.array_equal(uv, expected_planes(g)[1]), "slot overwritten under a live buffer array")
+
+    def test_a_plane_keeps_the_lease_and_says_whether_it_is_valid(self):
+        f = self.next_frame(self.sub)
+        chroma = f.plane(1)
+        f.release()
+        time.sleep(0.3)
+        self.assertTrue(chroma.valid())
+        self.assertTrue(np.array_equal(np.asarray(chroma), expected_planes(f)[1]))
+        self.assertTrue(np.array_equal(np.from_dlpack(chroma), expected_planes(f)[1]))
+
+    def test_release_is_idempotent_and_exceptions_release_too(self):
+        f = self.next_frame(self.sub)
+        f.release()
+        f.release()
+        self.assertTrue(f.released)
+        with self.assertRaises(KeyError):
+            with self.next_frame(self.sub) as g:
+                raise KeyError("boom")
+        self.assertTrue(g.released)
+
+    def test_release_and_with_give_the_lease_back(self):
+        # A subscriber may hold 32 leases at once; these 80 frames stay alive as objects, so only
+        # release() / leaving `with` can have given their leases back.
+        kept = []
+        for _ in range(40):
+            f = self.next_frame(self.sub)
+            f.release()
+            kept.append(f)
+        for _ in range(40):
+            with self.next_frame(self.sub) as f:
+                kept.append(f)
+        held = []
+        with self.assertRaises(zerohop.UnavailableError) as cm:
+            for _ in range(40):
+                held.append(self.next_frame(self.sub))
+        self.assertIn("release some", str(cm.exception))
+        self.assertEqual(len(held), 32)
+
+    def test_unconsumed_capsules_and_many_arrays_are_freed(self):
+        f = self.next_frame(self.sub)
+        for _ in range(1000):
+            f.__dlpack__()  # dropped unconsumed: the capsule's destructor frees it
+            np.from_dlpack(f)
+        gc.collect()
+        self.assertTrue(f.valid())
+        f.release()
+
+    def test_threads_may_share_a_subscriber(self):
+        errors, seqs = [], []
+
+        def read():
+            try:
+                for _ in range(25):
+                    with self.next_frame(self.sub) as f:
+                        ok = np.array_equal(np.from_dlpack(f), expected_planes(f)[0])
+                        if f.valid():
+                            self.assertTrue(ok)
+                            seqs.append(f.seq)
+            except Exception as e:  # reported below, on the test's own thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=read) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(seqs), len(set(seqs)), "next() handed one frame out twice")
+
+    def test_latest(self):
+        self.next_frame(self.sub).release()  # "ready" comes before the first publish
+        a = self.sub.latest()
+        self.assertIsNotNone(a)
+        time.sleep(0.05)
+        b = self.sub.latest()
+        self.assertGreater(b.seq, a.seq)
+        c = self.next_frame(self.sub)  # the first one published after the last one returned
+        self.assertGreater(c.seq, b.seq)
+        for g in (a, b, c):
+            g.release()
+
+    def test_frames_outlive_their_subscriber(self):
+        f = self.next_frame(self.sub)
+        y = np.from_dlpack(f)
+        self.sub.close()
+        self.assertTrue(self.sub.closed)
+        with self.assertRaises(zerohop.InvalidArgumentError):
+            self.sub.next(timeout=0.1)
+        self.assertTrue(f.valid())
+        self.assertTrue(np.array_equal(y, expected_planes(f)[0]))
+
+
+class GatedImagesTest(ShareTest):
+    """A publisher that has published nothing yet, then I420 frames."""
+
+    def test_nothing_published_then_i420(self):
+        pub = self.start_publisher("images", slots=4, go=False)
+        sub = self.subscribe()
+        self.assertEqual(sub.info["format"], "i420")
+        self.assertIsNone(sub.latest())
+
+        ticks = [0]
+        stop = threading.Event()
+
+        def spin():  # runs only if next() lets go of the GIL while it waits
+            while not stop.is_set():
+                ticks[0] += 1
+                time.sleep(0.001)
+
+        spinner = threading.Thread(target=spin)
+        spinner.start()
+        t0 = time.monotonic()
+        got = sub.next(timeout=0.3)
+        waited = time.monotonic() - t0
+        stop.set()
+        spinner.join()
+        self.assertIsNone(got)
+        self.assertGreaterEqual(waited, 0.28)
+        self.assertLess(waited, 3.0)
+        self.assertGreater(ticks[0], 10, "next() held the GIL while waiting")
+
+        pub.go()
+        with self.next_frame(sub) as f:
+            self.assertEqual(f.format, "i420")
+            self.assertEqual([p.shape for p in f.planes], [(48, 96), (24, 48), (24, 48)])
+            self.assertEqual([p.strides for p in f.planes], [(128, 1), (64, 1), (64, 1)])
+            planes = [np.asarray(p) for p in f.planes]
+            packed = bytes(f)
+            want = expected_planes(f)
+            self.assertTrue(f.valid())
+            for got_plane, want_plane in zip(planes, want):
+                self.assertTrue(np.array_equal(got_plane, want_plane))
+            self.assertEqual(packed, b"".join(w.tobytes() for w in want))
+            self.assertEqual(len(packed), 96 * 48 * 3 // 2)
+            self.assertEqual(f.timestamps["capture"], f.seq * 1000)
+            self.assertIn("publish", f.timestamps)
+        sub.close()
+
+
+class EncodedUnitsTest(ShareTest):
+    def test_units(self):
+        self.start_publisher("encoded", slots=8)
+        sub = self.subscribe()
+        self.assertTrue(sub.info["encoded"])
+        self.assertEqual(sub.info["format"], "h264")
+        last, verified = 0, 0
+        while verified < 40:
+            with self.next_frame(sub) as f:
+                data = bytes(f)
+                view = f.data
+                arr = np.from_dlpack(f)
+                if not f.valid():
+                    continue
+                self.assertTrue(f.encoded)
+                self.assertEqual(f.format, "h264")
+                self.assertEqual(f.bytes_used, unit_size(f.seq))
+                self.assertEqual(data, unit_bytes(f.seq))
+                self.assertIsInstance(view, memoryview)
+                self.assertTrue(view.readonly)
+                self.assertEqual(view.nbytes, unit_size(f.seq))
+                self.assertEqual(arr.shape, (unit_size(f.seq),))
+                self.assertEqual(f.keyframe, f.seq % 10 == 0)
+                self.assertEqual(f.timestamps["encode"], f.seq * 1000)
+                self.assertGreater(f.seq, last)
+                last = f.seq
+                verified += 1
+        # A memoryview holds the lease too.
+        f = self.next_frame(sub)
+        view = f.data
+        f.release()
+        self.assertEqual(view.tobytes(), unit_bytes(f.seq))
+        sub.close()
+
+
+class FailureTest(ShareTest):
+    def test_no_such_share(self):
+        with self.assertRaises(zerohop.NotFoundError) as cm:
+            self.subscribe()
+        e = cm.exception
+        self.assertIsInstance(e, zerohop.Error)
+        self.assertIn(self.name, str(e))
+        self.assertIn("no publisher", str(e))
+        self.assertEqual(e.errc, "not found")
+
+    def test_bad_name(self):
+        with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+            zerohop.Subscriber("no/slashes", directory=self.dir)
+        self.assertIsInstance(cm.exception, ValueError)
+        with self.assertRaises(zerohop.InvalidArgumentError):
+            zerohop.Subscriber(self.name, timeout=-1, directory=self.dir)
+
+    def fake_publisher(self, reply):
+        """A socket at NAME.sock that answers the Hello with `reply` (or nothing, when None)."""
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        server.bind(os.path.join(self.dir, self.name + ".sock"))
+        server.listen(1)
+
+        def serve():
+            conn, _ = server.accept()
+            conn.recv(4096)  # the Hello
+            if reply is not None:
+                conn.send(reply)
+            time.sleep(1.0)
+            conn.close()
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        self.addCleanup(server.close)
+        return t
+
+    def test_version_mismatch_is_a_protocol_error(self):
+        welcome_v7 = struct.pack("<IHHII", 0x5A484F50, 7, 2, 48, 0) + bytes(48)
+        self.fake_publisher(welcome_v7)
+        with self.assertRaises(zerohop.ProtocolError) as cm:
+            self.subscribe()
+        self.assertIn("v7", str(cm.exception))
+        self.assertEqual(cm.exception.errc, "protocol error")
+
+    def test_silent_publisher_is_a_timeout(self):
+        self.fake_publisher(None)
+        t0 = time.monotonic()
+        with self.assertRaises(zerohop.TimeoutError) as cm:
+            self.subscribe(timeout=0.3)
+        self.assertLess(time.monotonic() - t0, 3.0)
+        self.assertIsInstance(cm.exception, TimeoutError)  # the builtin as well
+        self.assertIn("did not answer", str(cm.exception))
+
+    def test_publisher_killed_then_restarted(self):
+        pub = self.start_share_peer(slots=8)
+        sub = self.subscribe()
+        first_session = sub.info["session_id"]
+        f = self.next_frame(sub)
+        y = np.from_dlpack(f)
+        self.assertTrue(f.valid())
+        pub.close()  # SIGKILL
+        t0 = time.monotonic()
+        with self.assertRaises(zerohop.UnavailableError) as cm:
+            for _ in range(1000):  # frames published before the kill may still come first
+                sub.next(timeout=2.0)
+        self.assertLess(time.monotonic() - t0, 3.0)
+        self.assertIn("went away", str(cm.exception))
+        self.assertFalse(sub.connected)
+        with self.assertRaises(zerohop.UnavailableError):
+            sub.latest()
+        # What a reader holds stays mapped and readable after its publisher died.
+        self.assertTrue(np.array_equal(y, expected_planes(f)[0]))
+
+        pub2 = self.start_share_peer(slots=8)
+        sub.reconnect()
+        self.assertTrue(sub.connected)
+        self.assertEqual(sub.info["publisher_pid"], pub2.pid)
+        self.assertNotEqual(sub.info["session_id"], first_session)
+        g = self.next_frame(sub)
+        self.assertTrue(np.array_equal(np.from_dlpack(g), expected_planes(g)[0]))
+        self.assertEqual(sub.stats["reconnects"], 1)
+        sub.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--share-peer", required=True, help="tests/share/zerohop_share_peer")
+    parser.add_argument("--publisher", required=True, help="zerohop_py_share_publisher")
+    args, rest = parser.parse_known_args()
+    PEERS.share_peer, PEERS.publisher = args.share_peer, args.publisher
+    unittest.main(argv=[sys.argv[0]] + rest)
+
+
+if __name__ == "__main__":
+    main()
