@@ -5,8 +5,8 @@
 # registered) fails the run, so a silently skipped suite cannot pass as green.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz}"
-: "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz}"
+: "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak}"
+: "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak}"
 : "${BUILD_DIR:=build}"
 
 if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
@@ -27,7 +27,7 @@ declare -A ran
 for label in $ZEROHOP_ALL_LABELS; do
   echo "=== ctest label: $label"
   jobs=2
-  [[ $label == browser ]] && jobs=1
+  [[ $label == browser || $label == soak ]] && jobs=1
   log=$(mktemp)
   set +e
   dir="$BUILD_DIR"

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Soak: `zerohop serve --share soak` runs for DURATION while WHEP sessions (a real Chromium offer,
+negotiated through webrtcbin, then DELETEd) and `zerohop tap` readers come and go. Asserts that the
+server keeps encoding at the source rate, that its RSS grows by less than 5 % between the end of the
+warm-up and the end, and that its file-descriptor and thread counts come back to where they were.
+
+usage: soak.py [--seconds 120] [--warmup 20] ZEROHOP_BINARY CHROMIUM_OFFER_SDP
+(30-minute version: --seconds 1800; see docs/reliability.md)
+exit 0 pass, 1 fail
+"""
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_stats(pid: int) -> dict:
+    status = open(f"/proc/{pid}/status").read().split("\n")
+    rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+    threads = next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+    return {"rss_kb": rss, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": threads}
+
+
+def request(method: str, url: str, body: bytes | None = None, ctype: str | None = None):
+    req = urllib.request.Request(url, data=body, method=method)
+    if ctype:
+        req.add_header("Content-Type", ctype)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("zerohop")
+    ap.add_argument("offer")
+    ap.add_argument("--seconds", type=float, default=120)
+    ap.add_argument("--warmup", type=float, default=20)
+    ap.add_argument("--source", default="test:640x360@30")
+    args = ap.parse_args()
+    offer = open(args.offer, "rb").read()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    serve = subprocess.Popen([args.zerohop, "serve", "--source", args.source, "--listen", f"127.0.0.1:{port}",
+                              "--share", f"soak{os.getpid()}", "--status-interval", "30"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = []
+    try:
+        for line in serve.stdout:
+            log.append(line)
+            if line.startswith("open http://"):
+                break
+        else:
+            print("FAIL: serve printed no URL:\n" + "".join(log))
+            return 1
+        os.set_blocking(serve.stdout.fileno(), False)
+        rng = random.Random(1)
+        t0 = time.monotonic()
+        baseline = None
+        sessions = taps = 0
+        frames0 = json.loads(request("GET", base + "/stats")[2])["frames"]
+        while time.monotonic() - t0 < args.seconds:
+            # A viewer arrives and leaves; sometimes two at once.
+            locs = []
+            for _ in range(rng.choice([1, 1, 2])):
+                status, headers, body = request("POST", base + "/whep", offer, "application/sdp")
+                if status != 201:
+                    print(f"FAIL: POST /whep answered {status}: {body[:200]!r}")
+                    return 1
+                locs.append(headers["Location"])
+                sessions += 1
+            # A reader attaches, reads a few frames in place and goes.
+            tap = subprocess.run([args.zerohop, "tap", f"soak{os.getpid()}",
+                                  "--count", str(rng.randint(3, 15)), "--json"], capture_output=True, text=True,
+                                 timeout=20)
+            if tap.returncode != 0:
+                print(f"FAIL: zerohop tap exited {tap.returncode}: {tap.stderr}")
+                return 1
+            taps += 1
+            for loc in locs:
+                status, _, _ = request("DELETE", base + loc)
+                if status != 200:
+                    print(f"FAIL: DELETE {loc} answered {status}")
+                    return 1
+            time.sleep(rng.uniform(0.1, 0.5))
+            if baseline is None and time.monotonic() - t0 >= args.warmup:
+                baseline = proc_stats(serve.pid)
+                print(f"after {args.warmup:.0f} s warm-up: {baseline}")
+        time.sleep(1.0)
+        end = proc_stats(serve.pid)
+        stats = json.loads(request("GET", base + "/stats")[2])
+        elapsed = time.monotonic() - t0
+        fps = (stats["frames"] - frames0) / elapsed
+        print(f"end after {elapsed:.0f} s: {end}; {sessions} WHEP sessions, {taps} tap readers, "
+              f"{fps:.1f} fps encoded, viewers now {stats['viewers']}, share readers {stats.get('share_readers')}")
+        growth = (end["rss_kb"] - baseline["rss_kb"]) / baseline["rss_kb"]
+        failures = []
+        if growth >= 0.05:
+            failures.append(f"RSS grew {growth * 100:.1f} % ({baseline['rss_kb']} -> {end['rss_kb']} kB)")
+        if end["fds"] > baseline["fds"] + 2:
+            failures.append(f"file descriptors {baseline['fds']} -> {end['fds']}")
+        if end["threads"] > baseline["threads"] + 2:
+            failures.append(f"threads {baseline['threads']} -> {end['threads']}")
+        if stats["viewers"] != 0:
+            failures.append(f"{stats['viewers']} viewers left after every session was deleted")
+        if fps < 25:
+            failures.append(f"only {fps:.1f} fps encoded under churn")
+        if failures:
+            print("FAIL: " + "; ".join(failures))
+            return 1
+        print(f"PASS: RSS {growth * 100:+.1f} %, fds {baseline['fds']} -> {end['fds']}, "
+              f"threads {baseline['threads']} -> {end['threads']}")
+        return 0
+    finally:
+        serve.terminate()
+        try:
+            serve.wait(5)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
