@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/nvenc.hpp"
 #include "zerohop/version.hpp"
 #ifdef ZEROHOP_CLI_HAS_GPU
 #include "zerohop/gpu.hpp"
@@ -48,13 +49,17 @@ int runProbe(const ProbeOptions& o) {
     reason = "no usable CUDA device (" + gpu.reason + ")";
   }
 #else
-  (void)o;
   std::printf("  this build has no CUDA targets (nvcc was not found at build time)\n");
   reason = "built without CUDA";
 #endif
   std::printf("\nencoders\n");
   std::printf("  x264        libavcodec libx264: available\n");
-  std::printf("  nvenc       not built into this version (issue 6)\n");
+  // The same answer makeEncoder and `serve --encoder auto|nvenc` act on.
+  const NvencAvailability nvenc = probeNvenc(o.gpu);
+  std::printf("  nvenc       %s\n", describe(nvenc).c_str());
+  if (nvenc.available) {
+    std::printf("              (serve does not feed NVENC yet: its frames are host I420; it uses x264)\n");
+  }
   std::printf("\npath: %s (libyuv conversion, x264 encoding)\n", path.c_str());
   std::printf("why:  %s\n", reason.c_str());
   return 0;

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "commands.hpp"
@@ -10,6 +11,7 @@
 #include "listen_address.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/nvenc.hpp"
 #include "zerohop/pipeline.hpp"
 
 namespace zerohop::cli {
@@ -41,6 +43,29 @@ sigset_t blockStopSignals() {
   return set;
 }
 
+// --encoder nvenc|auto: the NVENC decision makeEncoder would make (probeNvenc). The pipeline
+// converts to host I420 today and NVENC takes device NV12, so even where NVENC works serve uses x264
+// and says so; only --encoder nvenc fails, within seconds, naming NVENC and the cause.
+void resolveNvenc(const ServeOptions& o) {
+  if (o.gpu == "off") {
+    if (o.encoder == "nvenc") throw Error(Errc::kInvalidArgument, "--encoder nvenc needs the GPU; drop --gpu off");
+    log::info("encoder auto: x264, because of --gpu off");
+    return;
+  }
+  const int device = o.gpu == "auto" ? 0 : std::atoi(o.gpu.c_str());
+  const NvencAvailability nvenc = probeNvenc(device);
+  if (!nvenc.available) {
+    if (o.encoder == "nvenc") throw Error(Errc::kUnavailable, "NVENC: " + nvenc.reason + "; use --encoder x264");
+    log::info("encoder auto: x264, because NVENC is unavailable: ", nvenc.reason);
+    return;
+  }
+  const std::string notWired = "NVENC works here (" + describe(nvenc) +
+                               ") but serve's pipeline feeds the encoder host I420 frames and the device NV12 "
+                               "path to NVENC is not wired in yet";
+  if (o.encoder == "nvenc") throw Error(Errc::kUnsupported, "--encoder nvenc: " + notWired + "; use --encoder x264 (or auto)");
+  log::info("encoder auto: x264, because ", notWired);
+}
+
 int runServe(const ServeOptions& o) {
   PipelineConfig config;
   config.source = parseSourceSpec(o.source);
@@ -55,11 +80,7 @@ int runServe(const ServeOptions& o) {
       config.stream.host != "localhost") {
     log::warn("listening on ", config.stream.host, " without --whep-token: anyone who can reach it can watch");
   }
-  if (o.encoder == "nvenc") {
-    throw Error(Errc::kUnsupported,
-                "--encoder nvenc: NVENC is not built into this version yet; use --encoder x264 (or auto)");
-  }
-  if (o.encoder == "auto") log::debug("encoder auto: x264 (NVENC support is not built into this version)");
+  if (o.encoder != "x264") resolveNvenc(o);
   if (o.gpu != "off" && o.gpu != "auto") {
     log::warn("--gpu ", o.gpu, ": the GPU data path is not wired into serve yet; using the CPU path");
   }

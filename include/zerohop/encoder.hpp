@@ -1,8 +1,9 @@
 #pragma once
 // H.264 encoding for live video: one access unit out for every frame in, no B-frames, no lookahead,
 // CBR with a one-frame VBV, SPS/PPS in band before every IDR, an IDR on request, bitrate changeable
-// while running. makeEncoder() picks the implementation ("x264" now: libavcodec + libx264; "nvenc"
-// comes with the GPU encode work and slots in behind the same interface).
+// while running. makeEncoder() picks the implementation: "x264" (libavcodec + libx264, host frames),
+// "nvenc" (libavcodec h264_nvenc on the CUDA device, device NV12 frames; availability from
+// probeNvenc() in zerohop/nvenc.hpp) or "auto" (NVENC when it can be used, else x264). docs/nvenc.md.
 // Thread-safety: a VideoEncoder is thread-bound (one encode thread); makeEncoder() and the H.264
 // helpers are reentrant. Ownership: makeEncoder() transfers the encoder to the caller; encode()
 // borrows the frame only for the call (the lease may be released as soon as it returns).
@@ -17,18 +18,24 @@
 namespace zerohop {
 
 struct EncoderConfig {
-  std::string encoder = "x264";  ///< "x264"; "nvenc" and "auto" are resolved by makeEncoder()
+  std::string encoder = "x264";  ///< "x264", "nvenc" or "auto"; resolved by makeEncoder()
   std::uint32_t width = 1280, height = 720;
   double fps = 30;
   std::uint32_t bitrateKbps = 2500;
   std::uint32_t keyframeIntervalFrames = 120;  ///< 0 = keyframes only on request
   int threads = 1;  ///< x264 sliced threads (1 keeps latency and CPU predictable; 0 = one per core)
-  /// x264 preset. superfast: 720p30 costs ~6 ms of one core per frame (~17%) on the 2-core
+  /// x264 preset, or for NVENC "p1".."p7" (an x264 name maps to the nearest: ultrafast/superfast -> p1,
+  /// veryfast/faster -> p2, fast/medium -> p3, slower ones -> p4..p7). x264: superfast: 720p30 costs ~6 ms of one core per frame (~17%) on the 2-core
   /// reference box, 0.4 dB below veryfast (~10 ms, ~30%) at 2500 kb/s, leaving room for capture and
   /// WebRTC within the 40%-of-a-core budget; ultrafast saves 2 ms more but loses ~2.5 dB. Numbers in
   /// docs/benchmarks.md (zerohop_encode_bench).
   std::string preset = "superfast";
   PixelFormat inputFormat = PixelFormat::kI420;  ///< kI420 or kNV12: what encode() is given
+  /// Where encode()'s frames are: kHost/kPinned for x264, kDevice (with inputFormat kNV12) for NVENC.
+  /// "auto" chooses NVENC only for kDevice NV12 input, since that is what the NVENC encoder takes.
+  MemoryKind inputMemory = MemoryKind::kHost;
+  int gpuDevice = 0;           ///< NVENC: the CUDA device the frames live on (its primary context is used)
+  bool intraRefresh = false;   ///< NVENC: periodic intra refresh over keyframeIntervalFrames instead of periodic IDRs
   ColorDesc color{};  ///< signalled in the stream's VUI (the converter's dst.color; MJPEG is full range)
 };
 
@@ -61,8 +68,9 @@ class VideoEncoder {
 
 /// Creates the encoder `config` names. Throws Error with the cause and the fix:
 /// kInvalidArgument for a bad size/fps/bitrate/preset/input format or an unknown encoder name,
-/// kUnsupported for an encoder this build lacks ("nvenc" before the GPU encode work),
-/// kUnavailable when libavcodec has no libx264, kDevice when the codec refuses to open.
+/// kUnavailable when the encoder cannot run here: libavcodec without libx264, or "nvenc" where
+/// probeNvenc() says no ("NVENC: <reason>; use --encoder x264", within seconds), kDevice when the
+/// codec refuses to open. "auto" never throws for NVENC: it logs one line saying why it uses x264.
 std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config);
 
 /// Sends FFmpeg's log lines through zerohop::log (its info chatter at debug level, its errors as

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "zerohop/encoder.hpp"
+#include "zerohop/nvenc.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {
@@ -65,7 +66,13 @@ TEST(EncoderConfig, BadValuesGiveClearErrors) {
 TEST(EncoderConfig, UnknownAndUnbuiltEncodersNameTheFix) {
   EncoderConfig c;
   c.encoder = "nvenc";
-  expectConfigError(c, Errc::kUnsupported, "use --encoder x264");
+  c.inputFormat = PixelFormat::kNV12;
+  c.inputMemory = MemoryKind::kDevice;
+  if (const NvencAvailability nvenc = probeNvenc(0); !nvenc.available) {  // no NVENC here, or not built
+    expectConfigError(c, nvenc.status == "not built" ? Errc::kUnsupported : Errc::kUnavailable, "use --encoder x264");
+  }
+  c.inputFormat = PixelFormat::kI420;
+  c.inputMemory = MemoryKind::kHost;
   c.encoder = "vp8";
   expectConfigError(c, Errc::kInvalidArgument, "unknown encoder 'vp8'");
 }

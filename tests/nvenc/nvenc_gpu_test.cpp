@@ -1,0 +1,56 @@
+// The real NVENC probe on a GPU. On the project's GPU machine (NVIDIA H200, no video encoder) the
+// driver's libnvidia-encode must refuse the session (NV_ENC_ERR_UNSUPPORTED_DEVICE under driver 580
+// with our API 11.1 headers; NV_ENC_ERR_NO_ENCODE_DEVICE in the SDK's words) and the probe must say
+// "this GPU has no video encoder": that is as far as NVENC can run on the machines this project has. On a GPU
+// with an encoder the session must open and list H.264. Skips, saying why, without a CUDA device
+// or without the driver's encode library.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "zerohop/nvenc.hpp"
+
+namespace zerohop {
+namespace {
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+bool datacentreGpuWithoutEncoder(const std::string& name) {
+  for (const char* model : {"A100", "H100", "H200", "H800", "A800", "B200", "GB200"}) {
+    if (contains(name, model)) return true;
+  }
+  return false;
+}
+
+TEST(NvencGpu, RealProbeSaysWhatThisGpuCanDo) {
+  const auto start = std::chrono::steady_clock::now();
+  const NvencAvailability n = probeNvenc(0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("probeNvenc(0) on '%s': %s\n  status '%s', driver NVENC API '%s', built for '%s', %.3f s\n",
+              n.deviceName.c_str(), describe(n).c_str(), n.status.c_str(), n.driverApi.c_str(), n.builtApi.c_str(),
+              seconds);
+  RecordProperty("nvenc", describe(n));
+  RecordProperty("nvenc_status", n.status);
+  RecordProperty("gpu", n.deviceName);
+  if (n.status == "not built") GTEST_SKIP() << n.reason << " (carry nv-codec-headers in .deps/ffnvcodec)";
+  if (n.status == "dlopen" && contains(n.reason, "libnvidia-encode")) GTEST_SKIP() << n.reason;
+  if (contains(n.reason, "no CUDA device")) GTEST_SKIP() << n.reason;
+
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_FALSE(n.driverApi.empty()) << "the driver's NVENC API version was read before the session";
+  if (datacentreGpuWithoutEncoder(n.deviceName)) {
+    // Driver 580 on the H200 answers NV_ENC_ERR_UNSUPPORTED_DEVICE to our API 11.1 session (seen
+    // 2026-11-30); the SDK documents NV_ENC_ERR_NO_ENCODE_DEVICE for "no encoder". Either is "no encoder".
+    EXPECT_FALSE(n.available) << n.deviceName << " has no NVENC, yet the probe says it is available";
+    EXPECT_TRUE(n.status == "NV_ENC_ERR_NO_ENCODE_DEVICE" || n.status == "NV_ENC_ERR_UNSUPPORTED_DEVICE") << n.status;
+    EXPECT_EQ(n.reason, "this GPU has no video encoder (A100/H100/H200): " + n.status);
+    return;
+  }
+  EXPECT_TRUE(n.available) << "NVENC unavailable on " << n.deviceName << ": " << n.reason;
+  EXPECT_TRUE(n.h264);
+}
+
+}  // namespace
+}  // namespace zerohop
