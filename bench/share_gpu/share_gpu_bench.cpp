@@ -43,7 +43,7 @@
 #include "bench_kernels.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
-#include "share/unique_fd.hpp"
+#include "core/unique_fd.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -197,7 +197,7 @@ class ReaderProcess {
     const int rc = ::posix_spawn(&pid_, "/proc/self/exe", &fa, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     ::close(out[1]);
-    out_ = share_detail::UniqueFd(out[0]);
+    out_ = zerohop::UniqueFd(out[0]);
     if (rc != 0) throwErrno("posix_spawn", rc);
   }
   ~ReaderProcess() {
@@ -237,7 +237,7 @@ class ReaderProcess {
 
  private:
   pid_t pid_ = -1;
-  share_detail::UniqueFd out_;
+  zerohop::UniqueFd out_;
   std::string buffer_;
 };
 

@@ -136,7 +136,7 @@ CaptureDevice probeCaptureDevice(const std::string& path) {
         eb.flags = O_CLOEXEC | O_RDONLY;
         if (device.tryIoctl(VIDIOC_EXPBUF, &eb) == 0) {
           d.exportsDmabuf = true;
-          capture_detail::UniqueFd exported(eb.fd);
+          zerohop::UniqueFd exported(eb.fd);
         }
         req.count = 0;
         if (const int err = device.tryIoctl(VIDIOC_REQBUFS, &req); err != 0) {

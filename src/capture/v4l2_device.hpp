@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "capture/unique_fd.hpp"
+#include "core/unique_fd.hpp"
 
 namespace zerohop::capture_detail {
 

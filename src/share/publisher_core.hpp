@@ -19,7 +19,7 @@
 #include "share/device_transport.hpp"
 #include "share/mapped_region.hpp"
 #include "share/ring_layout.hpp"
-#include "share/unique_fd.hpp"
+#include "core/unique_fd.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
 

@@ -14,7 +14,7 @@
 #include "share/device_transport.hpp"
 #include "share/mapped_region.hpp"
 #include "share/ring_layout.hpp"
-#include "share/unique_fd.hpp"
+#include "core/unique_fd.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop::share_detail {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "share/unique_fd.hpp"
+#include "core/unique_fd.hpp"
 
 namespace zerohop::share_detail {
 

@@ -74,7 +74,7 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
    private:
     FakeDeviceTransport& owner_;
     std::vector<int> tokens_;
-    share_detail::UniqueFd fd_;
+    zerohop::UniqueFd fd_;
     std::uint8_t* base_ = nullptr;
     std::size_t bytes_ = 0;
     share_detail::DeviceSlotsInfo info_;
@@ -89,7 +89,7 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
       std::memcpy(ids, s.memHandle.data(), sizeof ids);
       if (ids[0] != 0x454B4146) throw Error(Errc::kProtocol, "fake: not a fake device handle");
       const std::string path = "/proc/" + std::to_string(ids[1]) + "/fd/" + std::to_string(ids[2]);
-      share_detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      zerohop::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
       if (!fd) throwErrno("open", errno, path);
       bytes_ = s.allocationBytes;
       void* p = ::mmap(nullptr, bytes_, PROT_READ, MAP_SHARED, fd.get(), 0);

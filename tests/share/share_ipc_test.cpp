@@ -465,7 +465,7 @@ TEST_F(ShareIpc, SubscriberRefusesAPublisherOfAnotherVersion) {
   std::thread fake([&] {
     pollfd p{listener.get(), POLLIN, 0};
     if (::poll(&p, 1, 20000) != 1) return;
-    share_detail::UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    zerohop::UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!client) return;
     try {
       share_detail::receiveMessage(client.get(), 20s);

@@ -1,4 +1,4 @@
-#include "share/unique_fd.hpp"
+#include "core/unique_fd.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "zerohop/log.hpp"
 
-namespace zerohop::share_detail {
+namespace zerohop {
 
 void UniqueFd::reset(int fd) noexcept {
   const int old = std::exchange(fd_, fd);
@@ -17,4 +17,4 @@ void UniqueFd::reset(int fd) noexcept {
   }
 }
 
-}  // namespace zerohop::share_detail
+}  // namespace zerohop

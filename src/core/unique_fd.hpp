@@ -1,10 +1,10 @@
 #pragma once
-// Move-only owner of one file descriptor (memfd, socket, eventfd).
+// Move-only owner of one file descriptor (a device node, memfd, socket, eventfd).
 // Thread-safety: thread-bound (a value type); closing happens in the destructor or reset().
 
 #include <utility>
 
-namespace zerohop::share_detail {
+namespace zerohop {
 
 class UniqueFd {
  public:
@@ -34,4 +34,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace zerohop::share_detail
+}  // namespace zerohop
