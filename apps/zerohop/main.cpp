@@ -1,4 +1,5 @@
 // zerohop: camera frames to GPU memory, shared, encoded and streamed to browsers over WebRTC.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   zerohop::log::Level level{};
   zerohop::log::parseLevel(logLevel, level);
   zerohop::log::setLevel(level);
+  // Logs go to stderr: stdout carries only what scripts read (serve's "open URL" line, tap's frames).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("zerohop"));
   spdlog::set_level(static_cast<spdlog::level::level_enum>(static_cast<int>(level)));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   installSpdlogSink();

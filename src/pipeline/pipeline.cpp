@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/bounded_queue.hpp"
@@ -30,14 +31,15 @@ constexpr std::uint32_t kShareEncodedSlots = 16;
 
 class Pipeline::Impl {
  public:
-  explicit Impl(PipelineConfig config)
-      : config_(std::move(config)),
-        source_(openSource(config_.source)),
-        info_(source_->info()),
-        converter_(makeCpuConverter()),
-        converted_(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kConvertedSlots,
-                   makeHostAllocator()),
-        queue_(kEncodeQueueDepth) {
+  explicit Impl(PipelineConfig config) : config_(std::move(config)), queue_(kEncodeQueueDepth) {
+    // Bind the port first: a busy port fails before the camera is opened or anything is logged.
+    // The server's callbacks are installed last, once every member they read exists.
+    server_ = std::make_unique<StreamServer>(config_.stream);
+    source_ = openSource(config_.source);
+    info_ = source_->info();
+    converter_ = makeCpuConverter();
+    converted_.emplace(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kConvertedSlots,
+                       makeHostAllocator());
     if (info_.format == PixelFormat::kH264) {
       throw Error(Errc::kUnsupported,
                   "the camera delivers H.264; sending it on without decoding (passthrough) is not built yet "
@@ -62,7 +64,6 @@ class Pipeline::Impl {
       log::info("sharing frames as '", config_.shareName, "' (", framesShare_->socketPath(), ") and H.264 as '",
                 config_.shareName, ".h264'");
     }
-    server_ = std::make_unique<StreamServer>(config_.stream);
     server_->setKeyframeRequestHandler([this] { keyframeRequested_.store(true); });
     server_->setStatsProvider([this] { return statsJson(); });
     server_->setMetricsProvider(
@@ -154,7 +155,7 @@ class Pipeline::Impl {
 
   // Converts into a private buffer, then encodes.
   void encodeLocal(FrameLease& in) {
-    auto out = converted_.tryAcquire();
+    auto out = converted_->tryAcquire();
     if (!out) {  // cannot happen with one encode thread; count it rather than block
       stats_.addDrops(1);
       return;
@@ -189,7 +190,7 @@ class Pipeline::Impl {
   std::unique_ptr<FrameSource> source_;
   SourceInfo info_;
   std::unique_ptr<FrameConverter> converter_;
-  BufferPool converted_;
+  std::optional<BufferPool> converted_;
   std::unique_ptr<VideoEncoder> encoder_;
   std::string encoderName_;
   std::unique_ptr<Publisher> framesShare_;

@@ -43,6 +43,16 @@ def request(method: str, url: str, body: bytes | None = None, ctype: str | None 
         return e.code, dict(e.headers), e.read()
 
 
+def dump_stacks(pid: int) -> str:
+    """Every thread's stack of a server that stopped answering (gdb, when installed)."""
+    try:
+        out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                             capture_output=True, text=True, timeout=60)
+        return out.stdout[-20000:]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(no stacks: {e})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("zerohop")
@@ -54,51 +64,58 @@ def main() -> int:
     offer = open(args.offer, "rb").read()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    # serve's output goes to a file: an undrained pipe would fill up and block the server's logging.
+    log_path = f"/tmp/zerohop-soak-{os.getpid()}.log"
+    log_file = open(log_path, "w")
     serve = subprocess.Popen([args.zerohop, "serve", "--source", args.source, "--listen", f"127.0.0.1:{port}",
                               "--share", f"soak{os.getpid()}", "--status-interval", "30"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    log = []
+                             stdout=log_file, stderr=subprocess.STDOUT, text=True)
     try:
-        for line in serve.stdout:
-            log.append(line)
-            if line.startswith("open http://"):
-                break
-        else:
-            print("FAIL: serve printed no URL:\n" + "".join(log))
-            return 1
-        os.set_blocking(serve.stdout.fileno(), False)
+        deadline = time.monotonic() + 20
+        while "open http://" not in open(log_path).read():
+            if time.monotonic() > deadline or serve.poll() is not None:
+                print("FAIL: serve printed no URL:\n" + open(log_path).read())
+                return 1
+            time.sleep(0.1)
         rng = random.Random(1)
         t0 = time.monotonic()
         baseline = None
         sessions = taps = 0
         frames0 = json.loads(request("GET", base + "/stats")[2])["frames"]
         while time.monotonic() - t0 < args.seconds:
-            # A viewer arrives and leaves; sometimes two at once.
-            locs = []
-            for _ in range(rng.choice([1, 1, 2])):
-                status, headers, body = request("POST", base + "/whep", offer, "application/sdp")
-                if status != 201:
-                    print(f"FAIL: POST /whep answered {status}: {body[:200]!r}")
+            try:
+                # A viewer arrives and leaves; sometimes two at once.
+                locs = []
+                for _ in range(rng.choice([1, 1, 2])):
+                    status, headers, body = request("POST", base + "/whep", offer, "application/sdp")
+                    if status != 201:
+                        print(f"FAIL: POST /whep answered {status}: {body[:200]!r}")
+                        return 1
+                    locs.append(headers["Location"])
+                    sessions += 1
+                # A reader attaches, reads a few frames in place and goes.
+                tap = subprocess.run([args.zerohop, "tap", f"soak{os.getpid()}",
+                                      "--count", str(rng.randint(3, 15)), "--json"], capture_output=True, text=True,
+                                     timeout=20)
+                if tap.returncode != 0:
+                    print(f"FAIL: zerohop tap exited {tap.returncode}: {tap.stderr}")
                     return 1
-                locs.append(headers["Location"])
-                sessions += 1
-            # A reader attaches, reads a few frames in place and goes.
-            tap = subprocess.run([args.zerohop, "tap", f"soak{os.getpid()}",
-                                  "--count", str(rng.randint(3, 15)), "--json"], capture_output=True, text=True,
-                                 timeout=20)
-            if tap.returncode != 0:
-                print(f"FAIL: zerohop tap exited {tap.returncode}: {tap.stderr}")
+                taps += 1
+                for loc in locs:
+                    status, _, _ = request("DELETE", base + loc)
+                    if status != 200:
+                        print(f"FAIL: DELETE {loc} answered {status}")
+                        return 1
+                time.sleep(rng.uniform(0.1, 0.5))
+                if baseline is None and time.monotonic() - t0 >= args.warmup:
+                    baseline = proc_stats(serve.pid)
+                    print(f"after {args.warmup:.0f} s warm-up: {baseline}")
+
+            except (OSError, TimeoutError) as e:
+                print(f"FAIL: the server stopped answering after {time.monotonic() - t0:.0f} s "
+                      f"({sessions} sessions, {taps} taps): {e!r}")
+                print(dump_stacks(serve.pid))
                 return 1
-            taps += 1
-            for loc in locs:
-                status, _, _ = request("DELETE", base + loc)
-                if status != 200:
-                    print(f"FAIL: DELETE {loc} answered {status}")
-                    return 1
-            time.sleep(rng.uniform(0.1, 0.5))
-            if baseline is None and time.monotonic() - t0 >= args.warmup:
-                baseline = proc_stats(serve.pid)
-                print(f"after {args.warmup:.0f} s warm-up: {baseline}")
         time.sleep(1.0)
         end = proc_stats(serve.pid)
         stats = json.loads(request("GET", base + "/stats")[2])
@@ -125,6 +142,7 @@ def main() -> int:
               f"threads {baseline['threads']} -> {end['threads']}")
         return 0
     finally:
+        log_file.close()
         serve.terminate()
         try:
             serve.wait(5)
