@@ -211,6 +211,11 @@ window.zerohop = {
       pc = conn;
       conn.addTransceiver('video', {direction: 'recvonly'});
       conn.ontrack = (ev) => {
+        // Live view: ask the receiver for the smallest jitter buffer it will run (?jitter=ms overrides;
+        // the browser still grows it when the network jitters).
+        const target = Number(params.get('jitter') ?? 0);
+        if ('jitterBufferTarget' in ev.receiver) ev.receiver.jitterBufferTarget = target;
+        if ('playoutDelayHint' in ev.receiver) ev.receiver.playoutDelayHint = target / 1000;
         video.srcObject = ev.streams && ev.streams[0] ? ev.streams[0] : new MediaStream([ev.track]);
         video.play().catch(() => {});
       };
