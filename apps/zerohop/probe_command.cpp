@@ -8,6 +8,7 @@
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/nvenc.hpp"
+#include "zerohop/share.hpp"
 #include "zerohop/version.hpp"
 #ifdef ZEROHOP_CLI_HAS_GPU
 #include "zerohop/gpu.hpp"
@@ -42,6 +43,10 @@ int runProbe(const ProbeOptions& o) {
 #ifdef ZEROHOP_CLI_HAS_GPU
   const GpuInfo gpu = probeGpu(o.gpu);
   std::printf("  %s\n", describe(gpu).c_str());
+  if (gpu.available) {
+    // Cross-process sharing of device frames pays a GPU context switch per hand-off without MPS.
+    std::printf("  sharing: %s\n", mpsHandoffNote(detectMps()).c_str());
+  }
   if (gpu.available) {
     reason = "a CUDA device works, but serve's GPU data path is not wired in yet (kernels and benchmarks exist: "
              "docs/gpu.md), so serve uses the CPU path";
