@@ -16,13 +16,14 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <map>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/latency_stats.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/stream_server.hpp"
 
@@ -97,10 +98,27 @@ int main(int argc, char** argv) {
     zerohop::StreamServer server(sc);
     std::atomic<bool> keyframe{true};
     server.setKeyframeRequestHandler([&] { keyframe = true; });
+    // The same per-stage figures serve reports, so the benchmark compares server-side time too.
+    zerohop::LatencyStats stats;
+    server.setStatsProvider([&] {
+      const auto snap = stats.snapshot();
+      auto pct = [](const zerohop::Percentiles& p) {
+        return "{\"p50_ms\":" + std::to_string(p.p50Ms) + ",\"p99_ms\":" + std::to_string(p.p99Ms) + "}";
+      };
+      std::string stages;
+      for (std::size_t i = 1; i < zerohop::kStageCount; ++i) {
+        if (snap.stage[i].samples == 0) continue;
+        if (!stages.empty()) stages += ",";
+        stages += std::string("\"") + zerohop::stageName(static_cast<zerohop::Stage>(i)) + "\":" + pct(snap.stage[i]);
+      }
+      return "{\"viewers\":" + std::to_string(server.viewerCount()) + ",\"frames\":" + std::to_string(snap.frames) +
+             ",\"fps\":" + std::to_string(snap.fps) + ",\"encoder\":\"GStreamer x264enc\",\"stages\":{" + stages +
+             "},\"total\":" + pct(snap.total) + "}";
+    });
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
 
     std::mutex timesMutex;
-    std::map<GstClockTime, zerohop::Frame> inflight;  // by PTS
+    std::deque<zerohop::Frame> inflight;  // frames given to the encoder, oldest first
     const std::int64_t base = zerohop::monotonicNs();
     std::thread sinkThread([&] {
       while (!gStop) {
@@ -115,19 +133,24 @@ int main(int argc, char** argv) {
           unit->width = info.width;
           unit->height = info.height;
           {
+            // x264enc rewrites timestamps (it offsets them by 1000 h), so frames are matched by order:
+            // with no B-frames and zerolatency it emits exactly one access unit per input, in order.
             std::lock_guard lock(timesMutex);
-            auto it = inflight.find(GST_BUFFER_PTS(buf));
-            if (it != inflight.end()) {
-              unit->sequence = it->second.sequence;
-              unit->wallClockMs = it->second.wallClockMs;
-              unit->times = it->second.times;
-              unit->ptsNs = it->second.captureNs();
-              inflight.erase(inflight.begin(), std::next(it));
+            if (!inflight.empty()) {
+              const zerohop::Frame& in = inflight.front();
+              unit->sequence = in.sequence;
+              unit->wallClockMs = in.wallClockMs;
+              unit->times = in.times;
+              unit->ptsNs = in.captureNs();
+              inflight.pop_front();
             }
           }
           unit->times.mark(zerohop::Stage::kEncode, zerohop::monotonicNs());
           gst_buffer_unmap(buf, &map);
+          zerohop::StageTimes times = unit->times;
           server.publish(std::move(unit));
+          times.mark(zerohop::Stage::kSend, zerohop::monotonicNs());
+          stats.record(times);
         }
         gst_sample_unref(sample);
       }
@@ -148,7 +171,7 @@ int main(int argc, char** argv) {
       GST_BUFFER_DURATION(buf) = GST_SECOND / fps;
       {
         std::lock_guard lock(timesMutex);
-        inflight[pts] = f;
+        inflight.push_back(f);
       }
       if (keyframe.exchange(false)) {
         GstPad* pad = gst_element_get_static_pad(appsink, "sink");
