@@ -29,6 +29,7 @@ extern "C" {
 
 #include "annexb.hpp"
 #include "av_error.hpp"
+#include "encode_step.hpp"
 #include "av_handles.hpp"
 #include "cuda_driver.hpp"
 #include "encoder_config.hpp"
@@ -284,45 +285,9 @@ EncodedUnitPtr NvencEncoder::encode(const Frame& frame, bool forceKeyframe) {
   pic->pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
   pic->color_range = ctx_->color_range;
   pic->colorspace = ctx_->colorspace;
-  const int sent = avcodec_send_frame(ctx_.get(), pic);
-  av_frame_unref(pic);
-  if (sent < 0) throwAv(Errc::kDevice, "avcodec_send_frame(h264_nvenc)", sent);
-  ++stats_.framesIn;
-
   // delay=0: h264_nvenc locks the bitstream (waits for this frame's encode) inside receive_packet,
   // then unmaps the input and drops its reference, so the pipeline's slot is free when we return.
-  std::shared_ptr<EncodedUnit> unit;
-  for (;;) {
-    const int got = avcodec_receive_packet(ctx_.get(), packet_.get());
-    if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;
-    if (got < 0) throwAv(Errc::kDevice, "avcodec_receive_packet(h264_nvenc)", got);
-    if (unit) {
-      av_packet_unref(packet_.get());
-      throw Error(Errc::kInternal, "h264_nvenc returned two access units for one frame: it is buffering despite delay=0");
-    }
-    unit = std::make_shared<EncodedUnit>();
-    unit->bytes.assign(packet_->data, packet_->data + packet_->size);
-    av_packet_unref(packet_.get());
-  }
-  if (!unit) {
-    ++stats_.emptyOutputs;
-    log::warn("encoder: h264_nvenc produced no access unit for frame ", frame.sequence, " (", stats_.emptyOutputs,
-              " so far)");
-    return nullptr;
-  }
-  unit->codec = PixelFormat::kH264;
-  unit->width = config_.width;
-  unit->height = config_.height;
-  unit->keyframe = containsIdr(unit->bytes.data(), unit->bytes.size());
-  unit->sequence = frame.sequence;
-  unit->wallClockMs = frame.wallClockMs;
-  unit->ptsNs = frame.captureNs();
-  unit->times = frame.times;
-  unit->times.mark(Stage::kEncode, monotonicNs());
-  ++stats_.unitsOut;
-  stats_.bytesOut += unit->bytes.size();
-  if (unit->keyframe) ++stats_.keyframes;
-  return unit;
+  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "h264_nvenc", config_.width, config_.height, stats_);
 }
 
 }  // namespace

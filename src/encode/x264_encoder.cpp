@@ -12,6 +12,7 @@ extern "C" {
 
 #include "annexb.hpp"
 #include "av_error.hpp"
+#include "encode_step.hpp"
 #include "encoder_config.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -158,45 +159,7 @@ EncodedUnitPtr X264Encoder::encode(const Frame& frame, bool forceKeyframe) {
   pic->color_range = ctx_->color_range;
   pic->colorspace = ctx_->colorspace;
 
-  const int sent = avcodec_send_frame(ctx_.get(), pic);
-  av_frame_unref(pic);
-  if (sent < 0) throwAv(Errc::kDevice, "avcodec_send_frame(libx264)", sent);
-  ++stats_.framesIn;
-
-  std::shared_ptr<EncodedUnit> unit;
-  for (;;) {
-    const int got = avcodec_receive_packet(ctx_.get(), packet_.get());
-    if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;
-    if (got < 0) throwAv(Errc::kDevice, "avcodec_receive_packet(libx264)", got);
-    if (unit) {  // zerolatency never delays a frame; two units for one frame means the settings are wrong
-      av_packet_unref(packet_.get());
-      throw Error(Errc::kInternal,
-                  "libx264 returned two access units for one frame: the encoder is buffering "
-                  "frames despite tune=zerolatency");
-    }
-    unit = std::make_shared<EncodedUnit>();
-    unit->bytes.assign(packet_->data, packet_->data + packet_->size);
-    av_packet_unref(packet_.get());
-  }
-  if (!unit) {
-    ++stats_.emptyOutputs;
-    log::warn("encoder: libx264 produced no access unit for frame ", frame.sequence, " (",
-              stats_.emptyOutputs, " so far)");
-    return nullptr;
-  }
-  unit->codec = PixelFormat::kH264;
-  unit->width = config_.width;
-  unit->height = config_.height;
-  unit->keyframe = containsIdr(unit->bytes.data(), unit->bytes.size());
-  unit->sequence = frame.sequence;
-  unit->wallClockMs = frame.wallClockMs;
-  unit->ptsNs = frame.captureNs();
-  unit->times = frame.times;
-  unit->times.mark(Stage::kEncode, monotonicNs());
-  ++stats_.unitsOut;
-  stats_.bytesOut += unit->bytes.size();
-  if (unit->keyframe) ++stats_.keyframes;
-  return unit;
+  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", config_.width, config_.height, stats_);
 }
 
 }  // namespace zerohop::encode
