@@ -50,7 +50,18 @@ class ShareFakeDevice : public ::testing::Test {
     return v;
   }
   /// Writes pattern frames in place into the ("device") slots and commits them with a stream token.
-  void startPublishing(Publisher& pub) {
+  /// Stops the producer when it goes out of scope. Declared after the Publisher it feeds, it ends
+  /// the thread before that Publisher is destroyed (TearDown runs only after the test's locals are gone).
+  struct ProducerStop {
+    ShareFakeDevice* fixture;
+    ~ProducerStop() { fixture->stopPublishing(); }
+  };
+  void stopPublishing() {
+    stop_ = true;
+    if (producer_.joinable()) producer_.join();
+  }
+
+  [[nodiscard]] ProducerStop startPublishing(Publisher& pub) {
     producer_ = std::thread([this, &pub] {
       int streamToken = 0;
       for (std::uint64_t seq = 1; !stop_; ++seq) {
@@ -63,6 +74,7 @@ class ShareFakeDevice : public ::testing::Test {
         std::this_thread::sleep_for(1ms);
       }
     });
+    return ProducerStop{this};
   }
 
   share_test::FakeDeviceTransport fake_;
@@ -75,7 +87,7 @@ class ShareFakeDevice : public ::testing::Test {
 TEST_F(ShareFakeDevice, ReaderProcessGetsDeviceFramesWithReadyEventsInOrder) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), options());
   EXPECT_EQ(fake_.slotsAlive.load(), 1);
-  startPublishing(pub);
+  const auto producing = startPublishing(pub);
   // A reader starved of CPU on a loaded CI box may see overwritten frames (reported invalid, never
   // torn-and-valid): allow any number of those; 150 valid frames must still verify.
   Child reader(peer({"read", name_, dir_, "150", "1000000"}));
@@ -100,14 +112,13 @@ TEST_F(ShareFakeDevice, ReaderWithoutTheTransportIsRefusedWithTheCudaMessage) {
 
 TEST_F(ShareFakeDevice, ClosingWaitsForAnActiveReaderToLetGoThenFrees) {
   auto pub = std::make_unique<Publisher>(name_, SlotLayout::deviceImages(layout_, 4), options());
-  startPublishing(*pub);
+  const auto producing = startPublishing(*pub);
   Child reader(peer({"read", name_, dir_, "100000000"}));
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (pub->stats().readersConnected == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   ASSERT_EQ(pub->stats().readersConnected, 1u);
-  stop_ = true;
-  producer_.join();
+  stopPublishing();
   const auto t0 = std::chrono::steady_clock::now();
   pub.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
@@ -122,13 +133,12 @@ TEST_F(ShareFakeDevice, ClosingGivesUpOnAReaderThatNeverLooksAfterTheDrainTimeou
   ShareOptions o = options();
   o.deviceDrainTimeout = 300ms;
   auto pub = std::make_unique<Publisher>(name_, SlotLayout::deviceImages(layout_, 4), o);
-  startPublishing(*pub);
+  const auto producing = startPublishing(*pub);
   Child holder(peer({"hold", name_, dir_}));  // leases one frame, then never calls the library again
   const auto leased = holder.readLine(20s);
   ASSERT_TRUE(leased);
   ASSERT_EQ(leased->rfind("leased ", 0), 0u) << *leased;
-  stop_ = true;
-  producer_.join();
+  stopPublishing();
   const auto t0 = std::chrono::steady_clock::now();
   pub.reset();
   const auto took = std::chrono::steady_clock::now() - t0;
@@ -139,7 +149,7 @@ TEST_F(ShareFakeDevice, ClosingGivesUpOnAReaderThatNeverLooksAfterTheDrainTimeou
 
 TEST_F(ShareFakeDevice, ReaderKilledMidLeaseIsDroppedAndTheRingGoesOn) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), options());
-  startPublishing(pub);
+  const auto producing = startPublishing(pub);
   Child holder(peer({"hold", name_, dir_}));
   ASSERT_TRUE(holder.readLine(20s));
   EXPECT_EQ(pub.stats().readersConnected, 1u);

@@ -63,8 +63,15 @@ class ShareGpu : public ::testing::Test {
     return v;
   }
 
+  /// Stops the publishing thread when it goes out of scope; declared after the Publisher it feeds,
+  /// it ends the thread before that Publisher is destroyed.
+  struct PublishingStop {
+    ShareGpu* fixture;
+    ~PublishingStop() { fixture->stopPublishing(); }
+  };
+
   /// Publishes pattern frames written in place by a kernel, 1 ms apart, on a thread of this process.
-  void startPublishingInPlace(Publisher& pub) {
+  [[nodiscard]] PublishingStop startPublishingInPlace(Publisher& pub) {
     publisher_ = std::thread([this, &pub] {
       try {
         CudaStream stream(device_);
@@ -81,6 +88,7 @@ class ShareGpu : public ::testing::Test {
         publishError_ = e.what();
       }
     });
+    return PublishingStop{this};
   }
   void stopPublishing() {
     stop_.store(true);
@@ -98,7 +106,7 @@ class ShareGpu : public ::testing::Test {
 
 TEST_F(ShareGpu, ThreeReaderProcessesVerifyInPlaceFramesWithAKernel) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 6, device_), shareOptions());
-  startPublishingInPlace(pub);
+  const auto publishing = startPublishingInPlace(pub);
   std::vector<std::unique_ptr<Child>> readers;
   for (int i = 0; i < 3; ++i)
     readers.push_back(std::make_unique<Child>(gpuPeer({"read", name_, dir_, "150"})));
@@ -169,7 +177,7 @@ TEST_F(ShareGpu, CommitWithoutOrderingIsRefusedAndAbandonsTheSlot) {
 
 TEST_F(ShareGpu, ReaderKilledWhileHoldingALeaseCostsThePublisherNothing) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 4, device_), shareOptions());
-  startPublishingInPlace(pub);
+  const auto publishing = startPublishingInPlace(pub);
   Child holder(gpuPeer({"hold", name_, dir_}));
   const auto line = holder.readLine(30s);
   ASSERT_TRUE(line.has_value());
@@ -247,7 +255,7 @@ TEST_F(ShareGpu, ReaderBuiltWithoutCudaIsRefusedWithAClearMessage) {
 TEST_F(ShareGpu, ClosingPublisherWaitsForReadersToUnmapThenFrees) {
   auto pub =
       std::make_unique<Publisher>(name_, SlotLayout::deviceImages(layout_, 4, device_), shareOptions());
-  startPublishingInPlace(*pub);
+  const auto publishing = startPublishingInPlace(*pub);
   Child reader(gpuPeer({"read", name_, dir_, "1000000"}));
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (pub->stats().readersConnected == 0 && std::chrono::steady_clock::now() < deadline)
