@@ -1,0 +1,81 @@
+#pragma once
+// The GPU data path of `serve`: a camera frame in page-locked host memory (the camera's one kernel
+// copy lands there through V4L2 USERPTR; the test camera draws there) becomes an NV12 frame in VRAM
+// with one DMA and one kernel, written straight into a slot of the device-memory share ring when
+// sharing, so other processes read it in place. An encoder that takes device frames (NVENC) is given
+// that frame. An encoder that takes host frames (x264) also gets one copy back in page-locked host
+// memory: the only trip back to the CPU, made only because no GPU encoder is in use.
+//
+// choosePath() is the one place that decides between this path and the CPU path (serve and probe
+// both ask it). Builds without CUDA compile a stand-in whose choosePath() says "built without CUDA".
+// Ownership: the path owns its converter, its device frames (or its share Publisher) and its
+// page-locked download buffer. Frames returned by process() stay valid until the next process().
+// Thread-safety: a GpuFramePath is thread-bound (the pipeline's encode thread); choosePath is reentrant.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "zerohop/frame.hpp"
+#include "zerohop/pixel_format.hpp"
+
+namespace zerohop {
+
+/// The answer to `--gpu auto|off|N` for a source format: which path, on which device, and why.
+struct GpuPathChoice {
+  bool useGpu = false;
+  int device = -1;
+  std::string reason;  ///< one line, e.g. "CUDA device 0 (NVIDIA H200 ...) converts yuyv to NV12 in VRAM"
+};
+
+/// Decides the path. `gpuOption` is "auto" (the GPU when a CUDA device works and converts this
+/// format), "off", or a device number (then a device that does not work is an Error, not a fallback).
+/// Throws Error(kInvalidArgument) for a malformed option, Error(kUnavailable) for an unusable
+/// explicitly requested device or format.
+GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat);
+
+struct GpuPathConfig {
+  int device = 0;
+  PixelFormat sourceFormat = PixelFormat::kUnknown;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  /// Non-empty: every frame is converted straight into a slot of a device-memory share ring NAME.
+  std::string shareName;
+  std::uint32_t shareSlots = 8;
+  std::string shareDirectory;  ///< empty: the default share directory of this user
+  /// Also copy each NV12 frame back into page-locked host memory (for an encoder that takes host frames).
+  bool hostCopy = false;
+};
+
+struct GpuPathOutput {
+  const Frame* device = nullptr;  ///< NV12 in VRAM; gpu.readyEvent says when it is written
+  const Frame* host = nullptr;    ///< NV12 in page-locked host memory, complete; nullptr without hostCopy
+};
+
+class GpuFramePath {
+ public:
+  /// Creates the converter, the device frames or the device share ring, and the download buffer.
+  /// Throws Error (kInvalidArgument for a format the GPU path does not convert, kDevice/kUnavailable
+  /// from CUDA or the share ring).
+  explicit GpuFramePath(const GpuPathConfig& config);
+  ~GpuFramePath();
+  GpuFramePath(const GpuFramePath&) = delete;
+  GpuFramePath& operator=(const GpuFramePath&) = delete;
+
+  /// Converts one source frame (kPinned, kDevice, or kHost: slow pageable upload) to NV12 in VRAM,
+  /// publishes it when sharing, and downloads it when hostCopy. Keeps sequence and stage times;
+  /// Stage::kIngest/kConvert mark enqueueing, and with hostCopy kConvert marks the download's end.
+  /// Throws Error; a failed frame fails alone.
+  GpuPathOutput process(const Frame& src);
+
+  /// "GPU path on CUDA device 0: yuyv -> NV12 in VRAM (copy ingest); device share 'cam0'; host copy for x264"
+  std::string describe() const;
+  std::uint32_t shareReaders() const;  ///< readers attached to the device share (0 without one)
+  std::string shareSocketPath() const;  ///< empty without a share
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerohop

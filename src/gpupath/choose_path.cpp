@@ -1,0 +1,35 @@
+// choosePath for builds with CUDA: the GPU path whenever a CUDA device works and the GPU converts
+// the source's format; the reason in words either way (serve logs it, probe prints it).
+#include "gpupath/gpu_option.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu.hpp"
+#include "zerohop/gpu_convert.hpp"
+#include "zerohop/gpu_path.hpp"
+
+namespace zerohop {
+
+GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat) {
+  using gpupath::GpuOption;
+  const GpuOption option = gpupath::parseGpuOption(gpuOption);
+  if (option.kind == GpuOption::Kind::kOff) return {false, -1, "CPU path, because of --gpu off"};
+  const GpuInfo gpu = probeGpu(option.device);
+  if (!gpu.available) {
+    if (option.kind == GpuOption::Kind::kDevice) {
+      throw Error(Errc::kUnavailable, "--gpu " + gpuOption + ": " + gpu.reason + "; use --gpu auto or --gpu off");
+    }
+    return {false, -1, "CPU path, because there is no usable CUDA device (" + gpu.reason + ")"};
+  }
+  const std::string format(formatName(sourceFormat));
+  if (sourceFormat == PixelFormat::kH264) {
+    return {false, -1, "CPU path: the camera's H.264 is sent on without decoding (passthrough), no pixels to convert"};
+  }
+  if (sourceFormat == PixelFormat::kMJPEG) {
+    return {false, -1, "CPU path: MJPEG is decoded by libjpeg-turbo; the nvJPEG decoder is not wired into serve yet"};
+  }
+  if (!GpuConverter::supports(sourceFormat, PixelFormat::kNV12)) {
+    return {false, -1, "CPU path: the GPU kernels do not convert " + format};
+  }
+  return {true, gpu.device, "GPU path: " + describe(gpu) + " converts " + format + " to NV12 in VRAM"};
+}
+
+}  // namespace zerohop

@@ -1,0 +1,141 @@
+// GpuFramePath: source frame -> NV12 in VRAM (a device share slot or a frame of our own) -> optional
+// page-locked host copy. See include/zerohop/gpu_path.hpp and docs/gpu.md ("serve's GPU path").
+//
+// Per frame, all on the converter's stream (no host synchronisation unless hostCopy):
+//   [share: acquireWrite] -> GpuConverter::convert (one DMA + one kernel; records the dst's event)
+//   -> [share: commit on the same stream: the slot's interprocess event follows the kernel]
+//   -> [hostCopy: cudaMemcpy2DAsync per plane into the pinned frame; cudaStreamSynchronize]
+// The device frame is not overwritten before the next process(): the share ring never hands the
+// slot it just published to its writer again, and our own pool has two frames used in turn.
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <string>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/cuda_handles.hpp"
+#include "zerohop/buffer_pool.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu.hpp"
+#include "zerohop/gpu_convert.hpp"
+#include "zerohop/gpu_path.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop {
+namespace {
+
+constexpr std::uint32_t kDevicePitchAlign = 256;
+constexpr std::uint32_t kOwnDeviceFrames = 2;
+
+void checkSize(const GpuPathConfig& c) {
+  if (c.width == 0 || c.height == 0 || c.width % 2 != 0 || c.height % 2 != 0) {
+    throw Error(Errc::kInvalidArgument, "GPU path: NV12 needs an even, non-zero size; got " + std::to_string(c.width) +
+                                            "x" + std::to_string(c.height));
+  }
+}
+
+}  // namespace
+
+struct GpuFramePath::Impl {
+  explicit Impl(const GpuPathConfig& c)
+      : config(c), layout(computeLayout(PixelFormat::kNV12, c.width, c.height, kDevicePitchAlign)),
+        converter(c.device, IngestMode::kCopy) {
+    if (!GpuConverter::supports(c.sourceFormat, PixelFormat::kNV12)) {
+      throw Error(Errc::kInvalidArgument, std::string("GPU path: no CUDA conversion from ") +
+                                              std::string(formatName(c.sourceFormat)) + " to NV12; use --gpu off");
+    }
+    checkSize(c);
+    if (!c.shareName.empty()) {
+      ShareOptions options;
+      options.directory = c.shareDirectory;
+      share.emplace(c.shareName, SlotLayout::deviceImages(layout, c.shareSlots, c.device), options);
+    } else {
+      ownFrames.emplace(layout, kOwnDeviceFrames, makeDeviceAllocator(c.device));
+    }
+    if (c.hostCopy) {
+      hostFrames.emplace(computeLayout(PixelFormat::kNV12, c.width, c.height, 64), 1, makePinnedAllocator(c.device));
+      hostLease = hostFrames->tryAcquire();
+    }
+  }
+
+  Frame* deviceTarget() {
+    if (share) {
+      slot = share->acquireWrite();
+      shareFrame = slot.frame();
+      return &shareFrame;
+    }
+    std::optional<FrameLease> next = ownFrames->tryAcquire();  // the older of the two comes free first
+    if (!next) {
+      current.reset();
+      next = ownFrames->tryAcquire();
+    }
+    if (!next) throw Error(Errc::kInternal, "GPU path: no free device frame (both leased)");
+    current = std::move(next);
+    return &current->frame();
+  }
+
+  void download(const Frame& dev, Frame& host) const {
+    auto* stream = static_cast<cudaStream_t>(converter.stream());
+    cuda::DeviceGuard guard(config.device);
+    for (std::uint32_t p = 0; p < dev.planeCount; ++p) {
+      const std::uint32_t rows = p == 0 ? dev.height : dev.height / 2;
+      cuda::check(cudaMemcpy2DAsync(host.data[p], host.pitch[p], dev.data[p], dev.pitch[p], dev.width, rows,
+                                    cudaMemcpyDeviceToHost, stream),
+                  "cudaMemcpy2DAsync(device NV12 -> pinned host)");
+    }
+    cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(GPU path download)");
+  }
+
+  GpuPathOutput process(const Frame& src) {
+    Frame* dst = deviceTarget();
+    converter.convert(src, *dst);
+    if (share) share->commit(std::move(slot), *dst, converter.stream());
+    GpuPathOutput out{dst, nullptr};
+    if (config.hostCopy) {
+      Frame& host = hostLease->frame();
+      download(*dst, host);
+      host.sequence = dst->sequence;
+      host.wallClockMs = dst->wallClockMs;
+      host.keyframe = dst->keyframe;
+      host.color = dst->color;
+      host.times = dst->times;
+      host.times.mark(Stage::kConvert, monotonicNs());
+      out.host = &host;
+    }
+    return out;
+  }
+
+  GpuPathConfig config;
+  ImageLayout layout;
+  GpuConverter converter;
+  std::optional<Publisher> share;
+  WriteSlot slot;
+  Frame shareFrame;
+  std::optional<BufferPool> ownFrames;
+  std::optional<FrameLease> current;
+  std::optional<BufferPool> hostFrames;
+  std::optional<FrameLease> hostLease;
+};
+
+GpuFramePath::GpuFramePath(const GpuPathConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+GpuFramePath::~GpuFramePath() = default;
+
+GpuPathOutput GpuFramePath::process(const Frame& src) { return impl_->process(src); }
+
+std::string GpuFramePath::describe() const {
+  const GpuPathConfig& c = impl_->config;
+  std::string s = "GPU path on CUDA device " + std::to_string(c.device) + ": " + std::string(formatName(c.sourceFormat)) +
+                  " -> NV12 in VRAM (one DMA + one kernel)";
+  if (impl_->share) s += "; device share '" + c.shareName + "'";
+  if (c.hostCopy) s += "; one copy back to pinned host memory for the host encoder";
+  return s;
+}
+
+std::uint32_t GpuFramePath::shareReaders() const {
+  return impl_->share ? impl_->share->stats().readersConnected : 0;
+}
+
+std::string GpuFramePath::shareSocketPath() const { return impl_->share ? impl_->share->socketPath() : std::string{}; }
+
+}  // namespace zerohop

@@ -1,0 +1,31 @@
+// The GPU path of a build without CUDA (nvcc was not found at configure time): choosePath answers
+// "CPU path" with that reason, and constructing a GpuFramePath is an Error that says how to get one.
+#include "gpupath/gpu_option.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu_path.hpp"
+
+namespace zerohop {
+namespace {
+constexpr const char* kNotBuilt =
+    "this zerohop was built without CUDA (nvcc was not found at configure time); install the CUDA toolkit and "
+    "rebuild, or use --gpu off";
+}  // namespace
+
+GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat) {
+  using gpupath::GpuOption;
+  const GpuOption option = gpupath::parseGpuOption(gpuOption);
+  if (option.kind == GpuOption::Kind::kOff) return {false, -1, "CPU path, because of --gpu off"};
+  if (option.kind == GpuOption::Kind::kDevice) throw Error(Errc::kUnsupported, "--gpu " + gpuOption + ": " + kNotBuilt);
+  return {false, -1, "CPU path, because this build has no CUDA (nvcc was not found at configure time)"};
+}
+
+struct GpuFramePath::Impl {};
+
+GpuFramePath::GpuFramePath(const GpuPathConfig&) { throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt); }
+GpuFramePath::~GpuFramePath() = default;
+GpuPathOutput GpuFramePath::process(const Frame&) { return {}; }
+std::string GpuFramePath::describe() const { return "GPU path: not built"; }
+std::uint32_t GpuFramePath::shareReaders() const { return 0; }
+std::string GpuFramePath::shareSocketPath() const { return {}; }
+
+}  // namespace zerohop
