@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/buffer_pool.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/pixel_format.hpp"
 
@@ -33,6 +34,10 @@ struct GpuPathChoice {
 /// Throws Error(kInvalidArgument) for a malformed option, Error(kUnavailable) for an unusable
 /// explicitly requested device or format.
 GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat);
+
+/// The allocator a source should fill on the GPU path: page-locked host memory on `device`, so the
+/// camera's one kernel copy (V4L2 USERPTR) lands where the GPU reads it by DMA. Throws Error.
+std::unique_ptr<FrameAllocator> makeIngestAllocator(int device);
 
 struct GpuPathConfig {
   int device = 0;

@@ -32,4 +32,6 @@ GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat)
   return {true, gpu.device, "GPU path: " + describe(gpu) + " converts " + format + " to NV12 in VRAM"};
 }
 
+std::unique_ptr<FrameAllocator> makeIngestAllocator(int device) { return makePinnedAllocator(device); }
+
 }  // namespace zerohop

@@ -19,6 +19,10 @@ GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat) {
   return {false, -1, "CPU path, because this build has no CUDA (nvcc was not found at configure time)"};
 }
 
+std::unique_ptr<FrameAllocator> makeIngestAllocator(int) {
+  throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt);
+}
+
 struct GpuFramePath::Impl {};
 
 GpuFramePath::GpuFramePath(const GpuPathConfig&) { throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt); }
