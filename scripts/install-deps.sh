@@ -20,9 +20,11 @@ packages=(
   gstreamer1.0-nice gstreamer1.0-tools
   ffmpeg v4l-utils
   # tests: headless browser receiver, network namespaces
-  chromium chromium-driver python3 python3-selenium iproute2 nftables procps
+  chromium chromium-driver python3 python3-pip python3-selenium iproute2 nftables procps
   # fuzzing: libFuzzer + sanitizers
   clang libclang-rt-14-dev
+  # serve --janus is tested against a real Janus (streaming plugin, HTTP transport)
+  janus
   # /metrics is checked with a real Prometheus text parser
   python3-prometheus-client
   # benchmark: the plain GStreamer reference sender (tests/browser/gst_whep_reference.py)
@@ -33,4 +35,16 @@ packages=(
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"
+fi
+
+# nvjpeg.h for the CUDA build (MJPEG on the GPU, src/gpu/jpeg_*): this toolkit lacks it, so unpack the
+# nvidia-nvjpeg wheel for CUDA 13.0 into .deps/nvjpeg (header only is used; libnvjpeg is dlopen()ed).
+root=$(cd "$(dirname "$0")/.." && pwd)
+if command -v nvcc >/dev/null && [[ ! -f "$(dirname "$(command -v nvcc)")/../include/nvjpeg.h" ]] &&
+   [[ ! -f "$root/.deps/nvjpeg/nvidia/cu13/include/nvjpeg.h" ]]; then
+  wheels=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$wheels" 'nvidia-nvjpeg==13.0.2.28'
+  mkdir -p "$root/.deps/nvjpeg"
+  python3 -m zipfile -e "$wheels"/nvidia_nvjpeg-*.whl "$root/.deps/nvjpeg"
+  rm -rf "$wheels"
 fi

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "zerohop/buffer_pool.hpp"
@@ -38,6 +39,10 @@
 
 namespace zerohop {
 namespace {
+
+using bench::fmt;
+using bench::nowUs;
+using bench::pct;
 
 struct Options {
   int iterations = 500;
@@ -53,23 +58,9 @@ struct Size {
   std::uint32_t w, h;
 };
 
-double nowUs(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
-
 struct Series {
   std::vector<double> gpu, wall, cpuEnqueue, cpuTotal;
 };
-
-double pct(std::vector<double> v, double p) {  // nearest rank
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size()) + 0.999999);
-  rank = std::clamp<std::size_t>(rank, 1, v.size());
-  return v[rank - 1];
-}
 
 // Camera-like bytes (never zeros): a gradient with xorshift noise.
 void fillFrame(std::uint8_t* p, std::size_t bytes, std::uint32_t seed) {
@@ -88,12 +79,6 @@ struct Path {
   std::function<void(int slot, cudaStream_t s)> run;  // enqueues one frame's work
   Series series;
 };
-
-std::string fmt(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, v >= 100 ? "%.0f" : "%.1f", v);
-  return b;
-}
 
 std::string runSize(const Size& size, const Options& opt, std::string& summaryRow) {
   const int dev = opt.device;
@@ -285,16 +270,7 @@ int run(const Options& opt) {
     std::fprintf(stderr, "done %s\n", name.c_str());
   }
   report << summary << details << oneTimeCosts(info.device);
-  std::cout << report.str() << std::flush;
-  if (!opt.out.empty()) {
-    std::ofstream out(opt.out);
-    out << report.str();
-    if (!out) {
-      std::fprintf(stderr, "zerohop_gpu_bench: cannot write %s\n", opt.out.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return bench::publishReport(report.str(), opt.out, "zerohop_gpu_bench") ? 0 : 1;
 }
 
 }  // namespace
@@ -316,11 +292,8 @@ int main(int argc, char** argv) {
     else if (a == "--device") opt.device = std::atoi(value().c_str());
     else if (a == "--out") opt.out = value();
     else if (a == "--probe") opt.probeOnly = true;
-    else if (a == "--sizes") {
-      opt.sizes.clear();
-      std::stringstream ss(value());
-      for (std::string s; std::getline(ss, s, ',');) opt.sizes.push_back(s);
-    } else {
+    else if (a == "--sizes") opt.sizes = zerohop::bench::splitList(value());
+    else {
       std::fprintf(stderr,
                    "usage: zerohop_gpu_bench [--iterations N] [--warmup N] [--sizes 720p,1080p,4k] [--device N] "
                    "[--out FILE] | --probe\n");
