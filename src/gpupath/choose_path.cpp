@@ -4,6 +4,7 @@
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
 #include "zerohop/gpu_convert.hpp"
+#include "zerohop/gpu_jpeg.hpp"
 #include "zerohop/gpu_path.hpp"
 
 namespace zerohop {
@@ -24,7 +25,17 @@ GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat)
     return {false, -1, "CPU path: the camera's H.264 is sent on without decoding (passthrough), no pixels to convert"};
   }
   if (sourceFormat == PixelFormat::kMJPEG) {
-    return {false, -1, "CPU path: MJPEG is decoded by libjpeg-turbo; the nvJPEG decoder is not wired into serve yet"};
+    const JpegSupport jpeg = probeJpeg(gpu.device);
+    if (!jpeg.available) {
+      if (option.kind == GpuOption::Kind::kDevice) {
+        throw Error(Errc::kUnavailable, "--gpu " + gpuOption + ": MJPEG needs nvJPEG: " + jpeg.reason + "; use --gpu off");
+      }
+      return {false, -1, "CPU path: MJPEG is decoded by libjpeg-turbo, because nvJPEG cannot be used (" + jpeg.reason + ")"};
+    }
+    return {true, gpu.device,
+            "GPU path: " + describe(gpu) + " decodes MJPEG to NV12 in VRAM with nvJPEG " + jpeg.libraryVersion + " (" +
+                (jpeg.hardware ? "hardware JPEG engines: " + jpeg.hardwareReason
+                               : "GPU-hybrid; no hardware JPEG engines: " + jpeg.hardwareReason) + ")"};
   }
   if (!GpuConverter::supports(sourceFormat, PixelFormat::kNV12)) {
     return {false, -1, "CPU path: the GPU kernels do not convert " + format};

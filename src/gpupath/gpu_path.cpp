@@ -1,9 +1,10 @@
-// GpuFramePath: source frame -> NV12 in VRAM (a device share slot or a frame of our own) -> optional
+// GpuFramePath: source frame (raw, or MJPEG decoded by nvJPEG) -> NV12 in VRAM (a device share slot or a frame of our own) -> optional
 // page-locked host copy. See include/zerohop/gpu_path.hpp and docs/gpu.md ("serve's GPU path").
 //
 // Per frame, all on the converter's stream (no host synchronisation unless hostCopy):
-//   [share: acquireWrite] -> GpuConverter::convert (one DMA + one kernel; records the dst's event)
-//   -> [share: commit on the same stream: the slot's interprocess event follows the kernel]
+//   [share: acquireWrite] -> GpuConverter::convert (one DMA + one kernel) or GpuJpegDecoder::decode
+//   (nvJPEG; the hardware engines where the GPU has them), either recording the dst's event
+//   -> [share: commit on the writer's stream: the slot's interprocess event follows the write]
 //   -> [hostCopy: cudaMemcpy2DAsync per plane into the pinned frame; cudaStreamSynchronize]
 // The device frame is not overwritten before the next process(): the share ring never hands the
 // slot it just published to its writer again, and our own pool has two frames used in turn.
@@ -19,6 +20,7 @@
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
 #include "zerohop/gpu_convert.hpp"
+#include "zerohop/gpu_jpeg.hpp"
 #include "zerohop/gpu_path.hpp"
 #include "zerohop/share.hpp"
 
@@ -39,13 +41,16 @@ void checkSize(const GpuPathConfig& c) {
 
 struct GpuFramePath::Impl {
   explicit Impl(const GpuPathConfig& c)
-      : config(c), layout(computeLayout(PixelFormat::kNV12, c.width, c.height, kDevicePitchAlign)),
-        converter(c.device, IngestMode::kCopy) {
-    if (!GpuConverter::supports(c.sourceFormat, PixelFormat::kNV12)) {
+      : config(c), layout(computeLayout(PixelFormat::kNV12, c.width, c.height, kDevicePitchAlign)) {
+    checkSize(c);
+    if (c.sourceFormat == PixelFormat::kMJPEG) {
+      jpeg.emplace(c.device);
+    } else if (GpuConverter::supports(c.sourceFormat, PixelFormat::kNV12)) {
+      converter.emplace(c.device, IngestMode::kCopy);
+    } else {
       throw Error(Errc::kInvalidArgument, std::string("GPU path: no CUDA conversion from ") +
                                               std::string(formatName(c.sourceFormat)) + " to NV12; use --gpu off");
     }
-    checkSize(c);
     if (!c.shareName.empty()) {
       ShareOptions options;
       options.directory = c.shareDirectory;
@@ -75,8 +80,11 @@ struct GpuFramePath::Impl {
     return &current->frame();
   }
 
+  // The stream that writes the device frames; the share commit and the download are ordered on it.
+  void* writerStream() const noexcept { return jpeg ? jpeg->stream() : converter->stream(); }
+
   void download(const Frame& dev, Frame& host) const {
-    auto* stream = static_cast<cudaStream_t>(converter.stream());
+    auto* stream = static_cast<cudaStream_t>(writerStream());
     cuda::DeviceGuard guard(config.device);
     for (std::uint32_t p = 0; p < dev.planeCount; ++p) {
       const std::uint32_t rows = p == 0 ? dev.height : dev.height / 2;
@@ -89,8 +97,12 @@ struct GpuFramePath::Impl {
 
   GpuPathOutput process(const Frame& src) {
     Frame* dst = deviceTarget();
-    converter.convert(src, *dst);
-    if (share) share->commit(std::move(slot), *dst, converter.stream());
+    if (jpeg) {
+      jpeg->decode(src, *dst);
+    } else {
+      converter->convert(src, *dst);
+    }
+    if (share) share->commit(std::move(slot), *dst, writerStream());
     GpuPathOutput out{dst, nullptr};
     if (config.hostCopy) {
       Frame& host = hostLease->frame();
@@ -108,7 +120,8 @@ struct GpuFramePath::Impl {
 
   GpuPathConfig config;
   ImageLayout layout;
-  GpuConverter converter;
+  std::optional<GpuConverter> converter;  // raw sources
+  std::optional<GpuJpegDecoder> jpeg;      // MJPEG
   std::optional<Publisher> share;
   WriteSlot slot;
   Frame shareFrame;
@@ -126,7 +139,7 @@ GpuPathOutput GpuFramePath::process(const Frame& src) { return impl_->process(sr
 std::string GpuFramePath::describe() const {
   const GpuPathConfig& c = impl_->config;
   std::string s = "GPU path on CUDA device " + std::to_string(c.device) + ": " + std::string(formatName(c.sourceFormat)) +
-                  " -> NV12 in VRAM (one DMA + one kernel)";
+                  " -> NV12 in VRAM (" + (impl_->jpeg ? impl_->jpeg->describe() : std::string("one DMA + one kernel")) + ")";
   if (impl_->share) s += "; device share '" + c.shareName + "'";
   if (c.hostCopy) s += "; one copy back to pinned host memory for the host encoder";
   return s;

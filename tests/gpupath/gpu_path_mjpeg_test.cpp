@@ -1,0 +1,82 @@
+// serve's GPU path for MJPEG cameras (label gpu): a camera JPEG in page-locked memory becomes NV12 in
+// VRAM through nvJPEG, within 1 of libjpeg-turbo's decode (the hardware engines are bit-exact on an
+// H200; docs/gpu.md); a corrupt frame fails alone and the next one decodes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "../gpu/gpu_test_support.hpp"
+#include "../gpu/jpeg_test_support.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/gpu_path.hpp"
+
+namespace zerohop {
+namespace {
+
+// A JPEG in page-locked memory, described as the camera's MJPEG frame.
+struct PinnedJpeg {
+  PinnedJpeg(const std::vector<std::uint8_t>& bytes, std::uint32_t w, std::uint32_t h, int device)
+      : buffer(device, bytes.size()) {
+    std::memcpy(buffer.data(), bytes.data(), bytes.size());
+    frame.format = PixelFormat::kMJPEG;
+    frame.width = w;
+    frame.height = h;
+    frame.memory = MemoryKind::kPinned;
+    frame.planeCount = 1;
+    frame.data[0] = buffer.data();
+    frame.bytesUsed = frame.capacity = bytes.size();
+  }
+  PinnedBuffer buffer;
+  Frame frame;
+};
+
+int maxDiff(const Frame& host, const test::HostImage& want) {
+  int worst = 0;
+  for (std::uint32_t p = 0; p < want.planeCount; ++p) {
+    for (std::uint32_t y = 0; y < want.rows[p]; ++y) {
+      for (std::uint32_t x = 0; x < want.rowBytes[p]; ++x) {
+        const int got = host.data[p][std::size_t{y} * host.pitch[p] + x];
+        worst = std::max(worst, std::abs(got - int(want.at(p, x, y))));
+      }
+    }
+  }
+  return worst;
+}
+
+using GpuPathMjpegTest = test::GpuTest;
+
+TEST_F(GpuPathMjpegTest, CameraJpegsBecomeNv12InVramWithinOneOfLibjpegTurbo) {
+  constexpr std::uint32_t w = 1280, h = 720;
+  GpuFramePath path({device_, PixelFormat::kMJPEG, w, h, "", 8, "", /*hostCopy=*/true});
+  EXPECT_NE(path.describe().find("nvJPEG"), std::string::npos) << path.describe();
+  for (const int subsamp : {TJSAMP_422, TJSAMP_420}) {
+    for (std::uint64_t index : {3u, 40u}) {
+      const auto jpeg = testing::compressJpeg(testing::cameraPlanes(w, h, index), subsamp);
+      PinnedJpeg src(jpeg, w, h, device_);
+      src.frame.sequence = index;
+      const GpuPathOutput out = path.process(src.frame);
+      ASSERT_NE(out.host, nullptr);
+      EXPECT_EQ(out.host->sequence, index);
+      EXPECT_EQ(out.host->color.range, ColorRange::kFull) << "JFIF is full range";
+      const test::HostImage want = test::expected420(test::turboDecode(jpeg), PixelFormat::kNV12);
+      EXPECT_LE(maxDiff(*out.host, want), 1) << test::subsampName(subsamp) << " frame " << index;
+    }
+  }
+}
+
+TEST_F(GpuPathMjpegTest, ACorruptFrameFailsAloneAndTheNextOneDecodes) {
+  constexpr std::uint32_t w = 640, h = 480;
+  GpuFramePath path({device_, PixelFormat::kMJPEG, w, h, "", 8, "", /*hostCopy=*/true});
+  const auto good = testing::compressJpeg(testing::cameraPlanes(w, h, 9), TJSAMP_422);
+  std::vector<std::uint8_t> truncated(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good.size() / 3));
+  PinnedJpeg bad(truncated, w, h, device_);
+  EXPECT_THROW(path.process(bad.frame), Error);
+  PinnedJpeg next(good, w, h, device_);
+  const GpuPathOutput out = path.process(next.frame);
+  ASSERT_NE(out.host, nullptr);
+  EXPECT_LE(maxDiff(*out.host, test::expected420(test::turboDecode(good), PixelFormat::kNV12)), 1);
+}
+
+}  // namespace
+}  // namespace zerohop
