@@ -10,10 +10,21 @@
 #     run(carry: [".deps"], command: "CUDA_ARCHS=90 scripts/gpu-check.sh")
 #   Tests only, no benchmarks, no memcheck, no MPS pass: MPS=0 scripts/gpu-check.sh --no-bench --no-sanitize
 #   Here (no GPU): scripts/gpu-check.sh   builds, runs the tests (they skip, saying why) and says so.
+#   nvJPEG only, short: GPU_BENCH=0 SHARE_BENCH=0 MPS=0 scripts/gpu-check.sh --no-sanitize
+#
+# .deps/ (git-ignored, carried to the GPU machine, which has no Debian libraries) is recreated with:
+#   .deps/googletest  a copy of Debian's /usr/src/googletest
+#   .deps/ffnvcodec   a copy of Debian's /usr/include/ffnvcodec (libffmpeg-nvenc-dev)
+#   .deps/debs        (cd .deps/debs && apt-get download libturbojpeg0 libturbojpeg0-dev libjpeg62-turbo
+#                     libjpeg62-turbo-dev): this script unpacks them into $BUILD_DIR/turbojpeg (dpkg -x, or
+#                     ar + tar) for the nvJPEG tests and benchmark, which compare with libjpeg-turbo
+#   .deps/nvjpeg      the nvidia-nvjpeg wheel's contents (scripts/install-deps.sh); only needed where the
+#                     CUDA toolkit lacks nvjpeg.h (the GPU machine's toolkit has it)
 #
 # Environment:
 #   OUT         where results go (the device tool sets it; default: $BUILD_DIR/out). Four files:
 #               gpu-check.log (everything), ctest-gpu.xml (JUnit), gpu-bench.md (ingest benchmark),
+#               nvdec-bench.md (NVDEC H.264 decode benchmark),
 #               share-gpu-bench.md (share hand-off benchmark: without MPS, then with MPS if available)
 #   BUILD_DIR   build directory (default: build-gpu-check)
 #   GTEST_DIR   GoogleTest sources (default: .deps/googletest, else /usr/src/googletest, else installed GTest)
@@ -21,7 +32,10 @@
 #   JOBS        build parallelism (default: nproc)
 #   BENCH_ARGS  extra zerohop_gpu_bench arguments (default: --iterations 500)
 #   GPU_BENCH   0 skips zerohop_gpu_bench (the ingest benchmark); the share benchmark still runs
-#   SHARE_BENCH_ARGS  extra zerohop_share_gpu_bench arguments (default: --frames 300)
+#   SHARE_BENCH_ARGS  extra zerohop_share_gpu_bench arguments (default: --frames 150)
+#   SHARE_BENCH 0 skips the share benchmark
+#   JPEG_BENCH  0 skips zerohop_gpu_jpeg_bench (MJPEG: nvJPEG backends vs libjpeg-turbo; gpu-jpeg-bench.md)
+#   JPEG_BENCH_ARGS   extra zerohop_gpu_jpeg_bench arguments (default: --iterations 200)
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
@@ -45,8 +59,11 @@ BUILD_DIR=${BUILD_DIR:-build-gpu-check}
 OUT=${OUT:-$BUILD_DIR/out}
 JOBS=${JOBS:-$(nproc)}
 BENCH_ARGS=${BENCH_ARGS:---iterations 500}
-SHARE_BENCH_ARGS=${SHARE_BENCH_ARGS:---frames 300}
+SHARE_BENCH_ARGS=${SHARE_BENCH_ARGS:---frames 150}  # 1080p60: 21 rows of 2.5 s + 0.5 s warm-up
 GPU_BENCH=${GPU_BENCH:-1}
+SHARE_BENCH=${SHARE_BENCH:-1}
+JPEG_BENCH=${JPEG_BENCH:-1}
+JPEG_BENCH_ARGS=${JPEG_BENCH_ARGS:---iterations 200}
 MPS=${MPS:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -72,6 +89,16 @@ cfg=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MED
      -DZEROHOP_BUILD_TESTS=ON -DZEROHOP_BUILD_BENCHMARKS=ON)
 [[ -n "$GTEST_DIR" ]] && cfg+=(-DZEROHOP_GTEST_SOURCE_DIR="$GTEST_DIR")
 [[ -n "${CUDA_ARCHS:-}" ]] && cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+# libjpeg-turbo for the nvJPEG comparison: the system's, else Debian's packages from .deps/debs.
+if [[ ! -f /usr/include/turbojpeg.h ]] && compgen -G ".deps/debs/*.deb" >/dev/null; then
+  tj_prefix=$PWD/$BUILD_DIR/turbojpeg
+  mkdir -p "$tj_prefix"
+  for deb in "$PWD"/.deps/debs/*.deb; do
+    if command -v dpkg >/dev/null; then dpkg -x "$deb" "$tj_prefix"
+    else (cd "$tj_prefix" && ar p "$deb" "$(ar t "$deb" | grep '^data.tar')" | tar -xJf -); fi
+  done
+  cfg+=(-DZEROHOP_TURBOJPEG_PREFIX="$tj_prefix")
+fi
 
 step "configure (gpu-only options)"
 if ! cmake "${cfg[@]}"; then fail "configure"; exit 3; fi
@@ -79,8 +106,14 @@ if ! cmake "${cfg[@]}"; then fail "configure"; exit 3; fi
 step "build"
 if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target zerohop_gpu zerohop_gpu_test zerohop_gpu_probe_test zerohop_gpu_bench \
     zerohop_share_gpu_test zerohop_share_gpu_peer zerohop_share_peer zerohop_share_gpu_bench \
-    zerohop_nvenc_gpu_test; then
+    zerohop_nvenc_gpu_test zerohop_nvdec_test zerohop_nvdec_unit_test zerohop_nvdec_bench \
+    zerohop_gpu_jpeg_test zerohop_gpu_jpeg_plan_test zerohop_gpu_jpeg_bench \
+    zerohop_gpu_path_test zerohop_gpu_path_peer zerohop_gpu_path_mjpeg_test zerohop_gpu_path_choice_test; then
   fail "build"; exit 3
+fi
+# The Python module's device-mode test (label gpu) exists only when configure found Python + pybind11.
+if grep -q zerohop_py_share_device_publisher "$BUILD_DIR/build.ninja" 2>/dev/null; then
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target zerohop_python zerohop_py_share_device_publisher || { fail "build (python)"; exit 3; }
 fi
 
 step "probe"
@@ -93,7 +126,7 @@ step "nvenc probe (the real libnvidia-encode; the H200 has no encoder: docs/nven
 "$BUILD_DIR/tests/nvenc/zerohop_nvenc_gpu_test" --gtest_brief=1 | grep -v '^Running main'
 
 step "ctest -L unit (probe)"
-ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable' --output-on-failure || fail "probe unit tests"
+ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice' --output-on-failure || fail "probe unit tests"
 
 step "ctest -L gpu"
 ctest_out=$(mktemp)
@@ -133,6 +166,18 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $GPU_BENCH -ne 0 ]]; then
 fi
 
 if [[ $have_gpu -eq 1 && $BENCH -eq 1 ]]; then
+  step "NVDEC benchmark (H.264 1080p access unit -> NV12 in VRAM)"
+  "$BUILD_DIR/bench/gpu/zerohop_nvdec_bench" --out "$OUT/nvdec-bench.md" || fail "nvdec benchmark"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $JPEG_BENCH -ne 0 ]]; then
+  step "MJPEG benchmark (nvJPEG backends vs libjpeg-turbo + upload, batched)"
+  # shellcheck disable=SC2086
+  timeout 300 "$BUILD_DIR/bench/gpu/zerohop_gpu_jpeg_bench" $JPEG_BENCH_ARGS --out "$OUT/gpu-jpeg-bench.md" \
+    || fail "MJPEG benchmark"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $SHARE_BENCH -ne 0 ]]; then
   step "share benchmark (device ring over CUDA IPC vs host round trip), without MPS"
   # shellcheck disable=SC2086
   timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "without MPS" \

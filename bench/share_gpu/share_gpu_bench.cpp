@@ -1,21 +1,36 @@
-// zerohop_share_gpu_bench: what handing a 1080p NV12 frame to other processes on the same GPU costs.
+// zerohop_share_gpu_bench: what handing a 1080p NV12 frame (60 fps) to other readers on the same GPU costs.
 //
 //   publish -> reader-has-used-the-frame latency = from the publisher's commit (CLOCK_MONOTONIC,
-//   carried in the frame's StageTimes) to the moment a reader process has run one kernel that reads
-//   every byte of the frame and seen it complete (cudaStreamSynchronize with spin scheduling).
+//   carried in the frame's StageTimes) to the moment a reader has run one kernel that reads every
+//   byte of the frame and seen it complete (cudaStreamSynchronize with spin scheduling).
 //
-// Paths, each with 1 and 4 reader processes:
-//   ipc-ready   device ring (CUDA IPC): the publisher's write kernel has finished before commit, so
-//               the number is the hand-off itself (wake-up + cudaStreamWaitEvent + context switch + kernel)
-//   ipc-async   device ring, commit right after enqueueing the write (what a pipeline does): the
-//               reader's GPU waits on the slot's interprocess event; includes the rest of the write
-//   host-rt     the host round trip a program does without device sharing: publisher D2H into the
-//               host ring's slot (memfd, page-locked with cudaHostRegister when allowed), reader H2D
-//               into its own device buffer, then the same kernel; clock starts before the D2H
-//   *-spin      the same, but readers spin on Subscriber::latest() instead of sleeping in next()
-//               (futex): separates the host wake-up from the GPU hand-off (the brief's method)
+// Paths (rows: 1, 4 and 8 readers unless said otherwise):
+//   ipc          device ring (default export: CUDA VMM fds where supported, else legacy CUDA IPC),
+//                reader processes wait in Subscriber::next() (spin 50 us,
+//                then futex); the publisher's write kernel finished before commit, so the number is
+//                the hand-off itself (wake-up + cudaStreamWaitEvent + context switch + kernel)
+//   ipc-ant      the same with SubscribeOptions::anticipate = 300 us: next() learns the frame period,
+//                sleeps until 300 us before the next frame is due, then spins for it
+//   ipc-spin     the same, readers busy-poll Subscriber::latest(): no host wake-up in the number
+//   floor-spin   the bare context-switch floor: reader processes of the same device ring that, on
+//                each publish, launch the same kernel on THEIR OWN buffer (no event, no slot)
+//   ipc-async    (1 reader) commit right after enqueueing the write, as a pipeline does: the
+//                reader's GPU waits on the slot's interprocess event; includes the rest of the write
+//   inproc, inproc-spin   reader THREADS of the publisher's process (Subscriber finds the
+//                in-process publisher: its own device pointers and events, no IPC, no context switch)
+//   host-rt, host-rt-spin the host round trip a program does without device sharing: publisher
+//                D2H into the host ring's slot (memfd, page-locked with cudaHostRegister when
+//                allowed), reader H2D into its own device buffer, then the same kernel
+//   ipc, 0 readers        the producer's own cost with nobody reading (compare with 8 readers)
+// Per row also: bytes copied per frame (counted: the library's ShareStats::bytesCopied plus every
+// cudaMemcpy the benchmark itself issues, publisher and readers), the producer's CPU time per
+// frame (thread CPU time of acquireWrite + commit) and its GPU time per frame, p50: "write" from a
+// timing event before the write kernel to one right after it; "write+commit" to one recorded after
+// commit, i.e. when work the producer enqueues right after publishing could start (without MPS it
+// waits behind the readers' context time slices).
 //
-// Usage: zerohop_share_gpu_bench [--frames N] [--period-us P] [--readers 1,4] [--label TEXT] [--out FILE]
+// Usage: zerohop_share_gpu_bench [--frames N] [--period-us P] [--readers 1,4,8] [--paths a,b]
+//                                [--label TEXT] [--out FILE]
 //        (internal) zerohop_share_gpu_bench --reader NAME DIR PATH WARMUP
 // Appends a markdown table to --out. Exit status: 0 ok, 1 failure, 2 no GPU.
 #include <cuda_runtime_api.h>
@@ -24,14 +39,17 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -41,9 +59,9 @@
 #include <vector>
 
 #include "bench_kernels.hpp"
+#include "core/unique_fd.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
-#include "core/unique_fd.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -93,35 +111,48 @@ class Registration {
   void* ptr_ = nullptr;
 };
 
-// ---- reader process ----------------------------------------------------------------------------
+// ---- readers (processes and threads) ----------------------------------------------------------
 
-int runReader(const std::string& name, const std::string& dir, const std::string& path,
-              std::uint64_t warmup) {
-  cuda::check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "cudaSetDeviceFlags(spin)");
-  cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
-  SubscribeOptions o;
-  o.directory = dir;
-  Subscriber sub(name, o);
+bool isSpin(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, "-spin") == 0;
+}
+std::string basePath(const std::string& path) {
+  return isSpin(path) ? path.substr(0, path.size() - 5) : path;
+}
+
+/// ipc-ant: next() with SubscribeOptions::anticipate (sleep until just before the frame is due, then spin).
+std::chrono::microseconds subscribeAnticipation(const std::string& path) {
+  return path == "ipc-ant" ? std::chrono::microseconds{300} : std::chrono::microseconds{0};
+}
+
+struct Samples {
+  std::vector<std::int64_t> total, wake;
+  std::uint64_t bytesCopied = 0;  ///< bytes this reader copied itself (host-rt: the H2D)
+  bool pinned = true;
+};
+
+/// One reader's loop, in a reader process or an in-process thread: warms its context and kernel,
+/// calls `ready`, then uses every frame it gets until the publisher closes the ring.
+Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmup,
+                   const std::function<void()>& ready) {
   const ImageLayout l = frameLayout();
   CudaStream stream(kDevice);
   DeviceBuffer sum(kDevice, sizeof(unsigned long long));
-  DeviceBuffer own(kDevice, l.totalBytes);  // host-rt: where the H2D copy lands
+  DeviceBuffer own(kDevice, l.totalBytes);  // host-rt: where the H2D lands; floor: what the kernel reads
   Frame ownFrame;
   bindLayout(ownFrame, l, own.data(), MemoryKind::kDevice);
   std::vector<std::unique_ptr<Registration>> registered;
   std::vector<const std::uint8_t*> seenSlots;
-  bool pinned = true;
-  // Warm the context and the kernel before the first measured frame.
+  Samples out;
   {
     const auto v = viewsOf(ownFrame, l);
     bench::launchReadFrame(v.data(), l.planeCount, reinterpret_cast<unsigned long long*>(sum.data()),
                            stream.get());
     stream.synchronize();
   }
-  std::cout << "ready" << std::endl;
-  std::vector<std::int64_t> total, wake;
-  const bool spin = path.size() > 5 && path.compare(path.size() - 5, 5, "-spin") == 0;
-  const std::string base = spin ? path.substr(0, path.size() - 5) : path;
+  ready();
+  const bool spin = isSpin(path);
+  const std::string base = basePath(path);
   std::uint64_t lastIndex = 0;
   try {
     for (;;) {
@@ -147,15 +178,19 @@ int runReader(const std::string& name, const std::string& dir, const std::string
           seenSlots.push_back(fr.data[0]);
           registered.push_back(
               std::make_unique<Registration>(fr.data[0], l.totalBytes, cudaHostRegisterReadOnly));
-          pinned = pinned && registered.back()->ok();
+          out.pinned = out.pinned && registered.back()->ok();
         }
         for (std::uint32_t p = 0; p < l.planeCount; ++p) {
           cuda::check(cudaMemcpy2DAsync(ownFrame.data[p], ownFrame.pitch[p], fr.data[p], fr.pitch[p],
                                         l.planes[p].widthBytes, l.planes[p].rows, cudaMemcpyHostToDevice,
                                         stream.get()),
                       "cudaMemcpy2DAsync(H2D)");
+          if (fr.sequence > warmup)
+            out.bytesCopied += std::uint64_t{l.planes[p].widthBytes} * l.planes[p].rows;
         }
         use = ownFrame;
+      } else if (base == "floor") {
+        use = ownFrame;  // the bare context switch: our own buffer, no wait on the publisher's event
       } else {
         cuda::check(cudaStreamWaitEvent(stream.get(), static_cast<cudaEvent_t>(fr.gpu.readyEvent), 0),
                     "cudaStreamWaitEvent(readyEvent)");
@@ -167,16 +202,28 @@ int runReader(const std::string& name, const std::string& dir, const std::string
       const std::int64_t done = monotonicNs();
       const std::int64_t t0 = fr.times.at(Stage::kCapture);
       if (fr.sequence > warmup && f->valid()) {
-        total.push_back(done - t0);
-        wake.push_back(woke - t0);
+        out.total.push_back(done - t0);
+        out.wake.push_back(woke - t0);
       }
     }
   } catch (const Error& e) {
     if (e.code() != Errc::kUnavailable) throw;  // the publisher closing ends the run
   }
+  return out;
+}
+
+int runReader(const std::string& name, const std::string& dir, const std::string& path,
+              std::uint64_t warmup) {
+  cuda::check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "cudaSetDeviceFlags(spin)");
+  cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+  SubscribeOptions o;
+  o.directory = dir;
+  o.anticipate = subscribeAnticipation(path);
+  Subscriber sub(name, o);
+  const Samples s = readFrames(sub, path, warmup, [] { std::cout << "ready" << std::endl; });
   std::ostringstream line;
-  line << "samples " << (pinned ? "pinned" : "pageable") << " " << total.size();
-  for (std::size_t i = 0; i < total.size(); ++i) line << " " << total[i] << ":" << wake[i];
+  line << "samples " << (s.pinned ? "pinned" : "pageable") << " " << s.bytesCopied << " " << s.total.size();
+  for (std::size_t i = 0; i < s.total.size(); ++i) line << " " << s.total[i] << ":" << s.wake[i];
   std::cout << line.str() << std::endl;
   return 0;
 }
@@ -245,7 +292,8 @@ struct Result {
   std::string path;
   int readers = 0;
   std::size_t samples = 0;
-  double p50 = 0, p99 = 0, mean = 0, wakeP50 = 0, max = 0;
+  double p50 = 0, p99 = 0, mean = 0, max = 0, wakeP50 = 0, wakeP99 = 0;
+  double bytesPerFrame = 0, pubCpuP50 = 0, pubWriteP50 = 0, pubGpuP50 = 0;
   std::string memory;
 };
 
@@ -256,40 +304,90 @@ double percentile(std::vector<std::int64_t> v, double q) {
          1000.0;
 }
 
+std::int64_t threadCpuNs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 Result runPath(const std::string& path, int readers, int frames, int periodUs, const std::string& dir) {
   const ImageLayout l = frameLayout();
   const std::string name = "bench-" + path + "-" + std::to_string(readers);
   const std::uint64_t warmup = 30;
   ShareOptions o;
   o.directory = dir;
-  const bool spin = path.size() > 5 && path.compare(path.size() - 5, 5, "-spin") == 0;
-  const std::string base = spin ? path.substr(0, path.size() - 5) : path;
+  const std::string base = basePath(path);
   const bool device = base != "host-rt";
+  const bool inProcess = base == "inproc";
+  std::uint64_t payload = 0;
+  for (std::uint32_t p = 0; p < l.planeCount; ++p)
+    payload += std::uint64_t{l.planes[p].widthBytes} * l.planes[p].rows;
+  // slots > readers x leases each + 2 (share-protocol.md): no reader ever sees its frame overwritten.
+  const std::uint32_t slots = std::max<std::uint32_t>(kSlots, static_cast<std::uint32_t>(readers) + 4);
   auto pub = std::make_unique<Publisher>(
-      name, device ? SlotLayout::deviceImages(l, kSlots, kDevice) : SlotLayout::images(l, kSlots), o);
+      name, device ? SlotLayout::deviceImages(l, slots, kDevice) : SlotLayout::images(l, slots), o);
+
   std::vector<std::unique_ptr<ReaderProcess>> procs;
+  std::vector<std::thread> threads;
+  std::vector<Samples> threadSamples(static_cast<std::size_t>(readers));
+  std::vector<std::string> threadErrors(static_cast<std::size_t>(readers));
+  std::atomic<int> threadsReady{0};
   for (int r = 0; r < readers; ++r) {
-    procs.push_back(std::make_unique<ReaderProcess>(std::vector<std::string>{
-        "zerohop_share_gpu_bench", "--reader", name, dir, path, std::to_string(warmup)}));
+    if (inProcess) {
+      threads.emplace_back([&, r] {
+        try {
+          cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+          SubscribeOptions so;
+          so.directory = dir;
+          so.anticipate = subscribeAnticipation(path);
+          Subscriber sub(name, so);
+          if (!sub.info().inProcess) throw Error(Errc::kInternal, "the in-process reader went through IPC");
+          threadSamples[r] = readFrames(sub, path, warmup, [&] { ++threadsReady; });
+        } catch (const std::exception& e) {
+          threadErrors[r] = e.what();
+          ++threadsReady;
+        }
+      });
+    } else {
+      procs.push_back(std::make_unique<ReaderProcess>(std::vector<std::string>{
+          "zerohop_share_gpu_bench", "--reader", name, dir, path, std::to_string(warmup)}));
+    }
   }
   for (auto& p : procs) {
     const auto line = p->readLine(60s);
     if (line != "ready") throw Error(Errc::kInternal, "reader: " + line);
   }
+  while (threadsReady.load() < static_cast<int>(threads.size())) std::this_thread::sleep_for(1ms);
   while (pub->stats().readersConnected < static_cast<std::uint32_t>(readers))
     std::this_thread::sleep_for(1ms);
 
   CudaStream stream(kDevice);
+  CudaEvent gpuStart(kDevice, true), gpuWritten(kDevice, true), gpuStop(kDevice, true);
   DeviceBuffer source(kDevice, l.totalBytes);  // host-rt: the frame the publisher has in VRAM
   Frame src;
   bindLayout(src, l, source.data(), MemoryKind::kDevice);
   std::vector<std::unique_ptr<Registration>> registered;
   std::vector<const std::uint8_t*> seenSlots;
   bool pinned = true;
+  std::uint64_t benchCopied = 0;  // the publisher side's own copies (host-rt: the D2H)
+  std::vector<std::int64_t> pubCpu, pubWrite, pubGpu;
+  bool pendingGpu = false;
   for (std::uint64_t seq = 1; seq <= warmup + static_cast<std::uint64_t>(frames); ++seq) {
+    auto collectGpu = [&] {
+      gpuStop.synchronize();
+      pubWrite.push_back(static_cast<std::int64_t>(gpuWritten.elapsedMsSince(gpuStart) * 1e6));
+      pubGpu.push_back(static_cast<std::int64_t>(gpuStop.elapsedMsSince(gpuStart) * 1e6));
+      pendingGpu = false;
+    };
+    if (pendingGpu) collectGpu();
+    const bool measured = seq > warmup;
+    std::int64_t cpu = 0;
+    std::int64_t c0 = threadCpuNs();
     WriteSlot ws = pub->acquireWrite();
+    cpu += threadCpuNs() - c0;
     Frame meta;
     meta.sequence = seq;
+    gpuStart.record(stream.get());
     if (base == "host-rt") {
       const auto v = viewsOf(src, l);
       bench::launchWriteFrame(v.data(), l.planeCount, seq, stream.get());
@@ -307,33 +405,65 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
                               l.planes[p].widthBytes, l.planes[p].rows, cudaMemcpyDeviceToHost, stream.get()),
             "cudaMemcpy2DAsync(D2H)");
       }
+      if (measured) benchCopied += payload;
+      gpuWritten.record(stream.get());
+      gpuStop.record(stream.get());
       stream.synchronize();
+      c0 = threadCpuNs();
       pub->commit(std::move(ws), meta);
+      cpu += threadCpuNs() - c0;
     } else {
       const auto v = viewsOf(ws.frame(), l);
       bench::launchWriteFrame(v.data(), l.planeCount, seq, stream.get());
-      if (base == "ipc-ready") stream.synchronize();
+      gpuWritten.record(stream.get());
+      if (base != "ipc-async") stream.synchronize();
       meta.times.mark(Stage::kCapture, monotonicNs());
+      c0 = threadCpuNs();
       pub->commit(std::move(ws), meta, stream.get());
+      cpu += threadCpuNs() - c0;
+      gpuStop.record(stream.get());
+    }
+    if (measured) {
+      pubCpu.push_back(cpu);
+      pendingGpu = true;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(periodUs));
   }
   stream.synchronize();
+  if (pendingGpu) {
+    gpuStop.synchronize();
+    pubWrite.push_back(static_cast<std::int64_t>(gpuWritten.elapsedMsSince(gpuStart) * 1e6));
+    pubGpu.push_back(static_cast<std::int64_t>(gpuStop.elapsedMsSince(gpuStart) * 1e6));
+  }
+  const std::uint64_t libraryCopied = pub->stats().bytesCopied;
   pub.reset();  // readers see the ring close, report and let go (device: the publisher waits for that)
 
   Result res;
   res.path = path;
   res.readers = readers;
   std::vector<std::int64_t> total, wake;
-  std::string memory = device ? "device (CUDA IPC)" : (pinned ? "pinned" : "pageable");
+  std::uint64_t readersCopied = 0;
+  std::string memory = inProcess ? "device (in-process)"
+                       : device  ? "device (other process)"
+                                 : (pinned ? "pinned" : "pageable");
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < static_cast<int>(threads.size()); ++r) {
+    if (!threadErrors[r].empty()) throw Error(Errc::kInternal, "in-process reader: " + threadErrors[r]);
+    const Samples& s = threadSamples[r];
+    total.insert(total.end(), s.total.begin(), s.total.end());
+    wake.insert(wake.end(), s.wake.begin(), s.wake.end());
+    readersCopied += s.bytesCopied;
+  }
   for (auto& p : procs) {
     std::istringstream in(p->readLine(30s));
     std::string tag, mem;
+    std::uint64_t copied = 0;
     std::size_t n = 0;
-    in >> tag >> mem >> n;
+    in >> tag >> mem >> copied >> n;
     if (tag != "samples") throw Error(Errc::kInternal, "reader answered '" + tag + "'");
     if (!device && mem == "pageable")
       memory = "publisher " + std::string(pinned ? "pinned" : "pageable") + ", reader pageable";
+    readersCopied += copied;
     for (std::size_t i = 0; i < n; ++i) {
       std::string s;
       in >> s;
@@ -348,16 +478,32 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
   res.p99 = percentile(total, 0.99);
   res.max = percentile(total, 1.0);
   res.wakeP50 = percentile(wake, 0.50);
+  res.wakeP99 = percentile(wake, 0.99);
   double sum = 0;
   for (auto t : total) sum += static_cast<double>(t);
   res.mean = total.empty() ? 0 : sum / static_cast<double>(total.size()) / 1000.0;
+  res.bytesPerFrame =
+      static_cast<double>(libraryCopied + benchCopied + readersCopied) / static_cast<double>(frames);
+  res.pubCpuP50 = percentile(pubCpu, 0.50);
+  res.pubWriteP50 = percentile(pubWrite, 0.50);
+  res.pubGpuP50 = percentile(pubGpu, 0.50);
   res.memory = memory;
   return res;
 }
 
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string t;
+  while (std::getline(in, t, ',')) out.push_back(t);
+  return out;
+}
+
 int runBench(int argc, char** argv) {
-  int frames = 300, periodUs = 4000;
-  std::vector<int> readerCounts{1, 4};
+  int frames = 150, periodUs = 16667;  // 1080p60
+  std::vector<int> readerCounts{1, 4, 8};
+  std::vector<std::string> paths{"ipc",         "ipc-ant",      "ipc-spin",  "floor-spin", "inproc",
+                                 "inproc-spin", "host-rt-spin", "ipc-async", "host-rt",    "producer"};
   std::string label = "run", out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -373,11 +519,11 @@ int runBench(int argc, char** argv) {
       label = next();
     else if (a == "--out")
       out = next();
+    else if (a == "--paths")
+      paths = splitList(next());
     else if (a == "--readers") {
       readerCounts.clear();
-      std::istringstream in(next());
-      std::string t;
-      while (std::getline(in, t, ',')) readerCounts.push_back(std::stoi(t));
+      for (const auto& t : splitList(next())) readerCounts.push_back(std::stoi(t));
     } else
       throw Error(Errc::kInvalidArgument, "unknown argument " + a);
   }
@@ -389,23 +535,35 @@ int runBench(int argc, char** argv) {
   // Spin while waiting for the GPU (lowest latency); best effort if the context already exists.
   if (cudaSetDeviceFlags(cudaDeviceScheduleSpin) != cudaSuccess) (void)cudaGetLastError();
   const MpsStatus mps = detectMps();
+  int driver = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaRuntimeGetVersion(&runtime);
   char tmpl[] = "/tmp/zerohop-share-bench-XXXXXX";
   if (!::mkdtemp(tmpl)) throwErrno("mkdtemp", errno);
   const std::string dir = tmpl;
   std::ostringstream md;
   md << "\n#### " << label << ": " << mps.detail << "\n\n"
-     << describe(gpu) << "; 1920x1080 NV12 (" << frameLayout().totalBytes << " bytes), " << frames
-     << " frames per row after 30 warm-up, one every " << periodUs << " us, " << kSlots << " slots.\n\n"
-     << "| path | readers | samples | p50 us | p99 us | mean us | max us | wake-up p50 us | memory |\n"
-     << "|---|---|---|---|---|---|---|---|---|\n";
+     << describe(gpu) << "; CUDA driver API " << driver << ", runtime " << runtime << "; 1920x1080 NV12 ("
+     << frameLayout().totalBytes << " bytes), " << frames << " frames per row after 30 warm-up, one every "
+     << periodUs << " us, max(" << kSlots << ", readers + 4) slots.\n\n"
+     << "| path | readers | samples | p50 us | p99 us | mean us | max us | wake p50 us | wake p99 us | "
+        "bytes copied / frame | producer CPU us/frame p50 | producer GPU write us p50 | producer GPU "
+        "write+commit us p50 "
+        "| memory |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::printf("%s", md.str().c_str());
-  for (const std::string path : {"ipc-ready", "ipc-async", "host-rt", "ipc-ready-spin", "host-rt-spin"}) {
-    for (int r : readerCounts) {
-      const Result res = runPath(path, r, frames, periodUs, dir);
-      char row[512];
-      std::snprintf(row, sizeof row, "| %s | %d | %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %s |\n",
-                    res.path.c_str(), res.readers, res.samples, res.p50, res.p99, res.mean, res.max,
-                    res.wakeP50, res.memory.c_str());
+  for (const std::string& path : paths) {
+    std::vector<int> counts = readerCounts;
+    if (path == "ipc-async" || path == "host-rt") counts = {readerCounts.front()};
+    if (path == "producer") counts = {0};
+    for (int r : counts) {
+      const Result res = runPath(path == "producer" ? "ipc" : path, r, frames, periodUs, dir);
+      char row[768];
+      std::snprintf(
+          row, sizeof row,
+          "| %s | %d | %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f | %.1f | %s |\n",
+          res.path.c_str(), res.readers, res.samples, res.p50, res.p99, res.mean, res.max, res.wakeP50,
+          res.wakeP99, res.bytesPerFrame, res.pubCpuP50, res.pubWriteP50, res.pubGpuP50, res.memory.c_str());
       std::printf("%s", row);
       std::fflush(stdout);
       md << row;

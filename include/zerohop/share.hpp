@@ -9,10 +9,12 @@
 //   control  memfd, sealed: geometry + per-slot seqlocked records (sequence, StageTimes, format,
 //            pitches, bytesUsed, keyframe, wallClockMs). The publisher writes; readers map read-only.
 //   slots    host mode: one memfd, readers map it read-only. Device mode (SlotLayout::memory =
-//            kDevice; link zerohop::share_cuda): one cudaMalloc for all slots exported with the legacy
-//            cudaIpcGetMemHandle, plus one interprocess CUDA event per slot; the 64-byte handles travel
-//            in DeviceSlots/DeviceEvents messages after the Welcome, over the 0600 socket only.
-//            (CUDA VMM POSIX-fd export is designed, not implemented.)
+//            kDevice; link zerohop::share_cuda): one allocation for all slots, exported as a CUDA VMM
+//            POSIX fd (SCM_RIGHTS) where supported, else with the legacy cudaIpcGetMemHandle
+//            (ShareOptions::deviceExport), plus one interprocess CUDA event per slot; fd and handles
+//            travel in DeviceSlots/DeviceEvents messages after the Welcome, over the 0600 socket only.
+//            A reader in the publisher's own process uses the publisher's device pointers and events
+//            directly (ShareInfo::inProcess: no IPC, no GPU context switch).
 //   leases   one small memfd per reader that only that reader writes: "I am reading slot S since T".
 //
 // clang-format off
@@ -74,7 +76,8 @@ struct SlotLayout {
   ImageLayout image{};  ///< for encoded rings: format = codec, planeCount 1, totalBytes = capacity
   std::uint32_t slots = 0;
   /// kHost: memfd slots (any build). kDevice: slots in GPU memory of CUDA device `device`, shared
-  /// with legacy CUDA IPC (needs zerohop::share_cuda linked; images only; at most 48 slots).
+  /// as CUDA VMM POSIX fds or legacy CUDA IPC (ShareOptions::deviceExport; needs zerohop::share_cuda
+  /// linked; images only; at most 48 slots).
   MemoryKind memory = MemoryKind::kHost;
   int device = 0;
 
@@ -93,6 +96,12 @@ struct ShareOptions {
   std::chrono::milliseconds handshakeTimeout{2000};  ///< a client that says nothing is dropped
   /// Device rings: how long closing waits for readers to unmap before freeing the slots.
   std::chrono::milliseconds deviceDrainTimeout{2000};
+  /// Device rings: how the slots' memory is exported. kAuto: CUDA VMM POSIX file descriptors
+  /// (cuMemExportToShareableHandle, sent over the socket with SCM_RIGHTS) where the device and
+  /// driver support them, legacy CUDA IPC handles otherwise; the other two force one (kVmmFd on a
+  /// device without it: kUnsupported). Readers follow whatever the Welcome says.
+  enum class DeviceExport { kAuto, kVmmFd, kLegacyIpc };
+  DeviceExport deviceExport = DeviceExport::kAuto;
 };
 
 /// Publisher-side counters, for `serve` and tests.
@@ -103,6 +112,8 @@ struct ShareStats {
   std::uint64_t overruns = 0;         ///< publishes that had to overwrite a leased slot
   std::uint64_t leaseSkips = 0;       ///< publishes that passed over an older, leased slot
   std::uint64_t rejectedClients = 0;  ///< failed handshakes (uid, version, malformed, timeout)
+  /// Payload bytes the publisher copied into slots (publish(); in-place commits copy nothing).
+  std::uint64_t bytesCopied = 0;
 };
 
 /// A slot handed out for writing in place (acquire -> fill -> Publisher::commit). Dropping it
@@ -190,6 +201,11 @@ struct ShareInfo {
   MemoryKind memory = MemoryKind::kHost;
   std::int32_t publisherPid = 0;
   std::uint64_t sessionId = 0;  ///< changes when the publisher restarts
+  /// A device ring published by this very process: the frames carry the publisher's own device
+  /// pointers and slot events (no CUDA IPC, no GPU context switch); same leases and seqlock.
+  bool inProcess = false;
+  /// How the slots reached this reader: "host-memfd", "cuda-vmm-fd" or "cuda-ipc-legacy".
+  std::string transport;
 };
 
 /// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
@@ -216,6 +232,14 @@ struct SubscribeOptions {
   std::string directory;  ///< empty = the publisher's default directory for this uid
   std::chrono::milliseconds handshakeTimeout{2000};
   std::optional<std::uint32_t> publisherUid;  ///< empty = must be our own uid
+  /// next() first spins this long watching the ring's wake word (no system call), then sleeps in a
+  /// futex: a frame published within the spin is picked up in well under a microsecond instead of a
+  /// futex wake-up (tens of microseconds; 60-70 us p50 on the H200 VM). 0 = sleep at once.
+  std::chrono::microseconds spinBeforeSleep{50};
+  /// > 0: next() learns the publisher's frame period and sleeps only until this long before the
+  /// next frame is due, then spins until it arrives (at most twice this long), so a steady stream
+  /// is picked up without a futex wake-up; costs up to 2x this much CPU per frame. 0 = off.
+  std::chrono::microseconds anticipate{0};
 };
 
 /// A read lease on one published frame (move-only). The Frame's pointers are read-only host
@@ -224,7 +248,8 @@ struct SubscribeOptions {
 /// and what was read may be torn. Thread-safety: thread-bound; may be moved to another thread.
 ///
 /// Device rings: frame().memory is kDevice, data[] are device pointers valid in this process and
-/// frame().gpu.readyEvent is the slot's interprocess event (a cudaEvent_t): call
+/// frame().gpu.readyEvent is the slot's interprocess event (a cudaEvent_t; in-process readers: the
+/// publisher's own event and pointers): call
 /// cudaStreamWaitEvent(yourStream, readyEvent) before launching work on the pixels (no host sync).
 /// The lease is a host-side promise: keep the SharedFrame until the GPU work that reads the slot
 /// has completed (or accept that only the ring's depth protects it), and call valid() after that
@@ -281,7 +306,8 @@ class Subscriber {
   /// publish. Throws kUnavailable "publisher 'NAME' went away" once the publisher has gone.
   std::optional<SharedFrame> latest();
   /// The first frame published after the last one this subscriber returned (older ones already
-  /// overwritten are counted as missed); waits up to `timeout`, nullopt on timeout. Throws
+  /// overwritten are counted as missed); waits up to `timeout` (spinning for
+  /// SubscribeOptions::spinBeforeSleep, then in a futex), nullopt on timeout. Throws
   /// kUnavailable when the publisher goes away, also while waiting.
   std::optional<SharedFrame> next(std::chrono::milliseconds timeout);
   /// Drops the current session (outstanding SharedFrames stay readable) and handshakes again,

@@ -4,11 +4,11 @@
 
 namespace zerohop::python {
 
+// A module built without CUDA never receives device frames (its Hello does not offer device memory,
+// so a device publisher refuses it); this is only the guard.
 void orderStreamAfterProducer(const GpuSync& /*sync*/, std::intptr_t /*consumerStream*/) {
-  // Device mode: dlopen("libcudart.so") once; if consumerStream != -1 and sync.readyEvent:
-  // cudaStreamWaitEvent((cudaStream_t)consumerStream, (cudaEvent_t)sync.readyEvent, 0).
   throw Error(Errc::kUnsupported,
-              "DLPack export of GPU-memory frames is not implemented yet (share ring device mode, issue 5)");
+              "this zerohop module was built without CUDA: it cannot export GPU-memory frames");
 }
 
 }  // namespace zerohop::python

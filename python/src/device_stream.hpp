@@ -1,10 +1,9 @@
 #pragma once
-// Device mode (NOT DONE: the share ring has no CUDA transport yet, docs/share-protocol.md). When a
-// GPU plane is exported through DLPack, the consumer's CUDA stream must wait on the event the
-// publisher recorded after writing the slot (Frame::gpu.readyEvent, imported from the IPC event
-// handle), with cudaStreamWaitEvent and no host synchronisation (STYLE 5). The module will load the
-// CUDA runtime at run time (dlopen), so it keeps building and importing on machines without CUDA.
-// Thread-safety: reentrant.
+// Device mode of the DLPack export: when a GPU plane is exported, the consumer's CUDA stream waits on
+// the event the publisher recorded after writing the slot (Frame::gpu.readyEvent: the opened IPC
+// event, or the publisher's own event for an in-process reader) with cudaStreamWaitEvent, no host
+// synchronisation (STYLE 5). device_stream_cuda.cpp when the module links zerohop::share_cuda (CUDA
+// builds), device_stream.cpp (refuses) otherwise. Thread-safety: reentrant.
 
 #include <cstdint>
 
@@ -14,7 +13,7 @@ namespace zerohop::python {
 
 /// Orders `consumerStream` (a cudaStream_t as DLPack passes it: 1 = legacy default stream, 2 = per-thread
 /// default, -1 = consumer asks for no synchronisation, 0 = invalid for CUDA) after `sync.readyEvent`.
-/// Today: throws Error(kUnsupported), since device-memory rings do not exist yet.
+/// Throws kInvalidArgument for 0, kDevice when CUDA fails, kUnsupported in a module built without CUDA.
 void orderStreamAfterProducer(const GpuSync& sync, std::intptr_t consumerStream);
 
 }  // namespace zerohop::python

@@ -96,8 +96,9 @@ py::object exportDlpack(const PyPlane& plane, py::object stream, py::object maxV
     }
   }
   if (plane.memory == MemoryKind::kDevice) {
-    // The consumer's stream must wait on the producer's event; -1 = "no synchronisation wanted".
-    const std::intptr_t s = stream.is_none() ? 0 : stream.cast<std::intptr_t>();
+    // The consumer's stream must wait on the producer's event; -1 = "no synchronisation wanted",
+    // None = the legacy default stream (DLPack: "the producer must assume the legacy default stream").
+    const std::intptr_t s = stream.is_none() ? 1 : stream.cast<std::intptr_t>();
     orderStreamAfterProducer(plane.gpu, s);
   } else if (!stream.is_none()) {
     throw Error(Errc::kInvalidArgument, "__dlpack__(stream=...): stream must be None for host-memory frames");

@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/unique_fd.hpp"
 #include "share/wire.hpp"
 #include "zerohop/frame.hpp"
+#include "zerohop/share.hpp"
 
 namespace zerohop::share_detail {
 
@@ -26,9 +28,13 @@ class DeviceSlots {
   virtual ~DeviceSlots() = default;
   virtual int device() const noexcept = 0;          ///< CUDA ordinal in the publisher's process
   virtual std::uint8_t* base() const noexcept = 0;  ///< device pointer of slot 0
+  virtual void* slotEvent(std::uint32_t slot) const noexcept = 0;  ///< cudaEvent_t (for in-process readers)
   /// The two messages that follow a Welcome (DeviceSlots, DeviceEvents), complete with headers.
   virtual std::vector<std::uint8_t> slotsMessage() const = 0;
   virtual std::vector<std::uint8_t> eventsMessage() const = 0;
+  /// Descriptors that travel with the DeviceSlots message (SCM_RIGHTS; kCudaVmmFd: the allocation's
+  /// fd). Owned by the DeviceSlots; sendmsg duplicates them into the reader.
+  virtual std::vector<int> slotsMessageFds() const { return {}; }
   virtual Transport transport() const noexcept = 0;
   /// In-place writes: records `slot`'s interprocess event on `stream` (a cudaStream_t that wrote
   /// the slot); with a null stream, on the transport's own stream after waiting `readyEvent`.
@@ -57,10 +63,13 @@ class DeviceTransport {
  public:
   virtual ~DeviceTransport() = default;
   virtual std::unique_ptr<DeviceSlots> createSlots(const std::string& shareName, int device,
-                                                   std::uint64_t slotStride, std::uint32_t slots) = 0;
+                                                   std::uint64_t slotStride, std::uint32_t slots,
+                                                   ShareOptions::DeviceExport how) = 0;
+  /// `fds`: the descriptors that came with the DeviceSlots message (closed after the import).
   virtual std::unique_ptr<DeviceImport> importSlots(const std::string& shareName,
                                                     const DeviceSlotsInfo& slots,
-                                                    const DeviceEventsInfo& events) = 0;
+                                                    const DeviceEventsInfo& events,
+                                                    std::vector<UniqueFd> fds) = 0;
 };
 
 /// The registered CUDA transport, or nullptr when zerohop::share_cuda is not linked in.

@@ -134,6 +134,7 @@ void Publisher::publishCopy(const Frame& frame, void* cudaStream) {
       throw Error(Errc::kInvalidArgument, "share '" + name + "': null data");
     WriteSlot ws = core_->acquire();
     if (frame.bytesUsed > 0) std::memcpy(ws.frame().data[0], frame.data[0], frame.bytesUsed);
+    core_->countCopied(frame.bytesUsed);
     core_->commitRecorded(ws, frame);
     return;
   }
@@ -150,6 +151,9 @@ void Publisher::publishCopy(const Frame& frame, void* cudaStream) {
                                               " has no data or a pitch shorter than a row");
     }
   }
+  std::uint64_t payload = 0;
+  for (std::uint32_t i = 0; i < l.planeCount; ++i)
+    payload += std::uint64_t{l.planes[i].widthBytes} * l.planes[i].rows;
   WriteSlot ws = core_->acquire();
   if (auto* device = core_->device()) {
     try {
@@ -158,6 +162,7 @@ void Publisher::publishCopy(const Frame& frame, void* cudaStream) {
       core_->abandon(ws);
       throw;
     }
+    core_->countCopied(payload);
     core_->commitRecorded(ws, frame);
     return;
   }
@@ -173,6 +178,7 @@ void Publisher::publishCopy(const Frame& frame, void* cudaStream) {
       }
     }
   }
+  core_->countCopied(payload);
   core_->commitRecorded(ws, frame);
 }
 

@@ -17,6 +17,7 @@
 #include <new>
 #include <random>
 
+#include "share/in_process_slots.hpp"
 #include "share/slot_picker.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
@@ -113,7 +114,9 @@ PublisherCore::PublisherCore(std::string name, const SlotLayout& layout, ShareOp
   header_->state.store(static_cast<std::uint32_t>(RingState::kLive), std::memory_order_release);
 
   if (onDevice) {
-    device_ = deviceTransport()->createSlots(name_, layout_.device, slotStride_, layout_.slots);
+    device_ = deviceTransport()->createSlots(name_, layout_.device, slotStride_, layout_.slots,
+                                             options_.deviceExport);
+    listInProcess(sessionId_, device_);
   } else {
     slotsFd_ = createSealedMemfd(("zerohop-slots-" + name_).c_str(), slotStride_ * layout_.slots);
     slots_ = MappedRegion::map(slotsFd_.get(), slotStride_ * layout_.slots, true, "share slots");
@@ -151,13 +154,19 @@ void PublisherCore::start() {
             ") on ", socketPath_);
 }
 
+std::size_t PublisherCore::otherProcessReaders() const {
+  return static_cast<std::size_t>(
+      std::count_if(readers_.begin(), readers_.end(), [](const auto& r) { return !r->inProcess; }));
+}
+
 void PublisherCore::drainDeviceReaders() noexcept {
   // CUDA: freeing exported memory before every importer closed its mapping is undefined behaviour.
+  // Readers in this process do not map anything: they hold the slots themselves (in_process_slots).
   std::unique_lock lock(mutex_);
-  if (readers_.empty()) return;
-  const std::size_t mapped = readers_.size();
-  if (!readersLeft_.wait_for(lock, options_.deviceDrainTimeout, [&] { return readers_.empty(); })) {
-    log::warn("share '", name_, "': ", readers_.size(), " of ", mapped,
+  const std::size_t mapped = otherProcessReaders();
+  if (mapped == 0) return;
+  if (!readersLeft_.wait_for(lock, options_.deviceDrainTimeout, [&] { return otherProcessReaders() == 0; })) {
+    log::warn("share '", name_, "': ", otherProcessReaders(), " of ", mapped,
               " readers still map the device slots after ", options_.deviceDrainTimeout.count(),
               " ms; freeing them anyway (those readers must not touch frames they still hold)");
   }
@@ -165,6 +174,7 @@ void PublisherCore::drainDeviceReaders() noexcept {
 
 void PublisherCore::stop() noexcept {
   if (closing_.exchange(true)) return;
+  if (device_) unlistInProcess(sessionId_);
   if (header_) {
     header_->state.store(static_cast<std::uint32_t>(RingState::kClosed), std::memory_order_release);
     wakeReaders();
@@ -321,6 +331,7 @@ ShareStats PublisherCore::stats() const {
   s.overruns = overruns_;
   s.leaseSkips = leaseSkips_;
   s.rejectedClients = rejected_.load();
+  s.bytesCopied = bytesCopied_.load(std::memory_order_relaxed);
   const std::int64_t nowMs = monotonicNs() / 1'000'000;
   std::vector<bool> leased(layout_.slots, false);
   for (const auto& r : readers_) {

@@ -46,6 +46,8 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   /// Publishes a slot whose pixels (and, device rings, slot event) are already in place.
   void commitRecorded(WriteSlot& slot, const Frame& meta);
   void abandon(WriteSlot& slot) noexcept;
+  /// Counts payload bytes a copying publish moved into a slot (ShareStats::bytesCopied).
+  void countCopied(std::uint64_t bytes) noexcept { bytesCopied_.fetch_add(bytes, std::memory_order_relaxed); }
 
   ShareStats stats() const;
   const std::string& name() const noexcept { return name_; }
@@ -65,6 +67,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
     MappedRegion leasePage;
     std::uint32_t id = 0;
     pid_t pid = 0;
+    bool inProcess = false;  // SO_PEERCRED pid is ours: it holds the device slots itself (no drain)
     const LeasePage* leases() const noexcept { return reinterpret_cast<const LeasePage*>(leasePage.data()); }
   };
 
@@ -76,6 +79,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   bool peerAllowed(int socketFd, std::string& why) const;
   void wakeReaders() noexcept;
   void drainDeviceReaders() noexcept;
+  std::size_t otherProcessReaders() const;  // mutex_ held
 
   const std::string name_;
   const SlotLayout layout_;
@@ -87,7 +91,8 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
 
   UniqueFd controlFd_, slotsFd_;
   MappedRegion control_, slots_;         // slots_: host rings only
-  std::unique_ptr<DeviceSlots> device_;  // device rings only; freed in ~PublisherCore after stop()
+  // Device rings only; freed in ~PublisherCore after stop(), or later by the last in-process reader.
+  std::shared_ptr<DeviceSlots> device_;
   ControlHeader* header_ = nullptr;
   SlotHeader* slotHeaders_ = nullptr;
 
@@ -111,6 +116,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   std::uint32_t nextReaderId_ = 1;
   std::uint64_t publishes_ = 0, overruns_ = 0, leaseSkips_ = 0;
   std::atomic<std::uint64_t> rejected_{0};
+  std::atomic<std::uint64_t> bytesCopied_{0};
 };
 
 }  // namespace zerohop::share_detail

@@ -224,6 +224,7 @@ bool PublisherCore::handleHello(Pending& p) {
     reader->leasePage = MappedRegion::map(leaseFd.get(), kLeasePageBytes, true, "share lease page");
     new (reader->leasePage.data()) LeasePage{};
     reader->pid = hello.pid;
+    reader->inProcess = peerCredentials(p.socket.get()).pid == ::getpid();
     Welcome w;
     w.transport = device_ ? device_->transport() : Transport::kHostMemfd;
     w.fdCount = device_ ? 2 : 3;
@@ -248,7 +249,7 @@ bool PublisherCore::handleHello(Pending& p) {
         // The CUDA handles follow the Welcome on the same 0600 socket, never anywhere else.
         const int fds[2] = {controlFd_.get(), leaseFd.get()};
         sendMessage(socketFd, encodeWelcome(w), fds);
-        sendMessage(socketFd, device_->slotsMessage());
+        sendMessage(socketFd, device_->slotsMessage(), device_->slotsMessageFds());
         sendMessage(socketFd, device_->eventsMessage());
       } else {
         const int fds[3] = {controlFd_.get(), slotsFd_.get(), leaseFd.get()};

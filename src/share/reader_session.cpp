@@ -5,10 +5,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 
+#include "share/in_process_slots.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
 #include "zerohop/clock.hpp"
@@ -109,6 +111,7 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
   }
   DeviceSlotsInfo deviceSlots;
   DeviceEventsInfo deviceEvents;
+  std::vector<UniqueFd> deviceFds;  // kCudaVmmFd: the allocation's fd
   if (onDevice) {
     // Device transports: the slot and event handles follow in two messages of their own.
     for (const MessageType want : {MessageType::kDeviceSlots, MessageType::kDeviceEvents}) {
@@ -116,10 +119,18 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
       if (!m)
         throw Error(Errc::kUnavailable,
                     "publisher '" + name + "' closed the connection during the handshake");
-      if (!m->fds.empty()) protocolError(name, "device handle messages must not carry descriptors");
       if (want == MessageType::kDeviceSlots) {
         deviceSlots = decodeDeviceSlots(m->bytes);
+        // The Welcome and the DeviceSlots message must agree; VMM brings exactly its one fd.
+        const std::size_t fds = deviceSlots.transport == Transport::kCudaVmmFd ? 1 : 0;
+        if (deviceSlots.transport != w.transport || m->fds.size() != fds) {
+          protocolError(name, "DeviceSlots (transport " +
+                                  std::to_string(static_cast<unsigned>(deviceSlots.transport)) + ", " +
+                                  std::to_string(m->fds.size()) + " descriptors) disagrees with the Welcome");
+        }
+        deviceFds = std::move(m->fds);
       } else {
+        if (!m->fds.empty()) protocolError(name, "DeviceEvents must not carry descriptors");
         deviceEvents = decodeDeviceEvents(m->bytes);
       }
     }
@@ -146,23 +157,30 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
       protocolError(name, "device slot and event handles disagree with the control block");
     }
     if (g.producerPid == ::getpid()) {
-      throw Error(Errc::kUnsupported, "publisher '" + name +
-                                          "' runs in this process: CUDA IPC cannot open a handle in the "
-                                          "process that exported it (in-process readers of a device ring are "
-                                          "not implemented; use the publisher's frames directly)");
-    }
-    s->device_ = deviceTransport()->importSlots(name, deviceSlots, deviceEvents);
-    // The reader's first line says what a hand-off costs here and how to make it cheap (once per process).
-    static std::once_flag noted;
-    std::call_once(noted, [&] {
-      const MpsStatus mps = detectMps();
-      const std::string line = "share '" + name + "': device frames via CUDA IPC; " + mpsHandoffNote(mps);
-      if (mps.active) {
-        log::info(line);
-      } else {
-        log::warn(line);
+      // A reader in the publisher's own process: its device pointers and events, used directly.
+      s->device_ = importInProcess(g.sessionId, g.slotStride);
+      if (!s->device_) {
+        throw Error(Errc::kUnavailable, "publisher '" + name + "' of this process is closing");
       }
-    });
+      s->inProcess_ = true;
+      log::debug("share '", name, "': in-process reader: the publisher's device pointers, no IPC handles");
+    } else {
+      s->device_ = deviceTransport()->importSlots(name, deviceSlots, deviceEvents, std::move(deviceFds));
+      // The reader's first line says what a hand-off costs here and how to make it cheap (once per process).
+      static std::once_flag noted;
+      std::call_once(noted, [&] {
+        const MpsStatus mps = detectMps();
+        const std::string line = "share '" + name + "': device frames via " +
+                                 (deviceSlots.transport == Transport::kCudaVmmFd ? "CUDA VMM file descriptors"
+                                                                                 : "legacy CUDA IPC") +
+                                 "; " + mpsHandoffNote(mps);
+        if (mps.active) {
+          log::info(line);
+        } else {
+          log::warn(line);
+        }
+      });
+    }
   } else {
     s->slots_ = MappedRegion::map(slotsFd, w.slotBytes, false, "share slots");
   }
@@ -189,6 +207,10 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
   info.memory = static_cast<MemoryKind>(g.memory);
   info.publisherPid = g.producerPid;
   info.sessionId = g.sessionId;
+  info.inProcess = s->inProcess_;
+  info.transport = w.transport == Transport::kCudaVmmFd       ? "cuda-vmm-fd"
+                   : w.transport == Transport::kCudaIpcLegacy ? "cuda-ipc-legacy"
+                                                              : "host-memfd";
   log::debug("share '", name, "': subscribed as reader ", w.readerId, " (", g.slotCount,
              " slots, publisher pid ", g.producerPid, ")");
   return s;
@@ -299,10 +321,25 @@ std::uint32_t ReaderSession::wakeWord() const noexcept {
   return header_->wakeWord.load(std::memory_order_acquire);
 }
 
-void ReaderSession::waitForPublish(std::uint32_t seen, std::chrono::milliseconds timeout) const noexcept {
+bool ReaderSession::spinForPublish(std::uint32_t seen, std::chrono::nanoseconds budget) const noexcept {
+  if (budget.count() <= 0) return false;
+  const std::int64_t until = monotonicNs() + budget.count();
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (header_->wakeWord.load(std::memory_order_acquire) != seen) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  } while (monotonicNs() < until);
+  return header_->wakeWord.load(std::memory_order_acquire) != seen;
+}
+
+void ReaderSession::waitForPublish(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept {
+  const std::int64_t ns = std::max<std::int64_t>(timeout.count(), 1000);
   timespec ts{};
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  ts.tv_nsec = static_cast<long>((timeout.count() % 1000) * 1'000'000);
+  ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
   // Shared futex on the read-only mapped control block (FUTEX_WAIT only needs read access).
   ::syscall(SYS_futex, reinterpret_cast<const std::uint32_t*>(&header_->wakeWord), FUTEX_WAIT, seen, &ts,
             nullptr, 0);

@@ -46,14 +46,18 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   std::optional<SharedFrame> tryRead(std::uint32_t slot, std::uint64_t minIndex);
   /// The lowest publishIndex > `after` currently in the ring, with its slot (no lease taken).
   std::optional<std::pair<std::uint64_t, std::uint32_t>> oldestAfter(std::uint64_t after) const noexcept;
+  /// Busy-waits (no system call) up to `budget` for the wake word to differ from `seen`; true if it did.
+  bool spinForPublish(std::uint32_t seen, std::chrono::nanoseconds budget) const noexcept;
   /// Waits until the ring's wake word differs from `seen` (a publish or close) or `timeout` passes.
-  void waitForPublish(std::uint32_t seen, std::chrono::milliseconds timeout) const noexcept;
+  void waitForPublish(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
   std::uint32_t wakeWord() const noexcept;
 
   bool stillValid(std::uint32_t slot, std::uint64_t seq) const noexcept;
   const ShareInfo& info() const noexcept { return info_; }
   /// True for a device ring (slots mapped through the CUDA transport).
   bool onDevice() const noexcept { return static_cast<bool>(device_); }
+  /// True for a device ring published by this process (its pointers used directly, no IPC).
+  bool inProcess() const noexcept { return inProcess_; }
   ReaderCounters& counters() noexcept { return *counters_; }
 
  private:
@@ -69,6 +73,7 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   LeasePage* leasePage_ = nullptr;
   std::shared_ptr<ReaderCounters> counters_;
   mutable std::atomic<bool> gone_{false};
+  bool inProcess_ = false;
   // Declared last so it is destroyed first: the IPC mapping and opened events are closed before
   // the socket, so a draining publisher frees its slots only after we let go (CUDA's rule).
   std::unique_ptr<DeviceImport> device_;

@@ -16,7 +16,7 @@ namespace {
 constexpr int kReadAttempts = 8;
 // next() re-checks that the publisher is alive at least this often while it waits (a SIGKILLed
 // publisher cannot wake us; its socket's hang-up is what we notice).
-constexpr std::chrono::milliseconds kLivenessSlice{100};
+constexpr std::int64_t kLivenessSliceNs = 100'000'000;  // 100 ms
 }  // namespace
 
 bool SharedFrame::valid() const noexcept {
@@ -79,7 +79,12 @@ class Subscriber::Impl {
 
   std::optional<SharedFrame> next(std::chrono::milliseconds timeout) {
     auto& s = session();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // Clamped to a day: nanoseconds of milliseconds::max() would overflow.
+    const std::int64_t deadline =
+        monotonicNs() + std::clamp<std::int64_t>(timeout.count(), 0, 86'400'000) * 1'000'000;
+    const std::int64_t spinNs = std::chrono::nanoseconds(options_.spinBeforeSleep).count();
+    const std::int64_t anticipateNs = std::chrono::nanoseconds(options_.anticipate).count();
+    bool spun = false, anticipated = false;
     for (;;) {
       ensureAlive();
       const std::uint32_t seen = s.wakeWord();
@@ -88,17 +93,44 @@ class Subscriber::Impl {
           if (f->publishIndex() > lastIndex_ + 1) {
             counters_->missed.fetch_add(f->publishIndex() - lastIndex_ - 1, std::memory_order_relaxed);
           }
+          learnPeriod(*f);
           lastIndex_ = f->publishIndex();
           return f;
         }
         counters_->overruns.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      const auto now = std::chrono::steady_clock::now();
+      const std::int64_t now = monotonicNs();
       if (now >= deadline) return std::nullopt;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-      s.waitForPublish(seen, std::clamp(left, std::chrono::milliseconds{1}, kLivenessSlice));
+      // A frame due within the anticipation window: spin for it instead of paying a futex wake-up.
+      if (anticipateNs > 0 && periodNs_ > 0 && !anticipated) {
+        const std::int64_t due = lastPublishNs_ + periodNs_;
+        if (now >= due - anticipateNs && now < due + anticipateNs) {
+          anticipated = spun = true;
+          if (s.spinForPublish(seen, std::chrono::nanoseconds(std::min(due + anticipateNs, deadline) - now)))
+            continue;
+        } else if (now < due - anticipateNs) {
+          s.waitForPublish(seen, std::chrono::nanoseconds(
+                                     std::min({due - anticipateNs, deadline, now + kLivenessSliceNs}) - now));
+          continue;
+        }
+      }
+      if (!spun) {
+        spun = true;  // spin once per call: a second miss means the publisher is slower than the spin
+        if (s.spinForPublish(seen, std::chrono::nanoseconds(std::min(spinNs, deadline - now)))) continue;
+      }
+      s.waitForPublish(seen, std::chrono::nanoseconds(std::min(deadline - now, kLivenessSliceNs)));
     }
+  }
+
+  /// The publisher's frame period from consecutive frames' commit times (EWMA), for `anticipate`.
+  void learnPeriod(const SharedFrame& f) {
+    const std::uint64_t gap = f.publishIndex() - lastIndex_;
+    if (lastPublishNs_ > 0 && gap > 0 && gap <= 4 && f.publishNs() > lastPublishNs_) {
+      const std::int64_t period = (f.publishNs() - lastPublishNs_) / static_cast<std::int64_t>(gap);
+      periodNs_ = periodNs_ == 0 ? period : (7 * periodNs_ + period) / 8;
+    }
+    lastPublishNs_ = f.publishNs();
   }
 
   std::string name_;
@@ -108,6 +140,8 @@ class Subscriber::Impl {
   std::shared_ptr<ReaderSession> session_;
   ShareInfo info_;  // of the last session, kept after a device session was dropped
   std::uint64_t lastIndex_ = 0;
+  std::int64_t lastPublishNs_ = 0;  // commit time of the last frame next() returned
+  std::int64_t periodNs_ = 0;       // learnt publish period (0 = not yet known)
 };
 
 Subscriber::Subscriber(std::string name, SubscribeOptions options)

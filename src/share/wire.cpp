@@ -240,7 +240,7 @@ DeviceSlotsInfo decodeDeviceSlots(std::span<const std::uint8_t> message) {
   bus[kPciBusIdBytes - 1] = 0;
   m.pciBusId = bus;
   r.getBytes(m.memHandle.data(), m.memHandle.size());
-  if (m.transport != Transport::kCudaIpcLegacy)
+  if (!isDeviceTransport(m.transport))
     throw Error(Errc::kProtocol, "DeviceSlots: transport " +
                                      std::to_string(static_cast<unsigned>(m.transport)) +
                                      " is not a device transport this build speaks");

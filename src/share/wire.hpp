@@ -31,8 +31,8 @@ enum class MessageType : std::uint16_t {
 
 /// How the slot memory travels (Welcome.transport).
 enum class Transport : std::uint32_t {
-  kHostMemfd = 1,     ///< slot memfd mapped read-only (implemented)
-  kCudaVmmFd = 2,     ///< cuMemExportToShareableHandle(POSIX fd) per slot (designed, not implemented)
+  kHostMemfd = 1,  ///< slot memfd mapped read-only (implemented)
+  kCudaVmmFd = 2,  ///< one VMM allocation for all slots, its POSIX fd (SCM_RIGHTS) + IPC events (implemented)
   kCudaIpcLegacy = 3  ///< one cudaMalloc for all slots, cudaIpcGetMemHandle blob + IPC events (implemented)
 };
 bool isDeviceTransport(Transport t) noexcept;

@@ -33,6 +33,19 @@ TEST(DeviceWire, SlotsMessageRoundTrips) {
   EXPECT_EQ(out.memHandle, in.memHandle);
 }
 
+TEST(DeviceWire, SlotsMessageNamesEitherDeviceTransportAndNothingElse) {
+  DeviceSlotsInfo in;
+  in.slotCount = 2;
+  in.slotStride = 4096;
+  in.allocationBytes = 2 << 20;  // a VMM allocation is rounded up to the granularity
+  in.transport = Transport::kCudaVmmFd;
+  EXPECT_EQ(decodeDeviceSlots(encodeDeviceSlots(in)).transport, Transport::kCudaVmmFd);
+  in.transport = Transport::kHostMemfd;
+  EXPECT_THROW(decodeDeviceSlots(encodeDeviceSlots(in)), Error);
+  in.transport = static_cast<Transport>(9);
+  EXPECT_THROW(decodeDeviceSlots(encodeDeviceSlots(in)), Error);
+}
+
 TEST(DeviceWire, SlotsMessageWithGeometryBeyondTheAllocationIsRejected) {
   DeviceSlotsInfo in;
   in.slotCount = 4;

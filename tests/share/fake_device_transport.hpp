@@ -3,8 +3,10 @@
 // device-mode protocol (the 2-descriptor Welcome, the DeviceSlots/DeviceEvents messages, the
 // reader's device session, the publisher's drain before freeing, the refusals) runs in CI without
 // a GPU. "Device memory" is a memfd the publisher maps read-write; the 64-byte "IPC handle" names
-// it as /proc/<publisher pid>/fd/<fd>, which a reader of the same uid opens read-only. Events are
-// tokens (never dereferenced). Thread-safety: like the real transport.
+// it as /proc/<publisher pid>/fd/<fd>, which a reader of the same uid opens read-only; with
+// ShareOptions::DeviceExport::kVmmFd the memfd itself travels with the DeviceSlots message
+// (SCM_RIGHTS), as a CUDA VMM fd does. Events are tokens (never dereferenced). Thread-safety: like the real
+// transport.
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -25,11 +27,14 @@ namespace zerohop::share_test {
 class FakeDeviceTransport final : public share_detail::DeviceTransport {
  public:
   std::atomic<int> slotsAlive{0};  ///< FakeSlots objects not yet destroyed (publisher side)
+  std::atomic<std::uint8_t*> lastSlotsBase{nullptr};  ///< publisher-side base of the newest Slots
 
   class Slots final : public share_detail::DeviceSlots {
    public:
-    Slots(FakeDeviceTransport& owner, std::uint64_t stride, std::uint32_t slots)
+    Slots(FakeDeviceTransport& owner, std::uint64_t stride, std::uint32_t slots,
+          ShareOptions::DeviceExport how)
         : owner_(owner), tokens_(slots) {
+      if (how == ShareOptions::DeviceExport::kVmmFd) info_.transport = share_detail::Transport::kCudaVmmFd;
       bytes_ = stride * slots;
       fd_ = share_detail::createSealedMemfd("zerohop-fake-device", bytes_);
       void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
@@ -51,12 +56,17 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
     }
     int device() const noexcept override { return 0; }
     std::uint8_t* base() const noexcept override { return base_; }
+    void* slotEvent(std::uint32_t slot) const noexcept override {
+      return slot < tokens_.size() ? const_cast<int*>(&tokens_[slot]) : nullptr;
+    }
     std::vector<std::uint8_t> slotsMessage() const override { return share_detail::encodeDeviceSlots(info_); }
     std::vector<std::uint8_t> eventsMessage() const override {
       return share_detail::encodeDeviceEvents(events_);
     }
-    share_detail::Transport transport() const noexcept override {
-      return share_detail::Transport::kCudaIpcLegacy;
+    share_detail::Transport transport() const noexcept override { return info_.transport; }
+    std::vector<int> slotsMessageFds() const override {
+      return info_.transport == share_detail::Transport::kCudaVmmFd ? std::vector<int>{fd_.get()}
+                                                                    : std::vector<int>{};
     }
     void markWritten(std::uint32_t, void* stream, void* readyEvent) override {
       if (!stream && !readyEvent)
@@ -83,14 +93,21 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
 
   class Import final : public share_detail::DeviceImport {
    public:
-    Import(const share_detail::DeviceSlotsInfo& s, std::size_t events)
+    Import(const share_detail::DeviceSlotsInfo& s, std::size_t events, std::vector<zerohop::UniqueFd> fds)
         : tokens_(events), stride_(s.slotStride) {
-      std::int32_t ids[3];
-      std::memcpy(ids, s.memHandle.data(), sizeof ids);
-      if (ids[0] != 0x454B4146) throw Error(Errc::kProtocol, "fake: not a fake device handle");
-      const std::string path = "/proc/" + std::to_string(ids[1]) + "/fd/" + std::to_string(ids[2]);
-      zerohop::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!fd) throwErrno("open", errno, path);
+      zerohop::UniqueFd fd;
+      std::string path = "the DeviceSlots fd";
+      if (s.transport == share_detail::Transport::kCudaVmmFd) {
+        if (fds.size() != 1) throw Error(Errc::kProtocol, "fake: VMM slots without their fd");
+        fd = std::move(fds[0]);
+      } else {
+        std::int32_t ids[3];
+        std::memcpy(ids, s.memHandle.data(), sizeof ids);
+        if (ids[0] != 0x454B4146) throw Error(Errc::kProtocol, "fake: not a fake device handle");
+        path = "/proc/" + std::to_string(ids[1]) + "/fd/" + std::to_string(ids[2]);
+        fd = zerohop::UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) throwErrno("open", errno, path);
+      }
       bytes_ = s.allocationBytes;
       void* p = ::mmap(nullptr, bytes_, PROT_READ, MAP_SHARED, fd.get(), 0);
       if (p == MAP_FAILED) throwErrno("mmap", errno, path);
@@ -112,13 +129,17 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
   };
 
   std::unique_ptr<share_detail::DeviceSlots> createSlots(const std::string&, int, std::uint64_t stride,
-                                                         std::uint32_t slots) override {
-    return std::make_unique<Slots>(*this, stride, slots);
+                                                         std::uint32_t slots,
+                                                         ShareOptions::DeviceExport how) override {
+    auto s = std::make_unique<Slots>(*this, stride, slots, how);
+    lastSlotsBase = s->base();
+    return s;
   }
   std::unique_ptr<share_detail::DeviceImport> importSlots(const std::string&,
                                                           const share_detail::DeviceSlotsInfo& s,
-                                                          const share_detail::DeviceEventsInfo& e) override {
-    return std::make_unique<Import>(s, e.events.size());
+                                                          const share_detail::DeviceEventsInfo& e,
+                                                          std::vector<zerohop::UniqueFd> fds) override {
+    return std::make_unique<Import>(s, e.events.size(), std::move(fds));
   }
 };
 

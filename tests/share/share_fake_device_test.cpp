@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "fake_device_transport.hpp"
@@ -18,6 +19,7 @@ namespace zerohop {
 namespace {
 
 using namespace std::chrono_literals;
+using share_test::checkPattern;
 using share_test::Child;
 using share_test::fillPattern;
 using share_test::testLayout;
@@ -77,6 +79,17 @@ class ShareFakeDevice : public ::testing::Test {
     return ProducerStop{this};
   }
 
+  /// A reader process (the fake transport) verifies `frames` frames: "ok verified=N", exit 0.
+  void expectReaderProcessVerifies(int frames) {
+    // A reader starved of CPU on a loaded CI box may see overwritten frames (reported invalid, never
+    // torn-and-valid): allow any number of those; the valid frames must all verify.
+    Child reader(peer({"read", name_, dir_, std::to_string(frames), "1000000"}));
+    const auto line = reader.readLine(60s);
+    ASSERT_TRUE(line);
+    EXPECT_EQ(line->rfind("ok verified=" + std::to_string(frames), 0), 0u) << *line;
+    EXPECT_EQ(reader.wait(), 0);
+  }
+
   share_test::FakeDeviceTransport fake_;
   ImageLayout layout_ = testLayout();
   std::string dir_, name_;
@@ -88,13 +101,22 @@ TEST_F(ShareFakeDevice, ReaderProcessGetsDeviceFramesWithReadyEventsInOrder) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), options());
   EXPECT_EQ(fake_.slotsAlive.load(), 1);
   const auto producing = startPublishing(pub);
-  // A reader starved of CPU on a loaded CI box may see overwritten frames (reported invalid, never
-  // torn-and-valid): allow any number of those; 150 valid frames must still verify.
-  Child reader(peer({"read", name_, dir_, "150", "1000000"}));
-  const auto line = reader.readLine(60s);
-  ASSERT_TRUE(line);
-  EXPECT_EQ(line->rfind("ok verified=150", 0), 0u) << *line;
-  EXPECT_EQ(reader.wait(), 0);
+  expectReaderProcessVerifies(150);
+}
+
+// The kCudaVmmFd protocol: the allocation's fd travels with the DeviceSlots message (SCM_RIGHTS) and
+// the reader process maps what it received (the fake stands in for cuMemImportFromShareableHandle).
+TEST_F(ShareFakeDevice, VmmFdTravelsWithTheSlotsMessageToAReaderProcess) {
+  ShareOptions o = options();
+  o.deviceExport = ShareOptions::DeviceExport::kVmmFd;
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), o);
+  const auto producing = startPublishing(pub);
+  expectReaderProcessVerifies(100);
+  SubscribeOptions so;
+  so.directory = dir_;
+  Subscriber inProcess(name_, so);
+  EXPECT_EQ(inProcess.info().transport, "cuda-vmm-fd");
+  EXPECT_TRUE(inProcess.info().inProcess);
 }
 
 TEST_F(ShareFakeDevice, ReaderWithoutTheTransportIsRefusedWithTheCudaMessage) {
@@ -165,17 +187,103 @@ TEST_F(ShareFakeDevice, ReaderKilledMidLeaseIsDroppedAndTheRingGoesOn) {
   EXPECT_EQ(line->rfind("ok verified=50", 0), 0u) << *line;
 }
 
-TEST_F(ShareFakeDevice, SubscribingInThePublishersOwnProcessIsRefusedClearly) {
+// In-process readers (threads of the publisher's process): no IPC handles, the publisher's own
+// "device" pointers; the same handshake, seqlock, leases and overrun rules as other processes.
+TEST_F(ShareFakeDevice, InProcessReaderThreadsReadThePublishersOwnSlots) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), options());
+  std::uint8_t* const base = fake_.lastSlotsBase.load();
+  const std::size_t ringBytes = (layout_.totalBytes + 4095) / 4096 * 4096 * 8;
+  const auto producing = startPublishing(pub);
+  constexpr int kReaders = 3, kFrames = 100;
+  std::vector<int> verified(kReaders, 0);
+  const auto errors = share_test::runThreads(kReaders, [&](int t) {
+    SubscribeOptions so;
+    so.directory = dir_;
+    Subscriber sub(name_, so);
+    if (!sub.info().inProcess || sub.info().memory != MemoryKind::kDevice)
+      throw std::runtime_error("not an in-process device subscription");
+    std::uint64_t last = 0;
+    for (int tries = 0; verified[t] < kFrames && tries < 100 * kFrames; ++tries) {
+      auto f = sub.next(2s);
+      if (!f) continue;
+      const Frame& fr = f->frame();
+      if (fr.memory != MemoryKind::kDevice || !fr.gpu.readyEvent)
+        throw std::runtime_error("frame is not a device frame with a ready event");
+      if (fr.data[0] < base || fr.data[0] >= base + ringBytes)
+        throw std::runtime_error("frame does not point into the publisher's own slots");
+      if (f->publishIndex() <= last) throw std::runtime_error("publish index did not rise");
+      last = f->publishIndex();
+      const std::string bad = checkPattern(fr, layout_);
+      if (!f->valid()) continue;  // overwritten while read: reported, never returned as good
+      if (!bad.empty()) throw std::runtime_error("torn frame reported valid: " + bad);
+      ++verified[t];
+    }
+  });
+  for (int t = 0; t < kReaders; ++t) {
+    EXPECT_TRUE(errors[t].empty()) << "reader " << t << ": " << errors[t];
+    EXPECT_EQ(verified[t], kFrames) << "reader " << t;
+  }
+}
+
+TEST_F(ShareFakeDevice, InProcessLeasesAreSparedAndOverrunsAreReported) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 3), options());
   SubscribeOptions so;
   so.directory = dir_;
-  try {
-    Subscriber sub(name_, so);
-    FAIL() << "CUDA IPC cannot open handles in the exporting process";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("runs in this process"), std::string::npos) << e.what();
+  Subscriber sub(name_, so);
+  ASSERT_TRUE(sub.info().inProcess);
+  int token = 0;
+  auto publishOne = [&](std::uint64_t seq) {
+    WriteSlot ws = pub.acquireWrite();
+    ws.frame().sequence = seq;
+    fillPattern(ws.frame(), layout_);
+    Frame meta;
+    meta.sequence = seq;
+    pub.commit(std::move(ws), meta, &token);
+  };
+  publishOne(1);
+  auto held = sub.latest();
+  ASSERT_TRUE(held);
+  EXPECT_EQ(pub.stats().leasedSlots, 1u);
+  for (std::uint64_t seq = 2; seq <= 10; ++seq) publishOne(seq);
+  EXPECT_TRUE(held->valid()) << "a leased slot is spared while other slots are free";
+  EXPECT_EQ(checkPattern(held->frame(), layout_), "");
+  EXPECT_GT(pub.stats().leaseSkips, 0u);
+  // Lease the two other slots too: the publisher never waits, it overwrites the oldest lease.
+  auto second = sub.latest();
+  publishOne(11);
+  auto third = sub.latest();
+  ASSERT_TRUE(second && third);
+  publishOne(12);
+  EXPECT_EQ(pub.stats().overruns, 1u);
+  EXPECT_FALSE(held->valid()) << "the overwritten lease is reported, never returned as good";
+  EXPECT_EQ(sub.stats().overruns, 1u);
+}
+
+TEST_F(ShareFakeDevice, ClosingDoesNotWaitForInProcessReadersAndTheirFramesStayValid) {
+  auto pub = std::make_unique<Publisher>(name_, SlotLayout::deviceImages(layout_, 4), options());
+  SubscribeOptions so;
+  so.directory = dir_;
+  Subscriber sub(name_, so);
+  ASSERT_TRUE(sub.info().inProcess);
+  {
+    int token = 0;
+    WriteSlot ws = pub->acquireWrite();
+    ws.frame().sequence = 5;
+    fillPattern(ws.frame(), layout_);
+    Frame meta;
+    meta.sequence = 5;
+    pub->commit(std::move(ws), meta, &token);
   }
+  auto f = sub.next(1s);
+  ASSERT_TRUE(f);
+  const auto t0 = std::chrono::steady_clock::now();
+  pub.reset();  // the drain waits for other processes only: this reader holds the slots itself
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms);
+  EXPECT_EQ(fake_.slotsAlive.load(), 1) << "the in-process frame keeps the slots alive";
+  EXPECT_EQ(checkPattern(f->frame(), layout_), "");
+  EXPECT_THROW(sub.next(100ms), Error);  // publisher gone: kUnavailable, the session is dropped
+  f.reset();
+  EXPECT_EQ(fake_.slotsAlive.load(), 0) << "freed with the last in-process frame";
 }
 
 TEST_F(ShareFakeDevice, DeviceCommitWithoutOrderingIsRefusedAndPublishesNothing) {

@@ -3,7 +3,7 @@
 //                                     kernel (acquireWrite + commit on its stream), 1 ms apart, until killed
 //   read NAME DIR COUNT               verifies COUNT frames WITH A KERNEL on its own stream after
 //                                     cudaStreamWaitEvent(readyEvent) + rising sequence; prints
-//                                     "ok verified=N invalid=M", or "error <errc>: <message>"
+//                                     "ok verified=N invalid=M transport=T", or "error <errc>: <message>"
 //   hold NAME DIR                     leases a frame, prints "leased SEQ", waits to be killed
 // Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
 #include <chrono>
@@ -94,7 +94,8 @@ int read(const std::string& name, const std::string& dir, int count) {
     lastSeq = fr.sequence;
     ++verified;
   }
-  say("ok verified=" + std::to_string(verified) + " invalid=" + std::to_string(invalid));
+  say("ok verified=" + std::to_string(verified) + " invalid=" + std::to_string(invalid) +
+      " transport=" + sub.info().transport);
   return 0;
 }
 

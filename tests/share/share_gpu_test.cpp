@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu_pattern.hpp"
+#include "share/cuda/cuda_vmm.hpp"
 #include "share_test_support.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -95,6 +97,21 @@ class ShareGpu : public ::testing::Test {
     if (publisher_.joinable()) publisher_.join();
   }
 
+  /// Publishes in place with `options`; a reader process verifies 120 frames with a kernel and
+  /// reports the transport its Welcome named, which must be `transport`.
+  void expectReaderProcessGets(const ShareOptions& options, const std::string& transport) {
+    Publisher pub(name_, SlotLayout::deviceImages(layout_, 6, device_), options);
+    const auto publishing = startPublishingInPlace(pub);
+    Child reader(gpuPeer({"read", name_, dir_, "120"}));
+    const auto line = reader.readLine(60s);
+    ASSERT_TRUE(line.has_value());
+    EXPECT_EQ(line->rfind("ok verified=120", 0), 0u) << *line;
+    EXPECT_NE(line->find("transport=" + transport), std::string::npos) << *line;
+    EXPECT_EQ(reader.wait(), 0);
+    stopPublishing();
+    EXPECT_TRUE(publishError_.empty()) << publishError_;
+  }
+
   const ImageLayout layout_ = testLayout();
   int device_ = 0;
   std::string dir_, name_;
@@ -119,6 +136,85 @@ TEST_F(ShareGpu, ThreeReaderProcessesVerifyInPlaceFramesWithAKernel) {
   stopPublishing();
   EXPECT_TRUE(publishError_.empty()) << publishError_;
   EXPECT_GE(pub.stats().publishes, 150u);
+}
+
+// In-process readers: threads of the publisher's process get the publisher's own device pointers
+// and slot events (no IPC handles), order their kernel after the slot's event and verify the bytes.
+TEST_F(ShareGpu, InProcessReaderThreadsVerifyFramesWithAKernelWithoutIpc) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 8, device_), shareOptions());
+  std::uint8_t* slotBase = nullptr;
+  {
+    WriteSlot probe = pub.acquireWrite();  // abandoned: only to learn where the slots are
+    slotBase = probe.frame().data[0];
+  }
+  const std::size_t stride = (layout_.totalBytes + 4095) / 4096 * 4096;
+  const std::size_t ringBytes = stride * 8;
+  const auto publishing = startPublishingInPlace(pub);
+  constexpr int kReaders = 4, kFrames = 150;
+  std::vector<int> verified(kReaders, 0);
+  const auto errors = share_test::runThreads(kReaders, [&](int t) {
+    Subscriber sub(name_, subscribeOptions());
+    if (!sub.info().inProcess) throw Error(Errc::kInternal, "not an in-process subscription");
+    CudaStream stream(device_);
+    PatternChecker checker(device_);
+    for (int tries = 0; verified[t] < kFrames && tries < 20 * kFrames; ++tries) {
+      auto f = sub.next(2s);
+      if (!f) continue;
+      const Frame& fr = f->frame();
+      // The publisher's own pointer: a whole number of slots away from the probed one.
+      const std::ptrdiff_t diff = fr.data[0] - slotBase;
+      if (diff % static_cast<std::ptrdiff_t>(stride) != 0 ||
+          std::abs(diff) >= static_cast<std::ptrdiff_t>(ringBytes))
+        throw Error(Errc::kInternal, "frame does not point into the publisher's own slots");
+      if (fr.memory != MemoryKind::kDevice || !fr.gpu.readyEvent)
+        throw Error(Errc::kInternal, "not a device frame with a ready event");
+      cuda::check(cudaStreamWaitEvent(stream.get(), static_cast<cudaEvent_t>(fr.gpu.readyEvent), 0),
+                  "cudaStreamWaitEvent(readyEvent)");
+      const std::uint32_t bad = checker.check(fr, layout_, fr.sequence, stream.get());
+      if (!f->valid()) continue;  // overwritten meanwhile: reported, not counted
+      if (bad != 0)
+        throw Error(Errc::kInternal,
+                    std::to_string(bad) + " bytes wrong in seq " + std::to_string(fr.sequence));
+      ++verified[t];
+    }
+  });
+  stopPublishing();
+  EXPECT_TRUE(publishError_.empty()) << publishError_;
+  for (int t = 0; t < kReaders; ++t) {
+    EXPECT_TRUE(errors[t].empty()) << "reader " << t << ": " << errors[t];
+    EXPECT_EQ(verified[t], kFrames) << "reader " << t;
+  }
+}
+
+// Memory export: CUDA VMM POSIX fds (SCM_RIGHTS) where the device supports them, legacy CUDA IPC as
+// the fallback. Each carries kernel-verified frames to another process, and the reader says which
+// transport its Welcome named.
+TEST_F(ShareGpu, AutoExportPrefersVmmFdsWhereSupported) {
+  const std::string noVmm = share_detail::vmmUnsupportedReason(device_);
+  SCOPED_TRACE("VMM fd export: " + (noVmm.empty() ? std::string("supported") : noVmm));
+  expectReaderProcessGets(shareOptions(), noVmm.empty() ? "cuda-vmm-fd" : "cuda-ipc-legacy");
+}
+
+TEST_F(ShareGpu, ForcedVmmFdExportCarriesVerifiedFramesToAReaderProcess) {
+  const std::string noVmm = share_detail::vmmUnsupportedReason(device_);
+  ShareOptions o = shareOptions();
+  o.deviceExport = ShareOptions::DeviceExport::kVmmFd;
+  if (!noVmm.empty()) {
+    try {
+      Publisher pub(name_, SlotLayout::deviceImages(layout_, 6, device_), o);
+      FAIL() << "forced VMM export on a device without it must throw";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kUnsupported) << e.what();
+    }
+    GTEST_SKIP() << "CUDA VMM fd export unsupported here: " << noVmm;
+  }
+  expectReaderProcessGets(o, "cuda-vmm-fd");
+}
+
+TEST_F(ShareGpu, LegacyIpcFallbackCarriesVerifiedFramesToAReaderProcess) {
+  ShareOptions o = shareOptions();
+  o.deviceExport = ShareOptions::DeviceExport::kLegacyIpc;
+  expectReaderProcessGets(o, "cuda-ipc-legacy");
 }
 
 TEST_F(ShareGpu, CopyingPublishOfDeviceFramesWithStreamAndWithReadyEvent) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
 #include "share_test_support.hpp"
+#include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
 
@@ -306,6 +308,73 @@ TEST_F(ShareIpc, NextWakesUpWhenAnotherThreadPublishes) {
   later.join();
   ASSERT_TRUE(f);
   EXPECT_EQ(f->frame().sequence, 5u);
+}
+
+TEST_F(ShareIpc, NextHonoursItsTimeoutWithSpinAndWithAnticipation) {
+  Publisher pub(name_, SlotLayout::images(layout_, 4), shareOptions());
+  for (const auto anticipate : {std::chrono::microseconds{0}, std::chrono::microseconds{2000}}) {
+    SubscribeOptions o = subscribeOptions();
+    o.spinBeforeSleep = 200us;
+    o.anticipate = anticipate;
+    Subscriber sub(name_, o);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(sub.next(60ms));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(took, 60ms);
+    EXPECT_LT(took, 1s);
+    const auto z0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(sub.next(0ms)) << "a zero timeout polls";
+    EXPECT_LT(std::chrono::steady_clock::now() - z0, 50ms) << "and does not spin the whole spin budget";
+  }
+}
+
+// A steady 200 Hz publisher: with anticipation, next() learns the period, sleeps until just before
+// each frame is due and spins for it; every frame still arrives, in order, and a frame that comes
+// late (a 30 ms gap) is still waited for (the spin gives up, the futex takes over).
+TEST_F(ShareIpc, AnticipatingNextGetsEveryFrameOfASteadyPublisherAndSurvivesAGap) {
+  Publisher pub(name_, SlotLayout::images(layout_, 8), shareOptions());
+  // The default (spin 50 us, then futex) first, for the comparison printed at the end.
+  for (const auto anticipate : {std::chrono::microseconds{0}, std::chrono::microseconds{1000}}) {
+    SubscribeOptions o = subscribeOptions();
+    o.anticipate = anticipate;
+    Subscriber sub(name_, o);
+    constexpr std::uint64_t kFrames = 120;
+    const std::uint64_t first = pub.stats().publishes + 1;
+    std::thread producer([&] {
+      std::vector<std::uint8_t> storage(layout_.totalBytes);
+      Frame f;
+      bindLayout(f, layout_, storage.data(), MemoryKind::kHost);
+      for (std::uint64_t seq = first; seq < first + kFrames; ++seq) {
+        f.sequence = seq;
+        fillPattern(f, layout_);
+        pub.publish(f);
+        std::this_thread::sleep_for(seq == first + kFrames / 2 ? 30ms : 5ms);
+      }
+    });
+    std::vector<std::int64_t> lateUs;
+    std::uint64_t expected = first;
+    while (expected < first + kFrames) {
+      auto f = sub.next(2s);
+      if (!f) break;
+      if (f->frame().sequence < first) continue;  // a new subscriber starts with the newest frame
+      lateUs.push_back((monotonicNs() - f->publishNs()) / 1000);
+      EXPECT_EQ(f->frame().sequence, expected);
+      EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+      expected = f->frame().sequence + 1;
+    }
+    producer.join();
+    EXPECT_EQ(expected, first + kFrames)
+        << "every frame arrives (anticipate " << anticipate.count() << " us)";
+    EXPECT_EQ(sub.stats().missed, 0u);
+    std::sort(lateUs.begin(), lateUs.end());
+    if (!lateUs.empty()) {
+      std::printf(
+          "next() at 200 Hz, anticipate %lld us: publish -> returned p50 %lld us, p99 %lld us "
+          "(preliminary, shared CPU)\n",
+          static_cast<long long>(anticipate.count()), static_cast<long long>(lateUs[lateUs.size() / 2]),
+          static_cast<long long>(lateUs[lateUs.size() * 99 / 100]));
+    }
+  }
 }
 
 TEST_F(ShareIpc, InPlaceWriteSlotCommitsAndAbandonedWritesStayInvisible) {

@@ -13,9 +13,12 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "zerohop/frame.hpp"
@@ -71,6 +74,24 @@ inline std::size_t unitSize(std::uint64_t seq) {
 }
 inline bool unitKeyframe(std::uint64_t seq) {
   return seq % 10 == 0;
+}
+
+/// Runs `body(i)` for i in [0, count) on one thread each and joins them: each thread's exception
+/// text, "" where it returned normally.
+inline std::vector<std::string> runThreads(int count, const std::function<void(int)>& body) {
+  std::vector<std::string> errors(static_cast<std::size_t>(count));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < count; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        body(i);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(i)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
 }
 
 /// A child process started with posix_spawn, stdin/stdout piped. Killed (SIGKILL) and reaped on destruction.

@@ -1,10 +1,13 @@
-// The legacy CUDA IPC device transport of the share ring (Transport::kCudaIpcLegacy):
-//   publisher  one cudaMalloc for all slots (slot i at i * slotStride), exported once with
-//              cudaIpcGetMemHandle; one cudaEventDisableTiming | cudaEventInterprocess event per
-//              slot, recorded after the slot's write; a non-blocking stream for copying publishes.
-//   reader     cudaDeviceGetByPCIBusId (ordinals differ between processes under
-//              CUDA_VISIBLE_DEVICES), cudaIpcOpenMemHandle(cudaIpcMemLazyEnablePeerAccess),
-//              cudaIpcOpenEventHandle per slot.
+// The CUDA device transport of the share ring. Memory, one allocation for all slots (slot i at
+// i * slotStride), exported one of two ways:
+//   kCudaVmmFd      (preferred) cuMemCreate(POSIX_FILE_DESCRIPTOR) + cuMemExportToShareableHandle; the
+//                   fd travels with the DeviceSlots message (SCM_RIGHTS); readers
+//                   cuMemImportFromShareableHandle + cuMemMap + cuMemSetAccess (cuda_vmm.hpp)
+//   kCudaIpcLegacy  (fallback where VMM fds are unsupported) cudaMalloc + cudaIpcGetMemHandle; readers
+//                   cudaIpcOpenMemHandle(cudaIpcMemLazyEnablePeerAccess)
+// Events, both ways: one cudaEventDisableTiming | cudaEventInterprocess event per slot, recorded
+// after the slot's write, opened by readers with cudaIpcOpenEventHandle; a non-blocking stream for
+// copying publishes. Readers find the GPU by PCI bus id (ordinals differ under CUDA_VISIBLE_DEVICES).
 // Registered with zerohop_share at static-initialisation time; the anchor symbol below is what
 // the INTERFACE link option `--undefined=zerohop_share_cuda_anchor` pulls in.
 #include <cuda_runtime_api.h>
@@ -16,6 +19,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "share/cuda/cuda_ipc_handles.hpp"
+#include "share/cuda/cuda_vmm.hpp"
 #include "share/device_transport.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -30,9 +34,10 @@ std::string pciBusIdOf(int device) {
   return bus;
 }
 
-class LegacyIpcSlots final : public DeviceSlots {
+class CudaSlots final : public DeviceSlots {
  public:
-  LegacyIpcSlots(const std::string& name, int device, std::uint64_t slotStride, std::uint32_t slots)
+  CudaSlots(const std::string& name, int device, std::uint64_t slotStride, std::uint32_t slots,
+            ShareOptions::DeviceExport how)
       : name_(name), device_(device), stride_(slotStride), slots_(slots) {
     int count = 0;
     cuda::check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
@@ -40,21 +45,42 @@ class LegacyIpcSlots final : public DeviceSlots {
       throw Error(Errc::kNotFound, "share '" + name + "': CUDA device " + std::to_string(device) +
                                        " does not exist (" + std::to_string(count) + " visible)");
     }
-    memory_ = DeviceBuffer(device, stride_ * slots);
+    std::string noVmm = how == ShareOptions::DeviceExport::kLegacyIpc ? "legacy CUDA IPC requested"
+                                                                      : vmmUnsupportedReason(device);
+    if (noVmm.empty()) {
+      try {
+        vmm_ = VmmExport(device, stride_ * slots);
+        base_ = vmm_.data();
+        info_.transport = Transport::kCudaVmmFd;
+        info_.allocationBytes = vmm_.size();
+      } catch (const Error& e) {
+        if (how == ShareOptions::DeviceExport::kVmmFd) throw;
+        noVmm = e.what();  // kAuto: fall back below
+      }
+    }
+    if (!noVmm.empty()) {
+      if (how == ShareOptions::DeviceExport::kVmmFd) {
+        throw Error(Errc::kUnsupported, "share '" + name + "': CUDA VMM fd export requested, but " + noVmm +
+                                            " (CUDA device " + std::to_string(device) + ")");
+      }
+      log::info("share '", name, "': legacy CUDA IPC for the device slots (", noVmm, ")");
+      legacy_ = DeviceBuffer(device, stride_ * slots);
+      base_ = legacy_.data();
+      info_.transport = Transport::kCudaIpcLegacy;
+      info_.allocationBytes = legacy_.size();
+      cudaIpcMemHandle_t h{};
+      cuda::check(cudaIpcGetMemHandle(&h, legacy_.data()), "cudaIpcGetMemHandle",
+                  "share '" + name + "' slots");
+      std::memcpy(info_.memHandle.data(), &h, sizeof h);
+    }
     stream_ = CudaStream(device);
     cuda::DeviceGuard guard(device);
     // Zero the slots once so a reader never sees another process's old memory.
-    cuda::check(cudaMemsetAsync(memory_.data(), 0, memory_.size(), stream_.get()),
-                "cudaMemsetAsync(share slots)");
+    cuda::check(cudaMemsetAsync(base_, 0, stride_ * slots, stream_.get()), "cudaMemsetAsync(share slots)");
     stream_.synchronize();
-    info_.transport = Transport::kCudaIpcLegacy;
     info_.slotCount = slots;
-    info_.allocationBytes = memory_.size();
     info_.slotStride = stride_;
     info_.pciBusId = pciBusIdOf(device);
-    cudaIpcMemHandle_t h{};
-    cuda::check(cudaIpcGetMemHandle(&h, memory_.data()), "cudaIpcGetMemHandle", "share '" + name + "' slots");
-    std::memcpy(info_.memHandle.data(), &h, sizeof h);
     events_.reserve(slots);
     for (std::uint32_t i = 0; i < slots; ++i) {
       events_.emplace_back(device);
@@ -65,7 +91,7 @@ class LegacyIpcSlots final : public DeviceSlots {
     }
   }
 
-  ~LegacyIpcSlots() override {
+  ~CudaSlots() override {
     // Synchronise before freeing (STYLE 5): the last write of every slot, and the copy stream.
     try {
       cuda::DeviceGuard guard(device_);
@@ -79,9 +105,15 @@ class LegacyIpcSlots final : public DeviceSlots {
   }
 
   int device() const noexcept override { return device_; }
-  std::uint8_t* base() const noexcept override { return memory_.data(); }
-  Transport transport() const noexcept override { return Transport::kCudaIpcLegacy; }
+  std::uint8_t* base() const noexcept override { return base_; }
+  void* slotEvent(std::uint32_t slot) const noexcept override {
+    return slot < events_.size() ? events_[slot].get() : nullptr;
+  }
+  Transport transport() const noexcept override { return info_.transport; }
   std::vector<std::uint8_t> slotsMessage() const override { return encodeDeviceSlots(info_); }
+  std::vector<int> slotsMessageFds() const override {
+    return info_.transport == Transport::kCudaVmmFd ? std::vector<int>{vmm_.fd()} : std::vector<int>{};
+  }
   std::vector<std::uint8_t> eventsMessage() const override { return encodeDeviceEvents(eventHandles_); }
 
   void markWritten(std::uint32_t slot, void* stream, void* readyEvent) override {
@@ -121,16 +153,19 @@ class LegacyIpcSlots final : public DeviceSlots {
   int device_;
   std::uint64_t stride_;
   std::uint32_t slots_;
-  DeviceBuffer memory_;
+  DeviceBuffer legacy_;  // kCudaIpcLegacy
+  VmmExport vmm_;        // kCudaVmmFd
+  std::uint8_t* base_ = nullptr;
   CudaStream stream_;
   std::vector<InterprocessEvent> events_;
   DeviceSlotsInfo info_;
   DeviceEventsInfo eventHandles_;
 };
 
-class LegacyIpcImport final : public DeviceImport {
+class CudaImport final : public DeviceImport {
  public:
-  LegacyIpcImport(const std::string& name, const DeviceSlotsInfo& slots, const DeviceEventsInfo& events)
+  CudaImport(const std::string& name, const DeviceSlotsInfo& slots, const DeviceEventsInfo& events,
+             std::vector<UniqueFd> fds)
       : stride_(slots.slotStride) {
     const cudaError_t st = cudaDeviceGetByPCIBusId(&device_, slots.pciBusId.c_str());
     if (st != cudaSuccess) {
@@ -141,14 +176,22 @@ class LegacyIpcImport final : public DeviceImport {
               ", which this process cannot use (" + cuda::errorText("cudaDeviceGetByPCIBusId", st) +
               "; CUDA_VISIBLE_DEVICES?)");
     }
-    mapping_ = IpcMemoryMapping(device_, slots.memHandle);
+    if (slots.transport == Transport::kCudaVmmFd) {
+      if (fds.size() != 1)
+        throw Error(Errc::kProtocol, "publisher '" + name + "': VMM slots without their fd");
+      vmm_ = VmmImport(device_, fds[0].get(), slots.allocationBytes);
+      base_ = vmm_.data();
+    } else {
+      legacy_ = IpcMemoryMapping(device_, slots.memHandle);
+      base_ = static_cast<std::uint8_t*>(legacy_.get());
+    }
     events_.reserve(events.events.size());
     for (const auto& h : events.events) events_.emplace_back(device_, h);
   }
-  // Members go in reverse order: opened events, then the mapping.
+  // Members go in reverse order: opened events, then the mapping (VMM or legacy).
 
   int device() const noexcept override { return device_; }
-  std::uint8_t* base() const noexcept override { return static_cast<std::uint8_t*>(mapping_.get()); }
+  std::uint8_t* base() const noexcept override { return base_; }
   std::uint64_t slotStride() const noexcept override { return stride_; }
   void* slotEvent(std::uint32_t slot) const noexcept override {
     return slot < events_.size() ? events_[slot].get() : nullptr;
@@ -157,19 +200,22 @@ class LegacyIpcImport final : public DeviceImport {
  private:
   int device_ = -1;
   std::uint64_t stride_;
-  IpcMemoryMapping mapping_;
+  IpcMemoryMapping legacy_;
+  VmmImport vmm_;
+  std::uint8_t* base_ = nullptr;
   std::vector<ImportedEvent> events_;
 };
 
 class CudaIpcTransport final : public DeviceTransport {
  public:
   std::unique_ptr<DeviceSlots> createSlots(const std::string& shareName, int device, std::uint64_t slotStride,
-                                           std::uint32_t slots) override {
-    return std::make_unique<LegacyIpcSlots>(shareName, device, slotStride, slots);
+                                           std::uint32_t slots, ShareOptions::DeviceExport how) override {
+    return std::make_unique<CudaSlots>(shareName, device, slotStride, slots, how);
   }
   std::unique_ptr<DeviceImport> importSlots(const std::string& shareName, const DeviceSlotsInfo& slots,
-                                            const DeviceEventsInfo& events) override {
-    return std::make_unique<LegacyIpcImport>(shareName, slots, events);
+                                            const DeviceEventsInfo& events,
+                                            std::vector<UniqueFd> fds) override {
+    return std::make_unique<CudaImport>(shareName, slots, events, std::move(fds));
   }
 };
 
