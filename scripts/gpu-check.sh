@@ -88,6 +88,9 @@ fi
 cfg=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MEDIA=OFF -DZEROHOP_WITH_CUDA=ON
      -DZEROHOP_BUILD_TESTS=ON -DZEROHOP_BUILD_BENCHMARKS=ON)
 [[ -n "$GTEST_DIR" ]] && cfg+=(-DZEROHOP_GTEST_SOURCE_DIR="$GTEST_DIR")
+# The Python module is built for the python3 on PATH (the GPU machine's /opt/torch/.venv has pybind11,
+# torch and cupy; its /usr/bin/python3 has no pybind11, so the module and its gpu test were skipped).
+command -v python3 >/dev/null && cfg+=(-DPython_EXECUTABLE="$(command -v python3)")
 [[ -n "${CUDA_ARCHS:-}" ]] && cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
 # libjpeg-turbo for the nvJPEG comparison: the system's, else Debian's packages from .deps/debs.
 if [[ ! -f /usr/include/turbojpeg.h ]] && compgen -G ".deps/debs/*.deb" >/dev/null; then
