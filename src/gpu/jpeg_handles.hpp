@@ -4,45 +4,15 @@
 // function, logs a failure and never throws; a moved-from owner holds nothing.
 // Thread-safety: thread-bound while used; distinct owners are independent.
 
-#include <string>
-#include <utility>
-
 #include "gpu/jpeg_library.hpp"
+#include "gpu/owned_handle.hpp"
 
 namespace zerohop::jpeg {
 
+// nvJPEG's destroy calls report through logIfFailed (jpeg_library.hpp).
+inline void reportDestroy(nvjpegStatus_t status, const char* call) noexcept { logIfFailed(status, call); }
 template <typename H>
-class Owned {
- public:
-  using Destroy = nvjpegStatus_t (*)(H);
-  Owned() = default;
-  Owned(H handle, Destroy destroy, const char* destroyName) noexcept
-      : handle_(handle), destroy_(destroy), destroyName_(destroyName) {}
-  ~Owned() { reset(); }
-  Owned(Owned&& o) noexcept { *this = std::move(o); }
-  Owned& operator=(Owned&& o) noexcept {
-    if (this != &o) {
-      reset();
-      handle_ = std::exchange(o.handle_, nullptr);
-      destroy_ = o.destroy_;
-      destroyName_ = o.destroyName_;
-    }
-    return *this;
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-
-  H get() const noexcept { return handle_; }
-  explicit operator bool() const noexcept { return handle_ != nullptr; }
-  void reset() noexcept {
-    if (handle_) logIfFailed(destroy_(std::exchange(handle_, nullptr)), destroyName_);
-  }
-
- private:
-  H handle_ = nullptr;
-  Destroy destroy_ = nullptr;
-  const char* destroyName_ = "";
-};
+using Owned = OwnedHandle<H, nvjpegStatus_t, &reportDestroy>;
 
 using LibraryHandle = Owned<nvjpegHandle_t>;
 using DecoderHandle = Owned<nvjpegJpegDecoder_t>;

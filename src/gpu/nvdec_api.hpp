@@ -17,6 +17,8 @@ void recordLoadFailure(void* failure, const char* format, const char* name) noex
 #define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...)
 #include <dynlink_loader.h>
 
+#include "gpu/owned_handle.hpp"
+
 namespace zerohop::nvdec {
 
 inline constexpr const char* kCuvidLibraryName = "libnvcuvid.so.1";
@@ -70,37 +72,10 @@ class ContextScope {
 
 /// A move-only owner of one NVDEC handle (parser, decoder, context lock) and its destroy call.
 /// Destroying it logs a failure and never throws; the decoder's needs its context current.
+inline void reportDestroy(CUresult result, const char* call) noexcept {
+  if (result != CUDA_SUCCESS) logDestroyFailure(call, result);
+}
 template <class Handle>
-class Owned {
- public:
-  using Destroy = CUresult CUDAAPI(Handle);
-  Owned() = default;
-  Owned(Handle handle, Destroy* destroy, const char* name) : handle_(handle), destroy_(destroy), name_(name) {}
-  ~Owned() { reset(); }
-  Owned(Owned&& o) noexcept { *this = std::move(o); }
-  Owned& operator=(Owned&& o) noexcept {
-    if (this != &o) {
-      reset();
-      handle_ = std::exchange(o.handle_, nullptr);
-      destroy_ = o.destroy_;
-      name_ = o.name_;
-    }
-    return *this;
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-
-  Handle get() const noexcept { return handle_; }
-  explicit operator bool() const noexcept { return handle_ != nullptr; }
-  void reset() noexcept {
-    if (handle_ == nullptr) return;
-    if (const CUresult r = destroy_(std::exchange(handle_, nullptr)); r != CUDA_SUCCESS) logDestroyFailure(name_, r);
-  }
-
- private:
-  Handle handle_ = nullptr;
-  Destroy* destroy_ = nullptr;
-  const char* name_ = "";
-};
+using Owned = OwnedHandle<Handle, CUresult, &reportDestroy>;
 
 }  // namespace zerohop::nvdec

@@ -13,6 +13,9 @@ GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat)
   using gpupath::GpuOption;
   const GpuOption option = gpupath::parseGpuOption(gpuOption);
   if (option.kind == GpuOption::Kind::kOff) return {false, -1, "CPU path, because of --gpu off"};
+  if (sourceFormat == PixelFormat::kH264) {
+    return {false, -1, "no conversion: the camera's H.264 is sent on without decoding (passthrough)"};
+  }
   const GpuInfo gpu = probeGpu(option.device);
   if (!gpu.available) {
     if (option.kind == GpuOption::Kind::kDevice) {
@@ -21,9 +24,6 @@ GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat)
     return {false, -1, "CPU path, because there is no usable CUDA device (" + gpu.reason + ")"};
   }
   const std::string format(formatName(sourceFormat));
-  if (sourceFormat == PixelFormat::kH264) {
-    return {false, -1, "CPU path: the camera's H.264 is sent on without decoding (passthrough), no pixels to convert"};
-  }
   if (sourceFormat == PixelFormat::kMJPEG) {
     const JpegSupport jpeg = probeJpeg(gpu.device);
     if (!jpeg.available) {
