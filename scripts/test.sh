@@ -3,11 +3,29 @@
 # configures and builds with the default preset (CUDA targets too when nvcc is found), then runs
 # every CTest label. A label in ZEROHOP_REQUIRED_LABELS that ran zero tests (all skipped or none
 # registered) fails the run, so a silently skipped suite cannot pass as green.
+# Two more builds run the tests again under sanitizers (presets `asan` and `tsan`, dirs build-asan and
+# build-tsan; their run-time options and suppressions come from the test presets):
+#   asan: ASan + UBSan, halt on the first report: every unit, ipc and media test.
+#   tsan: TSan: the threaded stages (core queues/pools, share publisher/readers, pipeline and the
+#         serve CLI, the stream server), i.e. the unit/ipc/media tests of the targets in TSAN_TARGETS.
+# ZEROHOP_SANITIZERS=0 skips both (a quicker local run; CI keeps them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak}"
-: "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak}"
+: "${ZEROHOP_SANITIZERS:=1}"
+if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
+  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak asan tsan}"
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak asan tsan}"
+else
+  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak}"
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak}"
+fi
 : "${BUILD_DIR:=build}"
+TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test zerohop_share_peer
+  zerohop_pipeline_test zerohop_cli_test zerohop stream_server_test"
+# Under ASan, not the emulator's third-party clients (v4l2-ctl, ffmpeg, gst-launch): an instrumented
+# LD_PRELOAD library cannot run inside an uninstrumented program. Our capture code still runs under
+# the emulator there (capture.emulated.*).
+ASAN_SKIP='^camemu\.client\.'
 
 if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
   scripts/install-deps.sh
@@ -22,24 +40,60 @@ cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER
   -DZEROHOP_WITH_PYTHON=OFF -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame
 
+# Sanitizer builds: no CUDA, Python, fuzzers or benchmarks (see CMakePresets.json).
+if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j"$(nproc)"
+  cmake --preset tsan >/dev/null
+  # shellcheck disable=SC2086 # a list of targets
+  cmake --build --preset tsan -j"$(nproc)" --target $TSAN_TARGETS
+fi
+
+# The tests of build-tsan whose program was built there (only TSAN_TARGETS are): CTest numbers of the
+# unit/ipc/media tests whose command is an executable inside build-tsan, as a `ctest -I` list. This
+# leaves out the placeholders of unbuilt GoogleTest targets and the script-driven tests (emulated
+# camera, third-party clients, metrics parser) without naming them.
+tsan_tests() {
+  ctest --preset tsan --show-only=json-v1 | /usr/bin/python3 -c '
+import json, os, sys
+root = os.path.realpath(sys.argv[1])
+picked = []
+for number, test in enumerate(json.load(sys.stdin)["tests"], 1):
+    command = test.get("command") or []
+    labels = next((p["value"] for p in test.get("properties", []) if p["name"] == "LABELS"), [])
+    if (command and os.path.realpath(command[0]).startswith(root + "/") and os.access(command[0], os.X_OK)
+            and {"unit", "ipc", "media"} & set(labels)):
+        picked.append(str(number))
+print("0,0,0," + ",".join(picked) if picked else "")' build-tsan
+}
+
 status=0
 declare -A ran
-for label in $ZEROHOP_ALL_LABELS; do
-  echo "=== ctest label: $label"
-  jobs=2
-  [[ $label == browser || $label == soak ]] && jobs=1
+# run_label NAME CTEST-ARGS...: runs one group of tests, records how many ran (not skipped) in ran[NAME].
+run_label() {
+  local name=$1 log rc total skipped
+  shift
+  echo "=== ctest label: $name"
   log=$(mktemp)
   set +e
-  dir="$BUILD_DIR"
-  [[ $label == fuzz ]] && dir="$FUZZ_DIR"
-  ctest --test-dir "$dir" -L "^${label}\$" -j"$jobs" --output-on-failure --timeout 300 2>&1 | tee "$log"
+  ctest "$@" --output-on-failure --timeout 300 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
   total=$(sed -nE 's/.*tests passed, [0-9]+ tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
   skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$log" || true)
-  ran[$label]=$(( ${total:-0} - skipped ))
+  ran[$name]=$(( ${total:-0} - skipped ))
   rm -f "$log"
   if [[ $rc -ne 0 ]]; then status=1; fi
+}
+
+for label in $ZEROHOP_ALL_LABELS; do
+  case $label in
+    asan) run_label asan --preset asan -L '^(unit|ipc|media)$' -E "$ASAN_SKIP" -j2 ;;
+    tsan) run_label tsan --preset tsan -I "$(tsan_tests)" -j2 ;;
+    fuzz) run_label fuzz --test-dir "$FUZZ_DIR" -L '^fuzz$' -j2 ;;
+    browser | soak) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 ;;
+    *) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j2 ;;
+  esac
 done
 
 echo "=== tests run per label"
