@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -21,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "listen_address.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/latency_stats.hpp"
@@ -41,19 +43,32 @@ struct Options {
   std::string preset = "superfast";
 };
 
+// A whole decimal number in [lo, hi], or Error(kInvalidArgument) naming the option and the range.
+unsigned parseCount(const std::string& option, const std::string& text, unsigned lo, unsigned hi) {
+  unsigned v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
+    throw zerohop::Error(zerohop::Errc::kInvalidArgument, option + " \"" + text + "\" is not a whole number from " +
+                                                              std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return v;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   int i0 = 1;
   if (argc > 1 && std::string(argv[1]) == "serve") i0 = 2;  // same command line as `zerohop serve`
-  for (int i = i0; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
+  for (int i = i0; i < argc; i += 2) {
+    const std::string k = argv[i];
+    if (i + 1 == argc) throw zerohop::Error(zerohop::Errc::kInvalidArgument, "option " + k + " needs a value");
+    const std::string v = argv[i + 1];
     if (k == "--source") o.source = v;
     else if (k == "--listen") {
-      const auto c = v.rfind(':');
-      o.host = v.substr(0, c);
-      o.port = static_cast<std::uint16_t>(std::stoi(v.substr(c + 1)));
-    } else if (k == "--bitrate") o.bitrate = static_cast<unsigned>(std::stoi(v));
-    else if (k == "--keyint") o.keyint = static_cast<unsigned>(std::stoi(v));
+      const auto listen = zerohop::cli::parseListenAddress(v);
+      o.host = listen.host;
+      o.port = listen.port;
+    } else if (k == "--bitrate") o.bitrate = parseCount(k, v, 100, 100000);
+    else if (k == "--keyint") o.keyint = parseCount(k, v, 1, 10000);
     else if (k == "--preset") o.preset = v;
     else if (k == "--encoder") continue;  // accepted for command-line compatibility with serve: x264 only
     else throw zerohop::Error(zerohop::Errc::kInvalidArgument, "unknown option " + k);

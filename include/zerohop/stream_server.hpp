@@ -30,6 +30,17 @@ struct StreamConfig {
   /// compared in constant time). It guards who may start and end sessions; it does not hide the
   /// page, /stats or /metrics, and without TLS in front it travels in clear text.
   std::string whepToken;
+  /// Non-empty: also publish the one encoded stream to this WHIP endpoint, http[s]://HOST[:PORT]/PATH
+  /// (`serve --whip`); reconnects with back-off when the endpoint goes away (docs/stream.md, "WHIP").
+  std::string whipUrl;
+  /// Non-empty: `Authorization: Bearer <whipToken>` on the WHIP requests (`serve --whip-token`).
+  std::string whipToken;
+  /// Non-empty: also send the stream as RTP H.264 to a Janus streaming-plugin RTP mountpoint (`serve
+  /// --janus`; docs/stream.md, "Janus"): "HOST:PORT?mountpoint=ID[&secret=S]" (Janus's HTTP API; the
+  /// constructor asks it for the mountpoint's ports and throws Error if it cannot) or
+  /// "HOST:PORT[?rtcp=PORT&pt=N]" (the mountpoint's video port; its RTCP port, default PORT+1, carries
+  /// Janus's keyframe requests back).
+  std::string janus;
 };
 
 class StreamServer {

@@ -2,27 +2,30 @@
 
 #include <glib.h>
 
+#include <functional>
 #include <future>
 #include <memory>
+
+#include "stream/glib_handoff.hpp"
 
 namespace zerohop::stream {
 namespace {
 
-using Task = std::function<void()>;
+using Task = GlibHandoff<std::function<void()>>;  // ordered for TSan, see glib_handoff.hpp
 
 gboolean runOnce(gpointer data) {
-  (*static_cast<Task*>(data))();
+  static_cast<Task*>(data)->get()();
   return G_SOURCE_REMOVE;
 }
 gboolean runRepeat(gpointer data) {
-  (*static_cast<Task*>(data))();
+  static_cast<Task*>(data)->get()();
   return G_SOURCE_CONTINUE;
 }
 void deleteTask(gpointer data) {
   delete static_cast<Task*>(data);
 }
 
-void attach(GMainContext* context, GSource* source, GSourceFunc fn, Task task) {
+void attach(GMainContext* context, GSource* source, GSourceFunc fn, std::function<void()> task) {
   g_source_set_callback(source, fn, new Task(std::move(task)), deleteTask);
   g_source_attach(source, context);
   g_source_unref(source);

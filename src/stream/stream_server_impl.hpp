@@ -15,8 +15,11 @@
 #include <string>
 #include <thread>
 
+#include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
+#include "stream/rtp_sender.hpp"
 #include "stream/viewer_session.hpp"
+#include "stream/whip_publisher.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -27,6 +30,12 @@ class StreamServer::Impl {
   static constexpr std::chrono::milliseconds kNegotiationTimeout{3000};
   /// A session that has not connected this long after its answer is ended (the viewer never came).
   static constexpr std::chrono::seconds kConnectTimeout{15};
+  /// A client must send its whole request within this, and read the response within kResponseDeadline,
+  /// or its connection is closed (slow or half-open clients; see DeadlineHttpServer).
+  static constexpr std::chrono::milliseconds kRequestDeadline{5000};
+  static constexpr std::chrono::milliseconds kResponseDeadline{5000};
+  /// Connections served at once (each holds a thread; POST /whep holds one up to kNegotiationTimeout).
+  static constexpr std::size_t kHttpWorkers = 16;
 
   explicit Impl(StreamConfig config);
   ~Impl();
@@ -65,7 +74,11 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
-  httplib::Server http_;
+  // Publishing to others (StreamConfig::whipUrl / janus): set in the constructor, reset first in the
+  // destructor; publish() feeds them after the viewers.
+  std::unique_ptr<stream::WhipPublisher> whip_;
+  std::unique_ptr<stream::RtpSender> janus_;
+  stream::DeadlineHttpServer http_{kRequestDeadline, kResponseDeadline, kHttpWorkers};
   std::thread httpThread_;
   std::atomic<bool> httpExited_{false};
 };

@@ -2,10 +2,13 @@
 
 #include <gst/app/gstappsrc.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "stream/glib_handoff.hpp"
+#include "stream/rtp_appsrc_feed.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -68,11 +71,6 @@ GstPadProbeReturn answerRtpCapsQuery(GstPad*, GstPadProbeInfo* info, gpointer) {
   return GST_PAD_PROBE_OK;
 }
 
-// Keeps the EncodedUnit alive as long as any GstBuffer wraps its bytes.
-void releaseUnit(gpointer holder) {
-  delete static_cast<EncodedUnitPtr*>(holder);
-}
-
 }  // namespace
 
 // Shared between a GstPromise's change callback and the thread waiting on it, so a reply that
@@ -82,13 +80,15 @@ struct ViewerSession::Waiter {
   std::condition_variable cv;
   bool done = false;
 
+  using Ref = GlibHandoff<std::shared_ptr<Waiter>>;  // travels to webrtcbin's thread (glib_handoff.hpp)
+
   static void onChange(GstPromise*, gpointer data) {
-    auto& w = **static_cast<std::shared_ptr<Waiter>*>(data);
+    auto& w = *static_cast<Ref*>(data)->get();
     std::lock_guard lock(w.mutex);
     w.done = true;
     w.cv.notify_all();
   }
-  static void destroy(gpointer data) { delete static_cast<std::shared_ptr<Waiter>*>(data); }
+  static void destroy(gpointer data) { delete static_cast<Ref*>(data); }
 };
 
 ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events)
@@ -116,6 +116,7 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
   // A fixed SSRC known before any media flows, so the answer's a=ssrc / a=ssrc-group:FID lines name
   // the stream the viewer will receive (webrtcbin takes it from the codec preferences below).
   const guint ssrc = g_random_int_range(1, G_MAXINT32);
+  ssrc_ = ssrc;
   g_object_set(pay, "pt", static_cast<guint>(choice_.payloadType), "config-interval", -1, "ssrc", ssrc,
                nullptr);
   gst_util_set_object_arg(G_OBJECT(pay), "aggregate-mode", "zero-latency");
@@ -175,6 +176,7 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
     }
   }
 
+  published_.store(true, std::memory_order_release);  // before any callback can run: see fromGst()
   g_signal_connect(webrtc, "notify::connection-state", G_CALLBACK(onConnectionState), this);
   g_signal_connect(webrtc, "notify::ice-connection-state", G_CALLBACK(onIceConnectionState), this);
   g_signal_connect(webrtc, "notify::ice-gathering-state", G_CALLBACK(onIceGatheringState), this);
@@ -182,9 +184,11 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
   if (rtpbin_) {
     g_signal_connect(rtpbin_.get(), "on-bye-ssrc", G_CALLBACK(onByeOrTimeout), this);
     g_signal_connect(rtpbin_.get(), "on-timeout", G_CALLBACK(onByeOrTimeout), this);
+    g_signal_connect(rtpbin_.get(), "on-ssrc-active", G_CALLBACK(onSsrcActive), this);
   }
   GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc, "src"));
   gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onUpstreamEvent, this, nullptr);
+  feed_ = std::make_unique<AppsrcFeed>(appsrc, pipeline_.get(), kMaxQueuedUnits);
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), onBusMessage, this, nullptr);
 
@@ -194,6 +198,12 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
                 "gst_element_set_state(viewer pipeline, PLAYING) failed (see GStreamer's log, "
                 "GST_DEBUG=3)");
   }
+}
+
+ViewerSession* ViewerSession::fromGst(gpointer data) {
+  auto* self = static_cast<ViewerSession*>(data);
+  (void)self->published_.load(std::memory_order_acquire);
+  return self;
 }
 
 ViewerSession::~ViewerSession() {
@@ -217,66 +227,70 @@ void ViewerSession::abort() {
   waitCv_.notify_all();
 }
 
-std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-
-  // Runs one webrtcbin action signal and waits (bounded) for its promise.
-  auto call = [&](const char* signal, gpointer arg) -> GstPromisePtr {
-    auto waiter = std::make_shared<Waiter>();
-    GstPromisePtr promise(gst_promise_new_with_change_func(
-        Waiter::onChange, new std::shared_ptr<Waiter>(waiter), Waiter::destroy));
-    g_signal_emit_by_name(webrtc_, signal, arg, promise.get());
-    std::unique_lock lock(waiter->mutex);
-    while (!waiter->done) {
-      {
-        std::lock_guard abortLock(waitMutex_);
-        if (aborted_) {
-          lock.unlock();
-          gst_promise_interrupt(promise.get());
-          throw Error(Errc::kUnavailable,
-                      std::string("webrtcbin ") + signal + ": the server is shutting down");
-        }
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
+GstPromisePtr ViewerSession::callWebrtc(const char* signal, gpointer arg, Deadline deadline,
+                                        std::chrono::milliseconds timeout) {
+  auto waiter = std::make_shared<Waiter>();
+  GstPromisePtr promise(gst_promise_new_with_change_func(
+      Waiter::onChange, new Waiter::Ref(waiter), Waiter::destroy));
+  g_signal_emit_by_name(webrtc_, signal, arg, promise.get());
+  std::unique_lock lock(waiter->mutex);
+  while (!waiter->done) {
+    {
+      std::lock_guard abortLock(waitMutex_);
+      if (aborted_) {
         lock.unlock();
         gst_promise_interrupt(promise.get());
-        throw Error(Errc::kTimeout, std::string("webrtcbin ") + signal + " did not complete within " +
-                                        std::to_string(timeout.count()) + " ms");
+        throw Error(Errc::kUnavailable, std::string("webrtcbin ") + signal + ": the server is shutting down");
       }
-      waiter->cv.wait_for(lock, std::chrono::milliseconds(20));
     }
-    lock.unlock();
-    if (gst_promise_wait(promise.get()) != GST_PROMISE_RESULT_REPLIED) {
-      throw Error(Errc::kUnavailable, std::string("webrtcbin ") + signal + " was interrupted");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      lock.unlock();
+      gst_promise_interrupt(promise.get());
+      throw Error(Errc::kTimeout, std::string("webrtcbin ") + signal + " did not complete within " +
+                                      std::to_string(timeout.count()) + " ms");
     }
-    const GstStructure* reply = gst_promise_get_reply(promise.get());
-    if (reply && gst_structure_has_field(reply, "error")) {
-      GError* raw = nullptr;
-      gst_structure_get(reply, "error", G_TYPE_ERROR, &raw, nullptr);
-      GErrorPtr err(raw);
-      throw Error(Errc::kInvalidArgument,
-                  std::string("webrtcbin ") + signal + " failed: " + (err ? err->message : "unknown error"));
-    }
-    return promise;
-  };
+    waiter->cv.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  lock.unlock();
+  if (gst_promise_wait(promise.get()) != GST_PROMISE_RESULT_REPLIED) {
+    throw Error(Errc::kUnavailable, std::string("webrtcbin ") + signal + " was interrupted");
+  }
+  const GstStructure* reply = gst_promise_get_reply(promise.get());
+  if (reply && gst_structure_has_field(reply, "error")) {
+    GError* raw = nullptr;
+    gst_structure_get(reply, "error", G_TYPE_ERROR, &raw, nullptr);
+    GErrorPtr err(raw);
+    throw Error(Errc::kInvalidArgument,
+                std::string("webrtcbin ") + signal + " failed: " + (err ? err->message : "unknown error"));
+  }
+  return promise;
+}
 
+void ViewerSession::setRemote(GstWebRTCSDPType type, const std::string& sdp, Deadline deadline,
+                              std::chrono::milliseconds timeout) {
   GstSDPMessage* rawSdp = nullptr;
-  if (gst_sdp_message_new_from_text(offerSdp.c_str(), &rawSdp) != GST_SDP_OK || !rawSdp) {
-    throw Error(Errc::kInvalidArgument, "gst_sdp_message_new_from_text failed: the offer is not SDP");
+  if (gst_sdp_message_new_from_text(sdp.c_str(), &rawSdp) != GST_SDP_OK || !rawSdp) {
+    throw Error(Errc::kInvalidArgument, std::string("gst_sdp_message_new_from_text failed: the ") +
+                                            (type == GST_WEBRTC_SDP_TYPE_OFFER ? "offer" : "answer") +
+                                            " is not SDP");
   }
-  SessionDescriptionPtr offer(gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_OFFER, rawSdp));
-  call("set-remote-description", offer.get());
+  SessionDescriptionPtr desc(gst_webrtc_session_description_new(type, rawSdp));
+  callWebrtc("set-remote-description", desc.get(), deadline, timeout);
+}
 
-  GstPromisePtr answerPromise = call("create-answer", nullptr);
-  GstWebRTCSessionDescription* rawAnswer = nullptr;
-  const GstStructure* reply = gst_promise_get_reply(answerPromise.get());
+std::string ViewerSession::describeLocally(const char* create, Deadline deadline, std::chrono::milliseconds timeout) {
+  const bool offer = std::string(create) == "create-offer";
+  GstPromisePtr promise = callWebrtc(create, nullptr, deadline, timeout);
+  GstWebRTCSessionDescription* rawDesc = nullptr;
+  const GstStructure* reply = gst_promise_get_reply(promise.get());
   if (!reply ||
-      !gst_structure_get(reply, "answer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &rawAnswer, nullptr) ||
-      !rawAnswer) {
-    throw Error(Errc::kUnsupported, "webrtcbin create-answer returned no answer for this offer");
+      !gst_structure_get(reply, offer ? "offer" : "answer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &rawDesc,
+                         nullptr) ||
+      !rawDesc) {
+    throw Error(Errc::kUnsupported, std::string("webrtcbin ") + create + " returned no description");
   }
-  SessionDescriptionPtr answer(rawAnswer);
-  call("set-local-description", answer.get());
+  SessionDescriptionPtr desc(rawDesc);
+  callWebrtc("set-local-description", desc.get(), deadline, timeout);
 
   {
     std::unique_lock lock(waitMutex_);
@@ -302,34 +316,23 @@ std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::m
   return std::string(text.get());
 }
 
+std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
+  return describeLocally("create-answer", deadline, timeout);
+}
+
+std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
+  return describeLocally("create-offer", std::chrono::steady_clock::now() + timeout, timeout);
+}
+
+void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milliseconds timeout) {
+  setRemote(GST_WEBRTC_SDP_TYPE_ANSWER, answerSdp, std::chrono::steady_clock::now() + timeout, timeout);
+}
+
 void ViewerSession::push(const EncodedUnitPtr& unit) {
   if (!connected_.load() || !unit || unit->bytes.empty()) return;
-  bool askKeyframe = false;
-  {
-    std::lock_guard lock(pushMutex_);
-    if (waitingForKeyframe_ && !unit->keyframe) return;
-    if (gst_app_src_get_current_level_buffers(GST_APP_SRC(appsrc_)) >= kMaxQueuedUnits) {
-      waitingForKeyframe_ = true;
-      askKeyframe = true;
-    } else {
-      waitingForKeyframe_ = false;
-      const std::int64_t base = static_cast<std::int64_t>(gst_element_get_base_time(pipeline_.get()));
-      const std::int64_t now = monotonicNs() - base;
-      std::int64_t pts = unit->ptsNs > 0 ? unit->ptsNs - base : now;
-      if (pts < 0 || pts > now) pts = now;  // captured before this viewer's pipeline started
-      if (pts <= lastPts_) pts = lastPts_ + 1;
-      lastPts_ = pts;
-      auto* holder = new EncodedUnitPtr(unit);
-      GstBuffer* buffer =
-          gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, const_cast<std::uint8_t*>(unit->bytes.data()),
-                                      unit->bytes.size(), 0, unit->bytes.size(), holder, releaseUnit);
-      GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
-      GST_BUFFER_DTS(buffer) = static_cast<GstClockTime>(pts);
-      if (!unit->keyframe) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
-      gst_app_src_push_buffer(GST_APP_SRC(appsrc_), buffer);  // takes the buffer; fails only when flushing
-    }
-  }
-  if (askKeyframe) {
+  if (feed_->push(unit)) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
     requestKeyframe();
   }
@@ -349,36 +352,75 @@ void ViewerSession::end(const std::string& reason) {
 }
 
 void ViewerSession::onConnectionState(GstElement* webrtc, GParamSpec*, gpointer data) {
-  auto* self = static_cast<ViewerSession*>(data);
+  auto* self = fromGst(data);
   GstWebRTCPeerConnectionState state{};
   g_object_get(webrtc, "connection-state", &state, nullptr);
   log::debug("stream: viewer ", self->id_.substr(0, 8), " connection ", connectionStateName(state));
   if (state == GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED) {
-    {
-      std::lock_guard lock(self->pushMutex_);
-      self->waitingForKeyframe_ = true;
-    }
+    self->noteDisconnected(false);
+    self->feed_->waitForKeyframe();
     std::lock_guard lock(self->callbackMutex_);
     if (!self->alive_ || self->ended_) return;
+    std::int64_t never = 0;
+    self->connectedNs_.compare_exchange_strong(never, monotonicNs());
     self->connected_.store(true);
     if (self->events_.onConnected) self->events_.onConnected();
   } else if (state == GST_WEBRTC_PEER_CONNECTION_STATE_FAILED ||
              state == GST_WEBRTC_PEER_CONNECTION_STATE_CLOSED) {
     self->end(std::string("peer connection ") + connectionStateName(state));
+  } else if (state == GST_WEBRTC_PEER_CONNECTION_STATE_DISCONNECTED) {
+    self->noteDisconnected(true);
   }
 }
 
 void ViewerSession::onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer data) {
-  auto* self = static_cast<ViewerSession*>(data);
+  auto* self = fromGst(data);
   GstWebRTCICEConnectionState state{};
   g_object_get(webrtc, "ice-connection-state", &state, nullptr);
   if (state == GST_WEBRTC_ICE_CONNECTION_STATE_FAILED)
     self->end("ICE failed (the viewer is unreachable or left)");
   if (state == GST_WEBRTC_ICE_CONNECTION_STATE_CLOSED) self->end("ICE closed");
+  if (state == GST_WEBRTC_ICE_CONNECTION_STATE_DISCONNECTED) self->noteDisconnected(true);
+  if (state == GST_WEBRTC_ICE_CONNECTION_STATE_CONNECTED || state == GST_WEBRTC_ICE_CONNECTION_STATE_COMPLETED)
+    self->noteDisconnected(false);
+}
+
+void ViewerSession::noteDisconnected(bool disconnected) {
+  if (!disconnected) {
+    disconnectedSinceNs_.store(0);
+    return;
+  }
+  std::int64_t notYet = 0;
+  if (disconnectedSinceNs_.compare_exchange_strong(notYet, monotonicNs()))
+    log::debug("stream: viewer ", id_.substr(0, 8), " disconnected; ending it unless it is back within ",
+               kDisconnectGrace.count(), " s");
+}
+
+std::string ViewerSession::goneReason(std::int64_t nowNs) const {
+  using std::chrono::nanoseconds;
+  const std::int64_t since = disconnectedSinceNs_.load();
+  if (since != 0 && nanoseconds(nowNs - since) > kDisconnectGrace) {
+    return "disconnected for more than " + std::to_string(kDisconnectGrace.count()) + " s";
+  }
+  const std::int64_t connectedAt = connectedNs_.load();
+  if (connectedAt == 0) return {};  // not connected yet: the owner's connect timeout applies
+  const std::int64_t last = lastRtcpNs_.load();
+  // Before the first report, the longest silence any receiver may keep.
+  const nanoseconds allowed = last == 0 ? nanoseconds(kRtcpSilenceMax)
+                                        : std::clamp(nanoseconds(4 * longestRtcpGapNs_.load()),
+                                                     nanoseconds(kRtcpSilence), nanoseconds(kRtcpSilenceMax));
+  const nanoseconds silent(nowNs - std::max(connectedAt, last));
+  if (silent > allowed) {
+    return "no RTCP from the viewer for " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
+           " ms, its reports had come at most " + std::to_string(longestRtcpGapNs_.load() / 1000000) +
+           " ms apart (it vanished)";
+  }
+  return {};
 }
 
 void ViewerSession::onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointer data) {
-  auto* self = static_cast<ViewerSession*>(data);
+  auto* self = fromGst(data);
   GstWebRTCICEGatheringState state{};
   g_object_get(webrtc, "ice-gathering-state", &state, nullptr);
   if (state != GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) return;
@@ -388,15 +430,24 @@ void ViewerSession::onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointe
 }
 
 void ViewerSession::onByeOrTimeout(GstElement*, guint, guint ssrc, gpointer data) {
-  auto* self = static_cast<ViewerSession*>(data);
+  auto* self = fromGst(data);
   self->end("the viewer's RTCP stopped (BYE or timeout, ssrc " + std::to_string(ssrc) + ")");
+}
+
+void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) {
+  auto* self = fromGst(data);
+  if (ssrc == self->ssrc_) return;  // our own sender report
+  const std::int64_t now = monotonicNs();
+  const std::int64_t previous = self->lastRtcpNs_.exchange(now);
+  if (previous != 0 && now - previous > self->longestRtcpGapNs_.load())
+    self->longestRtcpGapNs_.store(now - previous);  // one writer: this session's RTP thread
 }
 
 GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info, gpointer data) {
   GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
   if (event && GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_UPSTREAM &&
       gst_event_has_name(event, "GstForceKeyUnit")) {
-    static_cast<ViewerSession*>(data)->requestKeyframe();
+    fromGst(data)->requestKeyframe();
   }
   return GST_PAD_PROBE_OK;
 }
@@ -409,13 +460,14 @@ GstBusSyncReply ViewerSession::onBusMessage(GstBus*, GstMessage* message, gpoint
   if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_LATENCY) {
     // webrtcbin adds its RTP session and transport after the pipeline reached PLAYING; they need the
     // pipeline latency redistributed (not on a streaming thread, so on the owner's loop).
-    auto* self = static_cast<ViewerSession*>(data);
+    // The task holds its own reference on the pipeline, not on the session: this message can come
+    // while make_shared is still finishing the session, when reading weak_from_this() is a data race
+    // (found by TSan). After the session is gone the pipeline is in NULL and recalculating is harmless.
+    auto* self = fromGst(data);
     std::lock_guard lock(self->callbackMutex_);
     if (self->alive_ && self->events_.post) {
-      std::weak_ptr<ViewerSession> weak = self->weak_from_this();
-      self->events_.post([weak] {
-        if (auto s = weak.lock()) s->recalculateLatency();
-      });
+      std::shared_ptr<GstElement> pipeline(GST_ELEMENT(gst_object_ref(self->pipeline_.get())), gst_object_unref);
+      self->events_.post([pipeline] { gst_bin_recalculate_latency(GST_BIN(pipeline.get())); });
     }
     gst_message_unref(message);  // a sync handler that returns DROP owns the message
     return GST_BUS_DROP;
@@ -426,7 +478,7 @@ GstBusSyncReply ViewerSession::onBusMessage(GstBus*, GstMessage* message, gpoint
     gst_message_parse_error(message, &raw, &debug);
     GErrorPtr err(raw);
     GCharPtr dbg(debug);
-    auto* self = static_cast<ViewerSession*>(data);
+    auto* self = fromGst(data);
     const std::string what = std::string("pipeline error from ") + GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) +
                              ": " + (err ? err->message : "unknown");
     log::warn("stream: viewer ", self->id_.substr(0, 8), ": ", what);

@@ -8,6 +8,11 @@
 // Life: negotiate() (on the HTTP thread) -> connected (webrtcbin's connection-state) -> push()
 // delivers units -> the session reports its end (peer closed, ICE failed, RTCP BYE or timeout,
 // pipeline error) through Events::onEnded; its owner then destroys it off GStreamer's threads.
+// A viewer that vanishes without a word (killed browser, pulled cable) is found by the owner's
+// periodic goneReason(): ICE/peer connection "disconnected" for kDisconnectGrace, or RTCP silence:
+// no report from the viewer for four times the longest gap it has shown between reports, at least
+// kRtcpSilence and at most kRtcpSilenceMax (browsers report about every second, so 5 s for them;
+// GStreamer receivers every 2.5-7.5 s, so up to 20 s). libnice's own checks take 25-30 s.
 // Overflow policy: if more than kMaxQueuedUnits wait in the appsrc (the viewer's pipeline is stuck),
 // new units are dropped until the next keyframe, and a keyframe is requested.
 // Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
@@ -26,6 +31,7 @@
 
 #include "stream/gst_handles.hpp"
 #include "stream/h264_offer.hpp"
+#include "stream/rtp_appsrc_feed.hpp"
 #include "zerohop/encoded_unit.hpp"
 
 namespace zerohop::stream {
@@ -40,6 +46,11 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   };
 
   static constexpr unsigned kMaxQueuedUnits = 8;
+  /// ICE or the peer connection "disconnected" this long (without coming back) ends the session.
+  static constexpr std::chrono::seconds kDisconnectGrace{5};
+  /// RTCP silence that ends a connected session: 4x the viewer's longest report gap, within these.
+  static constexpr std::chrono::seconds kRtcpSilence{5};
+  static constexpr std::chrono::seconds kRtcpSilenceMax{20};
 
   /// Builds the pipeline and brings it to PLAYING. `loopbackIce`: gather ICE candidates on
   /// 127.0.0.1 only (the HTTP front listens on a loopback address, so the viewer is on this host).
@@ -54,6 +65,12 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// rejects the offer, kTimeout when a step exceeds `timeout`, kUnavailable when aborted.
   std::string negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout);
 
+  /// The other direction (WHIP publishing, src/stream/whip_publisher.cpp): we offer. Creates the
+  /// sendonly offer, waits for ICE gathering and returns it with its candidates; errors as negotiate().
+  std::string createOffer(std::chrono::milliseconds timeout);
+  /// Applies the remote answer to our offer. Throws Error(kInvalidArgument) when webrtcbin rejects it.
+  void applyAnswer(const std::string& answerSdp, std::chrono::milliseconds timeout);
+
   /// Wakes a negotiate() in progress so it throws kUnavailable (server shutting down).
   void abort();
 
@@ -65,17 +82,33 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   bool connected() const { return connected_.load(); }
   /// CLOCK_MONOTONIC ns when the session was created.
   std::int64_t createdNs() const { return createdNs_; }
+  /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
+  /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
+  std::string goneReason(std::int64_t nowNs) const;
 
  private:
   struct Waiter;
+  /// The session behind a GStreamer callback's user data. Callbacks run on GStreamer's threads, often
+  /// pooled ones that existed before this session; the acquire pairs with the constructor's release
+  /// of published_ so ThreadSanitizer sees the members initialised (GLib's futex locks, which really
+  /// order this, are invisible to it; see glib_handoff.hpp).
+  static ViewerSession* fromGst(gpointer data);
+  using Deadline = std::chrono::steady_clock::time_point;
+  /// Runs one webrtcbin action signal and waits (bounded, abortable) for its promise.
+  GstPromisePtr callWebrtc(const char* signal, gpointer arg, Deadline deadline, std::chrono::milliseconds timeout);
+  void setRemote(GstWebRTCSDPType type, const std::string& sdp, Deadline deadline, std::chrono::milliseconds timeout);
+  /// "create-offer" or "create-answer", set it locally, wait for ICE gathering; the local SDP.
+  std::string describeLocally(const char* create, Deadline deadline, std::chrono::milliseconds timeout);
   static void onConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
   static void onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
   static void onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointer self);
   static void onByeOrTimeout(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
+  static void onSsrcActive(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
 
   void end(const std::string& reason);
+  void noteDisconnected(bool disconnected);
   void requestKeyframe();
   void recalculateLatency();
 
@@ -100,10 +133,16 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   bool gatheringComplete_ = false;
   bool aborted_ = false;
 
-  std::mutex pushMutex_;
-  bool waitingForKeyframe_ = true;
-  std::int64_t lastPts_ = -1;
+  std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)
   std::atomic<bool> connected_{false};
+  std::atomic<bool> published_{false};
+
+  // Liveness (CLOCK_MONOTONIC ns; 0 = never / not now), written on GStreamer threads.
+  guint ssrc_ = 0;  // ours, to tell our own RTCP from the viewer's
+  std::atomic<std::int64_t> connectedNs_{0};
+  std::atomic<std::int64_t> lastRtcpNs_{0};
+  std::atomic<std::int64_t> longestRtcpGapNs_{0};
+  std::atomic<std::int64_t> disconnectedSinceNs_{0};
 };
 
 }  // namespace zerohop::stream

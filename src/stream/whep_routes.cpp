@@ -79,10 +79,10 @@ void StreamServer::Impl::installRoutes() {
     const int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  // No idle keep-alive wait and a short read timeout, so stop() never waits long on a client.
+  // No idle keep-alive wait: a connection serves only requests already sent. Reads and writes are
+  // bounded per request by DeadlineHttpServer (kRequestDeadline, kResponseDeadline), and stop()
+  // interrupts them within 0.1 s.
   http_.set_keep_alive_timeout(0);
-  http_.set_read_timeout(1, 0);
-  http_.set_write_timeout(2, 0);
 
   // Bodies we would otherwise read without a bound: no Content-Length (httplib reads to EOF),
   // chunked (no limit in httplib 0.11), or compressed (the limit would apply before inflating).

@@ -35,9 +35,11 @@ import gi
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstWebRTC", "1.0")
-gi.require_version("GstSdp", "1.0")
 gi.require_version("GstVideo", "1.0")
-from gi.repository import Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
+from gi.repository import Gst, GstVideo, GstWebRTC  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gst_webrtc_answer import answer_offer  # noqa: E402
 
 CELLS = 76
 
@@ -189,27 +191,11 @@ class Sender:
         tee_pad = self.tee.request_pad_simple("src_%u")
         tee_pad.link(q.get_static_pad("sink"))
 
-        ok, msg = GstSdp.SDPMessage.new_from_text(offer_sdp)
-        offer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.OFFER, msg)
-        p = Gst.Promise.new()
-        webrtc.emit("set-remote-description", offer, p)
-        p.wait()
-        p = Gst.Promise.new()
-        webrtc.emit("create-answer", None, p)
-        p.wait()
-        reply = p.get_reply()
-        answer = reply.get_value("answer") if reply else None
-        if answer is None:
+        try:
+            sdp = answer_offer(webrtc, offer_sdp)
+        except ValueError:
             self._remove(dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad))
-            raise ValueError(f"webrtcbin could not answer: {reply and reply.to_string()}")
-        p = Gst.Promise.new()
-        webrtc.emit("set-local-description", answer, p)
-        p.wait()
-        deadline = time.monotonic() + 2
-        while (webrtc.get_property("ice-gathering-state") != GstWebRTC.WebRTCICEGatheringState.COMPLETE
-               and time.monotonic() < deadline):
-            time.sleep(0.02)
-        sdp = webrtc.get_property("local-description").sdp.as_text()
+            raise
         with self.lock:
             self.viewers[vid] = dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad)
         # A new viewer needs a keyframe now, not at the next GOP.

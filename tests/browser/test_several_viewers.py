@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import urllib.request
@@ -31,6 +32,7 @@ def main() -> int:
     ap.add_argument("--source", default="test:640x360@30")
     ap.add_argument("--viewers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--min-fps", type=float, default=20.0, help="each viewer must decode at least this")
     ap.add_argument("--netns", action="store_true")
     ap.add_argument("--artifacts", default=None)
     args = ap.parse_args()
@@ -67,18 +69,22 @@ def main() -> int:
         if s.get("viewers") != args.viewers:
             raise AssertionError(f"server counts {s.get('viewers')} viewers, want {args.viewers}")
 
-        before = [presented(d) for d in drivers]
+        # Each viewer's count is paired with the moment it was read (on a loaded box one read can take
+        # a good fraction of a second).
         reads_before = [d.execute_script("return window.zerohop.timecodesRead") for d in drivers]
-        frames_before = s["frames"]
+        before = [(presented(d), time.monotonic()) for d in drivers]
+        # The server's frame count is read right at both ends of the window (a loaded box makes the
+        # browser calls around it slow, which would skew the encoded rate).
+        frames_before = stats(url)["frames"]
         t0 = time.monotonic()
         time.sleep(args.seconds)
         elapsed = time.monotonic() - t0
-        fps = [(presented(d) - b) / elapsed for d, b in zip(drivers, before)]
-        reads = [d.execute_script("return window.zerohop.timecodesRead") - r for d, r in zip(drivers, reads_before)]
         encoded_fps = (stats(url)["frames"] - frames_before) / elapsed
+        fps = [(presented(d) - b) / (time.monotonic() - tb) for d, (b, tb) in zip(drivers, before)]
+        reads = [d.execute_script("return window.zerohop.timecodesRead") - r for d, r in zip(drivers, reads_before)]
         print(f"viewer fps {[round(f, 1) for f in fps]}, timecodes read {reads}, server encoded {encoded_fps:.1f} fps")
         for i, (f, r) in enumerate(zip(fps, reads)):
-            if f < 20:
+            if f < args.min_fps:
                 raise AssertionError(f"viewer {i} decodes only {f:.1f} fps with {args.viewers} viewers")
             if r < 0.8 * f * elapsed:
                 raise AssertionError(f"viewer {i} read the timecode in only {r} frames")
@@ -88,6 +94,10 @@ def main() -> int:
                                  "an encode per viewer instead of one shared encode?")
     except AssertionError as e:
         print(f"FAIL: {e}")
+        load, cores = os.getloadavg()[0], os.cpu_count() or 1
+        if load > 2 * cores:  # the verdict stands; this says where to look first
+            print(f"note: load average {load:.1f} on {cores} cores while this ran: other work competed with "
+                  "serve and the browsers; rerun on a quiet machine before blaming the fan-out")
         for i, d in enumerate(drivers):
             d.save_screenshot(str(out / f"several_viewers_{i}.png"))
         print("serve output (tail):\n" + serve.tail())

@@ -57,6 +57,10 @@ def main() -> int:
                     help="extra argument for zerohop serve (repeatable), e.g. --serve-arg=--web-root=web")
     ap.add_argument("--wrap", default="",
                     help="command prefix for serve, e.g. 'zerohop-camemu --format mjpeg --size 1280x720 --'")
+    ap.add_argument("--expect-encoder", default="",
+                    help="fail unless the server's /stats encoder name contains this (e.g. passthrough)")
+    ap.add_argument("--min-timecodes", type=float, default=0.9,
+                    help="share of presented frames whose timecode must be read")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 
@@ -137,8 +141,15 @@ def main() -> int:
             failures.append(f"{freezes_page} freeze(s): longest gap between presented frames {max_gap:.0f} ms")
         if freeze_count > 0:
             failures.append(f"WebRTC reported {freeze_count} freeze(s) (freezeCount)")
-        if presented and read < 0.9 * presented:
-            failures.append(f"timecodes read from {read} of {presented} presented frames, want >= 90 %")
+        if presented and read < args.min_timecodes * presented:
+            failures.append(f"timecodes read from {read} of {presented} presented frames, "
+                            f"want >= {100 * args.min_timecodes:.0f} %")
+        encoder = (s1.get("lastStats") or {}).get("encoder", "")
+        if args.expect_encoder and args.expect_encoder not in encoder:
+            failures.append(f"server /stats encoder is {encoder!r}, want one containing {args.expect_encoder!r}")
+        decoded = (w1.get("framesDecoded") or 0) - (w0.get("framesDecoded") or 0)
+        if decoded <= 0:
+            failures.append("Chromium decoded no frame in the window (webrtc framesDecoded did not grow)")
         if not latency:
             failures.append("no capture->display latency sample was measured")
         elif any(abs(v) > 10_000 for v in latency):
@@ -148,11 +159,7 @@ def main() -> int:
     finally:
         # Stop serve while the viewer is still connected: that is the harder case for a clean shutdown.
         rc, took = serve.stop(2.0)
-        if driver is not None:
-            try:
-                driver.quit()
-            except Exception:
-                pass
+        zb.quit_browser(driver)
     print(f"serve: SIGINT -> exit code {rc} after {took:.2f} s")
     if rc is None:
         failures.append("zerohop serve did not exit within 2 s of SIGINT (killed)")
@@ -161,12 +168,7 @@ def main() -> int:
     if failures and serve.tail():
         print("serve output (tail):\n" + serve.tail())
     print(f"artifacts: {out / (tag + '.png')}, {out / (tag + '.serve.log')}")
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        return 1
-    print("PASS")
-    return 0
+    return zb.verdict(failures)
 
 
 if __name__ == "__main__":

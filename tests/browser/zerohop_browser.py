@@ -193,6 +193,16 @@ def start_chromium(chromium: str, chromedriver: str, log_path: Path | None = Non
     return webdriver.Chrome(service=service, options=opts)
 
 
+def quit_browser(driver) -> None:
+    """Ends a chromedriver session (None: nothing to end); a failure to quit never hides the verdict."""
+    if driver is None:
+        return
+    try:
+        driver.quit()
+    except Exception:
+        pass
+
+
 def browser_console(driver) -> str:
     try:
         return "\n".join(f"  [{e.get('level')}] {e.get('message')}" for e in driver.get_log("browser"))
@@ -208,3 +218,80 @@ def percentile(values: list[float], q: float) -> float | None:
     import math
     idx = math.ceil(q * len(s))
     return s[min(len(s) - 1, max(idx, 1) - 1)]
+
+
+def serve_test_args(doc: str, source: str = "test:640x360@30"):
+    """The command line every serve test takes: ZEROHOP_BINARY (the zerohop executable), --source, --netns,
+    --artifacts. Add a test's own options to the returned parser, then call parse_serve_test_args."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("zerohop")
+    ap.add_argument("--source", default=source)
+    ap.add_argument("--netns", action="store_true")
+    ap.add_argument("--artifacts", default=None)
+    return ap
+
+
+def parse_serve_test_args(ap):
+    """Parses; exits 1 (FAIL) when the zerohop binary does not exist."""
+    args = ap.parse_args()
+    if not Path(args.zerohop).exists():
+        print(f"FAIL: {args.zerohop} does not exist (build the zerohop target)")
+        sys.exit(1)
+    return args
+
+
+def start_serve_test(args, log_name: str) -> "Serve":
+    """The usual start of a serve test, after find_browser(): enters the private network namespace
+    (--netns), starts `zerohop serve --source ARGS.SOURCE` on a free loopback port with its log in the
+    artifacts folder as LOG_NAME. The caller waits for the URL (Serve.wait_url)."""
+    if args.netns:
+        enter_private_network()
+    out = artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
+    return Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{free_port()}"], out / log_name)
+
+
+def wait_until(what: str, cond, timeout: float, interval: float = 0.2) -> float:
+    """Polls `cond()` until it is true; returns the seconds it took, or raises AssertionError naming `what`."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if cond():
+            return time.monotonic() - t0
+        time.sleep(interval)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s")
+
+
+def terminate(proc: subprocess.Popen, timeout: float = 5.0) -> int:
+    """SIGTERM, then SIGKILL after `timeout` s; returns the exit status (negative: the signal)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def verdict(failures: list[str]) -> int:
+    """Prints each failure (or PASS) and returns the test's exit code."""
+    for f in failures:
+        print("FAIL:", f)
+    if failures:
+        return 1
+    print("PASS")
+    return 0
+
+
+def report_failure(message: str, serve: "Serve | None", drivers=(), shots: Path | None = None,
+                   name: str = "test") -> int:
+    """Prints FAIL with the reason, each browser's console (and a screenshot to `shots`/NAME_i.png), and
+    serve's last lines; returns 1, the exit code of a failed test."""
+    print(f"FAIL: {message}")
+    for i, d in enumerate(drivers):
+        if shots is not None:
+            d.save_screenshot(str(shots / f"{name}_{i}.png"))
+        print(f"browser {i} console:\n" + browser_console(d))
+    if serve is not None:
+        print("serve output (tail):\n" + serve.tail(40))
+    return 1

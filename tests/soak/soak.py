@@ -4,8 +4,9 @@ negotiated through webrtcbin, then DELETEd) and `zerohop tap` readers come and g
 server keeps encoding at the source rate, that its RSS grows by less than 5 % between the end of the
 warm-up and the end, and that its file-descriptor and thread counts come back to where they were.
 
-usage: soak.py [--seconds 120] [--warmup 20] ZEROHOP_BINARY CHROMIUM_OFFER_SDP
-(30-minute version: --seconds 1800; see docs/reliability.md)
+usage: soak.py [--seconds 120] [--warmup 20] [--no-taps] [--pause S] ZEROHOP_BINARY CHROMIUM_OFFER_SDP
+(30-minute version: --seconds 1800; a session-heavy one for memory per session: --no-taps --pause 0;
+see docs/reliability.md)
 exit 0 pass, 1 fail
 """
 import argparse
@@ -60,6 +61,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=120)
     ap.add_argument("--warmup", type=float, default=20)
     ap.add_argument("--source", default="test:640x360@30")
+    ap.add_argument("--no-taps", action="store_true", help="WHEP sessions only, no share readers")
+    ap.add_argument("--pause", type=float, default=0.5, help="longest random pause between rounds (s)")
     args = ap.parse_args()
     offer = open(args.offer, "rb").read()
     port = free_port()
@@ -94,21 +97,22 @@ def main() -> int:
                     locs.append(headers["Location"])
                     sessions += 1
                 # A reader attaches, reads a few frames in place and goes.
-                tap = subprocess.run([args.zerohop, "tap", f"soak{os.getpid()}",
+                tap = subprocess.CompletedProcess([], 0) if args.no_taps else subprocess.run([args.zerohop, "tap", f"soak{os.getpid()}",
                                       "--count", str(rng.randint(3, 15)), "--json"], capture_output=True, text=True,
                                      timeout=20)
                 if tap.returncode != 0:
                     print(f"FAIL: zerohop tap exited {tap.returncode}: {tap.stderr}")
                     return 1
-                taps += 1
+                taps += 0 if args.no_taps else 1
                 for loc in locs:
                     status, _, _ = request("DELETE", base + loc)
                     if status != 200:
                         print(f"FAIL: DELETE {loc} answered {status}")
                         return 1
-                time.sleep(rng.uniform(0.1, 0.5))
+                time.sleep(rng.uniform(min(0.1, args.pause), args.pause))
                 if baseline is None and time.monotonic() - t0 >= args.warmup:
                     baseline = proc_stats(serve.pid)
+                    baseline_sessions = sessions
                     print(f"after {args.warmup:.0f} s warm-up: {baseline}")
 
             except (OSError, TimeoutError) as e:
@@ -124,6 +128,9 @@ def main() -> int:
         print(f"end after {elapsed:.0f} s: {end}; {sessions} WHEP sessions, {taps} tap readers, "
               f"{fps:.1f} fps encoded, viewers now {stats['viewers']}, share readers {stats.get('share_readers')}")
         growth = (end["rss_kb"] - baseline["rss_kb"]) / baseline["rss_kb"]
+        per_session = (end["rss_kb"] - baseline["rss_kb"]) * 1024 / max(1, sessions - baseline_sessions)
+        print(f"RSS per WHEP session after the warm-up: {per_session:+.0f} bytes "
+              f"({sessions - baseline_sessions} sessions)")
         failures = []
         if growth >= 0.05:
             failures.append(f"RSS grew {growth * 100:.1f} % ({baseline['rss_kb']} -> {end['rss_kb']} kB)")

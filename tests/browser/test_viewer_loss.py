@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Loss resilience end to end: `zerohop serve` streams to headless Chromium through the viewer page while
+nftables, inside the test's private network namespace, drops UDP packets (RTP, RTX, RTCP, STUN alike, both
+directions: the rules sit on the output hook of loopback). serve runs with --keyint 0 (IDRs only on
+request), so a picture that comes back after an unrepairable loss proves the PLI -> IDR path.
+
+Phase 1, --seconds of ~5 % random loss: >= 20 fps presented, no gap > 1 s between presented frames,
+frames keep being decoded, packets were lost and retransmissions asked for (Chromium's nackCount grew).
+On loopback NACK/RTX repairs all of it (Chromium 156 sent no PLI here even through a 3 s RTX blackout).
+Phase 2, the random loss removed, one total UDP outage of --outage-ms (longer than Chromium's NACK list
+holds: ~1000 packets): the receiver must ask for a keyframe (pliCount grew or the server's
+keyframes_forced grew), and within 3 s of the outage's end the picture plays again (>= 20 fps, no gap
+> 1 s, measured over the following 3 s). (With the random loss kept on, a lost PLI delays recovery by
+seconds: Chromium 156 did not repeat it in one run.)
+
+usage: test_viewer_loss.py --netns [--source test:640x360@30] [--seconds 20] [--loss 5] [--outage-ms 4500] ZEROHOP_BINARY
+exit: 0 pass, 1 fail, 77 skipped (no chromium/chromedriver/selenium, no nft, no private namespace)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zerohop_browser as zb  # noqa: E402
+from test_viewer import SNAPSHOT_JS, wait_for  # noqa: E402
+
+TABLE = "zerohop_loss"
+
+
+def nft(*args: str) -> None:
+    subprocess.run(["nft", *args], check=True, capture_output=True, text=True)
+
+
+def add_udp_loss(percent: int) -> None:
+    """Drops `percent` % of UDP packets at random, in this (private) network namespace only."""
+    nft("add", "table", "inet", TABLE)
+    nft("add", "chain", "inet", TABLE, "out", "{ type filter hook output priority 0 ; policy accept ; }")
+    nft("add", "rule", "inet", TABLE, "out", "meta", "l4proto", "udp", "numgen", "random", "mod", "100",
+        "<", str(percent), "counter", "drop")
+
+
+def udp_outage(ms: int) -> None:
+    """Drops every UDP packet for `ms` milliseconds (a chain of its own, removed afterwards)."""
+    nft("add", "chain", "inet", TABLE, "outage", "{ type filter hook output priority -1 ; policy accept ; }")
+    nft("add", "rule", "inet", TABLE, "outage", "meta", "l4proto", "udp", "drop")
+    time.sleep(ms / 1000.0)
+    nft("delete", "chain", "inet", TABLE, "outage")
+
+
+def dropped_packets() -> int:
+    out = subprocess.run(["nft", "list", "table", "inet", TABLE], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "counter packets" in line:
+            return int(line.split("counter packets")[1].split()[0])
+    return 0
+
+
+def playback(a: dict, b: dict) -> tuple[float, float]:
+    """(fps presented, longest gap in ms) between two page snapshots."""
+    dt = (b["now"] - a["now"]) / 1000.0
+    fps = (b["framesPresented"] - a["framesPresented"]) / dt if dt > 0 else 0.0
+    gaps = [g["ms"] for g in b["longGaps"] if g["at"] > a["now"]]
+    return fps, max(gaps, default=0.0)
+
+
+def grew(a: dict, b: dict, key: str) -> int:
+    """How much a WebRTC inbound-rtp counter grew between two page snapshots."""
+    return ((b.get("webrtc") or {}).get(key) or 0) - ((a.get("webrtc") or {}).get(key) or 0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("zerohop", help="path to the zerohop binary")
+    ap.add_argument("--source", default="test:640x360@30")
+    ap.add_argument("--seconds", type=float, default=20.0, help="phase 1: random loss only")
+    ap.add_argument("--loss", type=int, default=5, help="percent of UDP packets dropped at random")
+    ap.add_argument("--outage-ms", type=int, default=4500, help="phase 2: every UDP packet dropped this long")
+    ap.add_argument("--min-fps", type=float, default=20.0)
+    ap.add_argument("--max-gap-ms", type=float, default=1000.0)
+    ap.add_argument("--netns", action="store_true", help="run in a private network namespace (required)")
+    ap.add_argument("--serve-arg", action="append", default=[], metavar="ARG")
+    ap.add_argument("--wrap", default="", help="command prefix for serve (e.g. the emulated camera)")
+    ap.add_argument("--artifacts", default=None)
+    args = ap.parse_args()
+
+    if not Path(args.zerohop).exists():
+        print(f"FAIL: {args.zerohop} does not exist (build the zerohop target)")
+        return 1
+    chromium, chromedriver = zb.find_browser()
+    if not shutil.which("nft"):
+        zb.skip("the loss test needs nft (apt-get install nftables)")
+    # Dropping packets is only acceptable in a namespace of our own: never on the host's loopback.
+    if not args.netns or not zb.enter_private_network():
+        zb.skip("the loss test needs a private network namespace (root or user namespaces)")
+    out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
+    tag = "loss_" + "".join(c if c.isalnum() else "_" for c in args.source).strip("_")
+
+    port = zb.free_port()
+    serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{port}", "--keyint", "0",
+                                    *args.serve_arg], out / f"{tag}.serve.log", wrap=args.wrap.split())
+    failures: list[str] = []
+    driver = None
+    try:
+        url = serve.wait_url(20)
+        if not url:
+            print(f"FAIL: zerohop serve printed no 'open http://' line within 20 s\n{serve.tail()}")
+            return 1
+        driver = zb.start_chromium(chromium, chromedriver, out / f"{tag}.chromedriver.log")
+        driver.get(url)
+        if not wait_for(driver, "return !!window.zerohop && window.zerohop.state === 'playing'", 30):
+            print("FAIL: the page did not start playing within 30 s (before any loss)")
+            print(zb.browser_console(driver) + "\nserve output:\n" + serve.tail())
+            return 1
+        snap = lambda: driver.execute_script(SNAPSHOT_JS)  # noqa: E731
+        time.sleep(2.0)
+        add_udp_loss(args.loss)
+        print(f"nftables: dropping {args.loss} % of UDP packets at random from now on", flush=True)
+        time.sleep(2.0)  # the first losses are repaired before the window opens
+        s0 = snap()
+        time.sleep(args.seconds)
+        s1 = snap()
+        dropped = dropped_packets()
+        nft("flush", "chain", "inet", TABLE, "out")  # phase 2 alone: the keyframe request must not be lost
+        udp_outage(args.outage_ms)
+        print(f"nftables: random loss off, every UDP packet dropped for {args.outage_ms} ms", flush=True)
+        time.sleep(3.0)
+        s2 = snap()
+        time.sleep(3.0)
+        s3 = snap()
+        driver.save_screenshot(str(out / f"{tag}.png"))
+        st1, st3 = s1.get("lastStats") or {}, s3.get("lastStats") or {}
+        forced = (st3.get("keyframes_forced") or 0) - (st1.get("keyframes_forced") or 0)
+
+        fps1, gap1 = playback(s0, s1)
+        print(f"phase 1, {args.seconds:.0f} s of {args.loss} % random UDP loss: {fps1:.1f} fps presented, longest gap "
+              f"{gap1:.0f} ms; packetsLost +{grew(s0, s1, 'packetsLost')} nackCount +{grew(s0, s1, 'nackCount')} "
+              f"pliCount +{grew(s0, s1, 'pliCount')} framesDecoded +{grew(s0, s1, 'framesDecoded')} "
+              f"freezeCount +{grew(s0, s1, 'freezeCount')}")
+        fps3, gap3 = playback(s2, s3)
+        print(f"phase 2, {args.outage_ms} ms outage: pliCount +{grew(s1, s3, 'pliCount')} firCount "
+              f"+{grew(s1, s3, 'firCount')}, server keyframes_forced +{forced}; 3-6 s after it: {fps3:.1f} fps, "
+              f"longest gap {gap3:.0f} ms; nftables dropped {dropped} packets at random in phase 1")
+        print("server /stats: " + json.dumps(st3))
+
+        if dropped == 0:
+            failures.append("nftables dropped no packet: the loss rule did not apply")
+        if fps1 < args.min_fps:
+            failures.append(f"phase 1: {fps1:.1f} fps presented under loss, want >= {args.min_fps}")
+        if gap1 > args.max_gap_ms:
+            failures.append(f"phase 1: the picture froze for {gap1:.0f} ms (> {args.max_gap_ms:.0f})")
+        if grew(s0, s1, "framesDecoded") <= 0:
+            failures.append("phase 1: no frame decoded under loss")
+        if grew(s0, s1, "packetsLost") <= 0 or grew(s0, s1, "nackCount") <= 0:
+            failures.append("phase 1: no loss seen or no retransmission asked for (packetsLost/nackCount)")
+        if grew(s1, s3, "pliCount") <= 0 and forced <= 0:
+            failures.append("phase 2: no keyframe was requested after the outage (pliCount, keyframes_forced)")
+        if fps3 < args.min_fps or gap3 > args.max_gap_ms:
+            failures.append(f"phase 2: the picture did not recover within 3 s of the outage ({fps3:.1f} fps, "
+                            f"longest gap {gap3:.0f} ms in the 3 s after)")
+        if failures:
+            print(zb.browser_console(driver))
+    finally:
+        rc, took = serve.stop(2.0)
+        zb.quit_browser(driver)
+    if rc != 0:
+        failures.append(f"zerohop serve exited with {rc} after SIGINT, want 0")
+    if failures:
+        print("serve output (tail):\n" + serve.tail())
+    return zb.verdict(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

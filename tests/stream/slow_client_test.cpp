@@ -1,0 +1,209 @@
+// Slow, half-open and never-reading HTTP clients (raw sockets) against DeadlineHttpServer and the
+// StreamServer built on it: they are cut off at their deadline and never hold up other clients.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stream/deadline_http_server.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// A connected TCP socket to 127.0.0.1:port; closes on destruction. `rcvbuf` > 0 shrinks its receive
+// buffer before connecting (a client that reads slowly, or not at all).
+class RawClient {
+ public:
+  explicit RawClient(int port, int rcvbuf = 0) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  bool connected() const { return connected_; }
+  bool send(const std::string& s) {
+    return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size());
+  }
+
+  /// Reads (and discards) until the server closes the connection; false if it is still open at `until`.
+  bool closedByServerBefore(Clock::time_point until) {
+    char buf[65536];
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return true;
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+// A DeadlineHttpServer with short deadlines on a kernel-chosen loopback port, listening on its own thread.
+class Served {
+ public:
+  static constexpr auto kRequest = 1000ms;
+  static constexpr auto kResponse = 1000ms;
+  static constexpr std::size_t kWorkers = 4;
+
+  Served() : server_(kRequest, kResponse, kWorkers) {
+    server_.set_keep_alive_timeout(0);
+    server_.Get("/small",
+                [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+    server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(8 << 20, 'x'), "application/octet-stream");  // far more than socket buffers
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(1ms);
+  }
+  ~Served() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  stream::DeadlineHttpServer& server() { return server_; }
+
+  /// GET /small on a fresh connection; its duration, or -1 s when it failed.
+  std::chrono::duration<double> timedGet() {
+    httplib::Client cli("127.0.0.1", port_);
+    cli.set_read_timeout(10, 0);
+    const auto t0 = Clock::now();
+    auto r = cli.Get("/small");
+    if (!r || r->status != 200 || r->body != "ok") return -1s;
+    return Clock::now() - t0;
+  }
+
+ private:
+  stream::DeadlineHttpServer server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(SlowHttpClient, HalfSentRequestsAreCutAtTheDeadlineAndDoNotBlockOthers) {
+  Served s;
+  std::vector<std::unique_ptr<RawClient>> halfOpen;
+  for (std::size_t i = 0; i + 1 < Served::kWorkers; ++i) {  // every worker but one busy with a half request
+    halfOpen.push_back(std::make_unique<RawClient>(s.port()));
+    ASSERT_TRUE(halfOpen.back()->connected());
+    ASSERT_TRUE(halfOpen.back()->send("GET /small HTTP/1.1\r\nHost: x\r\n"));  // no blank line: never ends
+  }
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(100ms);
+  const auto took = s.timedGet();
+  EXPECT_GE(took.count(), 0.0) << "a normal request failed while half-open clients were connected";
+  EXPECT_LT(took, 500ms) << "a normal request waited behind half-open clients";
+  for (auto& c : halfOpen) {
+    EXPECT_TRUE(c->closedByServerBefore(t0 + Served::kRequest + 1500ms))
+        << "a half-open client kept its connection past the request deadline";
+  }
+  // Their workers are free again: as many normal requests as workers succeed at once.
+  std::vector<std::thread> gets;
+  std::atomic<int> ok{0};
+  for (std::size_t i = 0; i < Served::kWorkers; ++i)
+    gets.emplace_back([&] { ok += s.timedGet().count() >= 0 ? 1 : 0; });
+  for (auto& t : gets) t.join();
+  EXPECT_EQ(ok.load(), int(Served::kWorkers));
+}
+
+TEST(SlowHttpClient, TrickledRequestIsCutAtTheDeadline) {
+  Served s;
+  RawClient c(s.port());
+  ASSERT_TRUE(c.connected());
+  const auto t0 = Clock::now();
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {  // a slow-loris: one header byte every 100 ms, never finishing
+    std::string header = "GET /small HTTP/1.1\r\nX-Slow: ";
+    for (char ch : header) {
+      if (stop || !c.send(std::string(1, ch))) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    while (!stop && c.send("a")) std::this_thread::sleep_for(100ms);
+  });
+  const bool closed = c.closedByServerBefore(t0 + Served::kRequest * 5);
+  const auto held = Clock::now() - t0;
+  stop = true;
+  trickle.join();
+  EXPECT_TRUE(closed) << "a client trickling a request byte by byte was never cut off";
+  EXPECT_LT(held, Served::kRequest + 1500ms);
+  EXPECT_GT(held, Served::kRequest - 100ms) << "cut off before its deadline";
+}
+
+TEST(SlowHttpClient, ClientThatNeverReadsIsCutAtTheResponseDeadline) {
+  Served s;
+  RawClient c(s.port(), 4096);
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(Served::kResponse + 1000ms);  // not reading at all
+  // The server gave up writing: draining what was buffered ends with the connection closed, well
+  // before 8 MB arrived (a read of all of it would also end, but only after the whole body).
+  EXPECT_TRUE(c.closedByServerBefore(Clock::now() + 2s))
+      << "the server still writes to a client that never reads";
+  EXPECT_LT(Clock::now() - t0, Served::kResponse + 3500ms);
+  EXPECT_GE(s.timedGet().count(), 0.0);
+}
+
+TEST(SlowHttpClient, StopDoesNotWaitForSlowClients) {
+  auto s = std::make_unique<Served>();
+  RawClient c(s->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.send("GET /small HTTP/1.1\r\n"));
+  std::this_thread::sleep_for(100ms);
+  const auto t0 = Clock::now();
+  s.reset();
+  EXPECT_LT(Clock::now() - t0, 500ms) << "stopping the server waited for a half-open client";
+}
+
+TEST(SlowHttpClient, StreamServerAnswersWhileHalfOpenClientsHang) {
+  StreamConfig config;
+  config.port = 0;
+  StreamServer server(config);
+  std::vector<std::unique_ptr<RawClient>> halfOpen;
+  for (int i = 0; i < 8; ++i) {  // as many as cpp-httplib's default pool on a small machine
+    halfOpen.push_back(std::make_unique<RawClient>(server.port()));
+    ASSERT_TRUE(halfOpen.back()->send(
+        "POST /whep HTTP/1.1\r\nContent-Type: application/sdp\r\nContent-Length: 900\r\n\r\nv=0"));
+  }
+  std::this_thread::sleep_for(100ms);
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_read_timeout(10, 0);
+  const auto t0 = Clock::now();
+  auto r = cli.Get("/stats");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(Clock::now() - t0, 1s) << "GET /stats waited behind half-open clients";
+  for (auto& c : halfOpen) {
+    EXPECT_TRUE(c->closedByServerBefore(t0 + 7s)) << "a half-sent body held its connection past the deadline";
+  }
+}
+
+}  // namespace
+}  // namespace zerohop
