@@ -3,15 +3,19 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "commands.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/gpu_path.hpp"
 #include "zerohop/nvenc.hpp"
 #include "zerohop/share.hpp"
 #include "zerohop/version.hpp"
 #ifdef ZEROHOP_CLI_HAS_GPU
 #include "zerohop/gpu.hpp"
+#include "zerohop/gpu_decode.hpp"
+#include "zerohop/gpu_jpeg.hpp"
 #endif
 
 namespace zerohop::cli {
@@ -38,35 +42,50 @@ int runProbe(const ProbeOptions& o) {
   std::printf("\n");
 
   std::printf("gpu\n");
-  std::string path = "CPU";
-  std::string reason;
 #ifdef ZEROHOP_CLI_HAS_GPU
   const GpuInfo gpu = probeGpu(o.gpu);
   std::printf("  %s\n", describe(gpu).c_str());
   if (gpu.available) {
     // Cross-process sharing of device frames pays a GPU context switch per hand-off without MPS.
-    std::printf("  sharing: %s\n", mpsHandoffNote(detectMps()).c_str());
-  }
-  if (gpu.available) {
-    reason = "a CUDA device works, but serve's GPU data path is not wired in yet (kernels and benchmarks exist: "
-             "docs/gpu.md), so serve uses the CPU path";
-  } else {
-    reason = "no usable CUDA device (" + gpu.reason + ")";
+    std::printf("  sharing     %s\n", mpsHandoffNote(detectMps()).c_str());
+    const JpegSupport jpeg = probeJpeg(gpu.device);
+    std::printf("  nvJPEG      %s\n",
+                jpeg.available ? ("nvJPEG " + jpeg.libraryVersion + ", " +
+                                  (jpeg.hardware ? "hardware JPEG engines (" + jpeg.hardwareReason + ")"
+                                                 : "GPU-hybrid (no hardware engines: " + jpeg.hardwareReason + ")"))
+                                     .c_str()
+                               : ("unavailable: " + jpeg.reason).c_str());
+    std::printf("  NVDEC       %s\n", describe(probeNvdec(gpu.device)).c_str());
   }
 #else
   std::printf("  this build has no CUDA targets (nvcc was not found at build time)\n");
-  reason = "built without CUDA";
 #endif
   std::printf("\nencoders\n");
   std::printf("  x264        libavcodec libx264: available\n");
   // The same answer makeEncoder and `serve --encoder auto|nvenc` act on.
   const NvencAvailability nvenc = probeNvenc(o.gpu);
   std::printf("  nvenc       %s\n", describe(nvenc).c_str());
-  if (nvenc.available) {
-    std::printf("              (serve does not feed NVENC yet: its frames are host I420; it uses x264)\n");
+
+  // The same decision serve makes (choosePath), for each kind of camera; --gpu auto.
+  std::printf("\npath (serve --gpu auto), by what the camera delivers\n");
+  const std::string gpuOption = o.gpu >= 0 ? std::to_string(o.gpu) : "auto";
+  for (const auto& [label, format] : {std::pair{"raw (yuyv)", PixelFormat::kYUYV}, std::pair{"mjpeg", PixelFormat::kMJPEG},
+                                      std::pair{"h264", PixelFormat::kH264}}) {
+    std::string line;
+    try {
+      const GpuPathChoice choice = choosePath(gpuOption, format);
+      line = choice.reason;
+      if (choice.useGpu) {
+        line += nvenc.available ? "; NVENC encodes it from VRAM"
+                                : "; x264 encodes a copy of it in host memory (no NVENC: " + nvenc.reason + ")";
+      } else if (format != PixelFormat::kH264) {
+        line += "; x264 encodes it";
+      }
+    } catch (const Error& e) {
+      line = std::string("refused: ") + e.what();
+    }
+    std::printf("  %-11s %s\n", label, line.c_str());
   }
-  std::printf("\npath: %s (libyuv conversion, x264 encoding)\n", path.c_str());
-  std::printf("why:  %s\n", reason.c_str());
   return 0;
 }
 

@@ -11,7 +11,6 @@
 #include "listen_address.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
-#include "zerohop/nvenc.hpp"
 #include "zerohop/pipeline.hpp"
 
 namespace zerohop::cli {
@@ -29,6 +28,9 @@ struct ServeOptions {
   std::string webRoot;
   std::string share;
   std::string whepToken;
+  std::string whipUrl;
+  std::string whipToken;
+  std::string janus;
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
 
@@ -43,29 +45,6 @@ sigset_t blockStopSignals() {
   return set;
 }
 
-// --encoder nvenc|auto: the NVENC decision makeEncoder would make (probeNvenc). The pipeline
-// converts to host I420 today and NVENC takes device NV12, so even where NVENC works serve uses x264
-// and says so; only --encoder nvenc fails, within seconds, naming NVENC and the cause.
-void resolveNvenc(const ServeOptions& o) {
-  if (o.gpu == "off") {
-    if (o.encoder == "nvenc") throw Error(Errc::kInvalidArgument, "--encoder nvenc needs the GPU; drop --gpu off");
-    log::info("encoder auto: x264, because of --gpu off");
-    return;
-  }
-  const int device = o.gpu == "auto" ? 0 : std::atoi(o.gpu.c_str());
-  const NvencAvailability nvenc = probeNvenc(device);
-  if (!nvenc.available) {
-    if (o.encoder == "nvenc") throw Error(Errc::kUnavailable, "NVENC: " + nvenc.reason + "; use --encoder x264");
-    log::info("encoder auto: x264, because NVENC is unavailable: ", nvenc.reason);
-    return;
-  }
-  const std::string notWired = "NVENC works here (" + describe(nvenc) +
-                               ") but serve's pipeline feeds the encoder host I420 frames and the device NV12 "
-                               "path to NVENC is not wired in yet";
-  if (o.encoder == "nvenc") throw Error(Errc::kUnsupported, "--encoder nvenc: " + notWired + "; use --encoder x264 (or auto)");
-  log::info("encoder auto: x264, because ", notWired);
-}
-
 int runServe(const ServeOptions& o) {
   PipelineConfig config;
   config.source = parseSourceSpec(o.source);
@@ -76,15 +55,17 @@ int runServe(const ServeOptions& o) {
   config.stream.webRoot = o.webRoot;
   config.shareName = o.share;
   config.stream.whepToken = o.whepToken;
+  config.stream.whipUrl = o.whipUrl;
+  config.stream.whipToken = o.whipToken;
+  config.stream.janus = o.janus;
   if (o.whepToken.empty() && config.stream.host != "127.0.0.1" && config.stream.host != "::1" &&
       config.stream.host != "localhost") {
     log::warn("listening on ", config.stream.host, " without --whep-token: anyone who can reach it can watch");
   }
-  if (o.encoder != "x264") resolveNvenc(o);
-  if (o.gpu != "off" && o.gpu != "auto") {
-    log::warn("--gpu ", o.gpu, ": the GPU data path is not wired into serve yet; using the CPU path");
-  }
-  config.encoder.encoder = "x264";
+  // The pipeline decides the data path (choosePath) and, on the GPU path, NVENC or x264 (probeNvenc),
+  // logging one line with the reason for each.
+  config.gpu = o.gpu;
+  config.encoder.encoder = o.encoder;
   config.encoder.bitrateKbps = o.bitrateKbps;
   config.encoder.keyframeIntervalFrames = o.keyint;
   config.encoder.preset = o.preset;
@@ -142,11 +123,16 @@ Runner addServeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--keyint", o->keyint, "frames between periodic keyframes (0: only when a viewer asks)")
       ->capture_default_str();
-  cmd->add_option("--encoder", o->encoder, "auto, x264 or nvenc")
+  cmd->add_option("--encoder", o->encoder,
+                  "auto (NVENC from VRAM when the GPU path is used and a session opens, else x264), x264, or nvenc "
+                  "(fails within seconds, naming the cause, where NVENC cannot be used)")
       ->check(CLI::IsMember({"auto", "x264", "nvenc"}))
       ->capture_default_str();
   cmd->add_option("--preset", o->preset, "x264 preset (ultrafast..medium)")->capture_default_str();
-  cmd->add_option("--gpu", o->gpu, "auto, off or a CUDA device number")->capture_default_str();
+  cmd->add_option("--gpu", o->gpu,
+                  "auto (convert/decode in VRAM when a CUDA device works: `zerohop probe` says which path and why), "
+                  "off (CPU path: libyuv, libjpeg-turbo), or a CUDA device number (an error if it cannot be used)")
+      ->capture_default_str();
   cmd->add_option("--max-viewers", o->maxViewers, "viewers past this get 503")->capture_default_str();
   cmd->add_option("--web-root", o->webRoot, "serve the viewer page from this folder instead of the built-in copy");
   cmd->add_option("--share", o->share,
@@ -154,6 +140,15 @@ Runner addServeCommand(CLI::App& app) {
                   "for other processes (zerohop tap NAME, zerohop::Subscriber)");
   cmd->add_option("--whep-token", o->whepToken,
                   "require 'Authorization: Bearer TOKEN' on WHEP requests (open the page as /?token=TOKEN)");
+  auto* whip = cmd->add_option("--whip", o->whipUrl,
+                               "also publish the stream to this WHIP endpoint (http[s]://HOST[:PORT]/PATH); "
+                               "reconnects with back-off");
+  cmd->add_option("--whip-token", o->whipToken, "send 'Authorization: Bearer TOKEN' to the WHIP endpoint")
+      ->needs(whip);
+  cmd->add_option("--janus", o->janus,
+                  "also send RTP H.264 to a Janus streaming-plugin RTP mountpoint: HOST:PORT?mountpoint=ID"
+                  "[&secret=S] (Janus's HTTP API tells its ports) or HOST:PORT[?rtcp=PORT&pt=N] (its video "
+                  "port; its rtcpport, default PORT+1, carries keyframe requests back)");
   cmd->add_option("--status-interval", o->statusInterval, "seconds between status lines (default 1 on a terminal, 10 otherwise)");
   return [o] { return runServe(*o); };
 }

@@ -1,11 +1,12 @@
 #pragma once
-// The serve pipeline: source -> convert -> encode -> WebRTC, with per-stage timestamps.
+// The serve pipeline: source -> (convert -> encode | H.264 passthrough) -> WebRTC, with per-stage timestamps.
 //
 // Threads: the capture thread pulls frames from the source and hands them over through a
-// 2-deep drop-oldest queue (the camera never waits); the encode thread converts, encodes and
-// publishes each access unit to the stream server, which fans it out to every viewer. Viewers'
-// keyframe requests (join, PLI/FIR) set a flag the encode thread turns into an IDR, at most one
-// per kMinKeyframeGap.
+// 2-deep drop-oldest queue (the camera never waits); the encode thread runs the data path chosen for
+// the source (raw/MJPEG: CPU convert + x264; a camera delivering H.264: its access units are sent as
+// they are, no decode, no encode) and publishes each access unit to the stream server, which fans it
+// out to every viewer. Viewers' keyframe requests (join, PLI/FIR) set a flag the encode thread turns
+// into an IDR (encoder) or forwards to the camera (passthrough), at most one per kMinKeyframeGap.
 // Thread-safety: thread-safe; construct, start() and stop() from one controlling thread.
 
 #include <cstdint>
@@ -23,8 +24,12 @@ struct PipelineConfig {
   SourceSpec source;
   EncoderConfig encoder;   ///< width/height/fps are taken from the source
   StreamConfig stream;
+  /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",
+  /// or a device number (an unusable device is an Error). choosePath() in zerohop/gpu_path.hpp decides.
+  std::string gpu = "auto";
   /// Non-empty: publish every converted frame as share NAME and every access unit as NAME.h264
-  /// (zerohop::Subscriber / `zerohop tap`). Host memory on the CPU path.
+  /// (zerohop::Subscriber / `zerohop tap`). Host memory (I420) on the CPU path, device memory (NV12) on the GPU path. In passthrough there are no
+  /// raw frames: only NAME.h264 is published.
   std::string shareName;
 };
 
@@ -32,9 +37,9 @@ struct PipelineStatus {
   LatencySnapshot latency;
   SourceCounters source;
   std::uint64_t queueDrops = 0;  ///< frames the encoder was too slow for
-  std::uint64_t keyframesForced = 0;
+  std::uint64_t keyframesForced = 0;  ///< keyframe requests honoured (IDR forced, or asked of the camera)
   std::size_t viewers = 0;
-  std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (0 without --share)
+  std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (passthrough: to NAME.h264; 0 without --share)
   double uptimeSeconds = 0;
 };
 

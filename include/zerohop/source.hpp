@@ -2,8 +2,8 @@
 // Frame sources: the built-in test camera, V4L2 cameras (and the emulated camera, which is a V4L2
 // camera to us). A source lends frames out as FrameLeases from its own pool; the lease gives the
 // buffer back (free list or VIDIOC_QBUF) when the pipeline is done with it.
-// Thread-safety: a FrameSource is thread-bound to the capture thread, except counters(), which is
-// thread-safe.
+// Thread-safety: a FrameSource is thread-bound to the capture thread, except counters() and
+// requestKeyframe(), which are thread-safe.
 
 #include <chrono>
 #include <functional>
@@ -60,6 +60,10 @@ class FrameSource {
   /// (Errc::kNotFound / kUnavailable when the camera is gone).
   virtual std::optional<FrameLease> next(std::chrono::milliseconds timeout) = 0;
   virtual SourceCounters counters() const = 0;
+  /// Asks a camera that sends H.264 for an IDR soon (V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME). True when
+  /// the camera took the request; false when it cannot (no such control, not a compressed stream,
+  /// camera gone). Thread-safe, unlike next(): the encode thread calls it.
+  virtual bool requestKeyframe() { return false; }
 };
 
 /// Options a pipeline gives a source: where its buffers come from (on the GPU path, a pinned

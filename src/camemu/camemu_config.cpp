@@ -85,6 +85,11 @@ void applySetting(EmuConfig& c, std::string_view key, std::string_view value) {
     if (c.fps < 1 || c.fps > 240) bad("--fps must be within 1..240");
   } else if (key == "expbuf") {
     c.expbuf = value != "0" && value != "off";
+  } else if (key == "keyframe-control") {
+    c.keyframeControl = value != "0" && value != "off";
+  } else if (key == "h264-headers") {
+    if (value != "idr" && value != "once") bad("--h264-headers must be idr (before every IDR) or once");
+    c.h264HeadersEveryIdr = value == "idr";
   } else if (key == "error-every") {
     c.faults.errorEvery = parseNumber<std::uint32_t>(value, key);
   } else if (key == "corrupt-every") {
@@ -154,6 +159,8 @@ EmuConfig configFromEnvironment() {
   if (auto v = env(kEnvSize); !v.empty()) applySetting(c, "size", v);
   if (auto v = env(kEnvFps); !v.empty()) applySetting(c, "fps", v);
   if (auto v = env(kEnvExpbuf); !v.empty()) applySetting(c, "expbuf", v);
+  if (auto v = env(kEnvKeyframeControl); !v.empty()) applySetting(c, "keyframe-control", v);
+  if (auto v = env(kEnvH264Headers); !v.empty()) applySetting(c, "h264-headers", v);
   applyFaults(c, env(kEnvFaults));
   c.verbose = !env(kEnvVerbose).empty() && env(kEnvVerbose) != "0";
   return c;

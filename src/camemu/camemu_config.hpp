@@ -33,6 +33,10 @@ struct EmuConfig {
   std::uint32_t height = 720;
   std::uint32_t fps = 30;
   bool expbuf = true;  ///< VIDIOC_EXPBUF answers with a memfd (not a DMA-BUF: see docs/camemu.md)
+  /// A camera launched as H.264 offers V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME (false: no controls at all).
+  bool keyframeControl = true;
+  /// H.264: SPS/PPS before every IDR (false: only before the first one, as some cameras do).
+  bool h264HeadersEveryIdr = true;
   bool verbose = false;
   FaultPlan faults;
 };
@@ -45,8 +49,11 @@ inline constexpr const char* kEnvFps = "ZEROHOP_CAMEMU_FPS";
 inline constexpr const char* kEnvFaults = "ZEROHOP_CAMEMU_FAULTS";
 inline constexpr const char* kEnvExpbuf = "ZEROHOP_CAMEMU_EXPBUF";
 inline constexpr const char* kEnvVerbose = "ZEROHOP_CAMEMU_VERBOSE";
+inline constexpr const char* kEnvKeyframeControl = "ZEROHOP_CAMEMU_KEYFRAME_CONTROL";
+inline constexpr const char* kEnvH264Headers = "ZEROHOP_CAMEMU_H264_HEADERS";
 
-/// Applies one setting by name ("format", "size", "fps", "device", "expbuf") or one fault
+/// Applies one setting by name ("format", "size", "fps", "device", "expbuf", "keyframe-control" (on|off),
+/// "h264-headers" (idr|once)) or one fault
 /// ("error-every=N", "corrupt-every=N", "truncate-every=N", "empty-every=N", "drop-every=N",
 /// "slow-every=N:MS", "stall-at=N:MS", "unplug-at=N[:REPLUG_MS]"). Throws Error(kInvalidArgument).
 void applySetting(EmuConfig& config, std::string_view key, std::string_view value);

@@ -5,6 +5,7 @@
 // lasts the device node is gone (open/stat: ENOENT), as with a real USB camera.
 // Thread-safety: thread-safe (one mutex); config() and modes() are immutable.
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -57,6 +58,16 @@ class EmulatedCamera {
   bool priorityAllows(const void* file) const;
   void setPriority(const void* file, std::uint32_t prio);
 
+  /// True if this camera offers V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME: launched as H.264 with the
+  /// control enabled (a UVC 1.5 camera's encoding unit). Fixed for the process.
+  bool offersKeyframeControl() const noexcept {
+    return config_.keyframeControl && config_.format == PixelFormat::kH264;
+  }
+  /// The control was written: the next H.264 frame the camera encodes is an IDR.
+  void requestKeyframe() noexcept { keyframeRequested_.store(true); }
+  /// Takes (clears) a pending keyframe request.
+  bool takeKeyframeRequest() noexcept { return keyframeRequested_.exchange(false); }
+
   void trace(const char* fmt, ...) const noexcept __attribute__((format(printf, 2, 3)));
 
  private:
@@ -69,7 +80,8 @@ class EmulatedCamera {
   bool unplugged_ = false;
   std::int64_t replugAtNs_ = 0;  // 0 = never replugs
   const void* queueOwner_ = nullptr;
-  std::map<const void*, std::uint32_t> priorities_;  // files that changed theirs from the default
+  std::map<const void*, std::uint32_t> priorities_;
+  std::atomic<bool> keyframeRequested_{false};  // files that changed theirs from the default
 };
 
 }  // namespace zerohop::camemu

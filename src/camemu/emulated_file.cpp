@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "camemu/emulated_controls.hpp"
 #include "camemu/frame_synth.hpp"
 #include "camemu/real_libc.hpp"
 #include "zerohop/clock.hpp"
@@ -136,19 +137,11 @@ bool implemented(unsigned long request) {
     case VIDIOC_STREAMOFF:
     case VIDIOC_EXPBUF:
     case VIDIOC_CREATE_BUFS:
-    case VIDIOC_QUERYCTRL:
-    case VIDIOC_QUERY_EXT_CTRL:
-    case VIDIOC_QUERYMENU:
-    case VIDIOC_G_CTRL:
-    case VIDIOC_S_CTRL:
-    case VIDIOC_G_EXT_CTRLS:
-    case VIDIOC_S_EXT_CTRLS:
-    case VIDIOC_TRY_EXT_CTRLS:
     case VIDIOC_G_PRIORITY:
     case VIDIOC_S_PRIORITY:
       return true;
     default:
-      return false;
+      return isControlIoctl(request);
   }
 }
 
@@ -187,14 +180,6 @@ bool queueOwned(unsigned long request) {
   }
 }
 
-// VIDIOC_G/S/TRY_EXT_CTRLS with no controls: count 0 is a valid no-op, any id is invalid.
-int extControls(unsigned long request, v4l2_ext_controls& c) {
-  std::memset(c.reserved, 0, sizeof c.reserved);
-  if (c.count == 0) return 0;
-  c.error_idx = request == VIDIOC_TRY_EXT_CTRLS ? 0 : c.count;
-  return -EINVAL;
-}
-
 }  // namespace
 
 int EmulatedFile::ioctl(unsigned long request, void* arg) {
@@ -203,6 +188,7 @@ int EmulatedFile::ioctl(unsigned long request, void* arg) {
   if (!arg) return -EFAULT;
   if (priorityChecked(request) && !camera_.priorityAllows(this)) return -EBUSY;
   if (queueOwned(request) && !camera_.mayUseQueue(this)) return -EBUSY;
+  if (isControlIoctl(request)) return controlIoctl(camera_, request, arg);
   try {
     switch (request) {
       case VIDIOC_G_PRIORITY:
@@ -214,10 +200,6 @@ int EmulatedFile::ioctl(unsigned long request, void* arg) {
         camera_.setPriority(this, prio == V4L2_PRIORITY_UNSET ? std::uint32_t{V4L2_PRIORITY_DEFAULT} : prio);
         return 0;
       }
-      case VIDIOC_G_EXT_CTRLS:
-      case VIDIOC_S_EXT_CTRLS:
-      case VIDIOC_TRY_EXT_CTRLS:
-        return extControls(request, *static_cast<v4l2_ext_controls*>(arg));
       case VIDIOC_QUERYCAP:
         return querycap(arg);
       case VIDIOC_ENUM_FMT:
@@ -318,13 +300,6 @@ int EmulatedFile::ioctl(unsigned long request, void* arg) {
         return 0;
       case VIDIOC_EXPBUF:
         return expbuf(arg);
-      // No controls: the queries end at once, as the V4L2 spec says they must (EINVAL).
-      case VIDIOC_QUERYCTRL:
-      case VIDIOC_QUERY_EXT_CTRL:
-      case VIDIOC_QUERYMENU:
-      case VIDIOC_G_CTRL:
-      case VIDIOC_S_CTRL:
-        return -EINVAL;
       default:
         return -ENOTTY;
     }
@@ -545,7 +520,7 @@ int EmulatedFile::streamon() {
   if (!synth_ || !(synth_->wire() == wire) || synthRate_ != camera_.rate()) {
     synthRate_ = camera_.rate();
     synth_.reset();
-    synth_ = std::make_unique<FrameSynth>(wire, camera_.rate());
+    synth_ = std::make_unique<FrameSynth>(wire, camera_.rate(), camera_.config().h264HeadersEveryIdr);
   }
   streaming_ = true;
   stop_ = false;

@@ -70,6 +70,7 @@ void EmulatedFile::deliver(std::uint64_t sequence, std::int64_t tickNs) {
     capacity = b.length;
   }
   const std::int64_t wallMs = (realtimeNs() - (monotonicNs() - tickNs)) / 1'000'000;
+  if (camera_.takeKeyframeRequest()) synth_->forceKeyframe();
   std::size_t used = synth_->render(sequence, wallMs, dst, capacity);
   std::uint32_t flags = used == 0 ? V4L2_BUF_FLAG_ERROR : 0;
   if (synth_->wire().format == PixelFormat::kH264)

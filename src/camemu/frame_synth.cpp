@@ -38,7 +38,7 @@ void yuyvToNv12(const std::uint8_t* src, std::uint32_t width, std::uint32_t heig
 
 }  // namespace
 
-FrameSynth::FrameSynth(const WireFormat& wire, std::uint32_t fps) : wire_(wire) {
+FrameSynth::FrameSynth(const WireFormat& wire, std::uint32_t fps, bool h264HeadersEveryIdr) : wire_(wire) {
   const bool packed = wire.format == PixelFormat::kYUYV || wire.format == PixelFormat::kUYVY;
   pattern_ =
       std::make_unique<TestPattern>(packed ? wire.format : PixelFormat::kYUYV, wire.width, wire.height);
@@ -46,7 +46,7 @@ FrameSynth::FrameSynth(const WireFormat& wire, std::uint32_t fps) : wire_(wire) 
   if (wire.format == PixelFormat::kMJPEG) {
     jpeg_ = std::make_unique<JpegEncoder>(wire.width, wire.height);
   } else if (wire.format == PixelFormat::kH264) {
-    h264_ = std::make_unique<H264Encoder>(wire.width, wire.height, fps);
+    h264_ = std::make_unique<H264Encoder>(wire.width, wire.height, fps, h264HeadersEveryIdr);
   } else if (!packed && wire.format != PixelFormat::kNV12) {
     throw Error(Errc::kUnsupported, "zerohop-camemu cannot produce " + std::string(formatName(wire.format)));
   }
@@ -77,7 +77,8 @@ std::size_t FrameSynth::render(std::uint64_t sequence, std::int64_t wallClockMs,
     case PixelFormat::kH264: {
       Frame src = packedFrame(PixelFormat::kYUYV, wire_.width, wire_.height, scratch_.data());
       pattern_->render(src, sequence, tc);
-      const auto& au = h264_->encode(scratch_.data(), wire_.width * 2, keyframe_);
+      const auto& au = h264_->encode(scratch_.data(), wire_.width * 2, forceKeyframe_, keyframe_);
+      forceKeyframe_ = false;
       if (au.size() > capacity) return 0;
       std::memcpy(dst, au.data(), au.size());
       return au.size();

@@ -22,8 +22,9 @@ class H264Encoder;
 
 class FrameSynth {
  public:
-  /// `fps` paces the H.264 encoder's rate control and IDR interval (other formats ignore it).
-  explicit FrameSynth(const WireFormat& wire, std::uint32_t fps = 30);
+  /// `fps` paces the H.264 encoder's rate control and IDR interval; `h264HeadersEveryIdr` false sends
+  /// SPS/PPS only before the first IDR (other formats ignore both).
+  explicit FrameSynth(const WireFormat& wire, std::uint32_t fps = 30, bool h264HeadersEveryIdr = true);
   ~FrameSynth();
   FrameSynth(const FrameSynth&) = delete;
   FrameSynth& operator=(const FrameSynth&) = delete;
@@ -35,6 +36,8 @@ class FrameSynth {
                      std::size_t capacity);
   /// Whether the last rendered frame is self-contained (always for raw and MJPEG; IDR for H.264).
   bool keyframe() const noexcept { return keyframe_; }
+  /// H.264: the next rendered frame is an IDR (V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME). Others: no effect.
+  void forceKeyframe() noexcept { forceKeyframe_ = true; }
 
  private:
   WireFormat wire_;
@@ -43,6 +46,7 @@ class FrameSynth {
   std::unique_ptr<JpegEncoder> jpeg_;
   std::unique_ptr<H264Encoder> h264_;
   bool keyframe_ = true;
+  bool forceKeyframe_ = false;
 };
 
 }  // namespace zerohop::camemu

@@ -21,7 +21,7 @@ namespace {
 
 }  // namespace
 
-H264Encoder::H264Encoder(std::uint32_t width, std::uint32_t height, std::uint32_t fps)
+H264Encoder::H264Encoder(std::uint32_t width, std::uint32_t height, std::uint32_t fps, bool headersEveryIdr)
     : width_(width), height_(height) {
   const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
   if (!codec)
@@ -44,8 +44,16 @@ H264Encoder::H264Encoder(std::uint32_t width, std::uint32_t height, std::uint32_
     ctx_->thread_count = 1;
     av_opt_set(ctx_->priv_data, "preset", "ultrafast", 0);
     av_opt_set(ctx_->priv_data, "tune", "zerolatency", 0);
-    av_opt_set(ctx_->priv_data, "x264-params", "repeat-headers=1:annexb=1", 0);
+    av_opt_set(ctx_->priv_data, "forced-idr", "1", 0);  // a requested keyframe is an IDR
+    if (headersEveryIdr) {
+      av_opt_set(ctx_->priv_data, "x264-params", "repeat-headers=1:annexb=1", 0);
+    } else {
+      // Global headers: x264 puts SPS/PPS in extradata only; the first access unit gets them below.
+      ctx_->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+      av_opt_set(ctx_->priv_data, "x264-params", "annexb=1", 0);
+    }
     if (int err = avcodec_open2(ctx_, codec, nullptr); err < 0) fail("avcodec_open2(libx264)", err);
+    if (!headersEveryIdr && ctx_->extradata) headers_.assign(ctx_->extradata, ctx_->extradata + ctx_->extradata_size);
     frame_->format = AV_PIX_FMT_YUV420P;
     frame_->width = ctx_->width;
     frame_->height = ctx_->height;
@@ -65,7 +73,7 @@ H264Encoder::~H264Encoder() {
 }
 
 const std::vector<std::uint8_t>& H264Encoder::encode(const std::uint8_t* yuyv, std::uint32_t pitch,
-                                                     bool& keyframe) {
+                                                     bool forceIdr, bool& keyframe) {
   if (int err = av_frame_make_writable(frame_); err < 0) fail("av_frame_make_writable", err);
   // YUYV 4:2:2 -> I420: luma copied, chroma averaged over each pair of rows.
   for (std::uint32_t row = 0; row < height_; ++row) {
@@ -85,8 +93,10 @@ const std::vector<std::uint8_t>& H264Encoder::encode(const std::uint8_t* yuyv, s
     }
   }
   frame_->pts = pts_++;
+  frame_->pict_type = forceIdr ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
   if (int err = avcodec_send_frame(ctx_, frame_); err < 0) fail("avcodec_send_frame", err);
   out_.clear();
+  out_.swap(headers_);  // headers once: the first access unit starts with SPS/PPS, later ones never do
   keyframe = false;
   for (;;) {
     const int err = avcodec_receive_packet(ctx_, packet_);

@@ -5,7 +5,7 @@
 
 namespace zerohop::camemu {
 
-H264Encoder::H264Encoder(std::uint32_t width, std::uint32_t height, std::uint32_t)
+H264Encoder::H264Encoder(std::uint32_t width, std::uint32_t height, std::uint32_t, bool)
     : width_(width), height_(height) {
   throw Error(Errc::kUnsupported,
               "zerohop-camemu was built without libavcodec (ZEROHOP_WITH_MEDIA=OFF): no H.264");
@@ -13,7 +13,7 @@ H264Encoder::H264Encoder(std::uint32_t width, std::uint32_t height, std::uint32_
 
 H264Encoder::~H264Encoder() = default;
 
-const std::vector<std::uint8_t>& H264Encoder::encode(const std::uint8_t*, std::uint32_t, bool& keyframe) {
+const std::vector<std::uint8_t>& H264Encoder::encode(const std::uint8_t*, std::uint32_t, bool, bool& keyframe) {
   keyframe = false;
   return out_;
 }

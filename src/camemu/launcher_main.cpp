@@ -1,6 +1,7 @@
 // zerohop-camemu: runs a command with the emulated V4L2 camera visible at a device path.
 //   zerohop-camemu [--device /dev/video0] [--format mjpeg|yuyv|uyvy|nv12|h264] [--size WxH] [--fps N]
-//                  [--no-expbuf] [--verbose] [--FAULT=VALUE ...] -- COMMAND [ARGS...]
+//                  [--no-expbuf] [--no-keyframe-control] [--h264-headers=idr|once] [--verbose]
+//                  [--FAULT=VALUE ...] -- COMMAND [ARGS...]
 // It validates the settings, exports them as ZEROHOP_CAMEMU_* variables, prepends the shim to
 // LD_PRELOAD and execs COMMAND (so the exit status is COMMAND's).
 
@@ -24,7 +25,10 @@ using zerohop::camemu::EmuConfig;
 constexpr const char* kUsage =
     "usage: zerohop-camemu [--device /dev/video0] [--format mjpeg|yuyv|uyvy|nv12|h264] [--size WxH] [--fps "
     "N]\n"
-    "                      [--no-expbuf] [--verbose] [faults] -- COMMAND [ARGS...]\n"
+    "                      [--no-expbuf] [--no-keyframe-control] [--h264-headers=idr|once] [--verbose]\n"
+    "                      [faults] -- COMMAND [ARGS...]\n"
+    "  --no-keyframe-control  an H.264 camera without V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME\n"
+    "  --h264-headers=once    SPS/PPS only before the first IDR (default idr: before every IDR)\n"
     "faults (frames count from 1):\n"
     "  --error-every=N      every Nth buffer carries V4L2_BUF_FLAG_ERROR\n"
     "  --corrupt-every=N    every Nth MJPEG frame lacks its EOI marker\n"
@@ -71,6 +75,10 @@ int main(int argc, char** argv) {
         config.expbuf = false;
         continue;
       }
+      if (arg == "--no-keyframe-control") {
+        config.keyframeControl = false;
+        continue;
+      }
       if (arg.substr(0, 2) != "--")
         throw zerohop::Error(zerohop::Errc::kInvalidArgument, "expected -- before the command");
       arg.remove_prefix(2);
@@ -101,6 +109,8 @@ int main(int argc, char** argv) {
   setenv(kEnvFaults, faultsToString(config.faults).c_str(), 1);
   setenv(kEnvExpbuf, config.expbuf ? "1" : "0", 1);
   setenv(kEnvVerbose, config.verbose ? "1" : "0", 1);
+  setenv(kEnvKeyframeControl, config.keyframeControl ? "1" : "0", 1);
+  setenv(kEnvH264Headers, config.h264HeadersEveryIdr ? "idr" : "once", 1);
   std::string preload = shimPath();
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);

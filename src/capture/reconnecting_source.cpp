@@ -40,6 +40,11 @@ SourceCounters ReconnectingSource::counters() const {
   return c;
 }
 
+bool ReconnectingSource::requestKeyframe() {
+  std::lock_guard lock(mutex_);
+  return session_ && session_->requestKeyframe();
+}
+
 void ReconnectingSource::lose(const Error& why) {
   log::warn("v4l2 ", spec_.path, ": camera lost (", why.what(), "); reconnecting with back-off up to ",
             policy_.maxDelay.count(), " ms");

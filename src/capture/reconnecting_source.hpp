@@ -1,7 +1,7 @@
 #pragma once
 // A V4L2 source that outlives its camera being unplugged: it reopens the same spec with bounded
 // back-off and resumes, so a serving pipeline keeps its viewers through an unplug/replug.
-// Thread-safety: thread-bound (the capture thread), except counters() (thread-safe).
+// Thread-safety: thread-bound (the capture thread), except counters() and requestKeyframe() (thread-safe).
 // Owns the current session's source; leases of older sessions keep their own queues alive.
 
 #include <mutex>
@@ -18,6 +18,8 @@ class ReconnectingSource final : public FrameSource {
   SourceInfo info() const override;
   std::optional<FrameLease> next(std::chrono::milliseconds timeout) override;
   SourceCounters counters() const override;
+  /// Forwarded to the current session; false while the camera is gone.
+  bool requestKeyframe() override;
 
  private:
   /// Drops the lost session (its counters are kept) and schedules the first retry.
@@ -30,7 +32,7 @@ class ReconnectingSource final : public FrameSource {
   ReconnectPolicy policy_;
   std::chrono::milliseconds delay_;
   std::chrono::steady_clock::time_point nextAttempt_{};
-  mutable std::mutex mutex_;  // guards session_ swaps against counters(), past_ and info_
+  mutable std::mutex mutex_;  // guards session_ swaps against counters()/requestKeyframe(), past_ and info_
   std::unique_ptr<FrameSource> session_;
   SourceCounters past_;
   SourceInfo info_;

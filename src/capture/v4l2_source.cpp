@@ -67,6 +67,13 @@ ImageLayout layoutFromDriver(PixelFormat format, const v4l2_pix_format& pix) {
   return l;
 }
 
+// True if the camera offers the (enabled) force-key-frame button control.
+bool offersKeyframeControl(const V4l2Device& device) {
+  v4l2_queryctrl q{};
+  q.id = V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME;
+  return device.tryIoctl(VIDIOC_QUERYCTRL, &q) == 0 && !(q.flags & V4L2_CTRL_FLAG_DISABLED);
+}
+
 std::string fpsText(double fps) {
   std::ostringstream os;
   os << fps;
@@ -150,6 +157,27 @@ V4l2Source::V4l2Source(const SourceSpec& spec, const SourceOptions& options) {
                       std::to_string(info_.width) + "x" + std::to_string(info_.height) + "@" + fpsText(fps) +
                       " " + captureMemoryName(memory);
   log::info("v4l2 capture: ", info_.description, ", ", queue_->bufferCount(), " buffers");
+  if (*got == PixelFormat::kH264) {
+    keyframeControl_ = offersKeyframeControl(queue_->device());
+    log::info("v4l2 ", spec.path, keyframeControl_ ? ": keyframes on request (V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME)"
+                                                   : ": no keyframe control (V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME): "
+                                                     "IDRs only when the camera sends them");
+  }
+}
+
+bool V4l2Source::requestKeyframe() {
+  if (!keyframeControl_) return false;
+  v4l2_control c{};
+  c.id = V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME;
+  c.value = 1;
+  if (const int err = queue_->device().tryIoctl(VIDIOC_S_CTRL, &c); err != 0) {
+    if (!keyframeFailureLogged_.exchange(true)) {
+      log::warn("v4l2 ", queue_->device().path(), ": VIDIOC_S_CTRL(V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME) failed: ",
+                std::strerror(err));
+    }
+    return false;
+  }
+  return true;
 }
 
 V4l2Source::~V4l2Source() {

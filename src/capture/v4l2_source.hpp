@@ -3,7 +3,7 @@
 // turns each good buffer into a FrameLease. Rejected buffers (V4L2_BUF_FLAG_ERROR, empty, short,
 // MJPEG failing the SOI/EOI check) are re-queued at once and counted as errors; sequence gaps are
 // counted as drops; no frame for 3 frame intervals counts one stall (until frames come back).
-// Thread-safety: thread-bound (the capture thread), except counters() (thread-safe).
+// Thread-safety: thread-bound (the capture thread), except counters() and requestKeyframe() (thread-safe).
 
 #include <atomic>
 #include <memory>
@@ -20,6 +20,8 @@ class V4l2Source final : public FrameSource {
   SourceInfo info() const override { return info_; }
   std::optional<FrameLease> next(std::chrono::milliseconds timeout) override;
   SourceCounters counters() const override;
+  /// VIDIOC_S_CTRL(V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME) where the camera offers it (probed at open).
+  bool requestKeyframe() override;
 
  private:
   /// nullptr if the buffer is good, else why it is rejected.
@@ -39,6 +41,8 @@ class V4l2Source final : public FrameSource {
   std::atomic<std::uint64_t> drops_{0};
   std::atomic<std::uint64_t> errors_{0};
   std::atomic<std::uint64_t> stalls_{0};
+  bool keyframeControl_ = false;  // the camera offers V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME
+  std::atomic<bool> keyframeFailureLogged_{false};
 };
 
 }  // namespace zerohop::capture_detail

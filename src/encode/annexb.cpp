@@ -2,21 +2,30 @@
 
 namespace zerohop::encode {
 
-std::vector<int> nalTypes(const std::uint8_t* data, std::size_t size) {
-  std::vector<int> types;
-  // A start code is 00 00 01 (a 4-byte 00 00 00 01 ends with the same three bytes).
+std::vector<NalUnit> nalUnits(const std::uint8_t* data, std::size_t size) {
+  std::vector<NalUnit> units;
+  // A start code is 00 00 01; a 4-byte 00 00 00 01 ends with the same three bytes and its leading
+  // zero belongs to the unit it starts (not to the payload before it).
   for (std::size_t i = 0; i + 3 < size; ++i) {
     if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) {
-      types.push_back(data[i + 3] & 0x1F);
+      const std::size_t start = (i > 0 && data[i - 1] == 0) ? i - 1 : i;
+      if (!units.empty()) units.back().size = start - units.back().offset;
+      units.push_back(NalUnit{start, size - start, data[i + 3] & 0x1F});
       i += 2;
     }
   }
+  return units;
+}
+
+std::vector<int> nalTypes(const std::uint8_t* data, std::size_t size) {
+  std::vector<int> types;
+  for (const NalUnit& n : nalUnits(data, size)) types.push_back(n.type);
   return types;
 }
 
 bool containsIdr(const std::uint8_t* data, std::size_t size) {
-  for (int t : nalTypes(data, size)) {
-    if (t == 5) return true;
+  for (const NalUnit& n : nalUnits(data, size)) {
+    if (n.type == kNalIdr) return true;
   }
   return false;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Minimal H.264 Annex B scanning: NAL unit types by start code.
+// Minimal H.264 Annex B scanning: NAL units and their types by start code.
 // Thread-safety: pure functions, reentrant.
 
 #include <cstddef>
@@ -7,6 +7,23 @@
 #include <vector>
 
 namespace zerohop::encode {
+
+/// H.264 nal_unit_type values this code looks at (ITU-T H.264 Table 7-1).
+inline constexpr int kNalIdr = 5;
+inline constexpr int kNalSps = 7;
+inline constexpr int kNalPps = 8;
+inline constexpr int kNalAud = 9;
+
+/// One NAL unit of an Annex B buffer: [offset, offset + size) holds its start code (3 or 4 bytes)
+/// and its payload, up to the next start code or the end.
+struct NalUnit {
+  std::size_t offset = 0;
+  std::size_t size = 0;
+  int type = 0;  ///< nal_unit_type (5 bits)
+};
+
+/// Every NAL unit in `data`, in order (bytes before the first start code are not part of any).
+std::vector<NalUnit> nalUnits(const std::uint8_t* data, std::size_t size);
 
 /// nal_unit_type (5 bits) of every NAL unit in `data`, in order.
 std::vector<int> nalTypes(const std::uint8_t* data, std::size_t size);

@@ -6,10 +6,10 @@
 #include <thread>
 
 #include "core/bounded_queue.hpp"
+#include "frame_processor.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
 #include "zerohop/clock.hpp"
-#include "zerohop/converter.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/share.hpp"
@@ -22,7 +22,6 @@ using namespace std::chrono_literals;
 // Keyframe requests closer together than this are merged (a PLI storm must not turn every frame into an IDR).
 constexpr std::int64_t kMinKeyframeGapNs = 250'000'000;
 constexpr std::size_t kEncodeQueueDepth = 2;
-constexpr std::uint32_t kConvertedSlots = 3;
 // Share ring depth: at 60 fps, 8 slots give a reader ~130 ms before its frame can be overwritten.
 constexpr std::uint32_t kShareSlots = 8;
 constexpr std::uint32_t kShareEncodedSlots = 16;
@@ -35,40 +34,42 @@ class Pipeline::Impl {
     // Bind the port first: a busy port fails before the camera is opened or anything is logged.
     // The server's callbacks are installed last, once every member they read exists.
     server_ = std::make_unique<StreamServer>(config_.stream);
-    source_ = openSource(config_.source);
-    info_ = source_->info();
-    converter_ = makeCpuConverter();
-    converted_.emplace(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kConvertedSlots,
-                       makeHostAllocator());
-    if (info_.format == PixelFormat::kH264) {
-      throw Error(Errc::kUnsupported,
-                  "the camera delivers H.264; sending it on without decoding (passthrough) is not built yet "
-                  "(issue 6): ask it for a raw or MJPEG format, e.g. --source v4l2:" + config_.source.path +
-                      "?format=mjpeg");
+    // Whether a CUDA device works decides where the camera's buffers live: page-locked memory the
+    // GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here, before the camera is opened.
+    SourceOptions sourceOptions;
+    if (const GpuPathChoice device = choosePath(config_.gpu, PixelFormat::kYUYV); device.useGpu) {
+      sourceOptions.allocatorFactory = [dev = device.device] { return makeIngestAllocator(dev); };
     }
-    EncoderConfig enc = config_.encoder;
-    enc.width = info_.width;
-    enc.height = info_.height;
-    enc.fps = info_.fps;
-    enc.inputFormat = PixelFormat::kI420;
-    // YUV sources keep their colour description through libyuv; JPEG (JFIF) is BT.601 full range.
-    enc.color = info_.format == PixelFormat::kMJPEG ? ColorDesc{ColorMatrix::kBt601, ColorRange::kFull} : info_.color;
-    encoder_ = makeEncoder(enc);
-    encoderName_ = encoder_->name();
+    source_ = openSource(config_.source, sourceOptions);
+    info_ = source_->info();
+    const bool passthrough = isPassthroughSource(info_);
+    const GpuPathChoice gpu = choosePath(config_.gpu, info_.format);
+    if (!passthrough) log::info(gpu.reason);
     if (!config_.shareName.empty()) {
-      const auto layout = computeLayout(PixelFormat::kI420, info_.width, info_.height, 64);
-      framesShare_ = std::make_unique<Publisher>(config_.shareName, SlotLayout::images(layout, kShareSlots));
       unitsShare_ = std::make_unique<Publisher>(
           config_.shareName + ".h264",
           SlotLayout::encoded(PixelFormat::kH264, std::size_t{info_.width} * info_.height + 65536, kShareEncodedSlots));
-      log::info("sharing frames as '", config_.shareName, "' (", framesShare_->socketPath(), ") and H.264 as '",
-                config_.shareName, ".h264'");
+      if (passthrough) {
+        log::info("sharing H.264 as '", config_.shareName, ".h264' (", unitsShare_->socketPath(),
+                  "); no raw frames are shared in passthrough (the camera's H.264 is never decoded)");
+      } else if (gpu.useGpu) {
+        log::info("sharing frames (NV12 in GPU memory) as '", config_.shareName, "' and H.264 as '", config_.shareName,
+                  ".h264'");
+      } else {
+        const auto layout = computeLayout(PixelFormat::kI420, info_.width, info_.height, 64);
+        framesShare_ = std::make_unique<Publisher>(config_.shareName, SlotLayout::images(layout, kShareSlots));
+        log::info("sharing frames as '", config_.shareName, "' (", framesShare_->socketPath(), ") and H.264 as '",
+                  config_.shareName, ".h264'");
+      }
     }
+    processor_ = makeFrameProcessor(config_, *source_, framesShare_.get(), gpu);
+    processorSharesFrames_ = gpu.useGpu && !passthrough && !config_.shareName.empty();
+    encoderName_ = processor_->encoderName();
     server_->setKeyframeRequestHandler([this] { keyframeRequested_.store(true); });
     server_->setStatsProvider([this] { return statsJson(); });
     server_->setMetricsProvider(
         [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_}); });
-    log::info("source: ", info_.description, "; converter: ", converter_->name(), "; encoder: ", encoderName_);
+    log::info("source: ", info_.description, "; encoder: ", encoderName_);
   }
 
   ~Impl() { stop(); }
@@ -85,7 +86,15 @@ class Pipeline::Impl {
     queue_.close();
     if (captureThread_.joinable()) captureThread_.join();
     if (encodeThread_.joinable()) encodeThread_.join();
-    server_.reset();  // ends every WebRTC session before the encoder and source go away
+    // Ends every WebRTC session before the processor and source go away. Taken out under serverMutex_
+    // and destroyed outside it: an HTTP thread may be in statsJson() (status() reads server_) until
+    // the server has joined it (a data race TSan found when reset() ran beside that read).
+    std::unique_ptr<StreamServer> server;
+    {
+      std::lock_guard lock(serverMutex_);
+      server = std::move(server_);
+    }
+    server.reset();
   }
 
   PipelineStatus status() const {
@@ -94,14 +103,26 @@ class Pipeline::Impl {
     s.source = source_->counters();
     s.queueDrops = queue_.dropped();
     s.keyframesForced = keyframesForced_.load();
-    s.viewers = server_ ? server_->viewerCount() : 0;
-    s.shareReaders = framesShare_ ? framesShare_->stats().readersConnected : 0;
+    {
+      std::lock_guard lock(serverMutex_);
+      s.viewers = server_ ? server_->viewerCount() : 0;
+    }
+    if (framesShare_) {
+      s.shareReaders = framesShare_->stats().readersConnected;
+    } else if (processorSharesFrames_) {
+      s.shareReaders = processor_->frameShareReaders();  // the GPU path's device ring
+    } else if (unitsShare_) {
+      s.shareReaders = unitsShare_->stats().readersConnected;
+    }
     s.uptimeSeconds = startNs_ ? static_cast<double>(monotonicNs() - startNs_) / 1e9 : 0;
     return s;
   }
 
   std::string statsJson() const { return renderStatsJson(status(), StatsContext{info_.description, encoderName_}); }
-  std::string url() const { return server_ ? server_->url() : std::string{}; }
+  std::string url() const {
+    std::lock_guard lock(serverMutex_);
+    return server_ ? server_->url() : std::string{};
+  }
   std::string failure() const {
     std::lock_guard lock(failureMutex_);
     return failure_;
@@ -126,13 +147,13 @@ class Pipeline::Impl {
     }
   }
 
-  bool takeKeyframeRequest(std::int64_t now) {
-    if (!keyframeRequested_.load()) return false;
-    if (now - lastForcedKeyframeNs_ < kMinKeyframeGapNs) return false;  // stays pending until allowed
+  // A pending keyframe request goes to the processor at most once every kMinKeyframeGapNs.
+  void forwardKeyframeRequest(std::int64_t now) {
+    if (!keyframeRequested_.load()) return;
+    if (now - lastForcedKeyframeNs_ < kMinKeyframeGapNs) return;  // stays pending until allowed
     keyframeRequested_.store(false);
     lastForcedKeyframeNs_ = now;
-    ++keyframesForced_;
-    return true;
+    if (processor_->requestKeyframe()) ++keyframesForced_;
   }
 
   void encodeLoop() {
@@ -140,41 +161,14 @@ class Pipeline::Impl {
       auto in = queue_.pop(100ms);
       if (!in) continue;
       try {
-        if (framesShare_) {
-          encodeShared(*in);
-        } else {
-          encodeLocal(*in);
-        }
+        forwardKeyframeRequest(monotonicNs());
+        send(processor_->process(*in));
       } catch (const Error& e) {
         // A bad frame (corrupt JPEG...) fails alone; the next one is processed.
         log::warn("frame ", in->frame().sequence, " dropped: ", e.what());
         stats_.addDrops(1);
       }
     }
-  }
-
-  // Converts into a private buffer, then encodes.
-  void encodeLocal(FrameLease& in) {
-    auto out = converted_->tryAcquire();
-    if (!out) {  // cannot happen with one encode thread; count it rather than block
-      stats_.addDrops(1);
-      return;
-    }
-    converter_->convert(in.frame(), out->frame());
-    in.reset();  // the source buffer goes back as soon as its pixels are converted
-    send(encoder_->encode(out->frame(), takeKeyframeRequest(monotonicNs())));
-  }
-
-  // Converts straight into a slot of the share ring (no extra copy), publishes it, then encodes
-  // from the same slot: this thread is the ring's only writer and does not acquire the next slot
-  // before this encode is done, so the slot is stable while the encoder reads it.
-  void encodeShared(FrameLease& in) {
-    WriteSlot slot = framesShare_->acquireWrite();
-    Frame frame = slot.frame();
-    converter_->convert(in.frame(), frame);
-    in.reset();
-    framesShare_->commit(std::move(slot), frame);
-    send(encoder_->encode(frame, takeKeyframeRequest(monotonicNs())));
   }
 
   void send(const EncodedUnitPtr& unit) {
@@ -187,15 +181,15 @@ class Pipeline::Impl {
   }
 
   PipelineConfig config_;
+  std::unique_ptr<StreamServer> server_;  // guarded by serverMutex_ once the HTTP threads run
+  mutable std::mutex serverMutex_;
   std::unique_ptr<FrameSource> source_;
   SourceInfo info_;
-  std::unique_ptr<FrameConverter> converter_;
-  std::optional<BufferPool> converted_;
-  std::unique_ptr<VideoEncoder> encoder_;
-  std::string encoderName_;
   std::unique_ptr<Publisher> framesShare_;
   std::unique_ptr<Publisher> unitsShare_;
-  std::unique_ptr<StreamServer> server_;
+  std::unique_ptr<FrameProcessor> processor_;  // borrows source_ and framesShare_: declared after them
+  bool processorSharesFrames_ = false;         // the GPU path publishes the frame share itself
+  std::string encoderName_;
   BoundedQueue<FrameLease> queue_;
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};

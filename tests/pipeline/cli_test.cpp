@@ -85,6 +85,32 @@ TEST(Cli, PortInUseIsReportedWithTheFix) {
   EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 2) << "not a stack of noise:\n" << r.err;
 }
 
+// What serve cannot do here is refused at start-up, naming the cause (this runs where there is no
+// GPU and no NVENC; on a machine that has them `zerohop probe` says so and the test skips).
+TEST(Cli, GpuAndNvencRequestsThatCannotBeMetFailNamingTheCause) {
+  const auto probe = run({kCli, "probe"});
+  ASSERT_EQ(probe.exitCode, 0) << probe.err;
+  if (probe.out.find("no usable CUDA device") == std::string::npos &&
+      probe.out.find("this build has no CUDA") == std::string::npos) {
+    GTEST_SKIP() << "a CUDA device works here: serve would start";
+  }
+  const std::string listen = "127.0.0.1:" + std::to_string(freePort());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto nvenc = run({kCli, "serve", "--source", "test:640x360@30", "--encoder", "nvenc", "--listen", listen});
+  EXPECT_EQ(nvenc.exitCode, 3) << nvenc.err;
+  EXPECT_NE(nvenc.err.find("--encoder nvenc: NVENC unavailable: "), std::string::npos) << nvenc.err;
+  EXPECT_NE(nvenc.err.find("use --encoder x264"), std::string::npos) << nvenc.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s) << "must fail within seconds";
+
+  auto device = run({kCli, "serve", "--source", "test:640x360@30", "--gpu", "0", "--listen", listen});
+  EXPECT_EQ(device.exitCode, 3) << device.err;
+  EXPECT_NE(device.err.find("--gpu 0: "), std::string::npos) << device.err;
+
+  auto bad = run({kCli, "serve", "--gpu", "fast", "--listen", listen});
+  EXPECT_EQ(bad.exitCode, 2) << bad.err;
+  EXPECT_NE(bad.err.find("auto, off or a CUDA device number"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, ServeReportsStatsAndStopsCleanlyOnSigint) {
   const auto port = freePort();
   ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port)});

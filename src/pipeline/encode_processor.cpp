@@ -1,0 +1,55 @@
+#include "encode_processor.hpp"
+
+#include "zerohop/error.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop {
+namespace {
+
+constexpr std::uint32_t kConvertedSlots = 3;
+
+}  // namespace
+
+EncodeProcessor::EncodeProcessor(EncoderConfig enc, const SourceInfo& source, Publisher* framesShare)
+    : framesShare_(framesShare) {
+  converter_ = makeCpuConverter();
+  converted_.emplace(computeLayout(PixelFormat::kI420, source.width, source.height, 64), kConvertedSlots,
+                     makeHostAllocator());
+  enc.width = source.width;
+  enc.height = source.height;
+  enc.fps = source.fps;
+  enc.inputFormat = PixelFormat::kI420;
+  // YUV sources keep their colour description through libyuv; JPEG (JFIF) is BT.601 full range.
+  enc.color = source.format == PixelFormat::kMJPEG ? ColorDesc{ColorMatrix::kBt601, ColorRange::kFull} : source.color;
+  encoder_ = makeEncoder(enc);
+  encoderName_ = encoder_->name();
+}
+
+bool EncodeProcessor::requestKeyframe() {
+  forceKeyframe_ = true;
+  return true;
+}
+
+EncodedUnitPtr EncodeProcessor::process(FrameLease& in) {
+  const bool idr = forceKeyframe_;
+  forceKeyframe_ = false;
+  if (framesShare_) {
+    // Converts straight into a slot of the share ring, publishes it, then encodes from the same slot:
+    // this thread is the ring's only writer and does not acquire the next slot before this encode is
+    // done, so the slot is stable while the encoder reads it.
+    WriteSlot slot = framesShare_->acquireWrite();
+    Frame frame = slot.frame();
+    converter_->convert(in.frame(), frame);
+    in.reset();  // the source buffer goes back as soon as its pixels are converted
+    framesShare_->commit(std::move(slot), frame);
+    return encoder_->encode(frame, idr);
+  }
+  auto out = converted_->tryAcquire();
+  // Cannot happen with one encode thread; thrown so the pipeline drops and counts the frame.
+  if (!out) throw Error(Errc::kInternal, "no free conversion buffer");
+  converter_->convert(in.frame(), out->frame());
+  in.reset();
+  return encoder_->encode(out->frame(), idr);
+}
+
+}  // namespace zerohop

@@ -1,0 +1,55 @@
+#pragma once
+// The stage the pipeline's encode thread drives: one source frame in, at most one H.264 access unit
+// out. One implementation per data path, each in its own file:
+//   EncodeProcessor      (encode_processor.cpp)       raw/MJPEG -> CPU convert (libyuv) -> x264
+//   PassthroughProcessor (passthrough_processor.cpp)  camera H.264 -> WebRTC as is (no decode, no encode)
+//   GpuProcessor         (gpu_processor.cpp)          raw/MJPEG -> VRAM (DMA + kernel / nvJPEG) -> NVENC,
+//                                                     or x264 on a host copy; device-frame share
+// chosen in makeFrameProcessor() (make_frame_processor.cpp) from choosePath() (zerohop/gpu_path.hpp). The pipeline around it owns the threads, the
+// drop-oldest queue, the keyframe-request rate limit, the fan-out (StreamServer, NAME.h264 share) and
+// the stage statistics.
+// Thread-safety: thread-bound to the encode thread, except encoderName() (immutable, any thread) and
+// frameShareReaders() (any thread).
+// Ownership: makeFrameProcessor() transfers the processor; it borrows the source and the frame
+// share, which the pipeline keeps alive longer than the processor.
+
+#include <memory>
+#include <string>
+
+#include "zerohop/encoded_unit.hpp"
+#include "zerohop/gpu_path.hpp"
+#include "zerohop/frame.hpp"
+#include "zerohop/pipeline.hpp"
+
+namespace zerohop {
+
+class Publisher;
+
+class FrameProcessor {
+ public:
+  virtual ~FrameProcessor() = default;
+  /// Turns one source frame into its access unit (Annex B, SPS/PPS before every IDR; stage times
+  /// carried over), or nullptr when there is nothing to send for it. Gives the source buffer back
+  /// (`in.reset()`) as soon as its bytes are no longer needed. Throws Error for a bad frame: the
+  /// pipeline drops that frame alone and counts it.
+  virtual EncodedUnitPtr process(FrameLease& in) = 0;
+  /// A viewer asked for a keyframe (join, PLI/FIR, fell behind); the pipeline has rate-limited it.
+  /// True when it will be honoured: the next encoded frame is an IDR, or the camera was asked for one.
+  virtual bool requestKeyframe() = 0;
+  /// What produces the access units, for /stats and the log: "libx264 (...)", "passthrough (...)".
+  virtual std::string encoderName() const = 0;
+  /// Readers of a frame share the processor owns itself (the GPU path's device ring); 0 otherwise.
+  virtual std::uint32_t frameShareReaders() const { return 0; }
+};
+
+/// Builds the data path for `source`: an H.264 camera is passed through; otherwise `gpu` (from
+/// choosePath) picks the GPU path, which owns its device-memory frame share (config.shareName), or
+/// the CPU path, which converts into `framesShare` (host ring; may be null). Throws Error (encoder
+/// cannot open, --encoder nvenc on the CPU path, ...).
+std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config, FrameSource& source,
+                                                   Publisher* framesShare, const GpuPathChoice& gpu);
+
+/// True when `source` is served without decoding (it delivers H.264): no raw frames exist to share.
+bool isPassthroughSource(const SourceInfo& source) noexcept;
+
+}  // namespace zerohop

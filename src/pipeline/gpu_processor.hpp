@@ -1,0 +1,37 @@
+#pragma once
+// The GPU data path: each raw source frame (in page-locked memory: the camera's USERPTR buffers or
+// the test camera's pool) is uploaded with one DMA and converted to NV12 in VRAM by a kernel
+// (GpuFramePath), straight into a slot of the device share ring with --share. NVENC, where it can
+// open a session, encodes that device frame: nothing returns to the CPU. Otherwise x264 encodes one
+// copy of it in page-locked host memory, the only trip back, stated in the encoder name and the log.
+// Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
+
+#include <memory>
+
+#include "frame_processor.hpp"
+#include "zerohop/encoder.hpp"
+#include "zerohop/gpu_path.hpp"
+
+namespace zerohop {
+
+class GpuProcessor final : public FrameProcessor {
+ public:
+  /// `encoder`'s size and fps are taken from `source`; "auto" uses NVENC when a session opens on
+  /// `device`, else x264 on a host copy; "nvenc" where it cannot open is an Error naming the cause.
+  /// `shareName` non-empty: frames are published as a device-memory share. Throws Error.
+  GpuProcessor(EncoderConfig encoder, const SourceInfo& source, int device, const std::string& shareName);
+  EncodedUnitPtr process(FrameLease& in) override;
+  bool requestKeyframe() override;
+  std::string encoderName() const override { return encoderName_; }
+  std::string describe() const { return path_->describe(); }
+  std::uint32_t frameShareReaders() const override { return path_->shareReaders(); }
+
+ private:
+  std::unique_ptr<GpuFramePath> path_;
+  std::unique_ptr<VideoEncoder> encoder_;
+  std::string encoderName_;
+  bool deviceInput_ = false;  // NVENC takes the device frame; x264 the host copy
+  bool forceKeyframe_ = false;
+};
+
+}  // namespace zerohop

@@ -1,0 +1,37 @@
+#include "encode_processor.hpp"
+#include "gpu_processor.hpp"
+#include "passthrough_processor.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+#include "zerohop/nvenc.hpp"
+
+namespace zerohop {
+
+bool isPassthroughSource(const SourceInfo& source) noexcept { return source.format == PixelFormat::kH264; }
+
+std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config, FrameSource& source,
+                                                   Publisher* framesShare, const GpuPathChoice& gpu) {
+  const SourceInfo info = source.info();
+  if (isPassthroughSource(info)) {
+    log::info("the camera delivers H.264: passthrough to WebRTC (no decode, no encode; --encoder, --bitrate, "
+              "--preset and --keyint do not apply)");
+    return std::make_unique<PassthroughProcessor>(source, info);
+  }
+  if (gpu.useGpu) {
+    auto processor = std::make_unique<GpuProcessor>(config.encoder, info, gpu.device, config.shareName);
+    log::info(processor->describe());
+    return processor;
+  }
+  // NVENC takes device frames, which only the GPU path makes.
+  if (config.encoder.encoder == "nvenc") {
+    throw Error(Errc::kUnavailable, "--encoder nvenc: NVENC " + describe(probeNvenc(gpu.device)) +
+                                        "; and it takes frames from the GPU path, while this source takes the " +
+                                        gpu.reason + "; use --encoder x264 (or auto)");
+  }
+  if (config.encoder.encoder == "auto") log::info("encoder auto: x264, because the frames stay on the CPU path");
+  EncoderConfig encoder = config.encoder;
+  encoder.encoder = "x264";
+  return std::make_unique<EncodeProcessor>(encoder, info, framesShare);
+}
+
+}  // namespace zerohop

@@ -1,0 +1,84 @@
+// The serve pipeline with an H.264 camera (run under zerohop-camemu --format h264 by CTest): the
+// camera's access units go out with no decode and no encode (the pipeline names no encoder, stages
+// convert/encode never happen), every IDR on NAME.h264 carries SPS/PPS even when the camera sends them
+// only once, and keyframe requests reach the camera where it has the control (and are counted only then).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#include "emulator_env.hpp"
+#include "encode/annexb.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/pipeline.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+
+PipelineConfig passthroughConfig(const std::string& share) {
+  PipelineConfig c;
+  c.source = parseSourceSpec("v4l2:" + test::emulatedDevice() + "?format=h264&size=640x480&fps=30");
+  c.stream.port = 0;  // the kernel's choice
+  c.shareName = share;
+  return c;
+}
+
+std::string uniqueShareName() { return "zh-passthrough-" + std::to_string(::getpid()); }
+
+bool keyframeControlOn() {
+  const char* v = std::getenv("ZEROHOP_CAMEMU_KEYFRAME_CONTROL");
+  return !v || std::string(v) != "0";
+}
+
+TEST(PipelinePassthrough, CameraH264IsSentWithoutEncoderAndIdrsCarryParameterSets) {
+  ZEROHOP_REQUIRE_EMULATOR("");
+  const std::string share = uniqueShareName();
+  Pipeline pipeline(passthroughConfig(share));
+  pipeline.start();
+  Subscriber units(share + ".h264");
+  int idrs = 0, seen = 0;
+  const std::int64_t end = monotonicNs() + 2'500'000'000;  // an IDR a second, plus the one asked for at start
+  while (monotonicNs() < end) {
+    auto f = units.next(500ms);
+    if (!f) continue;
+    ++seen;
+    const auto types = encode::nalTypes(f->frame().data[0], f->frame().bytesUsed);
+    ASSERT_FALSE(types.empty()) << "access unit " << f->frame().sequence << " is not Annex B";
+    if (encode::containsIdr(f->frame().data[0], f->frame().bytesUsed)) {
+      ++idrs;
+      EXPECT_TRUE(f->frame().keyframe);
+      EXPECT_NE(std::find(types.begin(), types.end(), encode::kNalSps), types.end()) << "IDR without SPS";
+      EXPECT_NE(std::find(types.begin(), types.end(), encode::kNalPps), types.end()) << "IDR without PPS";
+    }
+    ASSERT_TRUE(f->valid());
+  }
+  EXPECT_GE(idrs, 3) << seen << " access units read";
+  const auto stats = nlohmann::json::parse(pipeline.statsJson());
+  pipeline.stop();
+  EXPECT_NE(stats["encoder"].get<std::string>().find("passthrough"), std::string::npos) << stats.dump();
+  EXPECT_GT(stats["frames"].get<std::uint64_t>(), 60u);
+  EXPECT_FALSE(stats["stages"].contains("encode")) << stats.dump();
+  EXPECT_FALSE(stats["stages"].contains("convert")) << stats.dump();
+  EXPECT_TRUE(stats["stages"].contains("send")) << stats.dump();
+  EXPECT_GT(stats["total"]["samples"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(stats["share_readers"].get<int>(), 1) << "the NAME.h264 reader is counted in passthrough";
+  // The pipeline asks for a keyframe at start: counted only where the camera has the control.
+  if (keyframeControlOn()) {
+    EXPECT_GE(stats["keyframes_forced"].get<std::uint64_t>(), 1u);
+  } else {
+    EXPECT_EQ(stats["keyframes_forced"].get<std::uint64_t>(), 0u);
+  }
+  EXPECT_TRUE(pipeline.failure().empty()) << pipeline.failure();
+}
+
+}  // namespace
+}  // namespace zerohop
