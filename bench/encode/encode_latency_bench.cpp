@@ -198,7 +198,7 @@ void dataPath(const std::string& query, int frames, StreamServer& server) {
   PipelineConfig config;
   config.source = parseSourceSpec("v4l2:" + std::string(std::getenv("ZEROHOP_CAMEMU_DEVICE")) + "?" + query);
   auto source = openSource(config.source);
-  auto processor = makeFrameProcessor(config, *source, nullptr);
+  auto processor = makeFrameProcessor(config, *source, nullptr, choosePath(config.gpu, source->info().format));
   std::vector<double> wall;
   double cpu = 0;
   std::size_t bytes = 0;
