@@ -76,8 +76,7 @@ int runProbe(const ProbeOptions& o) {
       const GpuPathChoice choice = choosePath(gpuOption, format);
       line = choice.reason;
       if (choice.useGpu) {
-        line += nvenc.available ? "; NVENC encodes it from VRAM"
-                                : "; x264 encodes a copy of it in host memory (no NVENC: " + nvenc.reason + ")";
+        line += "; " + chooseGpuEncoder("auto", nvenc).reason;
       } else if (format != PixelFormat::kH264) {
         line += "; x264 encodes it";
       }

@@ -37,6 +37,20 @@ struct NvencAvailability {
 /// Never throws.
 NvencAvailability probeNvenc(int device = -1);
 
+/// What `--encoder` resolves to for frames in GPU memory (serve's GPU path): NVENC when asked for
+/// ("nvenc") or allowed ("auto") and `nvenc` says a session opens; x264 on a host copy otherwise, with
+/// the reason in words for the log line.
+struct GpuEncoderChoice {
+  bool nvenc = false;
+  std::string reason;  ///< "NVENC available on ...", "x264 ... because NVENC is unavailable: <reason>", "--encoder x264"
+};
+/// The decision alone, from a probe result (testable with any answer). Throws Error(kUnavailable)
+/// "NVENC: <reason>; use --encoder x264" for "nvenc" where NVENC is unavailable, and
+/// Error(kInvalidArgument) for an encoder name other than auto, x264 or nvenc.
+GpuEncoderChoice chooseGpuEncoder(const std::string& requested, const NvencAvailability& nvenc);
+/// The same with the real probe of `device` (only when the answer depends on it: not for "x264").
+GpuEncoderChoice chooseGpuEncoder(const std::string& requested, int device);
+
 /// One line for logs and `zerohop probe`: "available on NVIDIA RTX 4090 (H.264, HEVC; driver API 12.2)"
 /// or "unavailable: <reason>".
 std::string describe(const NvencAvailability& nvenc);

@@ -20,14 +20,15 @@ message(STATUS "zerohop: NVENC headers ${ZEROHOP_HAVE_NVENC_HEADERS} (${ZEROHOP_
 
 if(ZEROHOP_HAVE_NVENC_HEADERS)
   add_library(zerohop_nvenc_probe STATIC
-    ${_zerohop_encode_dir}/cuda_driver.cpp ${_zerohop_encode_dir}/nvenc_describe.cpp
+    ${_zerohop_encode_dir}/cuda_driver.cpp ${_zerohop_encode_dir}/nvenc_choice.cpp ${_zerohop_encode_dir}/nvenc_describe.cpp
     ${_zerohop_encode_dir}/nvenc_probe.cpp ${_zerohop_encode_dir}/nvenc_status.cpp
     ${_zerohop_encode_dir}/shared_library.cpp)
   # The SDK headers are for zerohop's own sources (src/encode), never the public headers.
   target_include_directories(zerohop_nvenc_probe SYSTEM PRIVATE ${ZEROHOP_NVENC_HEADERS_DIR})
 else()
   add_library(zerohop_nvenc_probe STATIC
-    ${_zerohop_encode_dir}/nvenc_describe.cpp ${_zerohop_encode_dir}/nvenc_probe_unbuilt.cpp)
+    ${_zerohop_encode_dir}/nvenc_choice.cpp ${_zerohop_encode_dir}/nvenc_describe.cpp
+    ${_zerohop_encode_dir}/nvenc_probe_unbuilt.cpp)
 endif()
 add_library(zerohop::nvenc_probe ALIAS zerohop_nvenc_probe)
 target_link_libraries(zerohop_nvenc_probe PUBLIC zerohop::core PRIVATE zerohop_internal ${CMAKE_DL_LIBS})

@@ -1,27 +1,15 @@
 #include "gpu_processor.hpp"
 
-#include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/nvenc.hpp"
 
 namespace zerohop {
-namespace {
-
-// NVENC when asked for (or "auto") and a session opens on the device; the same probe decides in
-// `zerohop probe` and makeEncoder().
-bool chooseNvenc(const std::string& encoder, int device) {
-  if (encoder == "x264") return false;
-  const NvencAvailability nvenc = probeNvenc(device);
-  if (nvenc.available) return true;
-  if (encoder == "nvenc") throw Error(Errc::kUnavailable, "NVENC: " + nvenc.reason + "; use --encoder x264");
-  log::info("encoder auto: x264 on a host copy of each GPU frame, because NVENC is unavailable: ", nvenc.reason);
-  return false;
-}
-
-}  // namespace
 
 GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int device, const std::string& shareName) {
-  deviceInput_ = chooseNvenc(enc.encoder, device);
+  // The same decision (probeNvenc) as `zerohop probe`; tested in tests/nvenc on every machine.
+  const GpuEncoderChoice choice = chooseGpuEncoder(enc.encoder, device);
+  log::info(choice.reason);
+  deviceInput_ = choice.nvenc;
   GpuPathConfig path;
   path.device = device;
   path.sourceFormat = source.format;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "zerohop/error.hpp"
 #include "zerohop/nvenc.hpp"
 
 namespace zerohop {
@@ -46,6 +47,16 @@ TEST(NvencGpu, RealProbeSaysWhatThisGpuCanDo) {
     EXPECT_FALSE(n.available) << n.deviceName << " has no NVENC, yet the probe says it is available";
     EXPECT_TRUE(n.status == "NV_ENC_ERR_NO_ENCODE_DEVICE" || n.status == "NV_ENC_ERR_UNSUPPORTED_DEVICE") << n.status;
     EXPECT_EQ(n.reason, "this GPU has no video encoder (A100/H100/H200): " + n.status);
+    // What serve's GPU path does with that answer: auto falls back to x264 saying why; nvenc is an error.
+    const GpuEncoderChoice fallback = chooseGpuEncoder("auto", 0);
+    EXPECT_FALSE(fallback.nvenc);
+    EXPECT_NE(fallback.reason.find("this GPU has no video encoder"), std::string::npos) << fallback.reason;
+    try {
+      chooseGpuEncoder("nvenc", 0);
+      ADD_FAILURE() << "--encoder nvenc accepted on a GPU without NVENC";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("NVENC: this GPU has no video encoder", 0), 0u) << e.what();
+    }
     return;
   }
   EXPECT_TRUE(n.available) << "NVENC unavailable on " << n.deviceName << ": " << n.reason;
