@@ -33,6 +33,8 @@ def main() -> int:
     ap.add_argument("--viewers", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--min-fps", type=float, default=20.0, help="each viewer must decode at least this")
+    ap.add_argument("--min-timecode-share", type=float, default=0.8,
+                    help="each page must read the timecode in at least this share of its presented frames")
     ap.add_argument("--netns", action="store_true")
     ap.add_argument("--artifacts", default=None)
     args = ap.parse_args()
@@ -86,8 +88,9 @@ def main() -> int:
         for i, (f, r) in enumerate(zip(fps, reads)):
             if f < args.min_fps:
                 raise AssertionError(f"viewer {i} decodes only {f:.1f} fps with {args.viewers} viewers")
-            if r < 0.8 * f * elapsed:
-                raise AssertionError(f"viewer {i} read the timecode in only {r} frames")
+            if r < args.min_timecode_share * f * elapsed:
+                raise AssertionError(f"viewer {i} read the timecode in only {r} frames "
+                                     f"(< {args.min_timecode_share:.0%} of {f * elapsed:.0f})")
         source_fps = float(args.source.rsplit("@", 1)[1]) if "@" in args.source else 30.0
         if encoded_fps > source_fps * 1.15:
             raise AssertionError(f"the server encoded {encoded_fps:.1f} fps for a {source_fps:.0f} fps source: "
