@@ -7,15 +7,14 @@ itself, as torch.from_dlpack / cupy.from_dlpack would: calls __dlpack__(stream=.
 with ctypes, checks device / pointer / shape / strides / dtype / flags, then copies the bytes back
 through libcudart (ctypes) ON THE STREAM IT PASSED, and compares every byte with the pattern.
 Where torch / cupy are installed (the GPU machine's Python has both), two more tests let them consume
-the frames for real (same device address as the ring's slot, every byte checked); they failed at first
-try on the H200 and run only with ZEROHOP_TEST_DLPACK_CONSUMERS=1 until that is understood.
+the frames for real (same device address as the ring's slot, every byte checked), imported only after
+the Subscriber exists (the order that once crashed them).
 Exit 77 (skipped) without a usable GPU or without libcudart.
 """
 import argparse
 import ctypes
 import ctypes.util
 import glob
-import os
 import shutil
 import subprocess
 import sys
@@ -214,11 +213,9 @@ class DeviceModeTest(unittest.TestCase):
                     checked += 1
         self.assertGreaterEqual(checked, 15)
 
-    # The GPU machine's python3 (/opt/torch/.venv) has torch 2.11.0+cu130 and cupy 14.2.0. At first try
-    # (2026-11-30) the cupy case FAILED and a re-run hung past 120 s; the device budget ran out before the
-    # cause was found (read-only DLPack flag? stream argument?). Until then they run only on request.
-    @unittest.skipUnless(os.environ.get("ZEROHOP_TEST_DLPACK_CONSUMERS") == "1",
-                         "torch/cupy consumers failed at first try on the H200 (issue 5): set ZEROHOP_TEST_DLPACK_CONSUMERS=1")
+    # torch / cupy are imported here, after setUp created the Subscriber (and so loaded the CUDA
+    # driver): the order that crashed their import while the module exported its static libstdc++
+    # (python/CMakeLists.txt). The GPU machine's python3 (/opt/torch/.venv) has torch and cupy.
     def test_torch_from_dlpack_is_zero_copy(self):
         try:
             import torch
@@ -228,8 +225,6 @@ class DeviceModeTest(unittest.TestCase):
             self.skipTest("torch sees no CUDA device")
         self.consume(torch.from_dlpack, lambda x: x.data_ptr(), lambda x: x.cpu().numpy().tobytes())
 
-    @unittest.skipUnless(os.environ.get("ZEROHOP_TEST_DLPACK_CONSUMERS") == "1",
-                         "torch/cupy consumers failed at first try on the H200 (issue 5): set ZEROHOP_TEST_DLPACK_CONSUMERS=1")
     def test_cupy_from_dlpack_is_zero_copy(self):
         try:
             import cupy
