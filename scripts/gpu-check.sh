@@ -85,7 +85,7 @@ if [[ -z "${GTEST_DIR:-}" ]]; then
   elif [[ -f /usr/src/googletest/CMakeLists.txt ]]; then GTEST_DIR=/usr/src/googletest
   else GTEST_DIR=""; fi
 fi
-cfg=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MEDIA=OFF -DZEROHOP_WITH_CUDA=ON
+cfg=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MEDIA=OFF -DZEROHOP_WITH_CUDA=ON -DZEROHOP_REQUIRE_NVJPEG=ON
      -DZEROHOP_BUILD_TESTS=ON -DZEROHOP_BUILD_BENCHMARKS=ON)
 [[ -n "$GTEST_DIR" ]] && cfg+=(-DZEROHOP_GTEST_SOURCE_DIR="$GTEST_DIR")
 # The Python module is built for the python3 on PATH (the GPU machine's /opt/torch/.venv has pybind11,

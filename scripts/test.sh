@@ -30,7 +30,7 @@ ASAN_SKIP='^camemu\.client\.'
 if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
   scripts/install-deps.sh
 fi
-cmake --preset default -B "$BUILD_DIR" >/dev/null
+cmake --preset default -B "$BUILD_DIR" -DZEROHOP_REQUIRE_NVJPEG=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 
 # libFuzzer targets (clang, ASan+UBSan): a short smoke over the committed corpus (label fuzz).

@@ -1,4 +1,4 @@
-// probeJpeg and the backend names: can nvJPEG be used on a device, and does it have JPEG engines.
+// probeJpeg: can nvJPEG be used on a device, and does it have JPEG engines.
 #include <string>
 
 #include "gpu/cuda_check.hpp"
@@ -8,18 +8,6 @@
 #include "zerohop/gpu_jpeg.hpp"
 
 namespace zerohop {
-
-const char* jpegBackendName(JpegBackend backend) noexcept {
-  switch (backend) {
-    case JpegBackend::kAuto: return "auto";
-    case JpegBackend::kHardware: return "hardware";
-    case JpegBackend::kGpuHybrid: return "gpu-hybrid";
-    case JpegBackend::kHybrid: return "hybrid";
-    case JpegBackend::kDefault: return "default";
-  }
-  return "unknown";
-}
-
 
 JpegSupport probeJpeg(int device) {
   JpegSupport s;
