@@ -1,5 +1,8 @@
 #include "encode_processor.hpp"
 
+#include <utility>
+
+#include "source_encoder_config.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
 
@@ -15,13 +18,7 @@ EncodeProcessor::EncodeProcessor(EncoderConfig enc, const SourceInfo& source, Pu
   converter_ = makeCpuConverter();
   converted_.emplace(computeLayout(PixelFormat::kI420, source.width, source.height, 64), kConvertedSlots,
                      makeHostAllocator());
-  enc.width = source.width;
-  enc.height = source.height;
-  enc.fps = source.fps;
-  enc.inputFormat = PixelFormat::kI420;
-  // YUV sources keep their colour description through libyuv; JPEG (JFIF) is BT.601 full range.
-  enc.color = source.format == PixelFormat::kMJPEG ? ColorDesc{ColorMatrix::kBt601, ColorRange::kFull} : source.color;
-  encoder_ = makeEncoder(enc);
+  encoder_ = makeEncoder(encoderConfigFor(std::move(enc), source, PixelFormat::kI420));
   encoderName_ = encoder_->name();
 }
 
@@ -31,8 +28,7 @@ bool EncodeProcessor::requestKeyframe() {
 }
 
 EncodedUnitPtr EncodeProcessor::process(FrameLease& in) {
-  const bool idr = forceKeyframe_;
-  forceKeyframe_ = false;
+  const bool idr = std::exchange(forceKeyframe_, false);
   if (framesShare_) {
     // Converts straight into a slot of the share ring, publishes it, then encodes from the same slot:
     // this thread is the ring's only writer and does not acquire the next slot before this encode is

@@ -1,5 +1,8 @@
 #include "gpu_processor.hpp"
 
+#include <utility>
+
+#include "source_encoder_config.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/nvenc.hpp"
 
@@ -20,15 +23,9 @@ GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int devi
   path_ = std::make_unique<GpuFramePath>(path);
 
   enc.encoder = deviceInput_ ? "nvenc" : "x264";
-  enc.width = source.width;
-  enc.height = source.height;
-  enc.fps = source.fps;
-  enc.inputFormat = PixelFormat::kNV12;
   enc.inputMemory = deviceInput_ ? MemoryKind::kDevice : MemoryKind::kPinned;
   enc.gpuDevice = device;
-  // The YUV kernels keep the source's matrix and range; JPEG (JFIF) is BT.601 full range.
-  enc.color = source.format == PixelFormat::kMJPEG ? ColorDesc{ColorMatrix::kBt601, ColorRange::kFull} : source.color;
-  encoder_ = makeEncoder(enc);
+  encoder_ = makeEncoder(encoderConfigFor(std::move(enc), source, PixelFormat::kNV12));
   encoderName_ = encoder_->name() + (deviceInput_ ? " from VRAM" : " from a host copy of the GPU frame");
 }
 
@@ -38,8 +35,7 @@ bool GpuProcessor::requestKeyframe() {
 }
 
 EncodedUnitPtr GpuProcessor::process(FrameLease& in) {
-  const bool idr = forceKeyframe_;
-  forceKeyframe_ = false;
+  const bool idr = std::exchange(forceKeyframe_, false);
   const GpuPathOutput out = path_->process(in.frame());
   if (!deviceInput_) in.reset();  // the host copy waited for the upload: the camera buffer can go back now
   // NVENC reads the device frame on its stream after the frame's ready event and returns once the

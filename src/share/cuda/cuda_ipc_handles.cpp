@@ -9,100 +9,62 @@ namespace zerohop::share_detail {
 static_assert(sizeof(cudaIpcMemHandle_t) == kCudaIpcHandleBytes);
 static_assert(sizeof(cudaIpcEventHandle_t) == kCudaIpcHandleBytes);
 
-// ---- InterprocessEvent ------------------------------------------------------------------------
-
-InterprocessEvent::InterprocessEvent(int device) : device_(device) {
-  cuda::DeviceGuard guard(device);
-  cuda::check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming | cudaEventInterprocess),
-              "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventInterprocess)");
+template <typename T>
+void DeviceRelease<T>::operator()(T* handle) const noexcept {
+  try {
+    cuda::DeviceGuard guard(device);
+    cuda::logIfFailed(release(handle), releaseCall);
+  } catch (...) {
+    cuda::logIfFailed(cudaErrorInvalidDevice, setDeviceCall);
+  }
 }
 
-InterprocessEvent& InterprocessEvent::operator=(InterprocessEvent&& o) noexcept {
-  if (this != &o) {
-    reset();
-    event_ = std::exchange(o.event_, nullptr);
-    device_ = std::exchange(o.device_, -1);
-  }
-  return *this;
+template struct DeviceRelease<std::remove_pointer_t<cudaEvent_t>>;
+template struct DeviceRelease<void>;
+
+// ---- InterprocessEvent ------------------------------------------------------------------------
+
+InterprocessEvent::InterprocessEvent(int device) {
+  cuda::DeviceGuard guard(device);
+  cudaEvent_t event = nullptr;
+  cuda::check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventInterprocess),
+              "cudaEventCreateWithFlags(cudaEventDisableTiming | cudaEventInterprocess)");
+  event_ = EventHandle(event, {device, cudaEventDestroy, "cudaEventDestroy(interprocess event)",
+                               "cudaSetDevice (destroying an interprocess event)"});
 }
 
 IpcHandleBytes InterprocessEvent::exportHandle() const {
-  cuda::DeviceGuard guard(device_);
+  cuda::DeviceGuard guard(event_.get_deleter().device);
   cudaIpcEventHandle_t h{};
-  cuda::check(cudaIpcGetEventHandle(&h, event_), "cudaIpcGetEventHandle");
+  cuda::check(cudaIpcGetEventHandle(&h, event_.get()), "cudaIpcGetEventHandle");
   IpcHandleBytes out{};
   std::memcpy(out.data(), &h, sizeof h);
   return out;
 }
 
-void InterprocessEvent::reset() noexcept {
-  if (!event_) return;
-  try {
-    cuda::DeviceGuard guard(device_);
-    cuda::logIfFailed(cudaEventDestroy(event_), "cudaEventDestroy(interprocess event)");
-  } catch (...) {
-    cuda::logIfFailed(cudaErrorInvalidDevice, "cudaSetDevice (destroying an interprocess event)");
-  }
-  event_ = nullptr;
-}
-
 // ---- ImportedEvent ----------------------------------------------------------------------------
 
-ImportedEvent::ImportedEvent(int device, const IpcHandleBytes& handle) : device_(device) {
+ImportedEvent::ImportedEvent(int device, const IpcHandleBytes& handle) {
   cuda::DeviceGuard guard(device);
   cudaIpcEventHandle_t h{};
   std::memcpy(&h, handle.data(), sizeof h);
-  cuda::check(cudaIpcOpenEventHandle(&event_, h), "cudaIpcOpenEventHandle");
-}
-
-ImportedEvent& ImportedEvent::operator=(ImportedEvent&& o) noexcept {
-  if (this != &o) {
-    reset();
-    event_ = std::exchange(o.event_, nullptr);
-    device_ = std::exchange(o.device_, -1);
-  }
-  return *this;
-}
-
-void ImportedEvent::reset() noexcept {
-  if (!event_) return;
-  try {
-    cuda::DeviceGuard guard(device_);
-    cuda::logIfFailed(cudaEventDestroy(event_), "cudaEventDestroy(imported event)");
-  } catch (...) {
-    cuda::logIfFailed(cudaErrorInvalidDevice, "cudaSetDevice (destroying an imported event)");
-  }
-  event_ = nullptr;
+  cudaEvent_t event = nullptr;
+  cuda::check(cudaIpcOpenEventHandle(&event, h), "cudaIpcOpenEventHandle");
+  event_ = EventHandle(event, {device, cudaEventDestroy, "cudaEventDestroy(imported event)",
+                               "cudaSetDevice (destroying an imported event)"});
 }
 
 // ---- IpcMemoryMapping -------------------------------------------------------------------------
 
-IpcMemoryMapping::IpcMemoryMapping(int device, const IpcHandleBytes& handle) : device_(device) {
+IpcMemoryMapping::IpcMemoryMapping(int device, const IpcHandleBytes& handle) {
   cuda::DeviceGuard guard(device);
   cudaIpcMemHandle_t h{};
   std::memcpy(&h, handle.data(), sizeof h);
-  cuda::check(cudaIpcOpenMemHandle(&ptr_, h, cudaIpcMemLazyEnablePeerAccess),
+  void* ptr = nullptr;
+  cuda::check(cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess),
               "cudaIpcOpenMemHandle(cudaIpcMemLazyEnablePeerAccess)");
-}
-
-IpcMemoryMapping& IpcMemoryMapping::operator=(IpcMemoryMapping&& o) noexcept {
-  if (this != &o) {
-    reset();
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    device_ = std::exchange(o.device_, -1);
-  }
-  return *this;
-}
-
-void IpcMemoryMapping::reset() noexcept {
-  if (!ptr_) return;
-  try {
-    cuda::DeviceGuard guard(device_);
-    cuda::logIfFailed(cudaIpcCloseMemHandle(ptr_), "cudaIpcCloseMemHandle");
-  } catch (...) {
-    cuda::logIfFailed(cudaErrorInvalidDevice, "cudaSetDevice (closing an IPC mapping)");
-  }
-  ptr_ = nullptr;
+  ptr_ = DeviceHandle<void>(ptr, {device, cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle",
+                                  "cudaSetDevice (closing an IPC mapping)"});
 }
 
 }  // namespace zerohop::share_detail

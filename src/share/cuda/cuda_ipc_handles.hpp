@@ -6,31 +6,42 @@
 
 #include <cuda_runtime_api.h>
 
-#include <utility>
+#include <memory>
+#include <type_traits>
 
 #include "share/wire.hpp"
 
 namespace zerohop::share_detail {
+
+/// The deleter of the owners below: gives a handle of CUDA device `device` back with `release`,
+/// that device current. A failure of the device switch or of `release` is logged, never thrown.
+template <typename T>
+struct DeviceRelease {
+  int device = -1;
+  cudaError_t (*release)(T*) = nullptr;
+  const char* releaseCall = "";    // names `release` in the log
+  const char* setDeviceCall = "";  // names the device switch in the log
+  void operator()(T* handle) const noexcept;
+};
+
+/// A handle of one CUDA device (a pointer to T), given back by its DeviceRelease.
+template <typename T>
+using DeviceHandle = std::unique_ptr<T, DeviceRelease<T>>;
+using EventHandle = DeviceHandle<std::remove_pointer_t<cudaEvent_t>>;
 
 /// An event other processes can open: cudaEventDisableTiming | cudaEventInterprocess.
 class InterprocessEvent {
  public:
   InterprocessEvent() = default;
   explicit InterprocessEvent(int device);
-  ~InterprocessEvent() { reset(); }
-  InterprocessEvent(InterprocessEvent&& o) noexcept { *this = std::move(o); }
-  InterprocessEvent& operator=(InterprocessEvent&& o) noexcept;
-  InterprocessEvent(const InterprocessEvent&) = delete;
-  InterprocessEvent& operator=(const InterprocessEvent&) = delete;
 
-  cudaEvent_t get() const noexcept { return event_; }
+  cudaEvent_t get() const noexcept { return event_.get(); }
   /// cudaIpcGetEventHandle as opaque bytes.
   IpcHandleBytes exportHandle() const;
-  void reset() noexcept;
+  void reset() noexcept { event_.reset(); }
 
  private:
-  cudaEvent_t event_ = nullptr;
-  int device_ = -1;
+  EventHandle event_;
 };
 
 /// An event another process exported, opened here (cudaIpcOpenEventHandle; cudaEventDestroy).
@@ -38,18 +49,12 @@ class ImportedEvent {
  public:
   ImportedEvent() = default;
   ImportedEvent(int device, const IpcHandleBytes& handle);
-  ~ImportedEvent() { reset(); }
-  ImportedEvent(ImportedEvent&& o) noexcept { *this = std::move(o); }
-  ImportedEvent& operator=(ImportedEvent&& o) noexcept;
-  ImportedEvent(const ImportedEvent&) = delete;
-  ImportedEvent& operator=(const ImportedEvent&) = delete;
 
-  cudaEvent_t get() const noexcept { return event_; }
-  void reset() noexcept;
+  cudaEvent_t get() const noexcept { return event_.get(); }
+  void reset() noexcept { event_.reset(); }
 
  private:
-  cudaEvent_t event_ = nullptr;
-  int device_ = -1;
+  EventHandle event_;
 };
 
 /// Device memory another process exported, mapped here (cudaIpcOpenMemHandle with
@@ -58,18 +63,12 @@ class IpcMemoryMapping {
  public:
   IpcMemoryMapping() = default;
   IpcMemoryMapping(int device, const IpcHandleBytes& handle);
-  ~IpcMemoryMapping() { reset(); }
-  IpcMemoryMapping(IpcMemoryMapping&& o) noexcept { *this = std::move(o); }
-  IpcMemoryMapping& operator=(IpcMemoryMapping&& o) noexcept;
-  IpcMemoryMapping(const IpcMemoryMapping&) = delete;
-  IpcMemoryMapping& operator=(const IpcMemoryMapping&) = delete;
 
-  void* get() const noexcept { return ptr_; }
-  void reset() noexcept;
+  void* get() const noexcept { return ptr_.get(); }
+  void reset() noexcept { ptr_.reset(); }
 
  private:
-  void* ptr_ = nullptr;
-  int device_ = -1;
+  DeviceHandle<void> ptr_;
 };
 
 }  // namespace zerohop::share_detail

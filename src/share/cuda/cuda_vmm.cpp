@@ -13,55 +13,49 @@
 namespace zerohop::share_detail {
 namespace {
 
-// The driver entry points we use, resolved once through the runtime (no link against libcuda).
+// The driver entry points we use, resolved once through the runtime (no link against libcuda). Each
+// member resolves itself in its initializer, so an entry point is named in one place; `missing` is
+// declared first, so it exists before any of them.
 struct DriverApi {
-  decltype(&cuGetErrorName) getErrorName = nullptr;
-  decltype(&cuDeviceGet) deviceGet = nullptr;
-  decltype(&cuDeviceGetAttribute) deviceGetAttribute = nullptr;
-  decltype(&cuMemGetAllocationGranularity) getGranularity = nullptr;
-  decltype(&cuMemCreate) create = nullptr;
-  decltype(&cuMemRelease) release = nullptr;
-  decltype(&cuMemAddressReserve) reserve = nullptr;
-  decltype(&cuMemAddressFree) addressFree = nullptr;
-  decltype(&cuMemMap) map = nullptr;
-  decltype(&cuMemUnmap) unmap = nullptr;
-  decltype(&cuMemSetAccess) setAccess = nullptr;
-  decltype(&cuMemExportToShareableHandle) exportHandle = nullptr;
-  decltype(&cuMemImportFromShareableHandle) importHandle = nullptr;
   std::string missing;  // the first entry point that could not be resolved
+
+  /// What resolve() found: converts to the function-pointer type it initialises (null if unresolved).
+  struct EntryPoint {
+    void* address;
+    template <typename Fn>
+    operator Fn*() const noexcept {  // implicit: the member it initialises names the type
+      return reinterpret_cast<Fn*>(address);
+    }
+  };
+  EntryPoint resolve(const char* symbol) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+        status != cudaDriverEntryPointSuccess || p == nullptr) {
+      (void)cudaGetLastError();
+      if (missing.empty()) missing = symbol;
+      return {nullptr};
+    }
+    return {p};
+  }
+
+  decltype(&cuGetErrorName) getErrorName = resolve("cuGetErrorName");
+  decltype(&cuDeviceGet) deviceGet = resolve("cuDeviceGet");
+  decltype(&cuDeviceGetAttribute) deviceGetAttribute = resolve("cuDeviceGetAttribute");
+  decltype(&cuMemGetAllocationGranularity) getGranularity = resolve("cuMemGetAllocationGranularity");
+  decltype(&cuMemCreate) create = resolve("cuMemCreate");
+  decltype(&cuMemRelease) release = resolve("cuMemRelease");
+  decltype(&cuMemAddressReserve) reserve = resolve("cuMemAddressReserve");
+  decltype(&cuMemAddressFree) addressFree = resolve("cuMemAddressFree");
+  decltype(&cuMemMap) map = resolve("cuMemMap");
+  decltype(&cuMemUnmap) unmap = resolve("cuMemUnmap");
+  decltype(&cuMemSetAccess) setAccess = resolve("cuMemSetAccess");
+  decltype(&cuMemExportToShareableHandle) exportHandle = resolve("cuMemExportToShareableHandle");
+  decltype(&cuMemImportFromShareableHandle) importHandle = resolve("cuMemImportFromShareableHandle");
 };
 
-template <typename Fn>
-void resolve(DriverApi& api, Fn& fn, const char* symbol) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status) != cudaSuccess ||
-      status != cudaDriverEntryPointSuccess || p == nullptr) {
-    (void)cudaGetLastError();
-    if (api.missing.empty()) api.missing = symbol;
-    return;
-  }
-  fn = reinterpret_cast<Fn>(p);
-}
-
 const DriverApi& driver() {
-  static const DriverApi api = [] {
-    DriverApi a;
-    resolve(a, a.getErrorName, "cuGetErrorName");
-    resolve(a, a.deviceGet, "cuDeviceGet");
-    resolve(a, a.deviceGetAttribute, "cuDeviceGetAttribute");
-    resolve(a, a.getGranularity, "cuMemGetAllocationGranularity");
-    resolve(a, a.create, "cuMemCreate");
-    resolve(a, a.release, "cuMemRelease");
-    resolve(a, a.reserve, "cuMemAddressReserve");
-    resolve(a, a.addressFree, "cuMemAddressFree");
-    resolve(a, a.map, "cuMemMap");
-    resolve(a, a.unmap, "cuMemUnmap");
-    resolve(a, a.setAccess, "cuMemSetAccess");
-    resolve(a, a.exportHandle, "cuMemExportToShareableHandle");
-    resolve(a, a.importHandle, "cuMemImportFromShareableHandle");
-    return a;
-  }();
+  static const DriverApi api;
   return api;
 }
 
