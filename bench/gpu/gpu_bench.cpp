@@ -12,6 +12,8 @@
 //                 converted as soon as it has landed (IngestMode::kPipelinedCopy)
 //   (d) floor     the same bytes' pinned cudaMemcpyAsync alone, no kernel
 //   (e) on-device the kernel on a frame already in VRAM
+// Then, at 1080p only: YUYV -> RGBA and NV12 1080p -> 720p (bilinear scale), pinned copy + kernel and
+// kernel alone (resampleRows).
 // Latency = CUDA events recorded on the stream right before and after the path (median, p99 of N
 // frames); wall = host clock from enqueue to the end event's completion seen by the host; CPU =
 // CLOCK_THREAD_CPUTIME_ID of the enqueue (convert() call) alone and of enqueue + wait (spin-wait).
@@ -80,6 +82,88 @@ struct Path {
   Series series;
 };
 
+// Runs every path once per iteration, interleaved, each between two CUDA events on one stream.
+void measure(std::vector<Path>& paths, const Options& opt, int dev, int slots) {
+  CudaStream stream(dev);
+  CudaEvent start(dev, true), end(dev, true);
+  for (int it = 0; it < opt.warmup + opt.iterations; ++it) {
+    const int slot = it % slots;
+    for (auto& p : paths) {
+      const double w0 = nowUs(CLOCK_MONOTONIC);
+      const double c0 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+      start.record(stream.get());
+      p.run(slot, stream.get());
+      end.record(stream.get());
+      const double c1 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+      end.synchronize();
+      const double w1 = nowUs(CLOCK_MONOTONIC);
+      const double c2 = nowUs(CLOCK_THREAD_CPUTIME_ID);
+      if (it < opt.warmup) continue;
+      p.series.gpu.push_back(static_cast<double>(end.elapsedMsSince(start)) * 1000.0);
+      p.series.wall.push_back(w1 - w0);
+      p.series.cpuEnqueue.push_back(c1 - c0);
+      p.series.cpuTotal.push_back(c2 - c0);
+    }
+  }
+}
+
+// RGBA output and scaling (GpuConverter with ConvertOptions): 1080p YUYV -> RGBA and NV12 1080p ->
+// 720p, from pinned memory (copy + kernel) and already in VRAM (the kernel alone).
+std::string resampleRows(const Options& opt) {
+  const int dev = opt.device;
+  constexpr int kSlots = 3;
+  const ImageLayout yuyv = computeLayout(PixelFormat::kYUYV, 1920, 1080, 64);
+  const ImageLayout rgba = computeLayout(PixelFormat::kRGBA, 1920, 1080, 64);
+  const ImageLayout nv12 = computeLayout(PixelFormat::kNV12, 1920, 1080, 64);
+  const ImageLayout nv12Small = computeLayout(PixelFormat::kNV12, 1280, 720, 64);
+  BufferPool yuyvPinned(yuyv, kSlots, makePinnedAllocator(dev));
+  BufferPool yuyvDev(yuyv, kSlots, makeDeviceAllocator(dev));
+  BufferPool nv12Pinned(nv12, kSlots, makePinnedAllocator(dev));
+  BufferPool nv12Dev(nv12, kSlots, makeDeviceAllocator(dev));
+  BufferPool rgbaDst(rgba, kSlots, makeDeviceAllocator(dev));
+  BufferPool smallDst(nv12Small, kSlots, makeDeviceAllocator(dev));
+  std::vector<FrameLease> yp, yd, np, nd, rd, sd;
+  for (int i = 0; i < kSlots; ++i) {
+    yp.push_back(std::move(*yuyvPinned.tryAcquire()));
+    yd.push_back(std::move(*yuyvDev.tryAcquire()));
+    np.push_back(std::move(*nv12Pinned.tryAcquire()));
+    nd.push_back(std::move(*nv12Dev.tryAcquire()));
+    rd.push_back(std::move(*rgbaDst.tryAcquire()));
+    sd.push_back(std::move(*smallDst.tryAcquire()));
+    fillFrame(yp.back()->data[0], yuyv.totalBytes, i + 31);
+    fillFrame(np.back()->data[0], nv12.totalBytes, i + 41);
+    cuda::check(cudaMemcpy(yd.back()->data[0], yp.back()->data[0], yuyv.totalBytes, cudaMemcpyHostToDevice),
+                "cudaMemcpy(yuyv)");
+    cuda::check(cudaMemcpy(nd.back()->data[0], np.back()->data[0], nv12.totalBytes, cudaMemcpyHostToDevice),
+                "cudaMemcpy(nv12)");
+  }
+  cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(setup)");
+  GpuConverter conv(dev, IngestMode::kCopy);
+  const ConvertOptions scale;  // no crop: dst's size gives the scale
+  std::vector<Path> paths;
+  paths.push_back({"rp", "1080p YUYV -> RGBA, pinned memcpy + kernel", [&](int i, cudaStream_t s) {
+                     conv.convert(yp[i].frame(), rd[i].frame(), s);
+                   }});
+  paths.push_back({"rd", "1080p YUYV -> RGBA, kernel only (in VRAM)", [&](int i, cudaStream_t s) {
+                     conv.convert(yd[i].frame(), rd[i].frame(), s);
+                   }});
+  paths.push_back({"sp", "NV12 1080p -> 720p, pinned memcpy + kernel", [&](int i, cudaStream_t s) {
+                     conv.convert(np[i].frame(), sd[i].frame(), scale, s);
+                   }});
+  paths.push_back({"sd", "NV12 1080p -> 720p, kernel only (in VRAM)", [&](int i, cudaStream_t s) {
+                     conv.convert(nd[i].frame(), sd[i].frame(), scale, s);
+                   }});
+  measure(paths, opt, dev, kSlots);
+  std::ostringstream os;
+  os << "\n### RGBA output and scaling (bilinear), " << opt.iterations << " frames each\n\n";
+  os << "| path | GPU median us | GPU p99 us | CPU enqueue us |\n|---|---|---|---|\n";
+  for (auto& p : paths) {
+    os << "| " << p.name << " | " << fmt(pct(p.series.gpu, 50)) << " | " << fmt(pct(p.series.gpu, 99))
+       << " | " << fmt(pct(p.series.cpuEnqueue, 50)) << " |\n";
+  }
+  return os.str();
+}
+
 std::string runSize(const Size& size, const Options& opt, std::string& summaryRow) {
   const int dev = opt.device;
   constexpr int kSlots = 3;  // rotate buffers so no path re-reads a cache-hot frame
@@ -147,27 +231,7 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
                      copy.convert(devSrc[i].frame(), dst[i].frame(), s);
                    }});
 
-  CudaStream stream(dev);
-  CudaEvent start(dev, true), end(dev, true);
-  for (int it = 0; it < opt.warmup + opt.iterations; ++it) {
-    const int slot = it % kSlots;
-    for (auto& p : paths) {
-      const double w0 = nowUs(CLOCK_MONOTONIC);
-      const double c0 = nowUs(CLOCK_THREAD_CPUTIME_ID);
-      start.record(stream.get());
-      p.run(slot, stream.get());
-      end.record(stream.get());
-      const double c1 = nowUs(CLOCK_THREAD_CPUTIME_ID);
-      end.synchronize();
-      const double w1 = nowUs(CLOCK_MONOTONIC);
-      const double c2 = nowUs(CLOCK_THREAD_CPUTIME_ID);
-      if (it < opt.warmup) continue;
-      p.series.gpu.push_back(static_cast<double>(end.elapsedMsSince(start)) * 1000.0);
-      p.series.wall.push_back(w1 - w0);
-      p.series.cpuEnqueue.push_back(c1 - c0);
-      p.series.cpuTotal.push_back(c2 - c0);
-    }
-  }
+  measure(paths, opt, dev, kSlots);
 
   std::ostringstream os;
   os << "\n### " << size.name << " (" << size.w << "x" << size.h << " YUYV, " << fmt(double(bytes) / 1e6)
@@ -269,7 +333,7 @@ int run(const Options& opt) {
     summary += row;
     std::fprintf(stderr, "done %s\n", name.c_str());
   }
-  report << summary << details << oneTimeCosts(info.device);
+  report << summary << details << resampleRows(opt) << oneTimeCosts(info.device);
   return bench::publishReport(report.str(), opt.out, "zerohop_gpu_bench") ? 0 : 1;
 }
 

@@ -1,14 +1,30 @@
 #pragma once
-// Ingest and colour conversion on the GPU: a frame in page-locked host memory (or already in
-// VRAM) becomes an NV12 / I420 frame in VRAM, with the CUDA event that says when it is ready.
-// No CUDA types here: streams and events are passed as void* (cudaStream_t / cudaEvent_t).
+// Ingest, colour conversion, crop and scale on the GPU: a frame in page-locked host memory (or
+// already in VRAM) becomes an NV12 / I420 / RGBA frame in VRAM, with the CUDA event that says when
+// it is ready. No CUDA types here: streams and events are passed as void* (cudaStream_t / cudaEvent_t).
 //
-// Conversions (src -> dst; dst is MemoryKind::kDevice):
+// Conversions at the same size (src -> dst; dst is MemoryKind::kDevice):
 //   YUYV, UYVY        -> NV12, I420  luma copied, 4:2:2 -> 4:2:0 chroma = (top + bottom + 1) >> 1
 //   NV12 <-> I420                    exact rearrangement
 //   RGB24, BGRx, RGBA -> NV12, I420  BT.601 / BT.709, limited / full range from dst.color (see docs/gpu.md)
+//   YUYV, UYVY, NV12, I420 -> RGBA   BT.601 / BT.709, limited / full range from src.color; chroma
+//                                    upsampled bilinearly, chroma samples centred between their luma
+//                                    pixels (the bilinear rule below at a 2:1 ratio); alpha 255
+//   RGB24, BGRx       -> RGBA        reordered, alpha 255
 //   any raw format    -> the same format (plain upload / device copy)
-// YUV -> YUV keeps src.color; RGB -> YUV uses dst.color. 4:2:0 outputs need even width and height.
+// YUV -> YUV and YUV -> RGBA keep src.color in dst; RGB -> YUV uses dst.color. 4:2:0 outputs need an
+// even width and height; YUYV/UYVY sources an even width; NV12/I420 sources an even width and height.
+//
+// Crop and scale (ConvertOptions): `crop` selects a source rectangle (the whole frame when unset);
+// when dst's size differs from the (cropped) source, the region is scaled to dst's size, bilinear with
+// pixel centres aligned (libyuv kFilterBilinear / NPP linear; the edge pixel repeats beyond the edge):
+//   src position of dst sample d = (d + 0.5) * srcSize / dstSize - 0.5, clamped to [0, srcSize - 1]
+// applied to each plane on its own grid (luma, and chroma on the chroma grid: YUV -> NV12 / I420
+// scales the chroma plane; YUV -> RGBA samples chroma at the RGBA pixel). RGB -> NV12 / I420 samples
+// R, G, B at each dst pixel, chroma from the mean of each 2x2 block of those samples. One kernel reads
+// the source and writes dst (no intermediate). Scaled destinations: NV12, I420, RGBA. A crop without
+// scaling works for every pair (the source is read at an offset). Crops of 4:2:2 / 4:2:0 sources
+// need an even x and width, and of 4:2:0 sources an even y and height.
 //
 // Ordering (STYLE 5): convert() waits on src.gpu.readyEvent when set, enqueues the work on the
 // stream, records an event on it and puts that event in dst.gpu.readyEvent. Consumers call
@@ -18,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "zerohop/frame.hpp"
 
@@ -40,6 +57,20 @@ enum class Completion : std::uint8_t {
            ///< GPU time the conversion took after the upload (from the events)
 };
 
+/// A rectangle of a frame, in pixels (luma pixels for YUV formats).
+struct PixelRect {
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+};
+
+/// What convert() does besides the format conversion. The scale factor is not here: it is the ratio
+/// of dst's size to the source region's size.
+struct ConvertOptions {
+  std::optional<PixelRect> crop;  ///< the source region to read; unset = the whole source frame
+};
+
 class GpuConverter {
  public:
   /// Creates the converter's own non-blocking stream(s) and events on `device`. `stripes` is the
@@ -51,15 +82,30 @@ class GpuConverter {
   GpuConverter(const GpuConverter&) = delete;
   GpuConverter& operator=(const GpuConverter&) = delete;
 
-  /// True when convert() can turn `src` into `dst`.
+  /// True when convert() can turn `src` into `dst` at the same size.
   static bool supports(PixelFormat src, PixelFormat dst) noexcept;
+  /// True when convert() can also scale `src` into `dst` (dst NV12, I420 or RGBA, and supports()).
+  static bool supportsScaling(PixelFormat src, PixelFormat dst) noexcept;
+
+  /// Checks the request convert(src, dst, options, ...) gets, as it does, without touching the GPU
+  /// (a pipeline can check its configuration before it starts). Throws Error(kInvalidArgument)
+  /// saying what is wrong: a pair it cannot convert or scale, a zero size, a crop outside the source
+  /// frame or odd for its subsampling, an odd size a format cannot hold, a null plane or a pitch too
+  /// small, a destination not in device memory.
+  static void validate(const Frame& src, const Frame& dst, const ConvertOptions& options);
 
   /// Converts `src` (kHost: pageable copy, the slow path; kPinned; kDevice) into `dst` (kDevice, same
-  /// size, pixels already allocated). Copies sequence, timestamps and keyframe from src, sets
-  /// dst.color and dst.gpu, marks Stage::kIngest and Stage::kConvert (see Completion).
+  /// size, pixels already allocated; a different size only through the ConvertOptions overload).
+  /// Copies sequence, timestamps and keyframe from src, sets dst.color and dst.gpu, marks
+  /// Stage::kIngest and Stage::kConvert (see Completion).
   /// `stream` is a cudaStream_t on the converter's device; nullptr = the converter's own stream.
   /// Throws Error(kInvalidArgument) for a pair or frame it cannot convert, Error(kDevice) when CUDA fails.
   void convert(const Frame& src, Frame& dst, void* stream = nullptr, Completion completion = Completion::kAsync);
+  /// The same with a crop of `src` and/or scaling to dst's size (see the top of this header): dst may
+  /// differ in size from src (without options a size mismatch is an error). Throws as validate(),
+  /// and as above.
+  void convert(const Frame& src, Frame& dst, const ConvertOptions& options, void* stream = nullptr,
+               Completion completion = Completion::kAsync);
 
   void* stream() const noexcept;  ///< the converter's own cudaStream_t
   int device() const noexcept;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/color_coefficients.hpp"
+#include "gpu/convert_plan.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu/kernels.hpp"
@@ -19,41 +20,33 @@ namespace zerohop {
 namespace {
 
 using cuda::check;
+using gpuconvert::frameText;
+using gpuconvert::is420;
+using gpuconvert::isPacked422;
+using gpuconvert::isRaw;
+using gpuconvert::isRgb;
+using gpuconvert::PlaneShape;
+using gpuconvert::planeShape;
+using gpuconvert::planeSpan;
 
-bool isPacked422(PixelFormat f) { return f == PixelFormat::kYUYV || f == PixelFormat::kUYVY; }
-bool isRgb(PixelFormat f) { return f == PixelFormat::kRGB24 || f == PixelFormat::kBGRx || f == PixelFormat::kRGBA; }
-bool is420(PixelFormat f) { return f == PixelFormat::kNV12 || f == PixelFormat::kI420; }
-bool isRaw(PixelFormat f) { return isPacked422(f) || isRgb(f) || is420(f); }
-
-// Bytes per row and rows of plane `i` of an uncompressed `format` frame.
-struct PlaneShape {
-  std::uint32_t widthBytes = 0;
-  std::uint32_t rows = 0;
-};
-PlaneShape planeShape(PixelFormat f, std::uint32_t i, std::uint32_t w, std::uint32_t h) {
+kernels::SampleIn sampleIn(PixelFormat f) {
   switch (f) {
-    case PixelFormat::kYUYV:
-    case PixelFormat::kUYVY: return {w * 2, h};
-    case PixelFormat::kRGB24: return {w * 3, h};
-    case PixelFormat::kBGRx:
-    case PixelFormat::kRGBA: return {w * 4, h};
-    case PixelFormat::kNV12: return i == 0 ? PlaneShape{w, h} : PlaneShape{w, h / 2};
-    case PixelFormat::kI420: return i == 0 ? PlaneShape{w, h} : PlaneShape{w / 2, h / 2};
-    default: return {};
+    case PixelFormat::kYUYV: return kernels::SampleIn::kYUYV;
+    case PixelFormat::kUYVY: return kernels::SampleIn::kUYVY;
+    case PixelFormat::kNV12: return kernels::SampleIn::kNV12;
+    case PixelFormat::kI420: return kernels::SampleIn::kI420;
+    case PixelFormat::kRGB24: return kernels::SampleIn::kRGB24;
+    case PixelFormat::kBGRx: return kernels::SampleIn::kBGRx;
+    default: return kernels::SampleIn::kRGBA;
   }
 }
-
-// Bytes a plane spans: every row but the last at full pitch, the last row only its pixels.
-std::size_t planeSpan(std::uint32_t pitch, const PlaneShape& s) {
-  return static_cast<std::size_t>(pitch) * (s.rows - 1) + s.widthBytes;
+kernels::SampleOut sampleOut(PixelFormat f) {
+  if (f == PixelFormat::kNV12) return kernels::SampleOut::kNV12;
+  if (f == PixelFormat::kI420) return kernels::SampleOut::kI420;
+  return kernels::SampleOut::kRGBA;
 }
 
 std::size_t alignUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
-
-std::string frameText(const Frame& f) {
-  return std::string(formatName(f.format)) + " " + std::to_string(f.width) + "x" + std::to_string(f.height) + " " +
-         memoryKindName(f.memory);
-}
 
 }  // namespace
 
@@ -101,7 +94,8 @@ struct GpuConverter::Impl {
   cudaStream_t stagingStream = nullptr;  // the stream of that conversion
   std::unordered_map<const void*, CudaEvent> readyEvents;  // one per destination buffer, no timing
 
-  void convert(const Frame& src, Frame& dst, cudaStream_t s, Completion completion);
+  void convert(const Frame& src, Frame& dst, const gpuconvert::ConvertPlan& plan, cudaStream_t s,
+               Completion completion);
   const CudaEvent& readyEventFor(const void* buffer);
   std::uint8_t* stagingFor(std::size_t bytes, cudaStream_t s);
 };
@@ -126,40 +120,16 @@ std::uint8_t* GpuConverter::Impl::stagingFor(std::size_t bytes, cudaStream_t s) 
   return staging.data();
 }
 
-void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, Completion completion) {
-  if (!GpuConverter::supports(src.format, dst.format)) {
-    throw Error(Errc::kInvalidArgument, "GpuConverter cannot convert " + std::string(formatName(src.format)) +
-                                            " to " + std::string(formatName(dst.format)));
-  }
-  if (dst.memory != MemoryKind::kDevice) {
-    throw Error(Errc::kInvalidArgument, "GpuConverter: destination must be device memory, got " + frameText(dst));
-  }
-  if (src.width == 0 || src.height == 0 || src.width != dst.width || src.height != dst.height) {
-    throw Error(Errc::kInvalidArgument, "GpuConverter: size mismatch " + frameText(src) + " -> " + frameText(dst));
-  }
-  const bool needsEven = is420(dst.format) || is420(src.format) || isPacked422(src.format);
-  if (needsEven && ((src.width % 2) != 0 || (is420(dst.format) && (src.height % 2) != 0))) {
-    throw Error(Errc::kInvalidArgument, "GpuConverter: " + frameText(src) + " -> " +
-                                            std::string(formatName(dst.format)) + " needs an even width and height");
-  }
-  if (mode == IngestMode::kZeroCopy && src.memory == MemoryKind::kHost) {
+void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpuconvert::ConvertPlan& plan,
+                                 cudaStream_t s, Completion completion) {
+  if (mode == IngestMode::kZeroCopy && original.memory == MemoryKind::kHost) {
     throw Error(Errc::kInvalidArgument,
-                "GpuConverter: zero-copy ingest needs page-locked memory (MemoryKind::kPinned), got " + frameText(src));
+                "GpuConverter: zero-copy ingest needs page-locked memory (MemoryKind::kPinned), got " +
+                    frameText(original));
   }
+  const Frame& src = plan.source;  // the crop rectangle's view of `original` (or `original`)
   const std::uint32_t srcPlanes = planeCount(src.format);
   const std::uint32_t dstPlanes = planeCount(dst.format);
-  for (std::uint32_t i = 0; i < srcPlanes; ++i) {
-    if (!src.data[i] || src.pitch[i] < planeShape(src.format, i, src.width, src.height).widthBytes) {
-      throw Error(Errc::kInvalidArgument, "GpuConverter: source plane " + std::to_string(i) + " of " +
-                                              frameText(src) + " is null or its pitch is too small");
-    }
-  }
-  for (std::uint32_t i = 0; i < dstPlanes; ++i) {
-    if (!dst.data[i] || dst.pitch[i] < planeShape(dst.format, i, dst.width, dst.height).widthBytes) {
-      throw Error(Errc::kInvalidArgument, "GpuConverter: destination plane " + std::to_string(i) + " of " +
-                                              frameText(dst) + " is null or its pitch is too small");
-    }
-  }
 
   cuda::DeviceGuard guard(device);
   if (src.gpu.readyEvent) {
@@ -184,7 +154,11 @@ void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, C
   const auto out420 = dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420;
   // Launches the conversion kernel on `rows` rows (all, or one band) of the planes given.
   auto launch = [&](const kernels::PlanesIn& kin, const kernels::PlanesOut& kout, std::uint32_t rows) {
-    if (isPacked422(src.format)) {
+    if (plan.resample) {
+      const kernels::ResampleSize size{w, h, dst.width, dst.height};
+      kernels::resample(sampleIn(src.format), sampleOut(dst.format), kin, kout, size,
+                        rgbToYuvCoefficients(dst.color), yuvToRgbCoefficients(src.color), s);
+    } else if (isPacked422(src.format)) {
       kernels::packed422To420(src.format == PixelFormat::kYUYV ? kernels::Packed422::kYUYV : kernels::Packed422::kUYVY,
                               out420, kin, kout, w, rows, s);
     } else if (isRgb(src.format)) {
@@ -199,7 +173,7 @@ void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, C
     }
   };
 
-  if (src.format == dst.format) {
+  if (src.format == dst.format && !plan.resample) {
     // Plain upload / device copy: one DMA per plane straight into the destination.
     for (std::uint32_t i = 0; i < srcPlanes; ++i) {
       copyPlane(dst.data[i], dst.pitch[i], src.data[i], src.pitch[i], planeShape(src.format, i, w, h));
@@ -207,7 +181,7 @@ void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, C
   } else {
     // Planes the kernel reads. Luma of a 4:2:0 -> 4:2:0 conversion goes straight to the destination.
     std::uint32_t first = 0;
-    if (is420(src.format)) {
+    if (is420(src.format) && !plan.resample) {
       copyPlane(dst.data[0], dst.pitch[0], src.data[0], src.pitch[0], planeShape(src.format, 0, w, h));
       first = 1;
     }
@@ -224,7 +198,8 @@ void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, C
         in.data[i] = static_cast<const std::uint8_t*>(mapped);
         in.pitch[i] = src.pitch[i];
       }
-    } else if (mode == IngestMode::kPipelinedCopy && srcPlanes == 1 && stripes > 1 && h >= 4) {
+    } else if (mode == IngestMode::kPipelinedCopy && !plan.resample && srcPlanes == 1 && stripes > 1 &&
+               h >= 4) {
       // Row bands: all copies go back to back on copyStream, each followed by an event; the
       // kernel for band k waits only for copy k, so conversion overlaps the rest of the upload and
       // only the last band's kernel is left after the last byte lands.
@@ -283,7 +258,7 @@ void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, C
   const bool timed = completion == Completion::kWait;
   if (!launched) {
     if (timed) ingestDone.record(s);
-    if (src.format != dst.format) launch(in, out, h);
+    if (src.format != dst.format || plan.resample) launch(in, out, h);
   }
   if (timed) convertDone.record(s);
   const CudaEvent& ready = readyEventFor(dst.data[0]);
@@ -297,7 +272,7 @@ void GpuConverter::Impl::convert(const Frame& src, Frame& dst, cudaStream_t s, C
   dst.wallClockMs = src.wallClockMs;
   dst.keyframe = src.keyframe;
   dst.times = src.times;
-  if (!isRgb(src.format)) dst.color = src.color;
+  if (!isRgb(src.format)) dst.color = src.color;  // YUV -> YUV / RGBA: the source's description
   dst.gpu.readyEvent = ready.get();
   dst.gpu.device = device;
   if (completion == Completion::kWait) {
@@ -322,12 +297,26 @@ GpuConverter& GpuConverter::operator=(GpuConverter&&) noexcept = default;
 
 bool GpuConverter::supports(PixelFormat src, PixelFormat dst) noexcept {
   if (!isRaw(src) || !isRaw(dst)) return false;
-  return src == dst || is420(dst);
+  return src == dst || is420(dst) || dst == PixelFormat::kRGBA;
+}
+
+bool GpuConverter::supportsScaling(PixelFormat src, PixelFormat dst) noexcept {
+  return supports(src, dst) && (is420(dst) || dst == PixelFormat::kRGBA);
+}
+
+void GpuConverter::validate(const Frame& src, const Frame& dst, const ConvertOptions& options) {
+  (void)gpuconvert::planConversion(src, dst, options, /*allowScale=*/true);
 }
 
 void GpuConverter::convert(const Frame& src, Frame& dst, void* stream, Completion completion) {
   cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : impl_->stream.get();
-  impl_->convert(src, dst, s, completion);
+  impl_->convert(src, dst, gpuconvert::planConversion(src, dst, {}, /*allowScale=*/false), s, completion);
+}
+
+void GpuConverter::convert(const Frame& src, Frame& dst, const ConvertOptions& options, void* stream,
+                           Completion completion) {
+  cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : impl_->stream.get();
+  impl_->convert(src, dst, gpuconvert::planConversion(src, dst, options, /*allowScale=*/true), s, completion);
 }
 
 void* GpuConverter::stream() const noexcept { return impl_->stream.get(); }

@@ -2,17 +2,17 @@
 // block's two source rows once and writes four luma bytes and one chroma pair. Loads are 4-byte
 // vectors when every row start is 4-byte aligned (a uniform branch), bytes otherwise, so any pitch works.
 #include "gpu/cuda_check.hpp"
+#include "gpu/kernel_support.cuh"
 #include "gpu/kernels.hpp"
 
 namespace zerohop::kernels {
 namespace {
 
-constexpr unsigned kBlockX = 32;
-constexpr unsigned kBlockY = 8;
-
-dim3 blockGrid(std::uint32_t blocksX, std::uint32_t blocksY) {
-  return dim3((blocksX + kBlockX - 1) / kBlockX, (blocksY + kBlockY - 1) / kBlockY);
-}
+using detail::alignedTo;
+using detail::blockGrid;
+using detail::kBlockX;
+using detail::kBlockY;
+using detail::storeChroma;
 
 bool aligned4(const void* p, std::uint32_t pitch) {
   return (reinterpret_cast<std::uintptr_t>(p) % 4 == 0) && (pitch % 4 == 0);
@@ -25,23 +25,6 @@ __device__ __forceinline__ uchar4 load4(const std::uint8_t* p, bool vec) {
 
 __device__ __forceinline__ std::uint8_t avg2(unsigned a, unsigned b) {
   return static_cast<std::uint8_t>((a + b + 1) >> 1);
-}
-
-__device__ __forceinline__ std::uint8_t clampRound(float v) {
-  v = floorf(v + 0.5f);
-  return static_cast<std::uint8_t>(fminf(fmaxf(v, 0.f), 255.f));
-}
-
-__device__ __forceinline__ void storeChroma(Out420 out, const PlanesOut& dst, std::uint32_t bx, std::uint32_t by,
-                                            std::uint8_t u, std::uint8_t v) {
-  if (out == Out420::kNV12) {
-    std::uint8_t* uv = dst.data[1] + static_cast<std::size_t>(by) * dst.pitch[1] + 2 * bx;
-    uv[0] = u;
-    uv[1] = v;
-  } else {
-    dst.data[1][static_cast<std::size_t>(by) * dst.pitch[1] + bx] = u;
-    dst.data[2][static_cast<std::size_t>(by) * dst.pitch[2] + bx] = v;
-  }
 }
 
 template <Packed422 kIn, Out420 kOut>
@@ -108,10 +91,6 @@ __global__ void packed422To420WideKernel(PlanesIn src, PlanesOut dst, std::uint3
   }
 }
 
-bool alignedTo(const void* p, std::uint32_t pitch, std::uint32_t a) {
-  return reinterpret_cast<std::uintptr_t>(p) % a == 0 && pitch % a == 0;
-}
-
 bool wideOk(Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width) {
   if (width % 8 != 0) return false;
   if (!alignedTo(src.data[0], src.pitch[0], 16) || !alignedTo(dst.data[0], dst.pitch[0], 8)) return false;
@@ -134,7 +113,7 @@ __device__ __forceinline__ float3 loadRgb(const std::uint8_t* row, std::uint32_t
 }
 
 __device__ __forceinline__ std::uint8_t lumaOf(const RgbToYuv& c, float3 p) {
-  return clampRound(c.yOffset + c.yR * p.x + c.yG * p.y + c.yB * p.z);
+  return detail::lumaOf(c, p.x, p.y, p.z);
 }
 
 template <RgbLayout kIn, Out420 kOut>
@@ -155,8 +134,7 @@ __global__ void rgbTo420Kernel(PlanesIn src, PlanesOut dst, std::uint32_t blocks
   const float r = 0.25f * (p00.x + p01.x + p10.x + p11.x);
   const float g = 0.25f * (p00.y + p01.y + p10.y + p11.y);
   const float b = 0.25f * (p00.z + p01.z + p10.z + p11.z);
-  storeChroma(kOut, dst, bx, by, clampRound(128.f + c.uR * r + c.uG * g + c.uB * b),
-              clampRound(128.f + c.vR * r + c.vG * g + c.vB * b));
+  storeChroma(kOut, dst, bx, by, detail::cbOf(c, r, g, b), detail::crOf(c, r, g, b));
 }
 
 __global__ void nv12ChromaToI420Kernel(PlanesIn src, PlanesOut dst, std::uint32_t cw, std::uint32_t ch) {

@@ -29,6 +29,13 @@ struct RgbToYuv {
   float vR, vG, vB;
 };
 
+/// R = Y' + rV V, G = Y' + gU U + gV V, B = Y' + bU U with Y' = (Y - yOffset) yScale, U = Cb - 128,
+/// V = Cr - 128; rounded half up, clamped.
+struct YuvToRgb {
+  float yScale, yOffset;
+  float rV, gU, gV, bU;
+};
+
 /// YUYV/UYVY (plane 0) -> NV12 (planes 0,1) or I420 (planes 0,1,2). width, height even.
 void packed422To420(Packed422 in, Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width,
                     std::uint32_t height, cudaStream_t stream);
@@ -43,5 +50,23 @@ void nv12ChromaToI420(const PlanesIn& src, const PlanesOut& dst, std::uint32_t w
 /// Chroma only: I420 U, V (src.data[1], src.data[2]) -> NV12 UV (dst.data[1]).
 void i420ChromaToNv12(const PlanesIn& src, const PlanesOut& dst, std::uint32_t width, std::uint32_t height,
                       cudaStream_t stream);
+
+/// Source and destination layouts of resample().
+enum class SampleIn : std::uint8_t { kYUYV, kUYVY, kNV12, kI420, kRGB24, kBGRx, kRGBA };
+enum class SampleOut : std::uint8_t { kNV12, kI420, kRGBA };
+
+/// Source region (src planes point at its first pixel) and destination sizes, in (luma) pixels.
+struct ResampleSize {
+  std::uint32_t srcWidth, srcHeight;
+  std::uint32_t dstWidth, dstHeight;
+};
+
+/// Bilinear scaling with pixel centres aligned, fused with the format conversion: one thread per
+/// dst pixel (RGBA) or 2x2 dst block (NV12 / I420) reads the source planes and writes dst. Source
+/// position of dst sample d: (d + 0.5) * srcSize / dstSize - 0.5, clamped to the plane, per plane
+/// grid (chroma on its own grid). Equal sizes give exact copies of the samples. `toYuv` is used for
+/// RGB -> NV12 / I420, `toRgb` for YUV -> RGBA. Any pitch and alignment; 4:2:0 sizes even.
+void resample(SampleIn in, SampleOut out, const PlanesIn& src, const PlanesOut& dst, const ResampleSize& size,
+              const RgbToYuv& toYuv, const YuvToRgb& toRgb, cudaStream_t stream);
 
 }  // namespace zerohop::kernels

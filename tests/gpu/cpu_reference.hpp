@@ -6,6 +6,13 @@
 //   Cb = 128 + 224/255 (B - Y') / (2 (1 - Kb)), Cr = 128 + 224/255 (R - Y') / (2 (1 - Kr)); full: no
 //   scaling, no offset on Y. Chroma of a 2x2 block from the mean R, G, B of its four pixels.
 //   Rounded half up, clamped to 0..255. The GPU computes in float: allowed difference +-1.
+//   YUV -> RGBA in double: Y' = (Y - 16) 255/219, Pb = (Cb - 128) 255/224, Pr likewise (full range:
+//   Y' = Y, Pb = Cb - 128); B = Y' + 2 (1 - Kb) Pb, R = Y' + 2 (1 - Kr) Pr, G = (Y' - Kr R - Kb B) / Kg;
+//   alpha 255. Chroma sampled bilinearly at each pixel (the resampling rule below, 2:1).
+//   Resampling (crop + scale): each plane on its own grid (luma; chroma (w/2) x h for 4:2:2,
+//   (w/2) x (h/2) for 4:2:0); src position of dst sample d = (d + 0.5) * srcSize / dstSize - 0.5,
+//   clamped to [0, srcSize - 1], weights from its fraction (bilinear between the 2x2 neighbours).
+//   RGB -> 4:2:0 samples R, G, B at each dst pixel, chroma from the mean of each 2x2 block of them.
 
 #include <array>
 #include <cstdint>
@@ -47,5 +54,20 @@ void fillCameraLike(HostImage& image, std::mt19937& rng);
 
 /// The reference conversion; the result has tight pitches. `color` is used for RGB sources only.
 HostImage referenceConvert(const HostImage& src, PixelFormat dstFormat, const ColorDesc& color);
+
+/// A rectangle in (luma) pixels.
+struct Region {
+  std::uint32_t x = 0, y = 0, width = 0, height = 0;
+};
+
+/// The pixels of `region` of `src` as an image of their own (tight pitches); chroma planes cut at
+/// region.x / 2 (and region.y / 2 for 4:2:0).
+HostImage cropImage(const HostImage& src, const Region& region);
+
+/// Bilinear resampling of all of `src` to dstWidth x dstHeight in `dstFormat` (NV12, I420 or RGBA),
+/// rules above; `color` is the RGB <-> YUV matrix and range (of dst for RGB sources, of src for YUV
+/// sources). Tight pitches.
+HostImage referenceResample(const HostImage& src, PixelFormat dstFormat, std::uint32_t dstWidth,
+                            std::uint32_t dstHeight, const ColorDesc& color);
 
 }  // namespace zerohop::test

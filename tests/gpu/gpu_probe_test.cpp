@@ -40,7 +40,7 @@ TEST(GpuConverterTable, SupportsTheDocumentedPairs) {
     EXPECT_TRUE(GpuConverter::supports(s, PixelFormat::kI420)) << formatName(s);
     EXPECT_TRUE(GpuConverter::supports(s, s)) << formatName(s);
   }
-  EXPECT_FALSE(GpuConverter::supports(PixelFormat::kYUYV, PixelFormat::kRGBA));
+  EXPECT_TRUE(GpuConverter::supports(PixelFormat::kYUYV, PixelFormat::kRGBA));  // gpu_convert_check_test.cpp
   EXPECT_FALSE(GpuConverter::supports(PixelFormat::kMJPEG, PixelFormat::kNV12));
   EXPECT_FALSE(GpuConverter::supports(PixelFormat::kNV12, PixelFormat::kH264));
 }
