@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# gpu-serve-bundle.sh: pack a built `zerohop` with the shared libraries and GStreamer plugins `serve`
+# loads into one tarball, so `serve` runs on a machine without Debian's FFmpeg/GStreamer (the GPU
+# machine: Ubuntu 24.04, CUDA, no media libraries). scripts/gpu-serve-check.sh unpacks and runs it.
+#
+# Usage (repository root or anywhere):
+#   scripts/gpu-serve-bundle.sh [BUILD_DIR]        default BUILD_DIR: build-nvenc
+#   Then, through the device tool:
+#     run(carry: [".gpu-bundle"], command: "bash scripts/gpu-serve-check.sh")
+#
+# What goes in (BUNDLE_DIR, default .gpu-bundle/, git-ignored; one file zerohop-serve.tar.xz):
+#   bin/zerohop, bin/gst-inspect-1.0, libexec/gst-plugin-scanner
+#   gst/    the plugins serve's elements live in (src/stream: appsrc, rtph264pay, webrtcbin, dtlssrtpenc,
+#           nicesink, rtpbin, and what webrtcbin builds inside: srtpenc, rtpfunnel, rtprtxsend, queue;
+#           udpsink/udpsrc for --janus): app rtp webrtc dtls srtp nice rtpmanager udp coreelements
+#   lib/    the ldd closure of all of the above, minus glibc, libstdc++ and libgcc_s (the target's are
+#           newer and the binaries need no newer symbols than this machine's glibc gives), minus the
+#           NVIDIA driver's libraries (zerohop dlopens libcuda/libnvcuvid/libnvidia-encode from the host)
+# Every file is a `strip --strip-unneeded` copy. The tool's carry limit is 64 MiB for everything that
+# travels: the script fails when the tarball is larger than BUNDLE_MAX_MIB (default 60).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${1:-build-nvenc}
+BUNDLE_DIR=${BUNDLE_DIR:-.gpu-bundle}
+BUNDLE_MAX_MIB=${BUNDLE_MAX_MIB:-60}
+GST_PLUGINS=(app rtp webrtc dtls srtp nice rtpmanager udp coreelements)
+
+exe=$BUILD_DIR/apps/zerohop/zerohop
+[[ -x $exe ]] || { echo "no $exe: build it first (cmake --build $BUILD_DIR --target zerohop)" >&2; exit 1; }
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+plugin_dir=$(pkg-config --variable=pluginsdir gstreamer-1.0 2>/dev/null || echo "/usr/lib/$multiarch/gstreamer-1.0")
+scanner=$(pkg-config --variable=pluginscannerdir gstreamer-1.0 2>/dev/null || true)
+scanner=${scanner:-/usr/lib/$multiarch/gstreamer1.0/gstreamer-1.0}/gst-plugin-scanner
+inspect=$(command -v gst-inspect-1.0 || true)
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+root=$stage/zerohop-serve
+mkdir -p "$root/bin" "$root/libexec" "$root/gst" "$root/lib"
+
+copy_stripped() {  # SRC DEST: a stripped copy (a file strip cannot handle is copied as it is)
+  cp -L "$1" "$2"
+  chmod u+w "$2"
+  strip --strip-unneeded "$2" 2>/dev/null || true
+}
+
+elves=("$exe" "$scanner")
+copy_stripped "$exe" "$root/bin/zerohop"
+copy_stripped "$scanner" "$root/libexec/gst-plugin-scanner"
+if [[ -n $inspect ]]; then
+  elves+=("$inspect")
+  copy_stripped "$inspect" "$root/bin/gst-inspect-1.0"
+fi
+for p in "${GST_PLUGINS[@]}"; do
+  f=$plugin_dir/libgst$p.so
+  [[ -f $f ]] || { echo "missing GStreamer plugin $f (scripts/install-deps.sh)" >&2; exit 1; }
+  elves+=("$f")
+  copy_stripped "$f" "$root/gst/"
+done
+
+# The closure: ldd already follows DT_NEEDED transitively. "not found" fails the bundle.
+if ldd "${elves[@]}" | grep -q 'not found'; then
+  ldd "${elves[@]}" | grep 'not found' >&2
+  exit 1
+fi
+skip='/(libc|libm|libmvec|libpthread|libdl|librt|libresolv|libutil|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z-]+|libnvcuvid)\.so'
+mapfile -t libs < <(ldd "${elves[@]}" | awk '/=> \// {print $3}' | sort -u | grep -vE "$skip")
+for l in "${libs[@]}"; do
+  copy_stripped "$l" "$root/lib/$(basename "$l")"
+done
+
+{
+  echo "zerohop serve bundle"
+  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(ldd --version | head -1 | awk '{print $NF}')"
+  echo "source: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
+  echo "gstreamer: $(pkg-config --modversion gstreamer-1.0 2>/dev/null || echo unknown)"
+  echo "plugins: ${GST_PLUGINS[*]}"
+  echo "libraries: ${#libs[@]}"
+} > "$root/BUNDLE-INFO"
+
+mkdir -p "$BUNDLE_DIR"
+tarball=$BUNDLE_DIR/zerohop-serve.tar.xz
+raw=$(du -sb "$root" | cut -f1)
+tar -C "$stage" -cf - zerohop-serve | xz -T2 -9e > "$tarball.tmp"
+mv "$tarball.tmp" "$tarball"
+size=$(stat -c %s "$tarball")
+printf '%s: %d files, %.1f MiB unpacked, %.1f MiB packed (limit %d MiB)\n' "$tarball" \
+  "$(find "$root" -type f | wc -l)" "$(echo "$raw / 1048576" | bc -l)" "$(echo "$size / 1048576" | bc -l)" "$BUNDLE_MAX_MIB"
+if (( size > BUNDLE_MAX_MIB * 1048576 )); then
+  echo "the bundle is over $BUNDLE_MAX_MIB MiB: it will not travel with the device tool's 64 MiB carry" >&2
+  exit 1
+fi

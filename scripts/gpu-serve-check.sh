@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# gpu-serve-check.sh: run `zerohop serve` end to end from the bundle scripts/gpu-serve-bundle.sh made,
+# on a machine without Debian's media libraries (the GPU machine), and check what it did.
+#
+# Usage (repository root or anywhere):
+#   scripts/gpu-serve-bundle.sh                  here, once: makes .gpu-bundle/zerohop-serve.tar.xz
+#   run(carry: [".gpu-bundle"], command: "bash scripts/gpu-serve-check.sh")   on the GPU machine
+#   bash scripts/gpu-serve-check.sh              here (no GPU): the CPU path, reported as such
+#
+# Steps: unpack the bundle into a temp dir; point the loader and GStreamer at it (LD_LIBRARY_PATH,
+# GST_PLUGIN_SYSTEM_PATH, GST_PLUGIN_PATH, GST_PLUGIN_SCANNER, GST_REGISTRY); `zerohop probe`;
+# `zerohop serve` on the built-in test camera with --gpu auto --encoder auto --share NAME for
+# SERVE_SECONDS; meanwhile /stats (four samples) and /metrics over HTTP, and `zerohop tap NAME
+# --count 30 --json` from a second process; then SIGINT.
+#
+# Checks (exit 1 if any fails; each failure is printed as "FAIL: ..."):
+#   - the bundle's binaries find every library (ldd) and GStreamer finds serve's elements;
+#   - the data path serve logs is the GPU path where a GPU is present (nvidia-smi -L lists one; override
+#     with EXPECT_GPU=0|1), else the CPU path;
+#   - on the GPU path: NVENC from VRAM, or x264 on the host copy with the fallback line saying why;
+#   - /stats: frames encoded and sent, rising between samples; fps > 0; /metrics answers;
+#   - tap read 30 frames, all valid, sequence numbers rising, from device memory on the GPU path
+#     (host memory on the CPU path);
+#   - serve exits 0 within 15 s of SIGINT and logs "stopping (SIGINT)".
+#
+# Environment: OUT (results; the device tool sets it; default /tmp/gpu-serve-check), BUNDLE (default
+# .gpu-bundle/zerohop-serve.tar.xz), SOURCE (default test:1280x720@30), PORT (default 18473),
+# SERVE_SECONDS (default 20), EXPECT_GPU.
+# Files in $OUT: gpu-serve-check.log (everything), probe.txt, serve.log, stats.jsonl, metrics.txt, tap.jsonl.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+OUT=${OUT:-/tmp/gpu-serve-check}
+BUNDLE=${BUNDLE:-.gpu-bundle/zerohop-serve.tar.xz}
+SOURCE=${SOURCE:-test:1280x720@30}
+PORT=${PORT:-18473}
+SERVE_SECONDS=${SERVE_SECONDS:-20}
+SHARE=zhcheck$$
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+exec > >(tee "$OUT/gpu-serve-check.log") 2>&1
+
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+pass() { echo "ok: $*"; }
+step() { echo; echo "==== $* ($(date -u +%H:%M:%S))"; }
+
+step "machine"
+uname -srm
+. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"
+if [[ -n ${EXPECT_GPU:-} ]]; then
+  expect_gpu=$EXPECT_GPU
+elif command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  expect_gpu=1
+else
+  expect_gpu=0
+fi
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+echo "expect the GPU path: $expect_gpu"
+
+step "unpack $BUNDLE"
+[[ -f $BUNDLE ]] || { echo "FAIL: no $BUNDLE (make it with scripts/gpu-serve-bundle.sh and carry its folder)"; exit 1; }
+tmp=$(mktemp -d /tmp/zh-serve-XXXXXX)
+serve_pid=""
+cleanup() {
+  [[ -n $serve_pid ]] && kill -KILL "$serve_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+# tar needs xz(1); Python's tarfile (lzma) does where xz is not installed.
+tar -C "$tmp" -xJf "$BUNDLE" 2>/dev/null ||
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$BUNDLE" "$tmp" ||
+  { echo "FAIL: unpacking $BUNDLE"; exit 1; }
+B=$tmp/zerohop-serve
+cat "$B/BUNDLE-INFO"
+# The bundle's environment, for the bundle's programs only: python3 (the checks below) keeps the
+# machine's own libraries (the bundle's libexpat/libssl are older than what it was built against).
+# GIO_MODULE_DIR: an empty folder, so this glib loads none of the machine's GIO modules.
+mkdir -p "$tmp/gio-modules"
+bundle_env=(
+  LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  GST_PLUGIN_SYSTEM_PATH="$B/gst" GST_PLUGIN_SYSTEM_PATH_1_0="$B/gst" GST_PLUGIN_PATH="$B/gst" GST_PLUGIN_PATH_1_0="$B/gst"
+  GST_PLUGIN_SCANNER="$B/libexec/gst-plugin-scanner" GST_PLUGIN_SCANNER_1_0="$B/libexec/gst-plugin-scanner"
+  GST_REGISTRY="$tmp/gst-registry.bin" GST_REGISTRY_1_0="$tmp/gst-registry.bin"
+  GIO_MODULE_DIR="$tmp/gio-modules"
+)
+printf '  %s\n' "${bundle_env[@]}"
+zh() { env "${bundle_env[@]}" "$B/bin/zerohop" "$@"; }
+
+# Every library the bundle's programs need resolves, and none but the C/C++ runtime and the NVIDIA
+# driver comes from the machine.
+env "${bundle_env[@]}" ldd "$B/bin/zerohop" "$B"/gst/*.so "$B/libexec/gst-plugin-scanner" > "$tmp/ldd.txt" 2>&1
+missing=$(grep 'not found' "$tmp/ldd.txt" | sort -u)
+[[ -z $missing ]] && pass "every library resolves" || fail "libraries not found: $missing"
+echo "from the machine: $(awk '/=> \// && $3 !~ /zerohop-serve\/lib/ {print $1}' "$tmp/ldd.txt" | sort -u | tr '\n' ' ')"
+for e in appsrc rtph264pay webrtcbin dtlssrtpenc srtpenc nicesink rtpbin; do
+  if [[ -x $B/bin/gst-inspect-1.0 ]] && ! env "${bundle_env[@]}" "$B/bin/gst-inspect-1.0" "$e" >/dev/null 2>&1; then
+    fail "GStreamer element $e not found in the bundle"
+  fi
+done
+
+step "zerohop probe"
+zh probe > "$OUT/probe.txt" 2>&1
+echo "(rc $?)"
+cat "$OUT/probe.txt"
+
+step "zerohop serve --source $SOURCE --gpu auto --encoder auto --share $SHARE (${SERVE_SECONDS} s)"
+# env execs zerohop in the forked child: $! is serve's own pid, which SIGINT goes to.
+env "${bundle_env[@]}" "$B/bin/zerohop" serve --source "$SOURCE" --gpu auto --encoder auto --share "$SHARE" --listen "127.0.0.1:$PORT" \
+  --status-interval 5 > "$OUT/serve.log" 2>&1 &
+serve_pid=$!
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+started=$(now_ms)
+http_get() {  # PATH: the body on stdout; non-zero if no answer
+  python3 - "http://127.0.0.1:$PORT$1" <<'EOF'
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=3) as r:
+    sys.stdout.write(r.read().decode())
+EOF
+}
+up=0
+for _ in $(seq 1 60); do
+  kill -0 "$serve_pid" 2>/dev/null || break
+  # /stats answers as soon as the port is bound; the frame share exists once the first frame is
+  # through (a tap started earlier finds no publisher), so wait for frames > 0.
+  if frames=$(http_get /stats 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("frames", 0))') &&
+     [[ $frames -gt 0 ]]; then up=1; break; fi
+  sleep 0.5
+done
+if [[ $up -ne 1 ]]; then
+  fail "serve did not report an encoded frame on /stats within 30 s"
+  cat "$OUT/serve.log"
+  kill -INT "$serve_pid" 2>/dev/null
+  wait "$serve_pid"
+  serve_pid=""
+  exit 1
+fi
+echo "first frame sent after $(($(now_ms) - started)) ms"
+
+zh tap "$SHARE" --count 30 --json --timeout 10 > "$OUT/tap.jsonl" 2> "$tmp/tap.err" &
+tap_pid=$!
+: > "$OUT/stats.jsonl"
+sleep 0.5  # one sample while tap reads (share_readers), then three spread over the run
+http_get /stats >> "$OUT/stats.jsonl" && echo >> "$OUT/stats.jsonl"
+sample_at=(4 $((SERVE_SECONDS / 2)) $((SERVE_SECONDS - 2)))
+for t in "${sample_at[@]}"; do
+  while (($(now_ms) - started < t * 1000)); do sleep 0.2; done
+  if body=$(http_get /stats); then echo "$body" >> "$OUT/stats.jsonl"; else fail "/stats did not answer at ${t} s"; fi
+done
+http_get /metrics > "$OUT/metrics.txt" || fail "/metrics did not answer"
+wait "$tap_pid"
+tap_rc=$?
+while (($(now_ms) - started < SERVE_SECONDS * 1000)); do sleep 0.2; done
+
+step "SIGINT"
+kill -INT "$serve_pid"
+serve_rc=timeout
+for _ in $(seq 1 150); do
+  if ! kill -0 "$serve_pid" 2>/dev/null; then
+    wait "$serve_pid"
+    serve_rc=$?
+    serve_pid=""
+    break
+  fi
+  sleep 0.1
+done
+echo "serve exit status: $serve_rc"
+echo "--- serve.log"
+cat "$OUT/serve.log"
+echo "--- tap (rc $tap_rc)"
+cat "$tmp/tap.err"
+head -3 "$OUT/tap.jsonl"
+echo "..."
+tail -2 "$OUT/tap.jsonl"
+echo "--- /stats samples"
+cat "$OUT/stats.jsonl"
+echo "--- /metrics (first 40 lines)"
+head -40 "$OUT/metrics.txt"
+
+step "checks"
+log=$OUT/serve.log
+if [[ $expect_gpu -eq 1 ]]; then
+  grep -q 'GPU path: ' "$log" && pass "GPU path: $(grep -o 'GPU path: .*' "$log" | head -1)" \
+    || fail "a GPU is present but serve did not take the GPU path: $(grep -oE '(CPU path|no conversion)[^"]*' "$log" | head -1)"
+  if grep -q 'NVENC encodes the frames from VRAM' "$log"; then
+    pass "encoder: NVENC from VRAM"
+  elif line=$(grep -o 'x264 on a host copy of each GPU frame, because .*' "$log" | head -1) && [[ -n $line ]]; then
+    [[ $line =~ because\ NVENC\ is\ unavailable:\ .{8,} ]] && pass "encoder fallback: $line" \
+      || fail "the x264 fallback line does not say why NVENC is unavailable: $line"
+  else
+    fail "no encoder choice line for the GPU path in serve.log"
+  fi
+  grep -q "sharing frames (NV12 in GPU memory) as '$SHARE'" "$log" && pass "frames shared in GPU memory" \
+    || fail "serve did not say it shares NV12 frames in GPU memory"
+else
+  grep -qE 'CPU path' "$log" && pass "no GPU here: $(grep -oE 'CPU path.*' "$log" | head -1)" \
+    || fail "no GPU expected, but serve did not log the CPU path"
+fi
+grep -q 'stopping (SIGINT)' "$log" || fail "serve did not log 'stopping (SIGINT)'"
+[[ $serve_rc == 0 ]] && pass "serve exited 0 after SIGINT" || fail "serve exit status after SIGINT: $serve_rc"
+
+python3 - "$OUT/stats.jsonl" "$OUT/metrics.txt" "$expect_gpu" <<'EOF' || status=1
+import json, sys
+samples = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+gpu = sys.argv[3] == "1"
+bad = []
+if len(samples) < 2:
+    bad.append(f"only {len(samples)} /stats samples")
+else:
+    frames = [s["frames"] for s in samples]
+    if not all(b > a for a, b in zip(frames, frames[1:])):
+        bad.append(f"/stats frames do not rise: {frames}")
+    last = samples[-1]
+    if last["fps"] <= 0:
+        bad.append(f"/stats fps {last['fps']}")
+    if "encode" not in last["stages"]:
+        bad.append("/stats has no encode stage")
+    enc = last["encoder"]
+    want_path = "gpu" if gpu else "cpu"
+    if last.get("path") != want_path:
+        bad.append(f"/stats path {last.get('path')!r}, want {want_path!r}")
+    if gpu and not ("from VRAM" in enc or "host copy of the GPU frame" in enc):
+        bad.append(f"/stats encoder is not on the GPU path: {enc!r}")
+    print(f"/stats: encoder {enc!r}, frames {frames}, fps {last['fps']:.1f}, drops {last['drops']}, "
+          f"share_readers {[s['share_readers'] for s in samples]}, total p50 {last['total']['p50_ms']:.2f} ms "
+          f"p99 {last['total']['p99_ms']:.2f} ms")
+    for name, st in last["stages"].items():
+        print(f"  {name:8s} p50 {st['p50_ms']:.3f} ms  p99 {st['p99_ms']:.3f} ms  ({st['samples']} samples)")
+metrics = open(sys.argv[2]).read()
+if "zerohop_" not in metrics:
+    bad.append("/metrics has no zerohop_ series")
+if f'path="{"gpu" if gpu else "cpu"}"' not in metrics:
+    bad.append("/metrics zerohop_info does not carry path=" + ("gpu" if gpu else "cpu"))
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
+
+grep -q "device memory" "$tmp/tap.err" && tap_mem=device || tap_mem=$(grep -oE '[a-z]+ memory' "$tmp/tap.err" | head -1)
+[[ $tap_rc -eq 0 ]] || fail "tap exit status $tap_rc: $(tail -1 "$tmp/tap.err")"
+if [[ $expect_gpu -eq 1 ]]; then
+  [[ $tap_mem == device ]] && pass "tap attached to device memory" || fail "tap read from '$tap_mem', not device memory"
+else
+  echo "note: tap read from ${tap_mem:-?} (CPU path)"
+fi
+python3 - "$OUT/tap.jsonl" <<'EOF' || status=1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+seq = [r["seq"] for r in rows]
+bad = []
+if len(rows) != 30:
+    bad.append(f"tap printed {len(rows)} frames, not 30")
+if not all(b > a for a, b in zip(seq, seq[1:])):
+    bad.append(f"tap sequence numbers do not rise: {seq}")
+if not all(r["valid"] for r in rows):
+    bad.append(f"{sum(not r['valid'] for r in rows)} tapped frames were overwritten while read")
+if rows:
+    lat = sorted(r["publish_to_read_ms"] for r in rows)
+    print(f"tap: {len(rows)} frames, seq {seq[0]}..{seq[-1]}, {rows[0]['format']} {rows[0]['width']}x{rows[0]['height']}, "
+          f"publish->read median {lat[len(lat) // 2]:.3f} ms max {lat[-1]:.3f} ms")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
+
+step "result"
+if [[ $status -eq 0 ]]; then
+  echo "gpu-serve-check: OK ($([[ $expect_gpu -eq 1 ]] && echo "GPU path" || echo "CPU path: no GPU here"))"
+else
+  echo "gpu-serve-check: FAILED"
+fi
+exit $status
