@@ -48,7 +48,7 @@ std::string renderMetricsText(const PipelineStatus& s, const StatsContext& ctx) 
   std::ostringstream os;
   header(os, "zerohop_info", "gauge", "Build and pipeline description (always 1).");
   os << "zerohop_info{version=\"" << kVersion << "\",source=\"" << escapeLabel(ctx.source) << "\",encoder=\""
-     << escapeLabel(ctx.encoder) << "\",path=\"cpu\"} 1\n";
+     << escapeLabel(ctx.encoder) << "\",path=\"" << escapeLabel(ctx.path) << "\"} 1\n";
   header(os, "zerohop_frames_total", "counter", "Frames encoded and handed to the WebRTC sender.");
   os << "zerohop_frames_total " << s.latency.frames << '\n';
   header(os, "zerohop_dropped_frames_total", "counter", "Frames dropped, by where they were dropped.");

@@ -65,10 +65,11 @@ class Pipeline::Impl {
     processor_ = makeFrameProcessor(config_, *source_, framesShare_.get(), gpu);
     processorSharesFrames_ = gpu.useGpu && !passthrough && !config_.shareName.empty();
     encoderName_ = processor_->encoderName();
+    dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
     server_->setKeyframeRequestHandler([this] { keyframeRequested_.store(true); });
     server_->setStatsProvider([this] { return statsJson(); });
     server_->setMetricsProvider(
-        [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_}); });
+        [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_}); });
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
   }
 
@@ -118,7 +119,9 @@ class Pipeline::Impl {
     return s;
   }
 
-  std::string statsJson() const { return renderStatsJson(status(), StatsContext{info_.description, encoderName_}); }
+  std::string statsJson() const {
+    return renderStatsJson(status(), StatsContext{info_.description, encoderName_, dataPath_});
+  }
   std::string url() const {
     std::lock_guard lock(serverMutex_);
     return server_ ? server_->url() : std::string{};
@@ -190,6 +193,7 @@ class Pipeline::Impl {
   std::unique_ptr<FrameProcessor> processor_;  // borrows source_ and framesShare_: declared after them
   bool processorSharesFrames_ = false;         // the GPU path publishes the frame share itself
   std::string encoderName_;
+  std::string dataPath_ = "cpu";  // "cpu", "gpu" or "passthrough", for /stats and /metrics
   BoundedQueue<FrameLease> queue_;
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};

@@ -21,6 +21,7 @@ std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
   nlohmann::json doc = {
       {"source", ctx.source},
       {"encoder", ctx.encoder},
+      {"path", ctx.path},
       {"fps", s.latency.fps},
       {"frames", s.latency.frames},
       {"drops", s.source.drops + s.queueDrops},

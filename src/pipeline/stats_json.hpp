@@ -11,6 +11,7 @@ namespace zerohop {
 struct StatsContext {
   std::string source;
   std::string encoder;
+  std::string path = "cpu";  ///< the data path: "cpu", "gpu" or "passthrough"
 };
 
 std::string renderStatsJson(const PipelineStatus& status, const StatsContext& context);

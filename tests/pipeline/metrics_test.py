@@ -26,7 +26,8 @@ def free_port() -> int:
 
 def main() -> int:
     port = free_port()
-    serve = subprocess.Popen([sys.argv[1], "serve", "--source", "test:640x360@30", "--listen", f"127.0.0.1:{port}"],
+    serve = subprocess.Popen([sys.argv[1], "serve", "--source", "test:640x360@30", "--gpu", "off",
+                              "--listen", f"127.0.0.1:{port}"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         seen = []
@@ -52,6 +53,10 @@ def main() -> int:
             if name not in families or families[name].type != kind:
                 print(f"FAIL: family {name} ({kind}) missing or mistyped; got {sorted(families)}")
                 return 1
+        info = families["zerohop_info"].samples[0].labels
+        if info.get("path") != "cpu":  # --gpu off
+            print(f"FAIL: zerohop_info path label {info.get('path')!r}, want 'cpu'")
+            return 1
         frames = families["zerohop_frames"].samples[0].value
         if frames < 30:
             print(f"FAIL: zerohop_frames_total {frames} after 2.5 s at 30 fps")

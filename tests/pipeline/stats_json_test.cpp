@@ -31,6 +31,8 @@ TEST(StatsJson, CarriesStagesTotalsAndCounters) {
   EXPECT_DOUBLE_EQ(doc["stages"]["encode"]["p99_ms"].get<double>(), 4.0);
   EXPECT_DOUBLE_EQ(doc["total"]["p50_ms"].get<double>(), 7.5);
   EXPECT_FALSE(doc["stages"].contains("capture"));
+  EXPECT_EQ(doc["path"], "cpu");
+  EXPECT_EQ(nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264", "gpu"}))["path"], "gpu");
   const auto line = renderStatusLine(s);
   EXPECT_NE(line.find("viewers 3"), std::string::npos) << line;
   EXPECT_NE(line.find("p50 7.5 ms"), std::string::npos) << line;
