@@ -25,7 +25,12 @@
 #
 # Environment: OUT (results; the device tool sets it; default /tmp/gpu-serve-check), BUNDLE (default
 # .gpu-bundle/zerohop-serve.tar.xz), SOURCE (default test:1280x720@30), PORT (default 18473),
-# SERVE_SECONDS (default 20), EXPECT_GPU.
+# SERVE_SECONDS (default 20), EXPECT_GPU, SOAK_SECONDS (default 0: no soak).
+# Soak (SOAK_SECONDS > 0, after the checks' run and before SIGINT): readers come and go (`zerohop tap
+# NAME --count 15` one after the other, each its own process and CUDA context) while every 10 s the
+# script samples serve's GPU memory (nvidia-smi --query-compute-apps for serve's pid, else the GPU's
+# memory.used between two taps), RSS, open fds and threads into soak.csv; it fails unless GPU memory
+# and fds end where they were at the first sample and RSS grew < 5 %.
 # Files in $OUT: gpu-serve-check.log (everything), probe.txt, serve.log, stats.jsonl, metrics.txt, tap.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -35,6 +40,7 @@ BUNDLE=${BUNDLE:-.gpu-bundle/zerohop-serve.tar.xz}
 SOURCE=${SOURCE:-test:1280x720@30}
 PORT=${PORT:-18473}
 SERVE_SECONDS=${SERVE_SECONDS:-20}
+SOAK_SECONDS=${SOAK_SECONDS:-0}
 SHARE=zhcheck$$
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -152,6 +158,68 @@ wait "$tap_pid"
 tap_rc=$?
 while (($(now_ms) - started < SERVE_SECONDS * 1000)); do sleep 0.2; done
 
+gpu_mem_mib() {  # serve's own GPU memory (MiB) where nvidia-smi lists its pid, else the GPU's memory.used
+  local v
+  v=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+      awk -F', *' -v p="$serve_pid" '$1 == p {print $2}')
+  [[ -n $v ]] && { echo "$v process"; return; }
+  v=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | head -1)
+  [[ -n $v ]] && { echo "$v gpu"; return; }
+  echo "- none"
+}
+soak_status=""
+if ((SOAK_SECONDS > 0)); then
+  step "soak: ${SOAK_SECONDS} s, readers coming and going"
+  echo "t_s,gpu_mem_mib,gpu_mem_scope,rss_kib,fds,threads,taps,tap_failures,frames" > "$OUT/soak.csv"
+  soak_start=$(now_ms)
+  taps=0
+  tap_failures=0
+  next_sample=0
+  while (($(now_ms) - soak_start < SOAK_SECONDS * 1000)); do
+    if (($(now_ms) - soak_start >= next_sample * 1000)); then
+      read -r mem scope < <(gpu_mem_mib)
+      rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$serve_pid/status")
+      fds=$(find "/proc/$serve_pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
+      threads=$(awk '/^Threads:/ {print $2}' "/proc/$serve_pid/status")
+      frames=$(http_get /stats 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("frames", 0))')
+      echo "$next_sample,$mem,$scope,$rss,$fds,$threads,$taps,$tap_failures,$frames" | tee -a "$OUT/soak.csv"
+      next_sample=$((next_sample + 10))
+    fi
+    if zh tap "$SHARE" --count 15 --timeout 5 > /dev/null 2>> "$tmp/soak-tap.err"; then
+      taps=$((taps + 1))
+    else
+      tap_failures=$((tap_failures + 1))
+    fi
+  done
+  soak_status=$(python3 - "$OUT/soak.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = []
+if len(rows) < 3:
+    bad.append(f"only {len(rows)} soak samples")
+else:
+    first, last = rows[0], rows[-1]
+    if first["gpu_mem_mib"] != "-" and last["gpu_mem_mib"] != first["gpu_mem_mib"]:
+        bad.append(f"GPU memory ({first['gpu_mem_scope']}) {first['gpu_mem_mib']} -> {last['gpu_mem_mib']} MiB")
+    if int(last["fds"]) > int(first["fds"]):
+        bad.append(f"fds {first['fds']} -> {last['fds']}")
+    growth = int(last["rss_kib"]) / int(first["rss_kib"]) - 1
+    if growth >= 0.05:
+        bad.append(f"RSS {first['rss_kib']} -> {last['rss_kib']} KiB (+{growth:.1%})")
+    if int(last["tap_failures"]) > 0:
+        bad.append(f"{last['tap_failures']} of {int(last['taps']) + int(last['tap_failures'])} taps failed")
+    print(f"soak: {len(rows)} samples, {last['taps']} readers came and went, GPU memory ({first['gpu_mem_scope']}) "
+          f"{first['gpu_mem_mib']} -> {last['gpu_mem_mib']} MiB, RSS {first['rss_kib']} -> {last['rss_kib']} KiB "
+          f"({growth:+.1%}), fds {first['fds']} -> {last['fds']}, threads {first['threads']} -> {last['threads']}, "
+          f"frames {first['frames']} -> {last['frames']}")
+for b in bad:
+    print("FAIL: soak:", b)
+EOF
+)
+  echo "$soak_status"
+  tail -3 "$tmp/soak-tap.err" 2>/dev/null
+fi
+
 step "SIGINT"
 kill -INT "$serve_pid"
 serve_rc=timeout
@@ -197,6 +265,10 @@ else
     || fail "no GPU expected, but serve did not log the CPU path"
 fi
 grep -q 'stopping (SIGINT)' "$log" || fail "serve did not log 'stopping (SIGINT)'"
+if [[ -n $soak_status ]]; then
+  grep -q '^FAIL: soak' <<< "$soak_status" && status=1
+  echo "$soak_status"
+fi
 [[ $serve_rc == 0 ]] && pass "serve exited 0 after SIGINT" || fail "serve exit status after SIGINT: $serve_rc"
 
 python3 - "$OUT/stats.jsonl" "$OUT/metrics.txt" "$expect_gpu" <<'EOF' || status=1
