@@ -11,8 +11,11 @@
 // A viewer that vanishes without a word (killed browser, pulled cable) is found by the owner's
 // periodic goneReason(): ICE/peer connection "disconnected" for kDisconnectGrace, or RTCP silence:
 // no report from the viewer for four times the longest gap it has shown between reports, at least
-// kRtcpSilence and at most kRtcpSilenceMax (browsers report about every second, so 5 s for them;
-// GStreamer receivers every 2.5-7.5 s, so up to 20 s). libnice's own checks take 25-30 s.
+// kRtcpSilence and at most kRtcpSilenceMax. The floor covers one regular report interval of an RFC 4585
+// (AVPF) receiver such as GStreamer's webrtcbin: it opens with a burst of reports 0.5 s apart, then
+// reports every T_rr_interval, randomised to 2.5-7.5 s, so the gaps seen first say nothing about the
+// next one (a 5 s floor ended such viewers 6 s after they joined). Browsers report about every second,
+// so they are found 10 s after they vanish. libnice's own checks take 25-30 s.
 // Overflow policy: if more than kMaxQueuedUnits wait in the appsrc (the viewer's pipeline is stuck),
 // new units are dropped until the next keyframe, and a keyframe is requested.
 // Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
@@ -48,8 +51,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static constexpr unsigned kMaxQueuedUnits = 8;
   /// ICE or the peer connection "disconnected" this long (without coming back) ends the session.
   static constexpr std::chrono::seconds kDisconnectGrace{5};
-  /// RTCP silence that ends a connected session: 4x the viewer's longest report gap, within these.
-  static constexpr std::chrono::seconds kRtcpSilence{5};
+  /// RTCP silence that ends a connected session: 4x the viewer's longest report gap, within these
+  /// (the floor: an AVPF receiver's longest regular interval, 7.5 s, plus a margin; see above).
+  static constexpr std::chrono::seconds kRtcpSilence{10};
   static constexpr std::chrono::seconds kRtcpSilenceMax{20};
 
   /// Builds the pipeline and brings it to PLAYING. `loopbackIce`: gather ICE candidates on

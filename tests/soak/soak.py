@@ -3,8 +3,12 @@
 negotiated through webrtcbin, then DELETEd) and `zerohop tap` readers come and go. Asserts that the
 server keeps encoding at the source rate, that its RSS grows by less than 5 % between the end of the
 warm-up and the end, and that its file-descriptor and thread counts come back to where they were.
+GPU memory: when serve logs that it runs the GPU path, the driver's figure for the serve process
+(nvidia-smi --query-compute-apps) at the end of the warm-up and at the end, which must stay within
+2 MiB; otherwise it prints "gpu memory: not measured (no GPU)" (or why not), never a number.
+A progress line every --report-every seconds (RSS, fds, threads, sessions, GPU memory).
 
-usage: soak.py [--seconds 120] [--warmup 20] [--no-taps] [--pause S] ZEROHOP_BINARY CHROMIUM_OFFER_SDP
+usage: soak.py [--seconds 120] [--warmup 20] [--no-taps] [--pause S] [--report-every S] ZEROHOP_BINARY OFFER_SDP
 (30-minute version: --seconds 1800; a session-heavy one for memory per session: --no-taps --pause 0;
 see docs/reliability.md)
 exit 0 pass, 1 fail
@@ -13,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -31,6 +36,33 @@ def proc_stats(pid: int) -> dict:
     rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
     threads = next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
     return {"rss_kb": rss, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": threads}
+
+
+def gpu_memory_mib(pid: int, log_path: str) -> tuple[int | None, str]:
+    """(MiB of GPU memory the serve process holds, "") when it runs the GPU path and nvidia-smi lists it,
+    else (None, why not). Only the driver's per-process figure is used: no number is made up."""
+    log = open(log_path).read()
+    if " info GPU path" not in log:  # the data-path decision, logged once at start (choose_path.cpp)
+        no_gpu = shutil.which("nvidia-smi") is None or "no usable CUDA device" in log or "has no CUDA" in log
+        return None, "no GPU" if no_gpu else "serve is on the CPU path"
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"nvidia-smi failed: {e}"
+    if out.returncode != 0:
+        return None, f"nvidia-smi exited {out.returncode}: {out.stderr.strip()[:200]}"
+    for line in out.stdout.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 2 and fields[0] == str(pid) and fields[1].isdigit():
+            return int(fields[1]), ""
+    return None, f"nvidia-smi does not list pid {pid} (in a container without the host's pid namespace?)"
+
+
+def gpu_note(gpu: tuple[int | None, str]) -> str:
+    if gpu[0] is not None:
+        return f"{gpu[0]} MiB"
+    return f"not measured ({gpu[1]})"
 
 
 def request(method: str, url: str, body: bytes | None = None, ctype: str | None = None):
@@ -63,6 +95,7 @@ def main() -> int:
     ap.add_argument("--source", default="test:640x360@30")
     ap.add_argument("--no-taps", action="store_true", help="WHEP sessions only, no share readers")
     ap.add_argument("--pause", type=float, default=0.5, help="longest random pause between rounds (s)")
+    ap.add_argument("--report-every", type=float, default=300, help="a progress line every this many seconds")
     args = ap.parse_args()
     offer = open(args.offer, "rb").read()
     port = free_port()
@@ -83,6 +116,7 @@ def main() -> int:
         rng = random.Random(1)
         t0 = time.monotonic()
         baseline = None
+        next_report = args.report_every
         sessions = taps = 0
         frames0 = json.loads(request("GET", base + "/stats")[2])["frames"]
         while time.monotonic() - t0 < args.seconds:
@@ -113,7 +147,12 @@ def main() -> int:
                 if baseline is None and time.monotonic() - t0 >= args.warmup:
                     baseline = proc_stats(serve.pid)
                     baseline_sessions = sessions
-                    print(f"after {args.warmup:.0f} s warm-up: {baseline}")
+                    baseline_gpu = gpu_memory_mib(serve.pid, log_path)
+                    print(f"after {args.warmup:.0f} s warm-up: {baseline}, gpu memory: {gpu_note(baseline_gpu)}")
+                if time.monotonic() - t0 >= next_report:
+                    next_report += args.report_every
+                    print(f"at {time.monotonic() - t0:.0f} s: {proc_stats(serve.pid)}; {sessions} WHEP sessions, "
+                          f"{taps} tap readers, gpu memory: {gpu_note(gpu_memory_mib(serve.pid, log_path))}")
 
             except (OSError, TimeoutError) as e:
                 print(f"FAIL: the server stopped answering after {time.monotonic() - t0:.0f} s "
@@ -122,6 +161,7 @@ def main() -> int:
                 return 1
         time.sleep(1.0)
         end = proc_stats(serve.pid)
+        end_gpu = gpu_memory_mib(serve.pid, log_path)
         stats = json.loads(request("GET", base + "/stats")[2])
         elapsed = time.monotonic() - t0
         fps = (stats["frames"] - frames0) / elapsed
@@ -131,6 +171,8 @@ def main() -> int:
         per_session = (end["rss_kb"] - baseline["rss_kb"]) * 1024 / max(1, sessions - baseline_sessions)
         print(f"RSS per WHEP session after the warm-up: {per_session:+.0f} bytes "
               f"({sessions - baseline_sessions} sessions)")
+        print(f"gpu memory: {gpu_note(baseline_gpu)} -> {gpu_note(end_gpu)}" if end_gpu[0] is not None
+              else f"gpu memory: {gpu_note(end_gpu)}")
         failures = []
         if growth >= 0.05:
             failures.append(f"RSS grew {growth * 100:.1f} % ({baseline['rss_kb']} -> {end['rss_kb']} kB)")
@@ -140,6 +182,8 @@ def main() -> int:
             failures.append(f"threads {baseline['threads']} -> {end['threads']}")
         if stats["viewers"] != 0:
             failures.append(f"{stats['viewers']} viewers left after every session was deleted")
+        if baseline_gpu[0] is not None and end_gpu[0] is not None and end_gpu[0] > baseline_gpu[0] + 2:
+            failures.append(f"GPU memory {baseline_gpu[0]} -> {end_gpu[0]} MiB")
         if fps < 25:
             failures.append(f"only {fps:.1f} fps encoded under churn")
         if failures:

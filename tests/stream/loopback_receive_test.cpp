@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -217,80 +218,144 @@ class LoopbackViewer {
   std::atomic<bool> ready_{false};
 };
 
-TEST(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
+// Publishes `units` round-robin at 30 fps to `server`, jumping to the next keyframe when the encoder was
+// asked for one (like the real encoder), while `more()` says so.
+class Publisher {
+ public:
+  Publisher(StreamServer& server, const std::vector<EncodedUnitPtr>& units) : server_(server), units_(units) {
+    server_.setKeyframeRequestHandler([this] {
+      ++keyframeRequests;
+      idrWanted_ = true;  // like the encoder: the next unit published is an IDR
+    });
+  }
+  template <typename More>
+  void publishWhile(More more) {
+    while (more()) {
+      if (idrWanted_.exchange(false)) {
+        do next_ = (next_ + 1) % units_.size();
+        while (!units_[next_]->keyframe);
+      }
+      server_.publish(units_[next_]);
+      next_ = (next_ + 1) % units_.size();
+      std::this_thread::sleep_for(33ms);
+    }
+  }
+  std::atomic<int> keyframeRequests{0};
+
+ private:
+  StreamServer& server_;
+  const std::vector<EncodedUnitPtr>& units_;
+  std::atomic<bool> idrWanted_{false};
+  std::size_t next_ = 0;
+};
+
+/// The GStreamer element the loopback viewer needs that is not installed, or "".
+std::string missingLoopbackElement() {
   gst_init(nullptr, nullptr);
   std::string missing;
-  if (!haveElements({"webrtcbin", "x264enc", "h264parse", "rtph264depay", "videotestsrc"}, missing)) {
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  }
-  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
-  ASSERT_EQ(units.size(), 90u);
-  ASSERT_TRUE(units[0]->keyframe);
+  haveElements({"webrtcbin", "x264enc", "h264parse", "rtph264depay", "videotestsrc"}, missing);
+  return missing;
+}
 
-  StreamConfig config;
-  config.port = 0;
-  StreamServer server(config);
-  std::atomic<int> keyframeRequests{0};
-  std::atomic<bool> idrWanted{false};
-  server.setKeyframeRequestHandler([&] {
-    ++keyframeRequests;
-    idrWanted = true;  // like the encoder: the next unit published is an IDR
-  });
-
-  LoopbackViewer viewer;
+/// WHEP from `viewer` to `server`: true when the server answered 201 and the viewer took the answer.
+::testing::AssertionResult connectOverWhep(LoopbackViewer& viewer, const StreamServer& server) {
   const std::string offer = viewer.createOffer();
-  ASSERT_NE(offer.find("m=video"), std::string::npos);
+  if (offer.find("m=video") == std::string::npos) return ::testing::AssertionFailure() << "offer: " << offer;
   httplib::Client cli("127.0.0.1", server.port());
   cli.set_read_timeout(10, 0);
   auto r = cli.Post("/whep", offer, "application/sdp");
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 201) << r->body;
-  ASSERT_TRUE(viewer.applyAnswer(r->body)) << r->body;
+  if (!r) return ::testing::AssertionFailure() << httplib::to_string(r.error());
+  if (r->status != 201) return ::testing::AssertionFailure() << r->status << " " << r->body;
+  if (!viewer.applyAnswer(r->body)) return ::testing::AssertionFailure() << "answer refused: " << r->body;
+  return ::testing::AssertionSuccess();
+}
 
-  // Publish at 30 fps, jumping to the next keyframe when one is requested, until 30 units arrive.
-  std::size_t next = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 15s;
-  while (viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < deadline) {
-    if (idrWanted.exchange(false)) {
-      do next = (next + 1) % units.size();
-      while (!units[next]->keyframe);
-    }
-    server.publish(units[next]);
-    next = (next + 1) % units.size();
-    std::this_thread::sleep_for(33ms);
+// A StreamServer on loopback publishing 3 s of test units at 30 fps, and a GStreamer viewer that has
+// negotiated with it over WHEP.
+class LoopbackReceive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missingLoopbackElement(); !missing.empty())
+      GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+    units_ = encodeTestUnits(90);
+    ASSERT_EQ(units_.size(), 90u);
+    ASSERT_TRUE(units_[0]->keyframe);
+    StreamConfig config;
+    config.port = 0;
+    server_ = std::make_unique<StreamServer>(config);
+    publisher_ = std::make_unique<Publisher>(*server_, units_);
+    viewer_ = std::make_unique<LoopbackViewer>();
+    ASSERT_TRUE(connectOverWhep(*viewer_, *server_));
   }
+
+  std::vector<EncodedUnitPtr> units_;
+  std::unique_ptr<StreamServer> server_;
+  std::unique_ptr<Publisher> publisher_;
+  std::unique_ptr<LoopbackViewer> viewer_;  // destroyed first
+};
+
+TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
+  StreamServer& server = *server_;
+  Publisher& publisher = *publisher_;
+  LoopbackViewer& viewer = *viewer_;
+  // Publish at 30 fps, jumping to the next keyframe when one is requested, until 30 units arrive.
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile(
+      [&] { return viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < deadline; });
   EXPECT_GE(viewer.receivedUnits.load(), 30);
   EXPECT_EQ(viewer.width.load(), 320);
   EXPECT_GE(viewer.keyframes.load(), 1);
   EXPECT_TRUE(viewer.firstWasKeyframe.load()) << "a joining viewer must receive nothing before a keyframe";
-  EXPECT_GE(keyframeRequests.load(), 1) << "no keyframe request when the viewer connected";
+  EXPECT_GE(publisher.keyframeRequests.load(), 1) << "no keyframe request when the viewer connected";
   EXPECT_EQ(server.viewerCount(), 1u);
 
   // RTCP PLI from the viewer reaches the keyframe handler.
-  const int before = keyframeRequests.load();
+  const int before = publisher.keyframeRequests.load();
   ASSERT_TRUE(viewer.sendPictureLossIndication());
   const auto pliDeadline = std::chrono::steady_clock::now() + 5s;
-  while (keyframeRequests.load() == before && std::chrono::steady_clock::now() < pliDeadline) {
-    server.publish(units[next]);
-    next = (next + 1) % units.size();
-    std::this_thread::sleep_for(33ms);
-  }
-  EXPECT_GT(keyframeRequests.load(), before) << "a PLI from the viewer did not reach the keyframe handler";
+  publisher.publishWhile([&] {
+    return publisher.keyframeRequests.load() == before && std::chrono::steady_clock::now() < pliDeadline;
+  });
+  EXPECT_GT(publisher.keyframeRequests.load(), before)
+      << "a PLI from the viewer did not reach the keyframe handler";
 
-  // The viewer disappears without DELETE; the server notices by itself (its RTCP reports stop: a
-  // GStreamer receiver reports every 2.5-7.5 s, so within 4x its longest gap, at most 20 s) and ends
-  // the session. Before that bound existed, libnice's checks took 25-30 s.
+  // The viewer disappears without DELETE; the server notices by itself (its RTCP reports stop: within
+  // 4x its longest gap, at most 20 s) and ends the session. Before that bound existed, libnice's checks
+  // took 25-30 s.
   viewer.close();
   const auto closedAt = std::chrono::steady_clock::now();
   const auto reapDeadline = closedAt + 24s;
-  while (server.viewerCount() > 0 && std::chrono::steady_clock::now() < reapDeadline) {
-    server.publish(units[next]);
-    next = (next + 1) % units.size();
-    std::this_thread::sleep_for(33ms);
-  }
+  publisher.publishWhile(
+      [&] { return server.viewerCount() > 0 && std::chrono::steady_clock::now() < reapDeadline; });
   EXPECT_EQ(server.viewerCount(), 0u) << "a vanished viewer was not cleaned up within 24 s";
   std::printf("vanished viewer reaped after %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - closedAt).count());
+}
+
+// The other side of the reaper: a GStreamer receiver that stays is never taken for a vanished one. It
+// reports in a burst 0.5 s apart at first, then every T_rr_interval randomised to 2.5-7.5 s (RFC 4585),
+// so a bound learnt from the burst must not end it at the first long gap. With a 5 s floor this failed
+// whenever that gap exceeded 5 s (about every other run; seen: ended 6.1 s after joining, "no RTCP for
+// 5398 ms, its reports had come at most 408 ms apart").
+TEST_F(LoopbackReceive, GStreamerViewerThatStaysIsNotReapedFor90Seconds) {
+  StreamServer& server = *server_;
+  LoopbackViewer& viewer = *viewer_;
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + 90s;
+  double lostAt = -1;
+  int receivedAt60s = -1;
+  publisher_->publishWhile([&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (receivedAt60s < 0 && now - start >= 60s) receivedAt60s = viewer.receivedUnits.load();
+    if (server.viewerCount() == 0) {
+      lostAt = std::chrono::duration<double>(now - start).count();
+      return false;
+    }
+    return now < end;
+  });
+  EXPECT_LT(lostAt, 0) << "the server ended a viewer that was still receiving, after " << lostAt << " s";
+  EXPECT_GT(viewer.receivedUnits.load(), receivedAt60s) << "the viewer stopped receiving in the last 30 s";
+  EXPECT_GE(viewer.receivedUnits.load(), 90 * 30 * 8 / 10) << "fewer than 80 % of 90 s of frames arrived";
 }
 
 }  // namespace

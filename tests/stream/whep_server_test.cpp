@@ -87,6 +87,28 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   EXPECT_EQ(again->status, 404);
 }
 
+// Memory per session (docs/reliability.md, Soak): webrtcbin interns every SSRC it negotiates as GQuarks
+// that are never freed, so viewers that come and go must not bring fresh media SSRCs. Fails with an
+// SSRC drawn per session (a 1-in-2^31 chance of passing by luck per pair; three pairs compared).
+TEST(WhepServer, ViewersReuseTheMediaSsrcSoNoNamesAreInternedPerViewer) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  const std::string offer = test::chromiumOffer();
+  std::string first;
+  for (int i = 0; i < 4; ++i) {
+    auto r = cli.Post("/whep", offer, "application/sdp");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    ASSERT_EQ(r->status, 201) << r->body;
+    std::smatch fid;
+    ASSERT_TRUE(std::regex_search(r->body, fid, std::regex("a=ssrc-group:FID ([0-9]+) ([0-9]+)"))) << r->body;
+    if (i == 0) first = fid[1].str();
+    EXPECT_EQ(fid[1].str(), first) << "session " << i << " brought a new media SSRC";
+    auto del = cli.Delete(r->get_header_value("Location"));
+    ASSERT_TRUE(del);
+    EXPECT_EQ(del->status, 200);
+  }
+}
+
 TEST(WhepServer, BrokenOffersGetTheRight4xxWithAReason) {
   StreamServer server(loopbackConfig());
   auto cli = clientFor(server);
