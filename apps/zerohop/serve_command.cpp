@@ -18,9 +18,10 @@ namespace zerohop::cli {
 namespace {
 
 // serve runs for days while each viewer's GStreamer threads come and go: glibc's default gives many
-// of them a malloc arena of their own, whose freed blocks stay resident. Two arenas held the 30-minute
-// soak's RSS growth to +3.1 % at 20 min against +4.8 % (+6.0 % at 30 min) with the default
-// (docs/reliability.md, Soak). MALLOC_ARENA_MAX in the environment still decides where it is set.
+// of them a malloc arena of their own, whose freed blocks stay resident. With two, RSS per WHEP session
+// fell from ~520 to ~330 bytes in session-heavy runs; the 30-minute soak grew +5.7 % against +6.0 % with
+// the default (both on a shared box; docs/reliability.md, Soak). MALLOC_ARENA_MAX in the environment
+// still decides where it is set.
 void limitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
 }

@@ -225,6 +225,10 @@ ViewerSession::~ViewerSession() {
   g_signal_handlers_disconnect_by_data(webrtc_, this);
   if (rtpbin_) g_signal_handlers_disconnect_by_data(rtpbin_.get(), this);
   gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
+  // The streaming threads are stopped now, through GLib's futex locks, which ThreadSanitizer cannot
+  // see: taking the callback lock again orders the last callback that still ran before the stop
+  // (it found alive_ false) before this object is freed.
+  { std::lock_guard lock(callbackMutex_); }
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), nullptr, nullptr, nullptr);
   rtpbin_.reset();
@@ -447,6 +451,11 @@ void ViewerSession::onByeOrTimeout(GstElement*, guint, guint ssrc, gpointer data
 void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) {
   auto* self = fromGst(data);
   if (ssrc == self->ssrc_) return;  // our own sender report
+  // Under the callback lock like the other callbacks: the destructor takes it before it stops the
+  // pipeline, which orders this RTP-thread callback before the session is freed (GStreamer's own
+  // task joins use GLib's futex locks, which ThreadSanitizer cannot see).
+  std::lock_guard lock(self->callbackMutex_);
+  if (!self->alive_) return;
   const std::int64_t now = monotonicNs();
   const std::int64_t previous = self->lastRtcpNs_.exchange(now);
   if (previous != 0 && now - previous > self->longestRtcpGapNs_.load())
