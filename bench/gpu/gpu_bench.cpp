@@ -3,7 +3,8 @@
 //   zerohop_gpu_bench [--iterations N] [--warmup N] [--sizes 720p,1080p,4k] [--device N] [--out FILE]
 //   zerohop_gpu_bench --probe      prints the probe line; exit 0 with a usable GPU, 2 without
 //
-// Paths, all through GpuConverter (YUYV -> NV12), interleaved frame by frame so drift hits all alike:
+// Paths, all through GpuConverter (YUYV -> NV12) on the converter's own stream (as src/gpupath runs
+// it), interleaved frame by frame so drift hits all alike:
 //   (a) pageable  host malloc memory, cudaMemcpyAsync from pageable + kernel (what hwupload_cuda does)
 //   (b) pinned    cudaHostAlloc memory, one cudaMemcpyAsync (DMA) + kernel
 //   (r) mmap-reg  malloc memory registered once with cudaHostRegister (a V4L2 MMAP buffer), DMA + kernel
@@ -12,6 +13,13 @@
 //                 converted as soon as it has landed (IngestMode::kPipelinedCopy)
 //   (d) floor     the same bytes' pinned cudaMemcpyAsync alone, no kernel
 //   (e) on-device the kernel on a frame already in VRAM
+// Diagnostics (second summary table), on the benchmark's stream:
+//   (bx)  (b) on a caller's stream: convert(src, dst, stream) then also waits (on the GPU) for the
+//         previous frame's kernel to have left the staging buffer, one more CUDA call per frame
+//   (bk)  the raw cudaMemcpyAsync + kernel launch, no GpuConverter (no validation, no events)
+//   (ck)  the raw zero-copy kernel launch on the mapped pointer resolved once, no GpuConverter
+//   (gk)  (bk) captured once per slot into a CUDA graph, one cudaGraphLaunch per frame
+//   (g2k) the same in 2 row bands: copy 1 -> kernel 1 in parallel with copy 2 -> kernel 2, one launch
 // Then, at 1080p only: YUYV -> RGBA and NV12 1080p -> 720p (bilinear scale), pinned copy + kernel and
 // kernel alone (resampleRows).
 // Latency = CUDA events recorded on the stream right before and after the path (median, p99 of N
@@ -34,6 +42,7 @@
 #include "bench_stats.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
+#include "gpu/kernels.hpp"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -80,20 +89,22 @@ struct Path {
   std::string name;
   std::function<void(int slot, cudaStream_t s)> run;  // enqueues one frame's work
   Series series;
+  cudaStream_t stream = nullptr;  // where it runs and is timed; null = the benchmark's stream
 };
 
-// Runs every path once per iteration, interleaved, each between two CUDA events on one stream.
+// Runs every path once per iteration, interleaved, each between two CUDA events on its stream.
 void measure(std::vector<Path>& paths, const Options& opt, int dev, int slots) {
   CudaStream stream(dev);
   CudaEvent start(dev, true), end(dev, true);
   for (int it = 0; it < opt.warmup + opt.iterations; ++it) {
     const int slot = it % slots;
     for (auto& p : paths) {
+      const cudaStream_t s = p.stream ? p.stream : stream.get();
       const double w0 = nowUs(CLOCK_MONOTONIC);
       const double c0 = nowUs(CLOCK_THREAD_CPUTIME_ID);
-      start.record(stream.get());
-      p.run(slot, stream.get());
-      end.record(stream.get());
+      start.record(s);
+      p.run(slot, s);
+      end.record(s);
       const double c1 = nowUs(CLOCK_THREAD_CPUTIME_ID);
       end.synchronize();
       const double w1 = nowUs(CLOCK_MONOTONIC);
@@ -164,7 +175,38 @@ std::string resampleRows(const Options& opt) {
   return os.str();
 }
 
-std::string runSize(const Size& size, const Options& opt, std::string& summaryRow) {
+// Instantiated CUDA graphs, destroyed with the owner (the diagnostics' raw graphs).
+struct GraphExecs {
+  std::vector<cudaGraphExec_t> execs;
+  GraphExecs() = default;
+  GraphExecs(const GraphExecs&) = delete;
+  GraphExecs& operator=(const GraphExecs&) = delete;
+  ~GraphExecs() {
+    for (auto e : execs) cuda::logIfFailed(cudaGraphExecDestroy(e), "cudaGraphExecDestroy");
+  }
+};
+
+// Captures what `enqueue` puts on `capture` into a graph and instantiates it.
+cudaGraphExec_t captureOnce(cudaStream_t capture, const std::function<void(cudaStream_t)>& enqueue) {
+  cuda::check(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  try {
+    enqueue(capture);
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    cuda::logIfFailed(cudaStreamEndCapture(capture, &partial), "cudaStreamEndCapture (after an error)");
+    if (partial) cuda::logIfFailed(cudaGraphDestroy(partial), "cudaGraphDestroy");
+    throw;
+  }
+  cudaGraph_t graph = nullptr;
+  cuda::check(cudaStreamEndCapture(capture, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+  cuda::logIfFailed(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  cuda::check(status, "cudaGraphInstantiate");
+  return exec;
+}
+
+std::string runSize(const Size& size, const Options& opt, std::string& summaryRow, std::string& diagnosticRow) {
   const int dev = opt.device;
   constexpr int kSlots = 3;  // rotate buffers so no path re-reads a cache-hot frame
   const ImageLayout yuyv = computeLayout(PixelFormat::kYUYV, size.w, size.h, 64);
@@ -198,9 +240,56 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
     mmapFrames.push_back(f);
   }
   DeviceBuffer floorDst(dev, bytes);
+  std::vector<const std::uint8_t*> mapped;
+  for (auto& p : pinned) {
+    void* m = nullptr;
+    cuda::check(cudaHostGetDevicePointer(&m, p->data[0], 0), "cudaHostGetDevicePointer");
+    mapped.push_back(static_cast<const std::uint8_t*>(m));
+  }
+  // The converter's YUYV -> NV12 kernel on rows [y0, y0 + rows) of slot i, read from `from`.
+  auto rawKernel = [&](const std::uint8_t* from, int i, std::uint32_t y0, std::uint32_t rows, cudaStream_t s) {
+    kernels::PlanesIn in;
+    in.data[0] = from + std::size_t(y0) * pinned[i]->pitch[0];
+    in.pitch[0] = pinned[i]->pitch[0];
+    kernels::PlanesOut out;
+    out.data[0] = dst[i]->data[0] + std::size_t(y0) * dst[i]->pitch[0];
+    out.data[1] = dst[i]->data[1] + std::size_t(y0 / 2) * dst[i]->pitch[1];
+    out.pitch[0] = dst[i]->pitch[0];
+    out.pitch[1] = dst[i]->pitch[1];
+    kernels::packed422To420(kernels::Packed422::kYUYV, kernels::Out420::kNV12, in, out, size.w, rows, s);
+  };
+  auto rawCopy = [&](int i, std::size_t offset, std::size_t n, cudaStream_t s) {
+    cuda::check(cudaMemcpyAsync(floorDst.data() + offset, pinned[i]->data[0] + offset, n, cudaMemcpyHostToDevice, s),
+                "cudaMemcpyAsync(raw)");
+  };
+  // (gk) and (g2k): one graph per slot, captured on a side stream.
+  GraphExecs whole, banded;
+  {
+    CudaStream capture(dev), side(dev);
+    CudaEvent fork(dev, false), join(dev, false);
+    const std::uint32_t half = size.h / 2 & ~1u;
+    const std::size_t halfBytes = std::size_t(half) * pinned[0]->pitch[0];
+    for (int i = 0; i < kSlots; ++i) {
+      whole.execs.push_back(captureOnce(capture.get(), [&](cudaStream_t c) {
+        rawCopy(i, 0, bytes, c);
+        rawKernel(floorDst.data(), i, 0, size.h, c);
+      }));
+      banded.execs.push_back(captureOnce(capture.get(), [&](cudaStream_t c) {
+        rawCopy(i, 0, halfBytes, c);
+        fork.record(c);
+        rawCopy(i, halfBytes, bytes - halfBytes, c);
+        cuda::check(cudaStreamWaitEvent(side.get(), fork.get(), 0), "cudaStreamWaitEvent(fork)");
+        rawKernel(floorDst.data(), i, 0, half, side.get());
+        join.record(side.get());
+        rawKernel(floorDst.data(), i, half, size.h - half, c);
+        cuda::check(cudaStreamWaitEvent(c, join.get(), 0), "cudaStreamWaitEvent(join)");
+      }));
+    }
+  }
   cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(setup)");
 
   GpuConverter copy(dev, IngestMode::kCopy);
+  GpuConverter copyCaller(dev, IngestMode::kCopy);  // (bx): used only on the benchmark's stream
   GpuConverter zero(dev, IngestMode::kZeroCopy);
   GpuConverter pipe4(dev, IngestMode::kPipelinedCopy, 4);
   GpuConverter pipe8(dev, IngestMode::kPipelinedCopy, 8);
@@ -229,6 +318,30 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
                    }});
   paths.push_back({"e", "(e) kernel only (frame already in VRAM)", [&](int i, cudaStream_t s) {
                      copy.convert(devSrc[i].frame(), dst[i].frame(), s);
+                   }});
+  // The converter paths run on the converter's own stream, as src/gpupath runs them.
+  for (auto& p : paths) {
+    if (p.key == "a" || p.key == "b" || p.key == "r" || p.key == "e") p.stream = static_cast<cudaStream_t>(copy.stream());
+    if (p.key == "c") p.stream = static_cast<cudaStream_t>(zero.stream());
+    if (p.key == "p") p.stream = static_cast<cudaStream_t>(pipe4.stream());
+    if (p.key == "p8") p.stream = static_cast<cudaStream_t>(pipe8.stream());
+  }
+  paths.push_back({"bx", "(bx) diagnostic: (b) on a caller's stream", [&](int i, cudaStream_t s) {
+                     copyCaller.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
+  paths.push_back({"bk", "(bk) diagnostic: raw memcpy + kernel launch, no converter", [&](int i, cudaStream_t s) {
+                     rawCopy(i, 0, bytes, s);
+                     rawKernel(floorDst.data(), i, 0, size.h, s);
+                   }});
+  paths.push_back({"ck", "(ck) diagnostic: raw zero-copy kernel launch, no converter", [&](int i, cudaStream_t s) {
+                     rawKernel(mapped[i], i, 0, size.h, s);
+                   }});
+  paths.push_back({"gk", "(gk) diagnostic: raw memcpy + kernel as one CUDA graph launch", [&](int i, cudaStream_t s) {
+                     cuda::check(cudaGraphLaunch(whole.execs[i], s), "cudaGraphLaunch");
+                   }});
+  paths.push_back({"g2k", "(g2k) diagnostic: the same in 2 row bands, one CUDA graph launch",
+                   [&](int i, cudaStream_t s) {
+                     cuda::check(cudaGraphLaunch(banded.execs[i], s), "cudaGraphLaunch");
                    }});
 
   measure(paths, opt, dev, kSlots);
@@ -262,6 +375,12 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
                 size.name.c_str(), g("a"), g("b"), g("r"), g("c"), g("p"), g("p8"), g("d"), g("e"), g("b") / g("d"),
                 g("c") / g("d"), g("p") / g("d"), g("p8") / g("d"), g("a") / g("b"), cpuB, cpuB * 30 / 1e6 * 100);
   summaryRow = ratios;
+  char diag[512];
+  std::snprintf(diag, sizeof diag,
+                "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |\n",
+                size.name.c_str(), g("b"), g("bx"), g("bk"), g("ck"), g("gk"), g("g2k"), g("d"), g("b") / g("d"),
+                g("bx") / g("d"), g("bk") / g("d"), g("ck") / g("d"), g("gk") / g("d"), g("g2k") / g("d"));
+  diagnosticRow = diag;
 
   for (auto& l : dst) l.reset();
   registrations.clear();
@@ -318,6 +437,11 @@ int run(const Options& opt) {
       "(p) pipelined 4 | (p8) pipelined 8 | (d) pinned-copy floor | (e) on device | (b)/(d) | (c)/(d) | (p)/(d) | "
       "(p8)/(d) | (a)/(b) | host CPU per frame, path (b) |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string diagnostics =
+      "\n### Diagnostics: where the time above the floor goes (GPU-event medians, us)\n\n| frame | (b) converter, "
+      "own stream | (bx) converter, caller's stream | (bk) raw memcpy + kernel | (ck) raw zero-copy kernel | (gk) raw "
+      "graph | (g2k) raw graph, 2 bands | (d) floor | (b)/(d) | (bx)/(d) | (bk)/(d) | (ck)/(d) | (gk)/(d) | "
+      "(g2k)/(d) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string details;
   for (const auto& name : opt.sizes) {
     Size s{name, 0, 0};
@@ -328,12 +452,13 @@ int run(const Options& opt) {
       std::fprintf(stderr, "unknown size %s (720p, 1080p, 4k)\n", name.c_str());
       return 1;
     }
-    std::string row;
-    details += runSize(s, opt, row);
+    std::string row, diagnosticRow;
+    details += runSize(s, opt, row, diagnosticRow);
     summary += row;
+    diagnostics += diagnosticRow;
     std::fprintf(stderr, "done %s\n", name.c_str());
   }
-  report << summary << details << resampleRows(opt) << oneTimeCosts(info.device);
+  report << summary << diagnostics << details << resampleRows(opt) << oneTimeCosts(info.device);
   return bench::publishReport(report.str(), opt.out, "zerohop_gpu_bench") ? 0 : 1;
 }
 
