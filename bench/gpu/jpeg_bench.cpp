@@ -1,6 +1,7 @@
 // zerohop_gpu_jpeg_bench: camera MJPEG (q85, camera-like, 4:2:2 and 4:2:0) to NV12 in VRAM.
 //
 //   zerohop_gpu_jpeg_bench [--iterations N] [--sizes 720p,1080p,4k] [--batch 32] [--device N] [--out FILE]
+//                          [--backends hardware,gpu-hybrid,hybrid,default] [--cpu 1] [--strips 2,4,7]
 //
 // Single frame, each path on its own, frame by frame (8 different frames in rotation):
 //   nvJPEG <backend>   GpuJpegDecoder::decode() of a JPEG in pinned memory, then a host wait for the
@@ -11,11 +12,15 @@
 // consumer waits on the GPU) and, for libjpeg-turbo, of decode + upload enqueue.
 // Streamed: the same frames decoded back to back without waiting (the decoupled API overlaps the
 // host phase of frame N+1 with the device phase of frame N), frames/s.
+// Restart strips (hardware backend): the same pictures encoded with a restart marker every MCU row
+// (TJ_RESTART=1, as many UVC cameras and the emulated camera do), decoded whole (strips 1) and cut
+// into K = --strips strips that several engines decode at once (GpuJpegDecoder::setRestartStrips).
 // Batched: GpuJpegDecoder::decodeBatch() of --batch 1080p frames, frames/s and the number of 30 fps
-// cameras that implies.
+// cameras that implies. --backends / --cpu 0 leave rows out (a shorter run).
 #include <cuda_runtime_api.h>
 #include <turbojpeg.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -51,6 +56,9 @@ struct Options {
   int batch = 32;
   int device = 0;
   std::vector<std::string> sizes = {"720p", "1080p", "4k"};
+  std::vector<std::string> backends = {"hardware", "gpu-hybrid", "hybrid", "default"};
+  bool cpu = true;
+  std::vector<int> strips = {2, 4, 7};
   std::string out;
 };
 
@@ -66,8 +74,10 @@ struct JpegSet {
   std::size_t meanBytes = 0;
 };
 
-JpegSet makeJpegs(std::uint32_t w, std::uint32_t h, int subsamp, int device) {
+// restartRows > 0: a restart marker every that many MCU rows (libjpeg-turbo 2.x's TJ_RESTART switch).
+JpegSet makeJpegs(std::uint32_t w, std::uint32_t h, int subsamp, int device, int restartRows = 0) {
   JpegSet set;
+  if (restartRows > 0) setenv("TJ_RESTART", std::to_string(restartRows).c_str(), 1);
   for (int k = 0; k < kFrames; ++k) {
     const auto jpeg = testing::compressJpeg(testing::cameraPlanes(w, h, 100 + k), subsamp, 85);
     set.buffers.emplace_back(device, jpeg.size());
@@ -84,6 +94,7 @@ JpegSet makeJpegs(std::uint32_t w, std::uint32_t h, int subsamp, int device) {
     set.frames.push_back(f);
     set.meanBytes += jpeg.size() / kFrames;
   }
+  unsetenv("TJ_RESTART");
   return set;
 }
 
@@ -200,6 +211,10 @@ BatchResult batchedFps(GpuJpegDecoder& dec, const JpegSet& in, std::vector<Frame
 const JpegBackend kBackends[] = {JpegBackend::kHardware, JpegBackend::kGpuHybrid, JpegBackend::kHybrid,
                                  JpegBackend::kDefault};
 
+bool wanted(const Options& opt, JpegBackend b) {
+  return std::find(opt.backends.begin(), opt.backends.end(), jpegBackendName(b)) != opt.backends.end();
+}
+
 std::string row(const std::string& label, const Result& r) {
   if (!r.error.empty()) return "| " + label + " | failed: " + r.error + " | | | |\n";
   return "| " + label + " | " + fmt(pct(r.wall, 50)) + " | " + fmt(pct(r.wall, 99)) + " | " + fmt(pct(r.cpu, 50)) +
@@ -247,7 +262,7 @@ int run(const Options& opt) {
              << "| path | median us | p99 us | CPU us per frame | CPU at 30 fps |\n|---|---|---|---|---|\n";
       std::string streamed;
       for (JpegBackend b : kBackends) {
-        if (b == JpegBackend::kHardware && !support.hardware) continue;
+        if ((b == JpegBackend::kHardware && !support.hardware) || !wanted(opt, b)) continue;
         Result r;
         try {
           GpuJpegDecoder dec(info.device, b);
@@ -259,14 +274,61 @@ int run(const Options& opt) {
         report << row(std::string("nvJPEG ") + jpegBackendName(b), r);
         if (r.error.empty()) medians[name + " " + ss + " " + jpegBackendName(b)] = pct(r.wall, 50);
       }
-      const Result t = runTurbo(in, dst, w, h, subsamp, info.device, opt.iterations);
-      report << row("libjpeg-turbo + pinned upload", t);
-      if (t.error.empty()) medians[name + " " + ss + " cpu"] = pct(t.wall, 50);
+      if (support.hardware && wanted(opt, JpegBackend::kHardware)) {
+        // Restart strips: the same pictures with a restart marker every MCU row, same run.
+        const JpegSet rst = makeJpegs(w, h, subsamp, info.device, 1);
+        std::vector<int> counts = {1};  // then exactly K strips each, then the decoder's default (0 here)
+        counts.insert(counts.end(), opt.strips.begin(), opt.strips.end());
+        counts.push_back(0);
+        for (int k : counts) {
+          Result r;
+          std::string label = "nvJPEG hardware, restart every MCU row (" +
+                              std::to_string(rst.meanBytes / 1024) + " KiB), " +
+                              (k == 1 ? std::string("whole frame") : std::to_string(k) + " strips");
+          if (k == 0) {
+            label = "nvJPEG hardware, restart every MCU row, default strips (up to " +
+                    std::to_string(GpuJpegDecoder::kDefaultRestartStrips) +
+                    ", >= " + std::to_string(GpuJpegDecoder::kDefaultMinStripRows) + " rows)";
+          }
+          try {
+            GpuJpegDecoder dec(info.device, JpegBackend::kHardware);
+            if (k > 0) dec.setRestartStrips(k, /*minStripRows=*/1);
+            r = runNvjpeg(dec, rst, dst, opt.iterations);
+            if (k == 0)
+              label += ": " + std::to_string(dec.lastStripCount());
+            else if (dec.lastStripCount() != k)
+              label += " (used " + std::to_string(dec.lastStripCount()) + ")";
+          } catch (const Error& e) {
+            r.error = e.what();
+          }
+          report << row(label, r);
+          if (r.error.empty()) {
+            medians[name + " " + ss + " hardware-rst-" +
+                    (k == 0 ? std::string("default") : std::to_string(k))] = pct(r.wall, 50);
+          }
+        }
+      }
+      if (opt.cpu) {
+        const Result t = runTurbo(in, dst, w, h, subsamp, info.device, opt.iterations);
+        report << row("libjpeg-turbo + pinned upload", t);
+        if (t.error.empty()) medians[name + " " + ss + " cpu"] = pct(t.wall, 50);
+      }
       report << "\nStreamed (back to back, no wait, 200 frames): " << streamed << "\n";
       std::fprintf(stderr, "done %s %s\n", name.c_str(), ss.c_str());
     }
   }
 
+  report << "\n### Restart strips vs the whole frame on the hardware backend (median latency)\n\n";
+  for (const auto& [key, us] : medians) {
+    const std::size_t at = key.find(" hardware-rst-");
+    if (at == std::string::npos || key.substr(at + 14) == "1" ||
+        !medians.count(key.substr(0, at) + " hardware"))
+      continue;
+    const std::string base = key.substr(0, at);
+    report << "- " << base << ", " << key.substr(at + 14) << " strips: " << fmt(us) << " us vs "
+           << fmt(medians[base + " hardware"]) << " us whole (no restart markers), "
+           << fmt(medians[base + " hardware-rst-1"]) << " us whole (same JPEG)\n";
+  }
   // Speed-up of each backend over the CPU path.
   report << "\n### Speed-up over libjpeg-turbo + upload (median latency)\n\n";
   for (const auto& [key, us] : medians) {
@@ -286,7 +348,7 @@ int run(const Options& opt) {
     for (int subsamp : {TJSAMP_422, TJSAMP_420}) {
       const JpegSet in = makeJpegs(1920, 1080, subsamp, info.device);
       for (JpegBackend b : kBackends) {
-        if (b == JpegBackend::kHardware && !support.hardware) continue;
+        if ((b == JpegBackend::kHardware && !support.hardware) || !wanted(opt, b)) continue;
         BatchResult r;
         try {
           GpuJpegDecoder dec(info.device, b);
@@ -317,9 +379,19 @@ int main(int argc, char** argv) {
     else if (key == "--device") opt.device = std::atoi(value.c_str());
     else if (key == "--out") opt.out = value;
     else if (key == "--sizes") opt.sizes = zerohop::bench::splitList(value);
-    else {
-      std::fprintf(stderr, "usage: zerohop_gpu_jpeg_bench [--iterations N] [--sizes 720p,1080p,4k] [--batch N] "
-                           "[--device N] [--out FILE]\n");
+    else if (key == "--backends")
+      opt.backends = zerohop::bench::splitList(value);
+    else if (key == "--cpu")
+      opt.cpu = value != "0";
+    else if (key == "--strips") {
+      opt.strips.clear();
+      for (const auto& k : zerohop::bench::splitList(value))
+        opt.strips.push_back(std::max(1, std::atoi(k.c_str())));
+    } else {
+      std::fprintf(stderr,
+                   "usage: zerohop_gpu_jpeg_bench [--iterations N] [--sizes 720p,1080p,4k] [--batch N] "
+                   "[--device N] [--out FILE] [--backends hardware,gpu-hybrid,hybrid,default] [--cpu 0|1] "
+                   "[--strips 2,4,7]\n");
       return 1;
     }
   }

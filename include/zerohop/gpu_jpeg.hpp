@@ -5,7 +5,8 @@
 //
 // Backends (chosen at construction; backendName()/describe() say which and why):
 //   hardware    the GPU's JPEG engines (A100/A30/H100/H200), through nvjpegDecodeBatched (a batch of
-//               one for decode()); streams the engines refuse (progressive) go to GPU-hybrid
+//               one for decode(), or of its restart strips: setRestartStrips); streams the engines
+//               refuse (progressive) go to GPU-hybrid
 //   gpu-hybrid  decoupled API (host phase, transfer, device phase); measured on the H200, a single
 //               frame's decode() costs about its whole latency in CPU time (Huffman on the host)
 //   hybrid      Huffman decode on the CPU, decoupled API
@@ -80,6 +81,19 @@ class GpuJpegDecoder {
   /// rejected the call throws and none of the destinations is valid; decode them one by one to find it.
   void decodeBatch(std::span<const Frame* const> jpegs, std::span<Frame* const> dsts,
                    Completion completion = Completion::kAsync);
+
+  /// Restart strips (hardware backend, decode()): a frame whose restart markers (DRI) fall on MCU-row
+  /// boundaries is cut at them into horizontal strips that several JPEG engines decode at once, in
+  /// one batched call into the same destination (bit-exact with the whole frame; a frame without
+  /// such markers is decoded whole). Up to `maxStrips` strips of at least `minStripRows` pixel rows
+  /// (a frame under 2 x minStripRows rows still gets 2); maxStrips 1 turns it off. Defaults measured on the H200 (7 engines):
+  /// 7 strips, 150 rows (720p: 4 strips, 1080p and 4K: 7; docs/benchmarks-gpu.md, MJPEG).
+  static constexpr int kDefaultRestartStrips = 7;
+  static constexpr int kDefaultMinStripRows = 150;
+  void setRestartStrips(int maxStrips, int minStripRows = kDefaultMinStripRows);
+  int restartStrips() const noexcept;
+  /// How many strips the last decode() used: 1 = the whole frame.
+  int lastStripCount() const noexcept;
 
   JpegBackend backend() const noexcept;  ///< the backend in use (never kAuto)
   const char* backendName() const noexcept;

@@ -1,6 +1,8 @@
 // GpuJpegDecoder: nvJPEG into NV12 / I420 device frames. Decoupled API (host phase, transfer,
 // device phase with two alternating pinned buffers) for the hybrid backends, nvjpegDecodeBatched for
-// the hardware backend and for batches; chroma reduced to 4:2:0 by jpeg_chroma.cu.
+// the hardware backend and for batches; on the hardware backend a frame with row-aligned restart
+// markers is cut into strips (jpeg_strips) decoded as one batch by several engines; chroma reduced
+// to 4:2:0 by jpeg_chroma.cu.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -12,6 +14,7 @@
 #include "gpu/jpeg_chroma.hpp"
 #include "gpu/jpeg_handles.hpp"
 #include "gpu/jpeg_plan.hpp"
+#include "gpu/jpeg_strips.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -92,6 +95,21 @@ struct GpuJpegDecoder::Impl {
   int slot = 0;
   jpeg::ParamsHandle params;
 
+  // Restart strips (hardware backend): the strip JPEGs of a frame in one of two page-locked buffers,
+  // alternating; a buffer is rewritten only after the event recorded behind the decode that read it.
+  int stripLimit = GpuJpegDecoder::kDefaultRestartStrips;
+  int minStripRows = GpuJpegDecoder::kDefaultMinStripRows;
+  int lastStrips = 1;
+  jpeg::StateHandle stripState;
+  int stripBatchSize = 0;
+  PinnedBuffer stripBytes[2];
+  CudaEvent stripsRead[2];
+  bool stripsBusy[2] = {false, false};
+  int stripSlot = 0;
+  std::vector<const unsigned char*> stripData;
+  std::vector<std::size_t> stripLengths;
+  std::vector<nvjpegImage_t> stripOuts;
+
   DeviceBuffer scratch;  // chroma planes for the kernel, one region per frame of a batch
   std::unordered_map<const void*, CudaEvent> readyEvents;
 
@@ -105,6 +123,7 @@ struct GpuJpegDecoder::Impl {
   bool hardwareTakesHeader();
   void decodeDecoupled(const Frame& jpeg, const jpeg::Geometry& g, Frame& dst);
   void decodeBatched(std::span<const Frame* const> jpegs, std::span<Frame* const> dsts);
+  void decodeStrips(const Frame& jpeg, const jpeg::StripPlan& plan, const jpeg::Geometry& g, Frame& dst);
   void stamp(const Frame& jpeg, Frame& dst, Completion completion);
 };
 
@@ -141,6 +160,10 @@ GpuJpegDecoder::Impl::Impl(int dev, JpegBackend requested) : lib(jpeg::requireNv
   }
   batchState = jpeg::createBatchedState(lib, batchHandle.get());
   header = jpeg::createJpegStream(lib, batchHandle.get());
+  if (backend == JpegBackend::kHardware) {
+    stripState = jpeg::createBatchedState(lib, batchHandle.get());
+    for (CudaEvent& e : stripsRead) e = CudaEvent(device, /*timing=*/false);
+  }
 }
 
 void GpuJpegDecoder::Impl::createDecoupled(nvjpegBackend_t b) {
@@ -161,6 +184,7 @@ void GpuJpegDecoder::Impl::createDecoupled(nvjpegBackend_t b) {
 void GpuJpegDecoder::Impl::rebuildDecoupledState() noexcept {
   cuda::logIfFailed(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize(jpeg recovery)");
   pinnedBusy[0] = pinnedBusy[1] = false;
+  stripsBusy[0] = stripsBusy[1] = false;
   try {
     state.reset();
     state = jpeg::createDecoderState(lib, handle, decoder.get());
@@ -168,6 +192,11 @@ void GpuJpegDecoder::Impl::rebuildDecoupledState() noexcept {
     batchState.reset();
     batchState = jpeg::createBatchedState(lib, batchHandle.get());
     batchSize = 0;
+    if (stripState) {
+      stripState.reset();
+      stripState = jpeg::createBatchedState(lib, batchHandle.get());
+      stripBatchSize = 0;
+    }
   } catch (const std::exception& e) {
     try {
       log::error(std::string("GpuJpegDecoder: could not rebuild the decoder state: ") + e.what());
@@ -320,6 +349,57 @@ void GpuJpegDecoder::Impl::decodeBatched(std::span<const Frame* const> jpegs, st
   for (std::size_t k = 0; k < n; ++k) finish(prepared[k], *dsts[k]);
 }
 
+// One frame as strips, one batched call: strip k's planes start at its first row of each of the
+// destination's (or the chroma scratch's) planes; then the chroma step of the whole frame.
+void GpuJpegDecoder::Impl::decodeStrips(const Frame& jpeg, const jpeg::StripPlan& plan,
+                                        const jpeg::Geometry& g, Frame& dst) {
+  const jpeg::ChromaPlan chroma = jpeg::planChroma(g, dst.format, dst.width, dst.height);
+  const Prepared p = prepare(g, dst, chroma.scratchBytes ? scratchFor(chroma.scratchBytes) : nullptr);
+  const int i = stripSlot;
+  if (stripsBusy[i]) stripsRead[i].synchronize();  // the engines may still read the strips of two frames ago
+  const std::size_t total = plan.totalBytes();
+  if (stripBytes[i].size() < total) {
+    stripBytes[i].reset();
+    stripBytes[i] = PinnedBuffer(device, total + total / 4);
+  }
+  const std::size_t n = plan.strips.size();
+  stripData.resize(n);
+  stripLengths.resize(n);
+  stripOuts.resize(n);
+  const std::span<const std::uint8_t> src(jpeg.data[0], jpeg.bytesUsed);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::uint8_t* to = stripBytes[i].data() + at;
+    stripLengths[k] = jpeg::writeStrip(plan, src, k, std::span<std::uint8_t>(to, total - at));
+    if (stripLengths[k] == 0)
+      throw Error(Errc::kInternal,
+                  "GpuJpegDecoder: restart strip " + std::to_string(k) + " does not fit the strip buffer");
+    stripData[k] = to;
+    at += stripLengths[k];
+    stripOuts[k] = p.out;
+    for (std::uint32_t c = 0; c < 3; ++c) {
+      if (!stripOuts[k].channel[c]) continue;
+      const std::uint32_t component = std::min(c, plan.components - 1);
+      stripOuts[k].channel[c] +=
+          std::size_t(plan.componentRow(component, plan.strips[k].firstRow)) * p.out.pitch[c];
+    }
+  }
+  if (stripBatchSize != static_cast<int>(n)) {
+    jpeg::check(lib.decodeBatchedInitialize(batchHandle.get(), stripState.get(), static_cast<int>(n), 1,
+                                            NVJPEG_OUTPUT_YUV),
+                "nvjpegDecodeBatchedInitialize", std::to_string(n) + " strips");
+    stripBatchSize = static_cast<int>(n);
+  }
+  jpeg::check(lib.decodeBatched(batchHandle.get(), stripState.get(), stripData.data(), stripLengths.data(),
+                                stripOuts.data(), stream.get()),
+              "nvjpegDecodeBatched",
+              "hardware, " + std::to_string(n) + " restart strips of frame " + std::to_string(jpeg.sequence));
+  stripsRead[i].record(stream.get());
+  stripsBusy[i] = true;
+  stripSlot ^= 1;
+  finish(p, dst);
+}
+
 void GpuJpegDecoder::Impl::stamp(const Frame& jpeg, Frame& dst, Completion completion) {
   dst.sequence = jpeg.sequence;
   dst.wallClockMs = jpeg.wallClockMs;
@@ -346,7 +426,19 @@ void GpuJpegDecoder::decode(const Frame& jpeg, Frame& dst, Completion completion
   const jpeg::Geometry g = d.readHeader(jpeg, 0);
   jpeg::planChroma(g, dst.format, dst.width, dst.height);  // size and format checks before any work
   try {
-    if (d.backend == JpegBackend::kHardware && d.hardwareTakesHeader()) {
+    d.lastStrips = 1;
+    const bool hardware = d.backend == JpegBackend::kHardware && d.hardwareTakesHeader();
+    jpeg::StripPlan strips;
+    if (hardware && d.stripLimit > 1) {
+      const std::uint32_t byHeight =
+          std::max<std::uint32_t>(2, g.height / static_cast<std::uint32_t>(d.minStripRows));
+      strips = jpeg::planStrips({jpeg.data[0], jpeg.bytesUsed},
+                                std::min(static_cast<std::uint32_t>(d.stripLimit), byHeight));
+    }
+    if (hardware && strips.splits() && strips.width == g.width && strips.height == g.height) {
+      d.decodeStrips(jpeg, strips, g, dst);
+      d.lastStrips = static_cast<int>(strips.strips.size());
+    } else if (hardware) {
       const Frame* in[1] = {&jpeg};
       Frame* out[1] = {&dst};
       d.decodeBatched(in, out);
@@ -378,6 +470,21 @@ void GpuJpegDecoder::decodeBatch(std::span<const Frame* const> jpegs, std::span<
   for (std::size_t k = 0; k < jpegs.size(); ++k) d.stamp(*jpegs[k], *dsts[k], completion);
 }
 
+void GpuJpegDecoder::setRestartStrips(int maxStrips, int minStripRows) {
+  if (maxStrips < 1 || maxStrips > 64 || minStripRows < 1) {
+    throw Error(Errc::kInvalidArgument, "GpuJpegDecoder::setRestartStrips: " + std::to_string(maxStrips) +
+                                            " strips of at least " + std::to_string(minStripRows) +
+                                            " rows (1 strip = off, at most 64; rows >= 1)");
+  }
+  impl_->stripLimit = maxStrips;
+  impl_->minStripRows = minStripRows;
+}
+int GpuJpegDecoder::restartStrips() const noexcept {
+  return impl_->stripLimit;
+}
+int GpuJpegDecoder::lastStripCount() const noexcept {
+  return impl_->lastStrips;
+}
 JpegBackend GpuJpegDecoder::backend() const noexcept { return impl_->backend; }
 const char* GpuJpegDecoder::backendName() const noexcept { return jpegBackendName(impl_->backend); }
 std::string GpuJpegDecoder::describe() const {

@@ -29,6 +29,13 @@ GpuJpegDecoder::GpuJpegDecoder(GpuJpegDecoder&&) noexcept = default;
 GpuJpegDecoder& GpuJpegDecoder::operator=(GpuJpegDecoder&&) noexcept = default;
 void GpuJpegDecoder::decode(const Frame&, Frame&, Completion) {}
 void GpuJpegDecoder::decodeBatch(std::span<const Frame* const>, std::span<Frame* const>, Completion) {}
+void GpuJpegDecoder::setRestartStrips(int, int) {}
+int GpuJpegDecoder::restartStrips() const noexcept {
+  return 1;
+}
+int GpuJpegDecoder::lastStripCount() const noexcept {
+  return 1;
+}
 JpegBackend GpuJpegDecoder::backend() const noexcept { return JpegBackend::kAuto; }
 const char* GpuJpegDecoder::backendName() const noexcept { return "none"; }
 std::string GpuJpegDecoder::describe() const { return kNotBuilt; }

@@ -2,6 +2,8 @@
 // 4:2:2 / 4:2:0 / 4:4:4 / 4:4:0 / greyscale at q85, restart intervals, sizes that are not whole MCUs,
 // NV12 and I420 with padded pitches, outputs poisoned before each decode. Then the failure cases:
 // empty, truncated, corrupt, huge declared size: each throws a clear Error and the next frame decodes.
+// Restart strips (hardware backend): the strip decode equals the whole-frame decode byte for byte, and a
+// damaged frame decoded as strips fails alone.
 //
 // Tolerance (nvJPEG's IDCT vs libjpeg-turbo's islow IDCT; the 4:2:0 reduction is exact on both
 // sides): every byte within kMaxDiff = 1, mean difference <= kMaxMean = 0.05. Measured on the H200
@@ -291,6 +293,136 @@ TEST_F(GpuJpegTest, BadFramesFailAloneAndTheNextFrameDecodes) {
       EXPECT_LE(d.max, kMaxDiff) << jpegBackendName(b) << ": the frame after " << f.name;
     }
   }
+}
+
+// Restart strips (hardware backend): a frame with restart markers every MCU row (or every 2 rows),
+// cut into K strips decoded by several engines, must equal the whole-frame decode byte for byte,
+// padding included, and libjpeg-turbo within the usual tolerance.
+TEST_F(GpuJpegTest, RestartStripsEqualTheWholeFrameDecode) {
+  if (!support_.hardware)
+    GTEST_SKIP() << "restart strips are a hardware-backend path: " << support_.hardwareReason;
+  struct StripCase {
+    const char* name;
+    std::uint32_t width, height;
+    int subsamp;
+    const char* rows;  // TJ_RESTART
+    int mcuRows;
+  };
+  const StripCase cases[] = {{"1080p_420", 1920, 1080, TJSAMP_420, "1", 68},
+                             {"1080p_422", 1920, 1080, TJSAMP_422, "1", 135},
+                             {"1080p_444", 1920, 1080, TJSAMP_444, "1", 135},
+                             {"1080p_grey", 1920, 1080, TJSAMP_GRAY, "1", 135},
+                             {"720p_420_restart2", 1280, 720, TJSAMP_420, "2", 23},
+                             {"1000x562_422", 1000, 562, TJSAMP_422, "1", 71}};
+  GpuJpegDecoder whole(device_, JpegBackend::kHardware);
+  whole.setRestartStrips(1);
+  GpuJpegDecoder strips(device_, JpegBackend::kHardware);
+  EXPECT_EQ(strips.restartStrips(), GpuJpegDecoder::kDefaultRestartStrips);
+  for (const StripCase& c : cases) {
+    const auto jpeg =
+        compressWithTjEnv(testing::cameraPlanes(c.width, c.height, 31), c.subsamp, "TJ_RESTART", c.rows);
+    ASSERT_TRUE(hasRestartInterval(jpeg));
+    const TurboPlanes ref = turboDecode(jpeg);
+    PinnedJpeg in(jpeg, device_);
+    for (PixelFormat f : {PixelFormat::kNV12, PixelFormat::kI420}) {
+      DeviceTarget want(f, c.width, c.height, 64, device_);
+      want.poison(kPoison);
+      whole.decode(in.frame, want.frame, Completion::kWait);
+      EXPECT_EQ(whole.lastStripCount(), 1);
+      const HostImage wantImage = want.download();
+      for (int k : {2, 4, 7, 8}) {
+        strips.setRestartStrips(k, /*minStripRows=*/1);  // exactly k (the default keeps strips >= 150 rows)
+        DeviceTarget got(f, c.width, c.height, 64, device_);
+        got.poison(kPoison);
+        strips.decode(in.frame, got.frame, Completion::kWait);
+        EXPECT_EQ(strips.lastStripCount(), std::min(k, c.mcuRows)) << c.name << " K=" << k;
+        const HostImage gotImage = got.download();
+        for (std::uint32_t p = 0; p < gotImage.planeCount; ++p) {
+          EXPECT_TRUE(gotImage.plane[p] == wantImage.plane[p])
+              << c.name << " " << formatName(f) << " K=" << k << ": plane " << p
+              << " differs from the whole-frame decode";
+        }
+        const DiffStats d = compare420(gotImage, expected420(ref, f), kPoison);
+        std::cout << "[jpeg-strips] " << c.name << " " << formatName(f) << " K=" << k << " ("
+                  << strips.lastStripCount() << " strips): max " << d.max << " mean " << d.mean
+                  << " vs libjpeg-turbo\n";
+        EXPECT_LE(d.max, kMaxDiff);
+        EXPECT_EQ(d.paddingWritten, 0);
+      }
+    }
+  }
+}
+
+// With strips on, a damaged frame fails (or decodes to garbage) alone: the frames after it decode
+// through the strip path exactly like before. Frames that cannot be cut (no restart markers,
+// progressive) take the whole-frame paths.
+TEST_F(GpuJpegTest, RestartStripsBadFrameFailsAlone) {
+  if (!support_.hardware)
+    GTEST_SKIP() << "restart strips are a hardware-backend path: " << support_.hardwareReason;
+  GpuJpegDecoder decoder(device_, JpegBackend::kHardware);  // default strips: 7, >= 150 rows
+  const auto planes = testing::cameraPlanes(1280, 720, 4);
+  const auto good = compressWithTjEnv(planes, TJSAMP_422, "TJ_RESTART", "1");
+  const HostImage ref = expected420(turboDecode(good), PixelFormat::kNV12);
+  std::vector<std::pair<const char*, std::vector<std::uint8_t>>> bad;
+  {
+    auto t = good;  // noise inside the third strip's entropy-coded data
+    std::mt19937 rng(8);
+    for (std::size_t i = t.size() * 3 / 7; i < t.size() * 3 / 7 + 300; ++i)
+      t[i] = static_cast<std::uint8_t>(rng());
+    bad.emplace_back("garbled_scan", t);  // noise forms markers: refused by the splitter, decoded whole
+  }
+  {
+    // Damage that keeps every marker: no 0xFF written or overwritten, so the frame still splits and
+    // the engines decode the damaged strip (to garbage, or they report it).
+    auto t = good;
+    std::mt19937 rng(9);
+    for (std::size_t i = t.size() * 3 / 7; i < t.size() * 3 / 7 + 300; ++i) {
+      if (t[i] == 0xFF || t[i - 1] == 0xFF) continue;
+      t[i] = static_cast<std::uint8_t>(rng() % 0xFF);
+    }
+    bad.emplace_back("garbled_strip_markers_intact", t);
+  }
+  {
+    auto t = std::vector<std::uint8_t>(good.begin(), good.begin() + good.size() * 2 / 3);
+    t.push_back(0xFF);
+    t.push_back(0xD9);  // framing whole, restart markers missing: refused by the splitter
+    bad.emplace_back("cut_with_eoi", t);
+  }
+  bad.emplace_back("truncated", std::vector<std::uint8_t>(good.begin(), good.begin() + good.size() / 2));
+  for (const auto& [name, bytes] : bad) {
+    DeviceTarget dst(PixelFormat::kNV12, 1280, 720, 0, device_);
+    PinnedJpeg in(bytes, device_);
+    try {
+      decoder.decode(in.frame, dst.frame, Completion::kWait);
+      std::cout << "[jpeg-strips-bad] " << name << ": decoded without error, " << decoder.lastStripCount()
+                << " strips\n";
+      if (std::string(name) == "garbled_strip_markers_intact") {
+        EXPECT_EQ(decoder.lastStripCount(), 4) << "the damaged frame did not take the strip path";
+      }
+    } catch (const Error& e) {
+      std::cout << "[jpeg-strips-bad] " << name << ": " << e.what() << "\n";
+    }
+    DeviceTarget next(PixelFormat::kNV12, 1280, 720, 0, device_);
+    next.poison(kPoison);
+    PinnedJpeg goodIn(good, device_, 2);
+    ASSERT_NO_THROW(decoder.decode(goodIn.frame, next.frame, Completion::kWait)) << "after " << name;
+    EXPECT_EQ(decoder.lastStripCount(), 4) << "after " << name;  // 720 rows / 150
+    const DiffStats d = compare420(next.download(), ref, kPoison);
+    EXPECT_LE(d.max, kMaxDiff) << "the frame after " << name;
+  }
+  // Not cuttable: whole frame.
+  for (const char* env : {"TJ_PROGRESSIVE", "TJ_NONE"}) {
+    const auto jpeg = compressWithTjEnv(planes, TJSAMP_420, env, "1");
+    DeviceTarget dst(PixelFormat::kNV12, 1280, 720, 0, device_);
+    dst.poison(kPoison);
+    PinnedJpeg in(jpeg, device_);
+    decoder.decode(in.frame, dst.frame, Completion::kWait);
+    EXPECT_EQ(decoder.lastStripCount(), 1) << env;
+    EXPECT_LE(compare420(dst.download(), expected420(turboDecode(jpeg), PixelFormat::kNV12), kPoison).max,
+              kMaxDiff);
+  }
+  EXPECT_THROW(decoder.setRestartStrips(0), Error);
+  EXPECT_THROW(decoder.setRestartStrips(4, 0), Error);
 }
 
 TEST_F(GpuJpegTest, RefusesWrongDestinations) {

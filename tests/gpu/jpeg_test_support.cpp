@@ -1,5 +1,6 @@
 #include "jpeg_test_support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -12,9 +13,13 @@ TurboPlanes turboDecode(const std::vector<std::uint8_t>& jpeg) {
   int colorspace = 0;
   if (tjDecompressHeader3(tj.get(), jpeg.data(), jpeg.size(), &t.width, &t.height, &t.subsamp, &colorspace) != 0)
     throw std::runtime_error(std::string("tjDecompressHeader3: ") + tjGetErrorStr2(tj.get()));
-  t.y.resize(std::size_t(t.width) * t.height);
-  unsigned char* planes[3] = {t.y.data(), nullptr, nullptr};
-  int strides[3] = {t.width, 0, 0};
+  // libjpeg-turbo's luma plane is padded to whole chroma samples (odd sizes): decode into that,
+  // keep width x height.
+  const int lumaWidth = tjPlaneWidth(0, t.width, t.subsamp),
+            lumaHeight = tjPlaneHeight(0, t.height, t.subsamp);
+  std::vector<std::uint8_t> luma(std::size_t(lumaWidth) * lumaHeight);
+  unsigned char* planes[3] = {luma.data(), nullptr, nullptr};
+  int strides[3] = {lumaWidth, 0, 0};
   if (t.subsamp != TJSAMP_GRAY) {
     t.chromaWidth = tjPlaneWidth(1, t.width, t.subsamp);
     t.chromaHeight = tjPlaneHeight(1, t.height, t.subsamp);
@@ -26,6 +31,10 @@ TurboPlanes turboDecode(const std::vector<std::uint8_t>& jpeg) {
   }
   if (tjDecompressToYUVPlanes(tj.get(), jpeg.data(), jpeg.size(), planes, t.width, strides, t.height, 0) != 0)
     throw std::runtime_error(std::string("tjDecompressToYUVPlanes: ") + tjGetErrorStr2(tj.get()));
+  t.y.resize(std::size_t(t.width) * t.height);
+  for (int row = 0; row < t.height; ++row)
+    std::copy_n(luma.begin() + std::ptrdiff_t(row) * lumaWidth, t.width,
+                t.y.begin() + std::ptrdiff_t(row) * t.width);
   return t;
 }
 
