@@ -1,10 +1,12 @@
 #pragma once
-// Encodes packed YUYV frames into camera-like baseline JPEGs (4:2:2, quality 85) with libjpeg-turbo.
+// Encodes packed YUYV frames into camera-like baseline JPEGs (4:2:2, quality 85, a restart marker
+// every MCU row, as many UVC cameras write them) with libjpeg-turbo's libjpeg API.
 // Built only with ZEROHOP_WITH_MEDIA (ZEROHOP_CAMEMU_WITH_JPEG).
-// Thread-safety: thread-bound (one encoder per stream); owns its tjhandle and scratch planes.
+// Thread-safety: thread-bound (one encoder per stream); owns its compressor and scratch planes.
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace zerohop::camemu {
@@ -17,18 +19,17 @@ class JpegEncoder {
   JpegEncoder& operator=(const JpegEncoder&) = delete;
 
   /// Compresses one YUYV image (`pitch` bytes a row) and returns the JPEG bytes (valid until the
-  /// next call). Throws Error(kDevice) with libjpeg-turbo's message on failure.
+  /// next call). Throws Error(kDevice) with libjpeg's message on failure.
   const std::vector<std::uint8_t>& encode(const std::uint8_t* yuyv, std::uint32_t pitch);
 
  private:
+  struct Compressor;  // jpeg_compress_struct and its error/destination managers (jpeglib.h stays here)
   std::uint32_t width_;
   std::uint32_t height_;
   int quality_;
-  void* handle_ = nullptr;  // tjhandle
+  std::unique_ptr<Compressor> c_;
   std::vector<std::uint8_t> y_, u_, v_;
   std::vector<std::uint8_t> out_;
-  unsigned char* tjBuf_ = nullptr;
-  unsigned long tjCap_ = 0;
 };
 
 }  // namespace zerohop::camemu

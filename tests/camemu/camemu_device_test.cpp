@@ -102,6 +102,35 @@ TEST(CamemuSynth, MjpegFramesAreCameraSizedJpegs) {
   EXPECT_GT(n, 100'000u);
   EXPECT_LT(n, 900'000u);
 }
+
+// A restart marker every MCU row (DRI = MCUs per row; RST0..7 in turn between the rows), like many
+// UVC cameras: what lets the GPU decoder cut a frame into strips (src/gpu/jpeg_strips.hpp).
+TEST(CamemuSynth, MjpegFramesHaveARestartMarkerEveryMcuRow) {
+  FrameSynth synth(wireFormat(PixelFormat::kMJPEG, 1920, 1080));
+  std::vector<std::uint8_t> buf(synth.wire().sizeImage);
+  const std::size_t n = synth.render(1, 1, buf.data(), buf.size());
+  ASSERT_GT(n, 4u);
+  std::size_t dri = 0;
+  std::size_t sos = 0;
+  for (std::size_t i = 2; i + 4 < n && !sos;) {  // the marker segments before the scan
+    ASSERT_EQ(buf[i], 0xFF) << "marker expected at " << i;
+    const std::size_t length = (std::size_t{buf[i + 2]} << 8) | buf[i + 3];
+    if (buf[i + 1] == 0xDD) dri = i;
+    if (buf[i + 1] == 0xDA) sos = i + 2 + length;
+    i += 2 + length;
+  }
+  ASSERT_NE(dri, 0u) << "no DRI segment";
+  ASSERT_NE(sos, 0u) << "no SOS segment";
+  EXPECT_EQ((buf[dri + 4] << 8) | buf[dri + 5], 1920 / 16) << "restart interval != one 4:2:2 MCU row";
+  int restarts = 0;
+  for (std::size_t i = sos; i + 1 < n; ++i) {
+    if (buf[i] == 0xFF && buf[i + 1] >= 0xD0 && buf[i + 1] <= 0xD7) {
+      EXPECT_EQ(buf[i + 1], 0xD0 + restarts % 8) << "restart markers out of order";
+      ++restarts;
+    }
+  }
+  EXPECT_EQ(restarts, 1080 / 8 - 1) << "one restart marker between each two of the 135 MCU rows";
+}
 #endif
 
 #ifdef ZEROHOP_CAMEMU_WITH_H264
