@@ -110,7 +110,7 @@ step "build"
 if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target zerohop_gpu zerohop_gpu_test zerohop_gpu_probe_test zerohop_gpu_bench \
     zerohop_share_gpu_test zerohop_share_gpu_peer zerohop_share_peer zerohop_share_gpu_bench \
     zerohop_nvenc_gpu_test zerohop_nvdec_test zerohop_nvdec_unit_test zerohop_nvdec_bench \
-    zerohop_gpu_jpeg_test zerohop_gpu_jpeg_plan_test zerohop_gpu_jpeg_bench \
+    zerohop_gpu_jpeg_test zerohop_gpu_jpeg_plan_test zerohop_gpu_jpeg_strips_test zerohop_gpu_jpeg_bench \
     zerohop_gpu_path_test zerohop_gpu_path_peer zerohop_gpu_path_mjpeg_test zerohop_gpu_path_choice_test; then
   fail "build"; exit 3
 fi
@@ -129,7 +129,7 @@ step "nvenc probe (the real libnvidia-encode; the H200 has no encoder: docs/nven
 "$BUILD_DIR/tests/nvenc/zerohop_nvenc_gpu_test" --gtest_brief=1 | grep -v '^Running main'
 
 step "ctest -L unit (probe)"
-ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice' --output-on-failure || fail "probe unit tests"
+ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice|JpegStrips|Strips/' --output-on-failure || fail "probe and splitter unit tests"
 
 step "ctest -L gpu"
 ctest_out=$(mktemp)
