@@ -11,6 +11,9 @@
 //   (c) zero-copy the kernel reads mapped pinned memory over PCIe
 //   (p) pipelined pinned memory copied in 4 (p8: 8) row bands on a second stream, each band
 //                 converted as soon as it has landed (IngestMode::kPipelinedCopy)
+//   (s) signalled pinned memory copied on a second stream, then a flag word set; the kernel runs with
+//                 no stream dependency on the copy and its blocks wait for the flag on the GPU
+//                 (IngestMode::kSignalledCopy, 1 band; s2: 2 bands)
 //   (d) floor     the same bytes' pinned cudaMemcpyAsync alone, no kernel
 //   (e) on-device the kernel on a frame already in VRAM
 // Diagnostics (second summary table), on the benchmark's stream:
@@ -20,6 +23,9 @@
 //   (ck)  the raw zero-copy kernel launch on the mapped pointer resolved once, no GpuConverter
 //   (gk)  (bk) captured once per slot into a CUDA graph, one cudaGraphLaunch per frame
 //   (g2k) the same in 2 row bands: copy 1 -> kernel 1 in parallel with copy 2 -> kernel 2, one launch
+//   (sk)  (s) without GpuConverter: cudaMemcpyAsync + flag on a side stream, the signalled kernel on
+//         the benchmark's stream, no event between them (the converter adds "ready after the copy")
+//   (sc)  (sk) with the flag set by a 4-byte cudaMemcpyAsync instead of cuStreamWriteValue32
 // Then, at 1080p only: YUYV -> RGBA and NV12 1080p -> 720p (bilinear scale), pinned copy + kernel and
 // kernel alone (resampleRows).
 // Latency = CUDA events recorded on the stream right before and after the path (median, p99 of N
@@ -262,6 +268,30 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
     cuda::check(cudaMemcpyAsync(floorDst.data() + offset, pinned[i]->data[0] + offset, n, cudaMemcpyHostToDevice, s),
                 "cudaMemcpyAsync(raw)");
   };
+  // (sk) and (sc): the copy and the flag on a side stream, the signalled kernel on the path's stream.
+  CudaStream signalSide(dev);
+  StreamFlag streamWritten(dev), copied(dev, /*allowStreamWrite=*/false);
+  PinnedBuffer signalError(dev, sizeof(std::uint32_t));
+  void* signalErrorOnDevice = nullptr;
+  cuda::check(cudaHostGetDevicePointer(&signalErrorOnDevice, signalError.data(), 0), "cudaHostGetDevicePointer");
+  std::uint32_t rawTicket = 0;
+  auto rawSignalled = [&](StreamFlag& flag, int i, cudaStream_t s) {
+    ++rawTicket;
+    cuda::check(cudaMemcpyAsync(floorDst.data(), pinned[i]->data[0], bytes, cudaMemcpyHostToDevice, signalSide.get()),
+                "cudaMemcpyAsync(signalled)");
+    flag.set(signalSide.get(), rawTicket);
+    kernels::PlanesIn in;
+    in.data[0] = floorDst.data();
+    in.pitch[0] = pinned[i]->pitch[0];
+    kernels::PlanesOut out;
+    for (int p = 0; p < 2; ++p) {
+      out.data[p] = dst[i]->data[p];
+      out.pitch[p] = dst[i]->pitch[p];
+    }
+    const kernels::IngestSignal signal{flag.word(), rawTicket, size.h,
+                                       static_cast<std::uint32_t*>(signalErrorOnDevice)};
+    kernels::packed422To420(kernels::Packed422::kYUYV, kernels::Out420::kNV12, in, out, size.w, size.h, s, &signal);
+  };
   // (gk) and (g2k): one graph per slot, captured on a side stream.
   GraphExecs whole, banded;
   {
@@ -293,6 +323,8 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
   GpuConverter zero(dev, IngestMode::kZeroCopy);
   GpuConverter pipe4(dev, IngestMode::kPipelinedCopy, 4);
   GpuConverter pipe8(dev, IngestMode::kPipelinedCopy, 8);
+  GpuConverter signalled(dev, IngestMode::kSignalledCopy, 1);
+  GpuConverter signalled2(dev, IngestMode::kSignalledCopy, 2);
   std::vector<Path> paths;
   paths.push_back({"a", "(a) pageable memcpy + kernel", [&](int i, cudaStream_t s) {
                      copy.convert(pageableFrames[i], dst[i].frame(), s);
@@ -312,6 +344,12 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
   paths.push_back({"p8", "(p8) pipelined copy, 8 bands + kernel per band", [&](int i, cudaStream_t s) {
                      pipe8.convert(pinned[i].frame(), dst[i].frame(), s);
                    }});
+  paths.push_back({"s", "(s) signalled: copy + flag, kernel waits on the GPU", [&](int i, cudaStream_t s) {
+                     signalled.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
+  paths.push_back({"s2", "(s2) signalled, 2 bands", [&](int i, cudaStream_t s) {
+                     signalled2.convert(pinned[i].frame(), dst[i].frame(), s);
+                   }});
   paths.push_back({"d", "(d) floor: pinned memcpy alone", [&](int i, cudaStream_t s) {
                      cuda::check(cudaMemcpyAsync(floorDst.data(), pinned[i]->data[0], bytes, cudaMemcpyHostToDevice, s),
                                  "cudaMemcpyAsync(floor)");
@@ -325,6 +363,8 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
     if (p.key == "c") p.stream = static_cast<cudaStream_t>(zero.stream());
     if (p.key == "p") p.stream = static_cast<cudaStream_t>(pipe4.stream());
     if (p.key == "p8") p.stream = static_cast<cudaStream_t>(pipe8.stream());
+    if (p.key == "s") p.stream = static_cast<cudaStream_t>(signalled.stream());
+    if (p.key == "s2") p.stream = static_cast<cudaStream_t>(signalled2.stream());
   }
   paths.push_back({"bx", "(bx) diagnostic: (b) on a caller's stream", [&](int i, cudaStream_t s) {
                      copyCaller.convert(pinned[i].frame(), dst[i].frame(), s);
@@ -343,8 +383,15 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
                    [&](int i, cudaStream_t s) {
                      cuda::check(cudaGraphLaunch(banded.execs[i], s), "cudaGraphLaunch");
                    }});
+  paths.push_back({"sk", std::string("(sk) diagnostic: raw signalled, flag by ") + streamWritten.writer(),
+                   [&](int i, cudaStream_t s) { rawSignalled(streamWritten, i, s); }});
+  paths.push_back({"sc", "(sc) diagnostic: raw signalled, flag by cudaMemcpyAsync",
+                   [&](int i, cudaStream_t s) { rawSignalled(copied, i, s); }});
 
   measure(paths, opt, dev, kSlots);
+  if (const auto timedOut = *reinterpret_cast<volatile std::uint32_t*>(signalError.data())) {
+    throw Error(Errc::kDevice, "raw signalled kernel timed out (ticket " + std::to_string(timedOut) + ")");
+  }
 
   std::ostringstream os;
   os << "\n### " << size.name << " (" << size.w << "x" << size.h << " YUYV, " << fmt(double(bytes) / 1e6)
@@ -368,18 +415,21 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
       if (p.key == "b") return med(p.series.cpuEnqueue);
     return 0.0;
   }();
-  char ratios[768];
+  char ratios[1024];
   std::snprintf(ratios, sizeof ratios,
-                "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.1f us "
-                "(%.3f%% of a core at 30 fps) |\n",
-                size.name.c_str(), g("a"), g("b"), g("r"), g("c"), g("p"), g("p8"), g("d"), g("e"), g("b") / g("d"),
-                g("c") / g("d"), g("p") / g("d"), g("p8") / g("d"), g("a") / g("b"), cpuB, cpuB * 30 / 1e6 * 100);
+                "| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | "
+                "%.2fx | %.2fx | %.2fx | %.2fx | %.1f us (%.3f%% of a core at 30 fps) |\n",
+                size.name.c_str(), g("a"), g("b"), g("r"), g("c"), g("p"), g("p8"), g("s"), g("s2"), g("d"), g("e"),
+                g("b") / g("d"), g("c") / g("d"), g("p") / g("d"), g("p8") / g("d"), g("s") / g("d"),
+                g("s2") / g("d"), g("a") / g("b"), cpuB, cpuB * 30 / 1e6 * 100);
   summaryRow = ratios;
-  char diag[512];
+  char diag[768];
   std::snprintf(diag, sizeof diag,
-                "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |\n",
-                size.name.c_str(), g("b"), g("bx"), g("bk"), g("ck"), g("gk"), g("g2k"), g("d"), g("b") / g("d"),
-                g("bx") / g("d"), g("bk") / g("d"), g("ck") / g("d"), g("gk") / g("d"), g("g2k") / g("d"));
+                "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | %.2fx | "
+                "%.2fx | %.2fx | %.2fx | %.2fx |\n",
+                size.name.c_str(), g("b"), g("bx"), g("bk"), g("ck"), g("gk"), g("g2k"), g("sk"), g("sc"), g("d"),
+                g("b") / g("d"), g("bx") / g("d"), g("bk") / g("d"), g("ck") / g("d"), g("gk") / g("d"),
+                g("g2k") / g("d"), g("sk") / g("d"), g("sc") / g("d"));
   diagnosticRow = diag;
 
   for (auto& l : dst) l.reset();
@@ -434,14 +484,15 @@ int run(const Options& opt) {
 
   std::string summary =
       "\n### Summary (GPU-event medians, us)\n\n| frame | (a) pageable | (b) pinned | (r) registered mmap | (c) zero-copy | "
-      "(p) pipelined 4 | (p8) pipelined 8 | (d) pinned-copy floor | (e) on device | (b)/(d) | (c)/(d) | (p)/(d) | "
-      "(p8)/(d) | (a)/(b) | host CPU per frame, path (b) |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "(p) pipelined 4 | (p8) pipelined 8 | (s) signalled | (s2) signalled 2 | (d) pinned-copy floor | (e) on device | "
+      "(b)/(d) | (c)/(d) | (p)/(d) | (p8)/(d) | (s)/(d) | (s2)/(d) | (a)/(b) | host CPU per frame, path (b) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string diagnostics =
       "\n### Diagnostics: where the time above the floor goes (GPU-event medians, us)\n\n| frame | (b) converter, "
       "own stream | (bx) converter, caller's stream | (bk) raw memcpy + kernel | (ck) raw zero-copy kernel | (gk) raw "
-      "graph | (g2k) raw graph, 2 bands | (d) floor | (b)/(d) | (bx)/(d) | (bk)/(d) | (ck)/(d) | (gk)/(d) | "
-      "(g2k)/(d) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "graph | (g2k) raw graph, 2 bands | (sk) raw signalled | (sc) raw signalled, copied flag | (d) floor | (b)/(d) | "
+      "(bx)/(d) | (bk)/(d) | (ck)/(d) | (gk)/(d) | (g2k)/(d) | (sk)/(d) | (sc)/(d) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string details;
   for (const auto& name : opt.sizes) {
     Size s{name, 0, 0};

@@ -47,6 +47,12 @@ enum class IngestMode : std::uint8_t {
   kPipelinedCopy,  ///< kCopy in row bands on a second stream; each band is converted as soon as it has
                    ///< landed, so only the last band's kernel follows the upload (single-plane sources;
                    ///< others are handled as kCopy)
+  kSignalledCopy,  ///< the upload (row bands on a second stream, default 1) sets a device flag word
+                   ///< after each band; the kernel runs with no stream dependency on it and each thread
+                   ///< block converts its rows once their band's ticket is in the flag, so no stream
+                   ///< hand-off sits between the last byte and the kernel. A block gives up after 100 ms
+                   ///< without its band (convert() then throws Error(kDevice)). YUYV/UYVY -> NV12/I420
+                   ///< at the same size from kPinned memory; other conversions are handled as kCopy
 };
 const char* ingestModeName(IngestMode mode) noexcept;
 
@@ -74,8 +80,9 @@ struct ConvertOptions {
 class GpuConverter {
  public:
   /// Creates the converter's own non-blocking stream(s) and events on `device`. `stripes` is the
-  /// number of row bands kPipelinedCopy uses (ignored by the other modes). Throws Error.
-  explicit GpuConverter(int device, IngestMode mode = IngestMode::kCopy, int stripes = 4);
+  /// number of row bands kPipelinedCopy and kSignalledCopy use (ignored by the other modes); 0 = the
+  /// mode's default (4 for kPipelinedCopy, 1 for kSignalledCopy). Throws Error.
+  explicit GpuConverter(int device, IngestMode mode = IngestMode::kCopy, int stripes = 0);
   ~GpuConverter();  ///< synchronises its stream before freeing staging memory and events
   GpuConverter(GpuConverter&&) noexcept;
   GpuConverter& operator=(GpuConverter&&) noexcept;
@@ -99,7 +106,9 @@ class GpuConverter {
   /// Copies sequence, timestamps and keyframe from src, sets dst.color and dst.gpu, marks
   /// Stage::kIngest and Stage::kConvert (see Completion).
   /// `stream` is a cudaStream_t on the converter's device; nullptr = the converter's own stream.
-  /// Throws Error(kInvalidArgument) for a pair or frame it cannot convert, Error(kDevice) when CUDA fails.
+  /// Throws Error(kInvalidArgument) for a pair or frame it cannot convert, Error(kDevice) when CUDA fails
+  /// (kSignalledCopy: also when an earlier frame's kernel timed out waiting for its upload; that
+  /// frame's dst was left unwritten, its ready event still fired after the upload).
   void convert(const Frame& src, Frame& dst, void* stream = nullptr, Completion completion = Completion::kAsync);
   /// The same with a crop of `src` and/or scaling to dst's size (see the top of this header): dst may
   /// differ in size from src (without options a size mismatch is an error). Throws as validate(),

@@ -1,5 +1,5 @@
-// GpuConverter: ingest (DMA copy or zero-copy) + colour conversion on one stream, with the ready
-// event travelling in the destination frame.
+// GpuConverter: ingest (DMA copy, zero-copy, banded or signalled copy) + colour conversion, with the
+// ready event travelling in the destination frame.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -48,6 +48,17 @@ kernels::SampleOut sampleOut(PixelFormat f) {
 
 std::size_t alignUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// Rows per band when `height` rows are split into about `stripes` bands (even, at least 2).
+std::uint32_t bandRowsFor(std::uint32_t height, int stripes) {
+  const auto n = static_cast<std::uint32_t>(stripes);
+  return std::max<std::uint32_t>(2, ((height + n - 1) / n + 1) & ~1u);
+}
+
+int defaultStripes(IngestMode mode, int stripes) {
+  if (stripes > 0) return stripes;
+  return mode == IngestMode::kSignalledCopy ? 1 : 4;
+}
+
 }  // namespace
 
 const char* ingestModeName(IngestMode mode) noexcept {
@@ -55,6 +66,7 @@ const char* ingestModeName(IngestMode mode) noexcept {
     case IngestMode::kCopy: return "copy";
     case IngestMode::kZeroCopy: return "zero-copy";
     case IngestMode::kPipelinedCopy: return "pipelined-copy";
+    case IngestMode::kSignalledCopy: return "signalled-copy";
   }
   return "unknown";
 }
@@ -63,7 +75,7 @@ struct GpuConverter::Impl {
   Impl(int dev, IngestMode m, int bands)
       : device(dev),
         mode(m),
-        stripes(std::max(1, bands)),
+        stripes(defaultStripes(m, bands)),
         stream(dev),
         ingestDone(dev, /*timing=*/true),
         convertDone(dev, /*timing=*/true),
@@ -71,6 +83,17 @@ struct GpuConverter::Impl {
     if (mode == IngestMode::kPipelinedCopy) {
       copyStream = CudaStream(dev);
       for (int i = 0; i < stripes; ++i) bandCopied.emplace_back(dev, /*timing=*/false);
+    }
+    if (mode == IngestMode::kSignalledCopy) {
+      flag = StreamFlag(dev);
+      signalError = PinnedBuffer(dev, sizeof(std::uint32_t));
+      *reinterpret_cast<volatile std::uint32_t*>(signalError.data()) = 0;
+      void* mapped = nullptr;
+      check(cudaHostGetDevicePointer(&mapped, signalError.data(), 0), "cudaHostGetDevicePointer",
+            "signalled ingest: the kernels report a timeout through mapped page-locked memory");
+      signalErrorOnDevice = static_cast<std::uint32_t*>(mapped);
+      copyStream = CudaStream(dev);
+      copyDone = CudaEvent(dev, /*timing=*/false);
     }
   }
   ~Impl() {
@@ -85,8 +108,13 @@ struct GpuConverter::Impl {
   IngestMode mode;
   int stripes;
   DeviceBuffer staging;
+  StreamFlag flag;                     // kSignalledCopy: set to each band's ticket after its copy
+  PinnedBuffer signalError;            // kSignalledCopy: a timed-out kernel writes its ticket here
+  std::uint32_t* signalErrorOnDevice = nullptr;  // the same word, mapped
+  std::uint32_t nextTicket = 1;        // kSignalledCopy: tickets count up, 0 is never used
   CudaStream stream;
-  CudaStream copyStream;               // kPipelinedCopy: the bands' copies run here
+  CudaStream copyStream;               // kPipelinedCopy, kSignalledCopy: the bands' copies run here
+  CudaEvent copyDone;                  // kSignalledCopy: recorded on copyStream after a frame's copies
   std::vector<CudaEvent> bandCopied;   // kPipelinedCopy: one per band, recorded on copyStream
   CudaEvent ingestDone;   // timing events, recorded only for Completion::kWait
   CudaEvent convertDone;
@@ -98,6 +126,10 @@ struct GpuConverter::Impl {
                Completion completion);
   const CudaEvent& readyEventFor(const void* buffer);
   std::uint8_t* stagingFor(std::size_t bytes, cudaStream_t s);
+  void signalledUpload(const Frame& src, kernels::Out420 out420, const kernels::PlanesOut& out, cudaStream_t s,
+                       Completion completion);
+  void throwIfSignalTimedOut();
+  void copyBand(const Frame& src, std::uint8_t* staged, std::uint32_t y0, std::uint32_t rows);
 };
 
 const CudaEvent& GpuConverter::Impl::readyEventFor(const void* buffer) {
@@ -120,6 +152,70 @@ std::uint8_t* GpuConverter::Impl::stagingFor(std::size_t bytes, cudaStream_t s) 
   return staging.data();
 }
 
+// Rows [y0, y0 + rows) of single-plane `src` into the staging buffer `staged` (same pitch), on copyStream.
+void GpuConverter::Impl::copyBand(const Frame& src, std::uint8_t* staged, std::uint32_t y0, std::uint32_t rows) {
+  const std::uint32_t pitch = src.pitch[0];
+  const std::size_t offset = std::size_t(y0) * pitch;
+  const std::uint32_t widthBytes = planeShape(src.format, 0, src.width, rows).widthBytes;
+  const std::size_t span = planeSpan(pitch, PlaneShape{widthBytes, rows});
+  check(cudaMemcpyAsync(staged + offset, src.data[0] + offset, span, cudaMemcpyDefault, copyStream.get()),
+        "cudaMemcpyAsync", std::string(memoryKindName(src.memory)) + " -> device staging, band of " +
+                               std::to_string(span) + " bytes");
+}
+
+void GpuConverter::Impl::throwIfSignalTimedOut() {
+  if (!signalError.data()) return;
+  auto* word = reinterpret_cast<volatile std::uint32_t*>(signalError.data());
+  const std::uint32_t ticket = *word;
+  if (ticket == 0) return;
+  *word = 0;
+  throw Error(Errc::kDevice, "GpuConverter: signalled ingest: a conversion kernel waited " +
+                                 std::to_string(kernels::kSignalTimeoutNs / 1000000) +
+                                 " ms for the upload of its rows (ticket " + std::to_string(ticket) +
+                                 ") and gave up; that frame's destination was not written");
+}
+
+// kSignalledCopy, packed 4:2:2 -> 4:2:0 from page-locked memory: the bands' copies, each followed by
+// a flag write, go on copyStream; the kernel goes on `s` with no stream dependency on them, and its
+// blocks wait on the GPU for their band's ticket. The copies are enqueued first: a host thread
+// descheduled between the two calls then delays the kernel, never the data it waits for. Both
+// streams first wait for the source's event and for the previous reader of the staging buffer, so
+// a kernel only ever waits for copies already free to run. `s` waits for the copies before the ready
+// event: ready still means "the source has been read", even after a timeout.
+void GpuConverter::Impl::signalledUpload(const Frame& src, kernels::Out420 out420, const kernels::PlanesOut& out,
+                                         cudaStream_t s, Completion completion) {
+  const std::uint32_t w = src.width, h = src.height, pitch = src.pitch[0];
+  const PlaneShape shape = planeShape(src.format, 0, w, h);
+  const bool stagingBusy = stagingStream && !(stagingStream == s && s == stream.get());  // as stagingFor
+  std::uint8_t* base = stagingFor(planeSpan(pitch, shape), copyStream.get());  // copyStream waits for the last reader
+  if (stagingBusy) check(cudaStreamWaitEvent(s, stagingFree.get(), 0), "cudaStreamWaitEvent(staging, kernel)");
+  if (src.gpu.readyEvent) {
+    check(cudaStreamWaitEvent(copyStream.get(), static_cast<cudaEvent_t>(src.gpu.readyEvent), 0),
+          "cudaStreamWaitEvent(source, copy stream)");
+  }
+  const std::uint32_t bandRows = bandRowsFor(h, stripes);
+  const std::uint32_t bands = (h + bandRows - 1) / bandRows;
+  if (nextTicket == 0 || nextTicket + bands - 1 < nextTicket) nextTicket = 1;  // wrap: skip 0
+  const std::uint32_t firstTicket = nextTicket;
+  nextTicket += bands;
+
+  for (std::uint32_t band = 0; band < bands; ++band) {
+    const std::uint32_t y0 = band * bandRows;
+    copyBand(src, base, y0, std::min(bandRows, h - y0));
+    flag.set(copyStream.get(), firstTicket + band);
+  }
+  copyDone.record(copyStream.get());
+  if (completion == Completion::kWait) ingestDone.record(copyStream.get());
+
+  kernels::PlanesIn in;
+  in.data[0] = base;
+  in.pitch[0] = pitch;
+  const kernels::IngestSignal signal{flag.word(), firstTicket, bandRows, signalErrorOnDevice};
+  kernels::packed422To420(src.format == PixelFormat::kYUYV ? kernels::Packed422::kYUYV : kernels::Packed422::kUYVY,
+                          out420, in, out, w, h, s, &signal);
+  check(cudaStreamWaitEvent(s, copyDone.get(), 0), "cudaStreamWaitEvent(signalled copy)");
+}
+
 void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpuconvert::ConvertPlan& plan,
                                  cudaStream_t s, Completion completion) {
   if (mode == IngestMode::kZeroCopy && original.memory == MemoryKind::kHost) {
@@ -127,6 +223,7 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
                 "GpuConverter: zero-copy ingest needs page-locked memory (MemoryKind::kPinned), got " +
                     frameText(original));
   }
+  throwIfSignalTimedOut();
   const Frame& src = plan.source;  // the crop rectangle's view of `original` (or `original`)
   const std::uint32_t srcPlanes = planeCount(src.format);
   const std::uint32_t dstPlanes = planeCount(dst.format);
@@ -210,15 +307,10 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
         check(cudaStreamWaitEvent(copyStream.get(), static_cast<cudaEvent_t>(src.gpu.readyEvent), 0),
               "cudaStreamWaitEvent(source, copy stream)");
       }
-      const std::uint32_t bandRows = std::max<std::uint32_t>(2, ((h + stripes - 1) / stripes + 1) & ~1u);
+      const std::uint32_t bandRows = bandRowsFor(h, stripes);
       std::size_t band = 0;
       for (std::uint32_t y0 = 0; y0 < h; y0 += bandRows, ++band) {
-        const std::uint32_t rows = std::min(bandRows, h - y0);
-        const std::size_t offset = std::size_t(y0) * pitch;
-        const std::size_t span = planeSpan(pitch, PlaneShape{shape.widthBytes, rows});
-        check(cudaMemcpyAsync(base + offset, src.data[0] + offset, span, cudaMemcpyDefault, copyStream.get()),
-              "cudaMemcpyAsync", std::string(memoryKindName(src.memory)) + " -> device staging, band of " +
-                                     std::to_string(span) + " bytes");
+        copyBand(src, base, y0, std::min(bandRows, h - y0));
         bandCopied[band].record(copyStream.get());
       }
       if (completion == Completion::kWait) ingestDone.record(copyStream.get());
@@ -234,6 +326,11 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
         for (std::uint32_t i = 1; i < dstPlanes; ++i) bandOut.data[i] = out.data[i] + std::size_t(y0 / 2) * out.pitch[i];
         launch(bandIn, bandOut, rows);
       }
+      usedStaging = true;
+      launched = true;
+    } else if (mode == IngestMode::kSignalledCopy && src.memory == MemoryKind::kPinned && !plan.resample &&
+               isPacked422(src.format) && is420(dst.format)) {
+      signalledUpload(src, out420, out, s, completion);
       usedStaging = true;
       launched = true;
     } else {
@@ -277,6 +374,7 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
   dst.gpu.device = device;
   if (completion == Completion::kWait) {
     ready.synchronize();
+    throwIfSignalTimedOut();
     const std::int64_t now = monotonicNs();
     const auto convertNs =
         static_cast<std::int64_t>(static_cast<double>(convertDone.elapsedMsSince(ingestDone)) * 1e6);

@@ -1,8 +1,12 @@
 #include "gpu/cuda_handles.hpp"
 
+#include <cuda.h>
+
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
 
 namespace zerohop {
 
@@ -143,5 +147,80 @@ void PinnedBuffer::reset() noexcept {
   data_ = nullptr;
   bytes_ = 0;
 }
+
+// ---- StreamFlag ---------------------------------------------------------------------------------
+namespace {
+// A driver function (the CUDA 12 ABI) through the runtime: the driver library is never linked.
+// Null when this runtime or driver does not have it.
+void* driverFunction(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  const cudaError_t status = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found);
+#else
+  const cudaError_t status = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found);
+#endif
+  return status == cudaSuccess && found == cudaDriverEntryPointSuccess ? fn : nullptr;
+}
+using WriteValue32 = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using GetErrorName = CUresult(CUDAAPI*)(CUresult, const char**);
+
+// "CUDA_ERROR_..." for a driver status, or its number.
+std::string driverErrorName(CUresult status) {
+  const char* name = nullptr;
+  auto getName = reinterpret_cast<GetErrorName>(driverFunction("cuGetErrorName"));
+  if (getName && getName(status, &name) == CUDA_SUCCESS && name) return name;
+  return "CUresult " + std::to_string(static_cast<int>(status));
+}
+}  // namespace
+
+StreamFlag::StreamFlag(int device, bool allowStreamWrite) : word_(device, sizeof(std::uint32_t)), device_(device) {
+  cuda::DeviceGuard guard(device);
+  check(cudaMemset(word_.data(), 0, sizeof(std::uint32_t)), "cudaMemset(stream flag)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(stream flag)");
+  if (allowStreamWrite) writeValue_ = driverFunction("cuStreamWriteValue32");
+}
+
+StreamFlag::~StreamFlag() = default;  // members: the events, then the ring, then the word
+StreamFlag::StreamFlag(StreamFlag&& o) noexcept { *this = std::move(o); }
+
+StreamFlag& StreamFlag::operator=(StreamFlag&& o) noexcept {
+  if (this != &o) {
+    for (int i = 0; i < kRing; ++i) ringCopied_[i] = std::move(o.ringCopied_[i]);
+    ring_ = std::move(o.ring_);
+    word_ = std::move(o.word_);
+    writeValue_ = std::exchange(o.writeValue_, nullptr);
+    next_ = std::exchange(o.next_, 0);
+    device_ = std::exchange(o.device_, -1);
+  }
+  return *this;
+}
+
+void StreamFlag::set(cudaStream_t stream, std::uint32_t value) {
+  if (writeValue_) {
+    const CUresult status = reinterpret_cast<WriteValue32>(writeValue_)(
+        stream, reinterpret_cast<CUdeviceptr>(word_.data()), value, CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (status == CUDA_SUCCESS) return;
+    if (status != CUDA_ERROR_NOT_SUPPORTED) {
+      throw Error(Errc::kDevice, "cuStreamWriteValue32 failed: " + driverErrorName(status) + " (stream flag)");
+    }
+    log::warn("cuStreamWriteValue32: not supported here (CUDA_ERROR_NOT_SUPPORTED); stream flags are copied instead");
+    writeValue_ = nullptr;
+  }
+  if (!ring_.data()) {
+    ring_ = PinnedBuffer(device_, kRing * sizeof(std::uint32_t));
+    for (auto& e : ringCopied_) e = CudaEvent(device_, /*timing=*/false);
+  } else {
+    ringCopied_[next_].synchronize();  // the copy that last read this word has run (long since, normally)
+  }
+  auto* slot = reinterpret_cast<std::uint32_t*>(ring_.data()) + next_;
+  *slot = value;
+  check(cudaMemcpyAsync(word_.data(), slot, sizeof(std::uint32_t), cudaMemcpyHostToDevice, stream),
+        "cudaMemcpyAsync(stream flag)");
+  ringCopied_[next_].record(stream);
+  next_ = (next_ + 1) % kRing;
+}
+
+const char* StreamFlag::writer() const noexcept { return writeValue_ ? "cuStreamWriteValue32" : "cudaMemcpyAsync"; }
 
 }  // namespace zerohop

@@ -101,4 +101,36 @@ class PinnedBuffer {
 /// cudaHostAlloc flags zerohop uses for `device`: portable, plus mapped when it can map host memory.
 unsigned pinnedAllocFlags(int device);
 
+/// A 32-bit word in device memory (0 at start) that a stream sets to a value once the work enqueued
+/// on it before has completed: the "ticket" kernels of the signalled ingest wait for. Written with
+/// cuStreamWriteValue32 (default flags: a memory barrier orders the earlier work's writes before it)
+/// where the driver offers it, else by a 4-byte cudaMemcpyAsync from a ring of page-locked words
+/// (each reused only after its copy has run). Thread-bound.
+class StreamFlag {
+ public:
+  StreamFlag() = default;  ///< empty
+  /// `allowStreamWrite` = false always takes the copy (what drivers without stream memory ops get).
+  explicit StreamFlag(int device, bool allowStreamWrite = true);
+  ~StreamFlag();
+  StreamFlag(StreamFlag&&) noexcept;
+  StreamFlag& operator=(StreamFlag&&) noexcept;
+  StreamFlag(const StreamFlag&) = delete;
+  StreamFlag& operator=(const StreamFlag&) = delete;
+
+  const std::uint32_t* word() const noexcept { return reinterpret_cast<const std::uint32_t*>(word_.data()); }
+  /// Enqueues "set the word to `value`" on `stream`, after the work already on it.
+  void set(cudaStream_t stream, std::uint32_t value);
+  /// "cuStreamWriteValue32" or "cudaMemcpyAsync" (a stream write that failed as unsupported falls back).
+  const char* writer() const noexcept;
+
+ private:
+  static constexpr int kRing = 16;
+  DeviceBuffer word_;
+  void* writeValue_ = nullptr;   // the driver's cuStreamWriteValue32, or null
+  PinnedBuffer ring_;            // kRing words for the copy (allocated on first use)
+  CudaEvent ringCopied_[kRing];  // recorded after each word's copy
+  int next_ = 0;
+  int device_ = -1;
+};
+
 }  // namespace zerohop

@@ -1,6 +1,8 @@
 // Colour-conversion kernels. One thread per 2x2 pixel block for the 4:2:0 outputs: it reads the
 // block's two source rows once and writes four luma bytes and one chroma pair. Loads are 4-byte
 // vectors when every row start is 4-byte aligned (a uniform branch), bytes otherwise, so any pitch works.
+// The 4:2:2 kernels also come in a signalled variant (IngestSignal): they may start before the source
+// has landed, and each block waits on the GPU for its rows' band.
 #include "gpu/cuda_check.hpp"
 #include "gpu/kernel_support.cuh"
 #include "gpu/kernels.hpp"
@@ -27,9 +29,58 @@ __device__ __forceinline__ std::uint8_t avg2(unsigned a, unsigned b) {
   return static_cast<std::uint8_t>((a + b + 1) >> 1);
 }
 
-template <Packed422 kIn, Out420 kOut>
+__device__ __forceinline__ std::uint64_t globalTimerNs() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// A load with acquire semantics at GPU scope: the block's later loads see what was written before
+// the flag (and never stale L1 lines).
+__device__ __forceinline__ std::uint32_t loadAcquire(const std::uint32_t* p) {
+  std::uint32_t v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Signalled ingest: true once the band holding source rows up to `lastRow` has landed; false after
+// kSignalTimeoutNs (the ticket is written to signal.error). One thread polls, the block waits at the
+// barrier; called by every thread of the block before any of them returns.
+__device__ bool awaitRows(const IngestSignal& signal, std::uint32_t lastRow) {
+  __shared__ int landed;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    const std::uint32_t ticket = signal.firstTicket + lastRow / signal.bandRows;
+    const std::uint64_t start = globalTimerNs();
+    unsigned sleepNs = 32;
+    int ok = 1;
+    while (static_cast<std::int32_t>(loadAcquire(signal.flag) - ticket) < 0) {
+      if (globalTimerNs() - start > kSignalTimeoutNs) {
+        *reinterpret_cast<volatile std::uint32_t*>(signal.error) = ticket;
+        __threadfence_system();
+        ok = 0;
+        break;
+      }
+      __nanosleep(sleepNs);
+      sleepNs = sleepNs < 256 ? 2 * sleepNs : 256;
+    }
+    landed = ok;
+  }
+  __syncthreads();
+  return landed != 0;
+}
+
+// The last source row a block of 2-row items reads (blocksY items in y over the whole frame).
+__device__ __forceinline__ std::uint32_t lastSourceRow(std::uint32_t blocksY) {
+  const std::uint32_t end = (blockIdx.y + 1) * blockDim.y;
+  return 2 * (end < blocksY ? end : blocksY) - 1;
+}
+
+template <Packed422 kIn, Out420 kOut, bool kSignalled>
 __global__ void packed422To420Kernel(PlanesIn src, PlanesOut dst, std::uint32_t blocksX, std::uint32_t blocksY,
-                                     bool vec) {
+                                     bool vec, IngestSignal signal) {
+  if constexpr (kSignalled) {
+    if (!awaitRows(signal, lastSourceRow(blocksY))) return;
+  }
   const std::uint32_t bx = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t by = blockIdx.y * blockDim.y + threadIdx.y;
   if (bx >= blocksX || by >= blocksY) return;
@@ -55,8 +106,12 @@ __global__ void packed422To420Kernel(PlanesIn src, PlanesOut dst, std::uint32_t 
 // alignment checked by wideOk().
 __device__ __forceinline__ std::uint32_t byteOf(std::uint32_t w, int i) { return (w >> (8 * i)) & 0xFFu; }
 
-template <Packed422 kIn, Out420 kOut>
-__global__ void packed422To420WideKernel(PlanesIn src, PlanesOut dst, std::uint32_t groupsX, std::uint32_t blocksY) {
+template <Packed422 kIn, Out420 kOut, bool kSignalled>
+__global__ void packed422To420WideKernel(PlanesIn src, PlanesOut dst, std::uint32_t groupsX, std::uint32_t blocksY,
+                                         IngestSignal signal) {
+  if constexpr (kSignalled) {
+    if (!awaitRows(signal, lastSourceRow(blocksY))) return;
+  }
   const std::uint32_t gx = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t by = blockIdx.y * blockDim.y + threadIdx.y;
   if (gx >= groupsX || by >= blocksY) return;
@@ -155,23 +210,37 @@ __global__ void i420ChromaToNv12Kernel(PlanesIn src, PlanesOut dst, std::uint32_
   uv[1] = src.data[2][static_cast<std::size_t>(y) * src.pitch[2] + x];
 }
 
-template <Packed422 kIn>
+template <Packed422 kIn, bool kSignalled>
 void launchPacked(Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t bxs, std::uint32_t bys,
-                  bool vec, cudaStream_t stream) {
+                  bool vec, const IngestSignal& signal, cudaStream_t stream) {
   const dim3 block(kBlockX, kBlockY);
   if (wideOk(out, src, dst, 2 * bxs)) {
     const std::uint32_t groups = bxs / 4;
     if (out == Out420::kNV12) {
-      packed422To420WideKernel<kIn, Out420::kNV12><<<blockGrid(groups, bys), block, 0, stream>>>(src, dst, groups, bys);
+      packed422To420WideKernel<kIn, Out420::kNV12, kSignalled>
+          <<<blockGrid(groups, bys), block, 0, stream>>>(src, dst, groups, bys, signal);
     } else {
-      packed422To420WideKernel<kIn, Out420::kI420><<<blockGrid(groups, bys), block, 0, stream>>>(src, dst, groups, bys);
+      packed422To420WideKernel<kIn, Out420::kI420, kSignalled>
+          <<<blockGrid(groups, bys), block, 0, stream>>>(src, dst, groups, bys, signal);
     }
     return;
   }
   if (out == Out420::kNV12) {
-    packed422To420Kernel<kIn, Out420::kNV12><<<blockGrid(bxs, bys), block, 0, stream>>>(src, dst, bxs, bys, vec);
+    packed422To420Kernel<kIn, Out420::kNV12, kSignalled>
+        <<<blockGrid(bxs, bys), block, 0, stream>>>(src, dst, bxs, bys, vec, signal);
   } else {
-    packed422To420Kernel<kIn, Out420::kI420><<<blockGrid(bxs, bys), block, 0, stream>>>(src, dst, bxs, bys, vec);
+    packed422To420Kernel<kIn, Out420::kI420, kSignalled>
+        <<<blockGrid(bxs, bys), block, 0, stream>>>(src, dst, bxs, bys, vec, signal);
+  }
+}
+
+template <Packed422 kIn>
+void launchPacked(Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t bxs, std::uint32_t bys,
+                  bool vec, const IngestSignal* signal, cudaStream_t stream) {
+  if (signal) {
+    launchPacked<kIn, true>(out, src, dst, bxs, bys, vec, *signal, stream);
+  } else {
+    launchPacked<kIn, false>(out, src, dst, bxs, bys, vec, IngestSignal{}, stream);
   }
 }
 
@@ -189,12 +258,12 @@ void launchRgb(Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint3
 }  // namespace
 
 void packed422To420(Packed422 in, Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width,
-                    std::uint32_t height, cudaStream_t stream) {
+                    std::uint32_t height, cudaStream_t stream, const IngestSignal* signal) {
   const bool vec = aligned4(src.data[0], src.pitch[0]);
   if (in == Packed422::kYUYV) {
-    launchPacked<Packed422::kYUYV>(out, src, dst, width / 2, height / 2, vec, stream);
+    launchPacked<Packed422::kYUYV>(out, src, dst, width / 2, height / 2, vec, signal, stream);
   } else {
-    launchPacked<Packed422::kUYVY>(out, src, dst, width / 2, height / 2, vec, stream);
+    launchPacked<Packed422::kUYVY>(out, src, dst, width / 2, height / 2, vec, signal, stream);
   }
   cuda::checkLaunch(in == Packed422::kYUYV ? "yuyvTo420 kernel" : "uyvyTo420 kernel");
 }

@@ -36,9 +36,26 @@ struct YuvToRgb {
   float rV, gU, gV, bU;
 };
 
+/// Signalled ingest (IngestMode::kSignalledCopy): the kernel may start before the source has landed;
+/// each thread block waits for its rows on the GPU. Another stream copies the source in row bands and,
+/// after band k, sets `*flag` to firstTicket + k (StreamFlag). A block converting rows up to r waits
+/// (one thread, acquire loads, __nanosleep backoff) until the flag has reached the ticket of r's band,
+/// compared wrap-safe: int32(flag - ticket) >= 0, so a stale (older) value never matches. It gives up
+/// after kSignalTimeoutNs of GPU time: it writes its ticket to `*error` (mapped host memory, read by
+/// the host) and returns without writing. Blocks never wait for each other: no deadlock whatever
+/// number of them is resident.
+struct IngestSignal {
+  const std::uint32_t* flag = nullptr;  ///< device word the copy stream sets to each band's ticket
+  std::uint32_t firstTicket = 0;        ///< ticket of band 0 (bands count up from it)
+  std::uint32_t bandRows = 0;           ///< source rows per band, even and > 0
+  std::uint32_t* error = nullptr;       ///< where a block that timed out writes its ticket
+};
+constexpr unsigned long long kSignalTimeoutNs = 100'000'000;  // 100 ms
+
 /// YUYV/UYVY (plane 0) -> NV12 (planes 0,1) or I420 (planes 0,1,2). width, height even.
+/// With `signal`, each block first waits for its rows' band as IngestSignal describes.
 void packed422To420(Packed422 in, Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width,
-                    std::uint32_t height, cudaStream_t stream);
+                    std::uint32_t height, cudaStream_t stream, const IngestSignal* signal = nullptr);
 
 /// RGB24/BGRx/RGBA (plane 0) -> NV12 / I420. Chroma from the mean R,G,B of each 2x2 block.
 void rgbTo420(RgbLayout in, Out420 out, const PlanesIn& src, const PlanesOut& dst, std::uint32_t width,

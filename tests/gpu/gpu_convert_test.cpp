@@ -1,5 +1,6 @@
 // GpuConverter against the CPU reference (cpu_reference.hpp states the formulas): every supported
-// pair, every ingest path (pageable copy, pinned copy, pinned zero-copy, already on device), odd
+// pair, every ingest path (pageable copy, pinned copy, pinned zero-copy, banded and signalled copy,
+// already on device), odd
 // sizes, odd pitches and odd plane alignment, random and camera-like content, outputs poisoned
 // before each run (two different poisons) and padding checked untouched.
 // Tolerance: exact for YUV -> YUV and same-format copies; +-1 for RGB -> YUV (float vs double).
@@ -7,14 +8,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "convert_test_support.hpp"
+#include "gpu/kernels.hpp"
 #include "gpu_test_support.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -32,8 +36,16 @@ struct Geometry {
 constexpr Geometry kGeometries[] = {{2, 2, 0, 0},     {34, 18, 3, 1},  {642, 362, 70, 0},
                                     {130, 66, 0, 0},  {256, 34, 0, 0}, {520, 12, 16, 0}};
 
-// Bands for kPipelinedCopy in these tests: 5 gives uneven bands (18 rows -> 4+4+4+4+2).
+// Bands for kPipelinedCopy and kSignalledCopy in these tests: 5 gives uneven bands (18 rows -> 4+4+4+4+2).
 constexpr int kTestStripes = 5;
+
+// kIngests plus the signalled copy (pageable sources take its kCopy fallback).
+std::vector<Ingest> testIngests() {
+  std::vector<Ingest> all(std::begin(kIngests), std::end(kIngests));
+  all.push_back({MemoryKind::kHost, IngestMode::kSignalledCopy});
+  all.push_back({MemoryKind::kPinned, IngestMode::kSignalledCopy});
+  return all;
+}
 
 std::string describeCase(PixelFormat s, PixelFormat d, const Ingest& in, const Geometry& g, bool camera,
                          const ColorDesc& c, unsigned seed) {
@@ -79,6 +91,8 @@ TEST_P(GpuConvertPair, MatchesCpuReference) {
   GpuConverter copy(device_, IngestMode::kCopy);
   GpuConverter zeroCopy(device_, IngestMode::kZeroCopy);
   GpuConverter pipelined(device_, IngestMode::kPipelinedCopy, kTestStripes);
+  GpuConverter signalled(device_, IngestMode::kSignalledCopy);
+  GpuConverter signalledBands(device_, IngestMode::kSignalledCopy, kTestStripes);
   const unsigned seed = freshSeed();
   std::mt19937 rng(seed);
   int cases = 0, failures = 0;
@@ -86,9 +100,11 @@ TEST_P(GpuConvertPair, MatchesCpuReference) {
     for (bool camera : {false, true}) {
       HostImage image = makeImage(srcFormat, g.w, g.h, g.extraPitch);
       if (camera) fillCameraLike(image, rng); else fillRandom(image, rng);
-      for (const auto& in : kIngests) {
+      for (const auto& in : testIngests()) {
+        // Signalled: one band with random content, uneven bands with camera-like content.
         GpuConverter& conv = in.mode == IngestMode::kZeroCopy        ? zeroCopy
                              : in.mode == IngestMode::kPipelinedCopy ? pipelined
+                             : in.mode == IngestMode::kSignalledCopy ? (camera ? signalledBands : signalled)
                                                                      : copy;
         const std::size_t colorCount = isRgb(srcFormat) ? std::size(kColors) : 1;
         for (std::size_t c = 0; c < colorCount; ++c) {
@@ -137,7 +153,8 @@ TEST_F(GpuConvert, CameraSizedFramesMatch) {
                        Big{PixelFormat::kYUYV, PixelFormat::kNV12, 3840, 2160}}) {
     HostImage image = makeImage(b.src, b.w, b.h);
     fillCameraLike(image, rng);
-    for (IngestMode mode : {IngestMode::kCopy, IngestMode::kZeroCopy, IngestMode::kPipelinedCopy}) {
+    for (IngestMode mode : {IngestMode::kCopy, IngestMode::kZeroCopy, IngestMode::kPipelinedCopy,
+                            IngestMode::kSignalledCopy}) {
       GpuConverter conv(device_, mode);
       const Geometry g{b.w, b.h, 0, 0};
       const Ingest in{MemoryKind::kPinned, mode};
@@ -236,7 +253,8 @@ TEST_P(GpuConvertMode, CallerStreamAndWaitCompletionMarkStages) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuConvertMode,
-                         ::testing::Values(IngestMode::kCopy, IngestMode::kZeroCopy, IngestMode::kPipelinedCopy),
+                         ::testing::Values(IngestMode::kCopy, IngestMode::kZeroCopy, IngestMode::kPipelinedCopy,
+                                           IngestMode::kSignalledCopy),
                          [](const auto& param) {
                            std::string name = ingestModeName(param.param);
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -248,7 +266,7 @@ TEST_F(GpuConvert, StagingIsSharedSafelyAcrossCallerStreams) {
   // second frame's upload into the shared staging buffer must wait until the first frame's kernel
   // has read it.
   std::mt19937 rng(freshSeed());
-  for (IngestMode mode : {IngestMode::kCopy, IngestMode::kPipelinedCopy}) {
+  for (IngestMode mode : {IngestMode::kCopy, IngestMode::kPipelinedCopy, IngestMode::kSignalledCopy}) {
     GpuConverter conv(device_, mode);
     CudaStream one(device_), two(device_);
     std::vector<HostImage> images;
@@ -268,6 +286,141 @@ TEST_F(GpuConvert, StagingIsSharedSafelyAcrossCallerStreams) {
                                    0xCD))
           << ingestModeName(mode) << " frame " << i;
     }
+  }
+}
+
+TEST_F(GpuConvert, SignalledBackToBackFramesEachComeOutRight) {
+  // Frames enqueued back to back without host synchronisation, each with different content, into
+  // different targets and then all into one target: a kernel that took a stale flag value would
+  // convert the previous frame's bytes (or a half-copied staging buffer).
+  std::mt19937 rng(freshSeed());
+  constexpr int kFrames = 6;
+  for (int stripes : {1, 2, 3}) {
+    GpuConverter conv(device_, IngestMode::kSignalledCopy, stripes);
+    std::vector<HostImage> images;
+    std::vector<std::unique_ptr<PlacedFrame>> sources;
+    std::vector<std::unique_ptr<DeviceTarget>> targets;
+    for (int i = 0; i < kFrames; ++i) {
+      images.push_back(makeImage(PixelFormat::kYUYV, 1920, 1080));
+      if (i % 2) {
+        fillRandom(images.back(), rng);
+      } else {
+        fillCameraLike(images.back(), rng);
+      }
+      sources.push_back(std::make_unique<PlacedFrame>(images.back(), MemoryKind::kPinned, device_));
+      targets.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, 1920, 1080, 0, device_));
+      targets.back()->poison(0xCD);
+    }
+    for (int i = 0; i < kFrames; ++i) conv.convert(sources[i]->frame, targets[i]->frame);
+    for (int i = 0; i < kFrames; ++i) {
+      cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(targets[i]->frame.gpu.readyEvent)),
+                  "cudaEventSynchronize");
+      EXPECT_TRUE(matchesReference(targets[i]->download(), referenceConvert(images[i], PixelFormat::kNV12, {}), 0,
+                                   0xCD))
+          << stripes << " band(s), frame " << i;
+    }
+    // The same destination each time, checked after each frame.
+    DeviceTarget one(PixelFormat::kNV12, 1920, 1080, 0, device_);
+    for (int i = 0; i < kFrames; ++i) {
+      one.poison(0x5A);
+      conv.convert(sources[i]->frame, one.frame, nullptr, Completion::kWait);
+      EXPECT_TRUE(matchesReference(one.download(), referenceConvert(images[i], PixelFormat::kNV12, {}), 0, 0x5A))
+          << stripes << " band(s), frame " << i << " into one target";
+    }
+  }
+}
+
+TEST_F(GpuConvert, SignalledKernelWaitsOutABusyCallerStream) {
+  // Frame 1's kernel sits behind 300 ms of other work on the caller's stream, so the staging buffer
+  // stays busy; frame 2 on the converter's own stream must not start its kernel (and its 100 ms
+  // clock) before its upload can run.
+  std::mt19937 rng(freshSeed());
+  const HostImage first = randomImage(PixelFormat::kYUYV, 1280, 720, rng);
+  const HostImage second = randomImage(PixelFormat::kYUYV, 1280, 720, rng);
+  PlacedFrame src1(first, MemoryKind::kPinned, device_), src2(second, MemoryKind::kPinned, device_);
+  DeviceTarget dst1(PixelFormat::kNV12, 1280, 720, 0, device_), dst2(PixelFormat::kNV12, 1280, 720, 0, device_);
+  dst1.poison(0xCD);
+  dst2.poison(0xCD);
+  GpuConverter conv(device_, IngestMode::kSignalledCopy);
+  CudaStream busy(device_);
+  cuda::check(cudaLaunchHostFunc(
+                  busy.get(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr),
+              "cudaLaunchHostFunc");
+  conv.convert(src1.frame, dst1.frame, busy.get());
+  conv.convert(src2.frame, dst2.frame, nullptr, Completion::kWait);  // throws if a kernel timed out
+  busy.synchronize();
+  EXPECT_TRUE(matchesReference(dst1.download(), referenceConvert(first, PixelFormat::kNV12, {}), 0, 0xCD));
+  EXPECT_TRUE(matchesReference(dst2.download(), referenceConvert(second, PixelFormat::kNV12, {}), 0, 0xCD));
+  conv.convert(src1.frame, dst1.frame, nullptr, Completion::kWait);  // and no late error either
+}
+
+// The signalled kernel on its own (kernels::packed422To420 with an IngestSignal) and StreamFlag with
+// each writer: it converts once the flag has reached its ticket, never on an older value, and gives
+// up after kSignalTimeoutNs, saying so in the error word and leaving dst untouched.
+TEST_F(GpuConvert, SignalledKernelWaitsForItsTicketAndTimesOut) {
+  std::mt19937 rng(freshSeed());
+  const HostImage image = randomImage(PixelFormat::kYUYV, 640, 480, rng);
+  const HostImage ref = referenceConvert(image, PixelFormat::kNV12, {});
+  PlacedFrame src(image, MemoryKind::kPinned, device_);
+  DeviceTarget target(PixelFormat::kNV12, 640, 480, 0, device_);
+  DeviceBuffer staging(device_, image.plane[0].size());
+  PinnedBuffer errorWord(device_, sizeof(std::uint32_t));
+  auto* error = reinterpret_cast<volatile std::uint32_t*>(errorWord.data());
+  void* errorOnDevice = nullptr;
+  cuda::check(cudaHostGetDevicePointer(&errorOnDevice, errorWord.data(), 0), "cudaHostGetDevicePointer");
+  CudaStream kernelStream(device_), copyStream(device_);
+  kernels::PlanesIn in;
+  in.data[0] = staging.data();
+  in.pitch[0] = src.frame.pitch[0];
+  kernels::PlanesOut out;
+  for (int p = 0; p < 2; ++p) {
+    out.data[p] = target.frame.data[p];
+    out.pitch[p] = target.frame.pitch[p];
+  }
+  for (bool streamWrite : {true, false}) {
+    SCOPED_TRACE(streamWrite ? "stream write (when the driver has it)" : "copied flag");
+    StreamFlag flag(device_, streamWrite);
+    if (streamWrite) {
+      std::printf("StreamFlag writer on this device: %s\n", flag.writer());
+    } else {
+      EXPECT_STREQ(flag.writer(), "cudaMemcpyAsync");
+    }
+    *error = 0;
+    // The flag holds ticket 7 (stale); the kernel waits for 8, which never comes.
+    flag.set(copyStream.get(), 7);
+    copyStream.synchronize();
+    target.poison(0xCD);
+    const kernels::IngestSignal waitFor8{flag.word(), 8, 480, static_cast<std::uint32_t*>(errorOnDevice)};
+    const auto t0 = std::chrono::steady_clock::now();
+    kernels::packed422To420(kernels::Packed422::kYUYV, kernels::Out420::kNV12, in, out, 640, 480,
+                            kernelStream.get(), &waitFor8);
+    kernelStream.synchronize();
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(*error, 8u);
+    EXPECT_GE(waited, std::chrono::nanoseconds(kernels::kSignalTimeoutNs));
+    EXPECT_LT(waited, std::chrono::seconds(5));
+    const HostImage untouched = target.download();
+    for (std::uint32_t p = 0; p < 2; ++p) {
+      for (std::uint8_t b : untouched.plane[p]) ASSERT_EQ(b, 0xCD) << "a timed-out kernel wrote plane " << p;
+    }
+    // Kernel first, then the upload in 2 bands (tickets 8, 9) on the other stream.
+    *error = 0;
+    const kernels::IngestSignal bands{flag.word(), 8, 240, static_cast<std::uint32_t*>(errorOnDevice)};
+    kernels::packed422To420(kernels::Packed422::kYUYV, kernels::Out420::kNV12, in, out, 640, 480,
+                            kernelStream.get(), &bands);
+    const std::size_t half = std::size_t(240) * src.frame.pitch[0];
+    cuda::check(cudaMemcpyAsync(staging.data(), src.frame.data[0], half, cudaMemcpyHostToDevice, copyStream.get()),
+                "cudaMemcpyAsync");
+    flag.set(copyStream.get(), 8);
+    cuda::check(cudaMemcpyAsync(staging.data() + half, src.frame.data[0] + half, image.plane[0].size() - half,
+                                cudaMemcpyHostToDevice, copyStream.get()),
+                "cudaMemcpyAsync");
+    flag.set(copyStream.get(), 9);
+    kernelStream.synchronize();
+    copyStream.synchronize();
+    EXPECT_EQ(*error, 0u);
+    EXPECT_TRUE(matchesReference(target.download(), ref, 0, 0xCD));
+    cuda::check(cudaMemset(staging.data(), 0, image.plane[0].size()), "cudaMemset");
   }
 }
 
