@@ -191,24 +191,16 @@ if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/d
   step "MPS pass: start nvidia-cuda-mps-control -d, share gpu tests + share benchmark, quit"
   # A private pipe/log directory: nothing else on the machine is switched to MPS, and the daemon's
   # clients (our processes) find it through the same variables.
-  # Short paths: the pipe directory holds Unix sockets (108-byte path limit).
-  mps_dir=$(mktemp -d /tmp/zh-mps-XXXXXX)
-  export CUDA_MPS_PIPE_DIRECTORY="$mps_dir/pipe" CUDA_MPS_LOG_DIRECTORY="$mps_dir/log"
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  mps_quit() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; }
-  trap mps_quit EXIT
-  if nvidia-cuda-mps-control -d; then
-    sleep 1
+  # shellcheck source=scripts/mps-private.sh
+  source scripts/mps-private.sh
+  if mps_private_start; then
     timeout 120 "$BUILD_DIR/tests/share/zerohop_share_gpu_test" --gtest_brief=1 || fail "share gpu tests under MPS"
     if [[ $BENCH -eq 1 ]]; then
       # shellcheck disable=SC2086
       timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "with MPS" \
         --out "$OUT/share-gpu-bench.md" || fail "share benchmark (with MPS)"
     fi
-    mps_quit
-    trap - EXIT
-    sleep 1
-    tail -5 "$CUDA_MPS_LOG_DIRECTORY/control.log" 2>/dev/null
+    mps_private_stop
   else
     echo "NOTE: nvidia-cuda-mps-control -d failed; no MPS numbers"
   fi

@@ -29,13 +29,32 @@
 // commit, i.e. when work the producer enqueues right after publishing could start (without MPS it
 // waits behind the readers' context time slices).
 //
+// Deployment knobs (all off by default; the table's header line lists those in effect):
+//   --reader-env KEY=VALUE   set in the reader PROCESSES' environment only (repeatable), e.g. MPS's
+//                            CUDA_MPS_ACTIVE_THREAD_PERCENTAGE or CUDA_MPS_CLIENT_PRIORITY
+//   --reader-sm-percent N    = --reader-env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=N (the producer keeps 100 %)
+//   --pin                    the producer's thread on the last allowed CPU, reader r (process or thread)
+//                            on the (r + 2)th, each alone; CPU 0 left to the interrupts (sched_setaffinity,
+//                            before CUDA starts its threads, which inherit it)
+//   --read-blocks N          the reader kernel runs at most N blocks per plane that stride over the rows
+//                            (default: one block per row, 1,620 blocks of 128 threads per frame)
+//   --producer-next-kernel   right after commit the producer enqueues the write kernel again on a scratch
+//                            frame (a stand-in for its next stage, e.g. the encoder's conversion): "next
+//                            kernel" = from the event after commit to one after that kernel, p50 / p99, and
+//                            per frame next / write (the write kernel runs with no reader active, so the
+//                            ratio cancels the GPU's clock state)
+// Column "reader SMs": per reader process, cudaDevAttrMultiProcessorCount / the distinct %smid a
+// grid of spinning blocks ran on at start-up (what an SM limit really left it; min-max over readers).
+//
 // Usage: zerohop_share_gpu_bench [--frames N] [--period-us P] [--readers 1,4,8] [--paths a,b]
-//                                [--label TEXT] [--out FILE]
-//        (internal) zerohop_share_gpu_bench --reader NAME DIR PATH WARMUP
+//                                [--label TEXT] [--out FILE] [knobs above]
+//        a path may name its own reader counts: --paths ipc-spin,ipc@8,floor-spin@1+8
+//        (internal) zerohop_share_gpu_bench --reader NAME DIR PATH WARMUP [--cpu N] [--read-blocks N]
 // Appends a markdown table to --out. Exit status: 0 ok, 1 failure, 2 no GPU.
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -78,6 +97,40 @@ using bench::PlaneView;
 
 constexpr int kDevice = 0;
 constexpr std::uint32_t kSlots = 6;
+
+/// The knobs a deployment has (header comment); the same for every row of one run.
+struct Knobs {
+  std::vector<std::string> readerEnv;  ///< KEY=VALUE, reader processes only
+  bool pin = false;
+  std::vector<int> cpus;  ///< allowed CPUs, in order, when pinning
+  std::uint32_t readBlocks = 0;
+  bool producerNextKernel = false;
+};
+
+/// Pins the calling thread (and the threads it starts later) to one CPU.
+void pinThisThread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) throwErrno("sched_setaffinity", errno);
+}
+
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) throwErrno("sched_getaffinity", errno);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+/// Reader r's CPU when pinning: cpus[1 + r], wrapping before the last (the producer's); CPU 0, which
+/// tends to take the interrupts, is left alone. -1 = not pinned.
+int readerCpu(const Knobs& k, int r) {
+  if (!k.pin || k.cpus.size() < 3) return -1;
+  return k.cpus[1 + static_cast<std::size_t>(r) % (k.cpus.size() - 2)];
+}
 
 ImageLayout frameLayout() {
   return computeLayout(PixelFormat::kNV12, 1920, 1080, 256);
@@ -133,7 +186,7 @@ struct Samples {
 
 /// One reader's loop, in a reader process or an in-process thread: warms its context and kernel,
 /// calls `ready`, then uses every frame it gets until the publisher closes the ring.
-Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmup,
+Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmup, std::uint32_t readBlocks,
                    const std::function<void()>& ready) {
   const ImageLayout l = frameLayout();
   CudaStream stream(kDevice);
@@ -147,7 +200,7 @@ Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmu
   {
     const auto v = viewsOf(ownFrame, l);
     bench::launchReadFrame(v.data(), l.planeCount, reinterpret_cast<unsigned long long*>(sum.data()),
-                           stream.get());
+                           stream.get(), readBlocks);
     stream.synchronize();
   }
   ready();
@@ -197,7 +250,7 @@ Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmu
       }
       const auto v = viewsOf(use, l);
       bench::launchReadFrame(v.data(), l.planeCount, reinterpret_cast<unsigned long long*>(sum.data()),
-                             stream.get());
+                             stream.get(), readBlocks);
       stream.synchronize();
       const std::int64_t done = monotonicNs();
       const std::int64_t t0 = fr.times.at(Stage::kCapture);
@@ -212,15 +265,32 @@ Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmu
   return out;
 }
 
-int runReader(const std::string& name, const std::string& dir, const std::string& path,
-              std::uint64_t warmup) {
+/// argv: NAME DIR PATH WARMUP [--cpu N] [--read-blocks N]
+int runReader(int argc, char** argv) {
+  const std::string name = argv[2], dir = argv[3], path = argv[4];
+  const std::uint64_t warmup = std::stoull(argv[5]);
+  std::uint32_t readBlocks = 0;
+  for (int i = 6; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--cpu")
+      pinThisThread(std::stoi(argv[i + 1]));  // before CUDA starts its threads: they inherit it
+    else if (a == "--read-blocks")
+      readBlocks = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
+    else
+      throw Error(Errc::kInvalidArgument, "reader: unknown argument " + a);
+  }
   cuda::check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "cudaSetDeviceFlags(spin)");
   cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
+  int sms = 0;
+  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, kDevice),
+              "cudaDeviceGetAttribute");
+  const int smsUsed = bench::countSmsUsed(kDevice);
   SubscribeOptions o;
   o.directory = dir;
   o.anticipate = subscribeAnticipation(path);
   Subscriber sub(name, o);
-  const Samples s = readFrames(sub, path, warmup, [] { std::cout << "ready" << std::endl; });
+  const Samples s = readFrames(sub, path, warmup, readBlocks,
+                               [&] { std::cout << "ready " << sms << " " << smsUsed << std::endl; });
   std::ostringstream line;
   line << "samples " << (s.pinned ? "pinned" : "pageable") << " " << s.bytesCopied << " " << s.total.size();
   for (std::size_t i = 0; i < s.total.size(); ++i) line << " " << s.total[i] << ":" << s.wake[i];
@@ -232,7 +302,8 @@ int runReader(const std::string& name, const std::string& dir, const std::string
 
 class ReaderProcess {
  public:
-  explicit ReaderProcess(const std::vector<std::string>& argv) {
+  /// `env`: KEY=VALUE entries added to (or replacing those of) this process's environment.
+  ReaderProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throwErrno("pipe2", errno);
     posix_spawn_file_actions_t fa;
@@ -241,7 +312,19 @@ class ReaderProcess {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    const int rc = ::posix_spawn(&pid_, "/proc/self/exe", &fa, nullptr, args.data(), environ);
+    std::vector<std::string> vars;
+    for (char** e = environ; *e; ++e) {
+      const std::string v = *e;
+      const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& kv) {
+        return v.compare(0, kv.find('=') + 1, kv, 0, kv.find('=') + 1) == 0;
+      });
+      if (!replaced) vars.push_back(v);
+    }
+    vars.insert(vars.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (auto& v : vars) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    const int rc = ::posix_spawn(&pid_, "/proc/self/exe", &fa, nullptr, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     ::close(out[1]);
     out_ = zerohop::UniqueFd(out[0]);
@@ -294,7 +377,8 @@ struct Result {
   std::size_t samples = 0;
   double p50 = 0, p99 = 0, mean = 0, max = 0, wakeP50 = 0, wakeP99 = 0;
   double bytesPerFrame = 0, pubCpuP50 = 0, pubWriteP50 = 0, pubGpuP50 = 0;
-  std::string memory;
+  double nextP50 = -1, nextP99 = -1, nextRatioP50 = -1;  ///< --producer-next-kernel; -1: not measured
+  std::string memory, readerSms = "-";
 };
 
 double percentile(std::vector<std::int64_t> v, double q) {
@@ -310,7 +394,21 @@ std::int64_t threadCpuNs() {
   return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-Result runPath(const std::string& path, int readers, int frames, int periodUs, const std::string& dir) {
+/// "132/132" or "33-34/33-34": SMs seen by the reader processes (attribute / used), min-max.
+std::string smRange(const std::vector<std::pair<int, int>>& seen) {
+  if (seen.empty()) return "-";
+  auto [a0, a1] =
+      std::minmax_element(seen.begin(), seen.end(), [](auto& x, auto& y) { return x.first < y.first; });
+  auto [u0, u1] =
+      std::minmax_element(seen.begin(), seen.end(), [](auto& x, auto& y) { return x.second < y.second; });
+  auto range = [](int lo, int hi) {
+    return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+  };
+  return range(a0->first, a1->first) + "/" + range(u0->second, u1->second);
+}
+
+Result runPath(const std::string& path, int readers, int frames, int periodUs, const std::string& dir,
+               const Knobs& knobs) {
   const ImageLayout l = frameLayout();
   const std::string name = "bench-" + path + "-" + std::to_string(readers);
   const std::uint64_t warmup = 30;
@@ -340,45 +438,68 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
           SubscribeOptions so;
           so.directory = dir;
           so.anticipate = subscribeAnticipation(path);
+          if (const int cpu = readerCpu(knobs, r); cpu >= 0) pinThisThread(cpu);
           Subscriber sub(name, so);
           if (!sub.info().inProcess) throw Error(Errc::kInternal, "the in-process reader went through IPC");
-          threadSamples[r] = readFrames(sub, path, warmup, [&] { ++threadsReady; });
+          threadSamples[r] = readFrames(sub, path, warmup, knobs.readBlocks, [&] { ++threadsReady; });
         } catch (const std::exception& e) {
           threadErrors[r] = e.what();
           ++threadsReady;
         }
       });
     } else {
-      procs.push_back(std::make_unique<ReaderProcess>(std::vector<std::string>{
-          "zerohop_share_gpu_bench", "--reader", name, dir, path, std::to_string(warmup)}));
+      std::vector<std::string> argv{"zerohop_share_gpu_bench", "--reader", name, dir, path,
+                                    std::to_string(warmup)};
+      argv.push_back("--read-blocks");
+      argv.push_back(std::to_string(knobs.readBlocks));
+      if (const int cpu = readerCpu(knobs, r); cpu >= 0) {
+        argv.push_back("--cpu");
+        argv.push_back(std::to_string(cpu));
+      }
+      procs.push_back(std::make_unique<ReaderProcess>(argv, knobs.readerEnv));
     }
   }
+  std::vector<std::pair<int, int>> smsSeen;
   for (auto& p : procs) {
-    const auto line = p->readLine(60s);
-    if (line != "ready") throw Error(Errc::kInternal, "reader: " + line);
+    std::istringstream line(p->readLine(60s));
+    std::string tag;
+    std::pair<int, int> sms;
+    if (!(line >> tag >> sms.first >> sms.second) || tag != "ready")
+      throw Error(Errc::kInternal, "reader: " + line.str());
+    smsSeen.push_back(sms);
   }
   while (threadsReady.load() < static_cast<int>(threads.size())) std::this_thread::sleep_for(1ms);
   while (pub->stats().readersConnected < static_cast<std::uint32_t>(readers))
     std::this_thread::sleep_for(1ms);
 
   CudaStream stream(kDevice);
-  CudaEvent gpuStart(kDevice, true), gpuWritten(kDevice, true), gpuStop(kDevice, true);
-  DeviceBuffer source(kDevice, l.totalBytes);  // host-rt: the frame the publisher has in VRAM
+  CudaEvent gpuStart(kDevice, true), gpuWritten(kDevice, true), gpuStop(kDevice, true),
+      gpuNext(kDevice, true);
+  // host-rt: the frame the publisher has in VRAM; --producer-next-kernel: what that kernel writes
+  DeviceBuffer source(kDevice, l.totalBytes);
   Frame src;
   bindLayout(src, l, source.data(), MemoryKind::kDevice);
   std::vector<std::unique_ptr<Registration>> registered;
   std::vector<const std::uint8_t*> seenSlots;
   bool pinned = true;
   std::uint64_t benchCopied = 0;  // the publisher side's own copies (host-rt: the D2H)
-  std::vector<std::int64_t> pubCpu, pubWrite, pubGpu;
+  std::vector<std::int64_t> pubCpu, pubWrite, pubGpu, pubNext, pubNextRatio;  // ratio: x1000
   bool pendingGpu = false;
+  const bool nextKernel = knobs.producerNextKernel && device;
+  auto collectGpu = [&] {
+    const CudaEvent& last = nextKernel ? gpuNext : gpuStop;
+    last.synchronize();
+    const double write = gpuWritten.elapsedMsSince(gpuStart) * 1e6;
+    pubWrite.push_back(static_cast<std::int64_t>(write));
+    pubGpu.push_back(static_cast<std::int64_t>(gpuStop.elapsedMsSince(gpuStart) * 1e6));
+    if (nextKernel) {
+      const double next = gpuNext.elapsedMsSince(gpuStop) * 1e6;
+      pubNext.push_back(static_cast<std::int64_t>(next));
+      pubNextRatio.push_back(static_cast<std::int64_t>(next / std::max(write, 1.0) * 1000.0));
+    }
+    pendingGpu = false;
+  };
   for (std::uint64_t seq = 1; seq <= warmup + static_cast<std::uint64_t>(frames); ++seq) {
-    auto collectGpu = [&] {
-      gpuStop.synchronize();
-      pubWrite.push_back(static_cast<std::int64_t>(gpuWritten.elapsedMsSince(gpuStart) * 1e6));
-      pubGpu.push_back(static_cast<std::int64_t>(gpuStop.elapsedMsSince(gpuStart) * 1e6));
-      pendingGpu = false;
-    };
     if (pendingGpu) collectGpu();
     const bool measured = seq > warmup;
     std::int64_t cpu = 0;
@@ -422,6 +543,11 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
       pub->commit(std::move(ws), meta, stream.get());
       cpu += threadCpuNs() - c0;
       gpuStop.record(stream.get());
+      if (nextKernel) {
+        const auto next = viewsOf(src, l);
+        bench::launchWriteFrame(next.data(), l.planeCount, seq, stream.get());
+        gpuNext.record(stream.get());
+      }
     }
     if (measured) {
       pubCpu.push_back(cpu);
@@ -430,11 +556,7 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     std::this_thread::sleep_for(std::chrono::microseconds(periodUs));
   }
   stream.synchronize();
-  if (pendingGpu) {
-    gpuStop.synchronize();
-    pubWrite.push_back(static_cast<std::int64_t>(gpuWritten.elapsedMsSince(gpuStart) * 1e6));
-    pubGpu.push_back(static_cast<std::int64_t>(gpuStop.elapsedMsSince(gpuStart) * 1e6));
-  }
+  if (pendingGpu) collectGpu();
   const std::uint64_t libraryCopied = pub->stats().bytesCopied;
   pub.reset();  // readers see the ring close, report and let go (device: the publisher waits for that)
 
@@ -487,8 +609,34 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
   res.pubCpuP50 = percentile(pubCpu, 0.50);
   res.pubWriteP50 = percentile(pubWrite, 0.50);
   res.pubGpuP50 = percentile(pubGpu, 0.50);
+  if (nextKernel) {
+    res.nextP50 = percentile(pubNext, 0.50);
+    res.nextP99 = percentile(pubNext, 0.99);
+    res.nextRatioP50 = percentile(pubNextRatio, 0.50);  // x1000 / 1000
+  }
   res.memory = memory;
+  res.readerSms = smRange(smsSeen);
   return res;
+}
+
+std::string describeKnobs(const Knobs& k) {
+  std::ostringstream d;
+  d << "reader processes' environment: ";
+  if (k.readerEnv.empty()) d << "as the producer's";
+  for (std::size_t i = 0; i < k.readerEnv.size(); ++i) d << (i ? ", " : "+ ") << k.readerEnv[i];
+  d << "; CPU pinning: ";
+  if (k.pin)
+    d << "producer on CPU " << k.cpus.back() << ", reader r on CPU " << readerCpu(k, 0) << " + r ("
+      << k.cpus.size() << " allowed)";
+  else
+    d << "none";
+  d << "; reader kernel: ";
+  if (k.readBlocks)
+    d << "at most " << k.readBlocks << " blocks per plane";
+  else
+    d << "one block per row";
+  d << "; producer next kernel after commit: " << (k.producerNextKernel ? "yes" : "no");
+  return d.str();
 }
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -505,6 +653,7 @@ int runBench(int argc, char** argv) {
   std::vector<std::string> paths{"ipc",         "ipc-ant",      "ipc-spin",  "floor-spin", "inproc",
                                  "inproc-spin", "host-rt-spin", "ipc-async", "host-rt",    "producer"};
   std::string label = "run", out;
+  Knobs knobs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -521,11 +670,28 @@ int runBench(int argc, char** argv) {
       out = next();
     else if (a == "--paths")
       paths = splitList(next());
+    else if (a == "--reader-env") {
+      const std::string kv = next();
+      if (kv.find('=') == std::string::npos || kv.front() == '=')
+        throw Error(Errc::kInvalidArgument, "--reader-env wants KEY=VALUE, got '" + kv + "'");
+      knobs.readerEnv.push_back(kv);
+    } else if (a == "--reader-sm-percent")
+      knobs.readerEnv.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(std::stoi(next())));
+    else if (a == "--pin")
+      knobs.pin = true;
+    else if (a == "--read-blocks")
+      knobs.readBlocks = static_cast<std::uint32_t>(std::stoul(next()));
+    else if (a == "--producer-next-kernel")
+      knobs.producerNextKernel = true;
     else if (a == "--readers") {
       readerCounts.clear();
       for (const auto& t : splitList(next())) readerCounts.push_back(std::stoi(t));
     } else
       throw Error(Errc::kInvalidArgument, "unknown argument " + a);
+  }
+  if (knobs.pin) {
+    knobs.cpus = allowedCpus();
+    pinThisThread(knobs.cpus.back());  // the producer; reader processes pin themselves before CUDA starts
   }
   const GpuInfo gpu = probeGpu(kDevice);
   if (!gpu.available) {
@@ -546,24 +712,37 @@ int runBench(int argc, char** argv) {
      << describe(gpu) << "; CUDA driver API " << driver << ", runtime " << runtime << "; 1920x1080 NV12 ("
      << frameLayout().totalBytes << " bytes), " << frames << " frames per row after 30 warm-up, one every "
      << periodUs << " us, max(" << kSlots << ", readers + 4) slots.\n\n"
+     << "Knobs: " << describeKnobs(knobs) << ".\n\n"
      << "| path | readers | samples | p50 us | p99 us | mean us | max us | wake p50 us | wake p99 us | "
         "bytes copied / frame | producer CPU us/frame p50 | producer GPU write us p50 | producer GPU "
         "write+commit us p50 "
-        "| memory |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "| producer next kernel us p50 / p99 | next / write p50 | memory | reader SMs |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::printf("%s", md.str().c_str());
-  for (const std::string& path : paths) {
+  for (std::string path : paths) {
     std::vector<int> counts = readerCounts;
     if (path == "ipc-async" || path == "host-rt") counts = {readerCounts.front()};
+    if (const auto at = path.find('@'); at != std::string::npos) {  // "ipc@8", "floor-spin@1+8"
+      counts.clear();
+      std::istringstream in(path.substr(at + 1));
+      for (std::string n; std::getline(in, n, '+');) counts.push_back(std::stoi(n));
+      path.resize(at);
+    }
     if (path == "producer") counts = {0};
     for (int r : counts) {
-      const Result res = runPath(path == "producer" ? "ipc" : path, r, frames, periodUs, dir);
-      char row[768];
+      const Result res = runPath(path == "producer" ? "ipc" : path, r, frames, periodUs, dir, knobs);
+      char next[64] = "-", ratio[32] = "-", row[896];
+      if (res.nextP50 >= 0) {
+        std::snprintf(next, sizeof next, "%.1f / %.1f", res.nextP50, res.nextP99);
+        std::snprintf(ratio, sizeof ratio, "%.2f", res.nextRatioP50);
+      }
       std::snprintf(
           row, sizeof row,
-          "| %s | %d | %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f | %.1f | %s |\n",
+          "| %s | %d | %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f | %.1f | %s | %s "
+          "| %s | %s |\n",
           res.path.c_str(), res.readers, res.samples, res.p50, res.p99, res.mean, res.max, res.wakeP50,
-          res.wakeP99, res.bytesPerFrame, res.pubCpuP50, res.pubWriteP50, res.pubGpuP50, res.memory.c_str());
+          res.wakeP99, res.bytesPerFrame, res.pubCpuP50, res.pubWriteP50, res.pubGpuP50, next, ratio,
+          res.memory.c_str(), res.readerSms.c_str());
       std::printf("%s", row);
       std::fflush(stdout);
       md << row;
@@ -583,9 +762,7 @@ int runBench(int argc, char** argv) {
 int main(int argc, char** argv) {
   zerohop::log::setLevel(zerohop::log::Level::kWarn);
   try {
-    if (argc == 6 && std::string(argv[1]) == "--reader") {
-      return zerohop::runReader(argv[2], argv[3], argv[4], std::stoull(argv[5]));
-    }
+    if (argc >= 6 && std::string(argv[1]) == "--reader") return zerohop::runReader(argc, argv);
     return zerohop::runBench(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "zerohop_share_gpu_bench: " << e.what() << "\n";

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# mps_knobs.sh: the deployment knobs of the device share hand-off under MPS, in one device call
+# (docs/benchmarks-gpu.md, Share, "MPS deployment knobs"): for each knob setting, the rows that decide
+# the two goals (p99 <= 50 us at 8 readers; producer slowed <= 2 %) with zerohop_share_gpu_bench.
+#
+#   base     no knob: ipc-spin and floor-spin at 1/4/8, ipc at 8, the producer alone (the call's reference)
+#   sm25     reader processes at CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 (the producer keeps 100)
+#   pin      producer and every reader process on a CPU of its own (8-reader rows, the producer alone)
+#   sm10     readers at 10 %
+#   blocks   reader kernel at most 132 blocks per plane (one per SM) instead of one per row
+#   prio     reader processes at CUDA_MPS_CLIENT_PRIORITY=1 (below normal)
+#   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the call)
+#   nomps    (MPS stopped) ipc-spin at 8 readers at 25 %: what the SM limit does without MPS
+# Every setting runs with --producer-next-kernel. Settings run in this order; one is started only while
+# the call has used less than BUDGET_S seconds, so the call ends in time and the first settings matter most.
+#
+# Usage (GPU machine, repository root, through the device tool; .deps carries GoogleTest):
+#   run(carry: [".deps"], command: "CUDA_ARCHS=90 bench/share_gpu/mps_knobs.sh")
+# Environment: OUT (default $BUILD_DIR/out; results: mps-knobs.md, mps-knobs.log), BUILD_DIR (default
+#   build-mps-knobs), CUDA_ARCHS, FRAMES (default 150), BUDGET_S (default 150),
+#   BENCH (a prebuilt zerohop_share_gpu_bench used when the build fails, e.g. one carried along).
+# Exit status: 0 all settings ran, 1 a benchmark failed or settings were skipped, 3 no binary.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+BUILD_DIR=${BUILD_DIR:-build-mps-knobs}
+OUT=${OUT:-$BUILD_DIR/out}
+FRAMES=${FRAMES:-150}
+BUDGET_S=${BUDGET_S:-150}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+exec > >(tee "$OUT/mps-knobs.log") 2>&1
+MD="$OUT/mps-knobs.md"
+status=0
+step() { echo; echo "==== $* ($(date -u +%H:%M:%S), ${SECONDS}s)"; }
+
+step "configure + build zerohop_share_gpu_bench"
+cfg=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MEDIA=OFF -DZEROHOP_WITH_CUDA=ON
+     -DZEROHOP_REQUIRE_NVJPEG=ON -DZEROHOP_BUILD_TESTS=ON -DZEROHOP_BUILD_BENCHMARKS=ON)
+[[ -f .deps/googletest/CMakeLists.txt ]] && cfg+=(-DZEROHOP_GTEST_SOURCE_DIR="$PWD/.deps/googletest")
+[[ -n "${CUDA_ARCHS:-}" ]] && cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+bin=$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench
+if cmake "${cfg[@]}" >"$OUT/build.txt" 2>&1 && cmake --build "$BUILD_DIR" -j "$(nproc)" --target zerohop_share_gpu_bench \
+    >>"$OUT/build.txt" 2>&1; then
+  echo "built $bin"
+elif [[ -n "${BENCH:-}" && -x "${BENCH}" ]]; then
+  grep -m5 -E 'error|FAILED' "$OUT/build.txt"
+  echo "NOTE: build failed; using the prebuilt $BENCH"
+  bin=$BENCH
+else
+  tail -20 "$OUT/build.txt"
+  echo "FAIL: build"
+  exit 3
+fi
+
+# name, arguments
+common=(--frames "$FRAMES" --producer-next-kernel --out "$MD")
+all=ipc-spin,floor-spin,ipc@8,producer
+settings=(
+  "base|--paths $all"
+  "sm25|--paths ipc-spin,floor-spin@8,ipc@8 --reader-sm-percent 25"
+  "pin|--paths ipc-spin@8,floor-spin@8,ipc@8,producer --pin"
+  "sm10|--paths ipc-spin,floor-spin@8,ipc@8 --reader-sm-percent 10"
+  "blocks|--paths ipc-spin@1+8,floor-spin@8 --read-blocks 132"
+  "prio|--paths ipc-spin@8 --reader-env CUDA_MPS_CLIENT_PRIORITY=1"
+  "base2|--paths ipc-spin@8,producer"
+)
+bench() {  # label, arguments...
+  local label=$1
+  shift
+  if ((SECONDS > BUDGET_S)); then
+    echo "SKIPPED: $label (${SECONDS}s used, budget ${BUDGET_S}s)"
+    status=1
+    return
+  fi
+  step "$label: $*"
+  # shellcheck disable=SC2068
+  timeout 90 "$bin" "${common[@]}" --label "$label" $@ || { echo "FAIL: $label"; status=1; }
+}
+
+step "MPS: nvidia-cuda-mps-control -d (private pipe/log directory)"
+if ! command -v nvidia-cuda-mps-control >/dev/null; then echo "FAIL: no nvidia-cuda-mps-control"; exit 1; fi
+# shellcheck source=scripts/mps-private.sh
+source scripts/mps-private.sh
+if mps_private_start; then
+  for s in "${settings[@]}"; do
+    # shellcheck disable=SC2086
+    bench "with MPS, ${s%%|*}" ${s#*|}
+  done
+  mps_private_stop
+else
+  echo "FAIL: nvidia-cuda-mps-control -d"
+  status=1
+fi
+unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+bench "without MPS, sm25" --paths ipc-spin@8 --reader-sm-percent 25
+
+step "done (status $status)"
+exit $status
