@@ -26,6 +26,9 @@
 //   (sk)  (s) without GpuConverter: cudaMemcpyAsync + flag on a side stream, the signalled kernel on
 //         the benchmark's stream, no event between them (the converter adds "ready after the copy")
 //   (sc)  (sk) with the flag set by a 4-byte cudaMemcpyAsync instead of cuStreamWriteValue32
+//   (skr) (sk) plus two event records after the kernel (what the converter adds on the GPU after the
+//         kernel: the destination's ready event and the staging buffer's "released" event)
+// Then the host cost of the CUDA calls the converter can make before a copy (mean of 2000 calls).
 // Then, at 1080p only: YUYV -> RGBA and NV12 1080p -> 720p (bilinear scale), pinned copy + kernel and
 // kernel alone (resampleRows).
 // Latency = CUDA events recorded on the stream right before and after the path (median, p99 of N
@@ -387,6 +390,12 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
                    [&](int i, cudaStream_t s) { rawSignalled(streamWritten, i, s); }});
   paths.push_back({"sc", "(sc) diagnostic: raw signalled, flag by cudaMemcpyAsync",
                    [&](int i, cudaStream_t s) { rawSignalled(copied, i, s); }});
+  CudaEvent readyLike(dev, false), releasedLike(dev, false);
+  paths.push_back({"skr", "(skr) diagnostic: (sk) + 2 event records after the kernel", [&](int i, cudaStream_t s) {
+                     rawSignalled(streamWritten, i, s);
+                     readyLike.record(s);
+                     releasedLike.record(s);
+                   }});
 
   measure(paths, opt, dev, kSlots);
   if (const auto timedOut = *reinterpret_cast<volatile std::uint32_t*>(signalError.data())) {
@@ -425,11 +434,12 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
   summaryRow = ratios;
   char diag[768];
   std::snprintf(diag, sizeof diag,
-                "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | %.2fx | "
-                "%.2fx | %.2fx | %.2fx | %.2fx |\n",
-                size.name.c_str(), g("b"), g("bx"), g("bk"), g("ck"), g("gk"), g("g2k"), g("sk"), g("sc"), g("d"),
-                g("b") / g("d"), g("bx") / g("d"), g("bk") / g("d"), g("ck") / g("d"), g("gk") / g("d"),
-                g("g2k") / g("d"), g("sk") / g("d"), g("sc") / g("d"));
+                "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | "
+                "%.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |\n",
+                size.name.c_str(), g("b"), g("bx"), g("bk"), g("ck"), g("gk"), g("g2k"), g("s"), g("sk"), g("skr"),
+                g("sc"), g("d"), g("b") / g("d"), g("bx") / g("d"), g("bk") / g("d"), g("ck") / g("d"),
+                g("gk") / g("d"), g("g2k") / g("d"), g("s") / g("d"), g("sk") / g("d"), g("skr") / g("d"),
+                g("sc") / g("d"));
   diagnosticRow = diag;
 
   for (auto& l : dst) l.reset();
@@ -437,6 +447,37 @@ std::string runSize(const Size& size, const Options& opt, std::string& summaryRo
   for (auto* p : pageable) std::free(p);
   for (auto* p : mmapLike) std::free(p);
   return os.str();
+}
+
+// Host time of the CUDA calls the converter could make before a frame's copy: mean of 2000 calls,
+// on an idle stream and completed events.
+std::string apiCosts(int dev) {
+  CudaStream stream(dev), other(dev);
+  CudaEvent done(dev, false);
+  StreamFlag flag(dev);
+  done.record(other.get());
+  other.synchronize();
+  constexpr int kCalls = 2000;
+  auto perCall = [&](const std::function<void()>& call) {
+    const double t0 = nowUs(CLOCK_MONOTONIC);
+    for (int i = 0; i < kCalls; ++i) call();
+    const double t1 = nowUs(CLOCK_MONOTONIC);
+    stream.synchronize();
+    return (t1 - t0) / kCalls;
+  };
+  int current = -1;
+  std::uint32_t value = 0;
+  const double getDevice = perCall([&] { cuda::check(cudaGetDevice(&current), "cudaGetDevice"); });
+  const double query = perCall([&] { (void)done.completed(); });
+  const double wait = perCall([&] { cuda::check(cudaStreamWaitEvent(stream.get(), done.get(), 0), "cudaStreamWaitEvent"); });
+  const double record = perCall([&] { done.record(stream.get()); });
+  const double flagSet = perCall([&] { flag.set(stream.get(), ++value); });
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "\nHost cost per call (mean of %d, us): cudaGetDevice %.2f, cudaEventQuery (completed) %.2f, "
+                "cudaStreamWaitEvent (completed event) %.2f, cudaEventRecord %.2f, StreamFlag::set (%s) %.2f.\n",
+                kCalls, getDevice, query, wait, record, flag.writer(), flagSet);
+  return line;
 }
 
 // One-time costs that justify registering/allocating at start-up only.
@@ -490,9 +531,10 @@ int run(const Options& opt) {
   std::string diagnostics =
       "\n### Diagnostics: where the time above the floor goes (GPU-event medians, us)\n\n| frame | (b) converter, "
       "own stream | (bx) converter, caller's stream | (bk) raw memcpy + kernel | (ck) raw zero-copy kernel | (gk) raw "
-      "graph | (g2k) raw graph, 2 bands | (sk) raw signalled | (sc) raw signalled, copied flag | (d) floor | (b)/(d) | "
-      "(bx)/(d) | (bk)/(d) | (ck)/(d) | (gk)/(d) | (g2k)/(d) | (sk)/(d) | (sc)/(d) |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "graph | (g2k) raw graph, 2 bands | (s) converter, signalled | (sk) raw signalled | (skr) raw signalled + 2 "
+      "event records | (sc) raw signalled, copied flag | (d) floor | (b)/(d) | (bx)/(d) | (bk)/(d) | (ck)/(d) | "
+      "(gk)/(d) | (g2k)/(d) | (s)/(d) | (sk)/(d) | (skr)/(d) | (sc)/(d) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string details;
   for (const auto& name : opt.sizes) {
     Size s{name, 0, 0};
@@ -509,7 +551,8 @@ int run(const Options& opt) {
     diagnostics += diagnosticRow;
     std::fprintf(stderr, "done %s\n", name.c_str());
   }
-  report << summary << diagnostics << details << resampleRows(opt) << oneTimeCosts(info.device);
+  report << summary << diagnostics << details << resampleRows(opt) << apiCosts(info.device)
+         << oneTimeCosts(info.device);
   return bench::publishReport(report.str(), opt.out, "zerohop_gpu_bench") ? 0 : 1;
 }
 

@@ -50,9 +50,10 @@ enum class IngestMode : std::uint8_t {
   kSignalledCopy,  ///< the upload (row bands on a second stream, default 1) sets a device flag word
                    ///< after each band; the kernel runs with no stream dependency on it and each thread
                    ///< block converts its rows once their band's ticket is in the flag, so no stream
-                   ///< hand-off sits between the last byte and the kernel. A block gives up after 100 ms
-                   ///< without its band (convert() then throws Error(kDevice)). YUYV/UYVY -> NV12/I420
-                   ///< at the same size from kPinned memory; other conversions are handled as kCopy
+                   ///< hand-off sits between the last byte and the kernel; 3 staging buffers used in
+                   ///< turn. A block gives up after 100 ms without its band (convert() then throws
+                   ///< Error(kDevice)). YUYV/UYVY -> NV12/I420 at the same size from kPinned memory;
+                   ///< other conversions are handled as kCopy
 };
 const char* ingestModeName(IngestMode mode) noexcept;
 
@@ -108,7 +109,8 @@ class GpuConverter {
   /// `stream` is a cudaStream_t on the converter's device; nullptr = the converter's own stream.
   /// Throws Error(kInvalidArgument) for a pair or frame it cannot convert, Error(kDevice) when CUDA fails
   /// (kSignalledCopy: also when an earlier frame's kernel timed out waiting for its upload; that
-  /// frame's dst was left unwritten, its ready event still fired after the upload).
+  /// frame's dst was left unwritten and its ready event may have fired before its upload had finished
+  /// reading the source; convert() waits for the converter's uploads before it throws).
   void convert(const Frame& src, Frame& dst, void* stream = nullptr, Completion completion = Completion::kAsync);
   /// The same with a crop of `src` and/or scaling to dst's size (see the top of this header): dst may
   /// differ in size from src (without options a size mismatch is an error). Throws as validate(),

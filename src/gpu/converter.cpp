@@ -59,6 +59,19 @@ int defaultStripes(IngestMode mode, int stripes) {
   return mode == IngestMode::kSignalledCopy ? 1 : 4;
 }
 
+// kSignalledCopy's staging buffers, used in turn, so that a frame's upload rarely has to wait for the
+// kernel that read the same buffer before it.
+constexpr int kStagingSlots = 3;
+
+kernels::PlanesOut planesOut(const Frame& dst) {
+  kernels::PlanesOut out;
+  for (std::uint32_t i = 0; i < planeCount(dst.format); ++i) {
+    out.data[i] = dst.data[i];
+    out.pitch[i] = dst.pitch[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* ingestModeName(IngestMode mode) noexcept {
@@ -93,28 +106,44 @@ struct GpuConverter::Impl {
             "signalled ingest: the kernels report a timeout through mapped page-locked memory");
       signalErrorOnDevice = static_cast<std::uint32_t*>(mapped);
       copyStream = CudaStream(dev);
-      copyDone = CudaEvent(dev, /*timing=*/false);
+      copyUnblocked = CudaEvent(dev, /*timing=*/false);
+      for (int i = 0; i < kStagingSlots; ++i) ring.push_back(StagingSlot{DeviceBuffer(), CudaEvent(dev, false)});
     }
   }
   ~Impl() {
-    // Work enqueued on a caller's stream may still read the staging buffer.
+    // Work enqueued on a caller's stream may still read the staging buffer(s).
     if (stagingStream) cuda::logIfFailed(cudaEventSynchronize(stagingFree.get()), "cudaEventSynchronize(staging)");
+    for (const auto& slot : ring) {
+      if (!slot.knownFree) cuda::logIfFailed(cudaEventSynchronize(slot.released.get()), "cudaEventSynchronize(slot)");
+    }
   }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
+
+  // kSignalledCopy: one staging buffer of the ring. `released` is recorded on the reading kernel's
+  // stream right after the frame's ready event; `knownFree` caches that the host has seen it complete
+  // (asked after the previous frame was enqueued, where it costs the upload nothing).
+  struct StagingSlot {
+    DeviceBuffer buffer;
+    CudaEvent released;
+    bool knownFree = true;  // nothing read it since the host last saw `released` complete
+  };
 
   // Members are destroyed in reverse order: events and staging go after the stream has synchronised.
   int device;
   IngestMode mode;
   int stripes;
   DeviceBuffer staging;
+  std::vector<StagingSlot> ring;  // kSignalledCopy: kStagingSlots buffers, used in turn
+  int nextSlot = 0;
   StreamFlag flag;                     // kSignalledCopy: set to each band's ticket after its copy
   PinnedBuffer signalError;            // kSignalledCopy: a timed-out kernel writes its ticket here
   std::uint32_t* signalErrorOnDevice = nullptr;  // the same word, mapped
   std::uint32_t nextTicket = 1;        // kSignalledCopy: tickets count up, 0 is never used
   CudaStream stream;
   CudaStream copyStream;               // kPipelinedCopy, kSignalledCopy: the bands' copies run here
-  CudaEvent copyDone;                  // kSignalledCopy: recorded on copyStream after a frame's copies
+  CudaEvent copyUnblocked;  // kSignalledCopy: recorded on copyStream after waits it had to make before a copy
+  bool copyMayBeBlocked = false;  // such a wait may still hold copyStream (the host has not seen it pass)
   std::vector<CudaEvent> bandCopied;   // kPipelinedCopy: one per band, recorded on copyStream
   CudaEvent ingestDone;   // timing events, recorded only for Completion::kWait
   CudaEvent convertDone;
@@ -126,8 +155,10 @@ struct GpuConverter::Impl {
                Completion completion);
   const CudaEvent& readyEventFor(const void* buffer);
   std::uint8_t* stagingFor(std::size_t bytes, cudaStream_t s);
-  void signalledUpload(const Frame& src, kernels::Out420 out420, const kernels::PlanesOut& out, cudaStream_t s,
-                       Completion completion);
+  StagingSlot& signalledUpload(const Frame& src, const Frame& dst, cudaStream_t s, Completion completion);
+  void settleSignalled();
+  const CudaEvent& recordReady(const Frame& dst, cudaStream_t s, Completion completion);
+  void finishFrame(const Frame& src, Frame& dst, const CudaEvent& ready, Completion completion);
   void throwIfSignalTimedOut();
   void copyBand(const Frame& src, std::uint8_t* staged, std::uint32_t y0, std::uint32_t rows);
 };
@@ -169,51 +200,127 @@ void GpuConverter::Impl::throwIfSignalTimedOut() {
   const std::uint32_t ticket = *word;
   if (ticket == 0) return;
   *word = 0;
+  // That frame's ready event may have fired before its upload ended (see signalledUpload): once this
+  // has thrown, no upload the converter enqueued still reads a source or a staging buffer.
+  copyStream.synchronize();
   throw Error(Errc::kDevice, "GpuConverter: signalled ingest: a conversion kernel waited " +
                                  std::to_string(kernels::kSignalTimeoutNs / 1000000) +
                                  " ms for the upload of its rows (ticket " + std::to_string(ticket) +
                                  ") and gave up; that frame's destination was not written");
 }
 
-// kSignalledCopy, packed 4:2:2 -> 4:2:0 from page-locked memory: the bands' copies, each followed by
-// a flag write, go on copyStream; the kernel goes on `s` with no stream dependency on them, and its
-// blocks wait on the GPU for their band's ticket. The copies are enqueued first: a host thread
-// descheduled between the two calls then delays the kernel, never the data it waits for. Both
-// streams first wait for the source's event and for the previous reader of the staging buffer, so
-// a kernel only ever waits for copies already free to run. `s` waits for the copies before the ready
-// event: ready still means "the source has been read", even after a timeout.
-void GpuConverter::Impl::signalledUpload(const Frame& src, kernels::Out420 out420, const kernels::PlanesOut& out,
-                                         cudaStream_t s, Completion completion) {
+// kSignalledCopy, packed 4:2:2 -> 4:2:0 from page-locked memory, built so that the upload is the first
+// work this frame puts on the GPU and nothing stands between its last byte and the kernel:
+// - the bands' copies, each followed by a flag write, go on copyStream first (a host thread
+//   descheduled after them delays the kernel, never the data it waits for); in the steady state no
+//   CUDA call comes before them: the staging slot is one the host already saw released;
+// - the kernel goes on `s` with no stream dependency on the copies; its blocks wait on the GPU for
+//   their band's ticket;
+// - nothing on `s` waits for the copies' completion before the ready event: every block waits for
+//   the ticket of its last row's band, the blocks of the last band for the last ticket, which the
+//   copy stream writes only after every band's copy has completed (stream order; the write's memory
+//   barrier makes the bytes visible first). So the kernel's completion, hence the ready event after
+//   it, already implies that the source has been read and the staging buffer written. The one
+//   exception is a kernel that timed out (100 ms without its band): it returns early, its ready event
+//   may fire while the upload still runs; the converter then throws (throwIfSignalTimedOut), after
+//   waiting for its uploads, at the next convert() or at once with Completion::kWait. Tests:
+//   SignalledKernelWaitsForItsTicketAndTimesOut (the timeout), the Signalled* and AllPairs cases
+//   (ready alone orders the check of dst, 1 and several bands).
+// A kernel must not start its 100 ms clock long before its copy can run: when the copy stream has to
+// wait (for the slot's previous reader or the source's event, now or for an earlier frame, until the
+// host has seen those waits pass), `s` first waits for the point after them (copyUnblocked).
+GpuConverter::Impl::StagingSlot& GpuConverter::Impl::signalledUpload(const Frame& src, const Frame& dst,
+                                                                      cudaStream_t s, Completion completion) {
   const std::uint32_t w = src.width, h = src.height, pitch = src.pitch[0];
-  const PlaneShape shape = planeShape(src.format, 0, w, h);
-  const bool stagingBusy = stagingStream && !(stagingStream == s && s == stream.get());  // as stagingFor
-  std::uint8_t* base = stagingFor(planeSpan(pitch, shape), copyStream.get());  // copyStream waits for the last reader
-  if (stagingBusy) check(cudaStreamWaitEvent(s, stagingFree.get(), 0), "cudaStreamWaitEvent(staging, kernel)");
+  const std::size_t bytes = planeSpan(pitch, planeShape(src.format, 0, w, h));
+  StagingSlot& slot = ring[static_cast<std::size_t>(nextSlot)];
+  nextSlot = (nextSlot + 1) % kStagingSlots;
+  bool copyWaits = false;
+  if (slot.buffer.size() < bytes) {
+    if (!slot.knownFree) slot.released.synchronize();  // the old buffer may still be read
+    slot.buffer.reset();
+    slot.buffer = DeviceBuffer(device, bytes);
+    slot.knownFree = true;
+  } else if (!slot.knownFree && !slot.released.completed()) {
+    check(cudaStreamWaitEvent(copyStream.get(), slot.released.get(), 0), "cudaStreamWaitEvent(staging slot)");
+    copyWaits = true;
+  }
+  slot.knownFree = false;  // read by this frame's kernel from now on
   if (src.gpu.readyEvent) {
     check(cudaStreamWaitEvent(copyStream.get(), static_cast<cudaEvent_t>(src.gpu.readyEvent), 0),
           "cudaStreamWaitEvent(source, copy stream)");
+    copyWaits = true;
   }
+  if (copyWaits) {
+    copyUnblocked.record(copyStream.get());
+    copyMayBeBlocked = true;
+  }
+
+  std::uint8_t* base = slot.buffer.data();
   const std::uint32_t bandRows = bandRowsFor(h, stripes);
   const std::uint32_t bands = (h + bandRows - 1) / bandRows;
   if (nextTicket == 0 || nextTicket + bands - 1 < nextTicket) nextTicket = 1;  // wrap: skip 0
   const std::uint32_t firstTicket = nextTicket;
   nextTicket += bands;
-
   for (std::uint32_t band = 0; band < bands; ++band) {
     const std::uint32_t y0 = band * bandRows;
     copyBand(src, base, y0, std::min(bandRows, h - y0));
+    // Before the last flag: the kernel's completion then implies this timing event's too.
+    if (band + 1 == bands && completion == Completion::kWait) ingestDone.record(copyStream.get());
     flag.set(copyStream.get(), firstTicket + band);
   }
-  copyDone.record(copyStream.get());
-  if (completion == Completion::kWait) ingestDone.record(copyStream.get());
 
+  if (copyMayBeBlocked && !copyWaits && copyUnblocked.completed()) copyMayBeBlocked = false;
+  if (copyMayBeBlocked) check(cudaStreamWaitEvent(s, copyUnblocked.get(), 0), "cudaStreamWaitEvent(upload unblocked)");
   kernels::PlanesIn in;
   in.data[0] = base;
   in.pitch[0] = pitch;
   const kernels::IngestSignal signal{flag.word(), firstTicket, bandRows, signalErrorOnDevice};
   kernels::packed422To420(src.format == PixelFormat::kYUYV ? kernels::Packed422::kYUYV : kernels::Packed422::kUYVY,
-                          out420, in, out, w, h, s, &signal);
-  check(cudaStreamWaitEvent(s, copyDone.get(), 0), "cudaStreamWaitEvent(signalled copy)");
+                          dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420, in,
+                          planesOut(dst), w, h, s, &signal);
+  return slot;
+}
+
+// After a signalled frame was enqueued (its upload already running): asks whether the next frame's
+// staging slot and the copy stream's waits are done, so that the next frame's upload needs no CUDA
+// call before it.
+void GpuConverter::Impl::settleSignalled() {
+  StagingSlot& next = ring[static_cast<std::size_t>(nextSlot)];
+  if (!next.knownFree && next.released.completed()) next.knownFree = true;
+  if (copyMayBeBlocked && copyUnblocked.completed()) copyMayBeBlocked = false;
+}
+
+// After the frame's last kernel on `s`: the timing event (kWait) and the destination's ready event.
+const CudaEvent& GpuConverter::Impl::recordReady(const Frame& dst, cudaStream_t s, Completion completion) {
+  if (completion == Completion::kWait) convertDone.record(s);
+  const CudaEvent& ready = readyEventFor(dst.data[0]);
+  ready.record(s);
+  return ready;
+}
+
+// The frame's metadata, ready event and stage times; with kWait, waits for the GPU.
+void GpuConverter::Impl::finishFrame(const Frame& src, Frame& dst, const CudaEvent& ready, Completion completion) {
+  dst.sequence = src.sequence;
+  dst.wallClockMs = src.wallClockMs;
+  dst.keyframe = src.keyframe;
+  dst.times = src.times;
+  if (!isRgb(src.format)) dst.color = src.color;  // YUV -> YUV / RGBA: the source's description
+  dst.gpu.readyEvent = ready.get();
+  dst.gpu.device = device;
+  if (completion == Completion::kWait) {
+    ready.synchronize();
+    throwIfSignalTimedOut();
+    const std::int64_t now = monotonicNs();
+    const auto convertNs =
+        static_cast<std::int64_t>(static_cast<double>(convertDone.elapsedMsSince(ingestDone)) * 1e6);
+    dst.times.mark(Stage::kIngest, now - convertNs);
+    dst.times.mark(Stage::kConvert, now);
+  } else {
+    const std::int64_t now = monotonicNs();
+    dst.times.mark(Stage::kIngest, now);
+    dst.times.mark(Stage::kConvert, now);
+  }
 }
 
 void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpuconvert::ConvertPlan& plan,
@@ -229,6 +336,15 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
   const std::uint32_t dstPlanes = planeCount(dst.format);
 
   cuda::DeviceGuard guard(device);
+  if (mode == IngestMode::kSignalledCopy && src.memory == MemoryKind::kPinned && !plan.resample &&
+      isPacked422(src.format) && is420(dst.format)) {
+    StagingSlot& slot = signalledUpload(src, dst, s, completion);  // waits for the source's event itself
+    const CudaEvent& ready = recordReady(dst, s, completion);
+    slot.released.record(s);  // after `ready`, so that consumers' event is not delayed by it
+    settleSignalled();
+    finishFrame(src, dst, ready, completion);
+    return;
+  }
   if (src.gpu.readyEvent) {
     check(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(src.gpu.readyEvent), 0), "cudaStreamWaitEvent(source)");
   }
@@ -241,11 +357,7 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
   };
 
   kernels::PlanesIn in;
-  kernels::PlanesOut out;
-  for (std::uint32_t i = 0; i < dstPlanes; ++i) {
-    out.data[i] = dst.data[i];
-    out.pitch[i] = dst.pitch[i];
-  }
+  const kernels::PlanesOut out = planesOut(dst);
   bool usedStaging = false;
   bool launched = false;
   const auto out420 = dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420;
@@ -328,11 +440,6 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
       }
       usedStaging = true;
       launched = true;
-    } else if (mode == IngestMode::kSignalledCopy && src.memory == MemoryKind::kPinned && !plan.resample &&
-               isPacked422(src.format) && is420(dst.format)) {
-      signalledUpload(src, out420, out, s, completion);
-      usedStaging = true;
-      launched = true;
     } else {
       // One linear DMA per plane into staging, keeping the source pitch (a contiguous copy).
       std::size_t offsets[kMaxPlanes] = {};
@@ -357,34 +464,12 @@ void GpuConverter::Impl::convert(const Frame& original, Frame& dst, const gpucon
     if (timed) ingestDone.record(s);
     if (src.format != dst.format || plan.resample) launch(in, out, h);
   }
-  if (timed) convertDone.record(s);
-  const CudaEvent& ready = readyEventFor(dst.data[0]);
-  ready.record(s);
+  const CudaEvent& ready = recordReady(dst, s, completion);
   if (usedStaging) {  // after `ready`, so that consumers' event is not delayed by it
     stagingFree.record(s);
     stagingStream = s;
   }
-
-  dst.sequence = src.sequence;
-  dst.wallClockMs = src.wallClockMs;
-  dst.keyframe = src.keyframe;
-  dst.times = src.times;
-  if (!isRgb(src.format)) dst.color = src.color;  // YUV -> YUV / RGBA: the source's description
-  dst.gpu.readyEvent = ready.get();
-  dst.gpu.device = device;
-  if (completion == Completion::kWait) {
-    ready.synchronize();
-    throwIfSignalTimedOut();
-    const std::int64_t now = monotonicNs();
-    const auto convertNs =
-        static_cast<std::int64_t>(static_cast<double>(convertDone.elapsedMsSince(ingestDone)) * 1e6);
-    dst.times.mark(Stage::kIngest, now - convertNs);
-    dst.times.mark(Stage::kConvert, now);
-  } else {
-    const std::int64_t now = monotonicNs();
-    dst.times.mark(Stage::kIngest, now);
-    dst.times.mark(Stage::kConvert, now);
-  }
+  finishFrame(src, dst, ready, completion);
 }
 
 GpuConverter::GpuConverter(int device, IngestMode mode, int stripes)

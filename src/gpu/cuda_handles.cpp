@@ -78,6 +78,17 @@ CudaEvent& CudaEvent::operator=(CudaEvent&& o) noexcept {
 void CudaEvent::record(cudaStream_t stream) const { check(cudaEventRecord(event_, stream), "cudaEventRecord"); }
 void CudaEvent::synchronize() const { check(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
 
+bool CudaEvent::completed() const {
+  const cudaError_t status = cudaEventQuery(event_);
+  if (status == cudaErrorNotReady) {
+    // "Not ready" is an answer, not an error: do not leave it for the next cudaGetLastError (checkLaunch).
+    if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+    return false;
+  }
+  check(status, "cudaEventQuery");
+  return true;
+}
+
 float CudaEvent::elapsedMsSince(const CudaEvent& start) const {
   float ms = 0;
   check(cudaEventElapsedTime(&ms, start.event_, event_), "cudaEventElapsedTime");

@@ -47,6 +47,9 @@ class CudaEvent {
   cudaEvent_t get() const noexcept { return event_; }
   void record(cudaStream_t stream) const;
   void synchronize() const;
+  /// cudaEventQuery: true once the work before the last record has completed (or never recorded),
+  /// false while it is pending; throws on any other status. Never blocks.
+  bool completed() const;
   /// Milliseconds from `start` to this event (both recorded with timing, both complete).
   float elapsedMsSince(const CudaEvent& start) const;
   void reset() noexcept;

@@ -261,40 +261,60 @@ INSTANTIATE_TEST_SUITE_P(Modes, GpuConvertMode,
                            return name;
                          });
 
+// kSignalledCopy uses 3 staging buffers in turn: 7 frames go round them twice.
+constexpr int kStagingReuseFrames = 7;
+
+// `count` random YUYV frames in pinned memory, each with its own poisoned NV12 target.
+struct FrameBatch {
+  FrameBatch(int count, std::uint32_t w, std::uint32_t h, int device, std::mt19937& rng) {
+    for (int i = 0; i < count; ++i) {
+      images.push_back(randomImage(PixelFormat::kYUYV, w, h, rng));
+      sources.push_back(std::make_unique<PlacedFrame>(images.back(), MemoryKind::kPinned, device));
+      targets.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, w, h, 0, device));
+      targets.back()->poison(0xCD);
+    }
+  }
+  int size() const { return static_cast<int>(images.size()); }
+  Frame& source(int i) { return sources[static_cast<std::size_t>(i)]->frame; }
+  Frame& target(int i) { return targets[static_cast<std::size_t>(i)]->frame; }
+  // Each target against the CPU reference of its own source (every target read back).
+  void expectEachMatches(const std::string& what) {
+    for (std::size_t i = 0; i < images.size(); ++i) {
+      EXPECT_TRUE(matchesReference(targets[i]->download(), referenceConvert(images[i], PixelFormat::kNV12, {}), 0,
+                                   0xCD))
+          << what << " frame " << i;
+    }
+  }
+
+  std::vector<HostImage> images;
+  std::vector<std::unique_ptr<PlacedFrame>> sources;
+  std::vector<std::unique_ptr<DeviceTarget>> targets;
+};
+
 TEST_F(GpuConvert, StagingIsSharedSafelyAcrossCallerStreams) {
-  // Consecutive frames on different caller streams, no host synchronisation in between: the
-  // second frame's upload into the shared staging buffer must wait until the first frame's kernel
-  // has read it.
+  // Consecutive frames on different caller streams, no host synchronisation in between: a frame's
+  // upload into a staging buffer must wait until the kernel that read it before (another stream's)
+  // has finished.
   std::mt19937 rng(freshSeed());
   for (IngestMode mode : {IngestMode::kCopy, IngestMode::kPipelinedCopy, IngestMode::kSignalledCopy}) {
     GpuConverter conv(device_, mode);
     CudaStream one(device_), two(device_);
-    std::vector<HostImage> images;
-    std::vector<std::unique_ptr<PlacedFrame>> sources;
-    std::vector<std::unique_ptr<DeviceTarget>> targets;
-    for (int i = 0; i < 4; ++i) {
-      images.push_back(randomImage(PixelFormat::kYUYV, 1920, 1080, rng));
-      sources.push_back(std::make_unique<PlacedFrame>(images.back(), MemoryKind::kPinned, device_));
-      targets.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, 1920, 1080, 0, device_));
-      targets.back()->poison(0xCD);
-    }
-    for (int i = 0; i < 4; ++i) conv.convert(sources[i]->frame, targets[i]->frame, (i % 2 ? two : one).get());
+    FrameBatch batch(kStagingReuseFrames, 1920, 1080, device_, rng);
+    for (int i = 0; i < batch.size(); ++i) conv.convert(batch.source(i), batch.target(i), (i % 2 ? two : one).get());
     one.synchronize();
     two.synchronize();
-    for (int i = 0; i < 4; ++i) {
-      EXPECT_TRUE(matchesReference(targets[i]->download(), referenceConvert(images[i], PixelFormat::kNV12, {}), 0,
-                                   0xCD))
-          << ingestModeName(mode) << " frame " << i;
-    }
+    batch.expectEachMatches(ingestModeName(mode));
   }
 }
 
 TEST_F(GpuConvert, SignalledBackToBackFramesEachComeOutRight) {
   // Frames enqueued back to back without host synchronisation, each with different content, into
   // different targets and then all into one target: a kernel that took a stale flag value would
-  // convert the previous frame's bytes (or a half-copied staging buffer).
+  // convert the previous frame's bytes (or a half-copied staging buffer), an upload that did not wait
+  // for the staging buffer's previous reader would overwrite it under that kernel (3 buffers in turn:
+  // 8 frames reuse each of them at least twice).
   std::mt19937 rng(freshSeed());
-  constexpr int kFrames = 6;
+  constexpr int kFrames = 8;
   for (int stripes : {1, 2, 3}) {
     GpuConverter conv(device_, IngestMode::kSignalledCopy, stripes);
     std::vector<HostImage> images;
@@ -330,28 +350,57 @@ TEST_F(GpuConvert, SignalledBackToBackFramesEachComeOutRight) {
   }
 }
 
+// 300 ms of host work on `stream` (longer than the signalled kernel's 100 ms give-up).
+void stall(const CudaStream& stream) {
+  cuda::check(cudaLaunchHostFunc(
+                  stream.get(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr),
+              "cudaLaunchHostFunc");
+}
+
 TEST_F(GpuConvert, SignalledKernelWaitsOutABusyCallerStream) {
-  // Frame 1's kernel sits behind 300 ms of other work on the caller's stream, so the staging buffer
-  // stays busy; frame 2 on the converter's own stream must not start its kernel (and its 100 ms
-  // clock) before its upload can run.
+  // Frames 0-3 go on a caller's stream whose kernels sit behind 300 ms of other work, so every
+  // staging buffer stays busy (frame 3 reuses frame 0's); frame 4 on the converter's own stream
+  // reuses frame 1's: neither its upload nor its kernel (and its 100 ms clock) may start before that
+  // kernel has read it. kWait throws if a kernel timed out; every frame is checked.
   std::mt19937 rng(freshSeed());
-  const HostImage first = randomImage(PixelFormat::kYUYV, 1280, 720, rng);
+  FrameBatch batch(5, 1280, 720, device_, rng);
+  const int last = batch.size() - 1;
+  GpuConverter conv(device_, IngestMode::kSignalledCopy);
+  CudaStream busy(device_);
+  stall(busy);
+  for (int i = 0; i < last; ++i) conv.convert(batch.source(i), batch.target(i), busy.get());
+  conv.convert(batch.source(last), batch.target(last), nullptr, Completion::kWait);
+  busy.synchronize();
+  batch.expectEachMatches("busy caller stream,");
+  conv.convert(batch.source(0), batch.target(0), nullptr, Completion::kWait);  // and no late error either
+}
+
+TEST_F(GpuConvert, SignalledKernelWaitsForAnEarlierBlockedUpload) {
+  // Frame 1's source is ready only after 300 ms of a producer's work (its ready event), so its upload
+  // waits on the copy stream; frame 2, on another stream, has a free staging buffer and no event, but
+  // its upload queues behind frame 1's: its kernel must not start its 100 ms clock before then.
+  std::mt19937 rng(freshSeed());
+  const HostImage first = randomImage(PixelFormat::kUYVY, 1280, 720, rng);
   const HostImage second = randomImage(PixelFormat::kYUYV, 1280, 720, rng);
   PlacedFrame src1(first, MemoryKind::kPinned, device_), src2(second, MemoryKind::kPinned, device_);
-  DeviceTarget dst1(PixelFormat::kNV12, 1280, 720, 0, device_), dst2(PixelFormat::kNV12, 1280, 720, 0, device_);
+  DeviceTarget dst1(PixelFormat::kI420, 1280, 720, 0, device_), dst2(PixelFormat::kNV12, 1280, 720, 0, device_);
   dst1.poison(0xCD);
   dst2.poison(0xCD);
   GpuConverter conv(device_, IngestMode::kSignalledCopy);
-  CudaStream busy(device_);
-  cuda::check(cudaLaunchHostFunc(
-                  busy.get(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr),
-              "cudaLaunchHostFunc");
-  conv.convert(src1.frame, dst1.frame, busy.get());
-  conv.convert(src2.frame, dst2.frame, nullptr, Completion::kWait);  // throws if a kernel timed out
-  busy.synchronize();
-  EXPECT_TRUE(matchesReference(dst1.download(), referenceConvert(first, PixelFormat::kNV12, {}), 0, 0xCD));
+  // Every staging buffer allocated first (3 frames), so nothing below allocates memory.
+  for (int i = 0; i < 3; ++i) conv.convert(src2.frame, dst2.frame, nullptr, Completion::kWait);
+  dst2.poison(0xCD);
+  CudaStream producer(device_), other(device_);
+  CudaEvent produced(device_, false);
+  stall(producer);
+  produced.record(producer.get());
+  src1.frame.gpu.readyEvent = produced.get();
+  conv.convert(src1.frame, dst1.frame);
+  conv.convert(src2.frame, dst2.frame, other.get(), Completion::kWait);  // throws if a kernel timed out
+  cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(dst1.frame.gpu.readyEvent)), "cudaEventSynchronize");
+  EXPECT_TRUE(matchesReference(dst1.download(), referenceConvert(first, PixelFormat::kI420, {}), 0, 0xCD));
   EXPECT_TRUE(matchesReference(dst2.download(), referenceConvert(second, PixelFormat::kNV12, {}), 0, 0xCD));
-  conv.convert(src1.frame, dst1.frame, nullptr, Completion::kWait);  // and no late error either
+  conv.convert(src2.frame, dst2.frame, nullptr, Completion::kWait);  // and no late error either
 }
 
 // The signalled kernel on its own (kernels::packed422To420 with an IngestSignal) and StreamFlag with
