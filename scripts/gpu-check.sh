@@ -152,9 +152,9 @@ else
 fi
 
 if [[ $have_gpu -eq 1 && $SANITIZE -eq 1 ]] && command -v compute-sanitizer >/dev/null; then
-  step "compute-sanitizer memcheck (conversion pairs, RGBA, scale)"
+  step "compute-sanitizer memcheck (conversion pairs, RGBA, scale, signalled ingest)"
   timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$BUILD_DIR/tests/gpu/zerohop_gpu_test" --gtest_filter='AllPairs/*yuyv_to_nv12:AllPairs/*uyvy_to_i420:AllPairs/*nv12_to_i420:AllPairs/*i420_to_nv12:AllPairs/*rgb24_to_nv12:AllPairs/*bgrx_to_i420:GpuConvert.ReadyEvent*:GpuConvert.WaitsOn*:Formats/GpuToRgba.*:Jobs/GpuScale.*_0:Jobs/GpuScale.*_1:Jobs/GpuScale.*_2:Jobs/GpuScale.*_3:GpuScale.Refuses*' --gtest_brief=1 \
+    "$BUILD_DIR/tests/gpu/zerohop_gpu_test" --gtest_filter='AllPairs/*yuyv_to_nv12:AllPairs/*uyvy_to_i420:AllPairs/*nv12_to_i420:AllPairs/*i420_to_nv12:AllPairs/*rgb24_to_nv12:AllPairs/*bgrx_to_i420:GpuConvert.ReadyEvent*:GpuConvert.WaitsOn*:Formats/GpuToRgba.*:Jobs/GpuScale.*_0:Jobs/GpuScale.*_1:Jobs/GpuScale.*_2:Jobs/GpuScale.*_3:GpuScale.Refuses*:GpuConvert.Signalled*' --gtest_brief=1 \
     > "$BUILD_DIR/memcheck.log" 2>&1
   mc_rc=$?
   tail -5 "$BUILD_DIR/memcheck.log"
