@@ -10,6 +10,8 @@
 #
 # What goes in (BUNDLE_DIR, default .gpu-bundle/, git-ignored; one file zerohop-serve.tar.xz):
 #   bin/zerohop, bin/gst-inspect-1.0, libexec/gst-plugin-scanner
+#   bin/zerohop-camemu, bin/libzerohop_camemu.so (the emulated V4L2 camera, an LD_PRELOAD shim: the
+#           launcher finds the shim beside itself), when BUILD_DIR has them
 #   gst/    the plugins serve's elements live in (src/stream: appsrc, rtph264pay, webrtcbin, dtlssrtpenc,
 #           nicesink, rtpbin, and what webrtcbin builds inside: srtpenc, rtpfunnel, rtprtxsend, queue;
 #           udpsink/udpsrc for --janus): app rtp webrtc dtls srtp nice rtpmanager udp coreelements
@@ -51,6 +53,14 @@ copy_stripped "$scanner" "$root/libexec/gst-plugin-scanner"
 if [[ -n $inspect ]]; then
   elves+=("$inspect")
   copy_stripped "$inspect" "$root/bin/gst-inspect-1.0"
+fi
+camemu=$BUILD_DIR/src/camemu/zerohop-camemu
+if [[ -x $camemu && -f ${camemu%/*}/libzerohop_camemu.so ]]; then
+  elves+=("$camemu" "${camemu%/*}/libzerohop_camemu.so")
+  copy_stripped "$camemu" "$root/bin/zerohop-camemu"
+  copy_stripped "${camemu%/*}/libzerohop_camemu.so" "$root/bin/libzerohop_camemu.so"
+else
+  echo "note: no $camemu: the bundle has no emulated camera (build target zerohop-camemu to add it)" >&2
 fi
 for p in "${GST_PLUGINS[@]}"; do
   f=$plugin_dir/libgst$p.so

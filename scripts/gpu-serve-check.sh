@@ -25,7 +25,14 @@
 #
 # Environment: OUT (results; the device tool sets it; default /tmp/gpu-serve-check), BUNDLE (default
 # .gpu-bundle/zerohop-serve.tar.xz), SOURCE (default test:1280x720@30), PORT (default 18473),
-# SERVE_SECONDS (default 20), EXPECT_GPU, SOAK_SECONDS (default 0: no soak).
+# SERVE_SECONDS (default 20), EXPECT_GPU, SOAK_SECONDS (default 0: no soak), CAMEMU (default empty).
+# WHEP_SOAK_SECONDS (default 0), WHEP_SOAK_WARMUP (default 30), WHEP_SOAK_SOURCE (default
+# test:1280x720@30): after the checks, tests/soak/soak.py against the bundle's serve (WHEP sessions
+# and tap readers churning; its verdict on RSS, fds and GPU memory; output in whep-soak.log).
+# CAMEMU="--format mjpeg --size 1920x1080 --fps 30" runs serve under the bundle's emulated V4L2 camera
+# (`zerohop-camemu CAMEMU -- zerohop serve ...`; SOURCE then defaults to
+# v4l2:/dev/video0?memory=userptr): V4L2 capture into page-locked USERPTR buffers, and for MJPEG the
+# check also wants serve's "decodes MJPEG to NV12 in VRAM with nvJPEG" line on the GPU path.
 # Soak (SOAK_SECONDS > 0, after the checks' run and before SIGINT): readers come and go (`zerohop tap
 # NAME --count 15` one after the other, each its own process and CUDA context) while every 10 s the
 # script samples serve's GPU memory (nvidia-smi --query-compute-apps for serve's pid, else the GPU's
@@ -37,10 +44,13 @@ cd "$(dirname "$0")/.." || exit 1
 
 OUT=${OUT:-/tmp/gpu-serve-check}
 BUNDLE=${BUNDLE:-.gpu-bundle/zerohop-serve.tar.xz}
-SOURCE=${SOURCE:-test:1280x720@30}
+CAMEMU=${CAMEMU:-}
+if [[ -n $CAMEMU ]]; then SOURCE=${SOURCE:-v4l2:/dev/video0?memory=userptr}; else SOURCE=${SOURCE:-test:1280x720@30}; fi
 PORT=${PORT:-18473}
 SERVE_SECONDS=${SERVE_SECONDS:-20}
 SOAK_SECONDS=${SOAK_SECONDS:-0}
+WHEP_SOAK_SECONDS=${WHEP_SOAK_SECONDS:-0}
+WHEP_SOAK_WARMUP=${WHEP_SOAK_WARMUP:-30}
 SHARE=zhcheck$$
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -112,7 +122,14 @@ cat "$OUT/probe.txt"
 
 step "zerohop serve --source $SOURCE --gpu auto --encoder auto --share $SHARE (${SERVE_SECONDS} s)"
 # env execs zerohop in the forked child: $! is serve's own pid, which SIGINT goes to.
-env "${bundle_env[@]}" "$B/bin/zerohop" serve --source "$SOURCE" --gpu auto --encoder auto --share "$SHARE" --listen "127.0.0.1:$PORT" \
+camera=()
+if [[ -n $CAMEMU ]]; then
+  [[ -x $B/bin/zerohop-camemu ]] || { echo "FAIL: CAMEMU is set but the bundle has no zerohop-camemu (build it, re-bundle)"; exit 1; }
+  read -r -a camemu_args <<< "$CAMEMU"
+  camera=("$B/bin/zerohop-camemu" "${camemu_args[@]}" --)
+  echo "camera: zerohop-camemu $CAMEMU"
+fi
+env "${bundle_env[@]}" "${camera[@]}" "$B/bin/zerohop" serve --source "$SOURCE" --gpu auto --encoder auto --share "$SHARE" --listen "127.0.0.1:$PORT" \
   --status-interval 5 > "$OUT/serve.log" 2>&1 &
 serve_pid=$!
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -258,6 +275,11 @@ if [[ $expect_gpu -eq 1 ]]; then
   else
     fail "no encoder choice line for the GPU path in serve.log"
   fi
+  if [[ $CAMEMU == *mjpeg* ]]; then
+    grep -q 'decodes MJPEG to NV12 in VRAM with nvJPEG' "$log" \
+      && pass "MJPEG: $(grep -o 'decodes MJPEG to NV12 in VRAM with nvJPEG.*' "$log" | head -1)" \
+      || fail "MJPEG camera on the GPU path, but serve did not say nvJPEG decodes it"
+  fi
   grep -q "sharing frames (NV12 in GPU memory) as '$SHARE'" "$log" && pass "frames shared in GPU memory" \
     || fail "serve did not say it shares NV12 frames in GPU memory"
 else
@@ -334,6 +356,21 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 EOF
+
+if [[ $WHEP_SOAK_SECONDS -gt 0 ]]; then
+  # tests/soak/soak.py starts its own serve (through a wrapper that gives the bundle's environment to
+  # zerohop only: python3 keeps the machine's libraries; exec keeps the pid soak.py samples) on the
+  # test camera, with WHEP sessions (a real Chromium offer, negotiated, then DELETEd) and tap readers
+  # coming and going; it fails on RSS growth >= 5 %, fd growth, GPU memory not flat, or lost frames.
+  step "WHEP + reader soak on the GPU path: tests/soak/soak.py, ${WHEP_SOAK_SECONDS} s"
+  wrap=$tmp/zerohop-wrapped
+  { echo '#!/bin/sh'; printf 'exec env'; printf ' %q' "${bundle_env[@]}" "$B/bin/zerohop"; echo ' "$@"'; } > "$wrap"
+  chmod +x "$wrap"
+  timeout $((WHEP_SOAK_SECONDS + 240)) python3 tests/soak/soak.py "$wrap" tests/stream/data/chromium_offer.sdp \
+    --seconds "$WHEP_SOAK_SECONDS" --warmup "$WHEP_SOAK_WARMUP" --source "${WHEP_SOAK_SOURCE:-test:1280x720@30}" \
+    --report-every 60 2>&1 | tee "$OUT/whep-soak.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] && pass "WHEP + reader soak" || fail "WHEP + reader soak (whep-soak.log)"
+fi
 
 step "result"
 if [[ $status -eq 0 ]]; then
