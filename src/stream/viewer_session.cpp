@@ -9,6 +9,7 @@
 
 #include "stream/glib_handoff.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
+#include "stream/sdp_repair_ssrc.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -35,6 +36,16 @@ GstElement* makeElement(const char* factory, const char* package) {
 guint processSsrc() {
   static const guint ssrc = g_random_int_range(1, G_MAXINT32);
   return ssrc;
+}
+
+// A description of `type` from SDP text that webrtcbin itself wrote (and we edited).
+SessionDescriptionPtr descriptionFromText(GstWebRTCSDPType type, const std::string& text) {
+  GstSDPMessage* raw = nullptr;
+  const GstSDPResult parsed = gst_sdp_message_new_from_text(text.c_str(), &raw);
+  GstSdpMessagePtr sdp(raw);
+  if (parsed != GST_SDP_OK || !sdp)
+    throw Error(Errc::kInternal, "gst_sdp_message_new_from_text failed on webrtcbin's own description");
+  return SessionDescriptionPtr(gst_webrtc_session_description_new(type, sdp.release()));
 }
 
 const char* connectionStateName(GstWebRTCPeerConnectionState s) {
@@ -303,7 +314,12 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
       !rawDesc) {
     throw Error(Errc::kUnsupported, std::string("webrtcbin ") + create + " returned no description");
   }
-  SessionDescriptionPtr desc(rawDesc);
+  const SessionDescriptionPtr made(rawDesc);
+  // Set without the per-answer RTX SSRC's a=ssrc lines, which webrtcbin would intern as names for good;
+  // they go back into the text the peer receives (sdp_repair_ssrc.hpp).
+  GCharPtr madeText(gst_sdp_message_as_text(made->sdp));
+  const RepairSsrcLines repair = takeRepairSsrcLines(madeText.get());
+  const SessionDescriptionPtr desc = descriptionFromText(made->type, repair.kept);
   callWebrtc("set-local-description", desc.get(), deadline, timeout);
 
   {
@@ -327,7 +343,7 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
   if (!local || !local->sdp)
     throw Error(Errc::kInternal, "webrtcbin has no local description after negotiation");
   GCharPtr text(gst_sdp_message_as_text(local->sdp));
-  return std::string(text.get());
+  return withRepairSsrcLines(text.get(), repair);
 }
 
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {

@@ -101,7 +101,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// Runs one webrtcbin action signal and waits (bounded, abortable) for its promise.
   GstPromisePtr callWebrtc(const char* signal, gpointer arg, Deadline deadline, std::chrono::milliseconds timeout);
   void setRemote(GstWebRTCSDPType type, const std::string& sdp, Deadline deadline, std::chrono::milliseconds timeout);
-  /// "create-offer" or "create-answer", set it locally, wait for ICE gathering; the local SDP.
+  /// "create-offer" or "create-answer", set it locally without the RTX SSRC's a=ssrc lines (they would
+  /// be interned as names for good: sdp_repair_ssrc.hpp), wait for ICE gathering; the local SDP with
+  /// those lines back in.
   std::string describeLocally(const char* create, Deadline deadline, std::chrono::milliseconds timeout);
   static void onConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
   static void onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);

@@ -8,9 +8,9 @@ GPU memory: when serve logs that it runs the GPU path, the driver's figure for t
 2 MiB; otherwise it prints "gpu memory: not measured (no GPU)" (or why not), never a number.
 A progress line every --report-every seconds (RSS, fds, threads, sessions, GPU memory).
 
-usage: soak.py [--seconds 120] [--warmup 20] [--no-taps] [--pause S] [--report-every S] ZEROHOP_BINARY OFFER_SDP
+usage: soak.py [--seconds 120] [--warmup 20] [--no-taps | --no-whep] [--pause S] [--report-every S] ZEROHOP_BINARY OFFER_SDP
 (30-minute version: --seconds 1800; a session-heavy one for memory per session: --no-taps --pause 0;
-see docs/reliability.md)
+readers only: --no-whep; see docs/reliability.md)
 exit 0 pass, 1 fail
 """
 import argparse
@@ -94,9 +94,12 @@ def main() -> int:
     ap.add_argument("--warmup", type=float, default=20)
     ap.add_argument("--source", default="test:640x360@30")
     ap.add_argument("--no-taps", action="store_true", help="WHEP sessions only, no share readers")
+    ap.add_argument("--no-whep", action="store_true", help="share readers only, no WHEP sessions")
     ap.add_argument("--pause", type=float, default=0.5, help="longest random pause between rounds (s)")
     ap.add_argument("--report-every", type=float, default=300, help="a progress line every this many seconds")
     args = ap.parse_args()
+    if args.no_taps and args.no_whep:
+        ap.error("--no-taps and --no-whep leave nothing to do")
     offer = open(args.offer, "rb").read()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -123,7 +126,7 @@ def main() -> int:
             try:
                 # A viewer arrives and leaves; sometimes two at once.
                 locs = []
-                for _ in range(rng.choice([1, 1, 2])):
+                for _ in range(0 if args.no_whep else rng.choice([1, 1, 2])):
                     status, headers, body = request("POST", base + "/whep", offer, "application/sdp")
                     if status != 201:
                         print(f"FAIL: POST /whep answered {status}: {body[:200]!r}")
@@ -147,6 +150,7 @@ def main() -> int:
                 if baseline is None and time.monotonic() - t0 >= args.warmup:
                     baseline = proc_stats(serve.pid)
                     baseline_sessions = sessions
+                    baseline_taps = taps
                     baseline_gpu = gpu_memory_mib(serve.pid, log_path)
                     print(f"after {args.warmup:.0f} s warm-up: {baseline}, gpu memory: {gpu_note(baseline_gpu)}")
                 if time.monotonic() - t0 >= next_report:
@@ -166,11 +170,16 @@ def main() -> int:
         elapsed = time.monotonic() - t0
         fps = (stats["frames"] - frames0) / elapsed
         print(f"end after {elapsed:.0f} s: {end}; {sessions} WHEP sessions, {taps} tap readers, "
-              f"{fps:.1f} fps encoded, viewers now {stats['viewers']}, share readers {stats.get('share_readers')}")
+              f"{fps:.1f} fps encoded, frames dropped {stats.get('drops')}, viewers now {stats['viewers']}, "
+              f"share readers {stats.get('share_readers')}")
         growth = (end["rss_kb"] - baseline["rss_kb"]) / baseline["rss_kb"]
         per_session = (end["rss_kb"] - baseline["rss_kb"]) * 1024 / max(1, sessions - baseline_sessions)
-        print(f"RSS per WHEP session after the warm-up: {per_session:+.0f} bytes "
-              f"({sessions - baseline_sessions} sessions)")
+        if args.no_whep:
+            per_tap = (end["rss_kb"] - baseline["rss_kb"]) * 1024 / max(1, taps - baseline_taps)
+            print(f"RSS per tap reader after the warm-up: {per_tap:+.0f} bytes ({taps - baseline_taps} readers)")
+        else:
+            print(f"RSS per WHEP session after the warm-up: {per_session:+.0f} bytes "
+                  f"({sessions - baseline_sessions} sessions)")
         print(f"gpu memory: {gpu_note(baseline_gpu)} -> {gpu_note(end_gpu)}" if end_gpu[0] is not None
               else f"gpu memory: {gpu_note(end_gpu)}")
         failures = []

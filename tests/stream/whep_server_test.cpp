@@ -1,6 +1,7 @@
 // StreamServer's HTTP/WHEP front on loopback, with real webrtcbin sessions behind it.
 
 #include <arpa/inet.h>
+#include <glib.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -88,8 +89,11 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
 }
 
 // Memory per session (docs/reliability.md, Soak): webrtcbin interns every SSRC it negotiates as GQuarks
-// that are never freed, so viewers that come and go must not bring fresh media SSRCs. Fails with an
-// SSRC drawn per session (a 1-in-2^31 chance of passing by luck per pair; three pairs compared).
+// that are never freed, so viewers that come and go must not bring fresh media SSRCs (fails with an
+// SSRC drawn per session: a 1-in-2^31 chance of passing by luck per pair; three pairs compared), and the
+// RTX SSRC webrtcbin draws per answer must not become the names "ssrc-<rtx>-cname" / "ssrc-<rtx>-msid"
+// (fails when the answer is set as the local description with its a=ssrc:<rtx> lines), while the
+// answer the viewer gets still pairs RTX with the media SSRC and names it (a=ssrc-group:FID, a=ssrc).
 TEST(WhepServer, ViewersReuseTheMediaSsrcSoNoNamesAreInternedPerViewer) {
   StreamServer server(loopbackConfig());
   auto cli = clientFor(server);
@@ -103,6 +107,16 @@ TEST(WhepServer, ViewersReuseTheMediaSsrcSoNoNamesAreInternedPerViewer) {
     ASSERT_TRUE(std::regex_search(r->body, fid, std::regex("a=ssrc-group:FID ([0-9]+) ([0-9]+)"))) << r->body;
     if (i == 0) first = fid[1].str();
     EXPECT_EQ(fid[1].str(), first) << "session " << i << " brought a new media SSRC";
+    const std::string rtx = fid[2].str();
+    EXPECT_NE(rtx, first) << r->body;
+    EXPECT_NE(r->body.find("a=ssrc:" + first + " cname:"), std::string::npos) << r->body;
+    // The viewer still gets the RTX SSRC's own lines (Chromium refuses a FID group without them).
+    EXPECT_NE(r->body.find("a=ssrc:" + rtx + " cname:"), std::string::npos) << r->body;
+    EXPECT_NE(r->body.find("a=ssrc:" + rtx + " msid:"), std::string::npos) << r->body;
+    for (const char* attribute : {"cname", "msid"}) {
+      const std::string name = "ssrc-" + rtx + "-" + attribute;
+      EXPECT_EQ(g_quark_try_string(name.c_str()), 0u) << "session " << i << " interned " << name;
+    }
     auto del = cli.Delete(r->get_header_value("Location"));
     ASSERT_TRUE(del);
     EXPECT_EQ(del->status, 200);
