@@ -434,6 +434,7 @@ window.zerohop = {
       framesReceived: inbound.framesReceived, freezeCount: inbound.freezeCount,
       totalFreezesDuration: inbound.totalFreezesDuration, nackCount: inbound.nackCount,
       pliCount: inbound.pliCount, firCount: inbound.firCount, packetsLost: inbound.packetsLost,
+      retransmittedPacketsReceived: inbound.retransmittedPacketsReceived,
       jitterBufferDelay: inbound.jitterBufferDelay, jitterBufferEmittedCount: inbound.jitterBufferEmittedCount,
       totalDecodeTime: inbound.totalDecodeTime, framesPerSecond: inbound.framesPerSecond,
       decoderImplementation: inbound.decoderImplementation,

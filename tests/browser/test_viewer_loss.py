@@ -5,7 +5,8 @@ directions: the rules sit on the output hook of loopback). serve runs with --key
 request), so a picture that comes back after an unrepairable loss proves the PLI -> IDR path.
 
 Phase 1, --seconds of ~5 % random loss: >= 20 fps presented, no gap > 1 s between presented frames,
-frames keep being decoded, packets were lost and retransmissions asked for (Chromium's nackCount grew).
+frames keep being decoded, packets were lost, retransmissions asked for (Chromium's nackCount grew) and
+received (retransmittedPacketsReceived grew: RTX works).
 On loopback NACK/RTX repairs all of it (Chromium 156 sent no PLI here even through a 3 s RTX blackout).
 Phase 2, the random loss removed, one total UDP outage of --outage-ms (longer than Chromium's NACK list
 holds: ~1000 packets): the receiver must ask for a keyframe (pliCount grew or the server's
@@ -141,6 +142,7 @@ def main() -> int:
         fps1, gap1 = playback(s0, s1)
         print(f"phase 1, {args.seconds:.0f} s of {args.loss} % random UDP loss: {fps1:.1f} fps presented, longest gap "
               f"{gap1:.0f} ms; packetsLost +{grew(s0, s1, 'packetsLost')} nackCount +{grew(s0, s1, 'nackCount')} "
+              f"retransmittedPacketsReceived +{grew(s0, s1, 'retransmittedPacketsReceived')} "
               f"pliCount +{grew(s0, s1, 'pliCount')} framesDecoded +{grew(s0, s1, 'framesDecoded')} "
               f"freezeCount +{grew(s0, s1, 'freezeCount')}")
         fps3, gap3 = playback(s2, s3)
@@ -159,6 +161,8 @@ def main() -> int:
             failures.append("phase 1: no frame decoded under loss")
         if grew(s0, s1, "packetsLost") <= 0 or grew(s0, s1, "nackCount") <= 0:
             failures.append("phase 1: no loss seen or no retransmission asked for (packetsLost/nackCount)")
+        if grew(s0, s1, "retransmittedPacketsReceived") <= 0:
+            failures.append("phase 1: no retransmission (RTX) arrived (retransmittedPacketsReceived did not grow)")
         if grew(s1, s3, "pliCount") <= 0 and forced <= 0:
             failures.append("phase 2: no keyframe was requested after the outage (pliCount, keyframes_forced)")
         if fps3 < args.min_fps or gap3 > args.max_gap_ms:
