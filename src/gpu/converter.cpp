@@ -11,12 +11,16 @@
 #include "gpu/convert_plan.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
+#include "gpu/converter_impl.hpp"
 #include "gpu/kernels.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_convert.hpp"
 
 namespace zerohop {
+using gpuconvert_detail::bandRowsFor;
+using gpuconvert_detail::planesOut;
+
 namespace {
 
 using cuda::check;
@@ -48,30 +52,6 @@ kernels::SampleOut sampleOut(PixelFormat f) {
 
 std::size_t alignUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
-// Rows per band when `height` rows are split into about `stripes` bands (even, at least 2).
-std::uint32_t bandRowsFor(std::uint32_t height, int stripes) {
-  const auto n = static_cast<std::uint32_t>(stripes);
-  return std::max<std::uint32_t>(2, ((height + n - 1) / n + 1) & ~1u);
-}
-
-int defaultStripes(IngestMode mode, int stripes) {
-  if (stripes > 0) return stripes;
-  return mode == IngestMode::kSignalledCopy ? 1 : 4;
-}
-
-// kSignalledCopy's staging buffers, used in turn, so that a frame's upload rarely has to wait for the
-// kernel that read the same buffer before it.
-constexpr int kStagingSlots = 3;
-
-kernels::PlanesOut planesOut(const Frame& dst) {
-  kernels::PlanesOut out;
-  for (std::uint32_t i = 0; i < planeCount(dst.format); ++i) {
-    out.data[i] = dst.data[i];
-    out.pitch[i] = dst.pitch[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 const char* ingestModeName(IngestMode mode) noexcept {
@@ -84,84 +64,6 @@ const char* ingestModeName(IngestMode mode) noexcept {
   return "unknown";
 }
 
-struct GpuConverter::Impl {
-  Impl(int dev, IngestMode m, int bands)
-      : device(dev),
-        mode(m),
-        stripes(defaultStripes(m, bands)),
-        stream(dev),
-        ingestDone(dev, /*timing=*/true),
-        convertDone(dev, /*timing=*/true),
-        stagingFree(dev, /*timing=*/false) {
-    if (mode == IngestMode::kPipelinedCopy) {
-      copyStream = CudaStream(dev);
-      for (int i = 0; i < stripes; ++i) bandCopied.emplace_back(dev, /*timing=*/false);
-    }
-    if (mode == IngestMode::kSignalledCopy) {
-      flag = StreamFlag(dev);
-      signalError = PinnedBuffer(dev, sizeof(std::uint32_t));
-      *reinterpret_cast<volatile std::uint32_t*>(signalError.data()) = 0;
-      void* mapped = nullptr;
-      check(cudaHostGetDevicePointer(&mapped, signalError.data(), 0), "cudaHostGetDevicePointer",
-            "signalled ingest: the kernels report a timeout through mapped page-locked memory");
-      signalErrorOnDevice = static_cast<std::uint32_t*>(mapped);
-      copyStream = CudaStream(dev);
-      copyUnblocked = CudaEvent(dev, /*timing=*/false);
-      for (int i = 0; i < kStagingSlots; ++i) ring.push_back(StagingSlot{DeviceBuffer(), CudaEvent(dev, false)});
-    }
-  }
-  ~Impl() {
-    // Work enqueued on a caller's stream may still read the staging buffer(s).
-    if (stagingStream) cuda::logIfFailed(cudaEventSynchronize(stagingFree.get()), "cudaEventSynchronize(staging)");
-    for (const auto& slot : ring) {
-      if (!slot.knownFree) cuda::logIfFailed(cudaEventSynchronize(slot.released.get()), "cudaEventSynchronize(slot)");
-    }
-  }
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
-
-  // kSignalledCopy: one staging buffer of the ring. `released` is recorded on the reading kernel's
-  // stream right after the frame's ready event; `knownFree` caches that the host has seen it complete
-  // (asked after the previous frame was enqueued, where it costs the upload nothing).
-  struct StagingSlot {
-    DeviceBuffer buffer;
-    CudaEvent released;
-    bool knownFree = true;  // nothing read it since the host last saw `released` complete
-  };
-
-  // Members are destroyed in reverse order: events and staging go after the stream has synchronised.
-  int device;
-  IngestMode mode;
-  int stripes;
-  DeviceBuffer staging;
-  std::vector<StagingSlot> ring;  // kSignalledCopy: kStagingSlots buffers, used in turn
-  int nextSlot = 0;
-  StreamFlag flag;                     // kSignalledCopy: set to each band's ticket after its copy
-  PinnedBuffer signalError;            // kSignalledCopy: a timed-out kernel writes its ticket here
-  std::uint32_t* signalErrorOnDevice = nullptr;  // the same word, mapped
-  std::uint32_t nextTicket = 1;        // kSignalledCopy: tickets count up, 0 is never used
-  CudaStream stream;
-  CudaStream copyStream;               // kPipelinedCopy, kSignalledCopy: the bands' copies run here
-  CudaEvent copyUnblocked;  // kSignalledCopy: recorded on copyStream after waits it had to make before a copy
-  bool copyMayBeBlocked = false;  // such a wait may still hold copyStream (the host has not seen it pass)
-  std::vector<CudaEvent> bandCopied;   // kPipelinedCopy: one per band, recorded on copyStream
-  CudaEvent ingestDone;   // timing events, recorded only for Completion::kWait
-  CudaEvent convertDone;
-  CudaEvent stagingFree;  // recorded after each conversion that read the staging buffer
-  cudaStream_t stagingStream = nullptr;  // the stream of that conversion
-  std::unordered_map<const void*, CudaEvent> readyEvents;  // one per destination buffer, no timing
-
-  void convert(const Frame& src, Frame& dst, const gpuconvert::ConvertPlan& plan, cudaStream_t s,
-               Completion completion);
-  const CudaEvent& readyEventFor(const void* buffer);
-  std::uint8_t* stagingFor(std::size_t bytes, cudaStream_t s);
-  StagingSlot& signalledUpload(const Frame& src, const Frame& dst, cudaStream_t s, Completion completion);
-  void settleSignalled();
-  const CudaEvent& recordReady(const Frame& dst, cudaStream_t s, Completion completion);
-  void finishFrame(const Frame& src, Frame& dst, const CudaEvent& ready, Completion completion);
-  void throwIfSignalTimedOut();
-  void copyBand(const Frame& src, std::uint8_t* staged, std::uint32_t y0, std::uint32_t rows);
-};
 
 const CudaEvent& GpuConverter::Impl::readyEventFor(const void* buffer) {
   auto it = readyEvents.find(buffer);
@@ -194,102 +96,6 @@ void GpuConverter::Impl::copyBand(const Frame& src, std::uint8_t* staged, std::u
                                std::to_string(span) + " bytes");
 }
 
-void GpuConverter::Impl::throwIfSignalTimedOut() {
-  if (!signalError.data()) return;
-  auto* word = reinterpret_cast<volatile std::uint32_t*>(signalError.data());
-  const std::uint32_t ticket = *word;
-  if (ticket == 0) return;
-  *word = 0;
-  // That frame's ready event may have fired before its upload ended (see signalledUpload): once this
-  // has thrown, no upload the converter enqueued still reads a source or a staging buffer.
-  copyStream.synchronize();
-  throw Error(Errc::kDevice, "GpuConverter: signalled ingest: a conversion kernel waited " +
-                                 std::to_string(kernels::kSignalTimeoutNs / 1000000) +
-                                 " ms for the upload of its rows (ticket " + std::to_string(ticket) +
-                                 ") and gave up; that frame's destination was not written");
-}
-
-// kSignalledCopy, packed 4:2:2 -> 4:2:0 from page-locked memory, built so that the upload is the first
-// work this frame puts on the GPU and nothing stands between its last byte and the kernel:
-// - the bands' copies, each followed by a flag write, go on copyStream first (a host thread
-//   descheduled after them delays the kernel, never the data it waits for); in the steady state no
-//   CUDA call comes before them: the staging slot is one the host already saw released;
-// - the kernel goes on `s` with no stream dependency on the copies; its blocks wait on the GPU for
-//   their band's ticket;
-// - nothing on `s` waits for the copies' completion before the ready event: every block waits for
-//   the ticket of its last row's band, the blocks of the last band for the last ticket, which the
-//   copy stream writes only after every band's copy has completed (stream order; the write's memory
-//   barrier makes the bytes visible first). So the kernel's completion, hence the ready event after
-//   it, already implies that the source has been read and the staging buffer written. The one
-//   exception is a kernel that timed out (100 ms without its band): it returns early, its ready event
-//   may fire while the upload still runs; the converter then throws (throwIfSignalTimedOut), after
-//   waiting for its uploads, at the next convert() or at once with Completion::kWait. Tests:
-//   SignalledKernelWaitsForItsTicketAndTimesOut (the timeout), the Signalled* and AllPairs cases
-//   (ready alone orders the check of dst, 1 and several bands).
-// A kernel must not start its 100 ms clock long before its copy can run: when the copy stream has to
-// wait (for the slot's previous reader or the source's event, now or for an earlier frame, until the
-// host has seen those waits pass), `s` first waits for the point after them (copyUnblocked).
-GpuConverter::Impl::StagingSlot& GpuConverter::Impl::signalledUpload(const Frame& src, const Frame& dst,
-                                                                      cudaStream_t s, Completion completion) {
-  const std::uint32_t w = src.width, h = src.height, pitch = src.pitch[0];
-  const std::size_t bytes = planeSpan(pitch, planeShape(src.format, 0, w, h));
-  StagingSlot& slot = ring[static_cast<std::size_t>(nextSlot)];
-  nextSlot = (nextSlot + 1) % kStagingSlots;
-  bool copyWaits = false;
-  if (slot.buffer.size() < bytes) {
-    if (!slot.knownFree) slot.released.synchronize();  // the old buffer may still be read
-    slot.buffer.reset();
-    slot.buffer = DeviceBuffer(device, bytes);
-    slot.knownFree = true;
-  } else if (!slot.knownFree && !slot.released.completed()) {
-    check(cudaStreamWaitEvent(copyStream.get(), slot.released.get(), 0), "cudaStreamWaitEvent(staging slot)");
-    copyWaits = true;
-  }
-  slot.knownFree = false;  // read by this frame's kernel from now on
-  if (src.gpu.readyEvent) {
-    check(cudaStreamWaitEvent(copyStream.get(), static_cast<cudaEvent_t>(src.gpu.readyEvent), 0),
-          "cudaStreamWaitEvent(source, copy stream)");
-    copyWaits = true;
-  }
-  if (copyWaits) {
-    copyUnblocked.record(copyStream.get());
-    copyMayBeBlocked = true;
-  }
-
-  std::uint8_t* base = slot.buffer.data();
-  const std::uint32_t bandRows = bandRowsFor(h, stripes);
-  const std::uint32_t bands = (h + bandRows - 1) / bandRows;
-  if (nextTicket == 0 || nextTicket + bands - 1 < nextTicket) nextTicket = 1;  // wrap: skip 0
-  const std::uint32_t firstTicket = nextTicket;
-  nextTicket += bands;
-  for (std::uint32_t band = 0; band < bands; ++band) {
-    const std::uint32_t y0 = band * bandRows;
-    copyBand(src, base, y0, std::min(bandRows, h - y0));
-    // Before the last flag: the kernel's completion then implies this timing event's too.
-    if (band + 1 == bands && completion == Completion::kWait) ingestDone.record(copyStream.get());
-    flag.set(copyStream.get(), firstTicket + band);
-  }
-
-  if (copyMayBeBlocked && !copyWaits && copyUnblocked.completed()) copyMayBeBlocked = false;
-  if (copyMayBeBlocked) check(cudaStreamWaitEvent(s, copyUnblocked.get(), 0), "cudaStreamWaitEvent(upload unblocked)");
-  kernels::PlanesIn in;
-  in.data[0] = base;
-  in.pitch[0] = pitch;
-  const kernels::IngestSignal signal{flag.word(), firstTicket, bandRows, signalErrorOnDevice};
-  kernels::packed422To420(src.format == PixelFormat::kYUYV ? kernels::Packed422::kYUYV : kernels::Packed422::kUYVY,
-                          dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420, in,
-                          planesOut(dst), w, h, s, &signal);
-  return slot;
-}
-
-// After a signalled frame was enqueued (its upload already running): asks whether the next frame's
-// staging slot and the copy stream's waits are done, so that the next frame's upload needs no CUDA
-// call before it.
-void GpuConverter::Impl::settleSignalled() {
-  StagingSlot& next = ring[static_cast<std::size_t>(nextSlot)];
-  if (!next.knownFree && next.released.completed()) next.knownFree = true;
-  if (copyMayBeBlocked && copyUnblocked.completed()) copyMayBeBlocked = false;
-}
 
 // After the frame's last kernel on `s`: the timing event (kWait) and the destination's ready event.
 const CudaEvent& GpuConverter::Impl::recordReady(const Frame& dst, cudaStream_t s, Completion completion) {
