@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stream/sdp_words.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop::stream {
@@ -30,19 +31,6 @@ bool parseInt(std::string_view s, int& out) {
   const auto* end = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(s.data(), end, out);
   return ec == std::errc() && ptr == end;
-}
-
-std::vector<std::string_view> splitSpaces(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && s[i] == ' ') ++i;
-    std::size_t j = i;
-    while (j < s.size() && s[j] != ' ') ++j;
-    if (j > i) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
 }
 
 // One m= section, reduced to what the choice needs.

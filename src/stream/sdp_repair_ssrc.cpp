@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "stream/sdp_words.hpp"
+
 namespace zerohop::stream {
 namespace {
 
@@ -31,20 +33,6 @@ bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// The space-separated words of `s`.
-std::vector<std::string_view> words(std::string_view s) {
-  std::vector<std::string_view> out;
-  while (!s.empty()) {
-    const std::size_t start = s.find_first_not_of(' ');
-    if (start == std::string_view::npos) break;
-    s.remove_prefix(start);
-    const std::size_t end = std::min(s.find(' '), s.size());
-    out.push_back(s.substr(0, end));
-    s.remove_prefix(end);
-  }
-  return out;
-}
-
 // The lines of `sdp` grouped by media section: [0] before the first m= line, then one per m= line.
 std::vector<std::vector<std::string_view>> sectionsOf(std::string_view sdp) {
   std::vector<std::vector<std::string_view>> sections(1);
@@ -64,7 +52,7 @@ RepairSsrcLines takeRepairSsrcLines(std::string_view sdp) {
     for (std::string_view line : section) {
       line = withoutEnding(line);
       if (!startsWith(line, kFidGroup)) continue;
-      const std::vector<std::string_view> ssrcs = words(line.substr(kFidGroup.size()));
+      const std::vector<std::string_view> ssrcs = splitSpaces(line.substr(kFidGroup.size()));
       for (std::size_t i = 1; i < ssrcs.size(); ++i) repair.insert(ssrcs[i]);
     }
   }
@@ -75,7 +63,7 @@ RepairSsrcLines takeRepairSsrcLines(std::string_view sdp) {
     for (std::string_view line : section) {
       const std::string_view bare = withoutEnding(line);
       if (startsWith(bare, kSsrc)) {
-        const std::vector<std::string_view> w = words(bare.substr(kSsrc.size()));
+        const std::vector<std::string_view> w = splitSpaces(bare.substr(kSsrc.size()));
         if (!w.empty() && repair.count(w.front())) {
           taken.emplace_back(bare);
           continue;

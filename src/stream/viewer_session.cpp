@@ -38,13 +38,12 @@ guint processSsrc() {
   return ssrc;
 }
 
-// A description of `type` from SDP text that webrtcbin itself wrote (and we edited).
+// A description of `type` from SDP text; empty when the text is not SDP (the caller says whose it was).
 SessionDescriptionPtr descriptionFromText(GstWebRTCSDPType type, const std::string& text) {
   GstSDPMessage* raw = nullptr;
   const GstSDPResult parsed = gst_sdp_message_new_from_text(text.c_str(), &raw);
   GstSdpMessagePtr sdp(raw);
-  if (parsed != GST_SDP_OK || !sdp)
-    throw Error(Errc::kInternal, "gst_sdp_message_new_from_text failed on webrtcbin's own description");
+  if (parsed != GST_SDP_OK || !sdp) return SessionDescriptionPtr();
   return SessionDescriptionPtr(gst_webrtc_session_description_new(type, sdp.release()));
 }
 
@@ -293,13 +292,12 @@ GstPromisePtr ViewerSession::callWebrtc(const char* signal, gpointer arg, Deadli
 
 void ViewerSession::setRemote(GstWebRTCSDPType type, const std::string& sdp, Deadline deadline,
                               std::chrono::milliseconds timeout) {
-  GstSDPMessage* rawSdp = nullptr;
-  if (gst_sdp_message_new_from_text(sdp.c_str(), &rawSdp) != GST_SDP_OK || !rawSdp) {
+  const SessionDescriptionPtr desc = descriptionFromText(type, sdp);
+  if (!desc) {
     throw Error(Errc::kInvalidArgument, std::string("gst_sdp_message_new_from_text failed: the ") +
                                             (type == GST_WEBRTC_SDP_TYPE_OFFER ? "offer" : "answer") +
                                             " is not SDP");
   }
-  SessionDescriptionPtr desc(gst_webrtc_session_description_new(type, rawSdp));
   callWebrtc("set-remote-description", desc.get(), deadline, timeout);
 }
 
@@ -320,6 +318,7 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
   GCharPtr madeText(gst_sdp_message_as_text(made->sdp));
   const RepairSsrcLines repair = takeRepairSsrcLines(madeText.get());
   const SessionDescriptionPtr desc = descriptionFromText(made->type, repair.kept);
+  if (!desc) throw Error(Errc::kInternal, "gst_sdp_message_new_from_text failed on webrtcbin's own description");
   callWebrtc("set-local-description", desc.get(), deadline, timeout);
 
   {
