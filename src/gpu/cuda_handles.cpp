@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/driver_entry.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -161,35 +162,14 @@ void PinnedBuffer::reset() noexcept {
 
 // ---- StreamFlag ---------------------------------------------------------------------------------
 namespace {
-// A driver function (the CUDA 12 ABI) through the runtime: the driver library is never linked.
-// Null when this runtime or driver does not have it.
-void* driverFunction(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-  const cudaError_t status = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found);
-#else
-  const cudaError_t status = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found);
-#endif
-  return status == cudaSuccess && found == cudaDriverEntryPointSuccess ? fn : nullptr;
-}
-using WriteValue32 = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-using GetErrorName = CUresult(CUDAAPI*)(CUresult, const char**);
-
-// "CUDA_ERROR_..." for a driver status, or its number.
-std::string driverErrorName(CUresult status) {
-  const char* name = nullptr;
-  auto getName = reinterpret_cast<GetErrorName>(driverFunction("cuGetErrorName"));
-  if (getName && getName(status, &name) == CUDA_SUCCESS && name) return name;
-  return "CUresult " + std::to_string(static_cast<int>(status));
-}
+using WriteValue32 = decltype(&cuStreamWriteValue32);
 }  // namespace
 
 StreamFlag::StreamFlag(int device, bool allowStreamWrite) : word_(device, sizeof(std::uint32_t)), device_(device) {
   cuda::DeviceGuard guard(device);
   check(cudaMemset(word_.data(), 0, sizeof(std::uint32_t)), "cudaMemset(stream flag)");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(stream flag)");
-  if (allowStreamWrite) writeValue_ = driverFunction("cuStreamWriteValue32");
+  if (allowStreamWrite) writeValue_ = cuda::driverEntryPoint("cuStreamWriteValue32");
 }
 
 StreamFlag::~StreamFlag() = default;  // members: the events, then the ring, then the word
@@ -213,7 +193,7 @@ void StreamFlag::set(cudaStream_t stream, std::uint32_t value) {
         stream, reinterpret_cast<CUdeviceptr>(word_.data()), value, CU_STREAM_WRITE_VALUE_DEFAULT);
     if (status == CUDA_SUCCESS) return;
     if (status != CUDA_ERROR_NOT_SUPPORTED) {
-      throw Error(Errc::kDevice, "cuStreamWriteValue32 failed: " + driverErrorName(status) + " (stream flag)");
+      throw Error(Errc::kDevice, "cuStreamWriteValue32 failed: " + cuda::driverErrorName(status) + " (stream flag)");
     }
     log::warn("cuStreamWriteValue32: not supported here (CUDA_ERROR_NOT_SUPPORTED); stream flags are copied instead");
     writeValue_ = nullptr;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capture/payload_check.hpp"
+#include "gpu/buffers_in_turn.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu/jpeg_chroma.hpp"
@@ -90,9 +91,7 @@ struct GpuJpegDecoder::Impl {
   jpeg::PinnedBufferHandle pinned[2];
   jpeg::StreamHandle parsed[2];
   jpeg::StreamHandle header;  // headers only: geometry and the hardware support check
-  CudaEvent pinnedFree[2];  // recorded after the transfer that read pinned[i]
-  bool pinnedBusy[2] = {false, false};
-  int slot = 0;
+  BuffersInTurn pinnedTurn;  // pinned[i] is refilled once the transfer that read it has run
   jpeg::ParamsHandle params;
 
   // Restart strips (hardware backend): the strip JPEGs of a frame in one of two page-locked buffers,
@@ -103,9 +102,7 @@ struct GpuJpegDecoder::Impl {
   jpeg::StateHandle stripState;
   int stripBatchSize = 0;
   PinnedBuffer stripBytes[2];
-  CudaEvent stripsRead[2];
-  bool stripsBusy[2] = {false, false};
-  int stripSlot = 0;
+  BuffersInTurn stripTurn;
   std::vector<const unsigned char*> stripData;
   std::vector<std::size_t> stripLengths;
   std::vector<nvjpegImage_t> stripOuts;
@@ -162,7 +159,7 @@ GpuJpegDecoder::Impl::Impl(int dev, JpegBackend requested) : lib(jpeg::requireNv
   header = jpeg::createJpegStream(lib, batchHandle.get());
   if (backend == JpegBackend::kHardware) {
     stripState = jpeg::createBatchedState(lib, batchHandle.get());
-    for (CudaEvent& e : stripsRead) e = CudaEvent(device, /*timing=*/false);
+    stripTurn.create(device);
   }
 }
 
@@ -172,8 +169,8 @@ void GpuJpegDecoder::Impl::createDecoupled(nvjpegBackend_t b) {
   for (int i = 0; i < 2; ++i) {
     pinned[i] = jpeg::createPinnedBuffer(lib, handle);
     parsed[i] = jpeg::createJpegStream(lib, handle);
-    pinnedFree[i] = CudaEvent(device, /*timing=*/false);
   }
+  pinnedTurn.create(device);
   params = jpeg::createDecodeParams(lib, handle, NVJPEG_OUTPUT_YUV);
   state = jpeg::createDecoderState(lib, handle, decoder.get());
   jpeg::check(lib.stateAttachDeviceBuffer(state.get(), deviceBuffer.get()), "nvjpegStateAttachDeviceBuffer");
@@ -183,8 +180,8 @@ void GpuJpegDecoder::Impl::createDecoupled(nvjpegBackend_t b) {
 // from a fresh state with the same buffers. Logs, never throws (the caller is already throwing).
 void GpuJpegDecoder::Impl::rebuildDecoupledState() noexcept {
   cuda::logIfFailed(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize(jpeg recovery)");
-  pinnedBusy[0] = pinnedBusy[1] = false;
-  stripsBusy[0] = stripsBusy[1] = false;
+  pinnedTurn.forget();
+  stripTurn.forget();
   try {
     state.reset();
     state = jpeg::createDecoderState(lib, handle, decoder.get());
@@ -294,10 +291,9 @@ bool GpuJpegDecoder::Impl::hardwareTakesHeader() {
 
 void GpuJpegDecoder::Impl::decodeDecoupled(const Frame& jpeg, const jpeg::Geometry& g, Frame& dst) {
   const jpeg::ChromaPlan plan = jpeg::planChroma(g, dst.format, dst.width, dst.height);  // before any work
-  const int i = slot;
   // The host phase of this frame overlaps the device phase of the previous one; only the pinned
   // buffer this frame reuses must be free (its copy to the device, two frames ago, done).
-  if (pinnedBusy[i]) pinnedFree[i].synchronize();
+  const int i = pinnedTurn.acquire();
   nvjpegJpegStream_t s = parsed[i].get();
   jpeg::check(lib.jpegStreamParse(handle, jpeg.data[0], jpeg.bytesUsed, 0, 0, s), "nvjpegJpegStreamParse");
   const Prepared p = prepare(g, dst, plan.scratchBytes ? scratchFor(plan.scratchBytes) : nullptr);
@@ -305,9 +301,7 @@ void GpuJpegDecoder::Impl::decodeDecoupled(const Frame& jpeg, const jpeg::Geomet
   jpeg::check(lib.decodeJpegHost(handle, decoder.get(), state.get(), params.get(), s), "nvjpegDecodeJpegHost");
   jpeg::check(lib.decodeJpegTransferToDevice(handle, decoder.get(), state.get(), s, stream.get()),
               "nvjpegDecodeJpegTransferToDevice");
-  pinnedFree[i].record(stream.get());
-  pinnedBusy[i] = true;
-  slot ^= 1;
+  pinnedTurn.readOn(stream.get());
   nvjpegImage_t out = p.out;
   jpeg::check(lib.decodeJpegDevice(handle, decoder.get(), state.get(), &out, stream.get()), "nvjpegDecodeJpegDevice");
   finish(p, dst);
@@ -355,8 +349,7 @@ void GpuJpegDecoder::Impl::decodeStrips(const Frame& jpeg, const jpeg::StripPlan
                                         const jpeg::Geometry& g, Frame& dst) {
   const jpeg::ChromaPlan chroma = jpeg::planChroma(g, dst.format, dst.width, dst.height);
   const Prepared p = prepare(g, dst, chroma.scratchBytes ? scratchFor(chroma.scratchBytes) : nullptr);
-  const int i = stripSlot;
-  if (stripsBusy[i]) stripsRead[i].synchronize();  // the engines may still read the strips of two frames ago
+  const int i = stripTurn.acquire();  // the engines may still read the strips of two frames ago
   const std::size_t total = plan.totalBytes();
   if (stripBytes[i].size() < total) {
     stripBytes[i].reset();
@@ -394,9 +387,7 @@ void GpuJpegDecoder::Impl::decodeStrips(const Frame& jpeg, const jpeg::StripPlan
                                 stripOuts.data(), stream.get()),
               "nvjpegDecodeBatched",
               "hardware, " + std::to_string(n) + " restart strips of frame " + std::to_string(jpeg.sequence));
-  stripsRead[i].record(stream.get());
-  stripsBusy[i] = true;
-  stripSlot ^= 1;
+  stripTurn.readOn(stream.get());
   finish(p, dst);
 }
 

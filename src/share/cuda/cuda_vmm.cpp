@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/driver_entry.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -28,18 +29,11 @@ struct DriverApi {
     }
   };
   EntryPoint resolve(const char* symbol) {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status) != cudaSuccess ||
-        status != cudaDriverEntryPointSuccess || p == nullptr) {
-      (void)cudaGetLastError();
-      if (missing.empty()) missing = symbol;
-      return {nullptr};
-    }
+    void* p = cuda::driverEntryPoint(symbol);
+    if (p == nullptr && missing.empty()) missing = symbol;
     return {p};
   }
 
-  decltype(&cuGetErrorName) getErrorName = resolve("cuGetErrorName");
   decltype(&cuDeviceGet) deviceGet = resolve("cuDeviceGet");
   decltype(&cuDeviceGetAttribute) deviceGetAttribute = resolve("cuDeviceGetAttribute");
   decltype(&cuMemGetAllocationGranularity) getGranularity = resolve("cuMemGetAllocationGranularity");
@@ -59,18 +53,12 @@ const DriverApi& driver() {
   return api;
 }
 
-std::string cuText(CUresult r) {
-  const char* name = nullptr;
-  if (driver().getErrorName && driver().getErrorName(r, &name) == CUDA_SUCCESS && name) return name;
-  return "CUresult " + std::to_string(static_cast<int>(r));
-}
-
 void checkCu(CUresult r, const char* call) {
-  if (r != CUDA_SUCCESS) throw Error(Errc::kDevice, std::string(call) + ": " + cuText(r));
+  if (r != CUDA_SUCCESS) throw Error(Errc::kDevice, std::string(call) + ": " + cuda::driverErrorName(r));
 }
 
 void logIfFailed(CUresult r, const char* call) noexcept {
-  if (r != CUDA_SUCCESS) log::warn("share: ", call, " failed: ", cuText(r));
+  if (r != CUDA_SUCCESS) log::warn("share: ", call, " failed: ", cuda::driverErrorName(r));
 }
 
 const DriverApi& requireDriver() {
