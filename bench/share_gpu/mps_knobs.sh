@@ -11,13 +11,15 @@
 #   prio     reader processes at CUDA_MPS_CLIENT_PRIORITY=1 (below normal)
 #   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the call)
 #   nomps    (MPS stopped) ipc-spin at 8 readers at 25 %: what the SM limit does without MPS
-# Every setting runs with --producer-next-kernel. Settings run in this order; one is started only while
-# the call has used less than BUDGET_S seconds, so the call ends in time and the first settings matter most.
+# Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the issue's own measure: the readers
+# alone on the GPU). Settings run in this order; one is started only while the call has used less than
+# BUDGET_S seconds, so the call ends in time and the first settings matter most.
 #
 # Usage (GPU machine, repository root, through the device tool; .deps carries GoogleTest):
 #   run(carry: [".deps"], command: "CUDA_ARCHS=90 bench/share_gpu/mps_knobs.sh")
 # Environment: OUT (default $BUILD_DIR/out; results: mps-knobs.md, mps-knobs.log), BUILD_DIR (default
-#   build-mps-knobs), CUDA_ARCHS, FRAMES (default 150), BUDGET_S (default 150),
+#   build-mps-knobs), CUDA_ARCHS, FRAMES (default 150), BUDGET_S (default 150), NEXT_KERNEL (default 1),
+#   SETTINGS (names above to run, space-separated; default all; nomps is "nomps"),
 #   BENCH (a prebuilt zerohop_share_gpu_bench used when the build fails, e.g. one carried along).
 # Exit status: 0 all settings ran, 1 a benchmark failed or settings were skipped, 3 no binary.
 set -uo pipefail
@@ -54,7 +56,10 @@ else
 fi
 
 # name, arguments
-common=(--frames "$FRAMES" --producer-next-kernel --out "$MD")
+common=(--frames "$FRAMES" --out "$MD")
+[[ "${NEXT_KERNEL:-1}" != 0 ]] && common+=(--producer-next-kernel)
+SETTINGS=${SETTINGS:-base sm25 pin sm10 blocks prio base2 nomps}
+wanted() { [[ " $SETTINGS " == *" $1 "* ]]; }
 all=ipc-spin,floor-spin,ipc@8,producer
 settings=(
   "base|--paths $all"
@@ -75,7 +80,7 @@ bench() {  # label, arguments...
   fi
   step "$label: $*"
   # shellcheck disable=SC2068
-  timeout 90 "$bin" "${common[@]}" --label "$label" $@ || { echo "FAIL: $label"; status=1; }
+  timeout $((90 * FRAMES / 150 + 30)) "$bin" "${common[@]}" --label "$label" $@ || { echo "FAIL: $label"; status=1; }
 }
 
 step "MPS: nvidia-cuda-mps-control -d (private pipe/log directory)"
@@ -84,6 +89,7 @@ if ! command -v nvidia-cuda-mps-control >/dev/null; then echo "FAIL: no nvidia-c
 source scripts/mps-private.sh
 if mps_private_start; then
   for s in "${settings[@]}"; do
+    wanted "${s%%|*}" || continue
     # shellcheck disable=SC2086
     bench "with MPS, ${s%%|*}" ${s#*|}
   done
@@ -93,7 +99,7 @@ else
   status=1
 fi
 unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-bench "without MPS, sm25" --paths ipc-spin@8 --reader-sm-percent 25
+wanted nomps && bench "without MPS, sm25" --paths ipc-spin@8 --reader-sm-percent 25
 
 step "done (status $status)"
 exit $status
