@@ -22,6 +22,7 @@
 #include "zerohop/gpu_convert.hpp"
 #include "zerohop/gpu_jpeg.hpp"
 #include "zerohop/gpu_path.hpp"
+#include "zerohop/log.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -80,6 +81,25 @@ struct GpuFramePath::Impl {
     return &current->frame();
   }
 
+  // Says on the first frame, and when it changes (3 lines at most), whether the camera's JPEGs are split at their
+  // restart markers over several JPEG engines or decoded whole by one (about 3x slower at 1080p).
+  void noteStrips() {
+    if (jpeg->backend() != JpegBackend::kHardware) return;  // strips need the hardware engines
+    const int strips = jpeg->lastStripCount();
+    if (stripNotes > 0 && (strips > 1) == (loggedStrips > 1)) return;
+    if (stripNotes == kStripNotes) return;  // a camera that keeps switching is not logged every frame
+    ++stripNotes;
+    loggedStrips = strips;
+    if (strips > 1) {
+      log::info("MJPEG: the camera's frames have restart markers at MCU-row boundaries: each is decoded as ", strips,
+                " strips on the JPEG engines at once");
+    } else {
+      log::info("MJPEG: the camera's frames are decoded whole, each by one JPEG engine (no restart markers at "
+                "MCU-row boundaries, or too few rows to split): about 3x the time of a split frame at 1080p "
+                "(docs/gpu.md, MJPEG)");
+    }
+  }
+
   // The stream that writes the device frames; the share commit and the download are ordered on it.
   void* writerStream() const noexcept { return jpeg ? jpeg->stream() : converter->stream(); }
 
@@ -99,6 +119,7 @@ struct GpuFramePath::Impl {
     Frame* dst = deviceTarget();
     if (jpeg) {
       jpeg->decode(src, *dst);
+      noteStrips();
     } else {
       converter->convert(src, *dst);
     }
@@ -122,6 +143,9 @@ struct GpuFramePath::Impl {
   ImageLayout layout;
   std::optional<GpuConverter> converter;  // raw sources
   std::optional<GpuJpegDecoder> jpeg;      // MJPEG
+  static constexpr int kStripNotes = 3;
+  int stripNotes = 0;    // lines noteStrips() has logged
+  int loggedStrips = 0;  // the strip count it last reported
   std::optional<Publisher> share;
   WriteSlot slot;
   Frame shareFrame;

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "../gpu/gpu_test_support.hpp"
 #include "../gpu/jpeg_test_support.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_path.hpp"
+#include "zerohop/log.hpp"
 
 namespace zerohop {
 namespace {
@@ -76,6 +79,39 @@ TEST_F(GpuPathMjpegTest, ACorruptFrameFailsAloneAndTheNextOneDecodes) {
   const GpuPathOutput out = path.process(next.frame);
   ASSERT_NE(out.host, nullptr);
   EXPECT_LE(maxDiff(*out.host, test::expected420(test::turboDecode(good), PixelFormat::kNV12)), 1);
+}
+
+// serve tells the user whether the camera's JPEGs get the restart-strip decode (several JPEG engines)
+// or the whole-frame one: on the first frame, then when that changes, and never once per frame.
+TEST_F(GpuPathMjpegTest, SaysWhetherTheCameraJpegsAreSplitIntoStrips) {
+  constexpr std::uint32_t w = 1920, h = 1080;
+  GpuFramePath path({device_, PixelFormat::kMJPEG, w, h, "", 8, "", /*hostCopy=*/true});
+  if (path.describe().find(" hardware ") == std::string::npos)
+    GTEST_SKIP() << "restart strips need the hardware JPEG engines (A100/H100/H200): " << path.describe();
+  std::vector<std::string> lines;
+  log::setSink([&](log::Level, std::string_view line) {
+    if (line.find("MJPEG: ") != std::string_view::npos) lines.emplace_back(line);
+  });
+  const auto planes = testing::cameraPlanes(w, h, 5);
+  const auto striped = test::compressWithTjEnv(planes, TJSAMP_422, "TJ_RESTART", "1");
+  const auto whole = testing::compressJpeg(planes, TJSAMP_422);
+  ASSERT_TRUE(test::hasRestartInterval(striped));
+  ASSERT_FALSE(test::hasRestartInterval(whole));
+  auto run = [&](const std::vector<std::uint8_t>& jpeg, int times) {
+    PinnedJpeg src(jpeg, w, h, device_);
+    for (int i = 0; i < times; ++i) ASSERT_NE(path.process(src.frame).host, nullptr);
+  };
+  run(striped, 3);
+  run(whole, 2);
+  for (int i = 0; i < 4; ++i) {  // a camera that keeps switching: three lines in all
+    run(striped, 1);
+    run(whole, 1);
+  }
+  log::setSink(nullptr);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("each is decoded as 7 strips on the JPEG engines"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("decoded whole, each by one JPEG engine"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("strips"), std::string::npos) << lines[2];
 }
 
 }  // namespace
