@@ -9,6 +9,7 @@
 #   sm10     readers at 10 %
 #   blocks   reader kernel at most 132 blocks per plane (one per SM) instead of one per row
 #   prio     reader processes at CUDA_MPS_CLIENT_PRIORITY=1 (below normal)
+#   prodprio the producer's stream at the device's highest stream priority (--producer-priority)
 #   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the call)
 #   nomps    (MPS stopped) ipc-spin at 8 readers at 25 %: what the SM limit does without MPS
 # Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the issue's own measure: the readers
@@ -58,7 +59,7 @@ fi
 # name, arguments
 common=(--frames "$FRAMES" --out "$MD")
 [[ "${NEXT_KERNEL:-1}" != 0 ]] && common+=(--producer-next-kernel)
-SETTINGS=${SETTINGS:-base sm25 pin sm10 blocks prio base2 nomps}
+SETTINGS=${SETTINGS:-base sm25 pin sm10 blocks prio prodprio base2 nomps}
 wanted() { [[ " $SETTINGS " == *" $1 "* ]]; }
 all=ipc-spin,floor-spin,ipc@8,producer
 settings=(
@@ -68,6 +69,7 @@ settings=(
   "sm10|--paths ipc-spin,floor-spin@8,ipc@8 --reader-sm-percent 10"
   "blocks|--paths ipc-spin@1+8,floor-spin@8 --read-blocks 132"
   "prio|--paths ipc-spin@8 --reader-env CUDA_MPS_CLIENT_PRIORITY=1"
+  "prodprio|--paths ipc-spin@8,producer --producer-priority"
   "base2|--paths ipc-spin@8,producer"
 )
 bench() {  # label, arguments...

@@ -43,6 +43,8 @@
 //                            kernel" = from the event after commit to one after that kernel, p50 / p99, and
 //                            per frame next / write (the write kernel runs with no reader active, so the
 //                            ratio cancels the GPU's clock state)
+//   --producer-priority      the producer's stream at the device's highest stream priority (readers keep
+//                            the default): does it keep the readers' kernels from slowing its next kernel?
 // Column "reader SMs": per reader process, cudaDevAttrMultiProcessorCount / the distinct %smid a
 // grid of spinning blocks ran on at start-up (what an SM limit really left it; min-max over readers).
 //
@@ -105,6 +107,7 @@ struct Knobs {
   std::vector<int> cpus;  ///< allowed CPUs, in order, when pinning
   std::uint32_t readBlocks = 0;
   bool producerNextKernel = false;
+  bool producerPriority = false;
 };
 
 /// Pins the calling thread (and the threads it starts later) to one CPU.
@@ -472,7 +475,7 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
   while (pub->stats().readersConnected < static_cast<std::uint32_t>(readers))
     std::this_thread::sleep_for(1ms);
 
-  CudaStream stream(kDevice);
+  CudaStream stream(kDevice, knobs.producerPriority ? highestStreamPriority(kDevice) : 0);
   CudaEvent gpuStart(kDevice, true), gpuWritten(kDevice, true), gpuStop(kDevice, true),
       gpuNext(kDevice, true);
   // host-rt: the frame the publisher has in VRAM; --producer-next-kernel: what that kernel writes
@@ -636,6 +639,7 @@ std::string describeKnobs(const Knobs& k) {
   else
     d << "one block per row";
   d << "; producer next kernel after commit: " << (k.producerNextKernel ? "yes" : "no");
+  d << "; producer stream priority: " << (k.producerPriority ? "highest" : "default");
   return d.str();
 }
 
@@ -683,6 +687,8 @@ int runBench(int argc, char** argv) {
       knobs.readBlocks = static_cast<std::uint32_t>(std::stoul(next()));
     else if (a == "--producer-next-kernel")
       knobs.producerNextKernel = true;
+    else if (a == "--producer-priority")
+      knobs.producerPriority = true;
     else if (a == "--readers") {
       readerCounts.clear();
       for (const auto& t : splitList(next())) readerCounts.push_back(std::stoi(t));

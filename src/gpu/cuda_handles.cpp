@@ -35,9 +35,20 @@ class QuietDeviceScope {
 }  // namespace
 
 // ---- CudaStream ---------------------------------------------------------------------------------
-CudaStream::CudaStream(int device) : device_(device) {
+int highestStreamPriority(int device) {
   cuda::DeviceGuard guard(device);
-  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  return greatest;
+}
+
+CudaStream::CudaStream(int device, int priority) : device_(device) {
+  cuda::DeviceGuard guard(device);
+  if (priority == 0) {
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  } else {
+    check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority), "cudaStreamCreateWithPriority");
+  }
 }
 
 CudaStream& CudaStream::operator=(CudaStream&& o) noexcept {

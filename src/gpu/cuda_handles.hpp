@@ -12,11 +12,16 @@
 
 namespace zerohop {
 
+/// The numerically lowest, i.e. highest, stream priority of `device` (cudaDeviceGetStreamPriorityRange).
+int highestStreamPriority(int device);
+
 /// A non-blocking CUDA stream (does not synchronise with the legacy default stream).
 class CudaStream {
  public:
   CudaStream() = default;  ///< empty
-  explicit CudaStream(int device);
+  /// `priority`: 0 = the default; lower is higher (highestStreamPriority); it orders only the
+  /// scheduling of kernels' pending blocks, never copies, and preempts nothing already running.
+  explicit CudaStream(int device, int priority = 0);
   ~CudaStream() { reset(); }
   CudaStream(CudaStream&& o) noexcept { *this = std::move(o); }
   CudaStream& operator=(CudaStream&& o) noexcept;
