@@ -279,6 +279,14 @@ if [[ $expect_gpu -eq 1 ]]; then
     grep -q 'decodes MJPEG to NV12 in VRAM with nvJPEG' "$log" \
       && pass "MJPEG: $(grep -o 'decodes MJPEG to NV12 in VRAM with nvJPEG.*' "$log" | head -1)" \
       || fail "MJPEG camera on the GPU path, but serve did not say nvJPEG decodes it"
+    # The emulated camera writes a restart marker every MCU row: on the JPEG engines its frames must be
+    # split into strips (GPUs without engines decode on the hybrid backends, which do not split).
+    if ! grep -qE 'nvJPEG [0-9.]+ hardware' "$log"; then :
+    elif line=$(grep -oE 'each is decoded as [0-9]+ strips on the JPEG engines' "$log" | head -1) && [[ -n $line ]]; then
+      pass "MJPEG restart strips: $line"
+    else
+      fail "MJPEG from the emulated camera (a restart marker every MCU row) was not split into strips: $(grep -o 'MJPEG: the camera.*' "$log" | head -1)"
+    fi
   fi
   grep -q "sharing frames (NV12 in GPU memory) as '$SHARE'" "$log" && pass "frames shared in GPU memory" \
     || fail "serve did not say it shares NV12 frames in GPU memory"
