@@ -22,7 +22,8 @@
 #   build-mps-knobs), CUDA_ARCHS, FRAMES (default 150), BUDGET_S (default 150), NEXT_KERNEL (default 1),
 #   SETTINGS (names above to run, space-separated; default all; nomps is "nomps"),
 #   BENCH (a prebuilt zerohop_share_gpu_bench used when the build fails, e.g. one carried along).
-# Exit status: 0 all settings ran, 1 a benchmark failed or settings were skipped, 3 no binary.
+# Exit status: 0 all settings ran, 1 a benchmark failed or settings were skipped, 2 SETTINGS names an
+# unknown setting, 3 no binary.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,6 +36,12 @@ OUT=$(cd "$OUT" && pwd)
 exec > >(tee "$OUT/mps-knobs.log") 2>&1
 MD="$OUT/mps-knobs.md"
 status=0
+known_settings="base sm25 pin sm10 blocks prio prodprio base2 nomps"
+SETTINGS=${SETTINGS:-$known_settings}
+for s in $SETTINGS; do  # a misspelt name would otherwise run nothing and pass
+  [[ " $known_settings " == *" $s "* ]] || { echo "FAIL: SETTINGS names '$s'; the settings are: $known_settings"; exit 2; }
+done
+wanted() { [[ " $SETTINGS " == *" $1 "* ]]; }
 step() { echo; echo "==== $* ($(date -u +%H:%M:%S), ${SECONDS}s)"; }
 
 step "configure + build zerohop_share_gpu_bench"
@@ -59,8 +66,6 @@ fi
 # name, arguments
 common=(--frames "$FRAMES" --out "$MD")
 [[ "${NEXT_KERNEL:-1}" != 0 ]] && common+=(--producer-next-kernel)
-SETTINGS=${SETTINGS:-base sm25 pin sm10 blocks prio prodprio base2 nomps}
-wanted() { [[ " $SETTINGS " == *" $1 "* ]]; }
 all=ipc-spin,floor-spin,ipc@8,producer
 settings=(
   "base|--paths $all"
