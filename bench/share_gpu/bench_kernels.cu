@@ -39,6 +39,72 @@ __global__ void readRows(const std::uint8_t* data, std::uint32_t pitch, std::uin
   if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, s);
 }
 
+// Block b reads rows b, b + gridDim.x, ... counted over all planes (Y rows, then UV rows).
+__global__ void readFused(FusedRead r) {
+  std::uint64_t slot = 0;
+  if (r.doorbell) {
+    slot = *reinterpret_cast<const volatile std::uint32_t*>(r.doorbell) & ((1u << kDoorbellSlotBits) - 1);
+    if (r.usedSlot && blockIdx.x == 0 && threadIdx.x == 0) *r.usedSlot = static_cast<std::uint32_t>(slot);
+    if (slot == kDoorbellClosed) return;
+  }
+  const std::uint8_t* frame = r.base + slot * r.slotStride;
+  const std::uint32_t totalRows = r.rows[0] + (r.planeCount > 1 ? r.rows[1] : 0);
+  unsigned long long s = 0;
+  for (std::uint32_t row = blockIdx.x; row < totalRows; row += gridDim.x) {
+    const std::uint32_t p = row < r.rows[0] ? 0 : 1;
+    const std::uint32_t y = p == 0 ? row : row - r.rows[0];
+    const std::uint8_t* line = frame + r.planeOffset[p] + std::uint64_t{y} * r.pitch[p];
+    for (std::uint32_t x = threadIdx.x * 16; x < r.widthBytes[p]; x += blockDim.x * 16) {
+      if (x + 16 <= r.widthBytes[p]) {
+        const uint4 v = reinterpret_cast<const uint4*>(line + x)[0];
+        s += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+      } else {
+        for (std::uint32_t i = 0; x + i < r.widthBytes[p]; ++i) s += line[x + i];
+      }
+    }
+  }
+  for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0 && s) atomicAdd(r.sum, s);
+}
+
+// Grid-stride over the 16-byte chunks of every row of every plane (Y rows, then UV rows), a
+// block-wide sum, one atomicAdd per block.
+__global__ void __launch_bounds__(256) readReduce(FusedRead r) {
+  std::uint64_t slot = 0;
+  if (r.doorbell) {
+    slot = *reinterpret_cast<const volatile std::uint32_t*>(r.doorbell) & ((1u << kDoorbellSlotBits) - 1);
+    if (r.usedSlot && blockIdx.x == 0 && threadIdx.x == 0) *r.usedSlot = static_cast<std::uint32_t>(slot);
+    if (slot == kDoorbellClosed) return;
+  }
+  const std::uint8_t* frame = r.base + slot * r.slotStride;
+  const std::uint32_t perRow0 = (r.widthBytes[0] + 15) / 16, perRow1 = (r.widthBytes[1] + 15) / 16;
+  const std::uint32_t chunks0 = perRow0 * r.rows[0];
+  const std::uint32_t total = chunks0 + (r.planeCount > 1 ? perRow1 * r.rows[1] : 0);
+  unsigned long long s = 0;
+#pragma unroll 4
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const std::uint32_t p = i < chunks0 ? 0 : 1;
+    const std::uint32_t j = p == 0 ? i : i - chunks0, perRow = p == 0 ? perRow0 : perRow1;
+    const std::uint32_t y = j / perRow, x = (j - y * perRow) * 16;
+    const std::uint8_t* at = frame + r.planeOffset[p] + std::uint64_t{y} * r.pitch[p] + x;
+    if (x + 16 <= r.widthBytes[p]) {
+      const uint4 v = reinterpret_cast<const uint4*>(at)[0];
+      s += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+    } else {
+      for (std::uint32_t k = 0; x + k < r.widthBytes[p]; ++k) s += at[k];
+    }
+  }
+  __shared__ unsigned long long warpSums[8];
+  for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31) == 0) warpSums[threadIdx.x / 32] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long block = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) block += warpSums[w];
+    if (block) atomicAdd(r.sum, block);
+  }
+}
+
 // Each block spins ~20 us so that the grid spreads over every SM the context may use.
 __global__ void markSm(unsigned* seen) {
   unsigned smid;
@@ -94,6 +160,24 @@ void launchReadFrame(const PlaneView* planes, std::uint32_t count, unsigned long
     readRows<<<grid, block, 0, stream>>>(v.data, v.pitch, v.widthBytes, v.rows, sum);
     cuda::checkLaunch("readRows");
   }
+}
+
+void launchReadFused(const FusedRead& read, cudaStream_t stream) {
+  if (read.reduce) {
+    static const std::uint32_t sms = [] {
+      int device = 0, n = 0;
+      cuda::check(cudaGetDevice(&device), "cudaGetDevice");
+      cuda::check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+      return static_cast<std::uint32_t>(n);
+    }();
+    readReduce<<<read.maxBlocks ? read.maxBlocks : 2 * sms, 256, 0, stream>>>(read);
+    cuda::checkLaunch("readReduce");
+    return;
+  }
+  const std::uint32_t rows = read.rows[0] + (read.planeCount > 1 ? read.rows[1] : 0);
+  const std::uint32_t blocks = read.maxBlocks ? std::min(rows, read.maxBlocks) : rows;
+  readFused<<<blocks, 128, 0, stream>>>(read);
+  cuda::checkLaunch("readFused");
 }
 
 }  // namespace zerohop::bench

@@ -7,11 +7,25 @@
 #   sm25     reader processes at CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 (the producer keeps 100)
 #   pin      producer and every reader process on a CPU of its own (8-reader rows, the producer alone)
 #   sm10     readers at 10 %
-#   blocks   reader kernel at most 132 blocks per plane (one per SM) instead of one per row
+#   blocks   reader kernel at most 132 blocks (one per SM) instead of 2 per SM
 #   prio     reader processes at CUDA_MPS_CLIENT_PRIORITY=1 (below normal)
 #   prodprio the producer's stream at the device's highest stream priority (--producer-priority)
 #   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the call)
+#   rows     the reader kernel of the runs before 2026-12-01 (--reader-kernel rows: a block per row, an
+#            atomicAdd per warp): ipc-spin at 1/8, floor-spin at 8
+#   fused    the same with both planes in one launch (--reader-kernel fused)
+#   gpuwait  the doorbell prototype: reader work queued on the GPU before the frame, released by a word
+#            the producer's stream writes (ipc-gpuwait at 1/4/8, floor-gpuwait at 8)
+#   timing   ipc-spin and ipc-gpuwait at 1/8 with GPU events around the reader's kernel
+#   grid132  reader kernel at most 132 blocks of 256 threads (8 readers fill the GPU's thread slots
+#            once): ipc-spin at 1/8, floor-spin at 8, the producer alone
+#   grid66   the same at 66 blocks (8 readers take half the GPU's thread slots)
+#   next     ipc-spin and ipc-gpuwait at 8 and the producer alone with the producer's next kernel
+#            (--producer-next-kernel) whatever NEXT_KERNEL says
 #   nomps    (MPS stopped) ipc-spin at 8 readers at 25 %: what the SM limit does without MPS
+#   nompswait (MPS stopped) ipc-spin, ipc-gpuwait and floor-spin at 1 reader: the queued wait between
+#            time-sliced contexts
+# Every setting but rows and fused uses the bench's default reader kernel (reduce: summed per block).
 # Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the issue's own measure: the readers
 # alone on the GPU). Settings run in this order; one is started only while the call has used less than
 # BUDGET_S seconds, so the call ends in time and the first settings matter most.
@@ -36,7 +50,7 @@ OUT=$(cd "$OUT" && pwd)
 exec > >(tee "$OUT/mps-knobs.log") 2>&1
 MD="$OUT/mps-knobs.md"
 status=0
-known_settings="base sm25 pin sm10 blocks prio prodprio base2 nomps"
+known_settings="base sm25 pin sm10 blocks prio prodprio base2 rows fused gpuwait timing next grid132 grid66 nomps nompswait"
 SETTINGS=${SETTINGS:-$known_settings}
 for s in $SETTINGS; do  # a misspelt name would otherwise run nothing and pass
   [[ " $known_settings " == *" $s "* ]] || { echo "FAIL: SETTINGS names '$s'; the settings are: $known_settings"; exit 2; }
@@ -76,6 +90,13 @@ settings=(
   "prio|--paths ipc-spin@8 --reader-env CUDA_MPS_CLIENT_PRIORITY=1"
   "prodprio|--paths ipc-spin@8,producer --producer-priority"
   "base2|--paths ipc-spin@8,producer"
+  "rows|--paths ipc-spin@1+8,floor-spin@8 --reader-kernel rows"
+  "fused|--paths ipc-spin@1+8,floor-spin@8 --reader-kernel fused"
+  "gpuwait|--paths ipc-gpuwait@1+4+8,floor-gpuwait@8"
+  "timing|--paths ipc-spin@1+8,ipc-gpuwait@1+8 --reader-timing"
+  "next|--paths ipc-spin@8,ipc-gpuwait@8,producer --producer-next-kernel"
+  "grid132|--paths ipc-spin@1+8,floor-spin@8,producer --read-blocks 132"
+  "grid66|--paths ipc-spin@1+8,floor-spin@8,producer --read-blocks 66"
 )
 bench() {  # label, arguments...
   local label=$1
@@ -107,6 +128,7 @@ else
 fi
 unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 wanted nomps && bench "without MPS, sm25" --paths ipc-spin@8 --reader-sm-percent 25
+wanted nompswait && bench "without MPS, gpuwait" --paths ipc-spin@1,ipc-gpuwait@1,floor-spin@1
 
 step "done (status $status)"
 exit $status

@@ -14,6 +14,14 @@
 //   ipc-spin     the same, readers busy-poll Subscriber::latest(): no host wake-up in the number
 //   floor-spin   the bare context-switch floor: reader processes of the same device ring that, on
 //                each publish, launch the same kernel on THEIR OWN buffer (no event, no slot)
+//   ipc-gpuwait  reader processes whose work is queued on the GPU BEFORE the frame exists: the reader's
+//                stream waits (cuStreamWaitValue32, GEQ) on a doorbell word in the publisher's device
+//                memory (legacy CUDA IPC) that the publisher's stream sets to (sequence << 6) | slot
+//                right after commit; the reader's kernel then reads the slot the word names. No host
+//                wake-up and no launch on the path; the reader's host only spins on cudaStreamQuery to
+//                timestamp completion. A benchmark prototype: the ring's protocol has no doorbell
+//                (the reader learns slot 0's address from one warm-up frame; leases are not taken).
+//   floor-gpuwait the same queued wait, the kernel on the reader's OWN buffer (its floor)
 //   ipc-async    (1 reader) commit right after enqueueing the write, as a pipeline does: the
 //                reader's GPU waits on the slot's interprocess event; includes the rest of the write
 //   inproc, inproc-spin   reader THREADS of the publisher's process (Subscriber finds the
@@ -36,15 +44,30 @@
 //   --pin                    the producer's thread on the last allowed CPU, reader r (process or thread)
 //                            on the (r + 2)th, each alone; CPU 0 left to the interrupts (sched_setaffinity,
 //                            before CUDA starts its threads, which inherit it)
-//   --read-blocks N          the reader kernel runs at most N blocks per plane that stride over the rows
-//                            (default: one block per row, 1,620 blocks of 128 threads per frame)
+//   --read-blocks N          the reader kernel runs at most N blocks (rows: per plane) that stride over
+//                            the frame (default: reduce 2 per SM; rows and fused one per row, 1,620 of 128
+//                            threads per frame)
 //   --producer-next-kernel   right after commit the producer enqueues the write kernel again on a scratch
 //                            frame (a stand-in for its next stage, e.g. the encoder's conversion): "next
 //                            kernel" = from the event after commit to one after that kernel, p50 / p99, and
 //                            per frame next / write (the write kernel runs with no reader active, so the
 //                            ratio cancels the GPU's clock state)
+//   --reader-kernel K        the reader's kernel (every kind reads every byte once and sums it):
+//                            reduce  (default) one launch, 2 blocks of 256 threads per SM (or --read-blocks)
+//                                    striding over the frame, summed per block: one atomicAdd per block
+//                            rows    one launch per plane, one 128-thread block per row, an atomicAdd per
+//                                    warp: 6,480 atomics on one word per 1080p frame (the reader kernel of
+//                                    every run before 2026-12-01 06:45 UTC)
+//                            fused   the rows kernel's blocks in ONE launch for both planes
+//                            (the gpuwait paths take fused for rows); the bench checks at start-up that
+//                            all three sum a frame alike
+//   --reader-timing          reader GPU timing events around its kernel ("reader kernel" column; they
+//                            add two event records to the reader's launch, so off by default)
 //   --producer-priority      the producer's stream at the device's highest stream priority (readers keep
 //                            the default): does it keep the readers' kernels from slowing its next kernel?
+// Columns "reader launch" (the reader's host: frame seen -> its wait and kernel enqueued; 0 for the
+// gpuwait paths, which enqueue before the frame) and "reader kernel" (GPU timing events right
+// before and after the reader's kernel, after its wait: the kernel's own GPU time), p50.
 // Column "reader SMs": per reader process, cudaDevAttrMultiProcessorCount / the distinct %smid a
 // grid of spinning blocks ran on at start-up (what an SM limit really left it; min-max over readers).
 //
@@ -53,6 +76,7 @@
 //        a path may name its own reader counts: --paths ipc-spin,ipc@8,floor-spin@1+8
 //        (internal) zerohop_share_gpu_bench --reader NAME DIR PATH WARMUP [--cpu N] [--read-blocks N]
 // Appends a markdown table to --out. Exit status: 0 ok, 1 failure, 2 no GPU.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -80,9 +104,11 @@
 #include <vector>
 
 #include "bench_kernels.hpp"
+#include "bench_readers.hpp"
 #include "core/unique_fd.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
+#include "gpu/driver_entry.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -95,9 +121,8 @@ namespace zerohop {
 namespace {
 
 using namespace std::chrono_literals;
-using bench::PlaneView;
+using namespace share_bench;
 
-constexpr int kDevice = 0;
 constexpr std::uint32_t kSlots = 6;
 
 /// The knobs a deployment has (header comment); the same for every row of one run.
@@ -108,15 +133,9 @@ struct Knobs {
   std::uint32_t readBlocks = 0;
   bool producerNextKernel = false;
   bool producerPriority = false;
+  std::string readerKernel = "reduce";
+  bool readerTiming = false;
 };
-
-/// Pins the calling thread (and the threads it starts later) to one CPU.
-void pinThisThread(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (::sched_setaffinity(0, sizeof set, &set) != 0) throwErrno("sched_setaffinity", errno);
-}
 
 std::vector<int> allowedCpus() {
   cpu_set_t set;
@@ -133,172 +152,6 @@ std::vector<int> allowedCpus() {
 int readerCpu(const Knobs& k, int r) {
   if (!k.pin || k.cpus.size() < 3) return -1;
   return k.cpus[1 + static_cast<std::size_t>(r) % (k.cpus.size() - 2)];
-}
-
-ImageLayout frameLayout() {
-  return computeLayout(PixelFormat::kNV12, 1920, 1080, 256);
-}
-
-std::array<PlaneView, kMaxPlanes> viewsOf(const Frame& f, const ImageLayout& l) {
-  std::array<PlaneView, kMaxPlanes> v{};
-  for (std::uint32_t p = 0; p < l.planeCount; ++p)
-    v[p] = PlaneView{f.data[p], f.pitch[p], l.planes[p].widthBytes, l.planes[p].rows};
-  return v;
-}
-
-/// Page-locks host memory once (register at start-up, never per frame); best effort.
-class Registration {
- public:
-  Registration(void* p, std::size_t bytes, unsigned flags) {
-    if (cudaHostRegister(p, bytes, flags) == cudaSuccess) {
-      ptr_ = p;
-    } else {
-      (void)cudaGetLastError();
-    }
-  }
-  ~Registration() {
-    if (ptr_) cuda::logIfFailed(cudaHostUnregister(ptr_), "cudaHostUnregister");
-  }
-  Registration(const Registration&) = delete;
-  Registration& operator=(const Registration&) = delete;
-  bool ok() const { return ptr_ != nullptr; }
-
- private:
-  void* ptr_ = nullptr;
-};
-
-// ---- readers (processes and threads) ----------------------------------------------------------
-
-bool isSpin(const std::string& path) {
-  return path.size() > 5 && path.compare(path.size() - 5, 5, "-spin") == 0;
-}
-std::string basePath(const std::string& path) {
-  return isSpin(path) ? path.substr(0, path.size() - 5) : path;
-}
-
-/// ipc-ant: next() with SubscribeOptions::anticipate (sleep until just before the frame is due, then spin).
-std::chrono::microseconds subscribeAnticipation(const std::string& path) {
-  return path == "ipc-ant" ? std::chrono::microseconds{300} : std::chrono::microseconds{0};
-}
-
-struct Samples {
-  std::vector<std::int64_t> total, wake;
-  std::uint64_t bytesCopied = 0;  ///< bytes this reader copied itself (host-rt: the H2D)
-  bool pinned = true;
-};
-
-/// One reader's loop, in a reader process or an in-process thread: warms its context and kernel,
-/// calls `ready`, then uses every frame it gets until the publisher closes the ring.
-Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmup, std::uint32_t readBlocks,
-                   const std::function<void()>& ready) {
-  const ImageLayout l = frameLayout();
-  CudaStream stream(kDevice);
-  DeviceBuffer sum(kDevice, sizeof(unsigned long long));
-  DeviceBuffer own(kDevice, l.totalBytes);  // host-rt: where the H2D lands; floor: what the kernel reads
-  Frame ownFrame;
-  bindLayout(ownFrame, l, own.data(), MemoryKind::kDevice);
-  std::vector<std::unique_ptr<Registration>> registered;
-  std::vector<const std::uint8_t*> seenSlots;
-  Samples out;
-  {
-    const auto v = viewsOf(ownFrame, l);
-    bench::launchReadFrame(v.data(), l.planeCount, reinterpret_cast<unsigned long long*>(sum.data()),
-                           stream.get(), readBlocks);
-    stream.synchronize();
-  }
-  ready();
-  const bool spin = isSpin(path);
-  const std::string base = basePath(path);
-  std::uint64_t lastIndex = 0;
-  try {
-    for (;;) {
-      std::optional<SharedFrame> f;
-      if (spin) {
-        const auto until = std::chrono::steady_clock::now() + 5s;
-        while (std::chrono::steady_clock::now() < until) {
-          f = sub.latest();
-          if (f && f->publishIndex() > lastIndex) break;
-          f.reset();
-        }
-        if (f) lastIndex = f->publishIndex();
-      } else {
-        f = sub.next(5s);
-      }
-      const std::int64_t woke = monotonicNs();
-      if (!f) break;
-      const Frame& fr = f->frame();
-      Frame use = fr;
-      if (base == "host-rt") {
-        // Page-lock each slot of the ring once, read-only (the mapping is PROT_READ).
-        if (std::find(seenSlots.begin(), seenSlots.end(), fr.data[0]) == seenSlots.end()) {
-          seenSlots.push_back(fr.data[0]);
-          registered.push_back(
-              std::make_unique<Registration>(fr.data[0], l.totalBytes, cudaHostRegisterReadOnly));
-          out.pinned = out.pinned && registered.back()->ok();
-        }
-        for (std::uint32_t p = 0; p < l.planeCount; ++p) {
-          cuda::check(cudaMemcpy2DAsync(ownFrame.data[p], ownFrame.pitch[p], fr.data[p], fr.pitch[p],
-                                        l.planes[p].widthBytes, l.planes[p].rows, cudaMemcpyHostToDevice,
-                                        stream.get()),
-                      "cudaMemcpy2DAsync(H2D)");
-          if (fr.sequence > warmup)
-            out.bytesCopied += std::uint64_t{l.planes[p].widthBytes} * l.planes[p].rows;
-        }
-        use = ownFrame;
-      } else if (base == "floor") {
-        use = ownFrame;  // the bare context switch: our own buffer, no wait on the publisher's event
-      } else {
-        cuda::check(cudaStreamWaitEvent(stream.get(), static_cast<cudaEvent_t>(fr.gpu.readyEvent), 0),
-                    "cudaStreamWaitEvent(readyEvent)");
-      }
-      const auto v = viewsOf(use, l);
-      bench::launchReadFrame(v.data(), l.planeCount, reinterpret_cast<unsigned long long*>(sum.data()),
-                             stream.get(), readBlocks);
-      stream.synchronize();
-      const std::int64_t done = monotonicNs();
-      const std::int64_t t0 = fr.times.at(Stage::kCapture);
-      if (fr.sequence > warmup && f->valid()) {
-        out.total.push_back(done - t0);
-        out.wake.push_back(woke - t0);
-      }
-    }
-  } catch (const Error& e) {
-    if (e.code() != Errc::kUnavailable) throw;  // the publisher closing ends the run
-  }
-  return out;
-}
-
-/// argv: NAME DIR PATH WARMUP [--cpu N] [--read-blocks N]
-int runReader(int argc, char** argv) {
-  const std::string name = argv[2], dir = argv[3], path = argv[4];
-  const std::uint64_t warmup = std::stoull(argv[5]);
-  std::uint32_t readBlocks = 0;
-  for (int i = 6; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--cpu")
-      pinThisThread(std::stoi(argv[i + 1]));  // before CUDA starts its threads: they inherit it
-    else if (a == "--read-blocks")
-      readBlocks = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
-    else
-      throw Error(Errc::kInvalidArgument, "reader: unknown argument " + a);
-  }
-  cuda::check(cudaSetDeviceFlags(cudaDeviceScheduleSpin), "cudaSetDeviceFlags(spin)");
-  cuda::check(cudaSetDevice(kDevice), "cudaSetDevice");
-  int sms = 0;
-  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, kDevice),
-              "cudaDeviceGetAttribute");
-  const int smsUsed = bench::countSmsUsed(kDevice);
-  SubscribeOptions o;
-  o.directory = dir;
-  o.anticipate = subscribeAnticipation(path);
-  Subscriber sub(name, o);
-  const Samples s = readFrames(sub, path, warmup, readBlocks,
-                               [&] { std::cout << "ready " << sms << " " << smsUsed << std::endl; });
-  std::ostringstream line;
-  line << "samples " << (s.pinned ? "pinned" : "pageable") << " " << s.bytesCopied << " " << s.total.size();
-  for (std::size_t i = 0; i < s.total.size(); ++i) line << " " << s.total[i] << ":" << s.wake[i];
-  std::cout << line.str() << std::endl;
-  return 0;
 }
 
 // ---- orchestrator ----------------------------------------------------------------------------
@@ -381,6 +234,7 @@ struct Result {
   double p50 = 0, p99 = 0, mean = 0, max = 0, wakeP50 = 0, wakeP99 = 0;
   double bytesPerFrame = 0, pubCpuP50 = 0, pubWriteP50 = 0, pubGpuP50 = 0;
   double nextP50 = -1, nextP99 = -1, nextRatioP50 = -1;  ///< --producer-next-kernel; -1: not measured
+  double launchP50 = 0, kernelP50 = 0, kernelP99 = 0;
   std::string memory, readerSms = "-";
 };
 
@@ -425,9 +279,27 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     payload += std::uint64_t{l.planes[p].widthBytes} * l.planes[p].rows;
   // slots > readers x leases each + 2 (share-protocol.md): no reader ever sees its frame overwritten.
   const std::uint32_t slots = std::max<std::uint32_t>(kSlots, static_cast<std::uint32_t>(readers) + 4);
+  // gpuwait: the doorbell outlives the reader processes (declared before them: destroyed after them).
+  const bool gpuWait = isGpuWait(path);
+  DeviceBuffer doorbell;
+  WriteValue32 writeValue = nullptr;
+  auto* doorbellPtr = static_cast<std::uint32_t*>(nullptr);
+  if (gpuWait) {
+    doorbell = DeviceBuffer(kDevice, 256);
+    doorbellPtr = reinterpret_cast<std::uint32_t*>(doorbell.data());
+    cuda::check(cudaMemset(doorbellPtr, 0, 256), "cudaMemset(doorbell)");
+    cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(doorbell)");
+    cudaIpcMemHandle_t handle{};
+    cuda::check(cudaIpcGetMemHandle(&handle, doorbellPtr), "cudaIpcGetMemHandle(doorbell)");
+    std::ofstream f(doorbellFile(dir, name), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(&handle), sizeof handle);
+    if (!f.flush()) throw Error(Errc::kIo, "cannot write " + doorbellFile(dir, name));
+    writeValue = driverFunction<WriteValue32>("cuStreamWriteValue32");
+  }
   auto pub = std::make_unique<Publisher>(
       name, device ? SlotLayout::deviceImages(l, slots, kDevice) : SlotLayout::images(l, slots), o);
 
+  const ReaderWork work{knobs.readBlocks, knobs.readerKernel, knobs.readerTiming};
   std::vector<std::unique_ptr<ReaderProcess>> procs;
   std::vector<std::thread> threads;
   std::vector<Samples> threadSamples(static_cast<std::size_t>(readers));
@@ -444,7 +316,7 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
           if (const int cpu = readerCpu(knobs, r); cpu >= 0) pinThisThread(cpu);
           Subscriber sub(name, so);
           if (!sub.info().inProcess) throw Error(Errc::kInternal, "the in-process reader went through IPC");
-          threadSamples[r] = readFrames(sub, path, warmup, knobs.readBlocks, [&] { ++threadsReady; });
+          threadSamples[r] = readFrames(sub, path, warmup, work, [&] { ++threadsReady; });
         } catch (const std::exception& e) {
           threadErrors[r] = e.what();
           ++threadsReady;
@@ -455,6 +327,10 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
                                     std::to_string(warmup)};
       argv.push_back("--read-blocks");
       argv.push_back(std::to_string(knobs.readBlocks));
+      argv.push_back("--kernel");
+      argv.push_back(work.kernel);
+      argv.push_back("--timing");
+      argv.push_back(work.timing ? "1" : "0");
       if (const int cpu = readerCpu(knobs, r); cpu >= 0) {
         argv.push_back("--cpu");
         argv.push_back(std::to_string(cpu));
@@ -476,6 +352,11 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     std::this_thread::sleep_for(1ms);
 
   CudaStream stream(kDevice, knobs.producerPriority ? highestStreamPriority(kDevice) : 0);
+  auto ring = [&](std::uint32_t value) {  // gpuwait: set the doorbell after the work on the stream
+    checkDriver(writeValue(stream.get(), reinterpret_cast<CUdeviceptr>(doorbellPtr), value,
+                           CU_STREAM_WRITE_VALUE_DEFAULT),
+                "cuStreamWriteValue32(doorbell)");
+  };
   CudaEvent gpuStart(kDevice, true), gpuWritten(kDevice, true), gpuStop(kDevice, true),
       gpuNext(kDevice, true);
   // host-rt: the frame the publisher has in VRAM; --producer-next-kernel: what that kernel writes
@@ -543,7 +424,9 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
       if (base != "ipc-async") stream.synchronize();
       meta.times.mark(Stage::kCapture, monotonicNs());
       c0 = threadCpuNs();
+      const std::uint32_t slotIndex = ws.slot();
       pub->commit(std::move(ws), meta, stream.get());
+      if (gpuWait) ring(doorbellValue(seq, slotIndex));
       cpu += threadCpuNs() - c0;
       gpuStop.record(stream.get());
       if (nextKernel) {
@@ -558,6 +441,7 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     }
     std::this_thread::sleep_for(std::chrono::microseconds(periodUs));
   }
+  if (gpuWait) ring(doorbellValue(warmup + static_cast<std::uint64_t>(frames) + 1, bench::kDoorbellClosed));
   stream.synchronize();
   if (pendingGpu) collectGpu();
   const std::uint64_t libraryCopied = pub->stats().bytesCopied;
@@ -566,7 +450,7 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
   Result res;
   res.path = path;
   res.readers = readers;
-  std::vector<std::int64_t> total, wake;
+  std::vector<std::int64_t> total, wake, launch, kernel;
   std::uint64_t readersCopied = 0;
   std::string memory = inProcess ? "device (in-process)"
                        : device  ? "device (other process)"
@@ -577,6 +461,8 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     const Samples& s = threadSamples[r];
     total.insert(total.end(), s.total.begin(), s.total.end());
     wake.insert(wake.end(), s.wake.begin(), s.wake.end());
+    launch.insert(launch.end(), s.launch.begin(), s.launch.end());
+    kernel.insert(kernel.end(), s.kernel.begin(), s.kernel.end());
     readersCopied += s.bytesCopied;
   }
   for (auto& p : procs) {
@@ -592,9 +478,15 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     for (std::size_t i = 0; i < n; ++i) {
       std::string s;
       in >> s;
-      const auto colon = s.find(':');
-      total.push_back(std::stoll(s.substr(0, colon)));
-      wake.push_back(std::stoll(s.substr(colon + 1)));
+      std::istringstream fields(s);  // total:wake:launch:kernel
+      std::int64_t v[4] = {};
+      char sep = 0;
+      if (!(fields >> v[0] >> sep >> v[1] >> sep >> v[2] >> sep >> v[3]))
+        throw Error(Errc::kInternal, "reader sample '" + s + "'");
+      total.push_back(v[0]);
+      wake.push_back(v[1]);
+      launch.push_back(v[2]);
+      kernel.push_back(v[3]);
     }
     if (p->wait() != 0) throw Error(Errc::kInternal, "a reader process failed");
   }
@@ -604,6 +496,9 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
   res.max = percentile(total, 1.0);
   res.wakeP50 = percentile(wake, 0.50);
   res.wakeP99 = percentile(wake, 0.99);
+  res.launchP50 = percentile(launch, 0.50);
+  res.kernelP50 = percentile(kernel, 0.50);
+  res.kernelP99 = percentile(kernel, 0.99);
   double sum = 0;
   for (auto t : total) sum += static_cast<double>(t);
   res.mean = total.empty() ? 0 : sum / static_cast<double>(total.size()) / 1000.0;
@@ -633,11 +528,12 @@ std::string describeKnobs(const Knobs& k) {
       << k.cpus.size() << " allowed)";
   else
     d << "none";
-  d << "; reader kernel: ";
+  d << "; reader kernel: " << k.readerKernel;
   if (k.readBlocks)
-    d << "at most " << k.readBlocks << " blocks per plane";
+    d << ", at most " << k.readBlocks << " blocks" << (k.readerKernel == "rows" ? " per plane" : "");
   else
-    d << "one block per row";
+    d << (k.readerKernel == "reduce" ? ", 2 blocks per SM" : ", one block per row");
+  if (k.readerTiming) d << " (timed with GPU events)";
   d << "; producer next kernel after commit: " << (k.producerNextKernel ? "yes" : "no");
   d << "; producer stream priority: " << (k.producerPriority ? "highest" : "default");
   return d.str();
@@ -689,6 +585,13 @@ int runBench(int argc, char** argv) {
       knobs.producerNextKernel = true;
     else if (a == "--producer-priority")
       knobs.producerPriority = true;
+    else if (a == "--reader-kernel") {
+      knobs.readerKernel = next();
+      if (knobs.readerKernel != "rows" && knobs.readerKernel != "fused" && knobs.readerKernel != "reduce")
+        throw Error(Errc::kInvalidArgument,
+                    "--reader-kernel is rows, fused or reduce, not '" + knobs.readerKernel + "'");
+    } else if (a == "--reader-timing")
+      knobs.readerTiming = true;
     else if (a == "--readers") {
       readerCounts.clear();
       for (const auto& t : splitList(next())) readerCounts.push_back(std::stoi(t));
@@ -706,6 +609,7 @@ int runBench(int argc, char** argv) {
   }
   // Spin while waiting for the GPU (lowest latency); best effort if the context already exists.
   if (cudaSetDeviceFlags(cudaDeviceScheduleSpin) != cudaSuccess) (void)cudaGetLastError();
+  checkReaderKernels();
   const MpsStatus mps = detectMps();
   int driver = 0, runtime = 0;
   (void)cudaDriverGetVersion(&driver);
@@ -722,8 +626,9 @@ int runBench(int argc, char** argv) {
      << "| path | readers | samples | p50 us | p99 us | mean us | max us | wake p50 us | wake p99 us | "
         "bytes copied / frame | producer CPU us/frame p50 | producer GPU write us p50 | producer GPU "
         "write+commit us p50 "
-        "| producer next kernel us p50 / p99 | next / write p50 | memory | reader SMs |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "| producer next kernel us p50 / p99 | next / write p50 | reader launch us p50 | reader kernel us p50 / "
+        "p99 | memory | reader SMs |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::printf("%s", md.str().c_str());
   for (std::string path : paths) {
     std::vector<int> counts = readerCounts;
@@ -737,7 +642,8 @@ int runBench(int argc, char** argv) {
     if (path == "producer") counts = {0};
     for (int r : counts) {
       const Result res = runPath(path == "producer" ? "ipc" : path, r, frames, periodUs, dir, knobs);
-      char next[64] = "-", ratio[32] = "-", row[896];
+      char next[64] = "-", ratio[32] = "-", kernel[64] = "-", row[1024];
+      if (knobs.readerTiming) std::snprintf(kernel, sizeof kernel, "%.1f / %.1f", res.kernelP50, res.kernelP99);
       if (res.nextP50 >= 0) {
         std::snprintf(next, sizeof next, "%.1f / %.1f", res.nextP50, res.nextP99);
         std::snprintf(ratio, sizeof ratio, "%.2f", res.nextRatioP50);
@@ -745,10 +651,10 @@ int runBench(int argc, char** argv) {
       std::snprintf(
           row, sizeof row,
           "| %s | %d | %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.1f | %.1f | %.1f | %s | %s "
-          "| %s | %s |\n",
+          "| %.1f | %s | %s | %s |\n",
           res.path.c_str(), res.readers, res.samples, res.p50, res.p99, res.mean, res.max, res.wakeP50,
           res.wakeP99, res.bytesPerFrame, res.pubCpuP50, res.pubWriteP50, res.pubGpuP50, next, ratio,
-          res.memory.c_str(), res.readerSms.c_str());
+          res.launchP50, kernel, res.memory.c_str(), res.readerSms.c_str());
       std::printf("%s", row);
       std::fflush(stdout);
       md << row;
