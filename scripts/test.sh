@@ -33,12 +33,14 @@ fi
 cmake --preset default -B "$BUILD_DIR" -DZEROHOP_REQUIRE_NVJPEG=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 
-# libFuzzer targets (clang, ASan+UBSan): a short smoke over the committed corpus (label fuzz).
+# libFuzzer targets (clang, ASan+UBSan): a short smoke over the committed corpus (label fuzz). The same
+# build (no media libraries) also compiles the emulated camera, whose MJPEG/H.264 encoders are then stubs.
 FUZZ_DIR="${BUILD_DIR}-fuzz"
 cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEROHOP_BUILD_FUZZERS=ON -DZEROHOP_WITH_CUDA=OFF -DZEROHOP_WITH_MEDIA=OFF \
   -DZEROHOP_WITH_PYTHON=OFF -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips
+cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips \
+  zerohop_camemu zerohop-camemu
 
 # Sanitizer builds: no CUDA, Python, fuzzers or benchmarks (see CMakePresets.json).
 if [[ $ZEROHOP_SANITIZERS == 1 ]]; then

@@ -5,6 +5,8 @@
 
 namespace zerohop::camemu {
 
+struct JpegEncoder::Compressor {};  // never made: the constructor throws
+
 JpegEncoder::JpegEncoder(std::uint32_t width, std::uint32_t height, int quality)
     : width_(width), height_(height), quality_(quality) {
   throw Error(Errc::kUnsupported,
