@@ -17,6 +17,8 @@
 #   gpuwait  the doorbell prototype: reader work queued on the GPU before the frame, released by a word
 #            the producer's stream writes (ipc-gpuwait at 1/4/8, floor-gpuwait at 8)
 #   timing   ipc-spin and ipc-gpuwait at 1/8 with GPU events around the reader's kernel
+#   after    ipc-spin at 1/8 and the producer alone with the producer's next kernel enqueued BEFORE commit
+#            (--commit-after-next): readers' kernels wait for it instead of running beside it
 #   grid132  reader kernel at most 132 blocks of 256 threads (8 readers fill the GPU's thread slots
 #            once): ipc-spin at 1/8, floor-spin at 8, the producer alone
 #   grid66   the same at 66 blocks (8 readers take half the GPU's thread slots)
@@ -50,7 +52,7 @@ OUT=$(cd "$OUT" && pwd)
 exec > >(tee "$OUT/mps-knobs.log") 2>&1
 MD="$OUT/mps-knobs.md"
 status=0
-known_settings="base sm25 pin sm10 blocks prio prodprio base2 rows fused gpuwait timing next grid132 grid66 nomps nompswait"
+known_settings="base sm25 pin sm10 blocks prio prodprio base2 rows fused gpuwait timing next after grid132 grid66 nomps nompswait"
 SETTINGS=${SETTINGS:-$known_settings}
 for s in $SETTINGS; do  # a misspelt name would otherwise run nothing and pass
   [[ " $known_settings " == *" $s "* ]] || { echo "FAIL: SETTINGS names '$s'; the settings are: $known_settings"; exit 2; }
@@ -95,6 +97,7 @@ settings=(
   "gpuwait|--paths ipc-gpuwait@1+4+8,floor-gpuwait@8"
   "timing|--paths ipc-spin@1+8,ipc-gpuwait@1+8 --reader-timing"
   "next|--paths ipc-spin@8,ipc-gpuwait@8,producer --producer-next-kernel"
+  "after|--paths ipc-spin@1+8,producer --producer-next-kernel --commit-after-next"
   "grid132|--paths ipc-spin@1+8,floor-spin@8,producer --read-blocks 132"
   "grid66|--paths ipc-spin@1+8,floor-spin@8,producer --read-blocks 66"
 )

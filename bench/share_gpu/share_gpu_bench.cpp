@@ -63,6 +63,11 @@
 //                            all three sum a frame alike
 //   --reader-timing          reader GPU timing events around its kernel ("reader kernel" column; they
 //                            add two event records to the reader's launch, so off by default)
+//   --commit-after-next      with --producer-next-kernel: the producer enqueues that kernel BEFORE commit()
+//                            (the frame itself is complete; t0 is still taken when it is), so the slot's
+//                            event, which readers' streams wait on, follows it: readers' kernels cannot
+//                            run beside it, and their latency includes it. "write+commit" then ends
+//                            before the next kernel instead of after commit.
 //   --producer-priority      the producer's stream at the device's highest stream priority (readers keep
 //                            the default): does it keep the readers' kernels from slowing its next kernel?
 // Columns "reader launch" (the reader's host: frame seen -> its wait and kernel enqueued; 0 for the
@@ -132,6 +137,7 @@ struct Knobs {
   std::vector<int> cpus;  ///< allowed CPUs, in order, when pinning
   std::uint32_t readBlocks = 0;
   bool producerNextKernel = false;
+  bool commitAfterNext = false;
   bool producerPriority = false;
   std::string readerKernel = "reduce";
   bool readerTiming = false;
@@ -423,17 +429,22 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
       gpuWritten.record(stream.get());
       if (base != "ipc-async") stream.synchronize();
       meta.times.mark(Stage::kCapture, monotonicNs());
+      auto enqueueNext = [&] {
+        gpuStop.record(stream.get());
+        if (nextKernel) {
+          const auto next = viewsOf(src, l);
+          bench::launchWriteFrame(next.data(), l.planeCount, seq, stream.get());
+          gpuNext.record(stream.get());
+        }
+      };
+      const bool nextFirst = knobs.commitAfterNext && nextKernel;
+      if (nextFirst) enqueueNext();  // the slot's event (and doorbell) come after the next kernel
       c0 = threadCpuNs();
       const std::uint32_t slotIndex = ws.slot();
       pub->commit(std::move(ws), meta, stream.get());
       if (gpuWait) ring(doorbellValue(seq, slotIndex));
       cpu += threadCpuNs() - c0;
-      gpuStop.record(stream.get());
-      if (nextKernel) {
-        const auto next = viewsOf(src, l);
-        bench::launchWriteFrame(next.data(), l.planeCount, seq, stream.get());
-        gpuNext.record(stream.get());
-      }
+      if (!nextFirst) enqueueNext();
     }
     if (measured) {
       pubCpu.push_back(cpu);
@@ -534,7 +545,8 @@ std::string describeKnobs(const Knobs& k) {
   else
     d << (k.readerKernel == "reduce" ? ", 2 blocks per SM" : ", one block per row");
   if (k.readerTiming) d << " (timed with GPU events)";
-  d << "; producer next kernel after commit: " << (k.producerNextKernel ? "yes" : "no");
+  d << "; producer next kernel: "
+    << (!k.producerNextKernel ? "no" : k.commitAfterNext ? "yes, enqueued BEFORE commit" : "yes, after commit");
   d << "; producer stream priority: " << (k.producerPriority ? "highest" : "default");
   return d.str();
 }
@@ -583,6 +595,8 @@ int runBench(int argc, char** argv) {
       knobs.readBlocks = static_cast<std::uint32_t>(std::stoul(next()));
     else if (a == "--producer-next-kernel")
       knobs.producerNextKernel = true;
+    else if (a == "--commit-after-next")
+      knobs.commitAfterNext = true;
     else if (a == "--producer-priority")
       knobs.producerPriority = true;
     else if (a == "--reader-kernel") {
@@ -598,6 +612,8 @@ int runBench(int argc, char** argv) {
     } else
       throw Error(Errc::kInvalidArgument, "unknown argument " + a);
   }
+  if (knobs.commitAfterNext && !knobs.producerNextKernel)
+    throw Error(Errc::kInvalidArgument, "--commit-after-next needs --producer-next-kernel (the kernel it commits after)");
   if (knobs.pin) {
     knobs.cpus = allowedCpus();
     pinThisThread(knobs.cpus.back());  // the producer; reader processes pin themselves before CUDA starts
