@@ -36,8 +36,6 @@ std::array<PlaneView, kMaxPlanes> viewsOf(const Frame& f, const ImageLayout& l) 
   return v;
 }
 
-
-
 bool isGpuWait(const std::string& path) {
   return path == "ipc-gpuwait" || path == "floor-gpuwait";
 }
@@ -51,7 +49,6 @@ std::string basePath(const std::string& path) {
 std::chrono::microseconds subscribeAnticipation(const std::string& path) {
   return path == "ipc-ant" ? std::chrono::microseconds{300} : std::chrono::microseconds{0};
 }
-
 
 namespace {
 
@@ -164,7 +161,6 @@ Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmu
   return out;
 }
 
-
 void checkDriver(CUresult status, const char* what) {
   if (status != CUDA_SUCCESS)
     throw Error(Errc::kDevice, std::string(what) + " failed: " + cuda::driverErrorName(status));
@@ -199,7 +195,6 @@ class ImportedDoorbell {
  private:
   void* ptr_ = nullptr;
 };
-
 
 /// The gpuwait paths: after the warm-up (polled like ipc-spin, to learn slot 0's address from one
 /// frame and the doorbell's word for it), the reader enqueues "wait until the doorbell reaches the
