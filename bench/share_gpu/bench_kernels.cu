@@ -39,29 +39,39 @@ __global__ void readRows(const std::uint8_t* data, std::uint32_t pitch, std::uin
   if ((threadIdx.x & 31) == 0 && s) atomicAdd(sum, s);
 }
 
+// The frame a fused read reads: r.base, or the ring slot the doorbell names (null: the ring closed).
+// Block 0's first thread reports the slot.
+__device__ const std::uint8_t* frameToRead(const FusedRead& r) {
+  if (!r.doorbell) return r.base;
+  const std::uint32_t slot =
+      *reinterpret_cast<const volatile std::uint32_t*>(r.doorbell) & ((1u << kDoorbellSlotBits) - 1);
+  if (r.usedSlot && blockIdx.x == 0 && threadIdx.x == 0) *r.usedSlot = slot;
+  return slot == kDoorbellClosed ? nullptr : r.base + std::uint64_t{slot} * r.slotStride;
+}
+
+// The sum of the (up to) 16 bytes of a row at byte x.
+__device__ unsigned long long sumChunk(const std::uint8_t* line, std::uint32_t x, std::uint32_t widthBytes) {
+  if (x + 16 <= widthBytes) {
+    const uint4 v = reinterpret_cast<const uint4*>(line + x)[0];
+    return static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+  }
+  unsigned long long s = 0;
+  for (std::uint32_t i = 0; x + i < widthBytes; ++i) s += line[x + i];
+  return s;
+}
+
 // Block b reads rows b, b + gridDim.x, ... counted over all planes (Y rows, then UV rows).
 __global__ void readFused(FusedRead r) {
-  std::uint64_t slot = 0;
-  if (r.doorbell) {
-    slot = *reinterpret_cast<const volatile std::uint32_t*>(r.doorbell) & ((1u << kDoorbellSlotBits) - 1);
-    if (r.usedSlot && blockIdx.x == 0 && threadIdx.x == 0) *r.usedSlot = static_cast<std::uint32_t>(slot);
-    if (slot == kDoorbellClosed) return;
-  }
-  const std::uint8_t* frame = r.base + slot * r.slotStride;
+  const std::uint8_t* frame = frameToRead(r);
+  if (!frame) return;
   const std::uint32_t totalRows = r.rows[0] + (r.planeCount > 1 ? r.rows[1] : 0);
   unsigned long long s = 0;
   for (std::uint32_t row = blockIdx.x; row < totalRows; row += gridDim.x) {
     const std::uint32_t p = row < r.rows[0] ? 0 : 1;
     const std::uint32_t y = p == 0 ? row : row - r.rows[0];
     const std::uint8_t* line = frame + r.planeOffset[p] + std::uint64_t{y} * r.pitch[p];
-    for (std::uint32_t x = threadIdx.x * 16; x < r.widthBytes[p]; x += blockDim.x * 16) {
-      if (x + 16 <= r.widthBytes[p]) {
-        const uint4 v = reinterpret_cast<const uint4*>(line + x)[0];
-        s += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
-      } else {
-        for (std::uint32_t i = 0; x + i < r.widthBytes[p]; ++i) s += line[x + i];
-      }
-    }
+    for (std::uint32_t x = threadIdx.x * 16; x < r.widthBytes[p]; x += blockDim.x * 16)
+      s += sumChunk(line, x, r.widthBytes[p]);
   }
   for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
   if ((threadIdx.x & 31) == 0 && s) atomicAdd(r.sum, s);
@@ -70,13 +80,8 @@ __global__ void readFused(FusedRead r) {
 // Grid-stride over the 16-byte chunks of every row of every plane (Y rows, then UV rows), a
 // block-wide sum, one atomicAdd per block.
 __global__ void __launch_bounds__(256) readReduce(FusedRead r) {
-  std::uint64_t slot = 0;
-  if (r.doorbell) {
-    slot = *reinterpret_cast<const volatile std::uint32_t*>(r.doorbell) & ((1u << kDoorbellSlotBits) - 1);
-    if (r.usedSlot && blockIdx.x == 0 && threadIdx.x == 0) *r.usedSlot = static_cast<std::uint32_t>(slot);
-    if (slot == kDoorbellClosed) return;
-  }
-  const std::uint8_t* frame = r.base + slot * r.slotStride;
+  const std::uint8_t* frame = frameToRead(r);
+  if (!frame) return;
   const std::uint32_t perRow0 = (r.widthBytes[0] + 15) / 16, perRow1 = (r.widthBytes[1] + 15) / 16;
   const std::uint32_t chunks0 = perRow0 * r.rows[0];
   const std::uint32_t total = chunks0 + (r.planeCount > 1 ? perRow1 * r.rows[1] : 0);
@@ -86,13 +91,7 @@ __global__ void __launch_bounds__(256) readReduce(FusedRead r) {
     const std::uint32_t p = i < chunks0 ? 0 : 1;
     const std::uint32_t j = p == 0 ? i : i - chunks0, perRow = p == 0 ? perRow0 : perRow1;
     const std::uint32_t y = j / perRow, x = (j - y * perRow) * 16;
-    const std::uint8_t* at = frame + r.planeOffset[p] + std::uint64_t{y} * r.pitch[p] + x;
-    if (x + 16 <= r.widthBytes[p]) {
-      const uint4 v = reinterpret_cast<const uint4*>(at)[0];
-      s += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
-    } else {
-      for (std::uint32_t k = 0; x + k < r.widthBytes[p]; ++k) s += at[k];
-    }
+    s += sumChunk(frame + r.planeOffset[p] + std::uint64_t{y} * r.pitch[p], x, r.widthBytes[p]);
   }
   __shared__ unsigned long long warpSums[8];
   for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
