@@ -60,12 +60,12 @@ std::string mpsHandoffNote(const MpsStatus& mps) {
   if (mps.active) {
     return mps.detail +
            ": GPU work of different processes runs side by side without context switches; a device "
-           "hand-off costs about 25-35 us p50 (H200, 1080p NV12, a polling reader whose kernel reads the "
+           "hand-off costs about 23-32 us p50 (H200, 1080p NV12, a polling reader whose kernel reads the "
            "whole frame; docs/benchmarks-gpu.md)";
   }
   return mps.detail +
          ": every device hand-off pays a GPU context switch between the publisher's and this "
-         "process's work, about 160 us p50 / 170 us p99 on an H200 for 1080p NV12 (25-35 us p50 with "
+         "process's work, about 160 us p50 / 170 us p99 on an H200 for 1080p NV12 (23-32 us p50 with "
          "MPS; copying through host memory instead costs about 260 us). Start MPS with "
          "`nvidia-cuda-mps-control -d` "
          "(same user and CUDA_MPS_PIPE_DIRECTORY for publisher and readers; stop: echo quit | "
