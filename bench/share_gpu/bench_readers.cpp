@@ -161,11 +161,6 @@ Samples readFrames(Subscriber& sub, const std::string& path, std::uint64_t warmu
   return out;
 }
 
-void checkDriver(CUresult status, const char* what) {
-  if (status != CUDA_SUCCESS)
-    throw Error(Errc::kDevice, std::string(what) + " failed: " + cuda::driverErrorName(status));
-}
-
 std::string doorbellFile(const std::string& dir, const std::string& name) {
   return dir + "/" + name + ".doorbell";
 }
@@ -175,6 +170,13 @@ std::uint32_t doorbellValue(std::uint64_t sequence, std::uint32_t slot) {
 }
 
 namespace {
+
+using WaitValue32 = decltype(&cuStreamWaitValue32);
+
+void checkDriver(CUresult status, const char* what) {
+  if (status != CUDA_SUCCESS)
+    throw Error(Errc::kDevice, std::string(what) + " failed: " + cuda::driverErrorName(status));
+}
 
 /// The doorbell word as a reader process maps it (cudaIpcOpenMemHandle); closed on destruction.
 class ImportedDoorbell {
@@ -205,7 +207,8 @@ Samples readFramesArmed(Subscriber& sub, const std::string& path, std::uint64_t 
   if (work.kernel == "rows") work.kernel = "fused";  // one launch reads the slot the doorbell names
   const ImageLayout l = frameLayout();
   const std::uint64_t stride = (l.totalBytes + 4095) / 4096 * 4096;  // publisher_core.cpp's slot stride
-  const auto waitValue = driverFunction<WaitValue32>("cuStreamWaitValue32");
+  const auto waitValue = reinterpret_cast<WaitValue32>(cuda::driverEntryPoint("cuStreamWaitValue32"));
+  if (!waitValue) throw Error(Errc::kUnsupported, "cuStreamWaitValue32 is not offered by this CUDA driver");
   CudaStream stream(kDevice);
   DeviceBuffer sum(kDevice, sizeof(unsigned long long)), used(kDevice, sizeof(std::uint32_t)),
       own(kDevice, l.totalBytes);

@@ -61,18 +61,6 @@ class Registration {
   void* ptr_ = nullptr;
 };
 
-using WaitValue32 = decltype(&cuStreamWaitValue32);
-using WriteValue32 = decltype(&cuStreamWriteValue32);
-
-template <class Fn>
-Fn driverFunction(const char* symbol) {
-  void* p = cuda::driverEntryPoint(symbol);
-  if (!p) throw Error(Errc::kUnsupported, std::string(symbol) + " is not offered by this CUDA driver");
-  return reinterpret_cast<Fn>(p);
-}
-
-void checkDriver(CUresult status, const char* what);
-
 /// Pins the calling thread (and the threads it starts later) to one CPU.
 void pinThisThread(int cpu);
 /// 1920x1080 NV12, rows 256-byte aligned: the benchmark's frame.

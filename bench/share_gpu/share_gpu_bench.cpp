@@ -287,20 +287,15 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
   const std::uint32_t slots = std::max<std::uint32_t>(kSlots, static_cast<std::uint32_t>(readers) + 4);
   // gpuwait: the doorbell outlives the reader processes (declared before them: destroyed after them).
   const bool gpuWait = isGpuWait(path);
-  DeviceBuffer doorbell;
-  WriteValue32 writeValue = nullptr;
-  auto* doorbellPtr = static_cast<std::uint32_t*>(nullptr);
+  StreamFlag doorbell;  // the library's stream-set word (cuStreamWriteValue32 where the driver has it)
   if (gpuWait) {
-    doorbell = DeviceBuffer(kDevice, 256);
-    doorbellPtr = reinterpret_cast<std::uint32_t*>(doorbell.data());
-    cuda::check(cudaMemset(doorbellPtr, 0, 256), "cudaMemset(doorbell)");
-    cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(doorbell)");
+    doorbell = StreamFlag(kDevice);
     cudaIpcMemHandle_t handle{};
-    cuda::check(cudaIpcGetMemHandle(&handle, doorbellPtr), "cudaIpcGetMemHandle(doorbell)");
+    cuda::check(cudaIpcGetMemHandle(&handle, const_cast<std::uint32_t*>(doorbell.word())),
+                "cudaIpcGetMemHandle(doorbell)");
     std::ofstream f(doorbellFile(dir, name), std::ios::binary);
     f.write(reinterpret_cast<const char*>(&handle), sizeof handle);
     if (!f.flush()) throw Error(Errc::kIo, "cannot write " + doorbellFile(dir, name));
-    writeValue = driverFunction<WriteValue32>("cuStreamWriteValue32");
   }
   auto pub = std::make_unique<Publisher>(
       name, device ? SlotLayout::deviceImages(l, slots, kDevice) : SlotLayout::images(l, slots), o);
@@ -358,11 +353,7 @@ Result runPath(const std::string& path, int readers, int frames, int periodUs, c
     std::this_thread::sleep_for(1ms);
 
   CudaStream stream(kDevice, knobs.producerPriority ? highestStreamPriority(kDevice) : 0);
-  auto ring = [&](std::uint32_t value) {  // gpuwait: set the doorbell after the work on the stream
-    checkDriver(writeValue(stream.get(), reinterpret_cast<CUdeviceptr>(doorbellPtr), value,
-                           CU_STREAM_WRITE_VALUE_DEFAULT),
-                "cuStreamWriteValue32(doorbell)");
-  };
+  auto ring = [&](std::uint32_t value) { doorbell.set(stream.get(), value); };  // after the stream's work
   CudaEvent gpuStart(kDevice, true), gpuWritten(kDevice, true), gpuStop(kDevice, true),
       gpuNext(kDevice, true);
   // host-rt: the frame the publisher has in VRAM; --producer-next-kernel: what that kernel writes
