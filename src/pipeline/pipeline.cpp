@@ -45,6 +45,10 @@ class Pipeline::Impl {
     const bool passthrough = isPassthroughSource(info_);
     const GpuPathChoice gpu = choosePath(config_.gpu, info_.format);
     if (!passthrough) log::info(gpu.reason);
+    if (info_.memory == MemoryKind::kDevice && !gpu.useGpu) {
+      throw Error(Errc::kUnsupported, info_.description + " delivers frames in GPU memory, which only the GPU path "
+                                      "takes, and this runs the " + gpu.reason);
+    }
     if (!config_.shareName.empty()) {
       unitsShare_ = std::make_unique<Publisher>(
           config_.shareName + ".h264",

@@ -1,3 +1,4 @@
+#include "share_source.hpp"
 #include "test_camera.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
@@ -10,6 +11,8 @@ std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOpti
   // A camera that goes away (unplugged, ENODEV) is reopened with bounded back-off; the pipeline
   // and its viewers stay up meanwhile.
   if (spec.kind == "v4l2") return openReconnectingV4l2Source(spec, options);
+  // Another process's share: its frames are read in place (options' allocator does not apply).
+  if (spec.kind == "share") return std::make_unique<ShareSource>(spec);
   throw Error(Errc::kInvalidArgument, "unknown source kind '" + spec.kind + "'");
 }
 

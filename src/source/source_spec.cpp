@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kExamples =
     "; examples: test:1280x720@30, test:1920x1080@60?format=uyvy, "
-    "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr";
+    "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr, share:cam0";
 
 [[noreturn]] void bad(const std::string& what) {
   throw Error(Errc::kInvalidArgument, "bad --source: " + what + kExamples);
@@ -59,8 +59,11 @@ SourceSpec parseSourceSpec(std::string_view text) {
   } else if (spec.kind == "v4l2") {
     if (rest.empty() || rest.front() != '/') bad("v4l2 needs a device path such as /dev/video0");
     spec.path = std::string(rest);
+  } else if (spec.kind == "share") {
+    if (rest.empty()) bad("share needs the name another process publishes, e.g. share:cam0");
+    spec.path = std::string(rest);
   } else {
-    bad("unknown source kind '" + spec.kind + "' (use test or v4l2)");
+    bad("unknown source kind '" + spec.kind + "' (use test, v4l2 or share)");
   }
   while (!query.empty()) {
     const auto amp = query.find('&');
@@ -78,6 +81,9 @@ SourceSpec parseSourceSpec(std::string_view text) {
       parseSize(value, spec);
     } else if (key == "fps") {
       parseFps(value, spec);
+    } else if (key == "dir" && spec.kind == "share") {
+      if (value.empty() || value.front() != '/') bad("dir must be an absolute path (the share's directory)");
+      spec.options[key] = std::string(value);
     } else if (key == "memory") {
       if (value != "mmap" && value != "userptr") bad("memory must be mmap or userptr");
       spec.options[key] = std::string(value);
@@ -91,7 +97,7 @@ SourceSpec parseSourceSpec(std::string_view text) {
 std::string toString(const SourceSpec& spec) {
   std::ostringstream os;
   os << spec.kind << ':';
-  if (spec.kind == "v4l2") os << spec.path;
+  if (spec.kind == "v4l2" || spec.kind == "share") os << spec.path;
   if (spec.width) os << (spec.kind == "v4l2" ? "?size=" : "") << spec.width << 'x' << spec.height;
   if (spec.fps > 0) os << (spec.kind == "v4l2" ? "&fps=" : "@") << spec.fps;
   if (spec.format != PixelFormat::kUnknown) os << (spec.kind == "test" ? "?" : "&") << "format=" << formatName(spec.format);
