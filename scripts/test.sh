@@ -13,11 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ZEROHOP_SANITIZERS:=1}"
 if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
-  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak asan tsan}"
-  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak asan tsan}"
+  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser package fuzz soak asan tsan}"
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser package fuzz soak asan tsan}"
 else
-  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak}"
-  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak}"
+  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser package fuzz soak}"
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser package fuzz soak}"
 fi
 : "${BUILD_DIR:=build}"
 TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test zerohop_share_peer
@@ -39,7 +39,7 @@ FUZZ_DIR="${BUILD_DIR}-fuzz"
 cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEROHOP_BUILD_FUZZERS=ON -DZEROHOP_WITH_CUDA=OFF -DZEROHOP_WITH_MEDIA=OFF \
   -DZEROHOP_WITH_PYTHON=OFF -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips \
+cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips fuzz_capi \
   zerohop_camemu zerohop-camemu
 
 # Sanitizer builds: no CUDA, Python, fuzzers or benchmarks (see CMakePresets.json).
@@ -93,7 +93,7 @@ for label in $ZEROHOP_ALL_LABELS; do
     asan) run_label asan --preset asan -L '^(unit|ipc|media)$' -E "$ASAN_SKIP" -j2 ;;
     tsan) run_label tsan --preset tsan -I "$(tsan_tests)" -j2 ;;
     fuzz) run_label fuzz --test-dir "$FUZZ_DIR" -L '^fuzz$' -j2 ;;
-    browser | soak) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 ;;
+    browser | soak | package) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 ;;
     *) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j2 ;;
   esac
 done

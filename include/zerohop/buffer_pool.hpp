@@ -7,13 +7,14 @@
 #include <memory>
 #include <optional>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 
 namespace zerohop {
 
 /// Allocates the storage behind a pool. The GPU module supplies pinned and device allocators;
 /// the V4L2 USERPTR path uses the same interface so the camera fills memory the GPU can DMA from.
-class FrameAllocator {
+class ZEROHOP_API FrameAllocator {
  public:
   virtual ~FrameAllocator() = default;
   virtual MemoryKind kind() const noexcept = 0;
@@ -23,7 +24,7 @@ class FrameAllocator {
 };
 
 /// Page-aligned ordinary host memory.
-std::unique_ptr<FrameAllocator> makeHostAllocator();
+ZEROHOP_API std::unique_ptr<FrameAllocator> makeHostAllocator();
 
 struct PoolStats {
   std::uint32_t slots = 0;
@@ -31,7 +32,7 @@ struct PoolStats {
   std::uint64_t exhausted = 0;  ///< acquire() calls that found no free slot
 };
 
-class BufferPool {
+class ZEROHOP_API BufferPool {
  public:
   /// Allocates `slots` buffers laid out as `layout`. Throws Error on allocation failure.
   BufferPool(const ImageLayout& layout, std::uint32_t slots, std::unique_ptr<FrameAllocator> allocator);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "zerohop/export.h"
 #include "zerohop/source.hpp"
 
 namespace zerohop {
@@ -54,20 +55,20 @@ struct CaptureDevice {
 };
 
 /// "YUYV", "MJPG": the four characters of a V4L2 FourCC.
-std::string fourccString(std::uint32_t fourcc);
+ZEROHOP_API std::string fourccString(std::uint32_t fourcc);
 
 /// Device nodes /dev/video0 ... /dev/video63 that exist as character devices, in number order.
-std::vector<std::string> listVideoNodes();
+ZEROHOP_API std::vector<std::string> listVideoNodes();
 
 /// Queries one node: QUERYCAP, formats, sizes, intervals, which memory modes REQBUFS accepts and
 /// whether EXPBUF works (it briefly allocates one MMAP buffer; fails with kUnavailable if the
 /// camera is streaming elsewhere). Throws Error (kNotFound if the node does not exist,
 /// kUnsupported if it is not a video capture node).
-CaptureDevice probeCaptureDevice(const std::string& path);
+ZEROHOP_API CaptureDevice probeCaptureDevice(const std::string& path);
 
 /// probeCaptureDevice() for every node of listVideoNodes() that is a video capture node
 /// (UVC metadata nodes and nodes that fail to open are skipped with a debug log line).
-std::vector<CaptureDevice> probeCaptureDevices();
+ZEROHOP_API std::vector<CaptureDevice> probeCaptureDevices();
 
 /// A readable description of `device` for `zerohop probe`, e.g.
 ///   /dev/video0  zerohop emulated camera  (zerohop-camemu, platform:zerohop-camemu)
@@ -75,14 +76,14 @@ std::vector<CaptureDevice> probeCaptureDevices();
 ///     MJPG  mjpeg  Motion-JPEG (compressed)
 ///           640x480    30 15 fps
 ///           1920x1080  30 15 fps
-std::string describeCaptureDevice(const CaptureDevice& device);
+ZEROHOP_API std::string describeCaptureDevice(const CaptureDevice& device);
 
 /// Opens a V4L2 camera for `spec` (kind "v4l2"): `spec.format`/size/fps are requests (0/kUnknown =
 /// the camera's current choice); `spec.options["memory"]` = "mmap" | "userptr" (default: userptr
 /// when `options.allocatorFactory` is set, else mmap). Starts streaming before returning.
 /// Throws Error: kNotFound (no such node), kUnavailable (busy, unplugged), kUnsupported (not a
 /// streaming capture device, memory mode refused, no format zerohop can consume).
-std::unique_ptr<FrameSource> openV4l2Source(const SourceSpec& spec, const SourceOptions& options = {});
+ZEROHOP_API std::unique_ptr<FrameSource> openV4l2Source(const SourceSpec& spec, const SourceOptions& options = {});
 
 /// How a reconnecting source retries after its camera disappears: the first retry after
 /// `firstDelay`, then doubling up to `maxDelay` between attempts (bounded back-off).
@@ -96,7 +97,7 @@ struct ReconnectPolicy {
 /// the old capture (leases still out keep their buffers), returns nullopt while the camera is gone
 /// (one stall per outage), reopens the same spec with bounded back-off, and resumes. The frame
 /// sequence restarts with the new session. Other errors still throw. counters() add up all sessions.
-std::unique_ptr<FrameSource> openReconnectingV4l2Source(const SourceSpec& spec,
+ZEROHOP_API std::unique_ptr<FrameSource> openReconnectingV4l2Source(const SourceSpec& spec,
                                                         const SourceOptions& options = {},
                                                         ReconnectPolicy policy = {});
 

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 
+#include "zerohop/export.h"
+
 namespace zerohop {
 
-std::int64_t monotonicNs() noexcept;
-std::int64_t realtimeNs() noexcept;
+ZEROHOP_API std::int64_t monotonicNs() noexcept;
+ZEROHOP_API std::int64_t realtimeNs() noexcept;
 
 }  // namespace zerohop

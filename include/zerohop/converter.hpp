@@ -7,13 +7,14 @@
 
 #include <memory>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 
 namespace zerohop {
 
 /// Converts or decodes one frame into another frame's memory (both host memory on the CPU path).
 /// Neither frame is owned: the caller keeps both leases alive for the duration of convert().
-class FrameConverter {
+class ZEROHOP_API FrameConverter {
  public:
   virtual ~FrameConverter() = default;
   /// src: YUYV/UYVY/NV12/I420/RGB24/BGRx/RGBA/MJPEG; dst: I420 or NV12 of the same size (scaling
@@ -33,6 +34,6 @@ class FrameConverter {
 
 /// The CPU converter (libyuv for raw formats, libjpeg-turbo + libyuv for MJPEG).
 /// Throws Error(kUnavailable) if the JPEG decoder cannot be created.
-std::unique_ptr<FrameConverter> makeCpuConverter();
+ZEROHOP_API std::unique_ptr<FrameConverter> makeCpuConverter();
 
 }  // namespace zerohop

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
 #include "zerohop/frame.hpp"
 
@@ -48,7 +49,7 @@ struct EncoderStats {
   std::uint64_t bytesOut = 0;
 };
 
-class VideoEncoder {
+class ZEROHOP_API VideoEncoder {
  public:
   virtual ~VideoEncoder() = default;
   /// Encodes one host frame of the configured size and input format; returns its access unit
@@ -71,19 +72,19 @@ class VideoEncoder {
 /// kUnavailable when the encoder cannot run here: libavcodec without libx264, or "nvenc" where
 /// probeNvenc() says no ("NVENC: <reason>; use --encoder x264", within seconds), kDevice when the
 /// codec refuses to open. "auto" never throws for NVENC: it logs one line saying why it uses x264.
-std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config);
+ZEROHOP_API std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config);
 
 /// Sends FFmpeg's log lines through zerohop::log (its info chatter at debug level, its errors as
 /// warnings) instead of stderr. Process-wide (av_log_set_callback): applications opt in; the CLI does.
-void routeFfmpegLogsToZerohopLog();
+ZEROHOP_API void routeFfmpegLogsToZerohopLog();
 
 /// The lowest H.264 level (level_idc: 31 = 3.1) that holds the configured size, frame rate and
 /// bitrate (ITU-T H.264 Table A-1), never below 3.1, the level WebRTC offers by default. Throws
 /// Error(kInvalidArgument) if even level 5.2 cannot hold it.
-int h264LevelIdc(std::uint32_t width, std::uint32_t height, double fps, std::uint32_t bitrateKbps);
+ZEROHOP_API int h264LevelIdc(std::uint32_t width, std::uint32_t height, double fps, std::uint32_t bitrateKbps);
 
 /// The SDP profile-level-id of what this encoder sends: constrained baseline, "42e01f" at 720p30.
 /// (The in-band SPS carries constraint flags 0xc0, also constrained baseline: same profile.)
-std::string h264ProfileLevelId(const EncoderConfig& config);
+ZEROHOP_API std::string h264ProfileLevelId(const EncoderConfig& config);
 
 }  // namespace zerohop

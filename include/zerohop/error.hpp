@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "zerohop/export.h"
+
 namespace zerohop {
 
 /// What kind of failure, so callers (CLI exit codes, HTTP status, Python exception types) can map it.
@@ -23,9 +25,9 @@ enum class Errc {
   kInternal,         ///< a bug in zerohop
 };
 
-const char* errcName(Errc code) noexcept;
+ZEROHOP_API const char* errcName(Errc code) noexcept;
 
-class Error : public std::runtime_error {
+class ZEROHOP_API Error : public std::runtime_error {
  public:
   Error(Errc code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
   Errc code() const noexcept { return code_; }
@@ -35,9 +37,9 @@ class Error : public std::runtime_error {
 };
 
 /// Throws kIo (or kNotFound / kUnavailable for ENOENT, ENODEV, EBUSY...) naming `call` and strerror(err).
-[[noreturn]] void throwErrno(std::string_view call, int err, std::string_view context = {});
+[[noreturn]] ZEROHOP_API void throwErrno(std::string_view call, int err, std::string_view context = {});
 
 /// Maps an errno value to the category throwErrno would use.
-Errc errcFromErrno(int err) noexcept;
+ZEROHOP_API Errc errcFromErrno(int err) noexcept;
 
 }  // namespace zerohop

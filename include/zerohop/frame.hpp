@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "zerohop/export.h"
 #include "zerohop/pixel_format.hpp"
 
 namespace zerohop {
@@ -23,7 +24,7 @@ enum class MemoryKind : std::uint8_t {
   kPinned,  ///< page-locked host memory the GPU can DMA from (cudaHostAlloc / cudaHostRegister)
   kDevice,  ///< GPU memory (device pointer; never dereference on the host)
 };
-const char* memoryKindName(MemoryKind kind) noexcept;
+ZEROHOP_API const char* memoryKindName(MemoryKind kind) noexcept;
 
 /// The pipeline stages a frame passes through; each stamps CLOCK_MONOTONIC ns when it is done.
 enum class Stage : std::uint8_t {
@@ -35,7 +36,7 @@ enum class Stage : std::uint8_t {
   kCount
 };
 inline constexpr std::size_t kStageCount = static_cast<std::size_t>(Stage::kCount);
-const char* stageName(Stage stage) noexcept;
+ZEROHOP_API const char* stageName(Stage stage) noexcept;
 
 /// Per-stage completion times, CLOCK_MONOTONIC ns; 0 = not reached.
 struct StageTimes {
@@ -74,10 +75,10 @@ struct Frame {
 };
 
 /// Fills data/pitch/planeCount/capacity of `frame` from `layout` for a buffer at `base`.
-void bindLayout(Frame& frame, const ImageLayout& layout, std::uint8_t* base, MemoryKind memory) noexcept;
+ZEROHOP_API void bindLayout(Frame& frame, const ImageLayout& layout, std::uint8_t* base, MemoryKind memory) noexcept;
 
 /// Something that lends slots out and takes them back (a BufferPool, a V4L2 capture queue, a share ring).
-class SlotOwner {
+class ZEROHOP_API SlotOwner {
  public:
   virtual ~SlotOwner() = default;
   /// Gives slot `slot` back. Must be thread-safe and must not throw.
@@ -86,7 +87,7 @@ class SlotOwner {
 
 /// Move-only right to use one slot. Keeps the owner alive (shared ownership of the owner's core),
 /// so storage is never freed under a live lease, even if the pool object itself is gone.
-class FrameLease {
+class ZEROHOP_API FrameLease {
  public:
   FrameLease() = default;
   FrameLease(std::shared_ptr<SlotOwner> owner, std::uint32_t slot, const Frame& frame) noexcept

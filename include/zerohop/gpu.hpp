@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/buffer_pool.hpp"
 
 namespace zerohop {
@@ -40,25 +41,25 @@ struct GpuInfo {
 
 /// Probes device `requested` (-1 = device 0, or the one CUDA_VISIBLE_DEVICES makes first).
 /// Never throws for a missing GPU or driver: returns available = false with the reason.
-GpuInfo probeGpu(int requested = -1);
+ZEROHOP_API GpuInfo probeGpu(int requested = -1);
 
 /// One line for logs and `zerohop probe`: "NVIDIA H200 (cc 9.0, 139.7 GiB, driver 580.159.03 / CUDA 13.0, PCIe Gen5 x16)"
 /// or "no CUDA device: <reason>".
-std::string describe(const GpuInfo& info);
+ZEROHOP_API std::string describe(const GpuInfo& info);
 
 /// Page-locked host memory (cudaHostAlloc, portable + mapped) for pools the camera fills (V4L2
 /// USERPTR) and the GPU reads by DMA or zero-copy. Frames from it are MemoryKind::kPinned.
 /// Throws Error when `device` cannot be used.
-std::unique_ptr<FrameAllocator> makePinnedAllocator(int device);
+ZEROHOP_API std::unique_ptr<FrameAllocator> makePinnedAllocator(int device);
 
 /// Device memory on `device` (cudaMalloc, 4096-byte aligned as FrameAllocator requires) for device
 /// frame pools. Frames from it are MemoryKind::kDevice. Throws Error when `device` cannot be used.
-std::unique_ptr<FrameAllocator> makeDeviceAllocator(int device);
+ZEROHOP_API std::unique_ptr<FrameAllocator> makeDeviceAllocator(int device);
 
 /// Page-locks (and maps for zero-copy) host memory that something else owns, e.g. V4L2 MMAP
 /// buffers, once at start-up: cudaHostRegister costs about a millisecond per 4 MB, so never per frame.
 /// Unregisters on destruction; the memory must outlive the registration. Move-only.
-class HostRegistration {
+class ZEROHOP_API HostRegistration {
  public:
   HostRegistration() = default;  ///< registers nothing
   /// Registers [ptr, ptr + bytes). Throws Error naming cudaHostRegister and its error text.

@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 
 namespace zerohop {
@@ -55,7 +56,7 @@ enum class IngestMode : std::uint8_t {
                    ///< Error(kDevice)). YUYV/UYVY -> NV12/I420 at the same size from kPinned memory;
                    ///< other conversions are handled as kCopy
 };
-const char* ingestModeName(IngestMode mode) noexcept;
+ZEROHOP_API const char* ingestModeName(IngestMode mode) noexcept;
 
 /// Whether convert() returns at once or after the GPU finished.
 enum class Completion : std::uint8_t {
@@ -78,7 +79,7 @@ struct ConvertOptions {
   std::optional<PixelRect> crop;  ///< the source region to read; unset = the whole source frame
 };
 
-class GpuConverter {
+class ZEROHOP_API GpuConverter {
  public:
   /// Creates the converter's own non-blocking stream(s) and events on `device`. `stripes` is the
   /// number of row bands kPipelinedCopy and kSignalledCopy use (ignored by the other modes); 0 = the

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
 #include "zerohop/frame.hpp"
 
@@ -43,11 +44,11 @@ struct NvdecInfo {
 
 /// Probes CUDA device `device` (-1 = device 0): loads the libraries, retains the device's primary
 /// context and asks cuvidGetDecoderCaps about H.264 4:2:0 8-bit. Never throws.
-NvdecInfo probeNvdec(int device = -1);
+ZEROHOP_API NvdecInfo probeNvdec(int device = -1);
 
 /// One line for logs and `zerohop probe`: "H.264 on NVIDIA H200: 7 decoders, up to 4096x4096"
 /// or "unavailable: <reason>".
-std::string describe(const NvdecInfo& info);
+ZEROHOP_API std::string describe(const NvdecInfo& info);
 
 /// Decodes one H.264 stream into NV12 device frames.
 ///
@@ -55,7 +56,7 @@ std::string describe(const NvdecInfo& info);
 /// destination buffer (valid while the decoder lives, re-recorded each time that buffer is
 /// written). Destination frames are borrowed: they come from the caller's pool, e.g.
 /// BufferPool(computeLayout(kNV12, w, h, 256), n, makeDeviceAllocator(device)).
-class GpuH264Decoder {
+class ZEROHOP_API GpuH264Decoder {
  public:
   /// Opens the decoder on CUDA device `device` (its primary context, so device pointers are
   /// shared with the CUDA runtime code). Throws Error(kUnavailable) when the libraries or the

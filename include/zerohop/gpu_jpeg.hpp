@@ -38,13 +38,14 @@
 #include <span>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 #include "zerohop/gpu_convert.hpp"
 
 namespace zerohop {
 
 enum class JpegBackend : std::uint8_t { kAuto, kHardware, kGpuHybrid, kHybrid, kDefault };
-const char* jpegBackendName(JpegBackend backend) noexcept;
+ZEROHOP_API const char* jpegBackendName(JpegBackend backend) noexcept;
 
 /// Whether nvJPEG can be used on `device`, without creating a decoder: libnvjpeg loads, the device
 /// works, and whether it has hardware JPEG engines. Never throws.
@@ -55,9 +56,9 @@ struct JpegSupport {
   bool hardware = false;       ///< hardware JPEG engines present
   std::string hardwareReason;  ///< "3 engines x 1 core" or why there is no hardware backend
 };
-JpegSupport probeJpeg(int device);
+ZEROHOP_API JpegSupport probeJpeg(int device);
 
-class GpuJpegDecoder {
+class ZEROHOP_API GpuJpegDecoder {
  public:
   /// Loads libnvjpeg, creates the handle(s), decoder state, pinned/device buffers and the stream on
   /// `device`. kAuto picks hardware when the GPU has JPEG engines, else gpu-hybrid. Asking for

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/pixel_format.hpp"
@@ -33,11 +34,11 @@ struct GpuPathChoice {
 /// format), "off", or a device number (then a device that does not work is an Error, not a fallback).
 /// Throws Error(kInvalidArgument) for a malformed option, Error(kUnavailable) for an unusable
 /// explicitly requested device or format.
-GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat);
+ZEROHOP_API GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat);
 
 /// The allocator a source should fill on the GPU path: page-locked host memory on `device`, so the
 /// camera's one kernel copy (V4L2 USERPTR) lands where the GPU reads it by DMA. Throws Error.
-std::unique_ptr<FrameAllocator> makeIngestAllocator(int device);
+ZEROHOP_API std::unique_ptr<FrameAllocator> makeIngestAllocator(int device);
 
 struct GpuPathConfig {
   int device = 0;
@@ -57,7 +58,7 @@ struct GpuPathOutput {
   const Frame* host = nullptr;    ///< NV12 in page-locked host memory, complete; nullptr without hostCopy
 };
 
-class GpuFramePath {
+class ZEROHOP_API GpuFramePath {
  public:
   /// Creates the converter, the device frames or the device share ring, and the download buffer.
   /// Throws Error (kInvalidArgument for a format the GPU path does not convert, kDevice/kUnavailable

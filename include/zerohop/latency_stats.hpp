@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 
 namespace zerohop {
@@ -22,7 +23,7 @@ inline constexpr std::array<double, 12> kLatencyBucketsMs{0.25, 0.5, 1, 2, 5, 10
 
 /// Cumulative since start (for Prometheus histograms): counts[i] = samples <= kLatencyBucketsMs[i];
 /// counts.back() = all samples.
-struct LatencyHistogram {
+struct ZEROHOP_API LatencyHistogram {
   std::array<std::uint64_t, kLatencyBucketsMs.size() + 1> counts{};
   double sumMs = 0;
   void add(double ms) noexcept;
@@ -39,7 +40,7 @@ struct LatencySnapshot {
   std::uint64_t drops = 0;
 };
 
-class LatencyStats {
+class ZEROHOP_API LatencyStats {
  public:
   explicit LatencyStats(std::size_t window = 300);
   /// Records the stage times of one finished frame.
@@ -60,6 +61,6 @@ class LatencyStats {
 };
 
 /// Median and 99th percentile of `values` (ms), nearest-rank. Exposed for tests and benchmarks.
-Percentiles percentiles(std::vector<double> values);
+ZEROHOP_API Percentiles percentiles(std::vector<double> values);
 
 }  // namespace zerohop

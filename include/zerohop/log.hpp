@@ -9,17 +9,19 @@
 #include <string_view>
 #include <utility>
 
+#include "zerohop/export.h"
+
 namespace zerohop::log {
 
 enum class Level { kTrace = 0, kDebug, kInfo, kWarn, kError, kOff };
 
 using Sink = std::function<void(Level, std::string_view)>;
-void setSink(Sink sink);
-void setLevel(Level level);
-Level level() noexcept;
-void write(Level level, std::string_view message);
+ZEROHOP_API void setSink(Sink sink);
+ZEROHOP_API void setLevel(Level level);
+ZEROHOP_API Level level() noexcept;
+ZEROHOP_API void write(Level level, std::string_view message);
 /// Parses trace|debug|info|warn|error|off; nullopt-like: returns false on an unknown name.
-bool parseLevel(std::string_view name, Level& out) noexcept;
+ZEROHOP_API bool parseLevel(std::string_view name, Level& out) noexcept;
 
 template <class... Args>
 void emit(Level lvl, Args&&... args) {

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "zerohop/export.h"
+
 namespace zerohop {
 
 /// What probeNvenc found. `available` = false is a normal answer, never an exception.
@@ -35,7 +37,7 @@ struct NvencAvailability {
 /// Probes CUDA device `device` (-1 = device 0). Takes well under a second when the library or the
 /// device is missing; opening the session costs one CUDA context initialisation otherwise.
 /// Never throws.
-NvencAvailability probeNvenc(int device = -1);
+ZEROHOP_API NvencAvailability probeNvenc(int device = -1);
 
 /// What `--encoder` resolves to for frames in GPU memory (serve's GPU path): NVENC when asked for
 /// ("nvenc") or allowed ("auto") and `nvenc` says a session opens; x264 on a host copy otherwise, with
@@ -47,12 +49,12 @@ struct GpuEncoderChoice {
 /// The decision alone, from a probe result (testable with any answer). Throws Error(kUnavailable)
 /// "NVENC: <reason>; use --encoder x264" for "nvenc" where NVENC is unavailable, and
 /// Error(kInvalidArgument) for an encoder name other than auto, x264 or nvenc.
-GpuEncoderChoice chooseGpuEncoder(const std::string& requested, const NvencAvailability& nvenc);
+ZEROHOP_API GpuEncoderChoice chooseGpuEncoder(const std::string& requested, const NvencAvailability& nvenc);
 /// The same with the real probe of `device` (only when the answer depends on it: not for "x264").
-GpuEncoderChoice chooseGpuEncoder(const std::string& requested, int device);
+ZEROHOP_API GpuEncoderChoice chooseGpuEncoder(const std::string& requested, int device);
 
 /// One line for logs and `zerohop probe`: "available on NVIDIA RTX 4090 (H.264, HEVC; driver API 12.2)"
 /// or "unavailable: <reason>".
-std::string describe(const NvencAvailability& nvenc);
+ZEROHOP_API std::string describe(const NvencAvailability& nvenc);
 
 }  // namespace zerohop

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/encoder.hpp"
 #include "zerohop/latency_stats.hpp"
 #include "zerohop/source.hpp"
@@ -43,7 +44,7 @@ struct PipelineStatus {
   double uptimeSeconds = 0;
 };
 
-class Pipeline {
+class ZEROHOP_API Pipeline {
  public:
   /// Opens the source, the encoder and the stream server (binds the port). Throws Error.
   explicit Pipeline(PipelineConfig config);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string_view>
 
+#include "zerohop/export.h"
+
 namespace zerohop {
 
 enum class PixelFormat : std::uint8_t {
@@ -53,19 +55,19 @@ struct ImageLayout {
   std::size_t totalBytes = 0;
 };
 
-std::string_view formatName(PixelFormat format) noexcept;
+ZEROHOP_API std::string_view formatName(PixelFormat format) noexcept;
 /// Parses "yuyv", "nv12", "mjpeg", "h264"... (case-insensitive); nullopt if unknown.
-std::optional<PixelFormat> parseFormat(std::string_view name) noexcept;
+ZEROHOP_API std::optional<PixelFormat> parseFormat(std::string_view name) noexcept;
 /// V4L2 / FourCC code ('YUYV', 'NV12', 'YU12', 'RGB3', 'XR24'/'BX24', 'AB24', 'MJPG', 'H264').
-std::uint32_t formatFourcc(PixelFormat format) noexcept;
-std::optional<PixelFormat> formatFromFourcc(std::uint32_t fourcc) noexcept;
-bool isCompressed(PixelFormat format) noexcept;
-std::uint32_t planeCount(PixelFormat format) noexcept;
+ZEROHOP_API std::uint32_t formatFourcc(PixelFormat format) noexcept;
+ZEROHOP_API std::optional<PixelFormat> formatFromFourcc(std::uint32_t fourcc) noexcept;
+ZEROHOP_API bool isCompressed(PixelFormat format) noexcept;
+ZEROHOP_API std::uint32_t planeCount(PixelFormat format) noexcept;
 
 /// Computes the layout of `format` at width x height with each row padded to `pitchAlign` bytes
 /// (a power of two). Throws Error(kInvalidArgument) for zero or odd sizes a format cannot hold
 /// (4:2:0 and 4:2:2 formats need an even width; 4:2:0 an even height).
-ImageLayout computeLayout(PixelFormat format, std::uint32_t width, std::uint32_t height,
+ZEROHOP_API ImageLayout computeLayout(PixelFormat format, std::uint32_t width, std::uint32_t height,
                           std::uint32_t pitchAlign = 1);
 
 }  // namespace zerohop

@@ -60,6 +60,7 @@
 #include <optional>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/pixel_format.hpp"
@@ -72,7 +73,7 @@ class ReaderSession;  // opaque: src/share/reader_session.hpp
 }  // namespace share_detail
 
 /// What a ring holds: `slots` images of one layout, or `slots` encoded units of up to `capacity` bytes.
-struct SlotLayout {
+struct ZEROHOP_API SlotLayout {
   ImageLayout image{};  ///< for encoded rings: format = codec, planeCount 1, totalBytes = capacity
   std::uint32_t slots = 0;
   /// kHost: memfd slots (any build). kDevice: slots in GPU memory of CUDA device `device`, shared
@@ -119,7 +120,7 @@ struct ShareStats {
 /// A slot handed out for writing in place (acquire -> fill -> Publisher::commit). Dropping it
 /// without commit abandons the write (the slot becomes empty). Move-only.
 /// Thread-safety: thread-bound while filled; commit from any thread.
-class WriteSlot {
+class ZEROHOP_API WriteSlot {
  public:
   WriteSlot() = default;
   WriteSlot(WriteSlot&&) noexcept;
@@ -141,7 +142,7 @@ class WriteSlot {
 /// Producer side of a share. Creating it binds NAME; destroying it closes the share (readers get
 /// kUnavailable) and removes the socket. Thread-safety: thread-safe (publish from any thread);
 /// a server thread inside answers handshakes and notices departed readers.
-class Publisher {
+class ZEROHOP_API Publisher {
  public:
   /// Throws Error: kInvalidArgument (bad name/layout), kUnavailable (NAME already published, unsafe
   /// directory), kIo (a system call failed).
@@ -217,9 +218,9 @@ struct MpsStatus {
 /// Reliable and non-intrusive: the daemon's `control` pipe exists in the pipe directory AND an
 /// nvidia-cuda-mps-* process is visible in /proc (a stale pipe after kill -9 is not "running").
 /// A daemon in another pid namespace reads as not running. Reentrant; never throws.
-MpsStatus detectMps();
+ZEROHOP_API MpsStatus detectMps();
 /// What a device hand-off costs given `mps` and how to start MPS (numbers measured on an H200).
-std::string mpsHandoffNote(const MpsStatus& mps);
+ZEROHOP_API std::string mpsHandoffNote(const MpsStatus& mps);
 
 struct SubscriberStats {
   std::uint64_t frames = 0;    ///< SharedFrames handed out
@@ -254,7 +255,7 @@ struct SubscribeOptions {
 /// The lease is a host-side promise: keep the SharedFrame until the GPU work that reads the slot
 /// has completed (or accept that only the ring's depth protects it), and call valid() after that
 /// work completed to know it read an intact frame.
-class SharedFrame {
+class ZEROHOP_API SharedFrame {
  public:
   SharedFrame() = default;
   SharedFrame(SharedFrame&&) noexcept = default;
@@ -290,7 +291,7 @@ class SharedFrame {
 /// linked; one without it is refused with kUnsupported ("this reader was built without CUDA;
 /// publisher shares device memory"). Device slots are mapped only when the Welcome says so; the
 /// first subscription of a process logs whether MPS runs and what a hand-off costs.
-class Subscriber {
+class ZEROHOP_API Subscriber {
  public:
   /// Connects and handshakes. Throws kNotFound (nobody publishes NAME), kUnavailable (refused,
   /// e.g. wrong uid), kProtocol (version mismatch or foreign peer, with both versions named),

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "zerohop/export.h"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/frame.hpp"
 
@@ -32,8 +33,8 @@ struct SourceSpec {
 
 /// Parses a source spec. Throws Error(kInvalidArgument) whose message says what is wrong and
 /// shows a correct example.
-SourceSpec parseSourceSpec(std::string_view text);
-std::string toString(const SourceSpec& spec);
+ZEROHOP_API SourceSpec parseSourceSpec(std::string_view text);
+ZEROHOP_API std::string toString(const SourceSpec& spec);
 
 struct SourceInfo {
   std::string description;  ///< "test pattern 1280x720@30 yuyv", "/dev/video0 (UVC Camera) mjpeg 1920x1080@30"
@@ -52,7 +53,7 @@ struct SourceCounters {
   std::uint64_t stalls = 0;  ///< periods with no frame for several intervals
 };
 
-class FrameSource {
+class ZEROHOP_API FrameSource {
  public:
   virtual ~FrameSource() = default;
   virtual SourceInfo info() const = 0;
@@ -74,6 +75,6 @@ struct SourceOptions {
 };
 
 /// Opens the source a spec names. Throws Error with the cause and the fix.
-std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOptions& options = {});
+ZEROHOP_API std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOptions& options = {});
 
 }  // namespace zerohop

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
 
 namespace zerohop {
@@ -43,7 +44,7 @@ struct StreamConfig {
   std::string janus;
 };
 
-class StreamServer {
+class ZEROHOP_API StreamServer {
  public:
   /// Binds the HTTP socket and starts the HTTP thread and the GStreamer main loop.
   /// Throws Error(kUnavailable) when the address is in use or cannot be bound, Error(kNotFound) when

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 
 namespace zerohop {
@@ -29,18 +30,18 @@ inline constexpr std::uint64_t kTimecodeMsMask = (std::uint64_t{1} << 44) - 1;
 inline constexpr std::uint32_t kTimecodeSeqMask = (1u << 20) - 1;
 
 /// Cell edge in pixels for an image `width` pixels wide.
-std::uint32_t timecodeCellSize(std::uint32_t width) noexcept;
+ZEROHOP_API std::uint32_t timecodeCellSize(std::uint32_t width) noexcept;
 /// The smallest image width that can hold the strip.
 inline constexpr std::uint32_t kTimecodeMinWidth = kTimecodeCells * 4;
 
-std::uint8_t crc8(const std::uint8_t* data, std::size_t size) noexcept;
+ZEROHOP_API std::uint8_t crc8(const std::uint8_t* data, std::size_t size) noexcept;
 
 /// Draws `tc` into a host-memory frame of format YUYV, UYVY, NV12, I420 (other formats: no-op,
 /// returns false). Returns false if the frame is too small to hold the strip.
-bool drawTimecode(Frame& frame, const Timecode& tc) noexcept;
+ZEROHOP_API bool drawTimecode(Frame& frame, const Timecode& tc) noexcept;
 
 /// Reads the timecode back from a host-memory YUYV/UYVY/NV12/I420 frame. nullopt if the sync
 /// pattern or CRC does not match.
-std::optional<Timecode> readTimecode(const Frame& frame) noexcept;
+ZEROHOP_API std::optional<Timecode> readTimecode(const Frame& frame) noexcept;
 
 }  // namespace zerohop

@@ -48,7 +48,14 @@ std::string shimPath() {
   self[n] = '\0';
   std::string dir(self);
   dir.erase(dir.rfind('/') + 1);
-  return dir + "libzerohop_camemu.so";
+  // The build tree keeps the shim next to the launcher; an installed one is under the library dir.
+  const std::string beside = dir + "libzerohop_camemu.so";
+  if (access(beside.c_str(), R_OK) == 0) return beside;
+#ifdef ZEROHOP_CAMEMU_SHIM_FROM_BINDIR
+  return dir + ZEROHOP_CAMEMU_SHIM_FROM_BINDIR "/libzerohop_camemu.so";
+#else
+  return beside;
+#endif
 }
 
 }  // namespace

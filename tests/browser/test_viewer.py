@@ -57,6 +57,9 @@ def main() -> int:
                     help="extra argument for zerohop serve (repeatable), e.g. --serve-arg=--web-root=web")
     ap.add_argument("--wrap", default="",
                     help="command prefix for serve, e.g. 'zerohop-camemu --format mjpeg --size 1280x720 --'")
+    ap.add_argument("--command", default="",
+                    help="run this program instead of `zerohop serve`: a command line whose {listen} becomes "
+                         "HOST:PORT (e.g. a program streaming its own frames through zerohop::FrameStream)")
     ap.add_argument("--expect-encoder", default="",
                     help="fail unless the server's /stats encoder name contains this (e.g. passthrough)")
     ap.add_argument("--min-timecodes", type=float, default=0.9,
@@ -74,8 +77,13 @@ def main() -> int:
     tag = "viewer_" + "".join(c if c.isalnum() else "_" for c in args.source).strip("_")
 
     port = zb.free_port()
-    serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{port}", *args.serve_arg],
-                     out / f"{tag}.serve.log", wrap=args.wrap.split())
+    if args.command:
+        tag = "viewer_" + "".join(c if c.isalnum() else "_" for c in Path(args.command.split()[0]).name)
+        serve = zb.Serve(args.command.replace("{listen}", f"127.0.0.1:{port}").split(), [],
+                         out / f"{tag}.serve.log", wrap=args.wrap.split())
+    else:
+        serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{port}", *args.serve_arg],
+                         out / f"{tag}.serve.log", wrap=args.wrap.split())
     failures: list[str] = []
     driver = None
     try:

@@ -117,8 +117,10 @@ class Serve:
     """A `zerohop serve` child (or the GStreamer reference sender, gst_whep_reference.py, which takes the
     same options). Its combined stdout/stderr is kept (and written to `log_path`)."""
 
-    def __init__(self, binary: str, args: list[str], log_path: Path, wrap: list[str] | None = None):
-        if binary.endswith(".py"):
+    def __init__(self, binary: "str | list[str]", args: list[str], log_path: Path, wrap: list[str] | None = None):
+        if isinstance(binary, list):  # a whole command line of its own (not `zerohop serve`)
+            self.cmd = [*binary, *args]
+        elif binary.endswith(".py"):
             self.cmd = [sys.executable, binary, *args]
         else:
             self.cmd = [binary, "serve", *args]

@@ -1,0 +1,68 @@
+#pragma once
+// FrameStream: stream frames your program makes (a renderer, your own capture, a decoder) through
+// zerohop's encode and WebRTC path, from host or GPU memory, with the same per-stage timing as
+// `zerohop serve`.
+//
+//   your frames -> input() (a Publisher: write slots in place, or publish() copies)
+//     -> GPU path (device frames, or --gpu auto with a CUDA device): NV12 in VRAM -> NVENC where a
+//        session opens, else x264 on one host copy;  CPU path: libyuv -> x264
+//     -> WHEP viewers on config.stream's address, and WHIP / Janus when configured
+//
+// Frames are handed over through a share ring in this process (input()): the encoder never makes
+// your thread wait; when it falls behind, the oldest frames are skipped (status().source.drops).
+// Thread-safety: thread-safe; input() may be used from any thread (Publisher is thread-safe).
+// Lifetime: the destructor ends every viewer session, stops the threads and frees the ring; slots
+// acquired from input() and not committed must be dropped before it.
+
+#include <memory>
+#include <string>
+
+#include "zerohop/encoder.hpp"
+#include "zerohop/export.h"
+#include "zerohop/pipeline.hpp"
+#include "zerohop/share.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+
+struct FrameStreamConfig {
+  PixelFormat format = PixelFormat::kNV12;  ///< NV12, I420, RGBA, BGRx, YUYV, UYVY, RGB24
+  std::uint32_t width = 1280;
+  std::uint32_t height = 720;
+  double fps = 30;  ///< the rate you push at (rate control and pacing need it)
+  /// kHost: input() slots in host memory. kDevice: in GPU memory of `cudaDevice` (the GPU path; NVENC
+  /// reads them in VRAM where it can run).
+  MemoryKind memory = MemoryKind::kHost;
+  int cudaDevice = 0;
+  std::uint32_t slots = 4;    ///< input ring depth
+  EncoderConfig encoder;      ///< width/height/fps are taken from above
+  StreamConfig stream;        ///< where viewers connect (port 0: a free one, see url()), WHIP, Janus
+  std::string gpu = "auto";   ///< "auto", "off" or a device number (see choosePath)
+  /// Non-empty: also share the converted frames as NAME and the H.264 as NAME.h264 with other processes.
+  std::string shareName;
+};
+
+class ZEROHOP_API FrameStream {
+ public:
+  /// Creates the input ring, the encoder and the server (binds the port) and starts streaming.
+  /// Throws Error (kInvalidArgument: a layout the ring or the encoder refuses; kUnavailable: the
+  /// port is taken, no usable device for device frames).
+  explicit FrameStream(FrameStreamConfig config);
+  ~FrameStream();
+  FrameStream(const FrameStream&) = delete;
+  FrameStream& operator=(const FrameStream&) = delete;
+
+  /// Where your frames go: acquireWrite() + commit() writes in place (device slots: commit with the
+  /// stream that wrote them; nothing is copied), publish() copies a frame of yours in.
+  Publisher& input();
+  std::string url() const;          ///< the viewer page, "http://127.0.0.1:PORT/"
+  PipelineStatus status() const;    ///< per-stage latency, fps, drops, viewers
+  std::string statsJson() const;    ///< the body of GET /stats
+  std::string failure() const;      ///< the error that ended streaming, or empty
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerohop

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# package_test.sh BUILD_DIR SOURCE_DIR ZEROHOP_CLI: see CMakeLists.txt. Each step says what it checks;
+# the first failure stops the test with its reason.
+set -euo pipefail
+build=$1 src=$2
+work=$(mktemp -d /tmp/zh-package-XXXXXX)
+prefix=$work/prefix
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "--- $*"; }
+
+step "install into $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
+libdir=$(dirname "$(find "$prefix" -name 'libzerohop.so.*.*.*' | head -1)")
+[[ -n $libdir && -f $libdir/libzerohop.so ]] || fail "no libzerohop.so (with its version links) installed"
+for f in "$prefix/bin/zerohop" "$prefix/bin/zerohop-camemu" "$libdir/zerohop/libzerohop_camemu.so" \
+         "$libdir/cmake/zerohop/zerohopConfig.cmake" "$libdir/cmake/zerohop/zerohopConfigVersion.cmake" \
+         "$libdir/pkgconfig/zerohop.pc" "$prefix/include/zerohop/version.h" "$prefix/include/zerohop/zerohop.h"; do
+  [[ -e $f ]] || fail "not installed: ${f#$prefix/}"
+done
+soname=$(readelf -d "$libdir/libzerohop.so" | sed -nE 's/.*SONAME.*\[(.*)\]/\1/p')
+[[ $soname == libzerohop.so.0 ]] || fail "SONAME is '$soname', expected libzerohop.so.0"
+if find "$prefix/include" -name '*.hpp' -path '*internal*' | grep -q .; then fail "internal headers installed"; fi
+
+step "every installed header compiles alone, with no SDK include path"
+# No public header may include CUDA, V4L2, FFmpeg or GStreamer (they would compile here only
+# because some of those live in the default include path).
+if grep -nE '#include *[<"](cuda|nvjpeg|nvEncodeAPI|linux/videodev2|libav|gst/|glib)' -r "$prefix/include"; then
+  fail "a public header includes an SDK header"
+fi
+for h in "$prefix"/include/zerohop/*; do
+  name=$(basename "$h")
+  case $name in
+    *.h) printf '#include <zerohop/%s>\nint header_check;\n' "$name" | gcc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -I"$prefix/include" -x c - \
+           || fail "$name does not compile alone as C99" ;;
+    *) ;;
+  esac
+  echo "#include <zerohop/$name>" | g++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" -x c++ - \
+    || fail "$name does not compile alone as C++20"
+done
+
+step "libzerohop exports zerohop's own symbols only"
+# Names without their version suffix (@@ZEROHOP_0), demangled.
+exported=$(nm -D --defined-only "$libdir/libzerohop.so" | awk '{print $3}' | sed 's/@.*//' | c++filt)
+foreign=$(echo "$exported" |
+          grep -vE '^(zh_|zerohop::|typeinfo for zerohop::|typeinfo name for zerohop::|vtable for zerohop::|ZEROHOP_0$)' || true)
+[[ -z $foreign ]] || { echo "$foreign" | head -20; fail "foreign symbols exported ($(echo "$foreign" | wc -l))"; }
+grep -qx 'zh_reader_open' <<<"$exported" || fail "zh_reader_open not exported"
+grep -q '^zerohop::Subscriber::next' <<<"$exported" || fail "zerohop::Subscriber::next not exported"
+nm -D --defined-only "$libdir/libzerohop.so" | grep -q 'zh_reader_open@@ZEROHOP_0' || fail "symbols are not versioned ZEROHOP_0"
+
+step "examples build out of tree against the installed package"
+for ex in c_reader cpp_reader c_publisher cpp_streamer; do
+  cmake -S "$src/examples/$ex" -B "$work/$ex" -DCMAKE_PREFIX_PATH="$prefix" >"$work/$ex.log" 2>&1 &&
+    cmake --build "$work/$ex" >>"$work/$ex.log" 2>&1 || { cat "$work/$ex.log"; fail "example $ex does not build"; }
+done
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+# shellcheck disable=SC2046 # pkg-config's words
+gcc -std=c99 -Wall -Werror -o "$work/c_reader_pc" "$src/examples/c_reader/main.c" $(pkg-config --cflags --libs zerohop) ||
+  fail "the C reader does not build with pkg-config's flags"
+
+step "the C and C++ readers read 60 frames from zerohop serve --share"
+export XDG_RUNTIME_DIR=$work/run
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+share=pkg$$
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+"$prefix/bin/zerohop" serve --source test:640x360@30 --listen "127.0.0.1:$(free_port)" --share "$share" --status-interval 60 \
+  >"$work/serve.log" 2>&1 &
+pids+=($!)
+for reader in "$work/c_reader/c_reader" "$work/cpp_reader/cpp_reader"; do
+  out=$(timeout 30 "$reader" "$share" 60) || { echo "$out" | tail -5; cat "$work/serve.log"; fail "$(basename "$reader") failed"; }
+  n=$(grep -c 'timecode ok' <<<"$out" || true)
+  [[ $n -eq 60 ]] || { echo "$out" | tail -5; fail "$(basename "$reader"): $n of 60 frames had a valid timecode"; }
+done
+out=$(LD_LIBRARY_PATH=$libdir timeout 30 "$work/c_reader_pc" "$share" 10) || fail "the pkg-config-built reader failed: $out"
+
+step "the C publisher's frames, read by zerohop tap and the Python module"
+"$work/c_publisher/c_publisher" cpub$$ host 450 >"$work/cpub.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [[ -S $XDG_RUNTIME_DIR/zerohop/cpub$$.sock ]] && break; sleep 0.1; done
+tap=$(timeout 30 "$prefix/bin/zerohop" tap "cpub$$" --count 10 --json --timeout 10) || fail "zerohop tap: $tap"
+[[ $(grep -c '"format": *"nv12"' <<<"$tap") -eq 10 ]] || { echo "$tap" | head -3; fail "tap did not read 10 NV12 frames"; }
+if [[ -d $build/python ]] && ls "$build"/python/zerohop*.so >/dev/null 2>&1; then
+  PYTHONPATH=$build/python timeout 30 /usr/bin/python3 - "cpub$$" <<'PY' || fail "the Python module could not read the C publisher's frames"
+import sys, numpy, zerohop
+sub = zerohop.Subscriber(sys.argv[1])
+for _ in range(5):
+    with sub.next(timeout=2.0) as f:
+        luma = numpy.from_dlpack(f)
+        assert f.format == "nv12", f.format
+        assert luma.shape == (720, 1280), luma.shape
+        assert (luma == f.seq % 256).all(), (f.seq, luma[0, 0])
+        print("python read seq", f.seq, "luma", luma[0, 0])
+PY
+fi
+step "a program streaming its own frames (FrameStream), and serve --source share:NAME, play in Chromium"
+# test_viewer.py skips (77) without chromium/chromedriver/selenium; here that is a failure only if CI requires it.
+viewer=$src/tests/browser/test_viewer.py
+/usr/bin/python3 "$viewer" --netns --seconds 6 --artifacts "$work" \
+  --command "$work/cpp_streamer/cpp_streamer --listen {listen} --size 640x360" "$prefix/bin/zerohop" ||
+  fail "the FrameStream example did not play (rc $?)"
+WAIT_SHARE=up$$ /usr/bin/python3 "$viewer" --netns --seconds 6 --artifacts "$work" --source "share:up$$" \
+  "--wrap=$src/tests/browser/with_publisher.sh $prefix/bin/zerohop serve --source test:640x360@30 --listen 127.0.0.1:18999 --share up$$ --status-interval 60 --" \
+  "$prefix/bin/zerohop" || fail "serve --source share:NAME did not play (rc $?)"
+echo "package: all checks passed"
