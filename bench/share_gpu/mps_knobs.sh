@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mps_knobs.sh: the deployment knobs of the device share hand-off under MPS, in one device call
+# mps_knobs.sh: the deployment knobs of the device share hand-off under MPS, in one run
 # (docs/benchmarks-gpu.md, Share, "MPS deployment knobs"): for each knob setting, the rows that decide
 # the two goals (p99 <= 50 us at 8 readers; producer slowed <= 2 %) with zerohop_share_gpu_bench.
 #
@@ -10,8 +10,8 @@
 #   blocks   reader kernel at most 132 blocks (one per SM) instead of 2 per SM
 #   prio     reader processes at CUDA_MPS_CLIENT_PRIORITY=1 (below normal)
 #   prodprio the producer's stream at the device's highest stream priority (--producer-priority)
-#   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the call)
-#   rows     the reader kernel of the runs before 2026-12-01 (--reader-kernel rows: a block per row, an
+#   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the run)
+#   rows     the per-row reader kernel of the older figures (--reader-kernel rows: a block per row, an
 #            atomicAdd per warp): ipc-spin at 1/8, floor-spin at 8
 #   fused    the same with both planes in one launch (--reader-kernel fused)
 #   gpuwait  the doorbell prototype: reader work queued on the GPU before the frame, released by a word
