@@ -28,7 +28,7 @@
 #   nompswait (MPS stopped) ipc-spin, ipc-gpuwait and floor-spin at 1 reader: the queued wait between
 #            time-sliced contexts
 # Every setting but rows and fused uses the bench's default reader kernel (reduce: summed per block).
-# Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the issue's own measure: the readers
+# Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the plain measure: the readers
 # alone on the GPU). Settings run in this order; one is started only while the call has used less than
 # BUDGET_S seconds, so the call ends in time and the first settings matter most.
 #
