@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mps_knobs.sh: the deployment knobs of the device share hand-off under MPS, in one run
-# (docs/benchmarks-gpu.md, Share, "MPS deployment knobs"): for each knob setting, the rows that decide
+# (docs/benchmarks-gpu.md, "MPS deployment knobs"): for each knob setting, the rows that decide
 # the two goals (p99 <= 50 us at 8 readers; producer slowed <= 2 %) with zerohop_share_gpu_bench.
 #
 #   base     no knob: ipc-spin and floor-spin at 1/4/8, ipc at 8, the producer alone (the call's reference)
