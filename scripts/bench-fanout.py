@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fan-out benchmark (issue 7), two parts in one run, on this machine:
+"""Fan-out benchmark (docs/benchmarks.md, "Many viewers"), two parts in one run, on this machine:
 
 1. CPU per added viewer with the built-in WHEP fan-out: one `zerohop serve` (test camera, 720p30 by
    default), 0, 1, 2 and 4 headless-Chromium viewers added one after another; for each count, serve's CPU

@@ -1,6 +1,6 @@
 #pragma once
 // The zerohop CLI's subcommands. Each registers its options on a CLI11 subcommand and runs
-// when that subcommand was given. The CLI sits on top of the library (STYLE 1): it turns
+// when that subcommand was given. The CLI sits on top of the library, never inside it: it turns
 // zerohop::Error into one line and an exit code (exit_codes.hpp), nothing more.
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# mps_knobs.sh: the deployment knobs of the device share hand-off under MPS, in one device call
-# (docs/benchmarks-gpu.md, Share, "MPS deployment knobs"): for each knob setting, the rows that decide
+# mps_knobs.sh: the deployment knobs of the device share hand-off under MPS, in one run
+# (docs/benchmarks-gpu.md, "MPS deployment knobs"): for each knob setting, the rows that decide
 # the two goals (p99 <= 50 us at 8 readers; producer slowed <= 2 %) with zerohop_share_gpu_bench.
 #
 #   base     no knob: ipc-spin and floor-spin at 1/4/8, ipc at 8, the producer alone (the call's reference)
@@ -10,8 +10,8 @@
 #   blocks   reader kernel at most 132 blocks (one per SM) instead of 2 per SM
 #   prio     reader processes at CUDA_MPS_CLIENT_PRIORITY=1 (below normal)
 #   prodprio the producer's stream at the device's highest stream priority (--producer-priority)
-#   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the call)
-#   rows     the reader kernel of the runs before 2026-12-01 (--reader-kernel rows: a block per row, an
+#   base2    ipc-spin at 8 and the producer alone again (drift of the GPU's clock state over the run)
+#   rows     the per-row reader kernel of the older figures (--reader-kernel rows: a block per row, an
 #            atomicAdd per warp): ipc-spin at 1/8, floor-spin at 8
 #   fused    the same with both planes in one launch (--reader-kernel fused)
 #   gpuwait  the doorbell prototype: reader work queued on the GPU before the frame, released by a word
@@ -28,7 +28,7 @@
 #   nompswait (MPS stopped) ipc-spin, ipc-gpuwait and floor-spin at 1 reader: the queued wait between
 #            time-sliced contexts
 # Every setting but rows and fused uses the bench's default reader kernel (reduce: summed per block).
-# Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the issue's own measure: the readers
+# Every setting runs with --producer-next-kernel unless NEXT_KERNEL=0 (the plain measure: the readers
 # alone on the GPU). Settings run in this order; one is started only while the call has used less than
 # BUDGET_S seconds, so the call ends in time and the first settings matter most.
 #

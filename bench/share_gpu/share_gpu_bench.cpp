@@ -56,8 +56,8 @@
 //                            reduce  (default) one launch, 2 blocks of 256 threads per SM (or --read-blocks)
 //                                    striding over the frame, summed per block: one atomicAdd per block
 //                            rows    one launch per plane, one 128-thread block per row, an atomicAdd per
-//                                    warp: 6,480 atomics on one word per 1080p frame (the reader kernel of
-//                                    every run before 2026-12-01 06:45 UTC)
+//                                    warp: 6,480 atomics on one word per 1080p frame (slower; the kernel
+//                                    of the older figures in docs/benchmarks-gpu.md)
 //                            fused   the rows kernel's blocks in ONE launch for both planes
 //                            (the gpuwait paths take fused for rows); the bench checks at start-up that
 //                            all three sum a frame alike

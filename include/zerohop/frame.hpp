@@ -45,7 +45,7 @@ struct StageTimes {
   std::int64_t at(Stage s) const noexcept { return ns[static_cast<std::size_t>(s)]; }
 };
 
-/// GPU ordering that travels with a frame (STYLE 5): the producer recorded `readyEvent` (a
+/// GPU ordering that travels with a frame: the producer recorded `readyEvent` (a
 /// cudaEvent_t) on its stream after writing the pixels; consumers cudaStreamWaitEvent on their
 /// own stream. Opaque here so public headers carry no CUDA types. Null on the CPU path.
 struct GpuSync {

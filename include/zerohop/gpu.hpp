@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA device as the rest of zerohop sees it: probing, page-locked and device allocators for
-// frame pools, and registration of driver-owned host buffers. No CUDA types here (STYLE 10): the
+// frame pools, and registration of driver-owned host buffers. No CUDA types here (users build without the CUDA SDK): the
 // CUDA runtime is linked statically into zerohop_gpu, so programs start on machines without it.
 // Thread-safety: probeGpu is reentrant; allocators are thread-safe; HostRegistration is a
 // move-only owner, thread-bound while used.

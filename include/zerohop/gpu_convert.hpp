@@ -26,7 +26,7 @@
 // scaling works for every pair (the source is read at an offset). Crops of 4:2:2 / 4:2:0 sources
 // need an even x and width, and of 4:2:0 sources an even y and height.
 //
-// Ordering (STYLE 5): convert() waits on src.gpu.readyEvent when set, enqueues the work on the
+// Ordering (on the GPU, through events): convert() waits on src.gpu.readyEvent when set, enqueues the work on the
 // stream, records an event on it and puts that event in dst.gpu.readyEvent. Consumers call
 // cudaStreamWaitEvent on their own stream. The event belongs to the converter, one per destination
 // buffer, re-recorded each time that buffer is written: it stays valid while the converter lives.

@@ -1,7 +1,7 @@
 #pragma once
 // H.264 decoding on the GPU's video decoder (NVDEC): an Annex B access unit, as a camera or the
 // emulated camera delivers one per frame, becomes an NV12 frame in VRAM, with the CUDA event that
-// says when it is ready (STYLE 5). No CUDA or NVDEC types here (STYLE 10): libcuda.so.1 and
+// says when it is ready. No CUDA or NVDEC types here (users build without those SDKs): libcuda.so.1 and
 // libnvcuvid.so.1 are loaded at run time (nv-codec-headers' dynlink loader), so programs start on
 // machines without the NVIDIA driver, and probeNvdec() answers there with the reason.
 //

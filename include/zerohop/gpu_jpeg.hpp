@@ -1,7 +1,7 @@
 #pragma once
 // MJPEG on the GPU: one camera JPEG (host or page-locked memory) becomes an NV12 or I420 frame in
 // VRAM, decoded by nvJPEG, with the CUDA event that says when it is ready. No CUDA or nvJPEG types
-// here (STYLE 10); libnvjpeg.so.13 is loaded at run time (dlopen), so programs start without it.
+// here (users build without those SDKs); libnvjpeg.so.13 is loaded at run time (dlopen), so programs start without it.
 //
 // Backends (chosen at construction; backendName()/describe() say which and why):
 //   hardware    the GPU's JPEG engines (A100/A30/H100/H200), through nvjpegDecodeBatched (a batch of
@@ -27,7 +27,7 @@
 // ("nvjpegDecodeJpegHost failed: NVJPEG_STATUS_BAD_JPEG ..."); the decoder state is rebuilt, so the
 // next frame decodes normally.
 //
-// Ordering (STYLE 5): like GpuConverter. Work runs on the decoder's own stream; dst.gpu.readyEvent
+// Ordering (on the GPU, through events): like GpuConverter. Work runs on the decoder's own stream; dst.gpu.readyEvent
 // is an event owned by the decoder, one per destination buffer, valid while the decoder lives.
 // Keep the JPEG bytes unchanged until dst.gpu.readyEvent completed (the hardware engines may read
 // them after decode() returned); the decoupled path is done with them when decode() returns.

@@ -2,7 +2,7 @@
 // Whether NVENC can encode on this machine, decided the way the encoder itself would find out:
 // load libnvidia-encode.so.1, check the API version the driver offers, open an encode session on
 // the CUDA device's primary context, ask for H.264, close. `zerohop probe`, `serve --encoder
-// auto|nvenc` and makeEncoder() all use this one answer. No NVENC or CUDA types here (STYLE 10):
+// auto|nvenc` and makeEncoder() all use this one answer. No NVENC or CUDA types here (users build without those SDKs):
 // both libraries are loaded at run time, so programs start without the NVIDIA driver.
 // Thread-safety: probeNvenc() and describe() are reentrant.
 
@@ -18,7 +18,7 @@ struct NvencAvailability {
   /// Why not, in words, one of:
   ///  "libnvidia-encode.so.1 not found: install the NVIDIA driver's encode library (e.g. libnvidia-encode-<ver>) (...)",
   ///  "no CUDA device (...)", "this GPU has no video encoder (A100/H100/H200): NV_ENC_ERR_NO_ENCODE_DEVICE"
-  ///  (or NV_ENC_ERR_UNSUPPORTED_DEVICE, the H200's answer to API 11.1 under driver 580),
+  ///  (or NV_ENC_ERR_UNSUPPORTED_DEVICE, which driver 580 returns on an H200 to an API 11.1 session),
   ///  "session limit reached on this GeForce (NV_ENC_ERR_OUT_OF_MEMORY...)", "driver too old for NVENC API 11.1 (...)",
   ///  "NVENC support not built (nv-codec-headers missing at build time)", or "<call> failed: <NVENCSTATUS name>".
   /// Empty when available.

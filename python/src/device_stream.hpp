@@ -2,7 +2,7 @@
 // Device mode of the DLPack export: when a GPU plane is exported, the consumer's CUDA stream waits on
 // the event the publisher recorded after writing the slot (Frame::gpu.readyEvent: the opened IPC
 // event, or the publisher's own event for an in-process reader) with cudaStreamWaitEvent, no host
-// synchronisation (STYLE 5). device_stream_cuda.cpp when the module links zerohop::share_cuda (CUDA
+// synchronisation. device_stream_cuda.cpp when the module links zerohop::share_cuda (CUDA
 // builds), device_stream.cpp (refuses) otherwise. Thread-safety: reentrant.
 
 #include <cstdint>

@@ -74,8 +74,8 @@ std::string noCudaDeviceReason(std::string_view detail) {
 std::string nvencFailureReason(std::string_view call, int status, std::uint32_t builtPacked) {
   switch (static_cast<NVENCSTATUS>(status)) {
     case NV_ENC_ERR_NO_ENCODE_DEVICE:
-    // What driver 580 answers on the H200 to a session opened with the API 11.1 headers (measured,
-    // docs/nvenc.md); GPUs without NVENC (GT 1030, MX) answer it too.
+    // Driver 580 returns this on an H200 (no NVENC) to a session opened with the API 11.1 headers
+    // (docs/nvenc.md); GPUs without NVENC (GT 1030, MX) return it too.
     case NV_ENC_ERR_UNSUPPORTED_DEVICE:
       return "this GPU has no video encoder (A100/H100/H200): " + nvencStatusName(status);
     case NV_ENC_ERR_OUT_OF_MEMORY:

@@ -33,7 +33,7 @@ std::string noCudaDeviceReason(std::string_view detail = {});
 
 /// The reason for `call` (NvEncodeAPICreateInstance, nvEncOpenEncodeSessionEx, nvEncGetEncodeGUIDs...)
 /// returning `status`:
-///  NV_ENC_ERR_NO_ENCODE_DEVICE, NV_ENC_ERR_UNSUPPORTED_DEVICE (what the H200 with driver 580 answers)
+///  NV_ENC_ERR_NO_ENCODE_DEVICE, NV_ENC_ERR_UNSUPPORTED_DEVICE (driver 580 on an H200, which has no encoder)
 ///    -> "this GPU has no video encoder (A100/H100/H200): <status name>"
 ///  NV_ENC_ERR_OUT_OF_MEMORY, NV_ENC_ERR_INCOMPATIBLE_CLIENT_KEY -> "session limit reached on this GeForce (...)"
 ///  NV_ENC_ERR_INVALID_VERSION -> nvencDriverTooOldReason(built, 0)

@@ -1,6 +1,6 @@
 #pragma once
 // A move-only owner of one dlopen() handle, so NVENC and the CUDA driver are loaded at run time and
-// a binary starts on a machine without the NVIDIA driver (STYLE 13).
+// a binary starts on a machine without the NVIDIA driver.
 // Thread-safety: thread-bound; dlopen/dlsym themselves are thread-safe.
 
 #include <string>

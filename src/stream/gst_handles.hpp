@@ -1,5 +1,5 @@
 #pragma once
-// Move-only owners for the GLib/GStreamer handles the stream stage uses (STYLE 3).
+// Move-only owners for the GLib/GStreamer handles the stream stage uses (RAII: one owner per handle).
 // Each deleter tolerates null and never throws.
 // Thread-safety: as std::unique_ptr (one owner; the objects themselves are refcounted and thread-safe).
 

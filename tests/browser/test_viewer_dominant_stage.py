@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The viewer page warns when one stage dominates the latency (issue 7), and only then.
+"""The viewer page warns when one stage dominates the latency, and only then.
 
 Plays `zerohop serve` in headless Chromium through the real page, then rewrites the page's /stats answers
 (a wrapper around window.fetch, computed from the page's own capture->display p50 at each poll):

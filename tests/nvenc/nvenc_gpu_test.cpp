@@ -1,7 +1,7 @@
-// The real NVENC probe on a GPU. On the project's GPU machine (NVIDIA H200, no video encoder) the
-// driver's libnvidia-encode must refuse the session (NV_ENC_ERR_UNSUPPORTED_DEVICE under driver 580
-// with our API 11.1 headers; NV_ENC_ERR_NO_ENCODE_DEVICE in the SDK's words) and the probe must say
-// "this GPU has no video encoder": that is as far as NVENC can run on the machines this project has. On a GPU
+// The real NVENC probe on a GPU. On a data-centre GPU without a video encoder (A100/H100/H200) the
+// driver's libnvidia-encode must refuse the session (driver 580 on an H200 returns
+// NV_ENC_ERR_UNSUPPORTED_DEVICE to our API 11.1 headers; the SDK documents NV_ENC_ERR_NO_ENCODE_DEVICE)
+// and the probe must say "this GPU has no video encoder". On a GPU
 // with an encoder the session must open and list H.264. Skips, saying why, without a CUDA device
 // or without the driver's encode library.
 #include <gtest/gtest.h>
@@ -42,8 +42,8 @@ TEST(NvencGpu, RealProbeSaysWhatThisGpuCanDo) {
   EXPECT_LT(seconds, 5.0);
   EXPECT_FALSE(n.driverApi.empty()) << "the driver's NVENC API version was read before the session";
   if (datacentreGpuWithoutEncoder(n.deviceName)) {
-    // Driver 580 on the H200 answers NV_ENC_ERR_UNSUPPORTED_DEVICE to our API 11.1 session (seen
-    // 2026-11-30); the SDK documents NV_ENC_ERR_NO_ENCODE_DEVICE for "no encoder". Either is "no encoder".
+    // Driver 580 on an H200 returns NV_ENC_ERR_UNSUPPORTED_DEVICE to our API 11.1 session; the SDK
+    // documents NV_ENC_ERR_NO_ENCODE_DEVICE for "no encoder". Either is "no encoder".
     EXPECT_FALSE(n.available) << n.deviceName << " has no NVENC, yet the probe says it is available";
     EXPECT_TRUE(n.status == "NV_ENC_ERR_NO_ENCODE_DEVICE" || n.status == "NV_ENC_ERR_UNSUPPORTED_DEVICE") << n.status;
     EXPECT_EQ(n.reason, "this GPU has no video encoder (A100/H100/H200): " + n.status);

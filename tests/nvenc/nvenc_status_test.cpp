@@ -42,8 +42,8 @@ TEST(NvencStatus, MissingLibraryNamesItAndTheFix) {
 TEST(NvencStatus, NoEncodeDeviceIsTheDatacentreGpu) {
   EXPECT_EQ(nvencFailureReason("nvEncOpenEncodeSessionEx", NV_ENC_ERR_NO_ENCODE_DEVICE, kApi111),
             "this GPU has no video encoder (A100/H100/H200): NV_ENC_ERR_NO_ENCODE_DEVICE");
-  // The H200 under driver 580.159.04 (NVENC API 13.0) answers a session opened with the API 11.1
-  // headers this way (measured 2026-11-30, docs/nvenc.md).
+  // Driver 580.159.04 (NVENC API 13.0) on an H200 returns this to a session opened with the API 11.1
+  // headers (docs/nvenc.md).
   EXPECT_EQ(nvencFailureReason("nvEncOpenEncodeSessionEx", NV_ENC_ERR_UNSUPPORTED_DEVICE, kApi111),
             "this GPU has no video encoder (A100/H100/H200): NV_ENC_ERR_UNSUPPORTED_DEVICE");
 }

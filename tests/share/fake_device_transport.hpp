@@ -1,5 +1,5 @@
 #pragma once
-// A host-memory stand-in for the CUDA device transport (STYLE 2: a fake at the edge), so the
+// A host-memory stand-in for the CUDA device transport (a fake at the edge, not a test branch in the library), so the
 // device-mode protocol (the 2-descriptor Welcome, the DeviceSlots/DeviceEvents messages, the
 // reader's device session, the publisher's drain before freeing, the refusals) runs in CI without
 // a GPU. "Device memory" is a memfd the publisher maps read-write; the 64-byte "IPC handle" names

@@ -203,7 +203,7 @@ TEST_F(ShareIpc, ReaderKilledMidLeaseCostsNothingAndItsSlotReturns) {
   EXPECT_EQ(*check, "still-valid") << "the leased frame must survive publishes around it";
 
   holder.kill();
-  // Issue 5: a reader killed while holding a lease gives its slot back within one second.
+  // A reader killed while holding a lease gives its slot back within one second.
   EXPECT_TRUE(waitForReaders(pub, 0, 1s));
   s = pub.stats();
   EXPECT_EQ(s.leasedSlots, 0u);

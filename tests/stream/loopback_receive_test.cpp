@@ -326,8 +326,8 @@ TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
       << "a PLI from the viewer did not reach the keyframe handler";
 
   // The viewer disappears without DELETE; the server notices by itself (its RTCP reports stop: within
-  // 4x its longest gap, at most 20 s) and ends the session. Before that bound existed, libnice's checks
-  // took 25-30 s.
+  // 4x its longest gap, at most 20 s) and ends the session, well before libnice's own checks
+  // would (25-30 s).
   viewer.close();
   const auto closedAt = std::chrono::steady_clock::now();
   const auto reapDeadline = closedAt + 24s;

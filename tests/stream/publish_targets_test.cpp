@@ -1,4 +1,4 @@
-// Where serve publishes besides its own viewers (issue 7): the WHIP endpoint URL and the resource
+// Where serve publishes besides its own viewers: the WHIP endpoint URL and the resource
 // its Location names, and the Janus RTP target. Pure string logic.
 #include <gtest/gtest.h>
 

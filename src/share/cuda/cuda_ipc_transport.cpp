@@ -92,7 +92,7 @@ class CudaSlots final : public DeviceSlots {
   }
 
   ~CudaSlots() override {
-    // Synchronise before freeing (STYLE 5): the last write of every slot, and the copy stream.
+    // Synchronise before freeing: the last write of every slot, and the copy stream.
     try {
       cuda::DeviceGuard guard(device_);
       for (auto& e : events_)
