@@ -9,15 +9,17 @@
 #   tsan: TSan: the threaded stages (core queues/pools, share publisher/readers, pipeline and the
 #         serve CLI, the stream server), i.e. the unit/ipc/media tests of the targets in TSAN_TARGETS.
 # ZEROHOP_SANITIZERS=0 skips both (a quicker local run; CI keeps them).
+# Label package: `pip install .` of the Python module into a fresh venv (needs PyPI for scikit-build-core
+# and pybind11), `pip wheel .`, then a frame read with the installed module (tests/python/pip_install_test.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ZEROHOP_SANITIZERS:=1}"
 if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
-  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak asan tsan}"
-  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak asan tsan}"
+  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc package browser fuzz soak asan tsan}"
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc package gpu browser fuzz soak asan tsan}"
 else
-  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser fuzz soak}"
-  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser fuzz soak}"
+  : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc package browser fuzz soak}"
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc package gpu browser fuzz soak}"
 fi
 : "${BUILD_DIR:=build}"
 TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test zerohop_share_peer
