@@ -9,6 +9,9 @@
 #   tsan: TSan: the threaded stages (core queues/pools, share publisher/readers, pipeline and the
 #         serve CLI, the stream server), i.e. the unit/ipc/media tests of the targets in TSAN_TARGETS.
 # ZEROHOP_SANITIZERS=0 skips both (a quicker local run; CI keeps them).
+# Label package: the product as a user installs it: `cmake --install` + the examples built against it
+# (tests/package), and `pip install .` / `pip wheel .` of the Python module into a fresh venv (needs PyPI
+# for scikit-build-core and pybind11; tests/python/pip_install_test.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${ZEROHOP_SANITIZERS:=1}"
