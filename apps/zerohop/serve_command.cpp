@@ -65,9 +65,9 @@ int runServe(const ServeOptions& o) {
   config.stream.webRoot = o.webRoot;
   config.shareName = o.share;
   config.stream.whepToken = o.whepToken;
-  config.stream.whipUrl = o.whipUrl;
-  config.stream.whipToken = o.whipToken;
-  config.stream.janus = o.janus;
+  config.whipUrl = o.whipUrl;
+  config.whipToken = o.whipToken;
+  config.janus = o.janus;
   if (o.whepToken.empty() && config.stream.host != "127.0.0.1" && config.stream.host != "::1" &&
       config.stream.host != "localhost") {
     log::warn("listening on ", config.stream.host, " without --whep-token: anyone who can reach it can watch");

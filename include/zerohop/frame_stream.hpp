@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "zerohop/encoder.hpp"
 #include "zerohop/export.h"
@@ -36,10 +37,15 @@ struct FrameStreamConfig {
   int cudaDevice = 0;
   std::uint32_t slots = 4;    ///< input ring depth
   EncoderConfig encoder;      ///< width/height/fps are taken from above
-  StreamConfig stream;        ///< where viewers connect (port 0: a free one, see url()), WHIP, Janus
+  StreamConfig stream;        ///< where viewers connect (port 0: a free one, see url())
   std::string gpu = "auto";   ///< "auto", "off" or a device number (see choosePath)
   /// Non-empty: also share the converted frames as NAME and the H.264 as NAME.h264 with other processes.
   std::string shareName;
+  std::string whipUrl;    ///< non-empty: also publish to this WHIP endpoint
+  std::string whipToken;  ///< its bearer token
+  std::string janus;      ///< non-empty: also send RTP to this Janus mountpoint / RTP receiver (makeRtpSink)
+  /// Sinks of yours every access unit also goes to (a recorder, a transport of your own).
+  std::vector<std::shared_ptr<UnitSink>> sinks;
 };
 
 class ZEROHOP_API FrameStream {

@@ -23,6 +23,8 @@
 
 namespace zerohop {
 
+class Publisher;
+
 /// The answer to `--gpu auto|off|N` for a source format: which path, on which device, and why.
 struct GpuPathChoice {
   bool useGpu = false;
@@ -30,7 +32,24 @@ struct GpuPathChoice {
   std::string reason;  ///< one line, e.g. "CUDA device 0 (NVIDIA H200 ...) converts yuyv to NV12 in VRAM"
 };
 
-/// Decides the path. `gpuOption` is "auto" (the GPU when a CUDA device works and converts this
+/// The device half of the decision, made once (the GPU is probed once): whether `--gpu` names a
+/// usable CUDA device. choosePath(plan, format) then decides per source format without probing again.
+struct GpuDevicePlan {
+  bool usable = false;
+  int device = -1;
+  bool explicitDevice = false;  ///< `--gpu N`: what that device cannot do is an Error, not a fallback
+  std::string option;           ///< the `--gpu` text
+  std::string description;      ///< the device in words, when usable
+  std::string reason;           ///< the CPU-path reason, when not usable
+};
+/// Throws Error(kInvalidArgument) for a malformed option, Error(kUnavailable/kUnsupported) for an
+/// explicitly requested device that does not work (or a build without CUDA).
+ZEROHOP_API GpuDevicePlan planGpuDevice(const std::string& gpuOption);
+/// The format half: the GPU path when the plan's device converts (or, for MJPEG, nvJPEG decodes)
+/// `sourceFormat`. Throws like choosePath below.
+ZEROHOP_API GpuPathChoice choosePath(const GpuDevicePlan& plan, PixelFormat sourceFormat);
+
+/// Decides the path (planGpuDevice + choosePath(plan, format)). `gpuOption` is "auto" (the GPU when a CUDA device works and converts this
 /// format), "off", or a device number (then a device that does not work is an Error, not a fallback).
 /// Throws Error(kInvalidArgument) for a malformed option, Error(kUnavailable) for an unusable
 /// explicitly requested device or format.
@@ -45,12 +64,16 @@ struct GpuPathConfig {
   PixelFormat sourceFormat = PixelFormat::kUnknown;
   std::uint32_t width = 0;
   std::uint32_t height = 0;
-  /// Non-empty: every frame is converted straight into a slot of a device-memory share ring NAME.
+  /// Non-empty (and `share` null): every frame is converted straight into a slot of a device-memory
+  /// share ring NAME the path creates.
   std::string shareName;
   std::uint32_t shareSlots = 8;
   std::string shareDirectory;  ///< empty: the default share directory of this user
   /// Also copy each NV12 frame back into page-locked host memory (for an encoder that takes host frames).
   bool hostCopy = false;
+  /// Non-null: every frame is converted straight into a slot of this device-memory share instead,
+  /// which the caller owns (keeps alive longer than the path) and created with deviceLayout()'s layout.
+  Publisher* share = nullptr;
 };
 
 struct GpuPathOutput {
@@ -60,6 +83,8 @@ struct GpuPathOutput {
 
 class ZEROHOP_API GpuFramePath {
  public:
+  /// The layout of the NV12 frames it writes in VRAM (what a caller's share must hold).
+  static ImageLayout deviceLayout(std::uint32_t width, std::uint32_t height);
   /// Creates the converter, the device frames or the device share ring, and the download buffer.
   /// Throws Error (kInvalidArgument for a format the GPU path does not convert, kDevice/kUnavailable
   /// from CUDA or the share ring).

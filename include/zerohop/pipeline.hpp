@@ -1,5 +1,9 @@
 #pragma once
-// The serve pipeline: source -> (convert -> encode | H.264 passthrough) -> WebRTC, with per-stage timestamps.
+// The serve pipeline: source -> (convert -> encode | H.264 passthrough) -> sinks, with per-stage timestamps.
+//
+// Sinks (zerohop/sinks.hpp): the converted frames go to the frame share (with shareName), the access
+// units to every UnitSink: the WHEP viewers (always), WHIP and RTP/Janus (when configured), the H.264
+// share (with shareName), and sinks a program adds with addUnitSink().
 //
 // Threads: the capture thread pulls frames from the source and hands them over through a
 // 2-deep drop-oldest queue (the camera never waits); the encode thread runs the data path chosen for
@@ -16,6 +20,7 @@
 #include "zerohop/export.h"
 #include "zerohop/encoder.hpp"
 #include "zerohop/latency_stats.hpp"
+#include "zerohop/sinks.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/stream_server.hpp"
 
@@ -32,6 +37,11 @@ struct PipelineConfig {
   /// (zerohop::Subscriber / `zerohop tap`). Host memory (I420) on the CPU path, device memory (NV12) on the GPU path. In passthrough there are no
   /// raw frames: only NAME.h264 is published.
   std::string shareName;
+  /// Non-empty: also publish the stream to this WHIP endpoint (makeWhipSink), with this bearer token.
+  std::string whipUrl;
+  std::string whipToken;
+  /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
+  std::string janus;
 };
 
 struct PipelineStatus {
@@ -51,6 +61,10 @@ class ZEROHOP_API Pipeline {
   ~Pipeline();  ///< stops and joins everything
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
+
+  /// Adds a sink every access unit also goes to (a recorder, a transport of your own). Before
+  /// start() only (Error kInvalidArgument after); the pipeline keeps it until it is destroyed.
+  void addUnitSink(std::shared_ptr<UnitSink> sink);
 
   void start();
   void stop() noexcept;  ///< idempotent; returns once every thread has exited

@@ -18,6 +18,7 @@
 
 #include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
+#include "zerohop/sinks.hpp"
 
 namespace zerohop {
 
@@ -31,20 +32,10 @@ struct StreamConfig {
   /// compared in constant time). It guards who may start and end sessions; it does not hide the
   /// page, /stats or /metrics, and without TLS in front it travels in clear text.
   std::string whepToken;
-  /// Non-empty: also publish the one encoded stream to this WHIP endpoint, http[s]://HOST[:PORT]/PATH
-  /// (`serve --whip`); reconnects with back-off when the endpoint goes away (docs/stream.md, "WHIP").
-  std::string whipUrl;
-  /// Non-empty: `Authorization: Bearer <whipToken>` on the WHIP requests (`serve --whip-token`).
-  std::string whipToken;
-  /// Non-empty: also send the stream as RTP H.264 to a Janus streaming-plugin RTP mountpoint (`serve
-  /// --janus`; docs/stream.md, "Janus"): "HOST:PORT?mountpoint=ID[&secret=S]" (Janus's HTTP API; the
-  /// constructor asks it for the mountpoint's ports and throws Error if it cannot) or
-  /// "HOST:PORT[?rtcp=PORT&pt=N]" (the mountpoint's video port; its RTCP port, default PORT+1, carries
-  /// Janus's keyframe requests back).
-  std::string janus;
 };
 
-class ZEROHOP_API StreamServer {
+/// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
+class ZEROHOP_API StreamServer final : public UnitSink {
  public:
   /// Binds the HTTP socket and starts the HTTP thread and the GStreamer main loop.
   /// Throws Error(kUnavailable) when the address is in use or cannot be bound, Error(kNotFound) when
@@ -52,7 +43,7 @@ class ZEROHOP_API StreamServer {
   /// Error(kInvalidArgument) when maxViewers is 0.
   explicit StreamServer(StreamConfig config);
   /// Stops HTTP, ends every session and joins every thread (well under a second). Never throws.
-  ~StreamServer();
+  ~StreamServer() override;
 
   StreamServer(const StreamServer&) = delete;
   StreamServer& operator=(const StreamServer&) = delete;
@@ -75,6 +66,11 @@ class ZEROHOP_API StreamServer {
   /// Body of GET /metrics (Prometheus text exposition format 0.0.4). Without one, /metrics is 404.
   void setMetricsProvider(std::function<std::string()> text);
 
+  // UnitSink: deliver() is publish(); setKeyframeRequester() is setKeyframeRequestHandler().
+  void deliver(const EncodedUnitPtr& unit) override { publish(unit); }
+  void setKeyframeRequester(std::function<void()> request) override { setKeyframeRequestHandler(std::move(request)); }
+  std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
+
   /// Sessions that exist now (negotiating or connected).
   std::size_t viewerCount() const;
   /// The bound TCP port (the kernel's choice when StreamConfig::port was 0).
@@ -86,5 +82,17 @@ class ZEROHOP_API StreamServer {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// A UnitSink that publishes the stream to a WHIP endpoint, http[s]://HOST[:PORT]/PATH (`serve
+/// --whip`): webrtcbin offers, the endpoint answers; reconnects with back-off when the endpoint goes
+/// away, and DELETEs its resource when destroyed (docs/stream.md, "WHIP"). `token` non-empty: sent as
+/// `Authorization: Bearer <token>`. Throws Error(kInvalidArgument) for a malformed URL.
+ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {});
+
+/// A UnitSink that sends the stream as RTP H.264 to a Janus streaming-plugin mountpoint or any RTP
+/// receiver (`serve --janus`; docs/stream.md, "Janus"): "HOST:PORT?mountpoint=ID[&secret=S]" (Janus's
+/// HTTP API is asked for the mountpoint's ports; Error if it cannot be) or "HOST:PORT[?rtcp=PORT&pt=N]"
+/// (the video port; RTCP, default PORT+1, carries the receiver's keyframe requests back).
+ZEROHOP_API std::unique_ptr<UnitSink> makeRtpSink(const std::string& target);
 
 }  // namespace zerohop

@@ -65,8 +65,8 @@ zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream)
     if (options->bitrate_kbps) c.encoder.bitrateKbps = options->bitrate_kbps;
     c.encoder.encoder = options->encoder ? options->encoder : "auto";
     if (options->whep_token) c.stream.whepToken = options->whep_token;
-    if (options->whip_url) c.stream.whipUrl = options->whip_url;
-    if (options->whip_token) c.stream.whipToken = options->whip_token;
+    if (options->whip_url) c.whipUrl = options->whip_url;
+    if (options->whip_token) c.whipToken = options->whip_token;
     if (options->share_name) c.shareName = options->share_name;
     auto* h = new zh_stream(std::move(c));
     capi::streams().add(h);

@@ -9,38 +9,61 @@
 
 namespace zerohop {
 
-GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat) {
+GpuDevicePlan planGpuDevice(const std::string& gpuOption) {
   using gpupath::GpuOption;
   const GpuOption option = gpupath::parseGpuOption(gpuOption);
-  if (option.kind == GpuOption::Kind::kOff) return {false, -1, "CPU path, because of --gpu off"};
-  if (sourceFormat == PixelFormat::kH264) {
-    return {false, -1, "no conversion: the camera's H.264 is sent on without decoding (passthrough)"};
+  GpuDevicePlan plan;
+  plan.option = gpuOption;
+  plan.explicitDevice = option.kind == GpuOption::Kind::kDevice;
+  if (option.kind == GpuOption::Kind::kOff) {
+    plan.reason = "CPU path, because of --gpu off";
+    return plan;
   }
   const GpuInfo gpu = probeGpu(option.device);
   if (!gpu.available) {
-    if (option.kind == GpuOption::Kind::kDevice) {
+    if (plan.explicitDevice) {
       throw Error(Errc::kUnavailable, "--gpu " + gpuOption + ": " + gpu.reason + "; use --gpu auto or --gpu off");
     }
-    return {false, -1, "CPU path, because there is no usable CUDA device (" + gpu.reason + ")"};
+    plan.reason = "CPU path, because there is no usable CUDA device (" + gpu.reason + ")";
+    return plan;
   }
+  plan.usable = true;
+  plan.device = gpu.device;
+  plan.description = describe(gpu);
+  return plan;
+}
+
+GpuPathChoice choosePath(const GpuDevicePlan& plan, PixelFormat sourceFormat) {
+  if (sourceFormat == PixelFormat::kH264) {
+    return {false, -1, "no conversion: the camera's H.264 is sent on without decoding (passthrough)"};
+  }
+  if (!plan.usable) return {false, -1, plan.reason};
   const std::string format(formatName(sourceFormat));
   if (sourceFormat == PixelFormat::kMJPEG) {
-    const JpegSupport jpeg = probeJpeg(gpu.device);
+    const JpegSupport jpeg = probeJpeg(plan.device);
     if (!jpeg.available) {
-      if (option.kind == GpuOption::Kind::kDevice) {
-        throw Error(Errc::kUnavailable, "--gpu " + gpuOption + ": MJPEG needs nvJPEG: " + jpeg.reason + "; use --gpu off");
+      if (plan.explicitDevice) {
+        throw Error(Errc::kUnavailable, "--gpu " + plan.option + ": MJPEG needs nvJPEG: " + jpeg.reason + "; use --gpu off");
       }
       return {false, -1, "CPU path: MJPEG is decoded by libjpeg-turbo, because nvJPEG cannot be used (" + jpeg.reason + ")"};
     }
-    return {true, gpu.device,
-            "GPU path: " + describe(gpu) + " decodes MJPEG to NV12 in VRAM with nvJPEG " + jpeg.libraryVersion + " (" +
+    return {true, plan.device,
+            "GPU path: " + plan.description + " decodes MJPEG to NV12 in VRAM with nvJPEG " + jpeg.libraryVersion + " (" +
                 (jpeg.hardware ? "hardware JPEG engines: " + jpeg.hardwareReason
                                : "GPU-hybrid; no hardware JPEG engines: " + jpeg.hardwareReason) + ")"};
   }
   if (!GpuConverter::supports(sourceFormat, PixelFormat::kNV12)) {
     return {false, -1, "CPU path: the GPU kernels do not convert " + format};
   }
-  return {true, gpu.device, "GPU path: " + describe(gpu) + " converts " + format + " to NV12 in VRAM"};
+  return {true, plan.device, "GPU path: " + plan.description + " converts " + format + " to NV12 in VRAM"};
+}
+
+GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat) {
+  // --gpu off and passthrough need no probe at all.
+  if (gpupath::parseGpuOption(gpuOption).kind == gpupath::GpuOption::Kind::kOff)
+    return {false, -1, "CPU path, because of --gpu off"};
+  if (sourceFormat == PixelFormat::kH264) return choosePath(GpuDevicePlan{}, sourceFormat);
+  return choosePath(planGpuDevice(gpuOption), sourceFormat);
 }
 
 std::unique_ptr<FrameAllocator> makeIngestAllocator(int device) { return makePinnedAllocator(device); }

@@ -42,7 +42,7 @@ void checkSize(const GpuPathConfig& c) {
 
 struct GpuFramePath::Impl {
   explicit Impl(const GpuPathConfig& c)
-      : config(c), layout(computeLayout(PixelFormat::kNV12, c.width, c.height, kDevicePitchAlign)) {
+      : config(c), layout(GpuFramePath::deviceLayout(c.width, c.height)) {
     checkSize(c);
     if (c.sourceFormat == PixelFormat::kMJPEG) {
       jpeg.emplace(c.device);
@@ -52,10 +52,13 @@ struct GpuFramePath::Impl {
       throw Error(Errc::kInvalidArgument, std::string("GPU path: no CUDA conversion from ") +
                                               std::string(formatName(c.sourceFormat)) + " to NV12; use --gpu off");
     }
-    if (!c.shareName.empty()) {
+    if (c.share) {
+      share = c.share;
+    } else if (!c.shareName.empty()) {
       ShareOptions options;
       options.directory = c.shareDirectory;
-      share.emplace(c.shareName, SlotLayout::deviceImages(layout, c.shareSlots, c.device), options);
+      ownShare.emplace(c.shareName, SlotLayout::deviceImages(layout, c.shareSlots, c.device), options);
+      share = &*ownShare;
     } else {
       ownFrames.emplace(layout, kOwnDeviceFrames, makeDeviceAllocator(c.device));
     }
@@ -146,7 +149,8 @@ struct GpuFramePath::Impl {
   static constexpr int kStripNotes = 3;
   int stripNotes = 0;    // lines noteStrips() has logged
   int loggedStrips = 0;  // the strip count it last reported
-  std::optional<Publisher> share;
+  std::optional<Publisher> ownShare;  // config.shareName without config.share
+  Publisher* share = nullptr;         // the share written into: the caller's or ownShare
   WriteSlot slot;
   Frame shareFrame;
   std::optional<BufferPool> ownFrames;
@@ -154,6 +158,10 @@ struct GpuFramePath::Impl {
   std::optional<BufferPool> hostFrames;
   std::optional<FrameLease> hostLease;
 };
+
+ImageLayout GpuFramePath::deviceLayout(std::uint32_t width, std::uint32_t height) {
+  return computeLayout(PixelFormat::kNV12, width, height, kDevicePitchAlign);
+}
 
 GpuFramePath::GpuFramePath(const GpuPathConfig& config) : impl_(std::make_unique<Impl>(config)) {}
 GpuFramePath::~GpuFramePath() = default;
@@ -164,7 +172,7 @@ std::string GpuFramePath::describe() const {
   const GpuPathConfig& c = impl_->config;
   std::string s = "GPU path on CUDA device " + std::to_string(c.device) + ": " + std::string(formatName(c.sourceFormat)) +
                   " -> NV12 in VRAM (" + (impl_->jpeg ? impl_->jpeg->describe() : std::string("one DMA + one kernel")) + ")";
-  if (impl_->share) s += "; device share '" + c.shareName + "'";
+  if (impl_->share) s += "; device share '" + impl_->share->name() + "'";
   if (c.hostCopy) s += "; one copy back to pinned host memory for the host encoder";
   return s;
 }

@@ -11,12 +11,28 @@ constexpr const char* kNotBuilt =
     "rebuild, or use --gpu off";
 }  // namespace
 
-GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat) {
+GpuDevicePlan planGpuDevice(const std::string& gpuOption) {
   using gpupath::GpuOption;
   const GpuOption option = gpupath::parseGpuOption(gpuOption);
-  if (option.kind == GpuOption::Kind::kOff) return {false, -1, "CPU path, because of --gpu off"};
+  GpuDevicePlan plan;
+  plan.option = gpuOption;
+  if (option.kind == GpuOption::Kind::kOff) {
+    plan.reason = "CPU path, because of --gpu off";
+    return plan;
+  }
   if (option.kind == GpuOption::Kind::kDevice) throw Error(Errc::kUnsupported, "--gpu " + gpuOption + ": " + kNotBuilt);
-  return {false, -1, "CPU path, because this build has no CUDA (nvcc was not found at configure time)"};
+  plan.reason = "CPU path, because this build has no CUDA (nvcc was not found at configure time)";
+  return plan;
+}
+
+GpuPathChoice choosePath(const GpuDevicePlan& plan, PixelFormat sourceFormat) {
+  if (sourceFormat == PixelFormat::kH264)
+    return {false, -1, "no conversion: the camera's H.264 is sent on without decoding (passthrough)"};
+  return {false, -1, plan.reason};
+}
+
+GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat) {
+  return choosePath(planGpuDevice(gpuOption), sourceFormat);
 }
 
 std::unique_ptr<FrameAllocator> makeIngestAllocator(int) {
@@ -24,6 +40,10 @@ std::unique_ptr<FrameAllocator> makeIngestAllocator(int) {
 }
 
 struct GpuFramePath::Impl {};
+
+ImageLayout GpuFramePath::deviceLayout(std::uint32_t width, std::uint32_t height) {
+  return computeLayout(PixelFormat::kNV12, width, height, 256);
+}
 
 GpuFramePath::GpuFramePath(const GpuPathConfig&) { throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt); }
 GpuFramePath::~GpuFramePath() = default;

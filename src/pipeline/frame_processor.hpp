@@ -8,8 +8,7 @@
 // chosen in makeFrameProcessor() (make_frame_processor.cpp) from choosePath() (zerohop/gpu_path.hpp). The pipeline around it owns the threads, the
 // drop-oldest queue, the keyframe-request rate limit, the fan-out (StreamServer, NAME.h264 share) and
 // the stage statistics.
-// Thread-safety: thread-bound to the encode thread, except encoderName() (immutable, any thread) and
-// frameShareReaders() (any thread).
+// Thread-safety: thread-bound to the encode thread, except encoderName() (immutable, any thread).
 // Ownership: makeFrameProcessor() transfers the processor; it borrows the source and the frame
 // share, which the pipeline keeps alive longer than the processor.
 
@@ -38,14 +37,12 @@ class FrameProcessor {
   virtual bool requestKeyframe() = 0;
   /// What produces the access units, for /stats and the log: "libx264 (...)", "passthrough (...)".
   virtual std::string encoderName() const = 0;
-  /// Readers of a frame share the processor owns itself (the GPU path's device ring); 0 otherwise.
-  virtual std::uint32_t frameShareReaders() const { return 0; }
 };
 
 /// Builds the data path for `source`: an H.264 camera is passed through; otherwise `gpu` (from
-/// choosePath) picks the GPU path, which owns its device-memory frame share (config.shareName), or
-/// the CPU path, which converts into `framesShare` (host ring; may be null). Throws Error (encoder
-/// cannot open, --encoder nvenc on the CPU path, ...).
+/// choosePath) picks the GPU path or the CPU path, either of which converts straight into
+/// `framesShare` (the pipeline's frame share: device NV12 on the GPU path, host I420 on the CPU path;
+/// may be null). Throws Error (encoder cannot open, --encoder nvenc on the CPU path, ...).
 std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config, FrameSource& source,
                                                    Publisher* framesShare, const GpuPathChoice& gpu);
 

@@ -58,6 +58,9 @@ PipelineConfig pipelineConfig(const FrameStreamConfig& c, const std::string& dir
   p.stream = c.stream;
   p.gpu = c.memory == MemoryKind::kDevice && c.gpu == "auto" ? std::to_string(c.cudaDevice) : c.gpu;
   p.shareName = c.shareName;
+  p.whipUrl = c.whipUrl;
+  p.whipToken = c.whipToken;
+  p.janus = c.janus;
   return p;
 }
 
@@ -72,6 +75,7 @@ struct FrameStream::Impl {
                 return o;
               }()),
         pipeline(pipelineConfig(c, dir.path(), input.name())) {
+    for (const auto& sink : c.sinks) pipeline.addUnitSink(sink);
     pipeline.start();
   }
   PrivateDirectory dir;

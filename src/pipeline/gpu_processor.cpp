@@ -8,7 +8,7 @@
 
 namespace zerohop {
 
-GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int device, const std::string& shareName) {
+GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int device, Publisher* framesShare) {
   // The same decision (probeNvenc) as `zerohop probe`; tested in tests/nvenc on every machine.
   const GpuEncoderChoice choice = chooseGpuEncoder(enc.encoder, device);
   log::info(choice.reason);
@@ -18,7 +18,7 @@ GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int devi
   path.sourceFormat = source.format;
   path.width = source.width;
   path.height = source.height;
-  path.shareName = shareName;
+  path.share = framesShare;
   path.hostCopy = !deviceInput_;
   path_ = std::make_unique<GpuFramePath>(path);
 

@@ -1,7 +1,7 @@
 #pragma once
 // The GPU data path: each raw source frame (in page-locked memory: the camera's USERPTR buffers or
 // the test camera's pool) is uploaded with one DMA and converted to NV12 in VRAM by a kernel
-// (GpuFramePath), straight into a slot of the device share ring with --share. NVENC, where it can
+// (GpuFramePath), straight into a slot of the pipeline's device frame share with --share. NVENC, where it can
 // open a session, encodes that device frame: nothing returns to the CPU. Otherwise x264 encodes one
 // copy of it in page-locked host memory, the only trip back, stated in the encoder name and the log.
 // Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
@@ -18,13 +18,13 @@ class GpuProcessor final : public FrameProcessor {
  public:
   /// `encoder`'s size and fps are taken from `source`; "auto" uses NVENC when a session opens on
   /// `device`, else x264 on a host copy; "nvenc" where it cannot open is an Error naming the cause.
-  /// `shareName` non-empty: frames are published as a device-memory share. Throws Error.
-  GpuProcessor(EncoderConfig encoder, const SourceInfo& source, int device, const std::string& shareName);
+  /// `framesShare` non-null: frames are converted straight into slots of that device-memory share
+  /// (the pipeline's, laid out as GpuFramePath::deviceLayout) and published there. Throws Error.
+  GpuProcessor(EncoderConfig encoder, const SourceInfo& source, int device, Publisher* framesShare);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
   std::string encoderName() const override { return encoderName_; }
   std::string describe() const { return path_->describe(); }
-  std::uint32_t frameShareReaders() const override { return path_->shareReaders(); }
 
  private:
   std::unique_ptr<GpuFramePath> path_;

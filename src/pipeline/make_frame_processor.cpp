@@ -18,7 +18,7 @@ std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config,
     return std::make_unique<PassthroughProcessor>(source, info);
   }
   if (gpu.useGpu) {
-    auto processor = std::make_unique<GpuProcessor>(config.encoder, info, gpu.device, config.shareName);
+    auto processor = std::make_unique<GpuProcessor>(config.encoder, info, gpu.device, framesShare);
     log::info(processor->describe());
     return processor;
   }

@@ -4,11 +4,13 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "core/bounded_queue.hpp"
 #include "frame_processor.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
+#include "unit_share_sink.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -32,54 +34,77 @@ class Pipeline::Impl {
  public:
   explicit Impl(PipelineConfig config) : config_(std::move(config)), queue_(kEncodeQueueDepth) {
     // Bind the port first: a busy port fails before the camera is opened or anything is logged.
-    // The server's callbacks are installed last, once every member they read exists.
-    server_ = std::make_unique<StreamServer>(config_.stream);
-    // Whether a CUDA device works decides where the camera's buffers live: page-locked memory the
-    // GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here, before the camera is opened.
+    // The sinks' callbacks are installed last, once every member they read exists.
+    auto server = std::make_shared<StreamServer>(config_.stream);
+    server_ = server.get();
+    sinks_.push_back(std::move(server));
+    // The GPU is probed once. Whether a CUDA device works decides where the camera's buffers live:
+    // page-locked memory the GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here,
+    // before the camera is opened.
+    const GpuDevicePlan device = planGpuDevice(config_.gpu);
     SourceOptions sourceOptions;
-    if (const GpuPathChoice device = choosePath(config_.gpu, PixelFormat::kYUYV); device.useGpu) {
+    if (device.usable && config_.source.kind != "share") {
       sourceOptions.allocatorFactory = [dev = device.device] { return makeIngestAllocator(dev); };
     }
     source_ = openSource(config_.source, sourceOptions);
     info_ = source_->info();
     const bool passthrough = isPassthroughSource(info_);
-    const GpuPathChoice gpu = choosePath(config_.gpu, info_.format);
+    const GpuPathChoice gpu = choosePath(device, info_.format);
     if (!passthrough) log::info(gpu.reason);
     if (info_.memory == MemoryKind::kDevice && !gpu.useGpu) {
       throw Error(Errc::kUnsupported, info_.description + " delivers frames in GPU memory, which only the GPU path "
                                       "takes, and this runs the " + gpu.reason);
     }
-    if (!config_.shareName.empty()) {
-      unitsShare_ = std::make_unique<Publisher>(
-          config_.shareName + ".h264",
-          SlotLayout::encoded(PixelFormat::kH264, std::size_t{info_.width} * info_.height + 65536, kShareEncodedSlots));
-      if (passthrough) {
-        log::info("sharing H.264 as '", config_.shareName, ".h264' (", unitsShare_->socketPath(),
-                  "); no raw frames are shared in passthrough (the camera's H.264 is never decoded)");
-      } else if (gpu.useGpu) {
-        log::info("sharing frames (NV12 in GPU memory) as '", config_.shareName, "' and H.264 as '", config_.shareName,
-                  ".h264'");
-      } else {
-        const auto layout = computeLayout(PixelFormat::kI420, info_.width, info_.height, 64);
-        framesShare_ = std::make_unique<Publisher>(config_.shareName, SlotLayout::images(layout, kShareSlots));
-        log::info("sharing frames as '", config_.shareName, "' (", framesShare_->socketPath(), ") and H.264 as '",
-                  config_.shareName, ".h264'");
-      }
-    }
+    if (!config_.shareName.empty()) openShares(passthrough, gpu);
     processor_ = makeFrameProcessor(config_, *source_, framesShare_.get(), gpu);
-    processorSharesFrames_ = gpu.useGpu && !passthrough && !config_.shareName.empty();
     encoderName_ = processor_->encoderName();
     dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
-    server_->setKeyframeRequestHandler([this] { keyframeRequested_.store(true); });
+    if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken));
+    if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     server_->setStatsProvider([this] { return statsJson(); });
     server_->setMetricsProvider(
         [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_}); });
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
   }
 
+  /// The frame share (host I420 on the CPU path, device NV12 on the GPU path, none in passthrough)
+  /// and the H.264 share: both owned here, whichever path writes them.
+  void openShares(bool passthrough, const GpuPathChoice& gpu) {
+    auto units = std::make_shared<UnitShareSink>(config_.shareName + ".h264",
+                                                 std::size_t{info_.width} * info_.height + 65536, kShareEncodedSlots);
+    unitsShare_ = units.get();
+    sinks_.push_back(std::move(units));
+    if (passthrough) {
+      log::info("sharing H.264 as '", config_.shareName, ".h264' (", unitsShare_->publisher().socketPath(),
+                "); no raw frames are shared in passthrough (the camera's H.264 is never decoded)");
+      return;
+    }
+    if (gpu.useGpu) {
+      framesShare_ = std::make_unique<Publisher>(
+          config_.shareName,
+          SlotLayout::deviceImages(GpuFramePath::deviceLayout(info_.width, info_.height), kShareSlots, gpu.device));
+    } else {
+      framesShare_ = std::make_unique<Publisher>(
+          config_.shareName, SlotLayout::images(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kShareSlots));
+    }
+    log::info("sharing frames (", gpu.useGpu ? "NV12 in GPU memory" : "I420 in host memory", ") as '", config_.shareName,
+              "' (", framesShare_->socketPath(), ") and H.264 as '", config_.shareName, ".h264'");
+  }
+
+  void addUnitSink(std::shared_ptr<UnitSink> sink) {
+    if (!sink) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink: null sink");
+    if (startNs_ != 0) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink after start()");
+    sinks_.push_back(std::move(sink));
+  }
+
   ~Impl() { stop(); }
 
   void start() {
+    // Every sink's receivers ask for keyframes through the one rate-limited flag.
+    for (const auto& sink : sinks_) {
+      log::info("output: ", sink->describe());
+      sink->setKeyframeRequester([this] { keyframeRequested_.store(true); });
+    }
     startNs_ = monotonicNs();
     running_ = true;
     captureThread_ = std::thread([this] { captureLoop(); });
@@ -91,15 +116,17 @@ class Pipeline::Impl {
     queue_.close();
     if (captureThread_.joinable()) captureThread_.join();
     if (encodeThread_.joinable()) encodeThread_.join();
-    // Ends every WebRTC session before the processor and source go away. Taken out under serverMutex_
-    // and destroyed outside it: an HTTP thread may be in statsJson() (status() reads server_) until
-    // the server has joined it (a data race TSan found when reset() ran beside that read).
-    std::unique_ptr<StreamServer> server;
+    // Ends every WebRTC session and output before the processor and source go away. Taken out under
+    // serverMutex_ and destroyed outside it: an HTTP thread may be in statsJson() (status() reads
+    // server_) until the server has joined it.
+    std::vector<std::shared_ptr<UnitSink>> sinks;
     {
       std::lock_guard lock(serverMutex_);
-      server = std::move(server_);
+      sinks.swap(sinks_);
+      server_ = nullptr;
+      unitsShare_ = nullptr;
     }
-    server.reset();
+    sinks.clear();
   }
 
   PipelineStatus status() const {
@@ -114,10 +141,9 @@ class Pipeline::Impl {
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;
-    } else if (processorSharesFrames_) {
-      s.shareReaders = processor_->frameShareReaders();  // the GPU path's device ring
-    } else if (unitsShare_) {
-      s.shareReaders = unitsShare_->stats().readersConnected;
+    } else {
+      std::lock_guard lock(serverMutex_);
+      if (unitsShare_) s.shareReaders = unitsShare_->readers();  // passthrough: the H.264 share
     }
     s.uptimeSeconds = startNs_ ? static_cast<double>(monotonicNs() - startNs_) / 1e9 : 0;
     return s;
@@ -180,22 +206,23 @@ class Pipeline::Impl {
 
   void send(const EncodedUnitPtr& unit) {
     if (!unit) return;
-    server_->publish(unit);
-    if (unitsShare_) unitsShare_->publish(*unit);
+    for (const auto& sink : sinks_) sink->deliver(unit);  // the encode thread; sinks_ is fixed while it runs
     StageTimes times = unit->times;
     times.mark(Stage::kSend, monotonicNs());
     stats_.record(times);
   }
 
   PipelineConfig config_;
-  std::unique_ptr<StreamServer> server_;  // guarded by serverMutex_ once the HTTP threads run
+  // The unit sinks, the WHEP server first; fixed from start() until stop() (the encode thread reads
+  // it unlocked); taken out under serverMutex_ in stop().
+  std::vector<std::shared_ptr<UnitSink>> sinks_;
+  StreamServer* server_ = nullptr;      // sinks_[0]; guarded by serverMutex_ once the HTTP threads run
+  UnitShareSink* unitsShare_ = nullptr;  // in sinks_ with shareName; guarded by serverMutex_
   mutable std::mutex serverMutex_;
   std::unique_ptr<FrameSource> source_;
   SourceInfo info_;
-  std::unique_ptr<Publisher> framesShare_;
-  std::unique_ptr<Publisher> unitsShare_;
+  std::unique_ptr<Publisher> framesShare_;     // the frame share, written by either path's processor
   std::unique_ptr<FrameProcessor> processor_;  // borrows source_ and framesShare_: declared after them
-  bool processorSharesFrames_ = false;         // the GPU path publishes the frame share itself
   std::string encoderName_;
   std::string dataPath_ = "cpu";  // "cpu", "gpu" or "passthrough", for /stats and /metrics
   BoundedQueue<FrameLease> queue_;
@@ -213,6 +240,7 @@ class Pipeline::Impl {
 
 Pipeline::Pipeline(PipelineConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 Pipeline::~Pipeline() = default;
+void Pipeline::addUnitSink(std::shared_ptr<UnitSink> sink) { impl_->addUnitSink(std::move(sink)); }
 void Pipeline::start() { impl_->start(); }
 void Pipeline::stop() noexcept { impl_->stop(); }
 PipelineStatus Pipeline::status() const { return impl_->status(); }

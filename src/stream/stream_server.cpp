@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "stream/gst_handles.hpp"
-#include "stream/janus_api.hpp"
 #include "stream/stream_server_impl.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -143,17 +142,6 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
 
   loop_ = std::make_unique<stream::GlibLoopThread>();
   loop_->every(1000, [this] { reapStaleSessions(); });
-  if (!config_.janus.empty()) {
-    const stream::JanusTarget janus = stream::parseJanusTarget(config_.janus);
-    janus_ = std::make_unique<stream::RtpSender>(janus.mountpoint ? stream::lookUpJanusMountpoint(janus) : janus.rtp,
-                                                 [this] { requestKeyframe(); });
-  }
-  if (!config_.whipUrl.empty()) {
-    stream::WhipPublisher::Options whip;
-    whip.url = config_.whipUrl;
-    whip.token = config_.whipToken;
-    whip_ = std::make_unique<stream::WhipPublisher>(std::move(whip), [this] { requestKeyframe(); }, *loop_);
-  }
   httpThread_ = std::thread([this] {
     if (!http_.listen_after_bind()) log::error("stream: the HTTP server stopped with an error");
     httpExited_ = true;
@@ -165,8 +153,6 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
 }
 
 StreamServer::Impl::~Impl() {
-  whip_.reset();  // DELETEs the WHIP resource (bounded)
-  janus_.reset();
   std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions;
   {
     std::lock_guard lock(mutex_);
@@ -188,8 +174,6 @@ void StreamServer::Impl::publish(EncodedUnitPtr unit) {
   for (auto& [id, s] : sessions_) {
     if (s) s->push(unit);  // non-blocking
   }
-  if (whip_) whip_->push(unit);
-  if (janus_) janus_->push(unit);
 }
 
 std::size_t StreamServer::Impl::viewerCount() const {

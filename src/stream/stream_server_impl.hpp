@@ -17,9 +17,7 @@
 
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
-#include "stream/rtp_sender.hpp"
 #include "stream/viewer_session.hpp"
-#include "stream/whip_publisher.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -74,10 +72,6 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
-  // Publishing to others (StreamConfig::whipUrl / janus): set in the constructor, reset first in the
-  // destructor; publish() feeds them after the viewers.
-  std::unique_ptr<stream::WhipPublisher> whip_;
-  std::unique_ptr<stream::RtpSender> janus_;
   stream::DeadlineHttpServer http_{kRequestDeadline, kResponseDeadline, kHttpWorkers};
   std::thread httpThread_;
   std::atomic<bool> httpExited_{false};

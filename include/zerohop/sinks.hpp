@@ -1,0 +1,35 @@
+#pragma once
+// Where a pipeline's encoded output goes. Every access unit the encoder (or a camera's H.264) makes is
+// handed, as one immutable EncodedUnit, to each UnitSink the pipeline owns: the WHEP viewers
+// (StreamServer), a WHIP endpoint, an RTP target such as a Janus mountpoint, the H.264 share, and any
+// sink a program adds (a recorder, its own transport). Receivers ask for keyframes back through the
+// requester the pipeline hands each sink; the pipeline merges and rate-limits those requests.
+// Raw frames have one sink too: the pipeline's frame share (a zerohop::Publisher it owns on both
+// data paths, written in place by the converter: host memory on the CPU path, VRAM on the GPU path).
+//
+// Thread-safety: deliver() is called from the pipeline's encode thread only; a sink's keyframe
+// requests may come from any thread. Ownership: the pipeline owns (or shares) its sinks and destroys
+// them after its threads have stopped.
+
+#include <functional>
+#include <string>
+
+#include "zerohop/encoded_unit.hpp"
+#include "zerohop/export.h"
+
+namespace zerohop {
+
+class ZEROHOP_API UnitSink {
+ public:
+  virtual ~UnitSink() = default;
+  /// Takes one access unit (Annex B; SPS/PPS before every IDR). Must not block: queue it, drop the
+  /// oldest, or skip until the next keyframe.
+  virtual void deliver(const EncodedUnitPtr& unit) = 0;
+  /// Called once before the first deliver(). The sink calls `request` (non-blocking, from any
+  /// thread) when its receiver needs a keyframe: one joined, sent PLI/FIR, or lost too much.
+  virtual void setKeyframeRequester(std::function<void()> request) = 0;
+  /// One line for the log: "WHEP viewers at http://127.0.0.1:8080/", "WHIP to https://...".
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace zerohop

@@ -1,0 +1,81 @@
+// makeWhipSink / makeRtpSink (zerohop/stream_server.hpp): WhipPublisher and RtpSender as UnitSinks.
+// Each sink's keyframe requests reach whoever setKeyframeRequester() named through a KeyframeRelay,
+// since the publisher or sender starts (and may ask) before the pipeline has installed its requester.
+#include <memory>
+#include <mutex>
+
+#include "stream/glib_loop_thread.hpp"
+#include "stream/janus_api.hpp"
+#include "stream/janus_target.hpp"
+#include "stream/rtp_sender.hpp"
+#include "stream/whip_publisher.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+namespace {
+
+/// The requester installed later; requests before it are dropped (the first keyframe comes anyway).
+class KeyframeRelay {
+ public:
+  void set(std::function<void()> request) {
+    std::lock_guard lock(mutex_);
+    request_ = std::move(request);
+  }
+  void operator()() {
+    std::function<void()> request;
+    {
+      std::lock_guard lock(mutex_);
+      request = request_;
+    }
+    if (request) request();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::function<void()> request_;
+};
+
+class WhipSink final : public UnitSink {
+ public:
+  WhipSink(const std::string& url, const std::string& token)
+      : relay_(std::make_shared<KeyframeRelay>()), url_(url),
+        whip_({url, token}, [relay = relay_] { (*relay)(); }, loop_) {}
+  void deliver(const EncodedUnitPtr& unit) override { whip_.push(unit); }
+  void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
+  std::string describe() const override { return "WHIP to " + url_; }
+
+ private:
+  std::shared_ptr<KeyframeRelay> relay_;
+  std::string url_;
+  stream::GlibLoopThread loop_;  // the publisher's GStreamer work; outlives it (declared first)
+  stream::WhipPublisher whip_;   // DELETEs the WHIP resource when destroyed (bounded)
+};
+
+class RtpSink final : public UnitSink {
+ public:
+  explicit RtpSink(const std::string& spec)
+      : relay_(std::make_shared<KeyframeRelay>()), spec_(spec),
+        sender_(target(spec), [relay = relay_] { (*relay)(); }) {}
+  void deliver(const EncodedUnitPtr& unit) override { sender_.push(unit); }
+  void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
+  std::string describe() const override { return "RTP to " + spec_; }
+
+ private:
+  static stream::RtpTarget target(const std::string& spec) {
+    const stream::JanusTarget janus = stream::parseJanusTarget(spec);
+    return janus.mountpoint ? stream::lookUpJanusMountpoint(janus) : janus.rtp;
+  }
+  std::shared_ptr<KeyframeRelay> relay_;
+  std::string spec_;
+  stream::RtpSender sender_;
+};
+
+}  // namespace
+
+std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token) {
+  return std::make_unique<WhipSink>(url, token);
+}
+
+std::unique_ptr<UnitSink> makeRtpSink(const std::string& target) { return std::make_unique<RtpSink>(target); }
+
+}  // namespace zerohop
