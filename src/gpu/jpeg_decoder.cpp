@@ -5,7 +5,6 @@
 // to 4:2:0 by jpeg_chroma.cu.
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "capture/payload_check.hpp"
@@ -16,6 +15,7 @@
 #include "gpu/jpeg_handles.hpp"
 #include "gpu/jpeg_plan.hpp"
 #include "gpu/jpeg_strips.hpp"
+#include "gpu/ready_events.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -108,7 +108,7 @@ struct GpuJpegDecoder::Impl {
   std::vector<nvjpegImage_t> stripOuts;
 
   DeviceBuffer scratch;  // chroma planes for the kernel, one region per frame of a batch
-  std::unordered_map<const void*, CudaEvent> readyEvents;
+  gpu_detail::ReadyEvents readyEvents{device};
 
   void createDecoupled(nvjpegBackend_t b);
   void rebuildDecoupledState() noexcept;
@@ -266,10 +266,7 @@ void GpuJpegDecoder::Impl::finish(const Prepared& p, Frame& dst) {
     kernels::jpegChromaTo420(p.chroma, dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420,
                              out, dst.width, dst.height, stream.get());
   }
-  auto it = readyEvents.find(dst.data[0]);
-  if (it == readyEvents.end()) it = readyEvents.emplace(dst.data[0], CudaEvent(device, /*timing=*/false)).first;
-  it->second.record(stream.get());
-  dst.gpu.readyEvent = it->second.get();
+  dst.gpu.readyEvent = readyEvents.record(dst.data[0], stream.get()).get();
   dst.gpu.device = device;
 }
 
