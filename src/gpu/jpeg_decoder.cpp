@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/payload_check.hpp"
+#include "core/payload_check.hpp"
 #include "gpu/buffers_in_turn.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
@@ -43,7 +43,7 @@ void checkFrames(const Frame& jpeg, const Frame& dst) {
   if (jpeg.memory == MemoryKind::kDevice) {
     throw Error(Errc::kInvalidArgument, "GpuJpegDecoder: the JPEG must be in host or pinned memory");
   }
-  if (const char* defect = capture_detail::mjpegDefect(jpeg.data[0], jpeg.bytesUsed)) {
+  if (const char* defect = core_detail::mjpegDefect(jpeg.data[0], jpeg.bytesUsed)) {
     throw Error(Errc::kInvalidArgument, std::string("GpuJpegDecoder: not a whole JPEG: ") + defect + " (" +
                                             std::to_string(jpeg.bytesUsed) + " bytes, sequence " +
                                             std::to_string(jpeg.sequence) + ")");
