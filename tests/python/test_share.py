@@ -14,6 +14,7 @@ Exits 77 (ctest: skipped) when numpy is missing.
 import argparse
 import gc
 import os
+import select
 import shutil
 import socket
 import struct
@@ -34,6 +35,7 @@ import zerohop
 
 PEERS = argparse.Namespace(share_peer=None, publisher=None)
 NEXT_TIMEOUT = 5.0  # a hang guard, not a speed check
+READY_TIMEOUT = 20.0  # for a publisher's "ready" line; a hang guard too
 ROTATIONS = 4 * 8  # publishes after which an 8-slot ring has rewritten every slot nobody leased
 
 
@@ -70,7 +72,8 @@ class Process:
 
     def __init__(self, argv):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
+        said, _, _ = select.select([self.proc.stdout], [], [], READY_TIMEOUT)
+        line = self.proc.stdout.readline().strip() if said else "nothing within %.0f s" % READY_TIMEOUT
         if line != "ready":
             self.close()
             raise AssertionError("publisher %s said %r instead of 'ready'" % (argv, line))
