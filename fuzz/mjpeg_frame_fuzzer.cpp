@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "capture/payload_check.hpp"
+#include "core/payload_check.hpp"
 #include "jpeg_framing.hpp"
 #include "mjpeg_decoder.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/pixel_format.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  (void)zerohop::capture_detail::mjpegDefect(data, size);
+  (void)zerohop::core_detail::mjpegDefect(data, size);
   if (!zerohop::convert::jpegFramingProblem(data, size).empty()) return 0;
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
   tjhandle tj = tjInitDecompress();

@@ -68,10 +68,6 @@ int runServe(const ServeOptions& o) {
   config.whipUrl = o.whipUrl;
   config.whipToken = o.whipToken;
   config.janus = o.janus;
-  if (o.whepToken.empty() && config.stream.host != "127.0.0.1" && config.stream.host != "::1" &&
-      config.stream.host != "localhost") {
-    log::warn("listening on ", config.stream.host, " without --whep-token: anyone who can reach it can watch");
-  }
   // The pipeline decides the data path (choosePath) and, on the GPU path, NVENC or x264 (probeNvenc),
   // logging one line with the reason for each.
   config.gpu = o.gpu;

@@ -17,7 +17,7 @@ extern "C" {
 
 #include "convert/jpeg_fixture.hpp"
 #include "convert/test_image.hpp"
-#include "source/test_pattern.hpp"
+#include "source/pattern_frames.hpp"
 #include "zerohop/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/log.hpp"
@@ -49,7 +49,7 @@ class Camera {
   }
 
  private:
-  TestPattern pattern_;
+  PatternFrames pattern_;
   TestImage yuyv_;
   std::uint64_t index_ = 0;
 };

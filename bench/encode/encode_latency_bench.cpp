@@ -37,7 +37,7 @@
 
 #include "convert/test_image.hpp"
 #include "pipeline/frame_processor.hpp"
-#include "source/test_pattern.hpp"
+#include "source/pattern_frames.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/converter.hpp"
 #include "zerohop/encoder.hpp"
@@ -87,7 +87,7 @@ EncoderConfig serveEncoderConfig(std::uint32_t width, std::uint32_t height) {
 
 // Renders and converts `n` camera frames to I420; appends them to `raw` (yuv420p, no padding).
 std::vector<TestImage> cameraFrames(std::uint32_t width, std::uint32_t height, int n, const std::string& raw) {
-  TestPattern pattern(PixelFormat::kYUYV, width, height);
+  PatternFrames pattern(PixelFormat::kYUYV, width, height);
   TestImage yuyv(PixelFormat::kYUYV, width, height);
   auto converter = makeCpuConverter();
   std::vector<TestImage> frames;

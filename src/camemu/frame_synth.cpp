@@ -4,7 +4,7 @@
 
 #include "camemu/h264_encoder.hpp"
 #include "camemu/jpeg_encoder.hpp"
-#include "source/test_pattern.hpp"
+#include "source/pattern_frames.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/timecode.hpp"
 
@@ -41,7 +41,7 @@ void yuyvToNv12(const std::uint8_t* src, std::uint32_t width, std::uint32_t heig
 FrameSynth::FrameSynth(const WireFormat& wire, std::uint32_t fps, bool h264HeadersEveryIdr) : wire_(wire) {
   const bool packed = wire.format == PixelFormat::kYUYV || wire.format == PixelFormat::kUYVY;
   pattern_ =
-      std::make_unique<TestPattern>(packed ? wire.format : PixelFormat::kYUYV, wire.width, wire.height);
+      std::make_unique<PatternFrames>(packed ? wire.format : PixelFormat::kYUYV, wire.width, wire.height);
   if (!packed) scratch_.resize(std::size_t{wire.width} * 2 * wire.height);
   if (wire.format == PixelFormat::kMJPEG) {
     jpeg_ = std::make_unique<JpegEncoder>(wire.width, wire.height);

@@ -1,5 +1,5 @@
 #pragma once
-// Produces the emulated camera's frames: the test camera's picture and timecode (TestPattern),
+// Produces the emulated camera's frames: the test camera's picture and timecode (PatternFrames),
 // in the format the client negotiated. Raw formats are rendered straight into the destination
 // buffer (the emulator's "kernel copy"); MJPEG is compressed from a YUYV render.
 // Thread-safety: thread-bound (owned by one stream's producer thread).
@@ -12,7 +12,7 @@
 #include "camemu/mode_table.hpp"
 
 namespace zerohop {
-class TestPattern;
+class PatternFrames;
 }
 
 namespace zerohop::camemu {
@@ -41,7 +41,7 @@ class FrameSynth {
 
  private:
   WireFormat wire_;
-  std::unique_ptr<TestPattern> pattern_;
+  std::unique_ptr<PatternFrames> pattern_;
   std::vector<std::uint8_t> scratch_;  // YUYV render for NV12 / MJPEG
   std::unique_ptr<JpegEncoder> jpeg_;
   std::unique_ptr<H264Encoder> h264_;

@@ -10,7 +10,7 @@
 
 #include "capture/enumerate.hpp"
 #include "capture/mode_selection.hpp"
-#include "capture/payload_check.hpp"
+#include "core/payload_check.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -188,8 +188,8 @@ V4l2Source::~V4l2Source() {
 const char* V4l2Source::defect(const DequeuedBuffer& buf) const {
   if (buf.error) return "driver flagged the buffer V4L2_BUF_FLAG_ERROR";
   if (buf.bytesUsed == 0) return "empty buffer";
-  if (layout_.format == PixelFormat::kMJPEG) return mjpegDefect(queue_->data(buf.index), buf.bytesUsed);
-  if (layout_.format == PixelFormat::kH264) return annexBDefect(queue_->data(buf.index), buf.bytesUsed);
+  if (layout_.format == PixelFormat::kMJPEG) return core_detail::mjpegDefect(queue_->data(buf.index), buf.bytesUsed);
+  if (layout_.format == PixelFormat::kH264) return core_detail::annexBDefect(queue_->data(buf.index), buf.bytesUsed);
   if (!isCompressed(layout_.format) && buf.bytesUsed < layout_.planes[0].widthBytes * layout_.height) {
     return "short raw frame";
   }

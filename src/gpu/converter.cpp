@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "gpu/color_coefficients.hpp"
@@ -65,12 +64,6 @@ const char* ingestModeName(IngestMode mode) noexcept {
 }
 
 
-const CudaEvent& GpuConverter::Impl::readyEventFor(const void* buffer) {
-  auto it = readyEvents.find(buffer);
-  if (it == readyEvents.end()) it = readyEvents.emplace(buffer, CudaEvent(device, /*timing=*/false)).first;
-  return it->second;
-}
-
 std::uint8_t* GpuConverter::Impl::stagingFor(std::size_t bytes, cudaStream_t s) {
   if (staging.size() < bytes) {
     if (stagingStream) stagingFree.synchronize();  // the old buffer may still be read by a kernel
@@ -100,9 +93,7 @@ void GpuConverter::Impl::copyBand(const Frame& src, std::uint8_t* staged, std::u
 // After the frame's last kernel on `s`: the timing event (kWait) and the destination's ready event.
 const CudaEvent& GpuConverter::Impl::recordReady(const Frame& dst, cudaStream_t s, Completion completion) {
   if (completion == Completion::kWait) convertDone.record(s);
-  const CudaEvent& ready = readyEventFor(dst.data[0]);
-  ready.record(s);
-  return ready;
+  return readyEvents.record(dst.data[0], s);
 }
 
 // The frame's metadata, ready event and stage times; with kWait, waits for the GPU.

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "gpu/convert_plan.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/ready_events.hpp"
 #include "zerohop/gpu_convert.hpp"
 
 namespace zerohop {
@@ -113,11 +113,10 @@ struct GpuConverter::Impl {
   CudaEvent convertDone;
   CudaEvent stagingFree;                 // recorded after each conversion that read the staging buffer
   cudaStream_t stagingStream = nullptr;  // the stream of that conversion
-  std::unordered_map<const void*, CudaEvent> readyEvents;  // one per destination buffer, no timing
+  gpu_detail::ReadyEvents readyEvents{device};  // one per recent destination buffer, no timing
 
   void convert(const Frame& src, Frame& dst, const gpuconvert::ConvertPlan& plan, cudaStream_t s,
                Completion completion);
-  const CudaEvent& readyEventFor(const void* buffer);
   std::uint8_t* stagingFor(std::size_t bytes, cudaStream_t s);
   StagingSlot& signalledUpload(const Frame& src, const Frame& dst, cudaStream_t s, Completion completion);
   void settleSignalled();

@@ -5,10 +5,9 @@
 // to 4:2:0 by jpeg_chroma.cu.
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "capture/payload_check.hpp"
+#include "core/payload_check.hpp"
 #include "gpu/buffers_in_turn.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
@@ -16,6 +15,7 @@
 #include "gpu/jpeg_handles.hpp"
 #include "gpu/jpeg_plan.hpp"
 #include "gpu/jpeg_strips.hpp"
+#include "gpu/ready_events.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -43,7 +43,7 @@ void checkFrames(const Frame& jpeg, const Frame& dst) {
   if (jpeg.memory == MemoryKind::kDevice) {
     throw Error(Errc::kInvalidArgument, "GpuJpegDecoder: the JPEG must be in host or pinned memory");
   }
-  if (const char* defect = capture_detail::mjpegDefect(jpeg.data[0], jpeg.bytesUsed)) {
+  if (const char* defect = core_detail::mjpegDefect(jpeg.data[0], jpeg.bytesUsed)) {
     throw Error(Errc::kInvalidArgument, std::string("GpuJpegDecoder: not a whole JPEG: ") + defect + " (" +
                                             std::to_string(jpeg.bytesUsed) + " bytes, sequence " +
                                             std::to_string(jpeg.sequence) + ")");
@@ -108,7 +108,7 @@ struct GpuJpegDecoder::Impl {
   std::vector<nvjpegImage_t> stripOuts;
 
   DeviceBuffer scratch;  // chroma planes for the kernel, one region per frame of a batch
-  std::unordered_map<const void*, CudaEvent> readyEvents;
+  gpu_detail::ReadyEvents readyEvents{device};
 
   void createDecoupled(nvjpegBackend_t b);
   void rebuildDecoupledState() noexcept;
@@ -266,10 +266,7 @@ void GpuJpegDecoder::Impl::finish(const Prepared& p, Frame& dst) {
     kernels::jpegChromaTo420(p.chroma, dst.format == PixelFormat::kNV12 ? kernels::Out420::kNV12 : kernels::Out420::kI420,
                              out, dst.width, dst.height, stream.get());
   }
-  auto it = readyEvents.find(dst.data[0]);
-  if (it == readyEvents.end()) it = readyEvents.emplace(dst.data[0], CudaEvent(device, /*timing=*/false)).first;
-  it->second.record(stream.get());
-  dst.gpu.readyEvent = it->second.get();
+  dst.gpu.readyEvent = readyEvents.record(dst.data[0], stream.get()).get();
   dst.gpu.device = device;
 }
 

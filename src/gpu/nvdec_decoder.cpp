@@ -14,6 +14,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu/nvdec_api.hpp"
+#include "gpu/ready_events.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_decode.hpp"
@@ -96,7 +97,7 @@ struct GpuH264Decoder::Impl {
   nvdec::Owned<CUvideoctxlock> lock;
   CudaStream stream;
   CudaEvent copied;  // recorded after each copy out of a mapped surface
-  std::unordered_map<const void*, CudaEvent> readyEvents;  // one per destination buffer
+  gpu_detail::ReadyEvents readyEvents{device};  // one per recent destination buffer
   nvdec::Owned<CUvideodecoder> decoder;
   nvdec::Owned<CUvideoparser> parser;
 
@@ -311,9 +312,7 @@ bool GpuH264Decoder::Impl::output(Frame& dst) {
                                 cudaMemcpyDeviceToDevice, stream.get()),
               "cudaMemcpy2DAsync", "NVDEC chroma -> frame");
   copied.record(stream.get());
-  auto ev = readyEvents.find(dst.data[0]);
-  if (ev == readyEvents.end()) ev = readyEvents.emplace(dst.data[0], CudaEvent(device, /*timing=*/false)).first;
-  ev->second.record(stream.get());
+  const CudaEvent& ready = readyEvents.record(dst.data[0], stream.get());
 
   dst.sequence = meta.sequence;
   dst.wallClockMs = meta.wallClockMs;
@@ -321,7 +320,7 @@ bool GpuH264Decoder::Impl::output(Frame& dst) {
   dst.times = meta.times;
   dst.times.mark(Stage::kConvert, monotonicNs());
   dst.color = ColorDesc{};
-  dst.gpu.readyEvent = ev->second.get();
+  dst.gpu.readyEvent = ready.get();
   dst.gpu.device = device;
   return true;
 }

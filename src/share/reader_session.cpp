@@ -32,18 +32,18 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
   std::shared_ptr<ReaderSession> s(new ReaderSession());
   s->name_ = name;
   s->counters_ = std::move(counters);
-  try {
-    s->socket_ = connectSeqpacket(socketPath);
-  } catch (const Error& e) {
-    const std::string why = e.what();
-    if (e.code() == Errc::kNotFound) {
-      throw Error(Errc::kNotFound, "no publisher '" + name + "' (" + why + ")");
-    }
-    if (why.find("Connection refused") != std::string::npos) {
+  int err = 0;
+  s->socket_ = tryConnectSeqpacket(socketPath, err);
+  if (!s->socket_) {
+    // Chosen by the errno, never by its text (strerror is translated under other locales).
+    if (err == ECONNREFUSED) {  // a socket file nobody listens on: its publisher died
       throw Error(Errc::kUnavailable, "publisher '" + name + "' went away (stale socket " + socketPath + ")");
     }
-    throw Error(e.code() == Errc::kIo ? Errc::kUnavailable : e.code(),
-                "cannot reach publisher '" + name + "': " + why);
+    const std::string why = "connect(" + socketPath + ") failed: " + std::strerror(err) + " (errno " +
+                            std::to_string(err) + ")";
+    const Errc code = errcFromErrno(err);
+    if (code == Errc::kNotFound) throw Error(Errc::kNotFound, "no publisher '" + name + "' (" + why + ")");
+    throw Error(code == Errc::kIo ? Errc::kUnavailable : code, "cannot reach publisher '" + name + "': " + why);
   }
   // The publisher must be who we expect: our own uid unless told otherwise.
   const PeerCredentials cred = peerCredentials(s->socket_.get());

@@ -169,13 +169,22 @@ UniqueFd listenSeqpacket(const std::string& path, std::optional<gid_t> group) {
   return fd;
 }
 
-UniqueFd connectSeqpacket(const std::string& path) {
+UniqueFd tryConnectSeqpacket(const std::string& path, int& err) {
   const sockaddr_un addr = addressFor(path);
   UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!fd) throwErrno("socket", errno, "AF_UNIX SOCK_SEQPACKET");
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    throwErrno("connect", errno, path);
+    err = errno;
+    return UniqueFd();
   }
+  err = 0;
+  return fd;
+}
+
+UniqueFd connectSeqpacket(const std::string& path) {
+  int err = 0;
+  UniqueFd fd = tryConnectSeqpacket(path, err);
+  if (!fd) throwErrno("connect", err, path);
   return fd;
 }
 

@@ -33,6 +33,9 @@ void prepareShareDirectory(const std::string& directory, std::optional<gid_t> gr
 UniqueFd listenSeqpacket(const std::string& path, std::optional<gid_t> group);
 /// Connects to `path`; kNotFound when nobody publishes there, kUnavailable when refused.
 UniqueFd connectSeqpacket(const std::string& path);
+/// Connects to `path`; on failure returns an empty fd and connect()'s errno in `err` (ENOENT: no
+/// socket there, ECONNREFUSED: a socket nobody listens on). Throws only when no socket can be made.
+UniqueFd tryConnectSeqpacket(const std::string& path, int& err);
 
 struct PeerCredentials {
   pid_t pid = 0;

@@ -1,5 +1,5 @@
+#include "pattern_camera.hpp"
 #include "share_source.hpp"
-#include "test_camera.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/source.hpp"
@@ -7,7 +7,7 @@
 namespace zerohop {
 
 std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOptions& options) {
-  if (spec.kind == "test") return std::make_unique<TestCamera>(spec, options);
+  if (spec.kind == "test") return std::make_unique<PatternCamera>(spec, options);
   // A camera that goes away (unplugged, ENODEV) is reopened with bounded back-off; the pipeline
   // and its viewers stay up meanwhile.
   if (spec.kind == "v4l2") return openReconnectingV4l2Source(spec, options);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stream/gst_handles.hpp"
+#include "stream/loopback_host.hpp"
 #include "stream/stream_server_impl.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -18,10 +19,6 @@
 
 namespace zerohop {
 namespace {
-
-bool isLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
 
 std::string hostPort(const std::string& host, std::uint16_t port) {
   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
@@ -115,7 +112,7 @@ std::string newSessionId() {
 StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   stream::ensureGstInit();
   checkElements();
-  loopbackHost_ = isLoopbackHost(config_.host);
+  loopbackHost_ = stream::isLoopbackHost(config_.host);
   if (!config_.webRoot.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(config_.webRoot, ec)) {
@@ -150,6 +147,10 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   // after construction would never stop: wait for the loop (it starts at once; the socket is bound).
   while (!http_.is_running() && !httpExited_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   log::info("stream: serving ", hostPort(config_.host, boundPort_), " (WHEP at /whep)");
+  if (!loopbackHost_ && config_.whepToken.empty()) {
+    log::warn("stream: listening on ", config_.host,
+              " without a WHEP token (--whep-token): anyone who can reach it can watch");
+  }
 }
 
 StreamServer::Impl::~Impl() {

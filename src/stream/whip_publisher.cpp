@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "stream/glib_loop_thread.hpp"
+#include "stream/loopback_host.hpp"
 #include "stream/viewer_session.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -13,10 +14,6 @@ namespace zerohop::stream {
 namespace {
 
 constexpr std::chrono::milliseconds kNegotiationTimeout{5000};
-
-bool isLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
 
 std::unique_ptr<httplib::Client> clientFor(const HttpUrl& url, const std::string& token) {
   auto cli = std::make_unique<httplib::Client>(url.origin());
@@ -129,7 +126,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   choice.payloadType = 96;
   choice.profileLevelId = "42e01f";
   auto session = std::make_shared<ViewerSession>("whip-" + std::to_string(attempt), choice,
-                                                 isLoopback(endpoint_.host), std::move(events));
+                                                 isLoopbackHost(endpoint_.host), std::move(events));
   {
     std::lock_guard lock(sessionMutex_);
     session_ = session;

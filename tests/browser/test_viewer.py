@@ -3,8 +3,9 @@
 the viewer page (web/index.html) and reads the timecode from every presented frame.
 
 Asserts, over a 10 s window of playback: >= 25 fps presented, no freeze (no gap > 500 ms between presented
-frames and no new WebRTC freezeCount), timecodes read from >= 90 % of presented frames, and that
-capture->display latency was measured (p50/p99 are printed, not bounded). Saves a screenshot and serve's
+frames and no new WebRTC freezeCount), timecodes read from >= 90 % of presented frames, and a
+capture->display latency p50 of at most 150 ms (a loaded 2-core machine measures 30-60 ms, so a 3x
+regression fails; p99 is printed, not bounded). Saves a screenshot and serve's
 log. Finally stops serve with SIGINT (a viewer still connected) and asserts it exits 0 within 2 s.
 
 usage: test_viewer.py [--netns] [--source test:1280x720@30] [--seconds 10] ZEROHOP_BINARY
@@ -62,6 +63,8 @@ def main() -> int:
                          "HOST:PORT (e.g. a program streaming its own frames through zerohop::FrameStream)")
     ap.add_argument("--expect-encoder", default="",
                     help="fail unless the server's /stats encoder name contains this (e.g. passthrough)")
+    ap.add_argument("--max-latency-p50", type=float, default=150.0, metavar="MS",
+                    help="fail when the capture->display latency p50 is above this")
     ap.add_argument("--min-timecodes", type=float, default=0.9,
                     help="share of presented frames whose timecode must be read")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
@@ -162,6 +165,8 @@ def main() -> int:
             failures.append("no capture->display latency sample was measured")
         elif any(abs(v) > 10_000 for v in latency):
             failures.append(f"implausible latency samples (|x| > 10 s): clocks or timecode decoding are wrong")
+        elif p50 > args.max_latency_p50:
+            failures.append(f"capture->display latency p50 {p50:.1f} ms, want <= {args.max_latency_p50:.0f} ms")
         if failures:
             print(zb.browser_console(driver))
     finally:

@@ -38,6 +38,21 @@ def counts(pid: int) -> tuple[int, int]:
     return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
 
 
+def settled_counts(pid: int, still_s: float = 1.0, timeout: float = 10.0) -> tuple[int, int]:
+    """counts(pid) once they have not changed for `still_s` (a teardown finishing); AssertionError
+    when they keep changing for `timeout`."""
+    t0 = time.monotonic()
+    last, since = counts(pid), time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        time.sleep(0.1)
+        now = counts(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= still_s:
+            return now
+    raise AssertionError(f"serve's descriptors and threads did not settle within {timeout:.0f} s (last {last})")
+
+
 def thread_names(pid: int) -> list[str]:
     names = []
     for tid in os.listdir(f"/proc/{pid}/task"):
@@ -94,8 +109,8 @@ def main() -> int:
             print("FAIL: zerohop serve printed no 'open http://' line within 20 s\n" + serve.tail())
             return 1
         warm_up(url, Path(args.offer).read_bytes())
-        time.sleep(2.0)  # the warm-up session's teardown done
-        base_fds, base_threads = counts(serve.proc.pid)
+        zb.wait_until("the warm-up session ended", lambda: " ended: " in serve.output() and viewers(url) == 0, 10)
+        base_fds, base_threads = settled_counts(serve.proc.pid)
         base_names = thread_names(serve.proc.pid)
 
         driver = zb.start_chromium(chromium, chromedriver)

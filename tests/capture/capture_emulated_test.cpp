@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/payload_check.hpp"
+#include "core/payload_check.hpp"
 #include "emulator_env.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/clock.hpp"
@@ -138,10 +138,10 @@ TEST_P(CaptureEveryMode, DeliversTimecodedFramesWithDriverTimestamps) {
       ASSERT_EQ(f.width, 640u);
       ASSERT_GT(f.bytesUsed, 0u);
       if (format == PixelFormat::kH264) {
-        EXPECT_EQ(capture_detail::annexBDefect(f.data[0], f.bytesUsed), nullptr);
+        EXPECT_EQ(core_detail::annexBDefect(f.data[0], f.bytesUsed), nullptr);
         EXPECT_TRUE(i > 0 || f.keyframe) << "an H.264 stream must start with an IDR";
       } else if (format == PixelFormat::kMJPEG) {
-        EXPECT_EQ(capture_detail::mjpegDefect(f.data[0], f.bytesUsed), nullptr);
+        EXPECT_EQ(core_detail::mjpegDefect(f.data[0], f.bytesUsed), nullptr);
         EXPECT_LT(f.bytesUsed, 640u * 480 * 2 / 3) << "an MJPEG frame should be far smaller than raw";
       } else {
         EXPECT_EQ(f.bytesUsed, computeLayout(format, 640, 480).totalBytes);
@@ -376,7 +376,7 @@ TEST(CaptureFaults, BrokenJpegsNeverReachTheConsumer) {
     EXPECT_NE(n % 4, 0u) << "a JPEG without EOI was delivered";
     EXPECT_NE(n % 5, 0u) << "a truncated JPEG was delivered";
     EXPECT_NE(n % 7, 0u) << "an empty buffer was delivered";
-    EXPECT_EQ(capture_detail::mjpegDefect(f->data[0], f->bytesUsed), nullptr);
+    EXPECT_EQ(core_detail::mjpegDefect(f->data[0], f->bytesUsed), nullptr);
     ASSERT_TRUE(pictureTimecode(f.frame()).has_value());
   }
   EXPECT_GE(source->counters().errors, 8u);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "source/test_pattern.hpp"
+#include "source/pattern_frames.hpp"
 #include "test_image.hpp"
 
 namespace zerohop::testing {
@@ -37,7 +37,7 @@ struct SourcePlanes {
 
 /// The test camera's frame `index` (YUYV) split into planes.
 inline SourcePlanes cameraPlanes(std::uint32_t width, std::uint32_t height, std::uint64_t index = 5) {
-  TestPattern pattern(PixelFormat::kYUYV, width, height);
+  PatternFrames pattern(PixelFormat::kYUYV, width, height);
   TestImage yuyv(PixelFormat::kYUYV, width, height);
   pattern.render(yuyv.frame(), index,
                  Timecode{1'700'000'000'000ull + index, static_cast<std::uint32_t>(index)});

@@ -12,7 +12,7 @@
 #include <tuple>
 
 #include "reference_convert.hpp"
-#include "source/test_pattern.hpp"
+#include "source/pattern_frames.hpp"
 #include "test_image.hpp"
 #include "zerohop/converter.hpp"
 #include "zerohop/error.hpp"
@@ -80,7 +80,7 @@ class CameraContent : public ::testing::TestWithParam<std::tuple<PixelFormat, Pi
 TEST_P(CameraContent, MatchesReferenceAndKeepsTimecode) {
   const auto [srcFormat, dstFormat] = GetParam();
   constexpr std::uint32_t kW = 1280, kH = 720;
-  TestPattern pattern(srcFormat, kW, kH);
+  PatternFrames pattern(srcFormat, kW, kH);
   auto converter = makeCpuConverter();
   for (std::uint64_t index : {0u, 17u}) {
     TestImage src(srcFormat, kW, kH, 64);

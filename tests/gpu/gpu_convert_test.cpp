@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 
 #include "convert_test_support.hpp"
 #include "gpu/kernels.hpp"
+#include "gpu/ready_events.hpp"
 #include "gpu_test_support.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -197,6 +199,34 @@ TEST_F(GpuConvert, ReadyEventOrdersAConsumerStream) {
   conv.convert(src.frame, copyOfTarget.frame);
   EXPECT_NE(copyOfTarget.frame.gpu.readyEvent, first);
   cuda::check(cudaStreamSynchronize(static_cast<cudaStream_t>(conv.stream())), "cudaStreamSynchronize");
+}
+
+// A caller converting into ever new destination buffers must not grow the converter's ready events
+// without bound: at most ReadyEvents::kCapacity distinct events come back, and every frame is still
+// right when waited on through its own (possibly since handed-over) event.
+TEST_F(GpuConvert, ManyDestinationBuffersShareABoundedSetOfReadyEvents) {
+  std::mt19937 rng(freshSeed());
+  const HostImage image = randomImage(PixelFormat::kYUYV, 64, 32, rng);
+  const HostImage ref = referenceConvert(image, PixelFormat::kNV12, {});
+  PlacedFrame src(image, MemoryKind::kPinned, device_);
+  GpuConverter conv(device_);
+  constexpr std::size_t kBuffers = 4 * gpu_detail::ReadyEvents::kCapacity;
+  std::vector<std::unique_ptr<DeviceTarget>> targets;
+  std::set<void*> events;
+  for (std::size_t i = 0; i < kBuffers; ++i) {
+    targets.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, 64, 32, 0, device_));
+    targets.back()->poison(0xCD);
+    conv.convert(src.frame, targets.back()->frame);
+    ASSERT_NE(targets.back()->frame.gpu.readyEvent, nullptr);
+    events.insert(targets.back()->frame.gpu.readyEvent);
+  }
+  EXPECT_LE(events.size(), gpu_detail::ReadyEvents::kCapacity)
+      << kBuffers << " destination buffers: one event each would grow without bound";
+  for (std::size_t i = 0; i < kBuffers; i += 7) {
+    cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(targets[i]->frame.gpu.readyEvent)),
+                "cudaEventSynchronize");
+    EXPECT_TRUE(matchesReference(targets[i]->download(), ref, 0, 0xCD)) << "buffer " << i;
+  }
 }
 
 TEST_F(GpuConvert, WaitsOnTheSourceReadyEvent) {

@@ -19,8 +19,10 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <vector>
 
+#include "gpu/ready_events.hpp"
 #include "gpu_test_support.hpp"
 #include "jpeg_test_support.hpp"
 #include "zerohop/error.hpp"
@@ -186,6 +188,31 @@ TEST_F(GpuJpegTest, ConsecutiveAsyncFramesEachLandInTheirOwnDestination) {
       const DiffStats d = compare420(dsts[k]->download(), expected420(turboDecode(jpegs[k]), PixelFormat::kNV12), kPoison);
       EXPECT_LE(d.max, kMaxDiff) << jpegBackendName(b) << " frame " << k;
     }
+  }
+}
+
+// A caller decoding into ever new destination buffers must not grow the decoder's ready events
+// without bound: at most ReadyEvents::kCapacity distinct events come back, and the frames still match.
+TEST_F(GpuJpegTest, ManyDestinationBuffersShareABoundedSetOfReadyEvents) {
+  GpuJpegDecoder decoder(device_);
+  const std::vector<std::uint8_t> jpeg = testing::compressJpeg(testing::cameraPlanes(64, 32, 3), TJSAMP_422);
+  const auto expected = expected420(turboDecode(jpeg), PixelFormat::kNV12);
+  PinnedJpeg in(jpeg, device_);
+  constexpr std::size_t kBuffers = 4 * gpu_detail::ReadyEvents::kCapacity;
+  std::vector<std::unique_ptr<DeviceTarget>> dsts;
+  std::set<void*> events;
+  for (std::size_t i = 0; i < kBuffers; ++i) {
+    dsts.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, 64, 32, 0, device_));
+    dsts.back()->poison(kPoison);
+    decoder.decode(in.frame, dsts.back()->frame);
+    ASSERT_NE(dsts.back()->frame.gpu.readyEvent, nullptr);
+    events.insert(dsts.back()->frame.gpu.readyEvent);
+  }
+  EXPECT_LE(events.size(), gpu_detail::ReadyEvents::kCapacity)
+      << kBuffers << " destination buffers: one event each would grow without bound";
+  for (std::size_t i = 0; i < kBuffers; i += 7) {
+    const DiffStats d = compare420(dsts[i]->download(), expected, kPoison);
+    EXPECT_LE(d.max, kMaxDiff) << decoder.backendName() << " buffer " << i;
   }
 }
 

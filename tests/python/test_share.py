@@ -14,6 +14,7 @@ Exits 77 (ctest: skipped) when numpy is missing.
 import argparse
 import gc
 import os
+import select
 import shutil
 import socket
 import struct
@@ -34,6 +35,8 @@ import zerohop
 
 PEERS = argparse.Namespace(share_peer=None, publisher=None)
 NEXT_TIMEOUT = 5.0  # a hang guard, not a speed check
+READY_TIMEOUT = 20.0  # for a publisher's "ready" line; a hang guard too
+ROTATIONS = 4 * 8  # publishes after which an 8-slot ring has rewritten every slot nobody leased
 
 
 # ---- the content pattern (mirrors tests/share/share_test_support.hpp) ----------------------------
@@ -69,7 +72,8 @@ class Process:
 
     def __init__(self, argv):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
+        said, _, _ = select.select([self.proc.stdout], [], [], READY_TIMEOUT)
+        line = self.proc.stdout.readline().strip() if said else "nothing within %.0f s" % READY_TIMEOUT
         if line != "ready":
             self.close()
             raise AssertionError("publisher %s said %r instead of 'ready'" % (argv, line))
@@ -122,6 +126,17 @@ class ShareTest(unittest.TestCase):
         f = sub.next(timeout=NEXT_TIMEOUT)
         self.assertIsNotNone(f, "no frame within %.0f s" % NEXT_TIMEOUT)
         return f
+
+    def wait_for_publishes_past(self, sub, seq, count=ROTATIONS):
+        """Reads and releases frames until one at least `count` publishes after `seq` arrives."""
+        deadline = time.monotonic() + NEXT_TIMEOUT
+        while True:
+            f = self.next_frame(sub)
+            got = f.seq
+            f.release()
+            if got >= seq + count:
+                return
+            self.assertLess(time.monotonic(), deadline, "fewer than %d publishes after seq %d" % (count, seq))
 
 
 class ImageFramesTest(ShareTest):
@@ -218,7 +233,7 @@ class ImageFramesTest(ShareTest):
             self.assertEqual(t.data_ptr(), np.from_dlpack(f).__array_interface__["data"][0])
             uv = torch.from_dlpack(f.plane(1))
             want = expected_planes(f)
-        time.sleep(0.3)  # the tensors alone hold the lease now
+        self.wait_for_publishes_past(self.sub, f.seq)  # the tensors alone hold the lease now
         self.assertTrue(np.array_equal(t.numpy(), want[0]))
         self.assertTrue(np.array_equal(uv.numpy(), want[1]))
 
@@ -236,9 +251,9 @@ class ImageFramesTest(ShareTest):
             with self.assertRaises(zerohop.InvalidArgumentError) as cm:
                 touch()
             self.assertIn("released", str(cm.exception))
-        # ~300 publishes into 8 slots: a slot nobody leased would have been rewritten dozens of times
-        # (the mapping itself stays, so a lost lease shows as changed content, not as a crash).
-        time.sleep(0.3)
+        # Enough publishes into 8 slots that a slot nobody leased would have been rewritten (the mapping
+        # itself stays, so a lost lease shows as changed content, not as a crash).
+        self.wait_for_publishes_past(self.sub, g.seq)
         self.assertTrue(np.array_equal(y, expected_planes(f)[0]), "slot overwritten under a live DLPack array")
         self.assertTrue(np.array_equal(uv, expected_planes(g)[1]), "slot overwritten under a live buffer array")
 
@@ -246,7 +261,7 @@ class ImageFramesTest(ShareTest):
         f = self.next_frame(self.sub)
         chroma = f.plane(1)
         f.release()
-        time.sleep(0.3)
+        self.wait_for_publishes_past(self.sub, f.seq)
         self.assertTrue(chroma.valid())
         self.assertTrue(np.array_equal(np.asarray(chroma), expected_planes(f)[1]))
         self.assertTrue(np.array_equal(np.from_dlpack(chroma), expected_planes(f)[1]))
@@ -314,9 +329,13 @@ class ImageFramesTest(ShareTest):
         self.next_frame(self.sub).release()  # "ready" comes before the first publish
         a = self.sub.latest()
         self.assertIsNotNone(a)
-        time.sleep(0.05)
+        deadline = time.monotonic() + NEXT_TIMEOUT
         b = self.sub.latest()
-        self.assertGreater(b.seq, a.seq)
+        while b.seq <= a.seq:  # latest() must move on as the publisher does
+            self.assertLess(time.monotonic(), deadline, "latest() stayed at seq %d" % a.seq)
+            b.release()
+            time.sleep(0.001)
+            b = self.sub.latest()
         c = self.next_frame(self.sub)  # the first one published after the last one returned
         self.assertGreater(c.seq, b.seq)
         for g in (a, b, c):

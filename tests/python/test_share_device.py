@@ -15,6 +15,7 @@ import argparse
 import ctypes
 import ctypes.util
 import glob
+import select
 import shutil
 import subprocess
 import sys
@@ -114,7 +115,8 @@ class DeviceModeTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="zerohop-pydev-")
         self.name = "pydev-" + self.id().rsplit(".", 1)[-1][:40]
         self.proc = subprocess.Popen([ARGS.publisher, self.name, self.dir, "8"], stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
+        said, _, _ = select.select([self.proc.stdout], [], [], 20.0)  # a hang guard for "ready"
+        line = self.proc.stdout.readline().strip() if said else "nothing within 20 s"
         if line.startswith("nogpu"):
             self.tearDown()
             raise unittest.SkipTest(line)

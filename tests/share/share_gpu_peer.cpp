@@ -1,13 +1,17 @@
 // Helper process for the share gpu tests: a device-ring publisher or reader in a process of its own.
 //   publish NAME DIR SLOTS            prints "ready", publishes pattern frames written IN PLACE by a
 //                                     kernel (acquireWrite + commit on its stream), 1 ms apart, until killed
-//   read NAME DIR COUNT               verifies COUNT frames WITH A KERNEL on its own stream after
+//   read NAME DIR COUNT [LINGER_MS]   verifies COUNT frames WITH A KERNEL on its own stream after
 //                                     cudaStreamWaitEvent(readyEvent) + rising sequence; prints
-//                                     "ok verified=N invalid=M transport=T", or "error <errc>: <message>"
+//                                     "ok verified=N invalid=M transport=T", or "error <errc>: <message>".
+//                                     With LINGER_MS it also prints "verifying" after its first verified
+//                                     frame, and on an error keeps the ring mapped LINGER_MS more (a reader
+//                                     slow to let go) before it unmaps, hangs up and exits 2
 //   hold NAME DIR                     leases a frame, prints "leased SEQ", waits to be killed
 // Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -46,7 +50,7 @@ int publish(const std::string& name, const std::string& dir, std::uint32_t slots
   }
 }
 
-int read(const std::string& name, const std::string& dir, int count) {
+int read(const std::string& name, const std::string& dir, int count, int lingerMs = -1) {
   SubscribeOptions o;
   o.directory = dir;
   Subscriber sub(name, o);
@@ -60,8 +64,17 @@ int read(const std::string& name, const std::string& dir, int count) {
   PatternChecker checker(device);
   std::uint64_t lastSeq = 0;
   int verified = 0, invalid = 0;
+  std::optional<SharedFrame> held;  // LINGER_MS: the last verified frame, which keeps the ring mapped
   while (verified < count) {
-    auto f = sub.next(10s);
+    std::optional<SharedFrame> f;
+    try {
+      f = sub.next(10s);
+    } catch (const Error& e) {
+      if (lingerMs < 0) throw;
+      say(std::string("error ") + errcName(e.code()) + ": " + e.what());
+      std::this_thread::sleep_for(std::chrono::milliseconds(lingerMs));
+      return 2;  // releasing `held` unmaps the ring and hangs up
+    }
     if (!f) {
       say("timeout after " + std::to_string(verified) + " frames");
       return 1;
@@ -92,7 +105,8 @@ int read(const std::string& name, const std::string& dir, int count) {
       return 1;
     }
     lastSeq = fr.sequence;
-    ++verified;
+    if (++verified == 1 && lingerMs >= 0) say("verifying");
+    if (lingerMs >= 0) held = std::move(f);
   }
   say("ok verified=" + std::to_string(verified) + " invalid=" + std::to_string(invalid) +
       " transport=" + sub.info().transport);
@@ -124,6 +138,8 @@ int main(int argc, char** argv) {
     if (args.size() == 4 && args[0] == "publish")
       return publish(args[1], args[2], static_cast<std::uint32_t>(std::stoul(args[3])));
     if (args.size() == 4 && args[0] == "read") return read(args[1], args[2], std::stoi(args[3]));
+    if (args.size() == 5 && args[0] == "read")
+      return read(args[1], args[2], std::stoi(args[3]), std::stoi(args[4]));
     if (args.size() == 3 && args[0] == "hold") return hold(args[1], args[2]);
   } catch (const Error& e) {
     say(std::string("error ") + errcName(e.code()) + ": " + e.what());

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "share_test_support.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
+#include "zerohop/log.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -220,8 +223,11 @@ TEST_F(ShareGpu, LegacyIpcFallbackCarriesVerifiedFramesToAReaderProcess) {
 TEST_F(ShareGpu, CopyingPublishOfDeviceFramesWithStreamAndWithReadyEvent) {
   Publisher pub(name_, SlotLayout::deviceImages(layout_, 4, device_), shareOptions());
   Child reader(gpuPeer({"read", name_, dir_, "120"}));
-  // Give the reader time to subscribe: frames published before it are not counted.
-  std::this_thread::sleep_for(300ms);
+  // Frames published before the reader subscribed are not counted: wait until it has.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (pub.stats().readersConnected == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(pub.stats().readersConnected, 1u) << "the reader did not subscribe";
   CudaStream stream(device_);
   CudaEvent ready(device_, false);
   DeviceBuffer staging(device_, layout_.totalBytes);
@@ -348,21 +354,41 @@ TEST_F(ShareGpu, ReaderBuiltWithoutCudaIsRefusedWithAClearMessage) {
   EXPECT_EQ(pub.stats().readersConnected, 0u);
 }
 
+// The reader holds a frame (so the ring stays mapped) for kLinger after it saw the close. The
+// publisher must wait that long, not free under it, and must return once the reader hung up, not
+// at deviceDrainTimeout (which would log "freeing them anyway").
 TEST_F(ShareGpu, ClosingPublisherWaitsForReadersToUnmapThenFrees) {
-  auto pub =
-      std::make_unique<Publisher>(name_, SlotLayout::deviceImages(layout_, 4, device_), shareOptions());
+  constexpr auto kLinger = 800ms;
+  ShareOptions o = shareOptions();
+  o.deviceDrainTimeout = 15s;
+  std::mutex logMutex;
+  std::vector<std::string> warnings;
+  log::setSink([&](log::Level level, std::string_view message) {
+    if (level < log::Level::kWarn) return;
+    std::lock_guard lock(logMutex);
+    warnings.emplace_back(message);
+  });
+  struct SinkReset {
+    ~SinkReset() { log::setSink({}); }
+  } sinkReset;
+  auto pub = std::make_unique<Publisher>(name_, SlotLayout::deviceImages(layout_, 4, device_), o);
   const auto publishing = startPublishingInPlace(*pub);
-  Child reader(gpuPeer({"read", name_, dir_, "1000000"}));
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (pub->stats().readersConnected == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(10ms);
+  Child reader(gpuPeer({"read", name_, dir_, "1000000", std::to_string(kLinger.count())}));
+  const auto verifying = reader.readLine(20s);
+  ASSERT_TRUE(verifying.has_value()) << "the reader said nothing";
+  ASSERT_EQ(*verifying, "verifying");
   ASSERT_EQ(pub->stats().readersConnected, 1u);
-  std::this_thread::sleep_for(200ms);  // the reader is busy verifying frames
   stopPublishing();
   const auto t0 = std::chrono::steady_clock::now();
   pub.reset();  // marks closed, waits until the reader unmapped and hung up, then frees
   const auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(took, 1500ms) << "the reader should let go well within deviceDrainTimeout";
+  EXPECT_GE(took, kLinger - 100ms) << "the publisher freed its slots while the reader still mapped them";
+  EXPECT_LT(took, 10s) << "the publisher did not notice the reader hang up; it waited for the timeout";
+  {
+    std::lock_guard lock(logMutex);
+    for (const auto& w : warnings)
+      EXPECT_EQ(w.find("still map the device slots"), std::string::npos) << w;
+  }
   const auto line = reader.readLine(10s);
   ASSERT_TRUE(line.has_value());
   EXPECT_NE(line->find("error unavailable"), std::string::npos) << *line;

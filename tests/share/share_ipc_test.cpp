@@ -5,17 +5,21 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "core/unique_fd.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
 #include "share_test_support.hpp"
@@ -463,6 +467,29 @@ TEST_F(ShareIpc, SubscribingToNobodyIsNotFound) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kNotFound);
     EXPECT_NE(std::string(e.what()).find("no publisher 'nobody-here'"), std::string::npos) << e.what();
+  }
+}
+
+// A socket file nobody listens on (its publisher died without removing it): connect() says
+// ECONNREFUSED, and the reader reports the publisher gone, not "cannot reach".
+TEST_F(ShareIpc, AStaleSocketOfADeadPublisherIsUnavailable) {
+  {
+    UniqueFd stale(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(stale);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    ASSERT_LT(socketPath().size(), sizeof(addr.sun_path));
+    std::memcpy(addr.sun_path, socketPath().c_str(), socketPath().size() + 1);
+    ASSERT_EQ(::bind(stale.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+  }  // closed without listen(): the file stays
+  try {
+    Subscriber sub(name_, subscribeOptions());
+    ADD_FAILURE() << "subscribed through a socket nobody listens on";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("publisher '" + name_ + "' went away (stale socket " + socketPath() + ")"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -175,10 +175,27 @@ class Child {
     pid_ = -1;
   }
 
-  /// Waits for the child to exit; returns its exit status (or 128+signal).
-  int wait() {
+  /// What wait() returns for a child still running at its limit (which it then kills).
+  static constexpr int kStillRunning = -2;
+
+  /// Waits up to `limit` for the child to exit; returns its exit status (or 128+signal), or
+  /// kStillRunning after killing a child that hung (a hang guard: the test fails instead of hanging).
+  int wait(std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    for (;;) {
+      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) break;
+      if (r < 0) {
+        pid_ = -1;
+        return -1;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        kill();
+        return kStillRunning;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     pid_ = -1;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "zerohop/buffer_pool.hpp"
@@ -32,10 +33,18 @@ TEST(BoundedQueue, DropsOldestAndReleasesItsLease) {
 
 TEST(BoundedQueue, CloseWakesWaiterAndRefusesPushes) {
   BoundedQueue<int> q(1);
-  std::thread waiter([&] { EXPECT_FALSE(q.pop(10s).has_value()); });
-  std::this_thread::sleep_for(20ms);
+  // The waiter asks for 10 s; only close()'s notify can return it well before that, so the elapsed
+  // time is what proves the wake-up (a close() that never notified would leave it waiting 10 s).
+  std::chrono::steady_clock::duration waited{};
+  std::thread waiter([&] {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(q.pop(10s).has_value());
+    waited = std::chrono::steady_clock::now() - start;
+  });
+  std::this_thread::sleep_for(50ms);  // lets the waiter block first; closing earlier must work too
   q.close();
   waiter.join();
+  EXPECT_LT(waited, 5s) << "close() did not wake the waiting pop()";
   EXPECT_FALSE(q.push(1));
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The built-in test camera: renders TestPattern frames at a fixed rate into its own buffer pool.
+// The built-in test camera: renders the PatternFrames picture at a fixed rate into its own buffer pool.
 // Capture time is the frame's deadline on CLOCK_MONOTONIC (when a real sensor would have finished
 // the frame); rendering cost is reported as the ingest stage. Frames the consumer was too late
 // for are skipped and counted as drops, as a real camera with full queues would.
@@ -8,14 +8,14 @@
 #include <atomic>
 #include <memory>
 
-#include "test_pattern.hpp"
+#include "pattern_frames.hpp"
 #include "zerohop/source.hpp"
 
 namespace zerohop {
 
-class TestCamera final : public FrameSource {
+class PatternCamera final : public FrameSource {
  public:
-  TestCamera(const SourceSpec& spec, const SourceOptions& options);
+  PatternCamera(const SourceSpec& spec, const SourceOptions& options);
   SourceInfo info() const override { return info_; }
   std::optional<FrameLease> next(std::chrono::milliseconds timeout) override;
   SourceCounters counters() const override;
@@ -23,7 +23,7 @@ class TestCamera final : public FrameSource {
  private:
   SourceInfo info_;
   BufferPool pool_;
-  TestPattern pattern_;
+  PatternFrames pattern_;
   std::int64_t periodNs_;
   std::int64_t startNs_ = 0;
   std::uint64_t index_ = 0;

@@ -11,7 +11,7 @@
 namespace zerohop {
 namespace {
 
-TEST(TestCamera, DeliversPacedFramesWithTimecodeAndStageTimes) {
+TEST(PatternCamera, DeliversPacedFramesWithTimecodeAndStageTimes) {
   auto cam = openSource(parseSourceSpec("test:640x360@60"));
   const auto info = cam->info();
   EXPECT_EQ(info.format, PixelFormat::kYUYV);
@@ -37,7 +37,7 @@ TEST(TestCamera, DeliversPacedFramesWithTimecodeAndStageTimes) {
   EXPECT_NEAR(static_cast<double>(lastCapture - firstCapture) / 1e9, 11.0 / 60.0, 1e-3);
 }
 
-TEST(TestCamera, PictureChangesBetweenFrames) {
+TEST(PatternCamera, PictureChangesBetweenFrames) {
   auto cam = openSource(parseSourceSpec("test:640x360@120"));
   auto a = cam->next(std::chrono::milliseconds(500));
   ASSERT_TRUE(a);
@@ -53,7 +53,7 @@ TEST(TestCamera, PictureChangesBetweenFrames) {
   EXPECT_GT(distinct.size(), 40u) << "a flat picture costs an encoder nothing";
 }
 
-TEST(TestCamera, SlowConsumerCausesCountedDropsNotBlocking) {
+TEST(PatternCamera, SlowConsumerCausesCountedDropsNotBlocking) {
   auto cam = openSource(parseSourceSpec("test:640x360@100"));
   auto first = cam->next(std::chrono::milliseconds(500));
   ASSERT_TRUE(first);
@@ -64,7 +64,7 @@ TEST(TestCamera, SlowConsumerCausesCountedDropsNotBlocking) {
   EXPECT_GE(cam->counters().drops, 5u);
 }
 
-TEST(TestCamera, RejectsFormatsItCannotRender) {
+TEST(PatternCamera, RejectsFormatsItCannotRender) {
   EXPECT_THROW(openSource(parseSourceSpec("test:640x360@30?format=mjpeg")), Error);
 }
 

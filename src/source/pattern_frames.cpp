@@ -1,4 +1,4 @@
-#include "test_pattern.hpp"
+#include "pattern_frames.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,7 +34,7 @@ class ValueNoise {
 
 }  // namespace
 
-TestPattern::TestPattern(PixelFormat format, std::uint32_t width, std::uint32_t height)
+PatternFrames::PatternFrames(PixelFormat format, std::uint32_t width, std::uint32_t height)
     : format_(format), width_(width), height_(height) {
   if (format != PixelFormat::kYUYV && format != PixelFormat::kUYVY) {
     throw Error(Errc::kUnsupported, std::string("the test pattern renders yuyv or uyvy, not ") +
@@ -81,7 +81,7 @@ TestPattern::TestPattern(PixelFormat format, std::uint32_t width, std::uint32_t 
   for (auto& n : noise_) n = static_cast<std::int8_t>(std::clamp(std::lround(gauss(rng)), -12L, 12L));
 }
 
-void TestPattern::render(Frame& frame, std::uint64_t index, const Timecode& tc) {
+void PatternFrames::render(Frame& frame, std::uint64_t index, const Timecode& tc) {
   const bool yuyv = format_ == PixelFormat::kYUYV;
   const std::uint32_t lumaOffset = yuyv ? 0 : 1;
   // Slow diagonal pan, like a handheld camera, in even pixel steps (4:2:2 macropixels).

@@ -1,6 +1,6 @@
-#include "capture/payload_check.hpp"
+#include "core/payload_check.hpp"
 
-namespace zerohop::capture_detail {
+namespace zerohop::core_detail {
 
 const char* mjpegDefect(const std::uint8_t* data, std::size_t size) noexcept {
   if (size == 0 || data == nullptr) return "empty frame";
@@ -27,4 +27,4 @@ const char* annexBDefect(const std::uint8_t* data, std::size_t size) noexcept {
   return nullptr;
 }
 
-}  // namespace zerohop::capture_detail
+}  // namespace zerohop::core_detail

@@ -13,10 +13,10 @@
 
 namespace zerohop {
 
-class TestPattern {
+class PatternFrames {
  public:
   /// `format` is kYUYV or kUYVY (what USB cameras deliver raw). Throws Error otherwise.
-  TestPattern(PixelFormat format, std::uint32_t width, std::uint32_t height);
+  PatternFrames(PixelFormat format, std::uint32_t width, std::uint32_t height);
   /// Renders frame number `index` into `frame` (host memory, matching format and size).
   void render(Frame& frame, std::uint64_t index, const Timecode& tc);
 

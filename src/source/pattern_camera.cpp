@@ -1,4 +1,4 @@
-#include "test_camera.hpp"
+#include "pattern_camera.hpp"
 
 #include <cmath>
 #include <thread>
@@ -13,7 +13,7 @@ PixelFormat chooseFormat(const SourceSpec& spec) {
 }
 }  // namespace
 
-TestCamera::TestCamera(const SourceSpec& spec, const SourceOptions& options)
+PatternCamera::PatternCamera(const SourceSpec& spec, const SourceOptions& options)
     : pool_(computeLayout(chooseFormat(spec), spec.width, spec.height, 64), std::max(2u, options.bufferCount),
             options.allocatorFactory ? options.allocatorFactory() : makeHostAllocator()),
       pattern_(chooseFormat(spec), spec.width, spec.height),
@@ -27,7 +27,7 @@ TestCamera::TestCamera(const SourceSpec& spec, const SourceOptions& options)
                       std::to_string(static_cast<int>(spec.fps)) + " " + std::string(formatName(info_.format));
 }
 
-std::optional<FrameLease> TestCamera::next(std::chrono::milliseconds timeout) {
+std::optional<FrameLease> PatternCamera::next(std::chrono::milliseconds timeout) {
   const std::int64_t now = monotonicNs();
   if (startNs_ == 0) startNs_ = now;
   std::int64_t deadline = startNs_ + static_cast<std::int64_t>(index_) * periodNs_;
@@ -63,7 +63,7 @@ std::optional<FrameLease> TestCamera::next(std::chrono::milliseconds timeout) {
   return lease;
 }
 
-SourceCounters TestCamera::counters() const {
+SourceCounters PatternCamera::counters() const {
   SourceCounters c;
   c.frames = frames_.load();
   c.drops = drops_.load();

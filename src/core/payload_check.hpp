@@ -1,13 +1,14 @@
 #pragma once
 // The cheap sanity checks every compressed frame passes before any decoder sees it: cameras deliver
 // empty, truncated and garbled frames (USB errors, bandwidth), and a decoder fed one either fails
-// late or shows garbage. Pure logic on a host buffer.
+// late or shows garbage. Pure logic on a host buffer, in the core so that capture and the GPU
+// decoder both check without depending on each other.
 // Thread-safety: reentrant.
 
 #include <cstddef>
 #include <cstdint>
 
-namespace zerohop::capture_detail {
+namespace zerohop::core_detail {
 
 /// nullptr when `data[0..size)` looks like a whole JPEG (SOI at the start, EOI at the end, allowing
 /// zero padding after it); otherwise why not ("empty", "no SOI marker", "no EOI marker (truncated?)").
@@ -17,4 +18,4 @@ const char* mjpegDefect(const std::uint8_t* data, std::size_t size) noexcept;
 /// 00 00 00 01 start code then a NAL header with the forbidden bit clear); otherwise why not.
 const char* annexBDefect(const std::uint8_t* data, std::size_t size) noexcept;
 
-}  // namespace zerohop::capture_detail
+}  // namespace zerohop::core_detail
