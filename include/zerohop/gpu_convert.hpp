@@ -28,8 +28,10 @@
 //
 // Ordering (on the GPU, through events): convert() waits on src.gpu.readyEvent when set, enqueues the work on the
 // stream, records an event on it and puts that event in dst.gpu.readyEvent. Consumers call
-// cudaStreamWaitEvent on their own stream. The event belongs to the converter, one per destination
-// buffer, re-recorded each time that buffer is written: it stays valid while the converter lives.
+// cudaStreamWaitEvent on their own stream. The event belongs to the converter: the 32 destination
+// buffers written most recently have one each, re-recorded each time that buffer is written (a
+// 33rd buffer takes over the least recently written one's event, after the work it recorded). It
+// stays valid while the converter lives.
 // Thread-safety: thread-bound (one converter per pipeline thread).
 
 #include <cstdint>

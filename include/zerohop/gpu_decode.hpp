@@ -52,9 +52,9 @@ ZEROHOP_API std::string describe(const NvdecInfo& info);
 
 /// Decodes one H.264 stream into NV12 device frames.
 ///
-/// Ownership: the decoder owns its NVDEC session, its CUDA stream and one ready event per
-/// destination buffer (valid while the decoder lives, re-recorded each time that buffer is
-/// written). Destination frames are borrowed: they come from the caller's pool, e.g.
+/// Ownership: the decoder owns its NVDEC session, its CUDA stream and a ready event for each of the
+/// 32 destination buffers written most recently (valid while the decoder lives, re-recorded each
+/// time that buffer is written; as GpuConverter). Destination frames are borrowed: they come from the caller's pool, e.g.
 /// BufferPool(computeLayout(kNV12, w, h, 256), n, makeDeviceAllocator(device)).
 class ZEROHOP_API GpuH264Decoder {
  public:

@@ -28,7 +28,8 @@
 // next frame decodes normally.
 //
 // Ordering (on the GPU, through events): like GpuConverter. Work runs on the decoder's own stream; dst.gpu.readyEvent
-// is an event owned by the decoder, one per destination buffer, valid while the decoder lives.
+// is an event owned by the decoder, one for each of the 32 destination buffers written most recently
+// (as GpuConverter), valid while the decoder lives.
 // Keep the JPEG bytes unchanged until dst.gpu.readyEvent completed (the hardware engines may read
 // them after decode() returned); the decoupled path is done with them when decode() returns.
 // Thread-safety: thread-bound (one decoder per pipeline thread).
