@@ -50,7 +50,7 @@ if(ZEROHOP_HAS_GPU_01)
   list(APPEND _zerohop_headers gpu.hpp gpu_convert.hpp gpu_decode.hpp gpu_jpeg.hpp)
 endif()
 if(ZEROHOP_HAS_STREAM_01)
-  list(APPEND _zerohop_headers converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp)
+  list(APPEND _zerohop_headers converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp webrtc_session.hpp)
 endif()
 list(TRANSFORM _zerohop_headers PREPEND ${PROJECT_SOURCE_DIR}/include/zerohop/)
 install(FILES ${_zerohop_headers} ${PROJECT_BINARY_DIR}/include/zerohop/version.h

@@ -21,6 +21,7 @@
 
 #include "zerohop/error.hpp"
 #include "zerohop/stream_server.hpp"
+#include "zerohop/webrtc_session.hpp"
 
 namespace zerohop {
 namespace {
@@ -362,6 +363,60 @@ TEST_F(LoopbackReceive, GStreamerViewerThatStaysIsNotReapedFor90Seconds) {
   EXPECT_LT(lostAt, 0) << "the server ended a viewer that was still receiving, after " << lostAt << " s";
   EXPECT_GT(viewer.receivedUnits.load(), receivedAt60s) << "the viewer stopped receiving in the last 30 s";
   EXPECT_GE(viewer.receivedUnits.load(), 90 * 30 * 8 / 10) << "fewer than 80 % of 90 s of frames arrived";
+}
+
+// The WebRTC sender without the HTTP server, for programs with signalling of their own: the viewer's
+// offer in, the answer out, units pushed; the viewer decodes them and its keyframe requests come back.
+TEST(WebRtcSessionLoopback, OfferInAnswerOutUnitsPushedWithoutTheHttpServer) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
+  ASSERT_EQ(units.size(), 90u);
+  LoopbackViewer viewer;
+  const std::string offer = viewer.createOffer();
+  ASSERT_NE(offer.find("m=video"), std::string::npos) << offer;
+  WebRtcSessionOptions options;
+  options.loopbackOnly = true;
+  WebRtcSession session(offer, options);
+  ASSERT_NE(session.answer().find("a=candidate"), std::string::npos) << "no candidates in " << session.answer();
+  std::atomic<int> requests{0};
+  std::atomic<bool> idrWanted{false};
+  session.setKeyframeRequester([&] {
+    ++requests;
+    idrWanted = true;
+  });
+  ASSERT_TRUE(viewer.applyAnswer(session.answer()));
+  std::size_t next = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < deadline) {
+    if (idrWanted.exchange(false)) {
+      do next = (next + 1) % units.size();
+      while (!units[next]->keyframe);
+    }
+    session.deliver(units[next]);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_GE(viewer.receivedUnits.load(), 30);
+  EXPECT_EQ(viewer.width.load(), 320);
+  EXPECT_TRUE(viewer.firstWasKeyframe.load()) << "nothing may reach a viewer before a keyframe";
+  EXPECT_GE(requests.load(), 1) << "no keyframe request when the viewer connected";
+  EXPECT_TRUE(session.connected());
+  EXPECT_EQ(session.goneReason(), "");
+  viewer.close();
+}
+
+TEST(WebRtcSessionLoopback, AnOfferWithoutH264IsRefusedWithTheReason) {
+  try {
+    WebRtcSession session("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
+                          "c=IN IP4 0.0.0.0\r\na=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwx\r\n"
+                          "a=fingerprint:sha-256 00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:"
+                          "AA:BB:CC:DD:EE:FF\r\na=setup:actpass\r\na=rtpmap:96 VP8/90000\r\na=recvonly\r\na=mid:0\r\n");
+    ADD_FAILURE() << "a VP8-only offer was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no H.264"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
