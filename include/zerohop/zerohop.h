@@ -52,7 +52,8 @@ typedef enum zh_status {
   ZH_ERR_PROTOCOL = -7,         /* the peer speaks another protocol version, or is not zerohop */
   ZH_ERR_TIMEOUT = -8,          /* nothing arrived within the timeout */
   ZH_ERR_INTERNAL = -9,         /* a bug in zerohop: please report it with zh_last_error() */
-  ZH_ERR_OVERWRITTEN = -10      /* zh_frame_check(): the publisher rewrote the slot while it was read */
+  ZH_ERR_OVERWRITTEN = -10,     /* zh_frame_check(): the publisher rewrote the slot while it was read */
+  ZH_STATUS_MAX_ENUM = 0x7fffffff /* not a status: makes every int32 value one of this type (any value a caller passes is defined) */
 } zh_status;
 
 typedef enum zh_format {
@@ -65,13 +66,15 @@ typedef enum zh_format {
   ZH_FORMAT_BGRX = 6,  /* packed B G R x, 32 bits */
   ZH_FORMAT_RGBA = 7,  /* packed R G B A, 32 bits */
   ZH_FORMAT_MJPEG = 8, /* one JPEG per frame */
-  ZH_FORMAT_H264 = 9   /* one H.264 Annex B access unit per frame */
+  ZH_FORMAT_H264 = 9,  /* one H.264 Annex B access unit per frame */
+  ZH_FORMAT_MAX_ENUM = 0x7fffffff
 } zh_format;
 
 typedef enum zh_memory {
   ZH_MEMORY_HOST = 0,   /* ordinary host memory */
   ZH_MEMORY_PINNED = 1, /* page-locked host memory */
-  ZH_MEMORY_DEVICE = 2  /* GPU memory: device pointers, never dereference on the host */
+  ZH_MEMORY_DEVICE = 2, /* GPU memory: device pointers, never dereference on the host */
+  ZH_MEMORY_MAX_ENUM = 0x7fffffff
 } zh_memory;
 
 /* The stages a frame passes; stage_ns[] holds CLOCK_MONOTONIC ns when each was done (0 = not reached). */
@@ -81,7 +84,8 @@ typedef enum zh_stage {
   ZH_STAGE_CONVERT = 2, /* decoded / colour-converted */
   ZH_STAGE_ENCODE = 3,  /* encoded */
   ZH_STAGE_SEND = 4,    /* handed to the WebRTC sender */
-  ZH_STAGE_COUNT = 5
+  ZH_STAGE_COUNT = 5,
+  ZH_STAGE_MAX_ENUM = 0x7fffffff
 } zh_stage;
 
 #define ZH_MAX_PLANES 3

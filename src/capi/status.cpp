@@ -76,6 +76,7 @@ const char* zh_status_name(zh_status status) {
     case ZH_ERR_TIMEOUT: return "ZH_ERR_TIMEOUT";
     case ZH_ERR_INTERNAL: return "ZH_ERR_INTERNAL";
     case ZH_ERR_OVERWRITTEN: return "ZH_ERR_OVERWRITTEN";
+    case ZH_STATUS_MAX_ENUM: break;
   }
   return "ZH_ERR_UNKNOWN_STATUS";
 }
