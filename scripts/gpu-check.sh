@@ -160,7 +160,7 @@ if [[ $have_gpu -eq 1 ]]; then
      cmake --build "$BUILD_DIR/ex-c_publisher" >/dev/null &&
      cmake -S examples/c_reader -B "$BUILD_DIR/ex-c_reader" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
      cmake --build "$BUILD_DIR/ex-c_reader" >/dev/null; then
-    XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" gpucam device 300 >"$OUT/c_publisher.log" 2>&1 &
+    XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" gpucam device 600 >"$OUT/c_publisher.log" 2>&1 &
     pub=$!
     for _ in $(seq 100); do [[ -S $run_dir/zerohop/gpucam.sock ]] && break; sleep 0.1; done
     out=$(XDG_RUNTIME_DIR=$run_dir timeout 30 "$BUILD_DIR/ex-c_reader/c_reader" gpucam 60)
@@ -186,7 +186,7 @@ PY
     else
       echo "NOTE: no torch or no Python module here: PyTorch did not read the C publisher's frames"
     fi
-    wait $pub  # 300 frames at 30 fps, then it prints its stats
+    wait $pub  # 600 frames at 30 fps (20 s: both readers read meanwhile), then it prints its stats
     tail -1 "$OUT/c_publisher.log"
     grep -q ' 0 bytes copied' "$OUT/c_publisher.log" || fail "the C publisher's device frames were copied (or it failed)"
   else

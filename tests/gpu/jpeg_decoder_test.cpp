@@ -195,14 +195,16 @@ TEST_F(GpuJpegTest, ConsecutiveAsyncFramesEachLandInTheirOwnDestination) {
 // without bound: at most ReadyEvents::kCapacity distinct events come back, and the frames still match.
 TEST_F(GpuJpegTest, ManyDestinationBuffersShareABoundedSetOfReadyEvents) {
   GpuJpegDecoder decoder(device_);
-  const std::vector<std::uint8_t> jpeg = testing::compressJpeg(testing::cameraPlanes(64, 32, 3), TJSAMP_422);
+  // The smallest picture the test pattern draws (its timecode strip needs 304 pixels).
+  constexpr std::uint32_t kW = 320, kH = 32;
+  const std::vector<std::uint8_t> jpeg = testing::compressJpeg(testing::cameraPlanes(kW, kH, 3), TJSAMP_422);
   const auto expected = expected420(turboDecode(jpeg), PixelFormat::kNV12);
   PinnedJpeg in(jpeg, device_);
   constexpr std::size_t kBuffers = 4 * gpu_detail::ReadyEvents::kCapacity;
   std::vector<std::unique_ptr<DeviceTarget>> dsts;
   std::set<void*> events;
   for (std::size_t i = 0; i < kBuffers; ++i) {
-    dsts.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, 64, 32, 0, device_));
+    dsts.push_back(std::make_unique<DeviceTarget>(PixelFormat::kNV12, kW, kH, 0, device_));
     dsts.back()->poison(kPoison);
     decoder.decode(in.frame, dsts.back()->frame);
     ASSERT_NE(dsts.back()->frame.gpu.readyEvent, nullptr);
