@@ -35,6 +35,10 @@ ASAN_NOSYM_TESTS='^(WhepServer\.BrokenOffersGetTheRight4xxWithAReason|LoopbackRe
 if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
   scripts/install-deps.sh
 fi
+# Every program, Python module and GStreamer element the tests use comes from a package install-deps.sh
+# brings (~20 s): a fresh Debian 12 has nothing else. A gap fails the run at the end.
+deps_ok=1
+if ! deps=$(scripts/check-deps.sh); then echo "$deps"; deps_ok=0; else echo "${deps##*$'\n'}"; fi
 cmake --preset default -B "$BUILD_DIR" -DZEROHOP_REQUIRE_NVJPEG=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 
@@ -121,6 +125,10 @@ echo "=== tests run per label"
 for label in $ZEROHOP_ALL_LABELS; do
   printf '  %-8s %s\n' "$label" "${ran[$label]}"
 done
+if [[ $deps_ok -ne 1 ]]; then
+  echo "FAIL: scripts/check-deps.sh: the tests use something scripts/install-deps.sh does not install (above)"
+  status=1
+fi
 for label in $ZEROHOP_REQUIRED_LABELS; do
   if [[ ${ran[$label]:-0} -le 0 ]]; then
     echo "FAIL: required label '$label' ran zero tests"
