@@ -406,13 +406,13 @@ if [[ $WHEP_SOAK_SECONDS -gt 0 ]]; then
   [[ ${PIPESTATUS[0]} -eq 0 ]] && pass "WHEP + reader soak" || fail "WHEP + reader soak (whep-soak.log)"
 fi
 
-# The C/C++ runtime and the NVIDIA driver come from the machine; any other library serve maps from
-# outside the bundle is one the bundle lacks.
+# The C/C++ runtime and the NVIDIA driver come from the machine; any other library that serve or the
+# receiver loads from outside the bundle at the bundle's request is one the bundle lacks.
 machine_lib='/(ld-linux-x86-64|libc|libm|libmvec|libpthread|libdl|librt|libresolv|libutil|libnss_[a-z]+|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z-]+|libnvcuvid|libnvjpeg|libcudart)\.so|/gconv/'
-# view_run LABEL GPU_ARG: serve on VIEW_SOURCE with --gpu GPU_ARG; the bundle's receiver decodes
+# view_run LABEL GPU_ARG PORT: serve on VIEW_SOURCE with --gpu GPU_ARG on 127.0.0.1:PORT; the bundle's receiver decodes
 # RECEIVE_FRAMES pictures over WHEP; then the library check and SIGINT. Results in $OUT/*-LABEL.*.
 view_run() {
-  local label=$1 gpu=$2 port=$((PORT + 1)) log pid rc up=0 outside
+  local label=$1 gpu=$2 port=$3 log pid rc up=0 gaps n_inside nss_libs
   log=$OUT/serve-$label.log
   step "video, $label path: zerohop serve --source $VIEW_SOURCE --gpu $gpu; zerohop-whep-receive --frames $RECEIVE_FRAMES"
   # LD_DEBUG=files: the loader logs every library it initialises, the ones dlopen()ed and closed again
@@ -430,7 +430,8 @@ view_run() {
     sleep 0.5
   done
   if [[ $up -ne 1 ]]; then
-    fail "$label path: serve did not answer /stats within 30 s"
+    if kill -0 "$pid" 2>/dev/null; then fail "$label path: serve did not answer /stats within 30 s"
+    else fail "$label path: serve --gpu $gpu exited before answering: $(grep -m1 'error' "$log")"; fi
     cat "$log"
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
@@ -454,15 +455,44 @@ view_run() {
   [[ $rc == timeout ]] && kill -KILL "$pid" 2>/dev/null
   serve_pid=""
   [[ $rc == 0 ]] || fail "$label path: serve exit status after SIGINT: $rc"
-  sed -n 's/.*calling init: //p' "$OUT/ld-$label".* 2>/dev/null | sort -u > "$OUT/loaded-$label.txt"
+  python3 - "$B" "$machine_lib" "$OUT/loaded-$label.txt" "$OUT/ld-$label".* <<'EOF' > "$tmp/libs.txt"
+# LD_DEBUG=files logs "file=NAME [0];  needed by|dynamically loaded by BY [0]" and "calling init: PATH".
+# A library from outside the bundle is a gap when something in the bundle asked for it; one the
+# machine's own libraries asked for (glibc's NSS modules and gconv, the NVIDIA driver's) is theirs.
+import os, re, sys
+bundle, machine, listing, logs = sys.argv[1] + "/", re.compile(sys.argv[2]), sys.argv[3], sys.argv[4:]
+by, loaded = {}, set()
+for f in logs:
+    for line in open(f, errors="replace"):
+        m = re.search(r"file=(\S+) \[\d+\];  (?:needed by|dynamically loaded by) (\S+)", line)
+        if m:
+            by.setdefault(os.path.basename(m.group(1)), m.group(2))
+        m = re.search(r"calling init: (\S+)", line)
+        if m:
+            loaded.add(m.group(1))
+open(listing, "w").write("".join(p + "\n" for p in sorted(loaded)))
+inside = [p for p in loaded if p.startswith(bundle)]
+outside = sorted(p for p in loaded if not p.startswith(bundle))
+gaps = [f"{p} (for {by.get(os.path.basename(p), '?')})" for p in outside
+        if not machine.search(p) and (by.get(os.path.basename(p), "").startswith(bundle) or
+                                      not os.path.isabs(by.get(os.path.basename(p), "/")))]
+theirs = [os.path.basename(p) for p in outside if machine.search(p)]
+others = [f"{os.path.basename(p)} (for {os.path.basename(by.get(os.path.basename(p), '?'))})" for p in outside
+          if not machine.search(p) and f"{p} (for {by.get(os.path.basename(p), '?')})" not in gaps]
+nss = sorted({os.path.basename(p) for p in inside if re.search(r"/lib(softokn3|freeblpriv3|nssdbm3)\.so$", p)})
+print(f"inside {len(inside)} {' '.join(nss) or 'none'}")
+print("theirs " + " ".join(theirs + others))
+print("gaps " + "; ".join(gaps))
+EOF
   rm -f "$OUT/ld-$label".*
-  outside=$(grep -v "^$B/" "$OUT/loaded-$label.txt" | grep -vE "$machine_lib" | tr '\n' ' ')
+  read -r _ n_inside nss_libs < <(grep '^inside ' "$tmp/libs.txt")
+  gaps=$(sed -n 's/^gaps //p' "$tmp/libs.txt")
   if [[ ! -s $OUT/loaded-$label.txt ]]; then
     fail "$label path: no LD_DEBUG output from serve and the receiver"
-  elif [[ -n $outside ]]; then
-    fail "$label path: serve or the receiver loaded libraries from outside the bundle (add them to gpu-serve-bundle.sh): $outside"
+  elif [[ -n $gaps ]]; then
+    fail "$label path: the bundle lacks libraries serve or the receiver loaded from the machine (add them to gpu-serve-bundle.sh): $gaps"
   else
-    pass "$label path: serve and the receiver loaded $(grep -c "^$B/" "$OUT/loaded-$label.txt") libraries from the bundle (NSS's: $(grep -oE 'lib(softokn3|freeblpriv3|nssdbm3)\.so' "$OUT/loaded-$label.txt" | sort -u | tr '\n' ' ')), and from the machine only: $(grep -v "^$B/" "$OUT/loaded-$label.txt" | xargs -rn1 basename | tr '\n' ' ')"
+    pass "$label path: serve and the receiver loaded $n_inside libraries from the bundle (NSS's token: $nss_libs), and from the machine only: $(sed -n 's/^theirs //p' "$tmp/libs.txt")"
   fi
   if grep -qE 'Could not initialize SRTP|pipeline error' "$log"; then
     fail "$label path: $(grep -oE '(Could not initialize SRTP|pipeline error).*' "$log" | head -1)"
@@ -478,12 +508,12 @@ view_run() {
 
 if [[ $VIEW -eq 1 ]]; then
   if [[ $expect_gpu -eq 1 ]]; then
-    view_run gpu "$GPU_DEVICE"
+    view_run gpu "$GPU_DEVICE" $((PORT + 1))
   else
     step "video, gpu path: skipped"
     echo "skip: the GPU path is not measured here: no GPU (nvidia-smi lists none; EXPECT_GPU=1 forces it)"
   fi
-  view_run cpu off
+  view_run cpu off $((PORT + 2))
   step "video: capture -> decoded, GPU path against CPU path"
   python3 - "$OUT" "$LATENCY_P50_BUDGET_MS" "$expect_gpu" "$RECEIVE_FRAMES" <<'EOF' || status=1
 import json, os, sys
