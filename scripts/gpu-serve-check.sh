@@ -3,7 +3,8 @@
 # on a machine without Debian's media libraries (the GPU machine), and check what it did.
 #
 # Usage (repository root or anywhere):
-#   scripts/gpu-serve-bundle.sh                  here, once: makes .gpu-bundle/zerohop-serve.tar.xz
+#   cmake --build build --target zerohop zerohop-whep-receive zerohop-camemu zerohop_camemu
+#   scripts/gpu-serve-bundle.sh build            here, once: makes .gpu-bundle/zerohop-serve.tar.xz
 #   run(carry: [".gpu-bundle"], command: "bash scripts/gpu-serve-check.sh")   on the GPU machine
 #   bash scripts/gpu-serve-check.sh              here (no GPU): the CPU path, reported as such
 #
@@ -30,10 +31,10 @@
 #   - every picture decoded, each with a readable timecode, within RECEIVE_TIMEOUT s;
 #   - capture -> decoded p50 (the timecode's capture wall clock to the decoded picture, same machine)
 #     under LATENCY_P50_BUDGET_MS;
-#   - serve and the receiver loaded no shared library from outside the bundle but the C/C++ runtime's
-#     and the NVIDIA driver's (LD_DEBUG=files: every library the loader initialised, dlopen()ed ones
-#     included: one the bundle lacks shows here, on a machine that has it, before it shows on the GPU
-#     machine as no video).
+#   - nothing in the bundle loaded a shared library from the machine but the C/C++ runtime's and the
+#     NVIDIA driver's (LD_DEBUG=files: every library the loader initialised and who asked for it,
+#     dlopen()ed ones included: one the bundle lacks shows here, on a machine that has it, before it
+#     shows on the GPU machine as no video; what the machine's own libraries load is theirs).
 #   It prints one table: frames, timecodes, sequence gaps, first frame, capture -> decoded p50/p99/max.
 #
 # Environment: OUT (results; the device tool sets it; default /tmp/gpu-serve-check), BUNDLE (default
