@@ -49,12 +49,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::string url;              // http://HOST:PORT/whep
-  int frames = 150;             // decoded pictures wanted
-  double timeoutSeconds = 30;   // from the POST
+  std::string url;             // http://HOST:PORT/whep
+  int frames = 150;            // decoded pictures wanted
+  double timeoutSeconds = 30;  // from the POST
   std::string iceAddress = "127.0.0.1";
-  int jitterBufferMs = 0;       // webrtcbin's rtpjitterbuffer latency
-  std::string framesLog;        // optional: one CSV row per decoded picture
+  int jitterBufferMs = 0;  // webrtcbin's rtpjitterbuffer latency
+  std::string framesLog;   // optional: one CSV row per decoded picture
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -73,13 +73,20 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value for " + a).c_str());
       return argv[++i];
     };
-    if (a == "--frames") o.frames = std::atoi(value().c_str());
-    else if (a == "--timeout") o.timeoutSeconds = std::atof(value().c_str());
-    else if (a == "--ice-address") o.iceAddress = value();
-    else if (a == "--jitter-buffer-ms") o.jitterBufferMs = std::atoi(value().c_str());
-    else if (a == "--frames-log") o.framesLog = value();
-    else if (a.rfind("--", 0) == 0) usage(("unknown option " + a).c_str());
-    else o.url = a;
+    if (a == "--frames")
+      o.frames = std::atoi(value().c_str());
+    else if (a == "--timeout")
+      o.timeoutSeconds = std::atof(value().c_str());
+    else if (a == "--ice-address")
+      o.iceAddress = value();
+    else if (a == "--jitter-buffer-ms")
+      o.jitterBufferMs = std::atoi(value().c_str());
+    else if (a == "--frames-log")
+      o.framesLog = value();
+    else if (a.rfind("--", 0) == 0)
+      usage(("unknown option " + a).c_str());
+    else
+      o.url = a;
   }
   if (o.url.rfind("http://", 0) != 0) usage("URL must be http://HOST:PORT/PATH");
   if (o.frames <= 0) usage("--frames must be > 0");
@@ -137,7 +144,8 @@ class H264Decoder {
   std::string decode(const std::uint8_t* data, std::size_t size, F&& onPicture) {
     packet_->data = const_cast<std::uint8_t*>(data);
     packet_->size = static_cast<int>(size);
-    if (const int rc = avcodec_send_packet(ctx_, packet_); rc < 0) return "avcodec_send_packet: " + errorText(rc);
+    if (const int rc = avcodec_send_packet(ctx_, packet_); rc < 0)
+      return "avcodec_send_packet: " + errorText(rc);
     for (;;) {
       const int rc = avcodec_receive_frame(ctx_, picture_);
       if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
@@ -226,7 +234,8 @@ void printResult(const Result& r, const Options& o) {
       r.decoded, r.timecodes, r.width, r.height, r.firstFrameMs,
       r.seqFirst ? static_cast<long long>(*r.seqFirst) : -1LL, r.seqLast,
       static_cast<unsigned long long>(r.seqMissing), percentile(r.latencyMs, 50), percentile(r.latencyMs, 99),
-      percentile(r.latencyMs, 0), percentile(r.latencyMs, 100), o.jitterBufferMs, jsonEscape(r.error).c_str());
+      percentile(r.latencyMs, 0), percentile(r.latencyMs, 100), o.jitterBufferMs,
+      jsonEscape(r.error).c_str());
   std::fflush(stdout);
 }
 
@@ -317,14 +326,16 @@ int run(const Options& o) {
   if (ice) {
     gboolean added = FALSE;
     g_signal_emit_by_name(ice, "add-local-ip-address", o.iceAddress.c_str(), &added);
-    if (!added) std::fprintf(stderr, "zerohop-whep-receive: could not add %s to the ICE agent\n", o.iceAddress.c_str());
+    if (!added)
+      std::fprintf(stderr, "zerohop-whep-receive: could not add %s to the ICE agent\n", o.iceAddress.c_str());
     gst_object_unref(ice);
   }
   GstCaps* caps = gst_caps_from_string(
       "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
       "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
   GstWebRTCRTPTransceiver* trans = nullptr;
-  g_signal_emit_by_name(webrtc, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps, &trans);
+  g_signal_emit_by_name(webrtc, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps,
+                        &trans);
   gst_caps_unref(caps);
   if (trans) gst_object_unref(trans);
   g_signal_connect(webrtc, "pad-added", G_CALLBACK(onPadAdded), sink);
@@ -336,8 +347,8 @@ int run(const Options& o) {
   http.set_read_timeout(10, 0);
   std::string resource;
   const auto posted = Clock::now();
-  const auto deadline = posted + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(o.timeoutSeconds));
+  const auto deadline =
+      posted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeoutSeconds));
   if (offer.find("m=video") == std::string::npos) {
     r.error = "webrtcbin made no video offer";
   } else if (auto res = http.Post(url.path, offer, "application/sdp"); !res) {
@@ -391,12 +402,12 @@ int run(const Options& o) {
         ++r.timecodes;
         // The timecode carries milliseconds modulo 2^44 (about 557 years): unwrap against now.
         const std::int64_t sent = static_cast<std::int64_t>(tc->wallClockMs);
-        const std::int64_t latency =
-            static_cast<std::int64_t>((static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(sent)) &
-                                      zerohop::kTimecodeMsMask);
-        const double ms = latency > static_cast<std::int64_t>(zerohop::kTimecodeMsMask / 2)
-                              ? static_cast<double>(latency - static_cast<std::int64_t>(zerohop::kTimecodeMsMask) - 1)
-                              : static_cast<double>(latency);
+        const std::int64_t latency = static_cast<std::int64_t>(
+            (static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(sent)) & zerohop::kTimecodeMsMask);
+        const double ms =
+            latency > static_cast<std::int64_t>(zerohop::kTimecodeMsMask / 2)
+                ? static_cast<double>(latency - static_cast<std::int64_t>(zerohop::kTimecodeMsMask) - 1)
+                : static_cast<double>(latency);
         r.latencyMs.push_back(ms);
         if (!r.seqFirst) r.seqFirst = tc->sequence;
         if (seqPrev) {
