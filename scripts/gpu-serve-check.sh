@@ -3,7 +3,8 @@
 # on a machine without Debian's media libraries (the GPU machine), and check what it did.
 #
 # Usage (repository root or anywhere):
-#   scripts/gpu-serve-bundle.sh                  here, once: makes .gpu-bundle/zerohop-serve.tar.xz
+#   cmake --build build --target zerohop zerohop-whep-receive zerohop-camemu zerohop_camemu
+#   scripts/gpu-serve-bundle.sh build            here, once: makes .gpu-bundle/zerohop-serve.tar.xz
 #   run(carry: [".gpu-bundle"], command: "bash scripts/gpu-serve-check.sh")   on the GPU machine
 #   bash scripts/gpu-serve-check.sh              here (no GPU): the CPU path, reported as such
 #
@@ -22,6 +23,19 @@
 #   - tap read 30 frames, all valid, sequence numbers rising, from device memory on the GPU path
 #     (host memory on the CPU path);
 #   - serve exits 0 within 15 s of SIGINT and logs "stopping (SIGINT)".
+# Then video, GPU path against CPU path (serve twice more on VIEW_SOURCE, `--gpu $GPU_DEVICE` and
+# `--gpu off`; the GPU run is skipped, saying so, where no GPU is expected): the bundle's
+# zerohop-whep-receive (tests/stream/whep_receive.cpp: GStreamer webrtcbin, libavcodec, the pixel
+# timecode) negotiates over WHEP and decodes RECEIVE_FRAMES pictures; checks, for each path:
+#   - the serve log names the path asked for, and no SRTP or pipeline error;
+#   - every picture decoded, each with a readable timecode, within RECEIVE_TIMEOUT s;
+#   - capture -> decoded p50 (the timecode's capture wall clock to the decoded picture, same machine)
+#     under LATENCY_P50_BUDGET_MS;
+#   - nothing in the bundle loaded a shared library from the machine but the C/C++ runtime's and the
+#     NVIDIA driver's (LD_DEBUG=files: every library the loader initialised and who asked for it,
+#     dlopen()ed ones included: one the bundle lacks shows here, on a machine that has it, before it
+#     shows on the GPU machine as no video; what the machine's own libraries load is theirs).
+#   It prints one table: frames, timecodes, sequence gaps, first frame, capture -> decoded p50/p99/max.
 #
 # Environment: OUT (results; the device tool sets it; default /tmp/gpu-serve-check), BUNDLE (default
 # .gpu-bundle/zerohop-serve.tar.xz), SOURCE (default test:1280x720@30), PORT (default 18473),
@@ -38,7 +52,13 @@
 # script samples serve's GPU memory (nvidia-smi --query-compute-apps for serve's pid, else the GPU's
 # memory.used between two taps), RSS, open fds and threads into soak.csv; it fails unless GPU memory
 # and fds end where they were at the first sample and RSS grew < 5 %.
-# Files in $OUT: gpu-serve-check.log (everything), probe.txt, serve.log, stats.jsonl, metrics.txt, tap.jsonl.
+# VIEW_SOURCE (default test:1280x720@30), RECEIVE_FRAMES (default 300), RECEIVE_TIMEOUT (default 30),
+# LATENCY_P50_BUDGET_MS (default 300: the browser test sees 30-60 ms on a loaded 2-core box),
+# GPU_DEVICE (default 0), VIEW=0 skips the video comparison.
+# Files in $OUT: gpu-serve-check.log (everything), probe.txt, serve.log, stats.jsonl, metrics.txt, tap.jsonl,
+# and per path (gpu, cpu): serve-PATH.log, receive-PATH.json (the receiver's summary),
+# receive-PATH.csv (one row per decoded picture), loaded-PATH.txt (the libraries serve, its plugin
+# scanner and the receiver loaded).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -51,6 +71,12 @@ SERVE_SECONDS=${SERVE_SECONDS:-20}
 SOAK_SECONDS=${SOAK_SECONDS:-0}
 WHEP_SOAK_SECONDS=${WHEP_SOAK_SECONDS:-0}
 WHEP_SOAK_WARMUP=${WHEP_SOAK_WARMUP:-30}
+VIEW=${VIEW:-1}
+VIEW_SOURCE=${VIEW_SOURCE:-test:1280x720@30}
+RECEIVE_FRAMES=${RECEIVE_FRAMES:-300}
+RECEIVE_TIMEOUT=${RECEIVE_TIMEOUT:-30}
+LATENCY_P50_BUDGET_MS=${LATENCY_P50_BUDGET_MS:-300}
+GPU_DEVICE=${GPU_DEVICE:-0}
 SHARE=zhcheck$$
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -105,11 +131,12 @@ zh() { env "${bundle_env[@]}" "$B/bin/zerohop" "$@"; }
 
 # Every library the bundle's programs need resolves, and none but the C/C++ runtime and the NVIDIA
 # driver comes from the machine.
-env "${bundle_env[@]}" ldd "$B/bin/zerohop" "$B"/gst/*.so "$B/libexec/gst-plugin-scanner" > "$tmp/ldd.txt" 2>&1
+env "${bundle_env[@]}" ldd "$B/bin/zerohop" "$B/bin/zerohop-whep-receive" "$B"/gst/*.so "$B/libexec/gst-plugin-scanner" \
+  "$B"/lib/libsoftokn3.so "$B"/lib/libfreeblpriv3.so > "$tmp/ldd.txt" 2>&1
 missing=$(grep 'not found' "$tmp/ldd.txt" | sort -u)
 [[ -z $missing ]] && pass "every library resolves" || fail "libraries not found: $missing"
 echo "from the machine: $(awk '/=> \// && $3 !~ /zerohop-serve\/lib/ {print $1}' "$tmp/ldd.txt" | sort -u | tr '\n' ' ')"
-for e in appsrc rtph264pay webrtcbin dtlssrtpenc srtpenc nicesink rtpbin; do
+for e in appsrc rtph264pay webrtcbin dtlssrtpenc srtpenc nicesink rtpbin rtph264depay h264parse appsink; do
   if [[ -x $B/bin/gst-inspect-1.0 ]] && ! env "${bundle_env[@]}" "$B/bin/gst-inspect-1.0" "$e" >/dev/null 2>&1; then
     fail "GStreamer element $e not found in the bundle"
   fi
@@ -378,6 +405,153 @@ if [[ $WHEP_SOAK_SECONDS -gt 0 ]]; then
     --seconds "$WHEP_SOAK_SECONDS" --warmup "$WHEP_SOAK_WARMUP" --source "${WHEP_SOAK_SOURCE:-test:1280x720@30}" \
     --report-every 60 2>&1 | tee "$OUT/whep-soak.log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] && pass "WHEP + reader soak" || fail "WHEP + reader soak (whep-soak.log)"
+fi
+
+# The C/C++ runtime and the NVIDIA driver come from the machine; any other library that serve or the
+# receiver loads from outside the bundle at the bundle's request is one the bundle lacks.
+machine_lib='/(ld-linux-x86-64|libc|libm|libmvec|libpthread|libdl|librt|libresolv|libutil|libnss_[a-z]+|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z-]+|libnvcuvid|libnvjpeg|libcudart)\.so|/gconv/'
+# view_run LABEL GPU_ARG PORT: serve on VIEW_SOURCE with --gpu GPU_ARG on 127.0.0.1:PORT; the bundle's receiver decodes
+# RECEIVE_FRAMES pictures over WHEP; then the library check and SIGINT. Results in $OUT/*-LABEL.*.
+view_run() {
+  local label=$1 gpu=$2 port=$3 log pid rc up=0 gaps n_inside nss_libs
+  log=$OUT/serve-$label.log
+  step "video, $label path: zerohop serve --source $VIEW_SOURCE --gpu $gpu; zerohop-whep-receive --frames $RECEIVE_FRAMES"
+  # LD_DEBUG=files: the loader logs every library it initialises, the ones dlopen()ed and closed again
+  # too (NSS loads its token for SRTP set-up and unloads it), per process (serve, gst-plugin-scanner).
+  rm -f "$OUT/ld-$label".*
+  env "${bundle_env[@]}" LD_DEBUG=files LD_DEBUG_OUTPUT="$OUT/ld-$label" \
+    "$B/bin/zerohop" serve --source "$VIEW_SOURCE" --gpu "$gpu" --encoder auto \
+    --listen "127.0.0.1:$port" --status-interval 5 > "$log" 2>&1 &
+  pid=$!
+  serve_pid=$pid  # for cleanup()
+  for _ in $(seq 1 60); do
+    kill -0 "$pid" 2>/dev/null || break
+    if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=3)' \
+        "http://127.0.0.1:$port/stats" 2>/dev/null; then up=1; break; fi
+    sleep 0.5
+  done
+  if [[ $up -ne 1 ]]; then
+    if kill -0 "$pid" 2>/dev/null; then fail "$label path: serve did not answer /stats within 30 s"
+    else fail "$label path: serve --gpu $gpu exited before answering: $(grep -m1 'error' "$log")"; fi
+    cat "$log"
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    serve_pid=""
+    return
+  fi
+  timeout $((RECEIVE_TIMEOUT + 20)) env "${bundle_env[@]}" LD_DEBUG=files LD_DEBUG_OUTPUT="$OUT/ld-$label.receiver" \
+    "$B/bin/zerohop-whep-receive" "http://127.0.0.1:$port/whep" \
+    --frames "$RECEIVE_FRAMES" --timeout "$RECEIVE_TIMEOUT" --frames-log "$OUT/receive-$label.csv" \
+    > "$OUT/receive-$label.json" 2> "$OUT/receive-$label.err"
+  rc=$?
+  echo "receiver exit status $rc: $(cat "$OUT/receive-$label.json")"
+  tail -5 "$OUT/receive-$label.err"
+  [[ $rc -eq 0 ]] || fail "$label path: the receiver did not get $RECEIVE_FRAMES decodable pictures with timecodes (receive-$label.json)"
+  kill -INT "$pid"
+  rc=timeout
+  for _ in $(seq 1 150); do
+    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; rc=$?; break; fi
+    sleep 0.1
+  done
+  [[ $rc == timeout ]] && kill -KILL "$pid" 2>/dev/null
+  serve_pid=""
+  [[ $rc == 0 ]] || fail "$label path: serve exit status after SIGINT: $rc"
+  python3 - "$B" "$machine_lib" "$OUT/loaded-$label.txt" "$OUT/ld-$label".* <<'EOF' > "$tmp/libs.txt"
+# LD_DEBUG=files logs "file=NAME [0];  needed by|dynamically loaded by BY [0]" and "calling init: PATH".
+# A library from outside the bundle is a gap when something in the bundle asked for it; one the
+# machine's own libraries asked for (glibc's NSS modules and gconv, the NVIDIA driver's) is theirs.
+import os, re, sys
+bundle, machine, listing, logs = sys.argv[1] + "/", re.compile(sys.argv[2]), sys.argv[3], sys.argv[4:]
+by, loaded = {}, set()
+for f in logs:
+    for line in open(f, errors="replace"):
+        m = re.search(r"file=(\S+) \[\d+\];  (?:needed by|dynamically loaded by) (\S+)", line)
+        if m:
+            by.setdefault(os.path.basename(m.group(1)), m.group(2))
+        m = re.search(r"calling init: (\S+)", line)
+        if m:
+            loaded.add(m.group(1))
+open(listing, "w").write("".join(p + "\n" for p in sorted(loaded)))
+inside = [p for p in loaded if p.startswith(bundle)]
+outside = sorted(p for p in loaded if not p.startswith(bundle))
+gaps = [f"{p} (for {by.get(os.path.basename(p), '?')})" for p in outside
+        if not machine.search(p) and (by.get(os.path.basename(p), "").startswith(bundle) or
+                                      not os.path.isabs(by.get(os.path.basename(p), "/")))]
+theirs = [os.path.basename(p) for p in outside if machine.search(p)]
+others = [f"{os.path.basename(p)} (for {os.path.basename(by.get(os.path.basename(p), '?'))})" for p in outside
+          if not machine.search(p) and f"{p} (for {by.get(os.path.basename(p), '?')})" not in gaps]
+nss = sorted({os.path.basename(p) for p in inside if re.search(r"/lib(softokn3|freeblpriv3|nssdbm3)\.so$", p)})
+print(f"inside {len(inside)} {' '.join(nss) or 'none'}")
+print("theirs " + " ".join(theirs + others))
+print("gaps " + "; ".join(gaps))
+EOF
+  rm -f "$OUT/ld-$label".*
+  read -r _ n_inside nss_libs < <(grep '^inside ' "$tmp/libs.txt")
+  gaps=$(sed -n 's/^gaps //p' "$tmp/libs.txt")
+  if [[ ! -s $OUT/loaded-$label.txt ]]; then
+    fail "$label path: no LD_DEBUG output from serve and the receiver"
+  elif [[ -n $gaps ]]; then
+    fail "$label path: the bundle lacks libraries serve or the receiver loaded from the machine (add them to gpu-serve-bundle.sh): $gaps"
+  else
+    pass "$label path: serve and the receiver loaded $n_inside libraries from the bundle (NSS's token: $nss_libs), and from the machine only: $(sed -n 's/^theirs //p' "$tmp/libs.txt")"
+  fi
+  if grep -qE 'Could not initialize SRTP|pipeline error' "$log"; then
+    fail "$label path: $(grep -oE '(Could not initialize SRTP|pipeline error).*' "$log" | head -1)"
+  fi
+  if [[ $label == gpu ]]; then
+    grep -q 'GPU path: ' "$log" && pass "gpu path: $(grep -o 'GPU path: .*' "$log" | head -1)" \
+      || fail "serve --gpu $gpu did not take the GPU path: $(grep -oE '(CPU path|error).*' "$log" | head -1)"
+  else
+    grep -q 'CPU path' "$log" && pass "cpu path: $(grep -oE 'CPU path.*' "$log" | head -1)" \
+      || fail "serve --gpu off did not log the CPU path"
+  fi
+}
+
+if [[ $VIEW -eq 1 ]]; then
+  if [[ $expect_gpu -eq 1 ]]; then
+    view_run gpu "$GPU_DEVICE" $((PORT + 1))
+  else
+    step "video, gpu path: skipped"
+    echo "skip: the GPU path is not measured here: no GPU (nvidia-smi lists none; EXPECT_GPU=1 forces it)"
+  fi
+  view_run cpu off $((PORT + 2))
+  step "video: capture -> decoded, GPU path against CPU path"
+  python3 - "$OUT" "$LATENCY_P50_BUDGET_MS" "$expect_gpu" "$RECEIVE_FRAMES" <<'EOF' || status=1
+import json, os, sys
+out, budget, gpu, want = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
+bad = []
+print(f"{'path':5s} {'frames':>7s} {'timecodes':>9s} {'seq gaps':>8s} {'size':>9s} {'first ms':>8s} "
+      f"{'p50 ms':>7s} {'p99 ms':>7s} {'max ms':>7s}")
+rows = {}
+for path in ("gpu", "cpu"):
+    f = os.path.join(out, f"receive-{path}.json")
+    if path == "gpu" and not gpu:
+        print(f"{path:5s} skipped: no GPU here")
+        continue
+    try:
+        r = json.loads(open(f).read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError) as e:
+        bad.append(f"{path} path: no receiver summary ({e})")
+        continue
+    rows[path] = r
+    lat = r["latency_ms"]
+    print(f"{path:5s} {r['frames_decoded']:7d} {r['timecodes_read']:9d} {r['seq_missing']:8d} "
+          f"{str(r['width']) + 'x' + str(r['height']):>9s} {r['first_frame_ms']:8.0f} {lat['p50']:7.1f} "
+          f"{lat['p99']:7.1f} {lat['max']:7.1f}")
+    if r["error"]:
+        bad.append(f"{path} path: {r['error']}")
+    if r["frames_decoded"] < want:
+        bad.append(f"{path} path: {r['frames_decoded']} of {want} pictures decoded")
+    if r["timecodes_read"] and not (0 <= lat["p50"] <= budget):
+        bad.append(f"{path} path: capture -> decoded p50 {lat['p50']:.1f} ms, budget {budget:.0f} ms")
+if "gpu" in rows and "cpu" in rows:
+    g, c = rows["gpu"]["latency_ms"], rows["cpu"]["latency_ms"]
+    print(f"GPU path against CPU path: p50 {g['p50']:.1f} vs {c['p50']:.1f} ms ({g['p50'] - c['p50']:+.1f}), "
+          f"p99 {g['p99']:.1f} vs {c['p99']:.1f} ms ({g['p99'] - c['p99']:+.1f})")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
 fi
 
 step "result"

@@ -1,0 +1,456 @@
+// zerohop-whep-receive: an independent WHEP viewer that proves video arrives, for end-to-end checks
+// (scripts/gpu-serve-check.sh runs it against `zerohop serve` from the bundle).
+//
+// It negotiates a recvonly H.264 session with a WHEP endpoint using GStreamer's webrtcbin (not
+// zerohop's stream code), depayloads and parses the access units (rtph264depay ! h264parse ! appsink),
+// decodes them with libavcodec, and reads the pixel timecode (include/zerohop/timecode.hpp) from each
+// picture: capture -> decoded latency is CLOCK_REALTIME now minus the capture time the camera drew
+// into the frame, so it is meaningful when sender and receiver share a clock (the same machine).
+//
+// Prints one JSON object on stdout:
+//   {"frames_decoded", "timecodes_read", "width", "height", "first_frame_ms" (POST -> first decoded
+//    picture), "seq_first", "seq_last", "seq_missing" (gaps in the timecode sequence),
+//    "latency_ms": {"p50", "p99", "max", "min"}, "jitter_buffer_ms", "error"}
+// Exit status: 0 when --frames pictures were decoded and every one carried a readable timecode;
+// 1 otherwise (with "error" saying what fell short); 2 on bad arguments.
+// Thread-safety: one main thread; the GStreamer callback only links pads.
+
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/sdp/sdp.h>
+#define GST_USE_UNSTABLE_API
+#include <gst/webrtc/webrtc.h>
+#include <httplib.h>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/frame.h>
+}
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zerohop/frame.hpp"
+#include "zerohop/timecode.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string url;             // http://HOST:PORT/whep
+  int frames = 150;            // decoded pictures wanted
+  double timeoutSeconds = 30;  // from the POST
+  std::string iceAddress = "127.0.0.1";
+  int jitterBufferMs = 0;  // webrtcbin's rtpjitterbuffer latency
+  std::string framesLog;   // optional: one CSV row per decoded picture
+};
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "%s\nusage: zerohop-whep-receive URL [--frames N] [--timeout S] [--ice-address IP] "
+               "[--jitter-buffer-ms MS] [--frames-log FILE]\n",
+               why);
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value for " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--frames")
+      o.frames = std::atoi(value().c_str());
+    else if (a == "--timeout")
+      o.timeoutSeconds = std::atof(value().c_str());
+    else if (a == "--ice-address")
+      o.iceAddress = value();
+    else if (a == "--jitter-buffer-ms")
+      o.jitterBufferMs = std::atoi(value().c_str());
+    else if (a == "--frames-log")
+      o.framesLog = value();
+    else if (a.rfind("--", 0) == 0)
+      usage(("unknown option " + a).c_str());
+    else
+      o.url = a;
+  }
+  if (o.url.rfind("http://", 0) != 0) usage("URL must be http://HOST:PORT/PATH");
+  if (o.frames <= 0) usage("--frames must be > 0");
+  return o;
+}
+
+std::int64_t realtimeMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+std::string jsonEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    out += c;
+  }
+  return out;
+}
+
+struct GstDeleter {
+  void operator()(gpointer p) const noexcept { gst_object_unref(p); }
+};
+using ElementPtr = std::unique_ptr<GstElement, GstDeleter>;
+
+// libavcodec's H.264 decoder in low-delay mode: one access unit in, one picture out.
+class H264Decoder {
+ public:
+  H264Decoder() {
+    const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_H264);
+    if (!codec) throw std::runtime_error("avcodec_find_decoder(H264): not in this libavcodec");
+    ctx_ = avcodec_alloc_context3(codec);
+    if (!ctx_) throw std::runtime_error("avcodec_alloc_context3 failed");
+    ctx_->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    ctx_->thread_count = 1;
+    if (const int rc = avcodec_open2(ctx_, codec, nullptr); rc < 0)
+      throw std::runtime_error("avcodec_open2(h264): " + errorText(rc));
+    packet_ = av_packet_alloc();
+    picture_ = av_frame_alloc();
+    if (!packet_ || !picture_) throw std::runtime_error("av_packet_alloc/av_frame_alloc failed");
+  }
+  ~H264Decoder() {
+    av_frame_free(&picture_);
+    av_packet_free(&packet_);
+    avcodec_free_context(&ctx_);
+  }
+  H264Decoder(const H264Decoder&) = delete;
+  H264Decoder& operator=(const H264Decoder&) = delete;
+
+  /// Decodes one access unit; calls `onPicture(const AVFrame&)` for each picture it yields. Returns the
+  /// libavcodec error text of a packet it rejected, or "".
+  template <typename F>
+  std::string decode(const std::uint8_t* data, std::size_t size, F&& onPicture) {
+    packet_->data = const_cast<std::uint8_t*>(data);
+    packet_->size = static_cast<int>(size);
+    if (const int rc = avcodec_send_packet(ctx_, packet_); rc < 0)
+      return "avcodec_send_packet: " + errorText(rc);
+    for (;;) {
+      const int rc = avcodec_receive_frame(ctx_, picture_);
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
+      if (rc < 0) return "avcodec_receive_frame: " + errorText(rc);
+      onPicture(*picture_);
+      av_frame_unref(picture_);
+    }
+  }
+
+ private:
+  static std::string errorText(int rc) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(rc, buf, sizeof buf);
+    return buf;
+  }
+  AVCodecContext* ctx_ = nullptr;
+  AVPacket* packet_ = nullptr;
+  AVFrame* picture_ = nullptr;
+};
+
+// webrtcbin's pad-added: depayload, parse into byte-stream access units, hand them to the appsink.
+void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
+  if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
+  auto* sink = static_cast<GstElement*>(data);
+  GstElement* pipeline = GST_ELEMENT(gst_element_get_parent(sink));
+  GstElement* depay = gst_element_factory_make("rtph264depay", nullptr);
+  GstElement* parse = gst_element_factory_make("h264parse", nullptr);
+  gst_bin_add_many(GST_BIN(pipeline), depay, parse, nullptr);
+  GstCaps* caps = gst_caps_from_string("video/x-h264,stream-format=byte-stream,alignment=au");
+  if (!gst_element_link(depay, parse) || !gst_element_link_filtered(parse, sink, caps))
+    std::fprintf(stderr, "zerohop-whep-receive: linking rtph264depay ! h264parse ! appsink failed\n");
+  gst_caps_unref(caps);
+  gst_element_sync_state_with_parent(depay);
+  gst_element_sync_state_with_parent(parse);
+  GstPad* depaySink = gst_element_get_static_pad(depay, "sink");
+  if (gst_pad_link(pad, depaySink) != GST_PAD_LINK_OK)
+    std::fprintf(stderr, "zerohop-whep-receive: linking webrtcbin's pad to rtph264depay failed\n");
+  gst_object_unref(depaySink);
+  gst_object_unref(pipeline);
+}
+
+struct HttpUrl {
+  std::string host;
+  int port = 80;
+  std::string path = "/";
+};
+
+HttpUrl splitUrl(const std::string& url) {
+  HttpUrl u;
+  const std::string rest = url.substr(std::strlen("http://"));
+  const auto slash = rest.find('/');
+  const std::string hostPort = rest.substr(0, slash);
+  if (slash != std::string::npos) u.path = rest.substr(slash);
+  const auto colon = hostPort.rfind(':');
+  u.host = hostPort.substr(0, colon);
+  if (colon != std::string::npos) u.port = std::atoi(hostPort.substr(colon + 1).c_str());
+  return u;
+}
+
+struct Result {
+  int decoded = 0;
+  int timecodes = 0;
+  int width = 0;
+  int height = 0;
+  double firstFrameMs = -1;
+  std::optional<std::uint32_t> seqFirst;
+  std::uint32_t seqLast = 0;
+  std::uint64_t seqMissing = 0;
+  std::vector<double> latencyMs;
+  std::string error;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+void printResult(const Result& r, const Options& o) {
+  std::printf(
+      "{\"frames_decoded\": %d, \"timecodes_read\": %d, \"width\": %d, \"height\": %d, "
+      "\"first_frame_ms\": %.1f, \"seq_first\": %lld, \"seq_last\": %u, \"seq_missing\": %llu, "
+      "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"min\": %.1f, \"max\": %.1f}, "
+      "\"jitter_buffer_ms\": %d, \"error\": \"%s\"}\n",
+      r.decoded, r.timecodes, r.width, r.height, r.firstFrameMs,
+      r.seqFirst ? static_cast<long long>(*r.seqFirst) : -1LL, r.seqLast,
+      static_cast<unsigned long long>(r.seqMissing), percentile(r.latencyMs, 50), percentile(r.latencyMs, 99),
+      percentile(r.latencyMs, 0), percentile(r.latencyMs, 100), o.jitterBufferMs,
+      jsonEscape(r.error).c_str());
+  std::fflush(stdout);
+}
+
+// The offer after ICE gathering completed (WHEP carries no trickle here), or "".
+std::string localOffer(GstElement* webrtc) {
+  GstPromise* p = gst_promise_new();
+  g_signal_emit_by_name(webrtc, "create-offer", nullptr, p);
+  gst_promise_wait(p);
+  GstWebRTCSessionDescription* offer = nullptr;
+  if (const GstStructure* reply = gst_promise_get_reply(p))
+    gst_structure_get(reply, "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer, nullptr);
+  gst_promise_unref(p);
+  if (!offer) return {};
+  p = gst_promise_new();
+  g_signal_emit_by_name(webrtc, "set-local-description", offer, p);
+  gst_promise_wait(p);
+  gst_promise_unref(p);
+  gst_webrtc_session_description_free(offer);
+  const auto deadline = Clock::now() + 5s;
+  for (;;) {
+    GstWebRTCICEGatheringState s{};
+    g_object_get(webrtc, "ice-gathering-state", &s, nullptr);
+    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE || Clock::now() > deadline) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  GstWebRTCSessionDescription* local = nullptr;
+  g_object_get(webrtc, "local-description", &local, nullptr);
+  if (!local) return {};
+  gchar* text = gst_sdp_message_as_text(local->sdp);
+  std::string sdp(text);
+  g_free(text);
+  gst_webrtc_session_description_free(local);
+  return sdp;
+}
+
+bool applyAnswer(GstElement* webrtc, const std::string& answer) {
+  GstSDPMessage* sdp = nullptr;
+  if (gst_sdp_message_new_from_text(answer.c_str(), &sdp) != GST_SDP_OK) return false;
+  GstWebRTCSessionDescription* desc = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
+  GstPromise* p = gst_promise_new();
+  g_signal_emit_by_name(webrtc, "set-remote-description", desc, p);
+  gst_promise_wait(p);
+  const GstStructure* reply = gst_promise_get_reply(p);
+  const bool ok = !(reply && gst_structure_has_field(reply, "error"));
+  gst_promise_unref(p);
+  gst_webrtc_session_description_free(desc);
+  return ok;
+}
+
+// The first bus error, as "ELEMENT: message", or "".
+std::string busError(GstElement* pipeline) {
+  GstBus* bus = gst_element_get_bus(pipeline);
+  std::string what;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+    if (what.empty()) {
+      GError* err = nullptr;
+      gst_message_parse_error(m, &err, nullptr);
+      what = std::string(GST_OBJECT_NAME(GST_MESSAGE_SRC(m))) + ": " + (err ? err->message : "?");
+      g_clear_error(&err);
+    }
+    gst_message_unref(m);
+  }
+  gst_object_unref(bus);
+  return what;
+}
+
+int run(const Options& o) {
+  Result r;
+  for (const char* name : {"webrtcbin", "rtph264depay", "h264parse", "appsink"}) {
+    GstElementFactory* f = gst_element_factory_find(name);
+    if (!f) {
+      r.error = std::string("GStreamer element ") + name + " not found";
+      printResult(r, o);
+      return 1;
+    }
+    gst_object_unref(f);
+  }
+  H264Decoder decoder;
+  ElementPtr pipeline(gst_pipeline_new("whep-receive"));
+  GstElement* webrtc = gst_element_factory_make("webrtcbin", "recv");
+  GstElement* sink = gst_element_factory_make("appsink", "units");
+  g_object_set(sink, "sync", FALSE, "max-buffers", 300u, "drop", FALSE, nullptr);
+  gst_bin_add_many(GST_BIN(pipeline.get()), webrtc, sink, nullptr);
+  gst_util_set_object_arg(G_OBJECT(webrtc), "bundle-policy", "max-bundle");
+  g_object_set(webrtc, "latency", static_cast<guint>(o.jitterBufferMs), nullptr);
+  GstWebRTCICE* ice = nullptr;
+  g_object_get(webrtc, "ice-agent", &ice, nullptr);
+  if (ice) {
+    gboolean added = FALSE;
+    g_signal_emit_by_name(ice, "add-local-ip-address", o.iceAddress.c_str(), &added);
+    if (!added)
+      std::fprintf(stderr, "zerohop-whep-receive: could not add %s to the ICE agent\n", o.iceAddress.c_str());
+    gst_object_unref(ice);
+  }
+  GstCaps* caps = gst_caps_from_string(
+      "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
+      "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
+  GstWebRTCRTPTransceiver* trans = nullptr;
+  g_signal_emit_by_name(webrtc, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps,
+                        &trans);
+  gst_caps_unref(caps);
+  if (trans) gst_object_unref(trans);
+  g_signal_connect(webrtc, "pad-added", G_CALLBACK(onPadAdded), sink);
+  gst_element_set_state(pipeline.get(), GST_STATE_PLAYING);
+
+  const std::string offer = localOffer(webrtc);
+  const HttpUrl url = splitUrl(o.url);
+  httplib::Client http(url.host, url.port);
+  http.set_read_timeout(10, 0);
+  std::string resource;
+  const auto posted = Clock::now();
+  const auto deadline =
+      posted + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeoutSeconds));
+  if (offer.find("m=video") == std::string::npos) {
+    r.error = "webrtcbin made no video offer";
+  } else if (auto res = http.Post(url.path, offer, "application/sdp"); !res) {
+    r.error = "POST " + o.url + ": " + httplib::to_string(res.error());
+  } else if (res->status != 201) {
+    r.error = "POST " + o.url + ": HTTP " + std::to_string(res->status) + " " + res->body.substr(0, 200);
+  } else if (!applyAnswer(webrtc, res->body)) {
+    r.error = "webrtcbin refused the answer";
+  } else {
+    resource = res->get_header_value("Location");
+  }
+
+  std::ofstream log;
+  if (!o.framesLog.empty()) {
+    log.open(o.framesLog);
+    log << "picture,sequence,capture_wall_ms,decoded_wall_ms,latency_ms\n";
+  }
+  std::optional<std::uint32_t> seqPrev;
+  int unreadable = 0;
+  while (r.error.empty() && r.decoded < o.frames && Clock::now() < deadline) {
+    GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 100 * GST_MSECOND);
+    if (!sample) {
+      if (std::string e = busError(pipeline.get()); !e.empty()) r.error = "pipeline error from " + e;
+      continue;
+    }
+    GstBuffer* buf = gst_sample_get_buffer(sample);
+    GstMapInfo map;
+    if (buf && gst_buffer_map(buf, &map, GST_MAP_READ)) {
+      const std::string err = decoder.decode(map.data, map.size, [&](const AVFrame& f) {
+        const std::int64_t now = realtimeMs();
+        if (r.decoded++ == 0)
+          r.firstFrameMs = std::chrono::duration<double, std::milli>(Clock::now() - posted).count();
+        r.width = f.width;
+        r.height = f.height;
+        zerohop::Frame frame;
+        frame.format = zerohop::PixelFormat::kI420;  // yuv420p / yuvj420p: the planes of I420
+        frame.width = static_cast<std::uint32_t>(f.width);
+        frame.height = static_cast<std::uint32_t>(f.height);
+        frame.planeCount = 3;
+        for (int i = 0; i < 3; ++i) {
+          frame.data[i] = f.data[i];
+          frame.pitch[i] = static_cast<std::uint32_t>(f.linesize[i]);
+        }
+        const auto tc = (f.format == AV_PIX_FMT_YUV420P || f.format == AV_PIX_FMT_YUVJ420P)
+                            ? zerohop::readTimecode(frame)
+                            : std::nullopt;
+        if (!tc) {
+          ++unreadable;
+          return;
+        }
+        ++r.timecodes;
+        // The timecode carries milliseconds modulo 2^44 (about 557 years): unwrap against now.
+        const std::int64_t sent = static_cast<std::int64_t>(tc->wallClockMs);
+        const std::int64_t latency = static_cast<std::int64_t>(
+            (static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(sent)) & zerohop::kTimecodeMsMask);
+        const double ms =
+            latency > static_cast<std::int64_t>(zerohop::kTimecodeMsMask / 2)
+                ? static_cast<double>(latency - static_cast<std::int64_t>(zerohop::kTimecodeMsMask) - 1)
+                : static_cast<double>(latency);
+        r.latencyMs.push_back(ms);
+        if (!r.seqFirst) r.seqFirst = tc->sequence;
+        if (seqPrev) {
+          const std::uint32_t step = (tc->sequence - *seqPrev) & zerohop::kTimecodeSeqMask;
+          if (step > 1 && step < zerohop::kTimecodeSeqMask / 2) r.seqMissing += step - 1;
+        }
+        seqPrev = tc->sequence;
+        r.seqLast = tc->sequence;
+        if (log) log << r.decoded << ',' << tc->sequence << ',' << sent << ',' << now << ',' << ms << '\n';
+      });
+      if (!err.empty()) std::fprintf(stderr, "zerohop-whep-receive: %s\n", err.c_str());
+      gst_buffer_unmap(buf, &map);
+    }
+    gst_sample_unref(sample);
+  }
+  if (!resource.empty()) {
+    // End the session the WHEP way; a server that does not answer still gets reaped by RTCP timeout.
+    if (resource.rfind("http", 0) != 0 && !resource.empty() && resource[0] != '/') resource = "/" + resource;
+    if (resource.rfind("http://", 0) == 0) resource = splitUrl(resource).path;
+    (void)http.Delete(resource);
+  }
+  gst_element_set_state(pipeline.get(), GST_STATE_NULL);
+
+  if (r.error.empty()) {
+    if (r.decoded < o.frames)
+      r.error = "decoded " + std::to_string(r.decoded) + " of " + std::to_string(o.frames) + " pictures in " +
+                std::to_string(o.timeoutSeconds) + " s";
+    else if (unreadable > 0)
+      r.error = std::to_string(unreadable) + " decoded pictures carried no readable timecode";
+  }
+  printResult(r, o);
+  return r.error.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  gst_init(nullptr, nullptr);
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zerohop-whep-receive: %s\n", e.what());
+    return 1;
+  }
+}
