@@ -498,7 +498,7 @@ EOF
   if grep -qE 'Could not initialize SRTP|pipeline error' "$log"; then
     fail "$label path: $(grep -oE '(Could not initialize SRTP|pipeline error).*' "$log" | head -1)"
   fi
-  if [[ $label == gpu ]]; then
+  if [[ $label == gpu || $label == share ]]; then
     grep -q 'GPU path: ' "$log" && pass "gpu path: $(grep -o 'GPU path: .*' "$log" | head -1)" \
       || fail "serve --gpu $gpu did not take the GPU path: $(grep -oE '(CPU path|error).*' "$log" | head -1)"
   else
@@ -515,6 +515,43 @@ if [[ $VIEW -eq 1 ]]; then
     echo "skip: the GPU path is not measured here: no GPU (nvidia-smi lists none; EXPECT_GPU=1 forces it)"
   fi
   view_run cpu off $((PORT + 2))
+  if [[ $expect_gpu -eq 1 && ${SHARE_SOURCE:-1} -eq 1 ]]; then
+    # serve --source share:NAME on a device share: an upstream serve publishes its GPU path's NV12
+    # frames in VRAM, a second serve takes them as its camera (GPU path again) and the receiver decodes.
+    step "device share as a source: serve --share zhup (GPU path) -> serve --source share:zhup"
+    env "${bundle_env[@]}" "$B/bin/zerohop" serve --source "$VIEW_SOURCE" --gpu "$GPU_DEVICE" --share zhup \
+      --listen "127.0.0.1:$((PORT + 3))" --status-interval 60 > "$OUT/serve-upstream.log" 2>&1 &
+    upstream=$!
+    sock=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/zerohop}
+    sock=${sock:-/tmp/zerohop-$(id -u)}/zhup.sock
+    for _ in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
+    if [[ -S $sock ]]; then
+      saved_source=$VIEW_SOURCE
+      VIEW_SOURCE=share:zhup
+      view_run share "$GPU_DEVICE" $((PORT + 4))
+      VIEW_SOURCE=$saved_source
+      grep -q "share 'zhup' (cuda-" "$OUT/serve-share.log" && pass "share source: $(grep -oE "share 'zhup' \(cuda-[^)]*\)[^;]*" "$OUT/serve-share.log" | head -1)" \
+        || fail "serve --source share:zhup did not read a device share (serve-share.log)"
+    else
+      fail "the upstream serve --share zhup published no share (serve-upstream.log)"
+    fi
+    kill -INT "$upstream" 2>/dev/null
+    wait "$upstream" 2>/dev/null
+  fi
+  if [[ $expect_gpu -eq 1 && -x ${C_PUBLISHER:-} ]]; then
+    step "zerohop tap reads the C publisher's device frames ($C_PUBLISHER)"
+    "$C_PUBLISHER" tapcam device 300 > "$OUT/c_publisher-tap.log" 2>&1 &
+    cpub=$!
+    sock=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/zerohop}
+    sock=${sock:-/tmp/zerohop-$(id -u)}/tapcam.sock
+    for _ in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
+    tap_out=$(timeout 30 env "${bundle_env[@]}" "$B/bin/zerohop" tap tapcam --count 10 --json --timeout 10 2>&1)
+    echo "$tap_out" | tail -2
+    [[ $(grep -c '"format":"nv12"' <<<"$tap_out") -eq 10 ]] && pass "zerohop tap read 10 device frames of the C publisher" \
+      || fail "zerohop tap did not read 10 device NV12 frames of the C publisher"
+    kill "$cpub" 2>/dev/null
+    wait "$cpub" 2>/dev/null
+  fi
   step "video: capture -> decoded, GPU path against CPU path"
   python3 - "$OUT" "$LATENCY_P50_BUDGET_MS" "$expect_gpu" "$RECEIVE_FRAMES" <<'EOF' || status=1
 import json, os, sys
@@ -523,8 +560,10 @@ bad = []
 print(f"{'path':5s} {'frames':>7s} {'timecodes':>9s} {'seq gaps':>8s} {'size':>9s} {'first ms':>8s} "
       f"{'p50 ms':>7s} {'p99 ms':>7s} {'max ms':>7s}")
 rows = {}
-for path in ("gpu", "cpu"):
+for path in ("gpu", "cpu", "share"):
     f = os.path.join(out, f"receive-{path}.json")
+    if path == "share" and not os.path.exists(f):
+        continue
     if path == "gpu" and not gpu:
         print(f"{path:5s} skipped: no GPU here")
         continue
