@@ -98,7 +98,11 @@ int runRecord(const RecordOptions& o) {
     unit.height = fr.height;
     f->release();
     recorder.write(unit);
-    if (o.seconds > 0 && recorder.stats().recordedNs >= static_cast<std::int64_t>(o.seconds * 1e9)) break;
+    if (o.seconds > 0) {
+      // Within half a frame of the target counts: capture times are not exact multiples of the period.
+      const auto s = recorder.stats();
+      if (s.recordedNs + s.frameIntervalNs / 2 >= static_cast<std::int64_t>(o.seconds * 1e9)) break;
+    }
   }
   recorder.finish();
   printProgress(o, recorder.stats(), sub.stats(), true);

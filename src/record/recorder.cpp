@@ -114,6 +114,7 @@ void Recorder::write(const RecordUnit& unit) {
 RecorderStats Recorder::stats() const {
   RecorderStats s = stats_;
   if (file_) s.recordedNs += (lastPtsUs_ + lastDurationUs_) * 1000;
+  s.frameIntervalNs = lastDurationUs_ * 1000;
   return s;
 }
 

@@ -41,9 +41,10 @@ struct RecorderStats {
   std::uint64_t keyframes = 0;
   std::uint64_t waitedForKeyframe = 0;  ///< units dropped before the first keyframe or after a discontinuity
   std::uint64_t discontinuities = 0;
-  std::uint32_t files = 0;      ///< files opened so far
-  std::int64_t recordedNs = 0;  ///< media time written: each file's capture-time span, summed
-  std::string currentPath;      ///< the file being written ("" before the first keyframe)
+  std::uint32_t files = 0;           ///< files opened so far
+  std::int64_t recordedNs = 0;       ///< media time written: each file's capture-time span, summed
+  std::int64_t frameIntervalNs = 0;  ///< the last interval between units (the newest unit's assumed duration)
+  std::string currentPath;           ///< the file being written ("" before the first keyframe)
 };
 
 /// "dir/FILE.mp4", 3 -> "dir/FILE-0003.mp4" (the index before the extension, at least 4 digits).
