@@ -21,7 +21,7 @@
 //
 // Timestamps: wrapped frames carry pts = capture time (CLOCK_MONOTONIC ns) with time_base 1/1e9;
 // publishAVFrame stamps Stage::kCapture from `captureNs` (default: now).
-// Thread-safety: all functions are reentrant; the AVFrames are thread-bound like any AVFrame (their
+// Thread-safety: all functions are thread-safe; the AVFrames are thread-bound like any AVFrame (their
 // buffer release is thread-safe). Ownership: wrapAsAVFrame takes the SharedFrame and transfers the
 // AVFrame to the caller; publishAVFrame borrows the AVFrame for the call.
 

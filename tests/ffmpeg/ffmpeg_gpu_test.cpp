@@ -16,9 +16,15 @@ extern "C" {
 #endif
 }
 
+#include <signal.h>
+#include <stdlib.h>
+
 #include <cstring>
+#include <filesystem>
 #include <string>
 
+#include "child_process.hpp"
+#include "share_test_support.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/ffmpeg.hpp"
 #include "zerohop/gpu.hpp"
@@ -146,6 +152,44 @@ TEST_F(FfmpegGpu, CudaAVFramePublishedReadsBackByteExact) {
   cuda.reset();
   av_buffer_unref(&framesRef);
   av_buffer_unref(&deviceRef);
+}
+
+// The real case: the frames come from another process (VMM fd or legacy IPC import), so the
+// AVFrame's data[] are this process's mapping of the publisher's memory on the primary context.
+TEST_F(FfmpegGpu, FramesFromAnotherProcessAreCudaAVFrames) {
+  char tmpl[] = "/tmp/zerohop-ffmpeg-gpu-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  {
+    testing::ChildProcess peer({ZEROHOP_SHARE_GPU_PEER, "publish", name_, dir, "4"});
+    ASSERT_TRUE(peer.waitForStdoutLine("ready", 20s)) << peer.stderrText();
+    SubscribeOptions so;
+    so.directory = dir;
+    Subscriber sub(name_, so);
+    EXPECT_FALSE(sub.info().inProcess);
+    EXPECT_EQ(sub.info().memory, MemoryKind::kDevice);
+    const ImageLayout l = share_test::testLayout();
+    for (int i = 0; i < 5; ++i) {
+      auto f = sub.next(2000ms);
+      ASSERT_TRUE(f);
+      const std::uint64_t seq = f->frame().sequence;
+      AVFramePtr cuda = wrapAsAVFrame(std::move(*f));
+      ASSERT_EQ(cuda->format, AV_PIX_FMT_CUDA);
+      AVFramePtr host(av_frame_alloc());
+      ASSERT_EQ(av_hwframe_transfer_data(host.get(), cuda.get(), 0), 0);
+      ASSERT_TRUE(wrappedFrameIntact(*cuda)) << "the publisher overwrote a leased slot";
+      for (std::uint32_t p = 0; p < l.planeCount; ++p) {
+        for (std::uint32_t r = 0; r < l.planes[p].rows; ++r) {
+          for (std::uint32_t x = 0; x < l.planes[p].widthBytes; ++x) {
+            ASSERT_EQ(host->data[p][std::size_t{r} * host->linesize[p] + x],
+                      share_test::patternByte(seq, p, std::size_t{r} * l.planes[p].widthBytes + x))
+                << "seq " << seq << " plane " << p << " row " << r << " byte " << x;
+          }
+        }
+      }
+    }
+  }  // every frame released, then the reader, then the publisher (SIGKILL)
+  std::filesystem::remove_all(dir);
 }
 
 #ifdef ZEROHOP_TEST_HAVE_AVFILTER

@@ -13,6 +13,7 @@ extern "C" {
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "zerohop/error.hpp"
 #include "zerohop/ffmpeg.hpp"

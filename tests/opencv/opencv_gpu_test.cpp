@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "gpu_mat_kernel.hpp"
 #include "zerohop/gpu.hpp"
 #include "zerohop/opencv.hpp"
