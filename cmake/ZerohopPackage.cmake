@@ -52,10 +52,12 @@ if(ZEROHOP_HAS_GPU_01)
 endif()
 if(ZEROHOP_HAS_STREAM_01)
   list(APPEND _zerohop_headers converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp)
-  list(APPEND _zerohop_headers ffmpeg.hpp)  # declares AVFrame; includes no FFmpeg header
 endif()
 # OpenCV views: header-only and opt-in (it includes OpenCV's headers; nothing else includes it).
 list(APPEND _zerohop_headers opencv.hpp)
+if(ZEROHOP_HAS_STREAM_01)
+  list(APPEND _zerohop_headers ffmpeg.hpp)  # declares AVFrame; includes no FFmpeg header
+endif()
 list(TRANSFORM _zerohop_headers PREPEND ${PROJECT_SOURCE_DIR}/include/zerohop/)
 install(FILES ${_zerohop_headers} ${PROJECT_BINARY_DIR}/include/zerohop/version.h
               ${PROJECT_BINARY_DIR}/include/zerohop/version.hpp
