@@ -13,5 +13,6 @@ using Runner = std::function<int()>;
 Runner addServeCommand(CLI::App& app);
 Runner addProbeCommand(CLI::App& app);
 Runner addTapCommand(CLI::App& app);
+Runner addRecordCommand(CLI::App& app);
 
 }  // namespace zerohop::cli

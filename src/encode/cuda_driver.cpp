@@ -42,6 +42,7 @@ LoadedDriver loadOnce() {
   ok &= bind(l, c.streamCreate, "cuStreamCreate", d.whyNot);
   ok &= bind(l, c.streamDestroy, "cuStreamDestroy_v2", d.whyNot);
   ok &= bind(l, c.streamWaitEvent, "cuStreamWaitEvent", d.whyNot);
+  ok &= bind(l, c.streamSynchronize, "cuStreamSynchronize", d.whyNot);
   ok &= bind(l, c.memcpy2DAsync, "cuMemcpy2DAsync_v2", d.whyNot);
   ok &= bind(l, c.getErrorName, "cuGetErrorName", d.whyNot);
   if (!ok) d.library.reset();

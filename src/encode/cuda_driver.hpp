@@ -33,6 +33,7 @@ struct CudaDriver {
   tcuStreamCreate* streamCreate = nullptr;
   tcuStreamDestroy_v2* streamDestroy = nullptr;
   tcuStreamWaitEvent* streamWaitEvent = nullptr;
+  tcuStreamSynchronize* streamSynchronize = nullptr;
   tcuMemcpy2DAsync_v2* memcpy2DAsync = nullptr;
   tcuGetErrorName* getErrorName = nullptr;
 

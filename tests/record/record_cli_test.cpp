@@ -1,0 +1,128 @@
+// `zerohop record` against a real `zerohop serve --share`: 10 s recorded at the camera's rate,
+// and a recorder SIGKILLed mid-way leaves a file ffprobe still reads (MP4 and Matroska).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "child_process.hpp"
+#include "ffprobe.hpp"
+
+namespace zerohop {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::probeFile;
+
+const std::string kCli = ZEROHOP_CLI_PATH;
+
+// A TCP port that was free a moment ago (bind to 0, read it back, close).
+std::uint16_t freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+class RecordCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!testing::haveFfprobe()) return;
+    share_ = "rec" + std::to_string(getpid());
+    // A keyframe a second, so a recorder starts within one.
+    serve_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{kCli, "serve", "--source", "test:640x360@30", "--share", share_, "--keyint",
+                                 "30", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+    if (!serve_->waitForStdoutLine("open http://", 20s)) serve_.reset();
+  }
+  static void TearDownTestSuite() { serve_.reset(); }
+  void SetUp() override {
+    if (!testing::haveFfprobe()) GTEST_SKIP() << "ffprobe is not on PATH (Debian: apt install ffmpeg)";
+    ASSERT_TRUE(serve_) << "zerohop serve did not start";
+    dir_ = fs::temp_directory_path() / ("zerohop-record-cli-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static inline std::unique_ptr<ChildProcess> serve_;
+  static inline std::string share_;
+  fs::path dir_;
+};
+
+TEST_F(RecordCli, RecordsTenSecondsAtTheCameraRateFromAKeyframe) {
+  const std::string out = (dir_ / "ten.mp4").string();
+  ChildProcess rec({kCli, "record", share_ + ".h264", "--out", out, "--seconds", "10"});
+  const auto code = rec.waitExit(25s);
+  ASSERT_TRUE(code.has_value()) << "record did not stop after 10 s";
+  ASSERT_EQ(*code, 0) << rec.stderrText();
+  EXPECT_NE(rec.stderrText().find("done"), std::string::npos) << rec.stderrText();
+  const auto p = probeFile(out);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.codec, "h264");
+  EXPECT_NEAR(p.durationSeconds, 10.0, 0.5);
+  EXPECT_NEAR(static_cast<double>(p.frames), 300.0, 15.0);  // 30 fps, a few lost on a loaded box at most
+  EXPECT_NEAR(p.frameRate, 30.0, 1.5);
+  EXPECT_TRUE(p.firstIsKeyframe);
+}
+
+TEST_F(RecordCli, KilledRecorderLeavesAFileThatPlays) {
+  for (const std::string ext : {"mp4", "mkv"}) {
+    SCOPED_TRACE(ext);
+    const std::string out = (dir_ / ("killed." + ext)).string();
+    ChildProcess rec({kCli, "record", share_ + ".h264", "--out", out});
+    // Wait (bounded) until the file already holds two seconds of finished fragments/clusters.
+    testing::ProbeResult before;
+    for (auto deadline = std::chrono::steady_clock::now() + 20s;
+         std::chrono::steady_clock::now() < deadline;) {
+      if (fs::exists(out)) before = probeFile(out);
+      if (before.frames >= 60) break;
+      std::this_thread::sleep_for(250ms);
+    }
+    ASSERT_GE(before.frames, 60) << "the file never held 2 s: " << before.error;
+    rec.signal(SIGKILL);
+    ASSERT_EQ(rec.waitExit(5s), 128 + SIGKILL);
+    const auto after = probeFile(out);
+    ASSERT_TRUE(after.ok) << after.error;
+    EXPECT_GE(after.frames, before.frames);
+    EXPECT_TRUE(after.firstIsKeyframe);
+  }
+}
+
+TEST_F(RecordCli, SigintClosesTheFileAndAnImageShareIsRefused) {
+  const std::string out = (dir_ / "int.mkv").string();
+  ChildProcess rec({kCli, "record", share_ + ".h264", "--out", out});
+  testing::ProbeResult p;
+  for (auto deadline = std::chrono::steady_clock::now() + 20s; std::chrono::steady_clock::now() < deadline;) {
+    if (fs::exists(out)) p = probeFile(out);
+    if (p.frames >= 30) break;
+    std::this_thread::sleep_for(250ms);
+  }
+  ASSERT_GE(p.frames, 30) << p.error;
+  rec.signal(SIGINT);
+  ASSERT_EQ(rec.waitExit(5s), 0) << rec.stderrText();
+  const auto closed = probeFile(out);
+  ASSERT_TRUE(closed.ok) << closed.error;
+  EXPECT_GT(closed.durationSeconds, 0.9);  // the trailer (Cues, duration) was written
+  EXPECT_TRUE(closed.firstIsKeyframe);
+
+  const auto refused = testing::run({kCli, "record", share_, "--out", (dir_ / "x.mp4").string()});
+  EXPECT_EQ(refused.exitCode, 2) << refused.err;
+  EXPECT_NE(refused.err.find(share_ + ".h264"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.mp4"));
+}
+
+}  // namespace
+}  // namespace zerohop

@@ -1,0 +1,154 @@
+// The recorder library: file names, keyframe start, capture-time stamps, rotation, discontinuities,
+// on real H.264 from libx264 (zerohop::makeEncoder), checked with ffprobe.
+#include "record/recorder.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "ffprobe.hpp"
+#include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::record {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::probeFile;
+
+constexpr std::uint32_t kW = 320, kH = 240;
+constexpr std::int64_t kFrameNs = 33'333'333;
+
+// `count` access units of a moving pattern at 30 fps, an IDR every `keyint` frames.
+std::vector<EncodedUnitPtr> encodeUnits(int count, std::uint32_t keyint) {
+  EncoderConfig cfg;
+  cfg.width = kW;
+  cfg.height = kH;
+  cfg.fps = 30;
+  cfg.bitrateKbps = 500;
+  cfg.keyframeIntervalFrames = keyint;
+  auto enc = makeEncoder(cfg);
+  const auto layout = computeLayout(PixelFormat::kI420, kW, kH);
+  std::vector<std::uint8_t> buf(layout.totalBytes);
+  std::vector<EncodedUnitPtr> units;
+  for (int i = 0; i < count; ++i) {
+    for (std::uint32_t y = 0; y < kH; ++y) {
+      for (std::uint32_t x = 0; x < kW; ++x) buf[y * kW + x] = static_cast<std::uint8_t>(x + y + 4 * i);
+    }
+    std::memset(buf.data() + kW * kH, 128, layout.totalBytes - kW * kH);
+    Frame f;
+    bindLayout(f, layout, buf.data(), MemoryKind::kHost);
+    f.format = PixelFormat::kI420;
+    f.width = kW;
+    f.height = kH;
+    f.sequence = static_cast<std::uint64_t>(i);
+    f.times.mark(Stage::kCapture, 1'000'000'000 + i * kFrameNs);
+    f.wallClockMs = 1'700'000'000'000 + i * 33;
+    auto u = enc->encode(f, false);
+    EXPECT_TRUE(u);
+    units.push_back(u);
+  }
+  return units;
+}
+
+RecordUnit toRecord(const EncodedUnit& u) {
+  return RecordUnit{u.bytes.data(), u.bytes.size(), u.keyframe, u.times.at(Stage::kCapture),
+                    u.wallClockMs,  u.width,        u.height};
+}
+
+class RecorderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::haveFfprobe()) GTEST_SKIP() << "ffprobe is not on PATH (Debian: apt install ffmpeg)";
+    dir_ = fs::temp_directory_path() / ("zerohop-record-test-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST(RecorderNames, SegmentIndexGoesBeforeTheExtension) {
+  EXPECT_EQ(segmentPath("/tmp/a.b/out.mp4", 3), "/tmp/a.b/out-0003.mp4");
+  EXPECT_EQ(segmentPath("rec.mkv", 12345), "rec-12345.mkv");
+  EXPECT_EQ(segmentPath("dir.x/noext", 0), "dir.x/noext-0000");
+  EXPECT_EQ(containerForPath("A.MP4"), Container::kMp4);
+  EXPECT_EQ(containerForPath("a.mkv"), Container::kMatroska);
+  EXPECT_THROW(containerForPath("a.avi"), Error);
+  EXPECT_THROW(Recorder(RecorderOptions{"out.webm"}), Error);
+}
+
+TEST_F(RecorderTest, StartsAtTheFirstKeyframeWithCaptureTimestamps) {
+  const auto units = encodeUnits(75, 15);
+  for (const std::string ext : {"mp4", "mkv"}) {
+    SCOPED_TRACE(ext);
+    Recorder rec({path("start." + ext)});
+    for (std::size_t i = 5; i < units.size(); ++i) rec.write(toRecord(*units[i]));  // from a P-frame on
+    const auto s = rec.stats();
+    EXPECT_EQ(s.waitedForKeyframe, 10u);  // frames 5..14: before the IDR at 15
+    EXPECT_EQ(s.units, 60u);
+    EXPECT_EQ(s.files, 1u);
+    EXPECT_NEAR(static_cast<double>(s.recordedNs) / 1e9, 2.0, 0.01);
+    rec.finish();
+    const auto p = probeFile(path("start." + ext));
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.codec, "h264");
+    EXPECT_EQ(p.frames, 60);
+    EXPECT_TRUE(p.firstIsKeyframe);
+    EXPECT_NEAR(p.durationSeconds, 2.0, 0.1);
+    EXPECT_NEAR(p.frameRate, 30.0, 0.5);
+  }
+}
+
+TEST_F(RecorderTest, RotatesAtTheFirstKeyframePastTheDuration) {
+  const auto units = encodeUnits(90, 15);
+  {
+    Recorder rec({path("seg.mp4"), 1.0, 0});
+    for (const auto& u : units) rec.write(toRecord(*u));
+    EXPECT_EQ(rec.stats().files, 3u);
+  }
+  EXPECT_FALSE(fs::exists(path("seg.mp4")));
+  for (int i = 0; i < 3; ++i) {
+    const auto p = probeFile(segmentPath(path("seg.mp4"), static_cast<std::uint32_t>(i)));
+    ASSERT_TRUE(p.ok) << i << ": " << p.error;
+    EXPECT_EQ(p.frames, 30) << i;
+    EXPECT_TRUE(p.firstIsKeyframe) << i;
+    EXPECT_NEAR(p.durationSeconds, 1.0, 0.1) << i;
+  }
+}
+
+TEST_F(RecorderTest, RotatesBySize) {
+  const auto units = encodeUnits(60, 15);
+  Recorder rec({path("size.mkv"), 0, 1});  // full after any byte: a file per GOP
+  for (const auto& u : units) rec.write(toRecord(*u));
+  rec.finish();
+  EXPECT_EQ(rec.stats().files, 4u);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const auto p = probeFile(segmentPath(path("size.mkv"), i));
+    ASSERT_TRUE(p.ok) << i << ": " << p.error;
+    EXPECT_EQ(p.frames, 15) << i;
+  }
+}
+
+TEST_F(RecorderTest, ADiscontinuityWaitsForTheNextKeyframe) {
+  const auto units = encodeUnits(45, 15);
+  Recorder rec({path("gap.mp4")});
+  for (int i = 0; i < 20; ++i) rec.write(toRecord(*units[static_cast<std::size_t>(i)]));
+  rec.discontinuity();  // units 20..22 lost
+  for (int i = 23; i < 45; ++i) rec.write(toRecord(*units[static_cast<std::size_t>(i)]));
+  rec.finish();
+  const auto s = rec.stats();
+  EXPECT_EQ(s.discontinuities, 1u);
+  EXPECT_EQ(s.waitedForKeyframe, 7u);  // 23..29
+  EXPECT_EQ(s.units, 20u + 15u);
+  const auto p = probeFile(path("gap.mp4"));
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.frames, 35);
+  // The gap stays a gap in time: capture timestamps, not frame counting.
+  EXPECT_NEAR(p.durationSeconds, 1.5, 0.1);
+}
+
+}  // namespace
+}  // namespace zerohop::record
