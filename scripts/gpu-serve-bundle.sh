@@ -82,6 +82,13 @@ if [[ -x $camemu && -f ${camemu%/*}/libzerohop_camemu.so ]]; then
 else
   echo "note: no $camemu: the bundle has no emulated camera (build target zerohop-camemu to add it)" >&2
 fi
+# BUNDLE_EXTRA: more programs of the build to carry (e.g. a gpu test of a media part, such as
+# tests/ffmpeg/zerohop_ffmpeg_gpu_test), into bin/ with their libraries.
+for x in ${BUNDLE_EXTRA:-}; do
+  [[ -x $x ]] || { echo "BUNDLE_EXTRA: no program $x" >&2; exit 1; }
+  elves+=("$x")
+  copy_stripped "$x" "$root/bin/$(basename "$x")"
+done
 for p in "${GST_PLUGINS[@]}"; do
   f=$plugin_dir/libgst$p.so
   [[ -f $f ]] || { echo "missing GStreamer plugin $f (scripts/install-deps.sh)" >&2; exit 1; }
