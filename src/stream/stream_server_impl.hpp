@@ -30,12 +30,9 @@ class StreamServer::Impl {
   static constexpr std::chrono::milliseconds kNegotiationTimeout{3000};
   /// A session that has not connected this long after its answer is ended (the viewer never came).
   static constexpr std::chrono::seconds kConnectTimeout{15};
-  /// A client must send its whole request within this, and read the response within kResponseDeadline,
-  /// or its connection is closed (slow or half-open clients; see DeadlineHttpServer).
-  static constexpr std::chrono::milliseconds kRequestDeadline{5000};
-  static constexpr std::chrono::milliseconds kResponseDeadline{5000};
-  /// Connections served at once (each holds a thread; POST /whep holds one up to kNegotiationTimeout).
-  static constexpr std::size_t kHttpWorkers = 16;
+  /// The HTTP side's limits (connections, timeouts, request sizes, workers; see DeadlineHttpServer
+  /// and docs/exposure.md); maxBodyBytes comes from StreamConfig.
+  static stream::HttpServerLimits httpLimits(const StreamConfig& config);
 
   explicit Impl(StreamConfig config);
   ~Impl();
@@ -78,7 +75,7 @@ class StreamServer::Impl {
   // destructor; publish() feeds them after the viewers.
   std::unique_ptr<stream::WhipPublisher> whip_;
   std::unique_ptr<stream::RtpSender> janus_;
-  stream::DeadlineHttpServer http_{kRequestDeadline, kResponseDeadline, kHttpWorkers};
+  std::unique_ptr<stream::DeadlineHttpServer> http_;
   std::thread httpThread_;
   std::atomic<bool> httpExited_{false};
 };
