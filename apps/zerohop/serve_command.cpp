@@ -1,10 +1,12 @@
 #include <malloc.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "commands.hpp"
@@ -24,6 +26,21 @@ namespace {
 // still decides where it is set.
 void limitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+}
+
+// Every viewer's GStreamer pipeline and every HTTP connection take descriptors, and GLib aborts the
+// process when it cannot make a wakeup pipe: start with the soft limit at the hard one. The HTTP side
+// and POST /whep keep a reserve below it (docs/exposure.md).
+void raiseDescriptorLimit() {
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur >= nofile.rlim_max) return;
+  const rlim_t was = nofile.rlim_cur;
+  nofile.rlim_cur = nofile.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    log::debug("RLIMIT_NOFILE raised from ", was, " to ", nofile.rlim_cur);
+  } else {
+    log::warn("setrlimit(RLIMIT_NOFILE, ", nofile.rlim_max, ") failed: ", std::strerror(errno), "; staying at ", was);
+  }
 }
 
 struct ServeOptions {
@@ -81,6 +98,7 @@ int runServe(const ServeOptions& o) {
   config.encoder.preset = o.preset;
 
   limitMallocArenas();
+  raiseDescriptorLimit();
   const sigset_t stopSignals = blockStopSignals();
   Pipeline pipeline(std::move(config));
   pipeline.start();

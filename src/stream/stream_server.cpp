@@ -144,6 +144,7 @@ StreamServer::Impl::~Impl() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     sessions.swap(sessions_);
+    sessionAddress_.clear();
   }
   for (auto& [id, s] : sessions) {
     if (s) s->abort();  // wakes a POST /whep that is waiting for ICE
@@ -177,6 +178,7 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     if (it == sessions_.end() || !it->second) return false;
     session = std::move(it->second);
     sessions_.erase(it);
+    sessionAddress_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock

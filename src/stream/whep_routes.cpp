@@ -1,6 +1,8 @@
 // The HTTP front: WHEP (POST /whep, DELETE/PATCH /whep/<id>), CORS, GET /stats and the viewer page.
 // Every client mistake is a 4xx with the reason in a text/plain body; 5xx only for our own faults.
 
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -54,6 +56,16 @@ bool constantTimeEquals(const std::string& a, const std::string& b) {
   const std::string& probe = a.size() == b.size() ? a : b;  // always walk b.size() bytes
   for (std::size_t i = 0; i < b.size(); ++i) diff |= static_cast<unsigned char>(probe[i] ^ b[i]);
   return diff == 0;
+}
+
+// Descriptors open in this process now (a walk of /proc/self/fd: once per POST /whep), or 0 when unknown.
+std::size_t openDescriptors() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return 0;
+  std::size_t n = 0;
+  while (const dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
+  ::closedir(dir);
+  return n;
 }
 
 }  // namespace
@@ -164,11 +176,37 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     return;
   }
 
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    const std::size_t open = openDescriptors();
+    if (open + kDescriptorReserve + kDescriptorsPerSession > nofile.rlim_cur) {
+      log::warn("stream: POST /whep refused: ", open, " of ", nofile.rlim_cur,
+                " file descriptors open, a session needs up to ", kDescriptorsPerSession, " and ",
+                kDescriptorReserve, " stay in reserve (raise ulimit -n)");
+      res.set_header("Retry-After", "5");
+      reply(res, 503, "the server is short of file descriptors; try again later");
+      return;
+    }
+  }
+
   const std::string id = newSessionId();
   {
     std::lock_guard lock(mutex_);
     if (stopping_) {
       reply(res, 503, "the server is shutting down");
+      return;
+    }
+    std::size_t negotiating = 0;
+    for (const auto& [sid, address] : sessionAddress_) {
+      auto it = sessions_.find(sid);
+      if (address == req.remote_addr && it != sessions_.end() && !(it->second && it->second->connected()))
+        ++negotiating;
+    }
+    if (negotiating >= negotiatingPerAddress()) {
+      res.set_header("Retry-After", "5");
+      reply(res, 503,
+            "this address already has " + std::to_string(negotiating) +
+                " viewers that have not connected yet; connect those first");
       return;
     }
     if (sessions_.size() >= config_.maxViewers) {
@@ -179,10 +217,12 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
       return;
     }
     sessions_.emplace(id, nullptr);  // holds the slot while the pipeline is built
+    sessionAddress_.emplace(id, req.remote_addr);
   }
   auto release = [this, &id] {
     std::lock_guard lock(mutex_);
     sessions_.erase(id);
+    sessionAddress_.erase(id);
   };
 
   std::shared_ptr<stream::ViewerSession> session;
