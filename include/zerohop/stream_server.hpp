@@ -30,6 +30,8 @@ struct StreamConfig {
   /// compared in constant time). It guards who may start and end sessions; it does not hide the
   /// page, /stats or /metrics, and without TLS in front it travels in clear text.
   std::string whepToken;
+  /// With a whepToken: GET /stats and /metrics need it too (401 otherwise). The page stays public.
+  bool protectStats = false;
   /// Non-empty: also publish the one encoded stream to this WHIP endpoint, http[s]://HOST[:PORT]/PATH
   /// (`serve --whip`); reconnects with back-off when the endpoint goes away (docs/stream.md, "WHIP").
   std::string whipUrl;

@@ -283,7 +283,8 @@ void StreamServer::Impl::handleWhepPatch(const httplib::Request& req, httplib::R
         "completes, so the answer already holds every candidate");
 }
 
-void StreamServer::Impl::handleStats(const httplib::Request&, httplib::Response& res) {
+void StreamServer::Impl::handleStats(const httplib::Request& req, httplib::Response& res) {
+  if (config_.protectStats && !authorized(req, res)) return;
   std::function<std::string()> provider;
   {
     std::lock_guard lock(handlerMutex_);
@@ -298,6 +299,7 @@ void StreamServer::Impl::handleStats(const httplib::Request&, httplib::Response&
 }
 
 void StreamServer::Impl::handleMetrics(const httplib::Request& req, httplib::Response& res) {
+  if (config_.protectStats && !authorized(req, res)) return;
   std::function<std::string()> provider;
   {
     std::lock_guard lock(handlerMutex_);
