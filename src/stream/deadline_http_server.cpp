@@ -344,7 +344,11 @@ bool DeadlineHttpServer::run() {
   auto serve = [this](Job& job) {
     CheckedRequestStream stream(job.fd, job.request, job.ip, job.port, limits_.responseDeadline, stopping_);
     bool closed = false;
-    process_request(stream, /*close_connection=*/true, closed, {});
+    try {
+      process_request(stream, /*close_connection=*/true, closed, {});
+    } catch (const std::exception& e) {  // handlers' exceptions are httplib's; this is anything else
+      log::error("http: request from ", job.ip, " failed: ", e.what());
+    }
     closeConnection(job.fd);
     state_->release(job.ip, true);
   };
