@@ -13,6 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   const HttpRequestFraming f = zerohop::stream::frameHttpRequest(in, limits);
   if (f.state == HttpRequestFraming::State::kRefused && (f.status < 400 || f.status > 599)) __builtin_trap();
+  // "Need more" promises a size past what is there (the server does not frame again before it).
+  if (f.state == HttpRequestFraming::State::kNeedMore && f.wholeBytes != 0 && f.wholeBytes <= in.size()) __builtin_trap();
   if (f.state == HttpRequestFraming::State::kComplete) {
     // What the routes read is itself one whole, unambiguous request, byte for byte the same again.
     const HttpRequestFraming again = zerohop::stream::frameHttpRequest(f.canonical, limits);

@@ -218,6 +218,11 @@ struct Pending {
   Clock::time_point accepted;
   std::string received;
   bool sentContinue = false;
+  // Framing is not repeated for bytes that cannot change its verdict (a trickling client must not
+  // make the accept thread re-scan its buffer per byte): the size the whole request will have once
+  // the headers are in, and whether a line end has arrived at all.
+  std::size_t wholeBytes = 0;
+  bool sawLineEnd = false;
   // Refused and answered: what the client still sends is read and dropped until it stops, the cap or
   // the deadline (a close with unread data would reset the connection and lose the answer).
   bool lingering = false;
@@ -405,9 +410,11 @@ bool DeadlineHttpServer::run() {
     }
     const std::size_t cap = limits_.request.maxHeaderBytes + limits_.request.maxBodyBytes + 1;
     char buf[16384];
+    bool newLine = false;
     for (;;) {
       const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
       if (n > 0) {
+        newLine = newLine || std::memchr(buf, '\n', static_cast<std::size_t>(n)) != nullptr;
         p.received.append(buf, static_cast<std::size_t>(std::min<std::size_t>(n, cap - std::min(cap, p.received.size()))));
         if (p.received.size() >= cap || static_cast<std::size_t>(n) < sizeof buf) break;
         continue;
@@ -421,8 +428,16 @@ bool DeadlineHttpServer::run() {
       dropPending(fd);
       return;
     }
+    const std::size_t size = p.received.size();
+    if (p.wholeBytes != 0 ? size < p.wholeBytes
+                          : !newLine && size <= limits_.request.maxHeaderBytes &&
+                                (p.sawLineEnd || size <= limits_.request.maxRequestLine)) {
+      return;  // nothing that could complete or refuse the request has arrived
+    }
+    p.sawLineEnd = p.sawLineEnd || newLine;
     HttpRequestFraming f = frameHttpRequest(p.received, limits_.request);
     if (f.state == HttpRequestFraming::State::kNeedMore) {
+      p.wholeBytes = f.wholeBytes;
       if (f.expectContinue && !p.sentContinue) {
         static constexpr char k100[] = "HTTP/1.1 100 Continue\r\n\r\n";
         (void)::send(fd, k100, sizeof k100 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -184,7 +184,10 @@ HttpRequestFraming frameHttpRequest(std::string_view in, const HttpRequestLimits
   }
 
   const std::size_t bodyStart = headEnd + 4;
-  if (in.size() - bodyStart < length) return f;  // body still arriving (expectContinue says if it waits)
+  if (in.size() - bodyStart < length) {  // body still arriving (expectContinue says if it waits)
+    f.wholeBytes = bodyStart + length;
+    return f;
+  }
   f.expectContinue = false;
   f.state = State::kComplete;
   f.canonical.reserve(lineEnd + kept.size() + 64 + length);

@@ -31,6 +31,9 @@ struct HttpRequestFraming {
   std::string method;   ///< once the request line is whole
   std::string target;   ///< once the request line is whole
   bool expectContinue = false;  ///< headers whole, "Expect: 100-continue", body still to come
+  /// kNeedMore with the headers whole: the size the request will have with its body (so a caller
+  /// need not frame again before that many bytes are there); 0 otherwise.
+  std::size_t wholeBytes = 0;
   std::string canonical;        ///< kComplete: the request as the routes will read it
 };
 

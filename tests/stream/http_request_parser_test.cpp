@@ -29,6 +29,8 @@ TEST(HttpRequestFraming, PartialRequestsNeedMore) {
   auto body = frame("POST /whep HTTP/1.1\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\nv=0");
   EXPECT_EQ(body.state, State::kNeedMore);
   EXPECT_TRUE(body.expectContinue);
+  const std::string head = "POST /whep HTTP/1.1\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n";
+  EXPECT_EQ(body.wholeBytes, head.size() + 10) << "the server waits for this many bytes before framing again";
 }
 
 TEST(HttpRequestFraming, NothingAfterTheRequestIsKept) {
