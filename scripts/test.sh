@@ -51,7 +51,7 @@ FUZZ_DIR="${BUILD_DIR}-fuzz"
 cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEROHOP_BUILD_FUZZERS=ON -DZEROHOP_WITH_CUDA=OFF -DZEROHOP_WITH_MEDIA=OFF \
   -DZEROHOP_WITH_PYTHON=OFF -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips fuzz_capi \
+cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_http_request fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips fuzz_capi \
   zerohop_camemu zerohop-camemu
 
 # Sanitizer builds: no CUDA, Python, fuzzers or benchmarks (see CMakePresets.json).

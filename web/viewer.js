@@ -452,7 +452,7 @@ window.zerohop = {
 
   async function pollServer() {
     try {
-      const resp = await fetch(statsUrl, {cache: 'no-store'});
+      const resp = await fetch(statsUrl, {cache: 'no-store', headers: authHeaders});  // serve --protect-stats
       if (resp.ok) zh.lastStats = await resp.json();
     } catch (e) {
       // The server may be restarting; the connection logic reports that.

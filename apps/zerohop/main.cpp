@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "config_check.hpp"
 #include "exit_codes.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/log.hpp"
@@ -47,9 +48,15 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    // CLI11 skips keys and tables it does not know: a typo must not turn an option (the token) off.
+    if (const CLI::Option* config = app.get_config_ptr(); config && config->count() > 0) {
+      zerohop::cli::checkConfigFile(config->as<std::string>(), app);
+    }
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : zerohop::cli::kExitUsage;
+  } catch (const zerohop::Error& e) {
+    return zerohop::cli::reportError(e);
   }
   zerohop::log::Level level{};
   zerohop::log::parseLevel(logLevel, level);

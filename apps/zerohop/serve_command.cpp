@@ -1,10 +1,13 @@
 #include <malloc.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <memory>
 
 #include "commands.hpp"
@@ -26,6 +29,21 @@ void limitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
 }
 
+// Every viewer's GStreamer pipeline and every HTTP connection take descriptors, and GLib aborts the
+// process when it cannot make a wakeup pipe: start with the soft limit at the hard one. The HTTP side
+// and POST /whep keep a reserve below it (docs/exposure.md).
+void raiseDescriptorLimit() {
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || nofile.rlim_cur >= nofile.rlim_max) return;
+  const rlim_t was = nofile.rlim_cur;
+  nofile.rlim_cur = nofile.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    log::debug("RLIMIT_NOFILE raised from ", was, " to ", nofile.rlim_cur);
+  } else {
+    log::warn("setrlimit(RLIMIT_NOFILE, ", nofile.rlim_max, ") failed: ", std::strerror(errno), "; staying at ", was);
+  }
+}
+
 struct ServeOptions {
   std::string source = "test:1280x720@30";
   std::string listen = "127.0.0.1:8080";
@@ -38,6 +56,9 @@ struct ServeOptions {
   std::string webRoot;
   std::string share;
   std::string whepToken;
+  bool whepTokenGiven = false;  // --whep-token or ZEROHOP_WHEP_TOKEN, even when empty
+  std::string whepTokenFile;
+  bool protectStats = false;
   std::string whipUrl;
   std::string whipToken;
   std::string janus;
@@ -55,7 +76,35 @@ sigset_t blockStopSignals() {
   return set;
 }
 
-int runServe(const ServeOptions& o) {
+// The WHEP token from --whep-token, ZEROHOP_WHEP_TOKEN or --whep-token-file (its first line). An
+// empty one is an error: it would mean "no token", i.e. authentication silently off.
+std::string whepToken(const ServeOptions& o) {
+  if (!o.whepTokenFile.empty()) {
+    std::ifstream in(o.whepTokenFile);
+    if (!in) throw Error(Errc::kInvalidArgument, "--whep-token-file " + o.whepTokenFile + ": cannot be read");
+    std::string token;
+    std::getline(in, token);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
+    if (token.empty()) {
+      throw Error(Errc::kInvalidArgument, "--whep-token-file " + o.whepTokenFile +
+                                              ": the first line is empty; put the token there (no token: leave the option out)");
+    }
+    return token;
+  }
+  const char* env = std::getenv("ZEROHOP_WHEP_TOKEN");
+  if ((o.whepTokenGiven || env) && o.whepToken.empty()) {
+    throw Error(Errc::kInvalidArgument,
+                std::string(o.whepTokenGiven ? "--whep-token" : "ZEROHOP_WHEP_TOKEN") +
+                    " is empty: an empty token would leave WHEP open to anyone; give one, or leave it out");
+  }
+  return o.whepToken;
+}
+
+int runServe(ServeOptions o) {
+  o.whepToken = whepToken(o);
+  if (o.protectStats && o.whepToken.empty()) {
+    throw Error(Errc::kInvalidArgument, "--protect-stats needs a WHEP token (--whep-token-file, ZEROHOP_WHEP_TOKEN or --whep-token)");
+  }
   PipelineConfig config;
   config.source = parseSourceSpec(o.source);
   const auto listen = parseListenAddress(o.listen);
@@ -65,6 +114,7 @@ int runServe(const ServeOptions& o) {
   config.stream.webRoot = o.webRoot;
   config.shareName = o.share;
   config.stream.whepToken = o.whepToken;
+  config.stream.protectStats = o.protectStats;
   config.whipUrl = o.whipUrl;
   config.whipToken = o.whipToken;
   config.janus = o.janus;
@@ -77,6 +127,7 @@ int runServe(const ServeOptions& o) {
   config.encoder.preset = o.preset;
 
   limitMallocArenas();
+  raiseDescriptorLimit();
   const sigset_t stopSignals = blockStopSignals();
   Pipeline pipeline(std::move(config));
   pipeline.start();
@@ -145,8 +196,14 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--share", o->share,
                   "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
                   "for other processes (zerohop tap NAME, zerohop::Subscriber)");
-  cmd->add_option("--whep-token", o->whepToken,
-                  "require 'Authorization: Bearer TOKEN' on WHEP requests (open the page as /?token=TOKEN)");
+  auto* token = cmd->add_option("--whep-token", o->whepToken,
+                                 "require 'Authorization: Bearer TOKEN' on WHEP requests (open the page as "
+                                 "/?token=TOKEN); visible in ps: prefer --whep-token-file or ZEROHOP_WHEP_TOKEN")
+                     ->envname("ZEROHOP_WHEP_TOKEN");
+  cmd->add_option("--whep-token-file", o->whepTokenFile, "read the WHEP token from the first line of this file")
+      ->excludes(token);
+  cmd->add_flag("--protect-stats", o->protectStats,
+                "also require the WHEP token on /stats and /metrics (the page itself stays public: it holds no data)");
   auto* whip = cmd->add_option("--whip", o->whipUrl,
                                "also publish the stream to this WHIP endpoint (http[s]://HOST[:PORT]/PATH); "
                                "reconnects with back-off");
@@ -157,7 +214,10 @@ Runner addServeCommand(CLI::App& app) {
                   "[&secret=S] (Janus's HTTP API tells its ports) or HOST:PORT[?rtcp=PORT&pt=N] (its video "
                   "port; its rtcpport, default PORT+1, carries keyframe requests back)");
   cmd->add_option("--status-interval", o->statusInterval, "seconds between status lines (default 1 on a terminal, 10 otherwise)");
-  return [o] { return runServe(*o); };
+  return [o, token] {
+    o->whepTokenGiven = token->count() > 0;
+    return runServe(*o);
+  };
 }
 
 }  // namespace zerohop::cli

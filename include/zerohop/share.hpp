@@ -93,6 +93,9 @@ struct ShareOptions {
   std::string directory;                         ///< empty = $XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-<uid>
   std::optional<std::uint32_t> allowGroup;       ///< gid whose members may also subscribe (socket 0660)
   std::chrono::milliseconds leaseTimeout{1000};  ///< how long a reader's lease protects its slot
+  /// A reader that takes no frame for this long while frames are published is dropped (it held one
+  /// of maxReaders for nothing); 0 = never. See docs/share-protocol.md, "Idle readers".
+  std::chrono::milliseconds readerIdleTimeout{30000};
   std::uint32_t maxReaders = 32;
   std::chrono::milliseconds handshakeTimeout{2000};  ///< a client that says nothing is dropped
   /// Device rings: how long closing waits for readers to unmap before freeing the slots.
@@ -113,6 +116,8 @@ struct ShareStats {
   std::uint64_t overruns = 0;         ///< publishes that had to overwrite a leased slot
   std::uint64_t leaseSkips = 0;       ///< publishes that passed over an older, leased slot
   std::uint64_t rejectedClients = 0;  ///< failed handshakes (uid, version, malformed, timeout)
+  std::uint64_t idleReadersDropped = 0;  ///< readers dropped after readerIdleTimeout without a read
+  std::uint64_t futureLeaseStamps = 0;   ///< lease entries stamped in the future, counted as expired
   /// Payload bytes the publisher copied into slots (publish(); in-place commits copy nothing).
   std::uint64_t bytesCopied = 0;
 };

@@ -30,8 +30,10 @@ struct StreamConfig {
   std::size_t maxBodyBytes = 64 * 1024;  ///< request bodies past it answer 413
   /// Non-empty: POST/DELETE/PATCH on /whep need `Authorization: Bearer <whepToken>` (401 otherwise;
   /// compared in constant time). It guards who may start and end sessions; it does not hide the
-  /// page, /stats or /metrics, and without TLS in front it travels in clear text.
+  /// page, or /stats and /metrics unless protectStats, and without TLS in front it travels in clear text.
   std::string whepToken;
+  /// With a whepToken: GET /stats and /metrics need it too (401 otherwise). The page stays public.
+  bool protectStats = false;
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.

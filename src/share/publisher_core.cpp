@@ -229,6 +229,10 @@ WriteSlot PublisherCore::acquire() {
       if (v == 0) continue;
       const std::uint32_t slot = leaseSlot(v);
       if (slot >= layout_.slots) continue;
+      if (leaseMs(v) > nowMs + kLeaseClockSlackMs) {  // forged: it would pin the slot for ever
+        ++futureStamps_;
+        continue;
+      }
       states[slot].newestLeaseMs = std::max(states[slot].newestLeaseMs, leaseMs(v));
     }
   }
@@ -331,13 +335,16 @@ ShareStats PublisherCore::stats() const {
   s.overruns = overruns_;
   s.leaseSkips = leaseSkips_;
   s.rejectedClients = rejected_.load();
+  s.idleReadersDropped = idleDropped_;
+  s.futureLeaseStamps = futureStamps_;
   s.bytesCopied = bytesCopied_.load(std::memory_order_relaxed);
   const std::int64_t nowMs = monotonicNs() / 1'000'000;
   std::vector<bool> leased(layout_.slots, false);
   for (const auto& r : readers_) {
     for (std::uint32_t e = 0; e < kLeaseEntries; ++e) {
       const std::uint64_t v = r->leases()->entry[e].load();
-      if (v != 0 && leaseSlot(v) < layout_.slots && nowMs - leaseMs(v) < options_.leaseTimeout.count()) {
+      if (v != 0 && leaseSlot(v) < layout_.slots &&
+          leaseLive(static_cast<std::int64_t>(leaseMs(v)), nowMs, options_.leaseTimeout.count())) {
         leased[leaseSlot(v)] = true;
       }
     }

@@ -68,6 +68,11 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
     std::uint32_t id = 0;
     pid_t pid = 0;
     bool inProcess = false;  // SO_PEERCRED pid is ours: it holds the device slots itself (no drain)
+    // Idle check (mutex_): the lease page's read count as last seen, when it last moved, and how
+    // many frames had been published then.
+    std::uint64_t readsSeen = 0;
+    std::int64_t activeMs = 0;
+    std::uint64_t publishesAtActive = 0;
     const LeasePage* leases() const noexcept { return reinterpret_cast<const LeasePage*>(leasePage.data()); }
   };
 
@@ -80,6 +85,8 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   void wakeReaders() noexcept;
   void drainDeviceReaders() noexcept;
   std::size_t otherProcessReaders() const;  // mutex_ held
+  /// Drops readers idle past readerIdleTimeout (server thread); returns when to look again (ms, -1 = never).
+  int dropIdleReaders();
 
   const std::string name_;
   const SlotLayout layout_;
@@ -114,7 +121,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   std::uint64_t lastIndex_ = 0;
   std::uint32_t latestSlot_ = 0;
   std::uint32_t nextReaderId_ = 1;
-  std::uint64_t publishes_ = 0, overruns_ = 0, leaseSkips_ = 0;
+  std::uint64_t publishes_ = 0, overruns_ = 0, leaseSkips_ = 0, idleDropped_ = 0, futureStamps_ = 0;
   std::atomic<std::uint64_t> rejected_{0};
   std::atomic<std::uint64_t> bytesCopied_{0};
 };

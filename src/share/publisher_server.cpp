@@ -23,6 +23,32 @@ namespace zerohop::share_detail {
 
 // ---- server thread ---------------------------------------------------------------------------
 
+int PublisherCore::dropIdleReaders() {
+  const std::int64_t idleMs = options_.readerIdleTimeout.count();
+  if (idleMs <= 0) return -1;
+  const std::int64_t nowMs = monotonicNs() / 1'000'000;
+  std::lock_guard lock(mutex_);
+  if (readers_.empty()) return -1;
+  const std::size_t before = readers_.size();
+  std::erase_if(readers_, [&](const std::unique_ptr<Reader>& r) {
+    const std::uint64_t reads = r->leases()->reads.load(std::memory_order_relaxed);
+    if (reads != r->readsSeen || publishes_ == r->publishesAtActive) {
+      // It read, or there was nothing to read: it is not idle.
+      r->readsSeen = reads;
+      r->activeMs = nowMs;
+      r->publishesAtActive = publishes_;
+      return false;
+    }
+    if (nowMs - r->activeMs < idleMs) return false;
+    log::info("share '", name_, "': reader ", r->id, " (pid ", r->pid, ") took no frame for ", nowMs - r->activeMs,
+              " ms while ", publishes_ - r->publishesAtActive, " were published; dropped (readerIdleTimeout)");
+    ++idleDropped_;
+    return true;  // closes its socket: the reader sees the end of the session
+  });
+  if (readers_.size() != before) readersLeft_.notify_all();
+  return static_cast<int>(std::clamp<std::int64_t>(idleMs / 4, 10, 1000));
+}
+
 void PublisherCore::serve() noexcept {
   std::vector<pollfd> fds;
   std::vector<Reader*> polledReaders;
@@ -39,7 +65,7 @@ void PublisherCore::serve() noexcept {
         polledReaders.push_back(r.get());
       }
     }
-    int timeoutMs = -1;
+    int timeoutMs = dropIdleReaders();
     const std::int64_t now = monotonicNs();
     for (auto& p : pending_) {
       const auto left = std::max<std::int64_t>(0, (p.deadlineNs - now) / 1'000'000 + 1);
@@ -242,6 +268,8 @@ bool PublisherCore::handleHello(Pending& p) {
       std::lock_guard lock(mutex_);
       reader->id = nextReaderId_++;
       w.readerId = reader->id;
+      reader->activeMs = monotonicNs() / 1'000'000;
+      reader->publishesAtActive = publishes_;
       readers_.push_back(std::move(reader));
     }
     try {

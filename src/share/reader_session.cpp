@@ -225,7 +225,10 @@ std::optional<std::uint32_t> ReaderSession::claimLease(std::uint32_t slot) noexc
   for (std::uint32_t e = 0; e < kLeaseEntries; ++e) {
     std::uint64_t expected = 0;
     // seq_cst: the publisher's scan must see the lease before we trust the slot's sequence.
-    if (leasePage_->entry[e].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) return e;
+    if (leasePage_->entry[e].compare_exchange_strong(expected, value, std::memory_order_seq_cst)) {
+      leasePage_->reads.fetch_add(1, std::memory_order_relaxed);  // we are reading (not idle)
+      return e;
+    }
   }
   return std::nullopt;
 }

@@ -83,6 +83,9 @@ struct alignas(64) LeasePage {
   std::uint32_t entries = kLeaseEntries;
   /// 0 = free; otherwise packLease(slot, acquiredMs). Written only by the reader.
   std::atomic<std::uint64_t> entry[kLeaseEntries];
+  /// Frames this reader has taken (latest()/next()); it only grows. The publisher drops a reader whose
+  /// count stands still for ShareOptions::readerIdleTimeout while frames are published.
+  std::atomic<std::uint64_t> reads{0};
 };
 
 /// Bytes of a lease page memfd (one page).

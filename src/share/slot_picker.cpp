@@ -14,7 +14,7 @@ std::optional<SlotChoice> pickSlot(std::span<const SlotState> slots, std::int64_
       continue;
     }
     if (!oldestAny || s.publishIndex < slots[*oldestAny].publishIndex) oldestAny = i;
-    const bool leased = s.newestLeaseMs >= 0 && nowMs - s.newestLeaseMs < leaseTimeoutMs;
+    const bool leased = leaseLive(s.newestLeaseMs, nowMs, leaseTimeoutMs);
     if (!leased && (!oldestFree || s.publishIndex < slots[*oldestFree].publishIndex)) oldestFree = i;
   }
   if (oldestFree) {
@@ -24,7 +24,7 @@ std::optional<SlotChoice> pickSlot(std::span<const SlotState> slots, std::int64_
   // Only the latest slot is not being written: a one-slot ring, or all others in flight.
   if (latestSlot) {
     const auto& s = slots[*latestSlot];
-    const bool leased = s.newestLeaseMs >= 0 && nowMs - s.newestLeaseMs < leaseTimeoutMs;
+    const bool leased = leaseLive(s.newestLeaseMs, nowMs, leaseTimeoutMs);
     return SlotChoice{*latestSlot, leased, false};
   }
   return std::nullopt;

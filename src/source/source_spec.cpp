@@ -37,6 +37,20 @@ void parseFps(std::string_view s, SourceSpec& spec) {
   spec.fps = v;
 }
 
+// Every frame is H.264-encoded (or passed through as H.264): a size or rate past level 5.2's bounds
+// (36,864 macroblocks a frame, 2,073,600 a second) cannot be carried by NVENC, x264's live presets or
+// a browser's decoder, so it is refused here, before a pool of such frames is allocated.
+void checkEncodable(const SourceSpec& spec) {
+  constexpr std::uint64_t kMaxFrameMbs = 36864, kMaxMbRate = 2073600;
+  if (spec.width == 0 || spec.height == 0) return;
+  const std::uint64_t mbs = std::uint64_t{(spec.width + 15) / 16} * ((spec.height + 15) / 16);
+  const std::string size = std::to_string(spec.width) + "x" + std::to_string(spec.height);
+  if (mbs > kMaxFrameMbs || spec.width > 4096 || spec.height > 4096)
+    bad("size " + size + " is past what H.264 level 5.2 carries (36,864 macroblocks a frame, sides up to 4096, e.g. 4096x2304)");
+  if (spec.fps > 0 && mbs * spec.fps > kMaxMbRate)
+    bad(size + " at " + std::to_string(spec.fps) + " fps is past what H.264 level 5.2 carries (2,073,600 macroblocks a second, e.g. 3840x2160@60 or 1920x1080@240)");
+}
+
 }  // namespace
 
 SourceSpec parseSourceSpec(std::string_view text) {
@@ -91,6 +105,7 @@ SourceSpec parseSourceSpec(std::string_view text) {
       bad("unknown option '" + key + "'");
     }
   }
+  checkEncodable(spec);
   return spec;
 }
 

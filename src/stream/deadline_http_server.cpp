@@ -1,22 +1,37 @@
 #include "stream/deadline_http_server.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
-#include <string>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "zerohop/log.hpp"
 
 namespace zerohop::stream {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kStopCheck{100};
 
 void ipAndPort(const sockaddr_storage& addr, std::string& ip, int& port) {
   char text[INET6_ADDRSTRLEN] = {};
@@ -32,59 +47,75 @@ void ipAndPort(const sockaddr_storage& addr, std::string& ip, int& port) {
   ip = text;
 }
 
-// One connection's socket as an httplib::Stream; reads and writes give up at their deadline, or
-// within kStopCheck once the server stops (its listening socket is then INVALID_SOCKET).
-class DeadlineStream final : public httplib::Stream {
+const char* statusText(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 417: return "Expectation Failed";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Error";
+  }
+}
+
+// Best effort, never blocks: the answers sent from the accept thread are a few hundred bytes.
+void sendRefusal(int fd, int status, const std::string& reason, bool retryAfter) {
+  const std::string body = reason + "\n";
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + statusText(status) +
+                    "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\nConnection: close\r\nAccess-Control-Allow-Origin: *\r\n";
+  if (retryAfter) out += "Retry-After: 1\r\n";
+  out += "\r\n" + body;
+  (void)::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// Closes a connection without a reset that could destroy the answer still on its way: what the
+// client sent past its request is read and dropped first.
+void closeConnection(int fd) {
+  char sink[4096];
+  while (::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+  }
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+}
+
+// A checked request (read side: the canonical bytes) and its socket (write side, with a deadline).
+class CheckedRequestStream final : public httplib::Stream {
  public:
-  static constexpr std::chrono::milliseconds kStopCheck{100};
+  CheckedRequestStream(int fd, const std::string& request, std::string ip, int port,
+                       std::chrono::milliseconds responseDeadline, const std::atomic<bool>& stopping)
+      : fd_(fd), request_(request), ip_(std::move(ip)), port_(port), responseDeadline_(responseDeadline),
+        stopping_(stopping) {}
 
-  DeadlineStream(int fd, std::chrono::milliseconds responseDeadline, const std::atomic<socket_t>& listening)
-      : fd_(fd), responseDeadline_(responseDeadline), listening_(listening) {}
+  bool is_readable() const override { return pos_ < request_.size(); }
+  bool is_writable() const override { return wait(POLLOUT); }
 
-  /// The next request must be complete by `deadline`; the response clock starts at its first write.
-  void startRequest(Clock::time_point deadline) {
-    readDeadline_ = deadline;
-    writeDeadline_.reset();
-  }
-
-  /// Bytes of a pipelined next request already read from the socket.
-  bool hasBuffered() const { return bufPos_ < bufLen_; }
-
-  bool is_readable() const override { return hasBuffered() || wait(POLLIN, readDeadline_); }
-  bool is_writable() const override {
-    return wait(POLLOUT, writeDeadline_.value_or(Clock::now() + responseDeadline_));
-  }
-
-  // Buffered: httplib reads the request line and headers one byte at a time.
   ssize_t read(char* ptr, size_t size) override {
-    if (!hasBuffered()) {
-      if (!wait(POLLIN, readDeadline_)) return -1;
-      ssize_t n;
-      do n = ::recv(fd_, buf_, sizeof buf_, 0);
-      while (n < 0 && errno == EINTR);
-      if (n <= 0) return n;
-      bufPos_ = 0;
-      bufLen_ = static_cast<std::size_t>(n);
-    }
-    const std::size_t n = std::min(size, bufLen_ - bufPos_);
-    std::memcpy(ptr, buf_ + bufPos_, n);
-    bufPos_ += n;
+    const std::size_t n = std::min(size, request_.size() - pos_);
+    std::memcpy(ptr, request_.data() + pos_, n);
+    pos_ += n;
     return static_cast<ssize_t>(n);
   }
 
   ssize_t write(const char* ptr, size_t size) override {
     if (!writeDeadline_) writeDeadline_ = Clock::now() + responseDeadline_;
-    if (!wait(POLLOUT, *writeDeadline_)) return -1;
-    ssize_t n;
-    do n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n;
+    for (;;) {
+      const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (!wait(POLLOUT)) return -1;
+    }
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) ipAndPort(addr, ip, port);
+    ip = ip_;
+    port = port_;
   }
   void get_local_ip_and_port(std::string& ip, int& port) const override {
     sockaddr_storage addr{};
@@ -94,54 +125,465 @@ class DeadlineStream final : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
  private:
-  bool wait(short events, Clock::time_point deadline) const {
+  bool wait(short events) const {
+    const Clock::time_point deadline = writeDeadline_.value_or(Clock::now() + responseDeadline_);
     for (;;) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0 || listening_.load() == INVALID_SOCKET) return false;
+      if (left.count() <= 0 || stopping_.load()) return false;
       pollfd p{fd_, events, 0};
       const int r = ::poll(&p, 1, static_cast<int>(std::min(left, kStopCheck).count()));
-      if (r > 0) return true;
+      if (r > 0) return (p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0 || (p.revents & events) != 0;
       if (r < 0 && errno != EINTR) return false;
     }
   }
 
   const int fd_;
+  const std::string& request_;
+  std::size_t pos_ = 0;
+  const std::string ip_;
+  const int port_;
   const std::chrono::milliseconds responseDeadline_;
-  const std::atomic<socket_t>& listening_;
-  Clock::time_point readDeadline_{};
+  const std::atomic<bool>& stopping_;
   std::optional<Clock::time_point> writeDeadline_;
-  char buf_[4096];
-  std::size_t bufPos_ = 0;
-  std::size_t bufLen_ = 0;
 };
+
+struct Job {
+  int fd = -1;
+  std::string request;
+  std::string ip;
+  int port = 0;
+};
+
+// A fixed set of threads with a bounded queue; push() refuses (does not block) when it is full.
+class WorkerPool {
+ public:
+  WorkerPool(std::size_t threads, std::size_t depth, std::function<void(Job&)> serve, std::function<void(Job&)> drop)
+      : depth_(depth), serve_(std::move(serve)), drop_(std::move(drop)) {
+    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~WorkerPool() { stop(); }
+
+  bool push(Job&& job) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_ || queue_.size() >= depth_) return false;
+      queue_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+    return true;
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+    for (auto& job : queue_) drop_(job);
+    queue_.clear();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
+        if (stopped_) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      serve_(job);
+    }
+  }
+
+  const std::size_t depth_;
+  const std::function<void(Job&)> serve_;
+  const std::function<void(Job&)> drop_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;
+  bool stopped_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// A connection the accept thread owns: its request is not whole yet.
+struct Pending {
+  std::string ip;
+  int port = 0;
+  Clock::time_point accepted;
+  std::string received;
+  bool sentContinue = false;
+  // Framing is not repeated for bytes that cannot change its verdict (a trickling client must not
+  // make the accept thread re-scan its buffer per byte): the size the whole request will have once
+  // the headers are in, and whether a line end has arrived at all.
+  std::size_t wholeBytes = 0;
+  bool sawLineEnd = false;
+  // Refused and answered: what the client still sends is read and dropped until it stops, the cap or
+  // the deadline (a close with unread data would reset the connection and lose the answer).
+  bool lingering = false;
+  Clock::time_point lingerUntil{};
+  std::size_t drained = 0;
+};
+
+constexpr std::chrono::milliseconds kLinger{2000};
+constexpr std::size_t kLingerBytes = 4u << 20;
 
 }  // namespace
 
-DeadlineHttpServer::DeadlineHttpServer(std::chrono::milliseconds requestDeadline,
-                                       std::chrono::milliseconds responseDeadline, std::size_t workers)
-    : requestDeadline_(requestDeadline), responseDeadline_(responseDeadline) {
-  new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+struct DeadlineHttpServer::State {
+  int listenFd = -1;
+  int wakeFd = -1;
+  int epollFd = -1;
+  int spareFd = -1;  // given up to accept-and-close when the descriptor table is full
+
+  mutable std::mutex mutex;  // guards perAddress, inFlight, counters
+  std::unordered_map<std::string, std::size_t> perAddress;  // pending + in flight
+  std::size_t inFlight = 0;
+  HttpServerCounters counters;
+
+  std::unordered_map<int, Pending> pending;  // accept thread only
+  Clock::time_point lastFullLog{};
+
+  std::unique_ptr<WorkerPool> slow;
+  std::unique_ptr<WorkerPool> fast;
+
+  void release(const std::string& ip, bool inFlightToo) {
+    std::lock_guard lock(mutex);
+    auto it = perAddress.find(ip);
+    if (it != perAddress.end() && --it->second == 0) perAddress.erase(it);
+    if (inFlightToo) --inFlight;
+  }
+};
+
+DeadlineHttpServer::DeadlineHttpServer(HttpServerLimits limits)
+    : limits_(limits), connectionLimit_(limits.maxConnections), state_(std::make_unique<State>()) {
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    connectionLimit_ = std::max<std::size_t>(8, std::min<std::size_t>(connectionLimit_, nofile.rlim_cur / 4));
+  }
+  state_->wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  state_->epollFd = ::epoll_create1(EPOLL_CLOEXEC);
+  state_->spareFd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (state_->wakeFd < 0 || state_->epollFd < 0) throw std::system_error(errno, std::generic_category(), "epoll/eventfd");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = state_->wakeFd;
+  ::epoll_ctl(state_->epollFd, EPOLL_CTL_ADD, state_->wakeFd, &ev);
 }
 
-bool DeadlineHttpServer::process_and_close_socket(socket_t sock) {
-  DeadlineStream stream(sock, responseDeadline_, svr_sock_);
-  bool ok = true;
-  for (std::size_t served = 0; served < keep_alive_max_count_ && ok; ++served) {
-    if (served > 0) {
-      // Another request only if it is on its way already (keep_alive_timeout_sec_, 0 here by default).
-      pollfd p{sock, POLLIN, 0};
-      if (svr_sock_ == INVALID_SOCKET ||
-          (!stream.hasBuffered() && ::poll(&p, 1, static_cast<int>(keep_alive_timeout_sec_ * 1000)) <= 0))
-        break;
-    }
-    stream.startRequest(Clock::now() + requestDeadline_);
-    bool closed = false;
-    const bool last = served + 1 == keep_alive_max_count_ || svr_sock_ == INVALID_SOCKET;
-    ok = process_request(stream, last, closed, {});
-    if (closed) break;
+DeadlineHttpServer::~DeadlineHttpServer() {
+  requestStop();
+  if (state_->slow) state_->slow->stop();
+  if (state_->fast) state_->fast->stop();
+  for (auto& [fd, p] : state_->pending) ::close(fd);
+  for (int fd : {state_->listenFd, state_->wakeFd, state_->epollFd, state_->spareFd}) {
+    if (fd >= 0) ::close(fd);
   }
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
+}
+
+int DeadlineHttpServer::bindAndListen(const std::string& host, std::uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* result = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result) != 0) return -EADDRNOTAVAIL;
+  int err = EADDRNOTAVAIL;
+  for (addrinfo* ai = result; ai && state_->listenFd < 0; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    // SO_REUSEADDR for a quick restart; not SO_REUSEPORT, which would let a second server share the port.
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 1024) == 0) {
+      state_->listenFd = fd;
+    } else {
+      err = errno;
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(result);
+  if (state_->listenFd < 0) return -err;
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  ::getsockname(state_->listenFd, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::string ip;
+  int bound = 0;
+  ipAndPort(addr, ip, bound);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = state_->listenFd;
+  ::epoll_ctl(state_->epollFd, EPOLL_CTL_ADD, state_->listenFd, &ev);
+  return bound;
+}
+
+void DeadlineHttpServer::requestStop() {
+  stopping_ = true;
+  const std::uint64_t one = 1;
+  if (state_->wakeFd >= 0) (void)!::write(state_->wakeFd, &one, sizeof one);
+}
+
+std::size_t DeadlineHttpServer::openConnections() const {
+  std::lock_guard lock(state_->mutex);
+  std::size_t n = 0;
+  for (const auto& [ip, count] : state_->perAddress) n += count;
+  return n;
+}
+
+HttpServerCounters DeadlineHttpServer::counters() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->counters;
+}
+
+bool DeadlineHttpServer::run() {
+  State& s = *state_;
+  if (s.listenFd < 0) return false;
+  auto serve = [this](Job& job) {
+    CheckedRequestStream stream(job.fd, job.request, job.ip, job.port, limits_.responseDeadline, stopping_);
+    bool closed = false;
+    try {
+      process_request(stream, /*close_connection=*/true, closed, {});
+    } catch (const std::exception& e) {  // handlers' exceptions are httplib's; this is anything else
+      log::error("http: request from ", job.ip, " failed: ", e.what());
+    }
+    closeConnection(job.fd);
+    state_->release(job.ip, true);
+  };
+  auto drop = [this](Job& job) {
+    ::close(job.fd);
+    state_->release(job.ip, true);
+  };
+  s.slow = std::make_unique<WorkerPool>(limits_.slowWorkers, limits_.queuePerPool, serve, drop);
+  s.fast = std::make_unique<WorkerPool>(limits_.fastWorkers, limits_.queuePerPool, serve, drop);
+  running_ = true;
+
+  auto count = [&s](std::uint64_t HttpServerCounters::*field) {
+    std::lock_guard lock(s.mutex);
+    ++(s.counters.*field);
+  };
+  auto dropPending = [&s](int fd) {
+    auto it = s.pending.find(fd);
+    if (it == s.pending.end()) return;
+    ::epoll_ctl(s.epollFd, EPOLL_CTL_DEL, fd, nullptr);
+    const std::string ip = it->second.ip;
+    s.pending.erase(it);
+    closeConnection(fd);
+    s.release(ip, false);
+  };
+  // The oldest pending connection (of `ip`, or of anyone when empty), or -1.
+  auto oldestPending = [&s](const std::string* ip) {
+    int oldest = -1;
+    Clock::time_point at = Clock::time_point::max();
+    for (const auto& [fd, p] : s.pending) {
+      if ((!ip || p.ip == *ip) && p.accepted < at) {
+        at = p.accepted;
+        oldest = fd;
+      }
+    }
+    return oldest;
+  };
+
+  // Reads what has arrived; answers, dispatches or keeps waiting.
+  std::function<void(int)> readFrom;
+  readFrom = [&](int fd) {
+    auto it = s.pending.find(fd);
+    if (it == s.pending.end()) return;
+    Pending& p = it->second;
+    if (p.lingering) {
+      char sink[16384];
+      for (;;) {
+        const ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+        if (n > 0 && (p.drained += static_cast<std::size_t>(n)) < kLingerBytes) continue;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        dropPending(fd);  // end of stream, an error, or enough
+        return;
+      }
+    }
+    const std::size_t cap = limits_.request.maxHeaderBytes + limits_.request.maxBodyBytes + 1;
+    char buf[16384];
+    bool newLine = false;
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n > 0) {
+        newLine = newLine || std::memchr(buf, '\n', static_cast<std::size_t>(n)) != nullptr;
+        p.received.append(buf, static_cast<std::size_t>(std::min<std::size_t>(n, cap - std::min(cap, p.received.size()))));
+        if (p.received.size() >= cap || static_cast<std::size_t>(n) < sizeof buf) break;
+        continue;
+      }
+      if (n == 0) {
+        dropPending(fd);  // the client gave up
+        return;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      dropPending(fd);
+      return;
+    }
+    const std::size_t size = p.received.size();
+    if (p.wholeBytes != 0 ? size < p.wholeBytes
+                          : !newLine && size <= limits_.request.maxHeaderBytes &&
+                                (p.sawLineEnd || size <= limits_.request.maxRequestLine)) {
+      return;  // nothing that could complete or refuse the request has arrived
+    }
+    p.sawLineEnd = p.sawLineEnd || newLine;
+    HttpRequestFraming f = frameHttpRequest(p.received, limits_.request);
+    if (f.state == HttpRequestFraming::State::kNeedMore) {
+      p.wholeBytes = f.wholeBytes;
+      if (f.expectContinue && !p.sentContinue) {
+        static constexpr char k100[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        (void)::send(fd, k100, sizeof k100 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        p.sentContinue = true;
+      }
+      return;
+    }
+    if (f.state == HttpRequestFraming::State::kRefused) {
+      count(&HttpServerCounters::refusedFraming);
+      sendRefusal(fd, f.status, f.reason, false);
+      ::shutdown(fd, SHUT_WR);
+      p.lingering = true;
+      p.lingerUntil = Clock::now() + kLinger;
+      p.received.clear();
+      p.received.shrink_to_fit();
+      readFrom(fd);
+      return;
+    }
+    Job job{fd, std::move(f.canonical), p.ip, p.port};
+    const bool slowLane = f.method == "POST" || f.method == "PATCH";
+    ::epoll_ctl(s.epollFd, EPOLL_CTL_DEL, fd, nullptr);
+    {
+      std::lock_guard lock(s.mutex);
+      ++s.inFlight;  // before push: a worker may finish it at once
+    }
+    const std::string ip = p.ip;
+    s.pending.erase(it);
+    if (!(slowLane ? s.slow : s.fast)->push(std::move(job))) {
+      count(&HttpServerCounters::busy);
+      sendRefusal(fd, 503, "the server is busy; try again in a second", true);
+      closeConnection(fd);
+      s.release(ip, true);
+    }
+  };
+
+  auto acceptSome = [&] {
+    for (int i = 0; i < 32; ++i) {  // a batch, then the reads: a flood of connects cannot starve them
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      const int fd = ::accept4(s.listenFd, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if ((errno == EMFILE || errno == ENFILE) && s.spareFd >= 0) {
+          // The table is full: free the spare, take the connection off the backlog, say so, close.
+          count(&HttpServerCounters::descriptorsFull);
+          ::close(s.spareFd);
+          const int victim = ::accept4(s.listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          if (victim >= 0) {
+            sendRefusal(victim, 503, "the server is out of file descriptors; try again later", true);
+            ::close(victim);
+          }
+          s.spareFd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+          if (Clock::now() - s.lastFullLog > std::chrono::seconds(10)) {
+            s.lastFullLog = Clock::now();
+            log::warn("http: accept() failed: ", std::strerror(EMFILE),
+                      "; refusing connections until descriptors are free (raise ulimit -n)");
+          }
+          continue;
+        }
+        return;  // EAGAIN, or an error the next readiness will repeat
+      }
+      Pending p;
+      ipAndPort(addr, p.ip, p.port);
+      p.accepted = Clock::now();
+      count(&HttpServerCounters::accepted);
+      std::size_t total = 0, fromIp = 0;
+      {
+        std::lock_guard lock(s.mutex);
+        total = s.pending.size() + s.inFlight;
+        auto it = s.perAddress.find(p.ip);
+        fromIp = it == s.perAddress.end() ? 0 : it->second;
+      }
+      if (fromIp >= limits_.maxConnectionsPerAddress || total >= connectionLimit_) {
+        const int victim = oldestPending(fromIp >= limits_.maxConnectionsPerAddress ? &p.ip : nullptr);
+        if (victim < 0) {  // every one of them is being answered: no room for this one
+          count(&HttpServerCounters::busy);
+          sendRefusal(fd, 503, "too many connections; try again in a second", true);
+          ::close(fd);
+          continue;
+        }
+        count(&HttpServerCounters::evicted);
+        dropPending(victim);
+      }
+      {
+        std::lock_guard lock(s.mutex);
+        ++s.perAddress[p.ip];
+      }
+      s.pending.emplace(fd, std::move(p));
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.fd = fd;
+      ::epoll_ctl(s.epollFd, EPOLL_CTL_ADD, fd, &ev);
+      readFrom(fd);  // the request often came with the handshake
+    }
+  };
+
+  auto expire = [&] {
+    const auto now = Clock::now();
+    std::vector<int> late;
+    for (const auto& [fd, p] : s.pending) {
+      const auto deadline = p.received.empty() ? limits_.idleTimeout : limits_.requestDeadline;
+      if (p.lingering ? now >= p.lingerUntil : now - p.accepted >= deadline) late.push_back(fd);
+    }
+    for (int fd : late) {
+      if (s.pending[fd].lingering) {
+        dropPending(fd);
+        continue;
+      }
+      if (!s.pending[fd].received.empty()) sendRefusal(fd, 408, "the request did not arrive in time", false);
+      count(&HttpServerCounters::timedOut);
+      dropPending(fd);
+    }
+  };
+
+  bool ok = true;
+  std::vector<epoll_event> events(256);
+  auto lastExpire = Clock::now();
+  while (!stopping_) {
+    const int n = ::epoll_wait(s.epollFd, events.data(), static_cast<int>(events.size()), 50);
+    if (n < 0 && errno != EINTR) {
+      log::error("http: epoll_wait failed: ", std::strerror(errno));
+      ok = false;
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[static_cast<std::size_t>(i)].data.fd;
+      if (fd == s.wakeFd) continue;
+      if (fd == s.listenFd) {
+        acceptSome();
+      } else {
+        readFrom(fd);
+      }
+    }
+    if (Clock::now() - lastExpire >= std::chrono::milliseconds(20)) {
+      lastExpire = Clock::now();
+      expire();
+    }
+  }
+  running_ = false;
+  for (auto& [fd, p] : s.pending) {
+    ::close(fd);
+    s.release(p.ip, false);
+  }
+  s.pending.clear();
+  s.slow->stop();
+  s.fast->stop();
   return ok;
 }
 

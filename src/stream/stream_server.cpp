@@ -24,37 +24,10 @@ std::string hostPort(const std::string& host, std::uint16_t port) {
   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-// httplib reports a failed bind only as `false`; repeat the bind on a scratch socket to learn errno.
-int bindErrno(const std::string& host, std::uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* result = nullptr;
-  const int gai = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &result);
-  if (gai != 0) return EADDRNOTAVAIL;
-  int err = 0;
-  for (addrinfo* ai = result; ai; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-      err = errno;
-      continue;
-    }
-    const int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    err = ::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
-    ::close(fd);
-    if (err == 0) break;
-  }
-  freeaddrinfo(result);
-  return err;
-}
-
-[[noreturn]] void throwBindError(const std::string& host, std::uint16_t port) {
-  const int err = bindErrno(host, port);
+[[noreturn]] void throwBindError(const std::string& host, std::uint16_t port, int err) {
   const std::string where = hostPort(host, port);
   const std::string other = hostPort(host, static_cast<std::uint16_t>(port == 65535 ? 8081 : port + 1));
-  if (err == EADDRINUSE || err == 0) {
+  if (err == EADDRINUSE) {
     throw Error(Errc::kUnavailable,
                 where + " is already in use (another zerohop serve?); pick another with --listen " + other);
   }
@@ -88,6 +61,12 @@ void checkElements() {
 }
 
 }  // namespace
+
+stream::HttpServerLimits StreamServer::Impl::httpLimits(const StreamConfig& config) {
+  stream::HttpServerLimits limits;
+  limits.request.maxBodyBytes = config.maxBodyBytes;
+  return limits;
+}
 
 std::string newSessionId() {
   unsigned char bytes[16];
@@ -127,25 +106,18 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
                 "StreamConfig::maxViewers is 0: no viewer could ever connect; use 1 or more");
   }
 
+  http_ = std::make_unique<stream::DeadlineHttpServer>(httpLimits(config_));
   installRoutes();
-  if (config_.port == 0) {
-    const int port = http_.bind_to_any_port(config_.host);
-    if (port <= 0) throwBindError(config_.host, 0);
-    boundPort_ = static_cast<std::uint16_t>(port);
-  } else {
-    if (!http_.bind_to_port(config_.host, config_.port)) throwBindError(config_.host, config_.port);
-    boundPort_ = config_.port;
-  }
+  const int port = http_->bindAndListen(config_.host, config_.port);
+  if (port <= 0) throwBindError(config_.host, config_.port, port < 0 ? -port : EADDRNOTAVAIL);
+  boundPort_ = static_cast<std::uint16_t>(port);
 
   loop_ = std::make_unique<stream::GlibLoopThread>();
   loop_->every(1000, [this] { reapStaleSessions(); });
   httpThread_ = std::thread([this] {
-    if (!http_.listen_after_bind()) log::error("stream: the HTTP server stopped with an error");
+    if (!http_->run()) log::error("stream: the HTTP server stopped with an error");
     httpExited_ = true;
   });
-  // httplib's stop() does nothing until its accept loop has started, so a server destroyed right
-  // after construction would never stop: wait for the loop (it starts at once; the socket is bound).
-  while (!http_.is_running() && !httpExited_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   log::info("stream: serving ", hostPort(config_.host, boundPort_), " (WHEP at /whep)");
   if (!loopbackHost_ && config_.whepToken.empty()) {
     log::warn("stream: listening on ", config_.host,
@@ -159,11 +131,12 @@ StreamServer::Impl::~Impl() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     sessions.swap(sessions_);
+    sessionAddress_.clear();
   }
   for (auto& [id, s] : sessions) {
     if (s) s->abort();  // wakes a POST /whep that is waiting for ICE
   }
-  http_.stop();
+  http_->requestStop();
   if (httpThread_.joinable()) httpThread_.join();
   sessions.clear();  // each sets its pipeline to NULL
   loop_.reset();
@@ -190,6 +163,7 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     if (it == sessions_.end() || !it->second) return false;
     session = std::move(it->second);
     sessions_.erase(it);
+    sessionAddress_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock

@@ -6,6 +6,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -28,12 +29,17 @@ class StreamServer::Impl {
   static constexpr std::chrono::milliseconds kNegotiationTimeout{3000};
   /// A session that has not connected this long after its answer is ended (the viewer never came).
   static constexpr std::chrono::seconds kConnectTimeout{15};
-  /// A client must send its whole request within this, and read the response within kResponseDeadline,
-  /// or its connection is closed (slow or half-open clients; see DeadlineHttpServer).
-  static constexpr std::chrono::milliseconds kRequestDeadline{5000};
-  static constexpr std::chrono::milliseconds kResponseDeadline{5000};
-  /// Connections served at once (each holds a thread; POST /whep holds one up to kNegotiationTimeout).
-  static constexpr std::size_t kHttpWorkers = 16;
+  /// Sessions one client address may have that have not connected yet: max(2, maxViewers / 4), so
+  /// offers that never finish ICE cannot fill maxViewers from one address (past it 503 + Retry-After).
+  /// Behind a proxy every client has the proxy's address: then it bounds negotiations in total.
+  std::size_t negotiatingPerAddress() const { return std::max<std::size_t>(2, config_.maxViewers / 4); }
+  /// Descriptors kept free for GLib/GStreamer (wakeup pipes, sockets of the sessions that exist), and
+  /// what one new session may take: a POST /whep that would leave fewer answers 503 (never g_error).
+  static constexpr std::size_t kDescriptorReserve = 128;
+  static constexpr std::size_t kDescriptorsPerSession = 64;
+  /// The HTTP side's limits (connections, timeouts, request sizes, workers; see DeadlineHttpServer
+  /// and docs/exposure.md); maxBodyBytes comes from StreamConfig.
+  static stream::HttpServerLimits httpLimits(const StreamConfig& config);
 
   explicit Impl(StreamConfig config);
   ~Impl();
@@ -65,6 +71,7 @@ class StreamServer::Impl {
 
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions_;
+  std::map<std::string, std::string> sessionAddress_;  // id -> client address of its POST /whep
   bool stopping_ = false;
   mutable std::mutex handlerMutex_;
   std::function<void()> keyframeHandler_;
@@ -72,7 +79,7 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
-  stream::DeadlineHttpServer http_{kRequestDeadline, kResponseDeadline, kHttpWorkers};
+  std::unique_ptr<stream::DeadlineHttpServer> http_;
   std::thread httpThread_;
   std::atomic<bool> httpExited_{false};
 };

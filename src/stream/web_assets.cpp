@@ -1,8 +1,10 @@
 #include "stream/web_assets.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
 
 namespace zerohop::stream {
 namespace {
@@ -60,14 +62,37 @@ std::optional<WebAsset> findWebAsset(std::string_view urlPath, const std::string
     }
     return std::nullopt;
   }
-  const std::filesystem::path file = std::filesystem::path(webRoot) / rel;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec) || std::filesystem::file_size(file, ec) > kMaxFileBytes) {
+  // Walk from the root one component at a time, following no symbolic link (O_NOFOLLOW on every
+  // component): only regular files that really lie under the root are served.
+  int dir = ::open(webRoot.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return std::nullopt;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = rel.find('/', start);
+    const std::string part = rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (slash == std::string::npos ? O_NONBLOCK : O_DIRECTORY);
+    const int next = ::openat(dir, part.c_str(), flags);
+    ::close(dir);
+    if (next < 0) return std::nullopt;
+    dir = next;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  const int fd = dir;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uintmax_t>(st.st_size) > kMaxFileBytes) {
+    ::close(fd);
     return std::nullopt;
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string body(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < body.size()) {
+    const ssize_t n = ::read(fd, body.data() + got, body.size() - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  body.resize(got);
   return WebAsset{std::move(body), contentTypeFor(rel)};
 }
 

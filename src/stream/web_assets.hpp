@@ -30,7 +30,8 @@ struct WebAsset {
 std::string contentTypeFor(std::string_view path);
 
 /// Looks up the URL path ("/" = "/index.html") in `webRoot` when non-empty, else in the embedded
-/// files. nullopt when absent, or when the path is not a plain relative path ("..", "//", "\\", NUL).
+/// files. nullopt when absent, or when the path is not a plain relative path ("..", "//", "\\", NUL),
+/// or when any component under `webRoot` is a symbolic link or the file is not a regular file.
 std::optional<WebAsset> findWebAsset(std::string_view urlPath, const std::string& webRoot);
 
 }  // namespace zerohop::stream

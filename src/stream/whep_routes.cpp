@@ -1,6 +1,8 @@
 // The HTTP front: WHEP (POST /whep, DELETE/PATCH /whep/<id>), CORS, GET /stats and the viewer page.
 // Every client mistake is a 4xx with the reason in a text/plain body; 5xx only for our own faults.
 
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -56,6 +58,16 @@ bool constantTimeEquals(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// Descriptors open in this process now (a walk of /proc/self/fd: once per POST /whep), or 0 when unknown.
+std::size_t openDescriptors() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return 0;
+  std::size_t n = 0;
+  while (const dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
+  ::closedir(dir);
+  return n;
+}
+
 }  // namespace
 
 bool StreamServer::Impl::authorized(const httplib::Request& req, httplib::Response& res) const {
@@ -72,28 +84,11 @@ bool StreamServer::Impl::authorized(const httplib::Request& req, httplib::Respon
 }
 
 void StreamServer::Impl::installRoutes() {
-  http_.set_payload_max_length(config_.maxBodyBytes);
-  // httplib's default also sets SO_REUSEPORT, which would let a second server bind the same port
-  // and silently share its connections; SO_REUSEADDR alone still allows a quick restart.
-  http_.set_socket_options([](int sock) {
-    const int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  // No idle keep-alive wait: a connection serves only requests already sent. Reads and writes are
-  // bounded per request by DeadlineHttpServer (kRequestDeadline, kResponseDeadline), and stop()
-  // interrupts them within 0.1 s.
-  http_.set_keep_alive_timeout(0);
-
-  // Bodies we would otherwise read without a bound: no Content-Length (httplib reads to EOF),
-  // chunked (no limit in httplib 0.11), or compressed (the limit would apply before inflating).
-  http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (req.method != "POST" && req.method != "PUT" && req.method != "PATCH")
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length")) {
-      reply(res, 411, "send the body with a Content-Length header (chunked or unsized bodies are refused)");
-      res.set_header("Connection", "close");
-      return httplib::Server::HandlerResponse::Handled;
-    }
+  http_->set_payload_max_length(config_.maxBodyBytes);
+  // Framing (Content-Length only, no chunked or unsized bodies, limits) is checked before a request
+  // reaches these routes (DeadlineHttpServer, frameHttpRequest). A compressed body would be inflated
+  // past that limit, so it is refused here.
+  http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity") {
       reply(res, 415,
             "Content-Encoding \"" + req.get_header_value("Content-Encoding") +
@@ -103,14 +98,14 @@ void StreamServer::Impl::installRoutes() {
     return httplib::Server::HandlerResponse::Unhandled;
   });
 
-  http_.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+  http_->set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     res.set_header("Access-Control-Allow-Origin", "*");
     res.set_header("Access-Control-Expose-Headers", "Location");
   });
 
   // Statuses httplib sets itself (413, 400 for a broken request, 404 for no route) get a reason too.
   const std::size_t maxBody = config_.maxBodyBytes;
-  http_.set_error_handler([maxBody](const httplib::Request& req, httplib::Response& res) {
+  http_->set_error_handler([maxBody](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     switch (res.status) {
       case 413:
@@ -128,7 +123,7 @@ void StreamServer::Impl::installRoutes() {
     }
   });
 
-  http_.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+  http_->set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown exception";
     try {
       std::rethrow_exception(ep);
@@ -140,7 +135,7 @@ void StreamServer::Impl::installRoutes() {
     reply(res, 500, "internal error: " + what);
   });
 
-  http_.Options(".*", [](const httplib::Request& req, httplib::Response& res) {
+  http_->Options(".*", [](const httplib::Request& req, httplib::Response& res) {
     res.status = 204;
     res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, PATCH, OPTIONS");
     res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, If-Match");
@@ -153,15 +148,15 @@ void StreamServer::Impl::installRoutes() {
     }
   });
 
-  http_.Post("/whep",
+  http_->Post("/whep",
              [this](const httplib::Request& req, httplib::Response& res) { handleWhepPost(req, res); });
-  http_.Delete(R"(/whep/([^/]*))",
+  http_->Delete(R"(/whep/([^/]*))",
                [this](const httplib::Request& req, httplib::Response& res) { handleWhepDelete(req, res); });
-  http_.Patch(R"(/whep/([^/]*))",
+  http_->Patch(R"(/whep/([^/]*))",
               [this](const httplib::Request& req, httplib::Response& res) { handleWhepPatch(req, res); });
-  http_.Get("/stats", [this](const httplib::Request& req, httplib::Response& res) { handleStats(req, res); });
-  http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) { handleMetrics(req, res); });
-  http_.Get(R"(/.*)",
+  http_->Get("/stats", [this](const httplib::Request& req, httplib::Response& res) { handleStats(req, res); });
+  http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) { handleMetrics(req, res); });
+  http_->Get(R"(/.*)",
             [this](const httplib::Request& req, httplib::Response& res) { handleStatic(req, res); });
 }
 
@@ -181,11 +176,37 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     return;
   }
 
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    const std::size_t open = openDescriptors();
+    if (open + kDescriptorReserve + kDescriptorsPerSession > nofile.rlim_cur) {
+      log::warn("stream: POST /whep refused: ", open, " of ", nofile.rlim_cur,
+                " file descriptors open, a session needs up to ", kDescriptorsPerSession, " and ",
+                kDescriptorReserve, " stay in reserve (raise ulimit -n)");
+      res.set_header("Retry-After", "5");
+      reply(res, 503, "the server is short of file descriptors; try again later");
+      return;
+    }
+  }
+
   const std::string id = newSessionId();
   {
     std::lock_guard lock(mutex_);
     if (stopping_) {
       reply(res, 503, "the server is shutting down");
+      return;
+    }
+    std::size_t negotiating = 0;
+    for (const auto& [sid, address] : sessionAddress_) {
+      auto it = sessions_.find(sid);
+      if (address == req.remote_addr && it != sessions_.end() && !(it->second && it->second->connected()))
+        ++negotiating;
+    }
+    if (negotiating >= negotiatingPerAddress()) {
+      res.set_header("Retry-After", "5");
+      reply(res, 503,
+            "this address already has " + std::to_string(negotiating) +
+                " viewers that have not connected yet; connect those first");
       return;
     }
     if (sessions_.size() >= config_.maxViewers) {
@@ -196,10 +217,12 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
       return;
     }
     sessions_.emplace(id, nullptr);  // holds the slot while the pipeline is built
+    sessionAddress_.emplace(id, req.remote_addr);
   }
   auto release = [this, &id] {
     std::lock_guard lock(mutex_);
     sessions_.erase(id);
+    sessionAddress_.erase(id);
   };
 
   std::shared_ptr<stream::ViewerSession> session;
@@ -260,7 +283,8 @@ void StreamServer::Impl::handleWhepPatch(const httplib::Request& req, httplib::R
         "completes, so the answer already holds every candidate");
 }
 
-void StreamServer::Impl::handleStats(const httplib::Request&, httplib::Response& res) {
+void StreamServer::Impl::handleStats(const httplib::Request& req, httplib::Response& res) {
+  if (config_.protectStats && !authorized(req, res)) return;
   std::function<std::string()> provider;
   {
     std::lock_guard lock(handlerMutex_);
@@ -275,6 +299,7 @@ void StreamServer::Impl::handleStats(const httplib::Request&, httplib::Response&
 }
 
 void StreamServer::Impl::handleMetrics(const httplib::Request& req, httplib::Response& res) {
+  if (config_.protectStats && !authorized(req, res)) return;
   std::function<std::string()> provider;
   {
     std::lock_guard lock(handlerMutex_);

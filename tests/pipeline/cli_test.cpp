@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -166,6 +167,88 @@ TEST(Cli, WhepTokenIsRequiredAndThePrintedUrlCarriesIt) {
   auto code = serve.waitExit(2s);
   ASSERT_TRUE(code);
   EXPECT_EQ(*code, 0);
+}
+
+}  // namespace
+}  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+// issue 22: a config mistake fails with exit 2 naming the file line and the key, never silently
+// leaving an option (the WHEP token) unset.
+TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
+  const std::string dir = ::testing::TempDir();
+  struct Case {
+    const char* name;
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"typo.toml", "[serve]\nlisten = \"127.0.0.1:1\"\nwhep_tokne = \"x\"\n", "line 3: unknown key \"whep_tokne\" in [serve]"},
+      {"table.toml", "# comment\n[srve]\nwhep-token = \"x\"\n", "line 2: unknown table [srve]"},
+      {"underscore.toml", "[serve]\nwhep_token = \"x\"\n", "did you mean whep-token?"},
+      {"dotted.toml", "serve.whep_tokne = \"x\"\n", "line 1: unknown key \"whep_tokne\""},
+      {"garbage.toml", "\x7f" "ELF\x01\x01 binary junk\n", "line 1:"},
+      {"empty-token.toml", "[serve]\nwhep-token = \"\"\n", "--whep-token is empty"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = dir + "/" + c.name;
+    { std::ofstream(path) << c.text; }
+    auto r = run({kCli, "--config", path, "serve", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+    EXPECT_EQ(r.exitCode, 2) << c.name << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.name << ": " << r.err;
+  }
+}
+
+TEST(Cli, EmptyTokenIsAnError) {
+  const std::string listen = "127.0.0.1:" + std::to_string(freePort());
+  auto flag = run({kCli, "serve", "--listen", listen, "--whep-token", ""});
+  EXPECT_EQ(flag.exitCode, 2) << flag.err;
+  EXPECT_NE(flag.err.find("--whep-token is empty"), std::string::npos) << flag.err;
+  auto env = run({"/usr/bin/env", "ZEROHOP_WHEP_TOKEN=", kCli, "serve", "--listen", listen});
+  EXPECT_EQ(env.exitCode, 2) << env.err;
+  EXPECT_NE(env.err.find("ZEROHOP_WHEP_TOKEN is empty"), std::string::npos) << env.err;
+  const std::string file = ::testing::TempDir() + "/empty.token";
+  { std::ofstream(file) << "\n"; }
+  auto fromFile = run({kCli, "serve", "--listen", listen, "--whep-token-file", file});
+  EXPECT_EQ(fromFile.exitCode, 2) << fromFile.err;
+  EXPECT_NE(fromFile.err.find("is empty"), std::string::npos) << fromFile.err;
+  auto protect = run({kCli, "serve", "--listen", listen, "--protect-stats"});
+  EXPECT_EQ(protect.exitCode, 2) << protect.err;
+}
+
+// The token from a file (not in ps) or the environment guards WHEP, and with --protect-stats /stats.
+TEST(Cli, TokenFromFileOrEnvironmentGuardsWhepAndProtectedStats) {
+  const std::string file = ::testing::TempDir() + "/serve.token";
+  { std::ofstream(file) << "filetok\n"; }
+  for (const bool fromEnv : {false, true}) {
+    const auto port = freePort();
+    std::vector<std::string> argv = {"/usr/bin/env", fromEnv ? "ZEROHOP_WHEP_TOKEN=filetok" : "X=1", kCli, "serve",
+                                     "--source", "test:320x240@15", "--listen", "127.0.0.1:" + std::to_string(port),
+                                     "--protect-stats"};
+    if (!fromEnv) argv.insert(argv.end(), {"--whep-token-file", file});
+    ChildProcess serve(argv);
+    auto line = serve.waitForStdoutLine("open http://", 15s);
+    ASSERT_TRUE(line) << serve.stderrText();
+    EXPECT_NE(line->find("?token=filetok"), std::string::npos) << *line;
+    httplib::Client client("127.0.0.1", port);
+    auto post = client.Post("/whep", "v=0\r\n", "application/sdp");
+    ASSERT_TRUE(post);
+    EXPECT_EQ(post->status, 401);
+    auto stats = client.Get("/stats");
+    ASSERT_TRUE(stats);
+    EXPECT_EQ(stats->status, 401) << "--protect-stats: /stats answered without the token";
+    auto authed = client.Get("/stats", {{"Authorization", "Bearer filetok"}});
+    ASSERT_TRUE(authed);
+    EXPECT_EQ(authed->status, 200);
+    auto page = client.Get("/");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200) << "the page stays public";
+    serve.signal(SIGTERM);
+    auto code = serve.waitExit(5s);
+    ASSERT_TRUE(code);
+    EXPECT_EQ(*code, 0);
+  }
 }
 
 }  // namespace

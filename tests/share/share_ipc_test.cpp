@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/unique_fd.hpp"
+#include "share/ring_layout.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
 #include "share_test_support.hpp"
@@ -516,6 +517,58 @@ TEST_F(ShareIpc, BadNamesAndMismatchedFramesAreInvalidArguments) {
     EXPECT_EQ(e.code(), Errc::kUnsupported);
   }
   EXPECT_EQ(pub.stats().publishes, 0u);
+}
+
+// issue 22: a same-uid reader writing far-future lease stamps pinned every slot (a slow reader went
+// from 0 to 34 overruns in 40 frames). Forged stamps now count as expired, and are counted.
+TEST_F(ShareIpc, LeaseStampsFromTheFutureDoNotPinSlots) {
+  Publisher pub(name_, SlotLayout::images(layout_, 4), shareOptions());
+  auto sock = share_detail::connectSeqpacket(socketPath());
+  share_detail::sendMessage(sock.get(),
+                            share_detail::encodeHello(share_detail::Hello{1, 1, share_detail::kAcceptHost, ::getpid()}));
+  auto welcome = share_detail::receiveMessage(sock.get(), 10s);
+  ASSERT_TRUE(welcome);
+  ASSERT_EQ(welcome->fds.size(), 3u);
+  auto* page = static_cast<share_detail::LeasePage*>(::mmap(nullptr, share_detail::kLeasePageBytes,
+                                                           PROT_READ | PROT_WRITE, MAP_SHARED, welcome->fds[2].get(), 0));
+  ASSERT_NE(page, MAP_FAILED);
+  const std::int64_t future = monotonicNs() / 1'000'000 + 3'600'000;  // an hour ahead
+  for (std::uint32_t slot = 0; slot < 4; ++slot) page->entry[slot].store(share_detail::packLease(slot, future));
+  Subscriber slow(name_, subscribeOptions());
+  publishSeq(pub, 1);
+  auto held = slow.latest();  // a slow reader keeps one frame while 40 more are published
+  ASSERT_TRUE(held);
+  for (std::uint64_t seq = 2; seq <= 41; ++seq) publishSeq(pub, seq);
+  EXPECT_TRUE(held->valid()) << "the honest lease was overwritten: forged ones pinned the other slots";
+  EXPECT_EQ(pub.stats().overruns, 0u);
+  EXPECT_GT(pub.stats().futureLeaseStamps, 0u);
+  ::munmap(page, share_detail::kLeasePageBytes);
+}
+
+// issue 22: idle readers were never reaped, so one process could hold all 32 reader slots.
+TEST_F(ShareIpc, AReaderThatTakesNothingIsDroppedAndOneThatReadsStays) {
+  ShareOptions o = shareOptions();
+  o.readerIdleTimeout = 300ms;
+  Publisher pub(name_, SlotLayout::images(layout_, 4), o);
+  Subscriber idle(name_, subscribeOptions());
+  Subscriber reading(name_, subscribeOptions());
+  ASSERT_TRUE(waitForReaders(pub, 2, 5s));
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  std::uint64_t seq = 0;
+  while (pub.stats().idleReadersDropped == 0 && std::chrono::steady_clock::now() < deadline) {
+    publishSeq(pub, ++seq);
+    EXPECT_TRUE(reading.latest().has_value());
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(pub.stats().idleReadersDropped, 1u);
+  EXPECT_TRUE(waitForReaders(pub, 1, 2s));
+  EXPECT_TRUE(reading.connected());
+  publishSeq(pub, ++seq);
+  EXPECT_TRUE(reading.latest().has_value()) << "the reading subscriber lost its session";
+  // Nothing published: nobody is idle, however long the wait.
+  const auto quietEnd = std::chrono::steady_clock::now() + 600ms;
+  while (std::chrono::steady_clock::now() < quietEnd) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(pub.stats().readersConnected, 1u);
 }
 
 TEST_F(ShareIpc, SocketAndDirectoryArePrivate) {

@@ -53,6 +53,17 @@ TEST(ShareSlotPicker, AnExpiredLeaseNoLongerProtects) {
   EXPECT_FALSE(c->skippedLeased);
 }
 
+// issue 22: a same-uid reader stamping leases far in the future pinned slots for ever.
+TEST(ShareSlotPicker, AStampFromTheFutureDoesNotProtect) {
+  auto s = ring({7, 5, 6, 8}, 3);
+  s[1].newestLeaseMs = kNow + 1'000'000;
+  const auto c = pickSlot(s, kNow, kTimeout);
+  EXPECT_EQ(c->slot, 1u);
+  EXPECT_FALSE(c->skippedLeased);
+  EXPECT_TRUE(leaseLive(kNow + kLeaseClockSlackMs, kNow, kTimeout)) << "rounding slack";
+  EXPECT_FALSE(leaseLive(kNow + kLeaseClockSlackMs + 1, kNow, kTimeout));
+}
+
 TEST(ShareSlotPicker, OverwritesTheOldestWhenEverythingIsLeased) {
   auto s = ring({7, 5, 6, 8}, 3);
   for (auto& slot : s) slot.newestLeaseMs = kNow;

@@ -73,19 +73,26 @@ class Served {
   static constexpr auto kResponse = 1000ms;
   static constexpr std::size_t kWorkers = 4;
 
-  Served() : server_(kRequest, kResponse, kWorkers) {
-    server_.set_keep_alive_timeout(0);
+  static stream::HttpServerLimits limits() {
+    stream::HttpServerLimits l;
+    l.idleTimeout = kRequest;
+    l.requestDeadline = kRequest;
+    l.responseDeadline = kResponse;
+    l.fastWorkers = kWorkers;
+    return l;
+  }
+
+  Served() : server_(limits()) {
     server_.Get("/small",
                 [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
     server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(8 << 20, 'x'), "application/octet-stream");  // far more than socket buffers
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(1ms);
+    port_ = server_.bindAndListen("127.0.0.1", 0);
+    thread_ = std::thread([this] { server_.run(); });
   }
   ~Served() {
-    server_.stop();
+    server_.requestStop();
     thread_.join();
   }
   int port() const { return port_; }

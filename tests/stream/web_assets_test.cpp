@@ -1,6 +1,7 @@
 #include "stream/web_assets.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -64,6 +65,27 @@ TEST(WebAssets, WebRootServesFromDiskAndRefusesTraversal) {
   }
   std::filesystem::remove_all(root);
   std::filesystem::remove(root.parent_path() / "zh-secret.txt");
+}
+
+// issue 22: a link to /etc served /etc/shadow. No symbolic link is followed under the root, whether
+// it leads out (a file or a folder) or stays inside; a FIFO does not hang the lookup.
+TEST(WebAssets, WebRootFollowsNoSymbolicLinks) {
+  const auto root = std::filesystem::temp_directory_path() / ("zh-webroot-links-" + std::to_string(::getpid()));
+  const auto outside = root.string() + "-outside";
+  std::filesystem::create_directories(root / "sub");
+  std::filesystem::create_directories(outside);
+  std::ofstream(root / "sub" / "inside.js") << "ok";
+  std::ofstream(outside + "/secret.txt") << "secret";
+  std::filesystem::create_symlink(outside + "/secret.txt", root / "file-link.txt");
+  std::filesystem::create_directory_symlink(outside, root / "dir-link");
+  std::filesystem::create_symlink(root / "sub" / "inside.js", root / "inner-link.js");
+  ASSERT_EQ(::mkfifo((root / "fifo.txt").c_str(), 0600), 0);
+  EXPECT_TRUE(findWebAsset("/sub/inside.js", root.string()).has_value());
+  for (const char* bad : {"/file-link.txt", "/dir-link/secret.txt", "/inner-link.js", "/fifo.txt"}) {
+    EXPECT_FALSE(findWebAsset(bad, root.string()).has_value()) << bad;
+  }
+  std::filesystem::remove_all(root);
+  std::filesystem::remove_all(outside);
 }
 
 }  // namespace

@@ -41,5 +41,22 @@ TEST(SourceSpec, BadSpecsSayWhatAndHow) {
   }
 }
 
+// issue 22: test:8192x8192@240 passed the parser and took 9-10 s and 557 MB before it was refused.
+TEST(SourceSpec, SizesNoEncoderCarriesAreRefusedAtParseTimeNamingTheLimit) {
+  for (const char* bad : {"test:8192x8192@240", "test:4608x2592@30", "test:3840x2160@120",
+                          "v4l2:/dev/video0?size=1920x1080&fps=240&format=mjpeg&size=4096x4096"}) {
+    try {
+      parseSourceSpec(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("H.264 level 5.2"), std::string::npos) << e.what();
+    }
+  }
+  for (const char* good : {"test:3840x2160@60", "test:1920x1080@240", "test:4096x2304@30", "test:16x16@240"}) {
+    EXPECT_NO_THROW(parseSourceSpec(good)) << good;
+  }
+}
+
 }  // namespace
 }  // namespace zerohop
