@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "capi/frame_info.hpp"
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
 #include "zerohop/clock.hpp"
@@ -124,21 +125,7 @@ zh_status zh_slot_get_info(const zh_slot* slot, zh_frame_info* info) {
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
   if (info->struct_size < offsetof(zh_frame_info, cuda_event) + sizeof(void*))
     return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info.struct_size is too small: set it to sizeof(zh_frame_info)");
-  const Frame& f = const_cast<zh_slot*>(slot)->slot.frame();
-  zh_frame_info out{};
-  out.struct_size = info->struct_size;
-  out.format = static_cast<zh_format>(f.format);
-  out.width = f.width;
-  out.height = f.height;
-  out.memory = static_cast<zh_memory>(f.memory);
-  out.cuda_device = f.memory == MemoryKind::kDevice ? f.gpu.device : -1;
-  out.plane_count = f.planeCount;
-  for (std::size_t i = 0; i < kMaxPlanes; ++i) {
-    out.planes[i] = f.data[i];
-    out.pitches[i] = f.pitch[i];
-  }
-  out.capacity = f.capacity;
-  std::memcpy(info, &out, std::min<std::size_t>(info->struct_size, sizeof out));
+  capi::describeFrame(const_cast<zh_slot*>(slot)->slot.frame(), 0, 0, info);
   return ZH_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "capi/device_wait.hpp"
+#include "capi/frame_info.hpp"
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
 #include "zerohop/clock.hpp"
@@ -37,32 +38,6 @@ zh_status badSize(const char* function, const char* type) {
 
 std::chrono::milliseconds millis(std::int32_t ms) {
   return std::chrono::milliseconds(std::max<std::int32_t>(ms, 0));
-}
-
-/// Fills `info` from a frame, up to info->struct_size bytes (later members are newer).
-void describe(const Frame& f, std::uint64_t publishIndex, std::int64_t publishNs, zh_frame_info* info) {
-  zh_frame_info out{};
-  out.struct_size = info->struct_size;
-  out.format = static_cast<zh_format>(f.format);
-  out.width = f.width;
-  out.height = f.height;
-  out.memory = static_cast<zh_memory>(f.memory);
-  out.cuda_device = f.memory == MemoryKind::kDevice ? f.gpu.device : -1;
-  out.plane_count = f.planeCount;
-  for (std::size_t i = 0; i < kMaxPlanes; ++i) {
-    out.planes[i] = f.data[i];
-    out.pitches[i] = f.pitch[i];
-  }
-  out.bytes_used = f.bytesUsed;
-  out.capacity = f.capacity;
-  out.sequence = f.sequence;
-  out.publish_index = publishIndex;
-  out.publish_ns = publishNs;
-  out.wall_clock_ms = f.wallClockMs;
-  for (std::size_t i = 0; i < kStageCount && i < ZH_STAGE_COUNT; ++i) out.stage_ns[i] = f.times.ns[i];
-  out.keyframe = f.keyframe ? 1 : 0;
-  out.cuda_event = f.gpu.readyEvent;
-  std::memcpy(info, &out, std::min<std::size_t>(info->struct_size, sizeof out));
 }
 
 zh_status handOut(std::optional<SharedFrame> f, zh_frame** out, const char* function, const std::string& name,
@@ -208,7 +183,7 @@ zh_status zh_frame_get_info(const zh_frame* frame, zh_frame_info* info) {
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
   if (!sizedOk(info->struct_size, offsetof(zh_frame_info, cuda_event) + sizeof(void*)))
     return badSize(fn, "zh_frame_info");
-  describe(frame->frame.frame(), frame->frame.publishIndex(), frame->frame.publishNs(), info);
+  capi::describeFrame(frame->frame.frame(), frame->frame.publishIndex(), frame->frame.publishNs(), info);
   return ZH_OK;
 }
 

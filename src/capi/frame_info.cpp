@@ -1,0 +1,33 @@
+#include "capi/frame_info.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace zerohop::capi {
+
+void describeFrame(const Frame& f, std::uint64_t publishIndex, std::int64_t publishNs, zh_frame_info* info) {
+  zh_frame_info out{};
+  out.struct_size = info->struct_size;
+  out.format = static_cast<zh_format>(f.format);
+  out.width = f.width;
+  out.height = f.height;
+  out.memory = static_cast<zh_memory>(f.memory);
+  out.cuda_device = f.memory == MemoryKind::kDevice ? f.gpu.device : -1;
+  out.plane_count = f.planeCount;
+  for (std::size_t i = 0; i < kMaxPlanes; ++i) {
+    out.planes[i] = f.data[i];
+    out.pitches[i] = f.pitch[i];
+  }
+  out.bytes_used = f.bytesUsed;
+  out.capacity = f.capacity;
+  out.sequence = f.sequence;
+  out.publish_index = publishIndex;
+  out.publish_ns = publishNs;
+  out.wall_clock_ms = f.wallClockMs;
+  for (std::size_t i = 0; i < kStageCount && i < ZH_STAGE_COUNT; ++i) out.stage_ns[i] = f.times.ns[i];
+  out.keyframe = f.keyframe ? 1 : 0;
+  out.cuda_event = f.gpu.readyEvent;
+  std::memcpy(info, &out, std::min<std::size_t>(info->struct_size, sizeof out));
+}
+
+}  // namespace zerohop::capi

@@ -1,0 +1,12 @@
+#pragma once
+// A Frame as the C API's zh_frame_info (reader frames and slots to write alike). Reentrant.
+#include <cstdint>
+
+#include "zerohop/frame.hpp"
+#include "zerohop/zerohop.h"
+
+namespace zerohop::capi {
+/// Fills `info` from `f`, up to info->struct_size bytes (later members are newer; the caller has
+/// checked that struct_size covers every member this version has).
+void describeFrame(const Frame& f, std::uint64_t publishIndex, std::int64_t publishNs, zh_frame_info* info);
+}  // namespace zerohop::capi
