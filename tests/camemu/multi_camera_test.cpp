@@ -41,10 +41,12 @@ std::vector<EmuConfig> emulatedCameras() {
   return camemu::camerasFromEnvironment();
 }
 
-#define REQUIRE_CAMERAS(cameras)                                                                        \
-  if ((cameras).size() < 2)                                                                             \
-  GTEST_SKIP() << "needs several emulated cameras: run as zerohop-camemu --camera ... --camera ... -- " \
-                  "<this test> (ctest does)"
+#define REQUIRE_CAMERAS(cameras)                                                                     \
+  do {                                                                                               \
+    if ((cameras).size() < 2)                                                                        \
+      GTEST_SKIP() << "needs several emulated cameras: run as zerohop-camemu --camera ... --camera " \
+                      "... -- <this test> (ctest does)";                                             \
+  } while (0)
 
 std::unique_ptr<FrameSource> open(const EmuConfig& c) {
   return openV4l2Source(parseSourceSpec(
