@@ -180,6 +180,15 @@ class DevListings {
     listings_[dir] = std::move(listing);
     any_.store(true);
   }
+  /// rewinddir(): a tracked listing starts again with every camera.
+  void rewind(DIR* dir) {
+    if (!any_.load()) return;
+    {
+      std::lock_guard lock(mutex_);
+      if (!listings_.count(dir)) return;
+    }
+    track(dir);
+  }
   void forget(DIR* dir) {
     if (!any_.load()) return;
     std::lock_guard lock(mutex_);
@@ -536,4 +545,9 @@ ZH_EXPORT int closedir(DIR* dir) {
   static auto fn = next<int (*)(DIR*)>("closedir");
   DevListings::instance().forget(dir);
   return fn(dir);
+}
+ZH_EXPORT void rewinddir(DIR* dir) {
+  static auto fn = next<void (*)(DIR*)>("rewinddir");
+  fn(dir);
+  DevListings::instance().rewind(dir);
 }
