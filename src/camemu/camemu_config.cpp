@@ -58,6 +58,7 @@ bool formatSupported(PixelFormat format) noexcept {
 void applySetting(EmuConfig& c, std::string_view key, std::string_view value) {
   if (key == "device") {
     if (value.empty() || value.front() != '/') bad("--device needs an absolute path such as /dev/video0");
+    if (value.find_first_of(",;") != std::string_view::npos) bad("a device path cannot contain ',' or ';'");
     c.devicePath = std::string(value);
   } else if (key == "format") {
     auto f = parseFormat(value);
@@ -146,6 +147,61 @@ std::string faultsToString(const FaultPlan& f) {
   if (f.stallAt) add("stall-at", std::to_string(f.stallAt) + ":" + std::to_string(f.stallMs));
   if (f.unplugAt) add("unplug-at", std::to_string(f.unplugAt) + ":" + std::to_string(f.replugMs));
   return out;
+}
+
+std::string settingsToString(const EmuConfig& c) {
+  std::string out = "device=" + c.devicePath + ",format=" + std::string(formatName(c.format)) +
+                    ",size=" + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                    ",fps=" + std::to_string(c.fps) + ",expbuf=" + (c.expbuf ? "on" : "off") +
+                    ",keyframe-control=" + (c.keyframeControl ? "on" : "off") +
+                    ",h264-headers=" + (c.h264HeadersEveryIdr ? "idr" : "once");
+  if (const std::string faults = faultsToString(c.faults); !faults.empty()) out += "," + faults;
+  return out;
+}
+
+std::vector<std::string> splitCameraGroups(std::string_view list) {
+  std::vector<std::string> groups;
+  while (true) {
+    const auto semi = list.find(';');
+    groups.emplace_back(list.substr(0, semi));
+    if (semi == std::string_view::npos) break;
+    list.remove_prefix(semi + 1);
+  }
+  return groups;
+}
+
+std::vector<EmuConfig> camerasFromGroups(const EmuConfig& defaults, const std::vector<std::string>& groups) {
+  if (groups.empty()) bad("no camera given");
+  if (groups.size() > kMaxCameras) bad("at most " + std::to_string(kMaxCameras) + " cameras per process");
+  std::vector<EmuConfig> cameras;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    EmuConfig c = defaults;
+    c.index = static_cast<std::uint32_t>(i);
+    c.devicePath = "/dev/video" + std::to_string(i);
+    try {
+      applyFaults(c, groups[i]);
+    } catch (const Error& e) {
+      std::string_view why = e.what();
+      if (const auto at = why.find("zerohop-camemu: "); at != std::string_view::npos)
+        why.remove_prefix(at + 16);
+      bad("camera " + std::to_string(i) + " ('" + groups[i] + "'): " + std::string(why));
+    }
+    for (const EmuConfig& other : cameras) {
+      if (other.devicePath == c.devicePath) {
+        bad("cameras " + std::to_string(other.index) + " and " + std::to_string(i) + " both are " +
+            c.devicePath);
+      }
+    }
+    cameras.push_back(std::move(c));
+  }
+  return cameras;
+}
+
+std::vector<EmuConfig> camerasFromEnvironment() {
+  EmuConfig defaults = configFromEnvironment();
+  const char* list = std::getenv(kEnvCameras);
+  if (!list || !*list) return {std::move(defaults)};
+  return camerasFromGroups(defaults, splitCameraGroups(list));
 }
 
 EmuConfig configFromEnvironment() {

@@ -1,11 +1,16 @@
 #pragma once
-// Settings of the emulated camera, passed from the zerohop-camemu launcher to the LD_PRELOAD shim
+// Settings of the emulated cameras, passed from the zerohop-camemu launcher to the LD_PRELOAD shim
 // through environment variables (so they survive exec and reach every process of the client).
+// One camera: the ZEROHOP_CAMEMU_* variables. Several: ZEROHOP_CAMEMU_CAMERAS, one group of
+// settings per camera ("format=mjpeg,size=1280x720;format=h264"), each starting from the one-camera
+// variables with device /dev/video<index>.
 // Thread-safety: value types; parseConfig/configFromEnvironment are reentrant.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "zerohop/pixel_format.hpp"
 
@@ -28,6 +33,7 @@ struct FaultPlan {
 
 struct EmuConfig {
   std::string devicePath = "/dev/video0";
+  std::uint32_t index = 0;  ///< the camera's place among the process's cameras (bus_info, card)
   PixelFormat format = PixelFormat::kYUYV;  ///< the format the device starts in
   std::uint32_t width = 1280;
   std::uint32_t height = 720;
@@ -51,18 +57,34 @@ inline constexpr const char* kEnvExpbuf = "ZEROHOP_CAMEMU_EXPBUF";
 inline constexpr const char* kEnvVerbose = "ZEROHOP_CAMEMU_VERBOSE";
 inline constexpr const char* kEnvKeyframeControl = "ZEROHOP_CAMEMU_KEYFRAME_CONTROL";
 inline constexpr const char* kEnvH264Headers = "ZEROHOP_CAMEMU_H264_HEADERS";
+inline constexpr const char* kEnvCameras = "ZEROHOP_CAMEMU_CAMERAS";
+/// The most cameras one process emulates (zerohop's probe looks at /dev/video0..63).
+inline constexpr std::size_t kMaxCameras = 64;
 
 /// Applies one setting by name ("format", "size", "fps", "device", "expbuf", "keyframe-control" (on|off),
 /// "h264-headers" (idr|once)) or one fault
 /// ("error-every=N", "corrupt-every=N", "truncate-every=N", "empty-every=N", "drop-every=N",
 /// "slow-every=N:MS", "stall-at=N:MS", "unplug-at=N[:REPLUG_MS]"). Throws Error(kInvalidArgument).
 void applySetting(EmuConfig& config, std::string_view key, std::string_view value);
-/// Parses a comma-separated fault list ("error-every=10,unplug-at=30:500").
+/// Parses a comma-separated list of settings and faults ("error-every=10,unplug-at=30:500",
+/// "format=mjpeg,size=1280x720,fps=15"): applySetting for each name=value.
 void applyFaults(EmuConfig& config, std::string_view list);
+/// Every setting of `config` (device, format, size, fps, expbuf, keyframe-control, h264-headers, faults)
+/// as the comma-separated list applyFaults reads back into the same configuration.
+std::string settingsToString(const EmuConfig& config);
+/// The cameras of `groups` (one applyFaults list each): camera i starts from `defaults` with device
+/// /dev/video<i>, then its group applies. Throws Error(kInvalidArgument) naming the camera on a bad
+/// setting, a device path given to two cameras, no group, or more than kMaxCameras.
+std::vector<EmuConfig> camerasFromGroups(const EmuConfig& defaults, const std::vector<std::string>& groups);
+/// Splits ZEROHOP_CAMEMU_CAMERAS's value at ';' (empty groups are cameras with the defaults).
+std::vector<std::string> splitCameraGroups(std::string_view list);
 /// The faults as the comma-separated list applyFaults reads.
 std::string faultsToString(const FaultPlan& faults);
 /// Reads the ZEROHOP_CAMEMU_* variables. Throws Error(kInvalidArgument) on a malformed value.
 EmuConfig configFromEnvironment();
+/// The process's cameras: camerasFromGroups(configFromEnvironment(), ZEROHOP_CAMEMU_CAMERAS's groups),
+/// or the one camera of configFromEnvironment() when that variable is unset or empty.
+std::vector<EmuConfig> camerasFromEnvironment();
 /// True for the formats the emulator can produce in this build.
 bool formatSupported(PixelFormat format) noexcept;
 

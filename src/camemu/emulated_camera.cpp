@@ -19,16 +19,28 @@ EmulatedCamera::EmulatedCamera(EmuConfig config)
       format_(wireFormat(config_.format, config_.width, config_.height)),
       rate_(config_.fps) {}
 
-EmulatedCamera& EmulatedCamera::instance() {
-  static EmulatedCamera camera = [] {
+CameraRig::CameraRig(const std::vector<EmuConfig>& configs) {
+  cameras_.reserve(configs.size());
+  for (const EmuConfig& c : configs) cameras_.push_back(std::make_unique<EmulatedCamera>(c));
+}
+
+CameraRig& CameraRig::instance() {
+  static CameraRig* rig = [] {
     try {
-      return EmulatedCamera(configFromEnvironment());
+      return new CameraRig(camerasFromEnvironment());
     } catch (const Error& e) {
       std::fprintf(stderr, "%s\n", e.what());
       std::_Exit(2);  // a misconfigured emulator must not pretend to be a camera
     }
   }();
-  return camera;
+  return *rig;
+}
+
+EmulatedCamera* CameraRig::find(std::string_view path) const noexcept {
+  for (const auto& camera : cameras_) {
+    if (camera->matches(path)) return camera.get();
+  }
+  return nullptr;
 }
 
 unsigned long EmulatedCamera::deviceNumber() const noexcept {
@@ -136,7 +148,7 @@ void EmulatedCamera::trace(const char* fmt, ...) const noexcept {
   va_start(ap, fmt);
   std::vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  std::fprintf(stderr, "camemu[%d]: %s\n", static_cast<int>(getpid()), line);
+  std::fprintf(stderr, "camemu[%d] %s: %s\n", static_cast<int>(getpid()), config_.devicePath.c_str(), line);
 }
 
 }  // namespace zerohop::camemu

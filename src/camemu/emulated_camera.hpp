@@ -1,6 +1,7 @@
 #pragma once
-// The one emulated camera of a process: its settings, its mode table, the format every open file
+// One emulated camera of a process: its settings, its mode table, the format every open file
 // shares (as a V4L2 device's format is per device, not per file), and whether it is plugged in.
+// CameraRig holds all of a process's cameras (/dev/video0..N), each with its own state and faults.
 // An unplug bumps the generation: files opened before it are dead (ENODEV) forever, and while it
 // lasts the device node is gone (open/stat: ENOENT), as with a real USB camera.
 // Thread-safety: thread-safe (one mutex); config() and modes() are immutable.
@@ -8,8 +9,10 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "camemu/camemu_config.hpp"
 #include "camemu/mode_table.hpp"
@@ -19,8 +22,6 @@ namespace zerohop::camemu {
 class EmulatedCamera {
  public:
   explicit EmulatedCamera(EmuConfig config);
-  /// The process's camera, configured from the environment on first use.
-  static EmulatedCamera& instance();
 
   const EmuConfig& config() const noexcept { return config_; }
   const ModeTable& modes() const noexcept { return modes_; }
@@ -82,6 +83,23 @@ class EmulatedCamera {
   const void* queueOwner_ = nullptr;
   std::map<const void*, std::uint32_t> priorities_;
   std::atomic<bool> keyframeRequested_{false};  // files that changed theirs from the default
+};
+
+/// The process's emulated cameras, one per configured device path, created from the environment
+/// (camerasFromEnvironment) on first use and never destroyed (clients may close() during exit).
+/// Thread-safety: thread-safe; the set of cameras is fixed after construction.
+class CameraRig {
+ public:
+  explicit CameraRig(const std::vector<EmuConfig>& configs);
+  /// The process's rig; a malformed environment ends the process with the reason (exit status 2).
+  static CameraRig& instance();
+
+  /// The camera whose device node is `path`, or nullptr.
+  EmulatedCamera* find(std::string_view path) const noexcept;
+  const std::vector<std::unique_ptr<EmulatedCamera>>& cameras() const noexcept { return cameras_; }
+
+ private:
+  std::vector<std::unique_ptr<EmulatedCamera>> cameras_;
 };
 
 }  // namespace zerohop::camemu

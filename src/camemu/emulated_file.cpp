@@ -313,8 +313,17 @@ int EmulatedFile::querycap(void* arg) const {
   auto& cap = *static_cast<v4l2_capability*>(arg);
   std::memset(&cap, 0, sizeof cap);
   std::snprintf(reinterpret_cast<char*>(cap.driver), sizeof cap.driver, "zerohop-camemu");
-  std::snprintf(reinterpret_cast<char*>(cap.card), sizeof cap.card, "zerohop emulated camera");
-  std::snprintf(reinterpret_cast<char*>(cap.bus_info), sizeof cap.bus_info, "platform:zerohop-camemu");
+  // Camera 0 keeps the one-camera names; each further camera is a device of its own (bus_info is
+  // what v4l2-ctl --list-devices groups nodes by).
+  const unsigned index = static_cast<std::uint8_t>(camera_.config().index);  // < kMaxCameras
+  if (index == 0) {
+    std::snprintf(reinterpret_cast<char*>(cap.card), sizeof cap.card, "zerohop emulated camera");
+    std::snprintf(reinterpret_cast<char*>(cap.bus_info), sizeof cap.bus_info, "platform:zerohop-camemu");
+  } else {
+    std::snprintf(reinterpret_cast<char*>(cap.card), sizeof cap.card, "zerohop emulated camera %u", index);
+    std::snprintf(reinterpret_cast<char*>(cap.bus_info), sizeof cap.bus_info, "platform:zerohop-camemu-%u",
+                  index);
+  }
   cap.version = (6u << 16) | (1u << 8);  // KERNEL_VERSION(6, 1, 0)
   cap.device_caps = kCapabilities | V4L2_CAP_EXT_PIX_FORMAT;
   cap.capabilities = cap.device_caps | V4L2_CAP_DEVICE_CAPS;

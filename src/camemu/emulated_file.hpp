@@ -41,6 +41,8 @@ class EmulatedFile {
 
   /// The descriptor handed to the client (it may dup and close it; the file keeps its own).
   int clientFd() const noexcept { return clientFd_; }
+  /// The camera this file opened.
+  EmulatedCamera& camera() const noexcept { return camera_; }
   /// Handles one ioctl; returns 0 or -errno.
   int ioctl(unsigned long request, void* arg);
   /// mmap() of an MMAP buffer by its mem_offset; returns MAP_FAILED with errno set on failure.

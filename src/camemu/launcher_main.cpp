@@ -1,7 +1,9 @@
-// zerohop-camemu: runs a command with the emulated V4L2 camera visible at a device path.
+// zerohop-camemu: runs a command with emulated V4L2 cameras visible at device paths.
 //   zerohop-camemu [--device /dev/video0] [--format mjpeg|yuyv|uyvy|nv12|h264] [--size WxH] [--fps N]
 //                  [--no-expbuf] [--no-keyframe-control] [--h264-headers=idr|once] [--verbose]
-//                  [--FAULT=VALUE ...] -- COMMAND [ARGS...]
+//                  [--FAULT=VALUE ...] [--camera SETTINGS ... | --cameras N] -- COMMAND [ARGS...]
+// Without --camera/--cameras: one camera, as set by the other options. With them: camera i is
+// /dev/video<i>, starts from the other options and applies its own group ("format=mjpeg,fps=15").
 // It validates the settings, exports them as ZEROHOP_CAMEMU_* variables, prepends the shim to
 // LD_PRELOAD and execs COMMAND (so the exit status is COMMAND's).
 
@@ -26,7 +28,12 @@ constexpr const char* kUsage =
     "usage: zerohop-camemu [--device /dev/video0] [--format mjpeg|yuyv|uyvy|nv12|h264] [--size WxH] [--fps "
     "N]\n"
     "                      [--no-expbuf] [--no-keyframe-control] [--h264-headers=idr|once] [--verbose]\n"
-    "                      [faults] -- COMMAND [ARGS...]\n"
+    "                      [faults] [--camera SETTINGS ... | --cameras N] -- COMMAND [ARGS...]\n"
+    "  --camera SETTINGS      one more camera, /dev/video<i> for the i-th (from 0), e.g.\n"
+    "                         --camera format=mjpeg,size=1280x720,fps=15,unplug-at=30:500\n"
+    "                         (keys: device format size fps expbuf keyframe-control h264-headers and the\n"
+    "                         faults below without --; the other options are every camera's defaults)\n"
+    "  --cameras N            N cameras /dev/video0..N-1 with the other options' settings\n"
     "  --no-keyframe-control  an H.264 camera without V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME\n"
     "  --h264-headers=once    SPS/PPS only before the first IDR (default idr: before every IDR)\n"
     "faults (frames count from 1):\n"
@@ -62,6 +69,10 @@ std::string shimPath() {
 
 int main(int argc, char** argv) {
   EmuConfig config;
+  std::vector<std::string> groups;  // one per --camera
+  std::size_t cameraCount = 0;      // --cameras N
+  bool deviceGiven = false;
+  std::vector<EmuConfig> cameras;
   int i = 1;
   try {
     for (; i < argc; ++i) {
@@ -98,10 +109,35 @@ int main(int argc, char** argv) {
           throw zerohop::Error(zerohop::Errc::kInvalidArgument, "--" + std::string(key) + " needs a value");
         value = argv[++i];
       }
+      if (key == "camera") {
+        groups.emplace_back(value);
+        continue;
+      }
+      if (key == "cameras") {
+        const std::string n(value);
+        char* end = nullptr;
+        const unsigned long count = std::strtoul(n.c_str(), &end, 10);
+        if (n.empty() || *end || count < 1 || count > zerohop::camemu::kMaxCameras)
+          throw zerohop::Error(
+              zerohop::Errc::kInvalidArgument,
+              "--cameras needs a count within 1.." + std::to_string(zerohop::camemu::kMaxCameras));
+        cameraCount = count;
+        continue;
+      }
+      deviceGiven = deviceGiven || key == "device";
       zerohop::camemu::applySetting(config, key, value);
     }
+    if (!groups.empty() && cameraCount)
+      throw zerohop::Error(zerohop::Errc::kInvalidArgument, "give --camera groups or --cameras N, not both");
+    if ((!groups.empty() || cameraCount) && deviceGiven)
+      throw zerohop::Error(zerohop::Errc::kInvalidArgument,
+                           "--device names the one camera; with several, give device= in a --camera group");
+    if (cameraCount) groups.assign(cameraCount, std::string());
+    if (!groups.empty()) cameras = zerohop::camemu::camerasFromGroups(config, groups);
   } catch (const zerohop::Error& e) {
-    std::fprintf(stderr, "zerohop-camemu: %s\n%s", e.what(), kUsage);
+    const std::string_view why = e.what();  // the settings' errors already name zerohop-camemu
+    std::fprintf(stderr, "%s%s\n%s", why.starts_with("zerohop-camemu: ") ? "" : "zerohop-camemu: ", e.what(),
+                 kUsage);
     return 2;
   }
   if (i >= argc) {
@@ -118,6 +154,16 @@ int main(int argc, char** argv) {
   setenv(kEnvVerbose, config.verbose ? "1" : "0", 1);
   setenv(kEnvKeyframeControl, config.keyframeControl ? "1" : "0", 1);
   setenv(kEnvH264Headers, config.h264HeadersEveryIdr ? "idr" : "once", 1);
+  if (cameras.empty()) {
+    unsetenv(kEnvCameras);  // one camera, even under an outer zerohop-camemu with several
+  } else {
+    // Every camera's settings in full, so the shim needs nothing else; the one-camera variables name
+    // camera 0 for tools that read them.
+    std::string list;
+    for (const EmuConfig& c : cameras) list += (list.empty() ? "" : ";") + settingsToString(c);
+    setenv(kEnvCameras, list.c_str(), 1);
+    setenv(kEnvDevice, cameras.front().devicePath.c_str(), 1);
+  }
   std::string preload = shimPath();
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);

@@ -1,10 +1,11 @@
-// The LD_PRELOAD face of the emulated camera: interposes the C library calls V4L2 clients make
-// on a device node, and routes those naming the emulated device (by path) or one of its open
-// descriptors to EmulatedFile. Everything else passes straight through to the C library.
-// Only the interposers are exported (the target builds with hidden visibility).
-// Thread-safety: thread-safe; the descriptor table is guarded by one mutex and never held
-// across a blocking call.
+// The LD_PRELOAD face of the emulated cameras: interposes the C library calls V4L2 clients make
+// on a device node, and routes those naming an emulated device (by path, looked up in the
+// CameraRig) or one of its open descriptors to EmulatedFile (which knows its camera). Everything else passes
+// straight through to the C library. Only the interposers are exported (the target builds with hidden
+// visibility). Thread-safety: thread-safe; the descriptor table is guarded by one mutex and never held across
+// a blocking call.
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -21,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "camemu/emulated_camera.hpp"
 #include "camemu/emulated_file.hpp"
@@ -78,12 +82,13 @@ class FileTable {
   std::map<int, std::shared_ptr<EmulatedFile>> files_;
 };
 
-__attribute__((noinline)) bool isDevicePath(const char* path) {
-  return path && std::strncmp(path, "/dev/", 5) == 0 && EmulatedCamera::instance().matches(path);
+// The camera whose device node `path` names, or nullptr.
+__attribute__((noinline)) EmulatedCamera* cameraAt(const char* path) {
+  if (!path || std::strncmp(path, "/dev/", 5) != 0) return nullptr;
+  return CameraRig::instance().find(path);
 }
 
-int openDevice(int flags) {
-  auto& camera = EmulatedCamera::instance();
+int openDevice(EmulatedCamera& camera, int flags) {
   if (!camera.present()) {
     errno = ENOENT;  // unplugged: the node is gone
     return -1;
@@ -101,42 +106,47 @@ int openDevice(int flags) {
   }
 }
 
-void fillStat(struct stat* st) {
+void fillStat(const EmulatedCamera& camera, struct stat* st) {
   std::memset(st, 0, sizeof *st);
   st->st_mode = S_IFCHR | 0660;
-  st->st_rdev = EmulatedCamera::instance().deviceNumber();
+  st->st_rdev = camera.deviceNumber();
   st->st_nlink = 1;
   st->st_blksize = 4096;
 }
 
-// stat() of the device path; -1/ENOENT while unplugged.
-int statDevice(struct stat* st) {
-  if (!EmulatedCamera::instance().present()) {
+// stat() of a device path; -1/ENOENT while unplugged.
+int statDevice(const EmulatedCamera& camera, struct stat* st) {
+  if (!camera.present()) {
     errno = ENOENT;
     return -1;
   }
-  fillStat(st);
+  fillStat(camera, st);
   return 0;
 }
 
 // The sysfs attribute clients read to learn what a character device is (v4l2-ctl and
 // v4l2-compliance read /sys/dev/char/MAJ:MIN/uevent and look at DEVNAME).
-std::string ueventPath() {
-  const auto dev = EmulatedCamera::instance().deviceNumber();
+std::string ueventPath(const EmulatedCamera& camera) {
+  const auto dev = camera.deviceNumber();
   return "/sys/dev/char/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev)) + "/uevent";
 }
-std::string ueventText() {
-  const auto dev = EmulatedCamera::instance().deviceNumber();
-  const std::string& path = EmulatedCamera::instance().config().devicePath;
+std::string ueventText(const EmulatedCamera& camera) {
+  const auto dev = camera.deviceNumber();
+  const std::string& path = camera.config().devicePath;
   return "MAJOR=" + std::to_string(major(dev)) + "\nMINOR=" + std::to_string(minor(dev)) +
          "\nDEVNAME=" + path.substr(5) + "\n";
 }
-__attribute__((noinline)) bool isUeventPath(const char* path) {
-  return path && std::strncmp(path, "/sys/dev/char/81:", 17) == 0 && ueventPath() == path;
+// The camera whose uevent file `path` is, or nullptr.
+__attribute__((noinline)) const EmulatedCamera* ueventCamera(const char* path) {
+  if (!path || std::strncmp(path, "/sys/dev/char/81:", 17) != 0) return nullptr;
+  for (const auto& camera : CameraRig::instance().cameras()) {
+    if (ueventPath(*camera) == path) return camera.get();
+  }
+  return nullptr;
 }
 // A read-only descriptor holding the uevent text.
-int openUevent() {
-  const std::string text = ueventText();
+int openUevent(const EmulatedCamera& camera) {
+  const std::string text = ueventText(camera);
   const int fd = memfd_create("zerohop-camemu-uevent", MFD_CLOEXEC);
   if (fd < 0) return -1;
   if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
@@ -148,6 +158,76 @@ int openUevent() {
   return fd;
 }
 
+// Listings of /dev (opendir/readdir: v4l2-ctl --list-devices) carry the present cameras' nodes
+// after the real entries. Thread-safe; one entry of storage per open listing, as readdir's.
+class DevListings {
+ public:
+  static DevListings& instance() {
+    static DevListings* listings = new DevListings;  // never destroyed
+    return *listings;
+  }
+  static bool isDev(const char* path) {
+    return path && (std::strcmp(path, "/dev") == 0 || std::strcmp(path, "/dev/") == 0);
+  }
+  void track(DIR* dir) {
+    Listing listing;
+    for (const auto& camera : CameraRig::instance().cameras()) {
+      const std::string& path = camera->config().devicePath;
+      if (camera->present() && path.find('/', 5) == std::string::npos)
+        listing.names.push_back(path.substr(5));
+    }
+    std::lock_guard lock(mutex_);
+    listings_[dir] = std::move(listing);
+    any_.store(true);
+  }
+  /// rewinddir(): a tracked listing starts again with every camera.
+  void rewind(DIR* dir) {
+    if (!any_.load()) return;
+    {
+      std::lock_guard lock(mutex_);
+      if (!listings_.count(dir)) return;
+    }
+    track(dir);
+  }
+  void forget(DIR* dir) {
+    if (!any_.load()) return;
+    std::lock_guard lock(mutex_);
+    listings_.erase(dir);
+  }
+  /// After the real readdir gave `real` (nullptr: the end): what the client sees.
+  template <class Dirent>
+  Dirent* next(DIR* dir, Dirent* real) {
+    if (!any_.load()) return real;
+    std::lock_guard lock(mutex_);
+    auto it = listings_.find(dir);
+    if (it == listings_.end()) return real;
+    Listing& l = it->second;
+    if (real) {  // a real node of that name wins over ours
+      std::erase(l.names, std::string(real->d_name));
+      return real;
+    }
+    if (l.names.empty()) return nullptr;
+    Dirent* entry = reinterpret_cast<Dirent*>(&l.entry);
+    std::memset(entry, 0, sizeof(Dirent));
+    entry->d_ino = 0x7a680000u + static_cast<unsigned>(l.names.size());
+    entry->d_reclen = sizeof(Dirent);
+    entry->d_type = DT_CHR;
+    std::snprintf(entry->d_name, sizeof entry->d_name, "%s", l.names.front().c_str());
+    l.names.erase(l.names.begin());
+    return entry;
+  }
+
+ private:
+  struct Listing {
+    std::vector<std::string> names;  // still to be listed
+    struct dirent64 entry {};        // what readdir returned last (dirent and dirent64 both fit)
+  };
+  static_assert(sizeof(struct dirent) <= sizeof(struct dirent64));
+  std::mutex mutex_;
+  std::atomic<bool> any_{false};
+  std::map<DIR*, Listing> listings_;
+};
+
 int modeArgNeeded(int flags) {
   return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
 }
@@ -155,11 +235,14 @@ int modeArgNeeded(int flags) {
 }  // namespace
 }  // namespace zerohop::camemu
 
+using zerohop::camemu::cameraAt;
+using zerohop::camemu::CameraRig;
+using zerohop::camemu::DevListings;
 using zerohop::camemu::EmulatedCamera;
 using zerohop::camemu::FileTable;
-using zerohop::camemu::isDevicePath;
 using zerohop::camemu::next;
 using zerohop::camemu::openDevice;
+using zerohop::camemu::ueventCamera;
 
 // ---- open family --------------------------------------------------------------------------------
 #define ZH_OPEN_MODE(flags)                      \
@@ -173,54 +256,54 @@ using zerohop::camemu::openDevice;
 
 ZH_EXPORT int open(const char* path, int flags, ...) {
   ZH_OPEN_MODE(flags)
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(const char*, int, ...)>("open");
   return fn(path, flags, mode);
 }
 ZH_EXPORT int open64(const char* path, int flags, ...) {
   ZH_OPEN_MODE(flags)
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(const char*, int, ...)>("open64");
   return fn(path, flags, mode);
 }
 ZH_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
   ZH_OPEN_MODE(flags)
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(int, const char*, int, ...)>("openat");
   return fn(dirfd, path, flags, mode);
 }
 ZH_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
   ZH_OPEN_MODE(flags)
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(int, const char*, int, ...)>("openat64");
   return fn(dirfd, path, flags, mode);
 }
 // _FORTIFY_SOURCE builds call these.
 ZH_EXPORT int __open_2(const char* path, int flags) {
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(const char*, int)>("__open_2");
   return fn(path, flags);
 }
 ZH_EXPORT int __open64_2(const char* path, int flags) {
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(const char*, int)>("__open64_2");
   return fn(path, flags);
 }
 ZH_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(int, const char*, int)>("__openat_2");
   return fn(dirfd, path, flags);
 }
 ZH_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
-  if (isDevicePath(path)) return openDevice(flags);
-  if (zerohop::camemu::isUeventPath(path)) return zerohop::camemu::openUevent();
+  if (auto* camera = cameraAt(path)) return openDevice(*camera, flags);
+  if (auto* camera = ueventCamera(path)) return zerohop::camemu::openUevent(*camera);
   static auto fn = next<int (*)(int, const char*, int)>("__openat64_2");
   return fn(dirfd, path, flags);
 }
@@ -348,28 +431,30 @@ ZH_EXPORT int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* ts, con
 
 // ---- stat family: the device is a character device, major 81 ---------------------------------------
 ZH_EXPORT int stat(const char* path, struct stat* st) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(st);
+  if (auto* camera = cameraAt(path)) return zerohop::camemu::statDevice(*camera, st);
   static auto fn = next<int (*)(const char*, struct stat*)>("stat");
   return fn(path, st);
 }
 ZH_EXPORT int stat64(const char* path, struct stat64* st) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(reinterpret_cast<struct stat*>(st));
+  if (auto* camera = cameraAt(path))
+    return zerohop::camemu::statDevice(*camera, reinterpret_cast<struct stat*>(st));
   static auto fn = next<int (*)(const char*, struct stat64*)>("stat64");
   return fn(path, st);
 }
 ZH_EXPORT int lstat(const char* path, struct stat* st) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(st);
+  if (auto* camera = cameraAt(path)) return zerohop::camemu::statDevice(*camera, st);
   static auto fn = next<int (*)(const char*, struct stat*)>("lstat");
   return fn(path, st);
 }
 ZH_EXPORT int lstat64(const char* path, struct stat64* st) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(reinterpret_cast<struct stat*>(st));
+  if (auto* camera = cameraAt(path))
+    return zerohop::camemu::statDevice(*camera, reinterpret_cast<struct stat*>(st));
   static auto fn = next<int (*)(const char*, struct stat64*)>("lstat64");
   return fn(path, st);
 }
 ZH_EXPORT int fstat(int fd, struct stat* st) {
-  if (FileTable::instance().find(fd)) {
-    zerohop::camemu::fillStat(st);
+  if (auto file = FileTable::instance().find(fd)) {
+    zerohop::camemu::fillStat(file->camera(), st);
     return 0;
   }
   static auto fn = next<int (*)(int, struct stat*)>("fstat");
@@ -379,10 +464,12 @@ ZH_EXPORT int fstat64(int fd, struct stat64* st) {
   return fstat(fd, reinterpret_cast<struct stat*>(st));
 }
 ZH_EXPORT int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(st);
-  if (path[0] == '\0' && (flags & AT_EMPTY_PATH) && FileTable::instance().find(dirfd)) {
-    zerohop::camemu::fillStat(st);
-    return 0;
+  if (auto* camera = cameraAt(path)) return zerohop::camemu::statDevice(*camera, st);
+  if (path[0] == '\0' && (flags & AT_EMPTY_PATH)) {
+    if (auto file = FileTable::instance().find(dirfd)) {
+      zerohop::camemu::fillStat(file->camera(), st);
+      return 0;
+    }
   }
   static auto fn = next<int (*)(int, const char*, struct stat*, int)>("fstatat");
   return fn(dirfd, path, st, flags);
@@ -392,7 +479,7 @@ ZH_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int flag
 }
 // Binaries built against glibc < 2.33 call the versioned wrappers instead.
 ZH_EXPORT int __xstat(int ver, const char* path, struct stat* st) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(st);
+  if (auto* camera = cameraAt(path)) return zerohop::camemu::statDevice(*camera, st);
   static auto fn = next<int (*)(int, const char*, struct stat*)>("__xstat");
   return fn(ver, path, st);
 }
@@ -400,7 +487,7 @@ ZH_EXPORT int __xstat64(int ver, const char* path, struct stat64* st) {
   return __xstat(ver, path, reinterpret_cast<struct stat*>(st));
 }
 ZH_EXPORT int __lxstat(int ver, const char* path, struct stat* st) {
-  if (isDevicePath(path)) return zerohop::camemu::statDevice(st);
+  if (auto* camera = cameraAt(path)) return zerohop::camemu::statDevice(*camera, st);
   static auto fn = next<int (*)(int, const char*, struct stat*)>("__lxstat");
   return fn(ver, path, st);
 }
@@ -408,8 +495,8 @@ ZH_EXPORT int __lxstat64(int ver, const char* path, struct stat64* st) {
   return __lxstat(ver, path, reinterpret_cast<struct stat*>(st));
 }
 ZH_EXPORT int __fxstat(int ver, int fd, struct stat* st) {
-  if (FileTable::instance().find(fd)) {
-    zerohop::camemu::fillStat(st);
+  if (auto file = FileTable::instance().find(fd)) {
+    zerohop::camemu::fillStat(file->camera(), st);
     return 0;
   }
   static auto fn = next<int (*)(int, int, struct stat*)>("__fxstat");
@@ -419,22 +506,48 @@ ZH_EXPORT int __fxstat64(int ver, int fd, struct stat64* st) {
   return __fxstat(ver, fd, reinterpret_cast<struct stat*>(st));
 }
 ZH_EXPORT int access(const char* path, int amode) {
-  if (isDevicePath(path)) return EmulatedCamera::instance().present() ? 0 : (errno = ENOENT, -1);
+  if (auto* camera = cameraAt(path)) return camera->present() ? 0 : (errno = ENOENT, -1);
   static auto fn = next<int (*)(const char*, int)>("access");
   return fn(path, amode);
 }
 
 // ---- stdio: std::ifstream and fopen() of the uevent file ------------------------------------------
 ZH_EXPORT FILE* fopen(const char* path, const char* mode) {
-  if (zerohop::camemu::isUeventPath(path)) {
-    const int fd = zerohop::camemu::openUevent();
+  if (auto* camera = ueventCamera(path)) {
+    const int fd = zerohop::camemu::openUevent(*camera);
     return fd < 0 ? nullptr : fdopen(fd, "r");
   }
   static auto fn = next<FILE* (*)(const char*, const char*)>("fopen");
   return fn(path, mode);
 }
 ZH_EXPORT FILE* fopen64(const char* path, const char* mode) {
-  if (zerohop::camemu::isUeventPath(path)) return fopen(path, mode);
+  if (ueventCamera(path)) return fopen(path, mode);
   static auto fn = next<FILE* (*)(const char*, const char*)>("fopen64");
   return fn(path, mode);
+}
+
+// ---- directory listings: the cameras' nodes in /dev -----------------------------------------------
+ZH_EXPORT DIR* opendir(const char* path) {
+  static auto fn = next<DIR* (*)(const char*)>("opendir");
+  DIR* dir = fn(path);
+  if (dir && DevListings::isDev(path)) DevListings::instance().track(dir);
+  return dir;
+}
+ZH_EXPORT struct dirent* readdir(DIR* dir) {
+  static auto fn = next<struct dirent* (*)(DIR*)>("readdir");
+  return DevListings::instance().next(dir, fn(dir));
+}
+ZH_EXPORT struct dirent64* readdir64(DIR* dir) {
+  static auto fn = next<struct dirent64* (*)(DIR*)>("readdir64");
+  return DevListings::instance().next(dir, fn(dir));
+}
+ZH_EXPORT int closedir(DIR* dir) {
+  static auto fn = next<int (*)(DIR*)>("closedir");
+  DevListings::instance().forget(dir);
+  return fn(dir);
+}
+ZH_EXPORT void rewinddir(DIR* dir) {
+  static auto fn = next<void (*)(DIR*)>("rewinddir");
+  fn(dir);
+  DevListings::instance().rewind(dir);
 }

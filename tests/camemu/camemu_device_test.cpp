@@ -54,6 +54,93 @@ TEST(CamemuConfig, RejectsNonsenseWithTheReason) {
   EXPECT_THROW(applySetting(c, "device", "video0"), Error);
 }
 
+TEST(CamemuConfig, CameraGroupsStartFromTheDefaultsAtVideoIndex) {
+  EmuConfig defaults;
+  applySetting(defaults, "fps", "60");
+  applyFaults(defaults, "error-every=5");
+  const auto cameras = camerasFromGroups(
+      defaults, splitCameraGroups("format=nv12,size=640x480;;device=/dev/video7,fps=15,unplug-at=10:200"));
+  ASSERT_EQ(cameras.size(), 3u);
+  EXPECT_EQ(cameras[0].devicePath, "/dev/video0");
+  EXPECT_EQ(cameras[0].format, PixelFormat::kNV12);
+  EXPECT_EQ(cameras[0].fps, 60u);
+  EXPECT_EQ(cameras[1].devicePath, "/dev/video1");
+  EXPECT_EQ(cameras[1].index, 1u);
+  EXPECT_EQ(cameras[1].format, PixelFormat::kYUYV);
+  EXPECT_EQ(cameras[1].faults.errorEvery, 5u);
+  EXPECT_EQ(cameras[1].faults.unplugAt, 0u) << "a fault of one camera leaked into another";
+  EXPECT_EQ(cameras[2].devicePath, "/dev/video7");
+  EXPECT_EQ(cameras[2].fps, 15u);
+  EXPECT_EQ(cameras[2].faults.unplugAt, 10u);
+  EXPECT_EQ(cameras[2].faults.replugMs, 200);
+  // The launcher writes each camera in full; the shim reads back the same settings.
+  for (const EmuConfig& c : cameras) {
+    EmuConfig back;
+    applyFaults(back, settingsToString(c));
+    EXPECT_EQ(settingsToString(back), settingsToString(c));
+  }
+}
+
+TEST(CamemuConfig, BadCameraGroupsNameTheCamera) {
+  const EmuConfig defaults;
+  try {
+    camerasFromGroups(defaults, {"format=yuyv", "device=/dev/video0"});
+    FAIL() << "two cameras at one path";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cameras 0 and 1 both are /dev/video0"), std::string::npos)
+        << e.what();
+  }
+  try {
+    camerasFromGroups(defaults, {"", "size=12"});
+    FAIL() << "a malformed size";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("camera 1 ('size=12')"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(camerasFromGroups(defaults, {}), Error);
+  EXPECT_THROW(camerasFromGroups(defaults, std::vector<std::string>(kMaxCameras + 1)), Error);
+  EXPECT_THROW(camerasFromGroups(defaults, {"bogus=1"}), Error);
+}
+
+TEST(CamemuRig, EachCameraKeepsItsOwnFormatAndUnplug) {
+  const auto configs =
+      camerasFromGroups(EmuConfig{}, {"format=yuyv,size=640x480", "format=nv12,size=1920x1080,fps=15"});
+  CameraRig rig(configs);
+  ASSERT_EQ(rig.cameras().size(), 2u);
+  EmulatedCamera* a = rig.find("/dev/video0");
+  EmulatedCamera* b = rig.find("/dev/video1");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(rig.find("/dev/video2"), nullptr);
+  EXPECT_EQ(a->format().format, PixelFormat::kYUYV);
+  EXPECT_EQ(b->format().format, PixelFormat::kNV12);
+  EXPECT_EQ(b->format().width, 1920u);
+  EXPECT_EQ(b->rate(), 15u);
+  EXPECT_EQ(b->deviceNumber() & 0xff, 1u);
+  EmulatedFile fa(*a, O_RDWR | O_NONBLOCK);
+  EmulatedFile fb(*b, O_RDWR | O_NONBLOCK);
+  v4l2_capability ca{}, cb{};
+  ASSERT_EQ(fa.ioctl(VIDIOC_QUERYCAP, &ca), 0);
+  ASSERT_EQ(fb.ioctl(VIDIOC_QUERYCAP, &cb), 0);
+  EXPECT_STREQ(reinterpret_cast<char*>(ca.bus_info), "platform:zerohop-camemu");
+  EXPECT_STREQ(reinterpret_cast<char*>(cb.bus_info), "platform:zerohop-camemu-1");
+  // vb2: each device has its own queue; an unplug of one leaves the other's files alive.
+  v4l2_requestbuffers r{};
+  r.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+  r.memory = V4L2_MEMORY_MMAP;
+  r.count = 2;
+  ASSERT_EQ(fa.ioctl(VIDIOC_REQBUFS, &r), 0);
+  r.count = 2;
+  EXPECT_EQ(fb.ioctl(VIDIOC_REQBUFS, &r), 0) << "camera 1's queue must not belong to camera 0's file";
+  ASSERT_TRUE(b->unplugOnce());
+  EXPECT_EQ(fb.ioctl(VIDIOC_QUERYCAP, &cb), -ENODEV);
+  EXPECT_EQ(fa.ioctl(VIDIOC_QUERYCAP, &ca), 0);
+  EXPECT_TRUE(a->present());
+  EXPECT_FALSE(b->present());
+  r.count = 0;
+  EXPECT_EQ(fa.ioctl(VIDIOC_REQBUFS, &r), 0);
+  ::close(fa.clientFd());
+  ::close(fb.clientFd());
+}
+
 TEST(CamemuModes, OffersUvcLikeModesAndNearestMatches) {
   EmuConfig c;
   c.width = 800;
