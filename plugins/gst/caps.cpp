@@ -4,27 +4,43 @@ namespace zerohop::gst {
 
 GstVideoFormat videoFormatOf(PixelFormat format) noexcept {
   switch (format) {
-    case PixelFormat::kNV12: return GST_VIDEO_FORMAT_NV12;
-    case PixelFormat::kI420: return GST_VIDEO_FORMAT_I420;
-    case PixelFormat::kYUYV: return GST_VIDEO_FORMAT_YUY2;
-    case PixelFormat::kUYVY: return GST_VIDEO_FORMAT_UYVY;
-    case PixelFormat::kRGBA: return GST_VIDEO_FORMAT_RGBA;
-    case PixelFormat::kBGRx: return GST_VIDEO_FORMAT_BGRx;
-    case PixelFormat::kRGB24: return GST_VIDEO_FORMAT_RGB;
-    default: return GST_VIDEO_FORMAT_UNKNOWN;
+    case PixelFormat::kNV12:
+      return GST_VIDEO_FORMAT_NV12;
+    case PixelFormat::kI420:
+      return GST_VIDEO_FORMAT_I420;
+    case PixelFormat::kYUYV:
+      return GST_VIDEO_FORMAT_YUY2;
+    case PixelFormat::kUYVY:
+      return GST_VIDEO_FORMAT_UYVY;
+    case PixelFormat::kRGBA:
+      return GST_VIDEO_FORMAT_RGBA;
+    case PixelFormat::kBGRx:
+      return GST_VIDEO_FORMAT_BGRx;
+    case PixelFormat::kRGB24:
+      return GST_VIDEO_FORMAT_RGB;
+    default:
+      return GST_VIDEO_FORMAT_UNKNOWN;
   }
 }
 
 std::optional<PixelFormat> pixelFormatOf(GstVideoFormat format) noexcept {
   switch (format) {
-    case GST_VIDEO_FORMAT_NV12: return PixelFormat::kNV12;
-    case GST_VIDEO_FORMAT_I420: return PixelFormat::kI420;
-    case GST_VIDEO_FORMAT_YUY2: return PixelFormat::kYUYV;
-    case GST_VIDEO_FORMAT_UYVY: return PixelFormat::kUYVY;
-    case GST_VIDEO_FORMAT_RGBA: return PixelFormat::kRGBA;
-    case GST_VIDEO_FORMAT_BGRx: return PixelFormat::kBGRx;
-    case GST_VIDEO_FORMAT_RGB: return PixelFormat::kRGB24;
-    default: return std::nullopt;
+    case GST_VIDEO_FORMAT_NV12:
+      return PixelFormat::kNV12;
+    case GST_VIDEO_FORMAT_I420:
+      return PixelFormat::kI420;
+    case GST_VIDEO_FORMAT_YUY2:
+      return PixelFormat::kYUYV;
+    case GST_VIDEO_FORMAT_UYVY:
+      return PixelFormat::kUYVY;
+    case GST_VIDEO_FORMAT_RGBA:
+      return PixelFormat::kRGBA;
+    case GST_VIDEO_FORMAT_BGRx:
+      return PixelFormat::kBGRx;
+    case GST_VIDEO_FORMAT_RGB:
+      return PixelFormat::kRGB24;
+    default:
+      return std::nullopt;
   }
 }
 

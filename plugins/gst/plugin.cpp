@@ -14,5 +14,6 @@ static gboolean pluginInit(GstPlugin* plugin) {
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, zerohop,
-                  "Read and publish zerohop shares (cross-process frame rings) from GStreamer pipelines", pluginInit,
-                  ZEROHOP_GST_VERSION, "unknown" /* the project names no licence yet */, "zerohop", "docs/gstreamer.md")
+                  "Read and publish zerohop shares (cross-process frame rings) from GStreamer pipelines",
+                  pluginInit, ZEROHOP_GST_VERSION, "unknown" /* the project names no licence yet */,
+                  "zerohop", "docs/gstreamer.md")

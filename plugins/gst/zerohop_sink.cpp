@@ -48,12 +48,15 @@ G_DEFINE_TYPE(ZerohopSink, zerohop_sink, GST_TYPE_BASE_SINK)
 
 namespace {
 
-SinkState& stateOf(gpointer self) { return *ZEROHOP_SINK(self)->state; }
+SinkState& stateOf(gpointer self) {
+  return *ZEROHOP_SINK(self)->state;
+}
 
 GstStaticPadTemplate sinkTemplate = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(ZEROHOP_GST_RAW_FORMATS) "; "
-                    "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
+    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(
+        ZEROHOP_GST_RAW_FORMATS) "; "
+                                 "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
 
 gboolean sinkSetCaps(GstBaseSink* base, GstCaps* caps) {
   auto* self = ZEROHOP_SINK(base);
@@ -110,7 +113,8 @@ std::int64_t captureNsOf(GstBaseSink* base, GstBuffer* buf) {
   GstSegment* segment = &base->segment;
   const GstClockTime running = gst_segment_to_running_time(segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buf));
   if (!GST_CLOCK_TIME_IS_VALID(running)) return monoNow;
-  const std::int64_t onClock = static_cast<std::int64_t>(running + gst_element_get_base_time(GST_ELEMENT(base)));
+  const std::int64_t onClock =
+      static_cast<std::int64_t>(running + gst_element_get_base_time(GST_ELEMENT(base)));
   const std::int64_t t = monoNow - (static_cast<std::int64_t>(clockNow) - onClock);
   return t > monoNow ? monoNow : t;  // a buffer stamped in the future was not captured yet: now
 }
@@ -199,10 +203,17 @@ void sinkSetProperty(GObject* object, guint id, const GValue* value, GParamSpec*
   auto& s = stateOf(object);
   std::lock_guard g(s.lock);
   switch (id) {
-    case PROP_SHARE: s.share = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_SLOTS: s.slots = g_value_get_uint(value); break;
-    case PROP_MAX_UNIT_BYTES: s.maxUnitBytes = g_value_get_uint(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    case PROP_SHARE:
+      s.share = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
+    case PROP_SLOTS:
+      s.slots = g_value_get_uint(value);
+      break;
+    case PROP_MAX_UNIT_BYTES:
+      s.maxUnitBytes = g_value_get_uint(value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
 }
 
@@ -210,13 +221,26 @@ void sinkGetProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec
   auto& s = stateOf(object);
   std::lock_guard g(s.lock);
   switch (id) {
-    case PROP_SHARE: g_value_set_string(value, s.share.c_str()); break;
-    case PROP_SLOTS: g_value_set_uint(value, s.slots); break;
-    case PROP_MAX_UNIT_BYTES: g_value_set_uint(value, s.maxUnitBytes); break;
-    case PROP_PUBLISHED: g_value_set_uint64(value, s.published.load()); break;
-    case PROP_READERS: g_value_set_uint(value, s.readers.load()); break;
-    case PROP_OVERRUNS: g_value_set_uint64(value, s.overruns.load()); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    case PROP_SHARE:
+      g_value_set_string(value, s.share.c_str());
+      break;
+    case PROP_SLOTS:
+      g_value_set_uint(value, s.slots);
+      break;
+    case PROP_MAX_UNIT_BYTES:
+      g_value_set_uint(value, s.maxUnitBytes);
+      break;
+    case PROP_PUBLISHED:
+      g_value_set_uint64(value, s.published.load());
+      break;
+    case PROP_READERS:
+      g_value_set_uint(value, s.readers.load());
+      break;
+    case PROP_OVERRUNS:
+      g_value_set_uint64(value, s.overruns.load());
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
 }
 
@@ -241,35 +265,45 @@ static void zerohop_sink_class_init(ZerohopSinkClass* klass) {
   gobject->get_property = sinkGetProperty;
   gobject->finalize = sinkFinalize;
 
-  g_object_class_install_property(gobject, PROP_SHARE,
+  g_object_class_install_property(
+      gobject, PROP_SHARE,
       g_param_spec_string("share", "Share name",
                           "Name to publish the share under (zerohop tap NAME, zerohopsrc share=NAME, zerohop "
                           "serve --source share:NAME); fails if another publisher holds NAME",
                           nullptr, kReadWriteReady));
-  g_object_class_install_property(gobject, PROP_SLOTS,
+  g_object_class_install_property(
+      gobject, PROP_SLOTS,
       g_param_spec_uint("slots", "Slots",
                         "Frames the ring holds; more slots let slower readers hold frames longer before the "
                         "publisher has to overwrite them",
                         2, 48, 4, kReadWriteReady));
-  g_object_class_install_property(gobject, PROP_MAX_UNIT_BYTES,
+  g_object_class_install_property(
+      gobject, PROP_MAX_UNIT_BYTES,
       g_param_spec_uint("max-unit-bytes", "Max unit bytes",
-                        "H.264 input only: the largest access unit a slot holds (a bigger one is an error)", 1024,
-                        G_MAXUINT, 4u << 20, kReadWriteReady));
-  g_object_class_install_property(gobject, PROP_PUBLISHED,
-      g_param_spec_uint64("published", "Published", "Frames published into the share", 0, G_MAXUINT64, 0, kReadOnly));
-  g_object_class_install_property(gobject, PROP_READERS,
-      g_param_spec_uint("readers", "Readers", "Readers attached to the share right now", 0, G_MAXUINT, 0, kReadOnly));
-  g_object_class_install_property(gobject, PROP_OVERRUNS,
+                        "H.264 input only: the largest access unit a slot holds (a bigger one is an error)",
+                        1024, G_MAXUINT, 4u << 20, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_PUBLISHED,
+      g_param_spec_uint64("published", "Published", "Frames published into the share", 0, G_MAXUINT64, 0,
+                          kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_READERS,
+      g_param_spec_uint("readers", "Readers", "Readers attached to the share right now", 0, G_MAXUINT, 0,
+                        kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_OVERRUNS,
       g_param_spec_uint64("overruns", "Overruns",
-                          "Publishes that overwrote a slot a reader still leased (the publisher never waits)", 0,
-                          G_MAXUINT64, 0, kReadOnly));
+                          "Publishes that overwrote a slot a reader still leased (the publisher never waits)",
+                          0, G_MAXUINT64, 0, kReadOnly));
 
   gst_element_class_add_static_pad_template(element, &sinkTemplate);
   gst_element_class_set_static_metadata(
       element, "zerohop share sink", "Sink/Video",
-      "Publishes each buffer into a zerohop share in host memory (one copy per frame: the buffer is copied into a "
-      "ring slot); never blocks upstream, the publisher never waits for readers. Raw video or H.264 byte-stream "
-      "access units. CUDA memory input is not supported yet.",
+      "Publishes each buffer into a zerohop share in host memory (one copy per frame: the buffer is copied "
+      "into a "
+      "ring slot); never blocks upstream, the publisher never waits for readers. Raw video or H.264 "
+      "byte-stream "
+      "access units; sync defaults to false (publish on arrival). CUDA memory input is not supported yet.",
       "zerohop");
 
   base->set_caps = sinkSetCaps;

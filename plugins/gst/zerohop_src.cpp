@@ -30,10 +30,11 @@ GType publisherGoneType() {
   static const GEnumValue values[] = {
       {static_cast<gint>(PublisherGone::kError), "Post an error and stop", "error"},
       {static_cast<gint>(PublisherGone::kEos), "Send EOS downstream", "eos"},
-      {static_cast<gint>(PublisherGone::kWait), "Keep the pipeline running and reattach when the publisher returns",
-       "wait"},
+      {static_cast<gint>(PublisherGone::kWait),
+       "Keep the pipeline running and reattach when the publisher returns", "wait"},
       {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("ZerohopSrcPublisherGone", values));
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("ZerohopSrcPublisherGone", values));
   return type;
 }
 
@@ -94,12 +95,15 @@ G_DEFINE_TYPE(ZerohopSrc, zerohop_src, GST_TYPE_PUSH_SRC)
 
 namespace {
 
-SrcState& stateOf(gpointer self) { return *ZEROHOP_SRC(self)->state; }
+SrcState& stateOf(gpointer self) {
+  return *ZEROHOP_SRC(self)->state;
+}
 
 GstStaticPadTemplate srcTemplate = GST_STATIC_PAD_TEMPLATE(
     "src", GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(ZEROHOP_GST_RAW_FORMATS) "; "
-                    "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
+    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(
+        ZEROHOP_GST_RAW_FORMATS) "; "
+                                 "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
 
 // Reads the ring's geometry into the state and builds the caps; posts an element error and
 // returns nullptr when the share is one this slice cannot read.
@@ -107,8 +111,9 @@ GstCaps* capsFromSubscriber(ZerohopSrc* self) {
   auto& s = *self->state;
   const auto& info = s.sub->info();
   if (info.memory == zerohop::MemoryKind::kDevice) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("share '%s' holds device (CUDA) memory", info.name.c_str()),
-                      ("zerohopsrc reads host shares only in this version; CUDA memory caps are a later step"));
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, SETTINGS, ("share '%s' holds device (CUDA) memory", info.name.c_str()),
+        ("zerohopsrc reads host shares only in this version; CUDA memory caps are a later step"));
     return nullptr;
   }
   GstCaps* caps = zerohop::gst::capsForShare(info.layout, info.encoded);
@@ -236,8 +241,8 @@ gboolean srcQuery(GstBaseSrc* base, GstQuery* query) {
     std::lock_guard g(s.lock);
     fixed = s.latencyNs;
   }
-  const GstClockTime min = fixed >= 0 ? static_cast<GstClockTime>(fixed)
-                                      : static_cast<GstClockTime>(s.measuredLatencyNs.load());
+  const GstClockTime min =
+      fixed >= 0 ? static_cast<GstClockTime>(fixed) : static_cast<GstClockTime>(s.measuredLatencyNs.load());
   // A late reader still finds the frames the ring holds: up to `slots` frame periods more.
   GstClockTime max = min;
   GST_OBJECT_LOCK(base);
@@ -287,7 +292,9 @@ struct LeaseHolder {
   zerohop::SharedFrame frame;
 };
 
-void releaseLease(gpointer data) { delete static_cast<LeaseHolder*>(data); }
+void releaseLease(gpointer data) {
+  delete static_cast<LeaseHolder*>(data);
+}
 
 // Wraps the slot in place: one read-only memory over the whole slot, a GstVideoMeta for the
 // ring's plane offsets and pitches. Copies only when downstream cannot take a GstVideoMeta and
@@ -339,11 +346,11 @@ GstBuffer* wrapFrame(ZerohopSrc* self, zerohop::SharedFrame&& shared) {
     return out;  // `shared` goes out of scope in the caller: the lease ends here
   }
   auto* holder = new LeaseHolder{std::move(shared)};
-  GstBuffer* buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, holder->frame.frame().data[0], maxsize, 0,
-                                               size, holder, releaseLease);
+  GstBuffer* buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, holder->frame.frame().data[0],
+                                               maxsize, 0, size, holder, releaseLease);
   gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&s.info),
-                                 GST_VIDEO_INFO_WIDTH(&s.info), GST_VIDEO_INFO_HEIGHT(&s.info), planes, offsets,
-                                 strides);
+                                 GST_VIDEO_INFO_WIDTH(&s.info), GST_VIDEO_INFO_HEIGHT(&s.info), planes,
+                                 offsets, strides);
   return buf;
 }
 
@@ -427,11 +434,20 @@ void srcSetProperty(GObject* object, guint id, const GValue* value, GParamSpec* 
   auto& s = stateOf(object);
   std::lock_guard g(s.lock);
   switch (id) {
-    case PROP_SHARE: s.share = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_ON_PUBLISHER_GONE: s.onGone = static_cast<PublisherGone>(g_value_get_enum(value)); break;
-    case PROP_RECONNECT_INTERVAL: s.reconnectIntervalMs = g_value_get_uint(value); break;
-    case PROP_LATENCY: s.latencyNs = g_value_get_int64(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    case PROP_SHARE:
+      s.share = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
+    case PROP_ON_PUBLISHER_GONE:
+      s.onGone = static_cast<PublisherGone>(g_value_get_enum(value));
+      break;
+    case PROP_RECONNECT_INTERVAL:
+      s.reconnectIntervalMs = g_value_get_uint(value);
+      break;
+    case PROP_LATENCY:
+      s.latencyNs = g_value_get_int64(value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
 }
 
@@ -439,16 +455,35 @@ void srcGetProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec)
   auto& s = stateOf(object);
   std::lock_guard g(s.lock);
   switch (id) {
-    case PROP_SHARE: g_value_set_string(value, s.share.c_str()); break;
-    case PROP_ON_PUBLISHER_GONE: g_value_set_enum(value, static_cast<gint>(s.onGone)); break;
-    case PROP_RECONNECT_INTERVAL: g_value_set_uint(value, s.reconnectIntervalMs); break;
-    case PROP_LATENCY: g_value_set_int64(value, s.latencyNs); break;
-    case PROP_FRAMES: g_value_set_uint64(value, s.frames.load()); break;
-    case PROP_DROPS: g_value_set_uint64(value, s.drops.load()); break;
-    case PROP_OVERRUNS: g_value_set_uint64(value, s.overruns.load()); break;
-    case PROP_COPIES: g_value_set_uint64(value, s.copies.load()); break;
-    case PROP_RECONNECTS: g_value_set_uint64(value, s.reconnects.load()); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    case PROP_SHARE:
+      g_value_set_string(value, s.share.c_str());
+      break;
+    case PROP_ON_PUBLISHER_GONE:
+      g_value_set_enum(value, static_cast<gint>(s.onGone));
+      break;
+    case PROP_RECONNECT_INTERVAL:
+      g_value_set_uint(value, s.reconnectIntervalMs);
+      break;
+    case PROP_LATENCY:
+      g_value_set_int64(value, s.latencyNs);
+      break;
+    case PROP_FRAMES:
+      g_value_set_uint64(value, s.frames.load());
+      break;
+    case PROP_DROPS:
+      g_value_set_uint64(value, s.drops.load());
+      break;
+    case PROP_OVERRUNS:
+      g_value_set_uint64(value, s.overruns.load());
+      break;
+    case PROP_COPIES:
+      g_value_set_uint64(value, s.copies.load());
+      break;
+    case PROP_RECONNECTS:
+      g_value_set_uint64(value, s.reconnects.load());
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
 }
 
@@ -476,53 +511,68 @@ static void zerohop_src_class_init(ZerohopSrcClass* klass) {
   gobject->get_property = srcGetProperty;
   gobject->finalize = srcFinalize;
 
-  g_object_class_install_property(gobject, PROP_SHARE,
-      g_param_spec_string("share", "Share name",
-                          "Name of the zerohop share to read (as given to `zerohop serve --share NAME`: NAME for "
-                          "frames, NAME.h264 for the H.264 access units); the publisher must run when the "
-                          "element starts",
-                          nullptr, kReadWriteReady));
-  g_object_class_install_property(gobject, PROP_ON_PUBLISHER_GONE,
-      g_param_spec_enum("on-publisher-gone", "On publisher gone",
-                        "What to do when the publisher exits or dies: error (post an error), eos (end the "
-                        "stream), wait (keep running without buffers and reattach when a publisher of the same "
-                        "name returns, trying every reconnect-interval ms; new caps if its format changed)",
-                        publisherGoneType(), static_cast<gint>(PublisherGone::kError), kReadWrite));
-  g_object_class_install_property(gobject, PROP_RECONNECT_INTERVAL,
+  g_object_class_install_property(
+      gobject, PROP_SHARE,
+      g_param_spec_string(
+          "share", "Share name",
+          "Name of the zerohop share to read (as given to `zerohop serve --share NAME`: NAME for "
+          "frames, NAME.h264 for the H.264 access units); the publisher must run when the "
+          "element starts",
+          nullptr, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_ON_PUBLISHER_GONE,
+      g_param_spec_enum(
+          "on-publisher-gone", "On publisher gone",
+          "What to do when the publisher exits or dies: error (post an error), eos (end the "
+          "stream), wait (keep running without buffers and reattach when a publisher of the same "
+          "name returns, trying every reconnect-interval ms; new caps if its format changed)",
+          publisherGoneType(), static_cast<gint>(PublisherGone::kError), kReadWrite));
+  g_object_class_install_property(
+      gobject, PROP_RECONNECT_INTERVAL,
       g_param_spec_uint("reconnect-interval", "Reconnect interval",
-                        "Milliseconds between attempts to reattach with on-publisher-gone=wait", 10, 60000, 500,
-                        kReadWrite));
-  g_object_class_install_property(gobject, PROP_LATENCY,
-      g_param_spec_int64("latency", "Latency",
-                         "Latency to report in the latency query, in ns; -1 = measured: the largest capture -> "
-                         "push delay of the last 32 frames (the capture time is the publisher's frame stamp)",
-                         -1, G_MAXINT64, kLatencyMeasured, kReadWrite));
-  g_object_class_install_property(gobject, PROP_FRAMES,
-      g_param_spec_uint64("frames", "Frames", "Frames read from the share and pushed", 0, G_MAXUINT64, 0, kReadOnly));
-  g_object_class_install_property(gobject, PROP_DROPS,
+                        "Milliseconds between attempts to reattach with on-publisher-gone=wait", 10, 60000,
+                        500, kReadWrite));
+  g_object_class_install_property(
+      gobject, PROP_LATENCY,
+      g_param_spec_int64(
+          "latency", "Latency",
+          "Latency to report in the latency query, in ns; -1 = measured: the largest capture -> "
+          "push delay of the last 32 frames (the capture time is the publisher's frame stamp)",
+          -1, G_MAXINT64, kLatencyMeasured, kReadWrite));
+  g_object_class_install_property(
+      gobject, PROP_FRAMES,
+      g_param_spec_uint64("frames", "Frames", "Frames read from the share and pushed", 0, G_MAXUINT64, 0,
+                          kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_DROPS,
       g_param_spec_uint64("drops", "Drops",
                           "Frames the publisher published that this element never saw because the ring had "
                           "overwritten them before it read (downstream too slow); the publisher never waits",
                           0, G_MAXUINT64, 0, kReadOnly));
-  g_object_class_install_property(gobject, PROP_OVERRUNS,
-      g_param_spec_uint64("overruns", "Overruns",
-                          "Reads that found their slot rewritten by the publisher (a lease outlived the share's "
-                          "lease timeout, or every slot was leased); such frames may be torn",
-                          0, G_MAXUINT64, 0, kReadOnly));
-  g_object_class_install_property(gobject, PROP_COPIES,
+  g_object_class_install_property(
+      gobject, PROP_OVERRUNS,
+      g_param_spec_uint64(
+          "overruns", "Overruns",
+          "Reads that found their slot rewritten by the publisher (a lease outlived the share's "
+          "lease timeout, or every slot was leased); such frames may be torn",
+          0, G_MAXUINT64, 0, kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_COPIES,
       g_param_spec_uint64("copies", "Copies",
                           "Frames copied instead of wrapped in place, because downstream did not accept "
                           "GstVideoMeta and the ring's pitches differ from GStreamer's default layout",
                           0, G_MAXUINT64, 0, kReadOnly));
-  g_object_class_install_property(gobject, PROP_RECONNECTS,
-      g_param_spec_uint64("reconnects", "Reconnects", "Times the element reattached to a returning publisher", 0,
-                          G_MAXUINT64, 0, kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_RECONNECTS,
+      g_param_spec_uint64("reconnects", "Reconnects", "Times the element reattached to a returning publisher",
+                          0, G_MAXUINT64, 0, kReadOnly));
 
   gst_element_class_add_static_pad_template(element, &srcTemplate);
   gst_element_class_set_static_metadata(
       element, "zerohop share source", "Source/Video",
       "Reads frames published in a zerohop share (host memory) without copying: each buffer wraps the ring "
-      "slot and holds its read lease until freed; raw video or H.264 byte-stream access units. Timestamps are "
+      "slot and holds its read lease until freed; raw video or H.264 byte-stream access units. Timestamps "
+      "are "
       "the capture times on the pipeline clock. Device (CUDA memory) shares are not supported yet.",
       "zerohop");
 

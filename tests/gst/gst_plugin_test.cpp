@@ -53,9 +53,9 @@ std::uint16_t freePort() {
 }
 
 std::unique_ptr<ChildProcess> startServe(const std::string& share) {
-  auto serve = std::make_unique<ChildProcess>(std::vector<std::string>{
-      kCli, "serve", "--source", "test:640x360@30", "--share", share, "--keyint", "30", "--gpu", "off", "--listen",
-      "127.0.0.1:" + std::to_string(freePort())});
+  auto serve = std::make_unique<ChildProcess>(
+      std::vector<std::string>{kCli, "serve", "--source", "test:640x360@30", "--share", share, "--keyint",
+                               "30", "--gpu", "off", "--listen", "127.0.0.1:" + std::to_string(freePort())});
   if (!serve->waitForStdoutLine("open http://", 20s)) return nullptr;
   return serve;
 }
@@ -263,7 +263,8 @@ class PacedPublisher {
   explicit PacedPublisher(std::string name) : name_(std::move(name)) {}
   ~PacedPublisher() { stop(); }
   void start() {
-    publisher_ = std::make_unique<Publisher>(name_, SlotLayout::images(computeLayout(PixelFormat::kI420, 320, 240), 4));
+    publisher_ = std::make_unique<Publisher>(
+        name_, SlotLayout::images(computeLayout(PixelFormat::kI420, 320, 240), 4));
     running_ = true;
     thread_ = std::thread([this] {
       std::vector<std::uint8_t> pixels(computeLayout(PixelFormat::kI420, 320, 240).totalBytes, 128);
@@ -341,16 +342,17 @@ TEST(ZerohopSrc, WaitReattachesWhenThePublisherReturns) {
 TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {
   initGstreamer();
   const std::string share = "gstsink" + std::to_string(getpid());
-  Pipeline p("videotestsrc is-live=true ! video/x-raw,format=I420,width=640,height=360,framerate=30/1 ! "
-             "zerohopsink name=out share=" + share);
+  Pipeline p(
+      "videotestsrc is-live=true ! video/x-raw,format=I420,width=640,height=360,framerate=30/1 ! "
+      "zerohopsink name=out share=" +
+      share);
   ASSERT_TRUE(p.ok()) << p.error();
   ASSERT_TRUE(p.play());
   // The share exists once caps arrived: wait (bounded) for the first publish.
   GstElement* sink = p.element("out");
   guint64 published = 0;
   for (auto deadline = std::chrono::steady_clock::now() + 5s;
-       published == 0 && std::chrono::steady_clock::now() < deadline;
-       std::this_thread::sleep_for(20ms)) {
+       published == 0 && std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms)) {
     g_object_get(sink, "published", &published, nullptr);
   }
   gst_object_unref(sink);
@@ -361,7 +363,8 @@ TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {
   EXPECT_EQ(*code, 0) << tap.stderrText();
   const std::string& out = tap.stdoutText();
   std::size_t lines = 0;
-  for (std::size_t at = out.find("i420  640x360"); at != std::string::npos; at = out.find("i420  640x360", at + 1)) {
+  for (std::size_t at = out.find("i420  640x360"); at != std::string::npos;
+       at = out.find("i420  640x360", at + 1)) {
     ++lines;
   }
   EXPECT_EQ(lines, 10u) << out;
