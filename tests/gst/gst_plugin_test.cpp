@@ -281,6 +281,7 @@ class PacedPublisher {
       }
     });
   }
+  ShareStats stats() const { return publisher_->stats(); }
   void stop() {
     running_ = false;
     if (thread_.joinable()) thread_.join();
@@ -337,6 +338,34 @@ TEST(ZerohopSrc, WaitReattachesWhenThePublisherReturns) {
   EXPECT_EQ(after, 5) << "no frames after the publisher returned";
   EXPECT_EQ(uint64Property(p, "src", "reconnects"), 1u);
   EXPECT_EQ(p.waitError(0ms), "");
+}
+
+// Zero-copy: the buffer is the ring slot (read-only memory + GstVideoMeta) and holds the frame's
+// lease exactly as long as it lives.
+TEST(ZerohopSrc, ABufferWrapsTheSlotAndHoldsItsLeaseUntilFreed) {
+  initGstreamer();
+  const std::string share = "gstlease" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  auto p = std::make_unique<Pipeline>("zerohopsrc share=" + share +
+                                      " ! appsink name=out sync=false max-buffers=1 drop=true");
+  ASSERT_TRUE(p->ok()) << p->error();
+  ASSERT_TRUE(p->play());
+  GstSample* held = p->pull(5s);
+  ASSERT_NE(held, nullptr);
+  GstBuffer* buf = gst_sample_get_buffer(held);
+  ASSERT_EQ(gst_buffer_n_memory(buf), 1u);
+  EXPECT_TRUE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(buf, 0))) << "the ring is mapped read-only";
+  const GstVideoMeta* meta = gst_buffer_get_video_meta(buf);
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ(meta->n_planes, 3u);
+  EXPECT_EQ(meta->stride[0], 320);
+  EXPECT_EQ(meta->offset[1], 320u * 240u);
+  EXPECT_GE(pub.stats().leasedSlots, 1u) << "a held buffer holds its lease";
+  p.reset();  // pipeline to NULL: every buffer but `held` is gone
+  EXPECT_EQ(pub.stats().leasedSlots, 1u) << "only the held buffer still leases a slot";
+  gst_sample_unref(held);
+  EXPECT_EQ(pub.stats().leasedSlots, 0u) << "freeing the buffer released the lease";
 }
 
 TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {
