@@ -368,6 +368,30 @@ TEST(ZerohopSrc, ABufferWrapsTheSlotAndHoldsItsLeaseUntilFreed) {
   EXPECT_EQ(pub.stats().leasedSlots, 0u) << "freeing the buffer released the lease";
 }
 
+// A pipeline that stalls downstream (100 ms a buffer) never slows the publisher (~100 fps); what it
+// missed is counted in `drops`.
+TEST(ZerohopSrc, AStalledPipelineNeverSlowsThePublisher) {
+  initGstreamer();
+  const std::string share = "gststall" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  Pipeline p("zerohopsrc name=src share=" + share +
+             " ! identity sleep-time=100000 ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  GstSample* first = p.pull(5s);
+  ASSERT_NE(first, nullptr);
+  gst_sample_unref(first);
+  const auto published0 = pub.stats().publishes;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(1s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double publishRate = static_cast<double>(pub.stats().publishes - published0) / seconds;
+  EXPECT_GT(publishRate, 60.0) << "the publisher slowed down with the pipeline";
+  EXPECT_LT(uint64Property(p, "src", "frames"), 20u) << "the pipeline did not stall";
+  EXPECT_GT(uint64Property(p, "src", "drops"), 40u) << "missed frames are not counted";
+}
+
 TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {
   initGstreamer();
   const std::string share = "gstsink" + std::to_string(getpid());
