@@ -34,6 +34,10 @@ void initGstreamer() {
   static const bool once = [] {
     setenv("GST_PLUGIN_PATH", ZEROHOP_GST_PLUGIN_DIR, 1);
     setenv("GST_REGISTRY", ZEROHOP_GST_REGISTRY, 1);
+#ifdef ZEROHOP_GST_SCAN_IN_PROCESS
+    // Sanitizer builds: the uninstrumented gst-plugin-scanner cannot load the instrumented plugin.
+    setenv("GST_REGISTRY_FORK", "no", 1);
+#endif
     gst_init(nullptr, nullptr);
     return true;
   }();
