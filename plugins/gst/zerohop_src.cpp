@@ -292,8 +292,12 @@ struct LeaseHolder {
   zerohop::SharedFrame frame;
 };
 
+// The buffer's last reference went: note whether the publisher rewrote the slot while it lived
+// (counted as an overrun), then give the lease back.
 void releaseLease(gpointer data) {
-  delete static_cast<LeaseHolder*>(data);
+  auto* holder = static_cast<LeaseHolder*>(data);
+  (void)holder->frame.valid();
+  delete holder;
 }
 
 // Wraps the slot in place: one read-only memory over the whole slot, a GstVideoMeta for the
@@ -342,6 +346,7 @@ GstBuffer* wrapFrame(ZerohopSrc* self, zerohop::SharedFrame&& shared) {
       }
       gst_video_frame_unmap(&dst);
     }
+    if (!shared.valid()) GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAG_CORRUPTED);  // rewritten while copied
     ++s.copies;
     return out;  // `shared` goes out of scope in the caller: the lease ends here
   }
@@ -553,8 +558,9 @@ static void zerohop_src_class_init(ZerohopSrcClass* klass) {
       gobject, PROP_OVERRUNS,
       g_param_spec_uint64(
           "overruns", "Overruns",
-          "Reads that found their slot rewritten by the publisher (a lease outlived the share's "
-          "lease timeout, or every slot was leased); such frames may be torn",
+          "Frames whose slot the publisher rewrote while they were read or while their buffer lived "
+          "(a buffer held past the share's lease timeout, or every slot leased): what downstream read "
+          "may be torn; checked when each buffer is freed",
           0, G_MAXUINT64, 0, kReadOnly));
   g_object_class_install_property(
       gobject, PROP_COPIES,

@@ -372,6 +372,31 @@ TEST(ZerohopSrc, ABufferWrapsTheSlotAndHoldsItsLeaseUntilFreed) {
   EXPECT_EQ(pub.stats().leasedSlots, 0u) << "freeing the buffer released the lease";
 }
 
+// A buffer held past the share's lease timeout (1 s) loses its slot to the publisher; freeing it
+// counts the overrun.
+TEST(ZerohopSrc, ABufferHeldPastItsLeaseCountsAnOverrunWhenFreed) {
+  initGstreamer();
+  const std::string share = "gstover" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  Pipeline p("zerohopsrc name=src share=" + share + " ! appsink name=out sync=false max-buffers=1 drop=true");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  GstSample* held = p.pull(5s);
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(uint64Property(p, "src", "overruns"), 0u);
+  std::this_thread::sleep_for(1300ms);  // the lease expires; 4 slots at 100 fps: the slot is rewritten
+  gst_sample_unref(held);
+  // The counter reaches the property with the next frame the element reads.
+  guint64 overruns = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 3s;
+       overruns == 0 && std::chrono::steady_clock::now() < deadline;) {
+    if (GstSample* s = p.pull(100ms)) gst_sample_unref(s);
+    overruns = uint64Property(p, "src", "overruns");
+  }
+  EXPECT_GE(overruns, 1u);
+}
+
 // A pipeline that stalls downstream (100 ms a buffer) never slows the publisher (~100 fps); what it
 // missed is counted in `drops`.
 TEST(ZerohopSrc, AStalledPipelineNeverSlowsThePublisher) {
