@@ -258,16 +258,15 @@ gboolean srcQuery(GstBaseSrc* base, GstQuery* query) {
 // The capture time (CLOCK_MONOTONIC ns) as running time of this element's pipeline clock. The
 // clock's offset to CLOCK_MONOTONIC is taken now, so any clock works; GStreamer's system clock
 // is CLOCK_MONOTONIC by default and then the offset is ~0.
-GstClockTime runningTimeOf(GstElement* element, std::int64_t captureNs) {
+std::optional<std::int64_t> runningTimeOf(GstElement* element, std::int64_t captureNs) {
   GstClock* clock = gst_element_get_clock(element);
-  if (!clock) return GST_CLOCK_TIME_NONE;
+  if (!clock) return std::nullopt;
   const GstClockTime clockNow = gst_clock_get_time(clock);
   const std::int64_t monoNow = zerohop::monotonicNs();
   gst_object_unref(clock);
   const GstClockTime base = gst_element_get_base_time(element);
   const std::int64_t captureOnClock = static_cast<std::int64_t>(clockNow) - (monoNow - captureNs);
-  const std::int64_t running = captureOnClock - static_cast<std::int64_t>(base);
-  return running < 0 ? 0 : static_cast<GstClockTime>(running);
+  return captureOnClock - static_cast<std::int64_t>(base);  // < 0: captured before PLAYING
 }
 
 void noteLatency(ZerohopSrc* self, std::int64_t captureNs) {
@@ -422,9 +421,16 @@ GstFlowReturn srcCreate(GstPushSrc* push, GstBuffer** out) {
     const zerohop::Frame& f = shared->frame();
     const std::int64_t captureNs = f.captureNs() ? f.captureNs() : shared->publishNs();
     const std::uint64_t sequence = f.sequence;
+    const auto running = runningTimeOf(GST_ELEMENT(self), captureNs);
+    if (running && *running < 0) {
+      // Captured before the pipeline went to PLAYING (the ring's frame when we subscribed, or one
+      // from a pause): a live source has nothing from then; skip it and release its lease.
+      GST_LOG_OBJECT(self, "skipping frame %" G_GUINT64_FORMAT ", captured before PLAYING", sequence);
+      continue;
+    }
     noteLatency(self, captureNs);
     GstBuffer* buf = wrapFrame(self, std::move(*shared));
-    const GstClockTime pts = runningTimeOf(GST_ELEMENT(self), captureNs);
+    const GstClockTime pts = running ? static_cast<GstClockTime>(*running) : GST_CLOCK_TIME_NONE;
     GST_BUFFER_PTS(buf) = pts;
     GST_BUFFER_DTS(buf) = pts;
     GST_BUFFER_OFFSET(buf) = sequence;
