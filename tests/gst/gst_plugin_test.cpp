@@ -32,13 +32,21 @@ const std::string kCli = ZEROHOP_CLI_PATH;
 
 void initGstreamer() {
   static const bool once = [] {
-    setenv("GST_PLUGIN_PATH", ZEROHOP_GST_PLUGIN_DIR, 1);
     setenv("GST_REGISTRY", ZEROHOP_GST_REGISTRY, 1);
-#ifdef ZEROHOP_GST_SCAN_IN_PROCESS
-    // Sanitizer builds: the uninstrumented gst-plugin-scanner cannot load the instrumented plugin.
-    setenv("GST_REGISTRY_FORK", "no", 1);
-#endif
+#ifdef ZEROHOP_GST_LOAD_PLUGIN_FILE
     gst_init(nullptr, nullptr);
+    GError* err = nullptr;
+    GstPlugin* plugin = gst_plugin_load_file(ZEROHOP_GST_PLUGIN_DIR "/libgstzerohop.so", &err);
+    if (!plugin) {
+      ADD_FAILURE() << "gst_plugin_load_file: " << (err ? err->message : "?");
+      if (err) g_error_free(err);
+      return false;
+    }
+    gst_object_unref(plugin);  // the registry keeps its own reference
+#else
+    setenv("GST_PLUGIN_PATH", ZEROHOP_GST_PLUGIN_DIR, 1);  // found like any installed plugin
+    gst_init(nullptr, nullptr);
+#endif
     return true;
   }();
   (void)once;
