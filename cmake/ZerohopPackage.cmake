@@ -75,6 +75,10 @@ file(RELATIVE_PATH ZEROHOP_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkg
 configure_file(${PROJECT_SOURCE_DIR}/cmake/zerohop.pc.in ${PROJECT_BINARY_DIR}/zerohop.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/zerohop.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
 
+if(TARGET gstzerohop)  # the GStreamer plugin (docs/gstreamer.md)
+  install(TARGETS gstzerohop LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/gstreamer-1.0 COMPONENT runtime)
+endif()
+
 # The emulated camera: the launcher in bin/, its LD_PRELOAD shim under lib/zerohop/ (the launcher
 # looks there, relative to itself, when the shim is not beside it as in the build tree).
 install(TARGETS zerohop-camemu RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)

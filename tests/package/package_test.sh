@@ -27,6 +27,11 @@ done
 soname=$(readelf -d "$libdir/libzerohop.so" | sed -nE 's/.*SONAME.*\[(.*)\]/\1/p')
 [[ $soname == libzerohop.so.0 ]] || fail "SONAME is '$soname', expected libzerohop.so.0"
 if find "$prefix/include" -name '*.hpp' -path '*internal*' | grep -q .; then fail "internal headers installed"; fi
+if [[ -f $build/lib/gstreamer-1.0/libgstzerohop.so ]]; then  # media builds: the GStreamer plugin
+  step "the installed GStreamer plugin loads (gst-inspect-1.0 zerohopsrc)"
+  GST_PLUGIN_PATH=$libdir/gstreamer-1.0 GST_REGISTRY=$work/gst-registry.bin gst-inspect-1.0 zerohopsrc >/dev/null ||
+    fail "gst-inspect-1.0 cannot load $libdir/gstreamer-1.0/libgstzerohop.so"
+fi
 
 step "every installed header compiles alone, with no SDK include path"
 # No public header may include CUDA, V4L2, FFmpeg or GStreamer (they would compile here only

@@ -1,0 +1,26 @@
+#pragma once
+// zerohop PixelFormat <-> GStreamer caps for host shares: raw video/x-raw formats and the H.264
+// share as byte-stream access units. Pure functions (no share, no pipeline); reentrant.
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <optional>
+
+#include "zerohop/pixel_format.hpp"
+
+namespace zerohop::gst {
+
+/// GStreamer's name for a zerohop raw format; GST_VIDEO_FORMAT_UNKNOWN where there is none.
+GstVideoFormat videoFormatOf(PixelFormat format) noexcept;
+/// The zerohop format for a GStreamer raw format; nullopt for formats a share cannot carry.
+std::optional<PixelFormat> pixelFormatOf(GstVideoFormat format) noexcept;
+
+/// Fixed caps for what a share publishes: video/x-raw for images, video/x-h264 (byte-stream, au)
+/// for an H.264 ring; nullptr for a format this slice cannot express (MJPEG). Caller owns the caps.
+GstCaps* capsForShare(const ImageLayout& layout, bool encoded);
+
+/// The raw formats both elements accept, as a caps string ("NV12, I420, ...").
+#define ZEROHOP_GST_RAW_FORMATS "{ NV12, I420, YUY2, UYVY, RGBA, BGRx, RGB }"
+
+}  // namespace zerohop::gst

@@ -1,0 +1,320 @@
+#include "zerohop_sink.hpp"
+
+#include <gst/video/video.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "caps.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/share.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(zerohop_sink_debug);
+#define GST_CAT_DEFAULT zerohop_sink_debug
+
+namespace {
+
+enum { PROP_0, PROP_SHARE, PROP_SLOTS, PROP_MAX_UNIT_BYTES, PROP_PUBLISHED, PROP_READERS, PROP_OVERRUNS };
+
+struct SinkState {
+  std::mutex lock;  // guards the settings
+  std::string share;
+  guint slots = 4;
+  guint maxUnitBytes = 4u << 20;
+
+  // Streaming thread (set_caps, render) and stop.
+  std::unique_ptr<zerohop::Publisher> publisher;
+  GstVideoInfo info{};
+  zerohop::PixelFormat format = zerohop::PixelFormat::kUnknown;
+  bool encoded = false;
+  std::uint64_t sequence = 0;
+
+  std::atomic<std::uint64_t> published{0};
+  std::atomic<std::uint32_t> readers{0};
+  std::atomic<std::uint64_t> overruns{0};
+};
+
+}  // namespace
+
+struct _ZerohopSink {
+  GstBaseSink parent;
+  SinkState* state;
+};
+
+G_DEFINE_TYPE(ZerohopSink, zerohop_sink, GST_TYPE_BASE_SINK)
+
+namespace {
+
+SinkState& stateOf(gpointer self) {
+  return *ZEROHOP_SINK(self)->state;
+}
+
+GstStaticPadTemplate sinkTemplate = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(
+        ZEROHOP_GST_RAW_FORMATS) "; "
+                                 "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
+
+gboolean sinkSetCaps(GstBaseSink* base, GstCaps* caps) {
+  auto* self = ZEROHOP_SINK(base);
+  auto& s = *self->state;
+  std::string share;
+  guint slots, maxUnit;
+  {
+    std::lock_guard g(s.lock);
+    share = s.share;
+    slots = s.slots;
+    maxUnit = s.maxUnitBytes;
+  }
+  if (share.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("no share name"), ("set the 'share' property"));
+    return FALSE;
+  }
+  const GstStructure* st = gst_caps_get_structure(caps, 0);
+  zerohop::SlotLayout layout;
+  try {
+    if (gst_structure_has_name(st, "video/x-h264")) {
+      s.encoded = true;
+      s.format = zerohop::PixelFormat::kH264;
+      layout = zerohop::SlotLayout::encoded(zerohop::PixelFormat::kH264, maxUnit, slots);
+    } else {
+      if (!gst_video_info_from_caps(&s.info, caps)) return FALSE;
+      const auto fmt = zerohop::gst::pixelFormatOf(GST_VIDEO_INFO_FORMAT(&s.info));
+      if (!fmt) return FALSE;
+      s.encoded = false;
+      s.format = *fmt;
+      layout = zerohop::SlotLayout::images(
+          zerohop::computeLayout(*fmt, GST_VIDEO_INFO_WIDTH(&s.info), GST_VIDEO_INFO_HEIGHT(&s.info)), slots);
+    }
+    // New caps = a new ring geometry: readers see the old share go away and reconnect to the new one.
+    s.publisher.reset();
+    s.publisher = std::make_unique<zerohop::Publisher>(share, layout);
+  } catch (const zerohop::Error& e) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("cannot publish share '%s'", share.c_str()),
+                      ("%s: %s", zerohop::errcName(e.code()), e.what()));
+    return FALSE;
+  }
+  GST_INFO_OBJECT(self, "publishing '%s' (%" GST_PTR_FORMAT ")", share.c_str(), static_cast<void*>(caps));
+  return TRUE;
+}
+
+// The buffer's timestamp as a CLOCK_MONOTONIC capture time (what zerohop readers expect);
+// now when the buffer has none or the element has no clock.
+std::int64_t captureNsOf(GstBaseSink* base, GstBuffer* buf) {
+  const std::int64_t monoNow = zerohop::monotonicNs();
+  if (!GST_BUFFER_PTS_IS_VALID(buf)) return monoNow;
+  GstClock* clock = gst_element_get_clock(GST_ELEMENT(base));
+  if (!clock) return monoNow;
+  const GstClockTime clockNow = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  GstSegment* segment = &base->segment;
+  const GstClockTime running = gst_segment_to_running_time(segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buf));
+  if (!GST_CLOCK_TIME_IS_VALID(running)) return monoNow;
+  const std::int64_t onClock =
+      static_cast<std::int64_t>(running + gst_element_get_base_time(GST_ELEMENT(base)));
+  const std::int64_t t = monoNow - (static_cast<std::int64_t>(clockNow) - onClock);
+  return t > monoNow ? monoNow : t;  // a buffer stamped in the future was not captured yet: now
+}
+
+GstFlowReturn sinkRender(GstBaseSink* base, GstBuffer* buf) {
+  auto* self = ZEROHOP_SINK(base);
+  auto& s = *self->state;
+  if (!s.publisher) return GST_FLOW_NOT_NEGOTIATED;
+  const std::int64_t captureNs = captureNsOf(base, buf);
+  const std::int64_t wallMs = (zerohop::realtimeNs() - (zerohop::monotonicNs() - captureNs)) / 1000000;
+  try {
+    if (s.encoded) {
+      GstMapInfo map;
+      if (!gst_buffer_map(buf, &map, GST_MAP_READ)) return GST_FLOW_ERROR;
+      zerohop::Frame unit;  // an encoded ring takes bytesUsed bytes of data[0]: the one copy
+      unit.format = zerohop::PixelFormat::kH264;
+      unit.planeCount = 1;
+      unit.data[0] = map.data;
+      unit.bytesUsed = map.size;
+      unit.keyframe = !GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+      unit.sequence = s.sequence++;
+      unit.wallClockMs = wallMs;
+      unit.times.mark(zerohop::Stage::kCapture, captureNs);
+      try {
+        s.publisher->publish(unit);
+      } catch (...) {
+        gst_buffer_unmap(buf, &map);
+        throw;
+      }
+      gst_buffer_unmap(buf, &map);
+    } else {
+      GstVideoFrame vf;
+      if (!gst_video_frame_map(&vf, &s.info, buf, GST_MAP_READ)) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("cannot map the video frame"), (nullptr));
+        return GST_FLOW_ERROR;
+      }
+      zerohop::Frame f;
+      f.format = s.format;
+      f.width = GST_VIDEO_FRAME_WIDTH(&vf);
+      f.height = GST_VIDEO_FRAME_HEIGHT(&vf);
+      f.memory = zerohop::MemoryKind::kHost;
+      f.planeCount = GST_VIDEO_FRAME_N_PLANES(&vf);
+      for (guint p = 0; p < f.planeCount && p < zerohop::kMaxPlanes; ++p) {
+        f.data[p] = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p));
+        f.pitch[p] = static_cast<std::uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
+      }
+      f.bytesUsed = GST_VIDEO_FRAME_SIZE(&vf);
+      f.sequence = s.sequence++;
+      f.wallClockMs = wallMs;
+      f.times.mark(zerohop::Stage::kCapture, captureNs);
+      try {
+        s.publisher->publish(f);  // the one copy: buffer -> ring slot, row by row
+      } catch (...) {
+        gst_video_frame_unmap(&vf);
+        throw;
+      }
+      gst_video_frame_unmap(&vf);
+    }
+  } catch (const zerohop::Error& e) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("publishing into the share failed"),
+                      ("%s: %s", zerohop::errcName(e.code()), e.what()));
+    return GST_FLOW_ERROR;
+  }
+  const auto st = s.publisher->stats();
+  s.published = st.publishes;
+  s.readers = st.readersConnected;
+  s.overruns = st.overruns;
+  return GST_FLOW_OK;
+}
+
+gboolean sinkStart(GstBaseSink* base) {
+  auto& s = stateOf(base);
+  s.sequence = 0;
+  s.published = 0;
+  s.readers = 0;
+  s.overruns = 0;
+  return TRUE;
+}
+
+gboolean sinkStop(GstBaseSink* base) {
+  stateOf(base).publisher.reset();  // closes the share: readers see the publisher go away
+  return TRUE;
+}
+
+void sinkSetProperty(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
+  auto& s = stateOf(object);
+  std::lock_guard g(s.lock);
+  switch (id) {
+    case PROP_SHARE:
+      s.share = g_value_get_string(value) ? g_value_get_string(value) : "";
+      break;
+    case PROP_SLOTS:
+      s.slots = g_value_get_uint(value);
+      break;
+    case PROP_MAX_UNIT_BYTES:
+      s.maxUnitBytes = g_value_get_uint(value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+}
+
+void sinkGetProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
+  auto& s = stateOf(object);
+  std::lock_guard g(s.lock);
+  switch (id) {
+    case PROP_SHARE:
+      g_value_set_string(value, s.share.c_str());
+      break;
+    case PROP_SLOTS:
+      g_value_set_uint(value, s.slots);
+      break;
+    case PROP_MAX_UNIT_BYTES:
+      g_value_set_uint(value, s.maxUnitBytes);
+      break;
+    case PROP_PUBLISHED:
+      g_value_set_uint64(value, s.published.load());
+      break;
+    case PROP_READERS:
+      g_value_set_uint(value, s.readers.load());
+      break;
+    case PROP_OVERRUNS:
+      g_value_set_uint64(value, s.overruns.load());
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  }
+}
+
+void sinkFinalize(GObject* object) {
+  delete ZEROHOP_SINK(object)->state;
+  G_OBJECT_CLASS(zerohop_sink_parent_class)->finalize(object);
+}
+
+constexpr auto kReadOnly = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+constexpr auto kReadWriteReady =
+    static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+}  // namespace
+
+static void zerohop_sink_class_init(ZerohopSinkClass* klass) {
+  auto* gobject = G_OBJECT_CLASS(klass);
+  auto* element = GST_ELEMENT_CLASS(klass);
+  auto* base = GST_BASE_SINK_CLASS(klass);
+  GST_DEBUG_CATEGORY_INIT(zerohop_sink_debug, "zerohopsink", 0, "zerohop share sink");
+
+  gobject->set_property = sinkSetProperty;
+  gobject->get_property = sinkGetProperty;
+  gobject->finalize = sinkFinalize;
+
+  g_object_class_install_property(
+      gobject, PROP_SHARE,
+      g_param_spec_string("share", "Share name",
+                          "Name to publish the share under (zerohop tap NAME, zerohopsrc share=NAME, zerohop "
+                          "serve --source share:NAME); fails if another publisher holds NAME",
+                          nullptr, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_SLOTS,
+      g_param_spec_uint("slots", "Slots",
+                        "Frames the ring holds; more slots let slower readers hold frames longer before the "
+                        "publisher has to overwrite them",
+                        2, 48, 4, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_MAX_UNIT_BYTES,
+      g_param_spec_uint("max-unit-bytes", "Max unit bytes",
+                        "H.264 input only: the largest access unit a slot holds (a bigger one is an error)",
+                        1024, G_MAXUINT, 4u << 20, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_PUBLISHED,
+      g_param_spec_uint64("published", "Published", "Frames published into the share", 0, G_MAXUINT64, 0,
+                          kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_READERS,
+      g_param_spec_uint("readers", "Readers", "Readers attached to the share right now", 0, G_MAXUINT, 0,
+                        kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_OVERRUNS,
+      g_param_spec_uint64("overruns", "Overruns",
+                          "Publishes that overwrote a slot a reader still leased (the publisher never waits)",
+                          0, G_MAXUINT64, 0, kReadOnly));
+
+  gst_element_class_add_static_pad_template(element, &sinkTemplate);
+  gst_element_class_set_static_metadata(
+      element, "zerohop share sink", "Sink/Video",
+      "Publishes each buffer into a zerohop share in host memory (one copy per frame: the buffer is copied "
+      "into a "
+      "ring slot); never blocks upstream, the publisher never waits for readers. Raw video or H.264 "
+      "byte-stream "
+      "access units; sync defaults to false (publish on arrival). CUDA memory input is not supported yet.",
+      "zerohop");
+
+  base->set_caps = sinkSetCaps;
+  base->render = sinkRender;
+  base->start = sinkStart;
+  base->stop = sinkStop;
+}
+
+static void zerohop_sink_init(ZerohopSink* self) {
+  self->state = new SinkState();
+  // Publish a buffer as soon as it arrives (readers get its capture time); sync=true paces by timestamps.
+  gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
+  gst_base_sink_set_qos_enabled(GST_BASE_SINK(self), FALSE);
+}

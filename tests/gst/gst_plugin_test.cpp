@@ -1,0 +1,465 @@
+// gstzerohop in real pipelines: zerohopsrc reads `zerohop serve --share` (raw frames whose pixel
+// timecodes decode at the camera's rate, and the H.264 share decoded), reacts to its publisher
+// going away (eos, error, wait + reattach), and zerohopsink publishes what `zerohop tap` reads.
+#include <arpa/inet.h>
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_process.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/share.hpp"
+#include "zerohop/timecode.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+
+const std::string kCli = ZEROHOP_CLI_PATH;
+
+void initGstreamer() {
+  static const bool once = [] {
+    setenv("GST_REGISTRY", ZEROHOP_GST_REGISTRY, 1);
+#ifdef ZEROHOP_GST_LOAD_PLUGIN_FILE
+    gst_init(nullptr, nullptr);
+    GError* err = nullptr;
+    GstPlugin* plugin = gst_plugin_load_file(ZEROHOP_GST_PLUGIN_DIR "/libgstzerohop.so", &err);
+    if (!plugin) {
+      ADD_FAILURE() << "gst_plugin_load_file: " << (err ? err->message : "?");
+      if (err) g_error_free(err);
+      return false;
+    }
+    gst_object_unref(plugin);  // the registry keeps its own reference
+#else
+    setenv("GST_PLUGIN_PATH", ZEROHOP_GST_PLUGIN_DIR, 1);  // found like any installed plugin
+    gst_init(nullptr, nullptr);
+#endif
+    return true;
+  }();
+  (void)once;
+}
+
+std::uint16_t freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::unique_ptr<ChildProcess> startServe(const std::string& share) {
+  auto serve = std::make_unique<ChildProcess>(
+      std::vector<std::string>{kCli, "serve", "--source", "test:640x360@30", "--share", share, "--keyint",
+                               "30", "--gpu", "off", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+  if (!serve->waitForStdoutLine("open http://", 20s)) return nullptr;
+  return serve;
+}
+
+// A pipeline ending in appsink "out", torn down (to NULL) on scope exit.
+class Pipeline {
+ public:
+  explicit Pipeline(const std::string& description) {
+    GError* err = nullptr;
+    pipeline_ = gst_parse_launch(description.c_str(), &err);
+    if (err) {
+      error_ = err->message;
+      g_error_free(err);
+    }
+    if (pipeline_) sink_ = gst_bin_get_by_name(GST_BIN(pipeline_), "out");
+  }
+  ~Pipeline() {
+    if (sink_) gst_object_unref(sink_);
+    if (pipeline_) {
+      gst_element_set_state(pipeline_, GST_STATE_NULL);
+      gst_object_unref(pipeline_);
+    }
+  }
+  bool ok() const { return pipeline_ && error_.empty(); }
+  const std::string& error() const { return error_; }
+  bool play() { return gst_element_set_state(pipeline_, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE; }
+  GstElement* element(const char* name) { return gst_bin_get_by_name(GST_BIN(pipeline_), name); }
+  GstAppSink* sink() { return GST_APP_SINK(sink_); }
+  GstSample* pull(std::chrono::milliseconds timeout) {
+    return gst_app_sink_try_pull_sample(sink(), static_cast<GstClockTime>(timeout.count()) * GST_MSECOND);
+  }
+  // The first error message on the bus within `timeout`, or "" if none.
+  std::string waitError(std::chrono::milliseconds timeout) {
+    GstBus* bus = gst_element_get_bus(pipeline_);
+    GstMessage* m = gst_bus_timed_pop_filtered(bus, static_cast<GstClockTime>(timeout.count()) * GST_MSECOND,
+                                               GST_MESSAGE_ERROR);
+    gst_object_unref(bus);
+    if (!m) return "";
+    GError* err = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(m, &err, &debug);
+    std::string text = std::string(err->message) + " (" + (debug ? debug : "") + ")";
+    g_error_free(err);
+    g_free(debug);
+    gst_message_unref(m);
+    return text;
+  }
+
+ private:
+  GstElement* pipeline_ = nullptr;
+  GstElement* sink_ = nullptr;
+  std::string error_;
+};
+
+guint64 uint64Property(Pipeline& p, const char* element, const char* property) {
+  GstElement* e = p.element(element);
+  guint64 v = 0;
+  g_object_get(e, property, &v, nullptr);
+  gst_object_unref(e);
+  return v;
+}
+
+struct Decoded {
+  std::optional<Timecode> tc;
+  GstClockTime pts = GST_CLOCK_TIME_NONE;
+};
+
+// Reads the timecode of an I420 sample.
+Decoded decode(GstSample* sample) {
+  Decoded d;
+  GstBuffer* buf = gst_sample_get_buffer(sample);
+  d.pts = GST_BUFFER_PTS(buf);
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, gst_sample_get_caps(sample))) return d;
+  GstVideoFrame vf;
+  if (!gst_video_frame_map(&vf, &info, buf, GST_MAP_READ)) return d;
+  Frame f;
+  f.format = PixelFormat::kI420;
+  f.width = GST_VIDEO_FRAME_WIDTH(&vf);
+  f.height = GST_VIDEO_FRAME_HEIGHT(&vf);
+  f.planeCount = 3;
+  for (guint p = 0; p < 3; ++p) {
+    f.data[p] = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p));
+    f.pitch[p] = static_cast<std::uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
+  }
+  d.tc = readTimecode(f);
+  gst_video_frame_unmap(&vf);
+  return d;
+}
+
+class ZerohopSrcFromServe : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    initGstreamer();
+    share_ = "gst" + std::to_string(getpid());
+    serve_ = startServe(share_);
+  }
+  static void TearDownTestSuite() { serve_.reset(); }
+  void SetUp() override { ASSERT_TRUE(serve_) << "zerohop serve did not start"; }
+
+  static inline std::unique_ptr<ChildProcess> serve_;
+  static inline std::string share_;
+};
+
+TEST_F(ZerohopSrcFromServe, NinetyFramesWhoseTimecodesDecodeAtTheSourceRate) {
+  Pipeline p("zerohopsrc name=src share=" + share_ +
+             " num-buffers=90 ! videoconvert ! video/x-raw,format=I420 ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  std::vector<Decoded> frames;
+  bool queriedLatency = false;
+  while (GstSample* s = p.pull(5s)) {
+    frames.push_back(decode(s));
+    gst_sample_unref(s);
+    if (frames.size() == 30 && !queriedLatency) {  // the latency query answers the measured delay
+      queriedLatency = true;
+      GstElement* src = p.element("src");
+      GstQuery* q = gst_query_new_latency();
+      ASSERT_TRUE(gst_element_query(src, q));
+      gboolean live = FALSE;
+      GstClockTime min = 0, max = 0;
+      gst_query_parse_latency(q, &live, &min, &max);
+      gst_query_unref(q);
+      gst_object_unref(src);
+      EXPECT_TRUE(live);
+      EXPECT_GT(min, 0u);
+      EXPECT_LT(min, 500 * GST_MSECOND);
+      EXPECT_GE(max, min);
+    }
+  }
+  EXPECT_TRUE(gst_app_sink_is_eos(p.sink())) << "no EOS after num-buffers";
+  ASSERT_EQ(frames.size(), 90u);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    ASSERT_TRUE(frames[i].tc) << "frame " << i << ": no timecode in the pixels";
+    ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(frames[i].pts)) << "frame " << i;
+    if (i > 0) {
+      EXPECT_GT(frames[i].tc->sequence, frames[i - 1].tc->sequence) << "frame " << i;
+      EXPECT_GT(frames[i].pts, frames[i - 1].pts) << "frame " << i;
+    }
+  }
+  // 30 fps: the capture clock in the pixels and the buffer timestamps both advance 33.3 ms a frame.
+  const double tcPeriodMs =
+      static_cast<double>(frames.back().tc->wallClockMs - frames.front().tc->wallClockMs) / 89.0;
+  const double ptsPeriodMs = static_cast<double>(frames.back().pts - frames.front().pts) / 1e6 / 89.0;
+  const auto seqSpan = frames.back().tc->sequence - frames.front().tc->sequence;
+  EXPECT_NEAR(tcPeriodMs * 89.0 / seqSpan, 33.3, 2.0) << "capture period per source frame";
+  EXPECT_NEAR(ptsPeriodMs, tcPeriodMs, 1.0) << "PTS follow the capture times";
+  EXPECT_LE(seqSpan, 95u) << "more than 5 frames of the 90 were missed";
+  EXPECT_EQ(uint64Property(p, "src", "frames"), 90u);
+  EXPECT_EQ(uint64Property(p, "src", "copies"), 0u) << "videoconvert takes GstVideoMeta: nothing to copy";
+}
+
+TEST_F(ZerohopSrcFromServe, TheH264ShareDecodes) {
+  const char* decoder = nullptr;
+  for (const char* name : {"avdec_h264", "openh264dec"}) {
+    if (GstElementFactory* f = gst_element_factory_find(name)) {
+      gst_object_unref(f);
+      decoder = name;
+      break;
+    }
+  }
+  if (!decoder) GTEST_SKIP() << "no H.264 decoder element (gstreamer1.0-libav or the openh264 plugin)";
+  Pipeline p("zerohopsrc share=" + share_ + ".h264 num-buffers=90 ! h264parse ! " + decoder +
+             " ! videoconvert ! video/x-raw,format=I420 ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  std::size_t decoded = 0, withTimecode = 0;
+  while (GstSample* s = p.pull(5s)) {
+    ++decoded;
+    if (decode(s).tc) ++withTimecode;
+    gst_sample_unref(s);
+  }
+  EXPECT_TRUE(gst_app_sink_is_eos(p.sink()));
+  // Decoding starts at the first keyframe (one a second with --keyint 30): at least 2 s of the 3.
+  EXPECT_GE(decoded, 60u) << decoder;
+  EXPECT_EQ(withTimecode, decoded) << "decoded pictures whose timecode did not read";
+}
+
+TEST(ZerohopSrc, PublisherKilledMidStreamGivesEos) {
+  initGstreamer();
+  const std::string share = "gstkill" + std::to_string(getpid());
+  auto serve = startServe(share);
+  ASSERT_TRUE(serve) << "zerohop serve did not start";
+  Pipeline p("zerohopsrc share=" + share + " on-publisher-gone=eos ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  for (int i = 0; i < 10; ++i) {
+    GstSample* s = p.pull(5s);
+    ASSERT_NE(s, nullptr) << "frame " << i;
+    gst_sample_unref(s);
+  }
+  serve->signal(SIGKILL);
+  ASSERT_TRUE(serve->waitExit(5s).has_value());
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!gst_app_sink_is_eos(p.sink()) && std::chrono::steady_clock::now() < deadline) {
+    if (GstSample* s = p.pull(200ms)) gst_sample_unref(s);  // frames still in flight
+  }
+  EXPECT_TRUE(gst_app_sink_is_eos(p.sink())) << "no EOS within 5 s of the publisher's death";
+  EXPECT_EQ(p.waitError(0ms), "");
+}
+
+// An in-process publisher of small I420 frames at ~100 fps, started and stopped at will.
+class PacedPublisher {
+ public:
+  explicit PacedPublisher(std::string name) : name_(std::move(name)) {}
+  ~PacedPublisher() { stop(); }
+  void start() {
+    publisher_ = std::make_unique<Publisher>(
+        name_, SlotLayout::images(computeLayout(PixelFormat::kI420, 320, 240), 4));
+    running_ = true;
+    thread_ = std::thread([this] {
+      std::vector<std::uint8_t> pixels(computeLayout(PixelFormat::kI420, 320, 240).totalBytes, 128);
+      Frame f;
+      bindLayout(f, computeLayout(PixelFormat::kI420, 320, 240), pixels.data(), MemoryKind::kHost);
+      f.format = PixelFormat::kI420;
+      f.width = 320;
+      f.height = 240;
+      while (running_) {
+        f.times.mark(Stage::kCapture, monotonicNs());
+        ++f.sequence;
+        publisher_->publish(f);
+        std::this_thread::sleep_for(10ms);
+      }
+    });
+  }
+  ShareStats stats() const { return publisher_->stats(); }
+  void stop() {
+    running_ = false;
+    if (thread_.joinable()) thread_.join();
+    publisher_.reset();  // readers see "publisher went away"
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<Publisher> publisher_;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+};
+
+TEST(ZerohopSrc, PublisherGoneIsAnErrorByDefault) {
+  initGstreamer();
+  const std::string share = "gsterr" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  Pipeline p("zerohopsrc share=" + share + " ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  GstSample* s = p.pull(5s);
+  ASSERT_NE(s, nullptr);
+  gst_sample_unref(s);
+  pub.stop();
+  const std::string error = p.waitError(5s);
+  EXPECT_NE(error.find("went away"), std::string::npos) << "error: '" << error << "'";
+}
+
+TEST(ZerohopSrc, WaitReattachesWhenThePublisherReturns) {
+  initGstreamer();
+  const std::string share = "gstwait" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  Pipeline p("zerohopsrc name=src share=" + share +
+             " on-publisher-gone=wait reconnect-interval=50 ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  for (int i = 0; i < 5; ++i) {
+    GstSample* s = p.pull(5s);
+    ASSERT_NE(s, nullptr) << "frame " << i;
+    gst_sample_unref(s);
+  }
+  pub.stop();
+  while (GstSample* s = p.pull(300ms)) gst_sample_unref(s);  // drain what was queued
+  EXPECT_FALSE(gst_app_sink_is_eos(p.sink()));
+  pub.start();
+  int after = 0;
+  for (; after < 5; ++after) {
+    GstSample* s = p.pull(5s);
+    if (!s) break;
+    gst_sample_unref(s);
+  }
+  EXPECT_EQ(after, 5) << "no frames after the publisher returned";
+  EXPECT_EQ(uint64Property(p, "src", "reconnects"), 1u);
+  EXPECT_EQ(p.waitError(0ms), "");
+}
+
+// Zero-copy: the buffer is the ring slot (read-only memory + GstVideoMeta) and holds the frame's
+// lease exactly as long as it lives.
+TEST(ZerohopSrc, ABufferWrapsTheSlotAndHoldsItsLeaseUntilFreed) {
+  initGstreamer();
+  const std::string share = "gstlease" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  auto p = std::make_unique<Pipeline>("zerohopsrc share=" + share +
+                                      " ! appsink name=out sync=false max-buffers=1 drop=true");
+  ASSERT_TRUE(p->ok()) << p->error();
+  ASSERT_TRUE(p->play());
+  GstSample* held = p->pull(5s);
+  ASSERT_NE(held, nullptr);
+  GstBuffer* buf = gst_sample_get_buffer(held);
+  ASSERT_EQ(gst_buffer_n_memory(buf), 1u);
+  EXPECT_TRUE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(buf, 0))) << "the ring is mapped read-only";
+  const GstVideoMeta* meta = gst_buffer_get_video_meta(buf);
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ(meta->n_planes, 3u);
+  EXPECT_EQ(meta->stride[0], 320);
+  EXPECT_EQ(meta->offset[1], 320u * 240u);
+  EXPECT_GE(pub.stats().leasedSlots, 1u) << "a held buffer holds its lease";
+  p.reset();  // pipeline to NULL: every buffer but `held` is gone
+  EXPECT_EQ(pub.stats().leasedSlots, 1u) << "only the held buffer still leases a slot";
+  gst_sample_unref(held);
+  EXPECT_EQ(pub.stats().leasedSlots, 0u) << "freeing the buffer released the lease";
+}
+
+// A buffer held past the share's lease timeout (1 s) loses its slot to the publisher; freeing it
+// counts the overrun.
+TEST(ZerohopSrc, ABufferHeldPastItsLeaseCountsAnOverrunWhenFreed) {
+  initGstreamer();
+  const std::string share = "gstover" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  Pipeline p("zerohopsrc name=src share=" + share + " ! appsink name=out sync=false max-buffers=1 drop=true");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  GstSample* held = p.pull(5s);
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(uint64Property(p, "src", "overruns"), 0u);
+  std::this_thread::sleep_for(1300ms);  // the lease expires; 4 slots at 100 fps: the slot is rewritten
+  gst_sample_unref(held);
+  // The counter reaches the property with the next frame the element reads.
+  guint64 overruns = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 3s;
+       overruns == 0 && std::chrono::steady_clock::now() < deadline;) {
+    if (GstSample* s = p.pull(100ms)) gst_sample_unref(s);
+    overruns = uint64Property(p, "src", "overruns");
+  }
+  EXPECT_GE(overruns, 1u);
+}
+
+// A pipeline that stalls downstream (100 ms a buffer) never slows the publisher (~100 fps); what it
+// missed is counted in `drops`.
+TEST(ZerohopSrc, AStalledPipelineNeverSlowsThePublisher) {
+  initGstreamer();
+  const std::string share = "gststall" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  pub.start();
+  Pipeline p("zerohopsrc name=src share=" + share +
+             " ! identity sleep-time=100000 ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  GstSample* first = p.pull(5s);
+  ASSERT_NE(first, nullptr);
+  gst_sample_unref(first);
+  const auto published0 = pub.stats().publishes;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(1s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double publishRate = static_cast<double>(pub.stats().publishes - published0) / seconds;
+  EXPECT_GT(publishRate, 60.0) << "the publisher slowed down with the pipeline";
+  EXPECT_LT(uint64Property(p, "src", "frames"), 20u) << "the pipeline did not stall";
+  EXPECT_GT(uint64Property(p, "src", "drops"), 40u) << "missed frames are not counted";
+}
+
+TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {
+  initGstreamer();
+  const std::string share = "gstsink" + std::to_string(getpid());
+  Pipeline p(
+      "videotestsrc is-live=true ! video/x-raw,format=I420,width=640,height=360,framerate=30/1 ! "
+      "zerohopsink name=out share=" +
+      share);
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  // The share exists once caps arrived: wait (bounded) for the first publish.
+  GstElement* sink = p.element("out");
+  guint64 published = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 5s;
+       published == 0 && std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms)) {
+    g_object_get(sink, "published", &published, nullptr);
+  }
+  gst_object_unref(sink);
+  ASSERT_GT(published, 0u) << "zerohopsink published nothing within 5 s: " << p.waitError(0ms);
+  ChildProcess tap({kCli, "tap", share, "--count", "10", "--timeout", "5"});
+  const auto code = tap.waitExit(15s);
+  ASSERT_TRUE(code.has_value()) << "tap did not finish";
+  EXPECT_EQ(*code, 0) << tap.stderrText();
+  const std::string& out = tap.stdoutText();
+  std::size_t lines = 0;
+  for (std::size_t at = out.find("i420  640x360"); at != std::string::npos;
+       at = out.find("i420  640x360", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 10u) << out;
+  EXPECT_NE(tap.stderrText().find("10 frames, 0 missed"), std::string::npos) << tap.stderrText();
+}
+
+}  // namespace
+}  // namespace zerohop
