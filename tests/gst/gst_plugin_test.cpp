@@ -52,22 +52,10 @@ void initGstreamer() {
   (void)once;
 }
 
-std::uint16_t freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 std::unique_ptr<ChildProcess> startServe(const std::string& share) {
   auto serve = std::make_unique<ChildProcess>(
       std::vector<std::string>{kCli, "serve", "--source", "test:640x360@30", "--share", share, "--keyint",
-                               "30", "--gpu", "off", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+                               "30", "--gpu", "off", "--listen", "127.0.0.1:" + std::to_string(testing::freePort())});
   if (!serve->waitForStdoutLine("open http://", 20s)) return nullptr;
   return serve;
 }

@@ -3,9 +3,14 @@
 // for a line, send a signal and wait for the exit status with a deadline.
 // Thread-safety: thread-bound.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +49,18 @@ struct RunResult {
   std::string err;
 };
 RunResult run(const std::vector<std::string>& argv);
+
+/// A loopback TCP port that was free a moment ago (bind to 0, read it back, close).
+inline std::uint16_t freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
 
 }  // namespace zerohop::testing

@@ -21,21 +21,9 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::ChildProcess;
 using testing::probeFile;
+using testing::freePort;
 
 const std::string kCli = ZEROHOP_CLI_PATH;
-
-// A TCP port that was free a moment ago (bind to 0, read it back, close).
-std::uint16_t freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 class RecordCli : public ::testing::Test {
  protected:
