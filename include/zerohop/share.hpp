@@ -237,6 +237,9 @@ struct SubscriberStats {
 struct SubscribeOptions {
   std::string directory;  ///< empty = the publisher's default directory for this uid
   std::chrono::milliseconds handshakeTimeout{2000};
+  /// How long the constructor waits for NAME to be published when nobody publishes it yet (a
+  /// publisher started after its readers); 0 = kNotFound at once.
+  std::chrono::milliseconds waitForPublisher{0};
   std::optional<std::uint32_t> publisherUid;  ///< empty = must be our own uid
   /// next() first spins this long watching the ring's wake word (no system call), then sleeps in a
   /// futex: a frame published within the spin is picked up in well under a microsecond instead of a
@@ -298,7 +301,8 @@ class ZEROHOP_API SharedFrame {
 /// first subscription of a process logs whether MPS runs and what a hand-off costs.
 class ZEROHOP_API Subscriber {
  public:
-  /// Connects and handshakes. Throws kNotFound (nobody publishes NAME), kUnavailable (refused,
+  /// Connects and handshakes, waiting up to options.waitForPublisher for NAME to appear. Throws
+  /// kNotFound (nobody publishes NAME by then), kUnavailable (refused,
   /// e.g. wrong uid), kProtocol (version mismatch or foreign peer, with both versions named),
   /// kTimeout (no answer).
   explicit Subscriber(std::string name, SubscribeOptions options = {});

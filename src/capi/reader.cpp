@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 
 #include "capi/device_wait.hpp"
 #include "capi/frame_info.hpp"
@@ -18,8 +17,6 @@ using zerohop::capi::fail;
 using zerohop::capi::guarded;
 
 namespace {
-
-constexpr auto kOpenRetry = std::chrono::milliseconds(10);
 
 zh_status badHandle(const char* function, const char* what) {
   return fail(function, ZH_ERR_INVALID_ARGUMENT,
@@ -75,23 +72,16 @@ zh_status zh_reader_open_with(const char* name, const zh_reader_options* options
     if (options->directory) so.directory = options->directory;
     if (options->handshake_timeout_ms > 0) so.handshakeTimeout = std::chrono::milliseconds(options->handshake_timeout_ms);
     if (options->spin_us >= 0) so.spinBeforeSleep = std::chrono::microseconds(options->spin_us);
-    // Wait for the share to appear: a publisher started after its readers is normal.
-    const std::int64_t deadline = monotonicNs() + std::int64_t{std::max(options->open_timeout_ms, 0)} * 1'000'000;
-    for (;;) {
-      try {
-        auto* h = new zh_reader(Subscriber(name, so));
-        capi::readers().add(h);
-        *reader = h;
-        return ZH_OK;
-      } catch (const Error& e) {
-        if (e.code() != Errc::kNotFound || monotonicNs() >= deadline) {
-          if (e.code() == Errc::kNotFound)
-            return fail(fn, ZH_ERR_NOT_FOUND,
-                        std::string(e.what()) + "; start the publisher first, or give a timeout to wait for it");
-          throw;
-        }
-      }
-      std::this_thread::sleep_for(kOpenRetry);
+    so.waitForPublisher = std::chrono::milliseconds(std::max(options->open_timeout_ms, 0));
+    try {
+      auto* h = new zh_reader(Subscriber(name, so));
+      capi::readers().add(h);
+      *reader = h;
+      return ZH_OK;
+    } catch (const Error& e) {
+      if (e.code() != Errc::kNotFound) throw;
+      return fail(fn, ZH_ERR_NOT_FOUND,
+                  std::string(e.what()) + "; start the publisher first, or give a timeout to wait for it");
     }
   });
 }

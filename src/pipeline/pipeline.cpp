@@ -43,7 +43,7 @@ class Pipeline::Impl {
     // before the camera is opened.
     const GpuDevicePlan device = planGpuDevice(config_.gpu);
     SourceOptions sourceOptions;
-    if (device.usable && config_.source.kind != "share") {
+    if (device.usable) {  // a source that fills no buffers of its own (share:) never calls it
       sourceOptions.allocatorFactory = [dev = device.device] { return makeIngestAllocator(dev); };
     }
     source_ = openSource(config_.source, sourceOptions);

@@ -1,5 +1,6 @@
 // Subscriber and SharedFrame: latest()/next() over a ReaderSession, reconnecting on request.
 #include <algorithm>
+#include <thread>
 
 #include "share/reader_session.hpp"
 #include "share/unix_socket.hpp"
@@ -17,6 +18,8 @@ constexpr int kReadAttempts = 8;
 // next() re-checks that the publisher is alive at least this often while it waits (a SIGKILLed
 // publisher cannot wake us; its socket's hang-up is what we notice).
 constexpr std::int64_t kLivenessSliceNs = 100'000'000;  // 100 ms
+// How often a subscriber waiting for its publisher to appear (waitForPublisher) looks again.
+constexpr auto kPublisherPoll = std::chrono::milliseconds(10);
 }  // namespace
 
 bool SharedFrame::valid() const noexcept {
@@ -37,7 +40,17 @@ class Subscriber::Impl {
         options_.directory.empty() ? share_detail::defaultShareDirectory() : options_.directory;
     socketPath_ = share_detail::socketPathFor(dir, name_);
     counters_ = std::make_shared<ReaderCounters>();
-    connect();
+    const std::int64_t deadline =
+        monotonicNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.waitForPublisher).count();
+    for (;;) {
+      try {
+        connect();
+        return;
+      } catch (const Error& e) {
+        if (e.code() != Errc::kNotFound || monotonicNs() >= deadline) throw;
+      }
+      std::this_thread::sleep_for(kPublisherPoll);  // nothing to wait on: the socket does not exist yet
+    }
   }
 
   void connect() {

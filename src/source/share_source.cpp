@@ -42,20 +42,14 @@ namespace {
 
 constexpr std::int64_t kRetryNs = 200'000'000;  // reattach attempts to a publisher that went away
 
-Subscriber connectWithin(const std::string& name, const SubscribeOptions& options, std::chrono::milliseconds timeout) {
-  const std::int64_t deadline = monotonicNs() + timeout.count() * 1'000'000;
-  for (;;) {
-    try {
-      return Subscriber(name, options);
-    } catch (const Error& e) {
-      if (e.code() != Errc::kNotFound || monotonicNs() >= deadline) {
-        if (e.code() == Errc::kNotFound)
-          throw Error(Errc::kNotFound, std::string(e.what()) + ": start its publisher first (e.g. `zerohop serve --share " +
-                                           name + "`, or a program using zerohop::Publisher / zh_publisher_create)");
-        throw;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+Subscriber connectWithin(const std::string& name, SubscribeOptions options, std::chrono::milliseconds timeout) {
+  options.waitForPublisher = timeout;
+  try {
+    return Subscriber(name, options);
+  } catch (const Error& e) {
+    if (e.code() != Errc::kNotFound) throw;
+    throw Error(Errc::kNotFound, std::string(e.what()) + ": start its publisher first (e.g. `zerohop serve --share " +
+                                     name + "`, or a program using zerohop::Publisher / zh_publisher_create)");
   }
 }
 
