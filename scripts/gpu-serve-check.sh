@@ -507,6 +507,14 @@ EOF
   fi
 }
 
+# wait_share NAME: prints NAME's socket path once a publisher has created it (at most 10 s).
+wait_share() {
+  local dir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/zerohop}
+  local sock=${dir:-/tmp/zerohop-$(id -u)}/$1.sock
+  for _ in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
+  echo "$sock"
+}
+
 if [[ $VIEW -eq 1 ]]; then
   if [[ $expect_gpu -eq 1 ]]; then
     view_run gpu "$GPU_DEVICE" $((PORT + 1))
@@ -522,9 +530,7 @@ if [[ $VIEW -eq 1 ]]; then
     env "${bundle_env[@]}" "$B/bin/zerohop" serve --source "$VIEW_SOURCE" --gpu "$GPU_DEVICE" --share zhup \
       --listen "127.0.0.1:$((PORT + 3))" --status-interval 60 > "$OUT/serve-upstream.log" 2>&1 &
     upstream=$!
-    sock=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/zerohop}
-    sock=${sock:-/tmp/zerohop-$(id -u)}/zhup.sock
-    for _ in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
+    sock=$(wait_share zhup)
     if [[ -S $sock ]]; then
       saved_source=$VIEW_SOURCE
       VIEW_SOURCE=share:zhup
@@ -542,9 +548,7 @@ if [[ $VIEW -eq 1 ]]; then
     step "zerohop tap reads the C publisher's device frames ($C_PUBLISHER)"
     "$C_PUBLISHER" tapcam device 300 > "$OUT/c_publisher-tap.log" 2>&1 &
     cpub=$!
-    sock=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/zerohop}
-    sock=${sock:-/tmp/zerohop-$(id -u)}/tapcam.sock
-    for _ in $(seq 1 100); do [[ -S $sock ]] && break; sleep 0.1; done
+    sock=$(wait_share tapcam)
     tap_out=$(timeout 30 env "${bundle_env[@]}" "$B/bin/zerohop" tap tapcam --count 10 --json --timeout 10 2>&1)
     echo "$tap_out" | tail -2
     [[ $(grep -c '"format":"nv12"' <<<"$tap_out") -eq 10 ]] && pass "zerohop tap read 10 device frames of the C publisher" \
