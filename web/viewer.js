@@ -95,6 +95,7 @@ const ZEROHOP_FREEZE_GAP_MS = 500;        // a gap this long between presented f
 const ZEROHOP_STALL_RECONNECT_MS = 6000;  // no frame for this long while connected: reconnect
 const ZEROHOP_FIRST_FRAME_TIMEOUT_MS = 15000;  // connected but nothing shown for this long: reconnect
 const ZEROHOP_CHART_SECONDS = 60;
+const ZEROHOP_ABS_CAPTURE_TIME_URI = 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time';
 
 // What the browser tests read. Updated in place while the page runs.
 window.zerohop = {
@@ -196,6 +197,19 @@ window.zerohop = {
     });
   }
 
+  // Chromium offers abs-capture-time only when asked (it is "stopped" by default): the server then stamps
+  // each frame with its capture wall clock, which getSynchronizationSources() reports as captureTimestamp.
+  function offerAbsCaptureTime(transceiver) {
+    if (!transceiver.getHeaderExtensionsToNegotiate || !transceiver.setHeaderExtensionsToNegotiate) return;
+    try {
+      const exts = transceiver.getHeaderExtensionsToNegotiate();
+      for (const e of exts) if (e.uri === ZEROHOP_ABS_CAPTURE_TIME_URI && e.direction === 'stopped') e.direction = 'recvonly';
+      transceiver.setHeaderExtensionsToNegotiate(exts);
+    } catch (e) {
+      console.warn('zerohop: cannot ask for abs-capture-time:', e);
+    }
+  }
+
   async function connect() {
     const gen = ++generation;
     clearTimeout(retryTimer);
@@ -209,11 +223,13 @@ window.zerohop = {
     try {
       const conn = new RTCPeerConnection({iceServers: []});
       pc = conn;
-      conn.addTransceiver('video', {direction: 'recvonly'});
+      const transceiver = conn.addTransceiver('video', {direction: 'recvonly'});
+      offerAbsCaptureTime(transceiver);
       conn.ontrack = (ev) => {
         // Live view: ask the receiver for the smallest jitter buffer it will run (?jitter=ms overrides;
         // the browser still grows it when the network jitters).
         const target = Number(params.get('jitter') ?? 0);
+        window.__zhReceiver = ev.receiver;
         if ('jitterBufferTarget' in ev.receiver) ev.receiver.jitterBufferTarget = target;
         if ('playoutDelayHint' in ev.receiver) ev.receiver.playoutDelayHint = target / 1000;
         video.srcObject = ev.streams && ev.streams[0] ? ev.streams[0] : new MediaStream([ev.track]);

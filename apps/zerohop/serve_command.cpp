@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -62,6 +63,7 @@ struct ServeOptions {
   std::string whipUrl;
   std::string whipToken;
   std::string janus;
+  std::vector<int> playoutDelayMs{0, 0};  // MIN,MAX
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
 
@@ -115,6 +117,8 @@ int runServe(ServeOptions o) {
   config.shareName = o.share;
   config.stream.whepToken = o.whepToken;
   config.stream.protectStats = o.protectStats;
+  config.stream.playoutDelayMinMs = o.playoutDelayMs.at(0);
+  config.stream.playoutDelayMaxMs = o.playoutDelayMs.at(1);
   config.whipUrl = o.whipUrl;
   config.whipToken = o.whipToken;
   config.janus = o.janus;
@@ -213,6 +217,12 @@ Runner addServeCommand(CLI::App& app) {
                   "also send RTP H.264 to a Janus streaming-plugin RTP mountpoint: HOST:PORT?mountpoint=ID"
                   "[&secret=S] (Janus's HTTP API tells its ports) or HOST:PORT[?rtcp=PORT&pt=N] (its video "
                   "port; its rtcpport, default PORT+1, carries keyframe requests back)");
+  cmd->add_option("--playout-delay", o->playoutDelayMs,
+                  "MIN,MAX ms: the RTP playout-delay the viewers' browsers are asked to keep between capture and "
+                  "display (0..40950, steps of 10); 0,0 displays each frame as soon as it is decoded (live)")
+      ->delimiter(',')
+      ->expected(2)
+      ->capture_default_str();
   cmd->add_option("--status-interval", o->statusInterval, "seconds between status lines (default 1 on a terminal, 10 otherwise)");
   return [o, token] {
     o->whepTokenGiven = token->count() > 0;

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
@@ -34,6 +35,20 @@ struct StreamConfig {
   std::string whepToken;
   /// With a whepToken: GET /stats and /metrics need it too (401 otherwise). The page stays public.
   bool protectStats = false;
+  /// The RTP playout-delay extension sent to viewers whose offer has it (Chromium's does): the least and
+  /// most time, in ms, the receiver should hold each frame between capture and display (0..40950, in
+  /// steps of 10). 0/0, for live: display each frame as soon as it is decoded. Error(kInvalidArgument)
+  /// otherwise, or when min > max.
+  int playoutDelayMinMs = 0;
+  int playoutDelayMaxMs = 0;
+};
+
+/// How long one viewer took to start, from its POST /whep (StreamServer::viewerTimings, /stats).
+struct ViewerTiming {
+  std::string id;            ///< the first 8 hex digits of the session id (its Location ends in the whole id)
+  bool connected = false;    ///< ICE and DTLS are up now
+  double connectMs = -1;     ///< POST -> the peer connection connected; -1 while it has not
+  double firstFrameMs = -1;  ///< POST -> the first RTP packet of its first keyframe sent; -1 while none was
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
@@ -75,6 +90,8 @@ class ZEROHOP_API StreamServer final : public UnitSink {
 
   /// Sessions that exist now (negotiating or connected).
   std::size_t viewerCount() const;
+  /// The start-up times of the sessions that exist now, oldest first.
+  std::vector<ViewerTiming> viewerTimings() const;
   /// The bound TCP port (the kernel's choice when StreamConfig::port was 0).
   std::uint16_t port() const;
   /// "http://<host>:<port>/", e.g. "http://127.0.0.1:8080/".

@@ -138,6 +138,7 @@ class Pipeline::Impl {
     {
       std::lock_guard lock(serverMutex_);
       s.viewers = server_ ? server_->viewerCount() : 0;
+      if (server_) s.viewerTimings = server_->viewerTimings();
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;

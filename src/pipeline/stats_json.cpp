@@ -18,6 +18,14 @@ std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
     if (s.latency.stage[i].samples == 0) continue;
     stages[stageName(static_cast<Stage>(i))] = percentilesJson(s.latency.stage[i]);
   }
+  nlohmann::json viewerSessions = nlohmann::json::array();
+  auto msOrNull = [](double ms) { return ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(ms); };
+  for (const ViewerTiming& v : s.viewerTimings) {
+    viewerSessions.push_back({{"id", v.id},
+                              {"connected", v.connected},
+                              {"connect_ms", msOrNull(v.connectMs)},
+                              {"first_frame_ms", msOrNull(v.firstFrameMs)}});
+  }
   nlohmann::json doc = {
       {"source", ctx.source},
       {"encoder", ctx.encoder},
@@ -30,11 +38,14 @@ std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
       {"source_errors", s.source.errors},
       {"keyframes_forced", s.keyframesForced},
       {"viewers", s.viewers},
+      {"viewer_sessions", viewerSessions},
       {"share_readers", s.shareReaders},
       {"stages", stages},
       {"total", percentilesJson(s.latency.total)},
       {"uptime_s", s.uptimeSeconds},
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
+      {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
+                               "first_frame_ms to the first RTP packet of its first keyframe sent"},
   };
   return doc.dump();
 }

@@ -11,10 +11,18 @@
 // Ties keep the offerer's order. Anything else (VP8-only, Main/High only, packetization-mode 0
 // only) is refused. The level in the id is the viewer's receive capability; browsers decode
 // higher levels, so the level is not enforced.
+// RTP header extensions: of that m-line's a=extmap lines (RFC 8285), those the sender writes
+// (sentExtensionUris: playout-delay, abs-capture-time, transport-wide-cc) are kept with the offer's
+// ids, so the answer can accept them as offered. A line we cannot read, an id outside 1-14/16-255, an
+// id or URI offered twice, or a direction other than sendrecv/recvonly is passed over (no extension
+// is ever a reason to refuse an offer).
 // Thread-safety: reentrant.
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "stream/rtp_extension_payloads.hpp"
 
 namespace zerohop::stream {
 
@@ -23,6 +31,8 @@ struct H264Choice {
   int payloadType = -1;        ///< the offer's H.264 payload type we answer with
   int rtxPayloadType = -1;     ///< the offer's rtx payload type for it (apt=payloadType), -1 if none
   std::string profileLevelId;  ///< as offered, lower case, e.g. "42e01f"
+  std::vector<RtpExtension> extensions;  ///< offered extensions we send, in the offer's order
+  bool transportCcFeedback = false;      ///< a=rtcp-fb:<payloadType or *> transport-cc was offered
 };
 
 /// Throws Error(kInvalidArgument) when `sdp` is not a well-formed SDP offer (the message says which

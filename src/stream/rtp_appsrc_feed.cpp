@@ -3,6 +3,7 @@
 #include <gst/app/gstappsrc.h>
 
 #include "stream/glib_handoff.hpp"
+#include "stream/rtp_header_extensions.hpp"
 #include "zerohop/clock.hpp"
 
 namespace zerohop::stream {
@@ -15,6 +16,14 @@ void releaseUnit(gpointer holder) {
   auto* h = static_cast<UnitHolder*>(holder);
   h->get().reset();
   delete h;
+}
+
+// CLOCK_REALTIME ns at which `unit` was captured: its CLOCK_MONOTONIC capture time mapped to the wall
+// clock now (as the sources compute EncodedUnit::wallClockMs, but to the nanosecond), else its wall
+// clock in ms; 0 when it has neither.
+std::int64_t captureWallClockNs(const EncodedUnit& unit) {
+  if (unit.ptsNs > 0) return realtimeNs() - (monotonicNs() - unit.ptsNs);
+  return unit.wallClockMs > 0 ? unit.wallClockMs * 1'000'000 : 0;
 }
 
 }  // namespace
@@ -33,6 +42,11 @@ GstBuffer* wrapEncodedUnit(const EncodedUnitPtr& unit, GstElement* pipeline, std
   GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(pts);
   GST_BUFFER_DTS(buffer) = static_cast<GstClockTime>(pts);
   if (!unit->keyframe) GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+  // The capture wall clock travels to the payloader's abs-capture-time extension as a reference timestamp.
+  if (const std::int64_t wall = captureWallClockNs(*unit); wall > 0) {
+    gst_buffer_add_reference_timestamp_meta(buffer, captureWallClockCaps(), static_cast<GstClockTime>(wall),
+                                            GST_CLOCK_TIME_NONE);
+  }
   return buffer;
 }
 

@@ -20,6 +20,8 @@ namespace zerohop::stream {
 /// `unit->ptsNs` (CLOCK_MONOTONIC, the clock of pipelines that use the system clock) minus the
 /// pipeline's base time; a unit captured before the pipeline started is stamped "now"; stamps are
 /// kept strictly increasing through `lastPts` (-1 initially). Delta units are flagged DELTA_UNIT.
+/// The unit's capture wall clock (CLOCK_REALTIME ns) rides along as a GstReferenceTimestampMeta with
+/// captureWallClockCaps(), for the abs-capture-time extension (rtp_header_extensions.hpp).
 /// Returns a new buffer (the caller owns it, e.g. hands it to gst_app_src_push_buffer).
 GstBuffer* wrapEncodedUnit(const EncodedUnitPtr& unit, GstElement* pipeline, std::int64_t& lastPts);
 

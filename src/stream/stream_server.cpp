@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -105,6 +106,8 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     throw Error(Errc::kInvalidArgument,
                 "StreamConfig::maxViewers is 0: no viewer could ever connect; use 1 or more");
   }
+  sendOptions_.playoutDelay = stream::PlayoutDelay{config_.playoutDelayMinMs, config_.playoutDelayMaxMs};
+  stream::checkPlayoutDelay(sendOptions_.playoutDelay, "playout delay (serve --playout-delay MIN,MAX)");
 
   http_ = std::make_unique<stream::DeadlineHttpServer>(httpLimits(config_));
   installRoutes();
@@ -153,6 +156,29 @@ void StreamServer::Impl::publish(EncodedUnitPtr unit) {
 std::size_t StreamServer::Impl::viewerCount() const {
   std::lock_guard lock(mutex_);
   return sessions_.size();
+}
+
+std::vector<ViewerTiming> StreamServer::Impl::viewerTimings() const {
+  std::vector<std::shared_ptr<stream::ViewerSession>> sessions;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, s] : sessions_)
+      if (s) sessions.push_back(s);
+  }
+  std::sort(sessions.begin(), sessions.end(), [](const auto& a, const auto& b) { return a->createdNs() < b->createdNs(); });
+  auto sinceCreated = [](const stream::ViewerSession& s, std::int64_t at) {
+    return at == 0 ? -1.0 : static_cast<double>(at - s.createdNs()) / 1e6;
+  };
+  std::vector<ViewerTiming> out;
+  for (const auto& s : sessions) {
+    ViewerTiming t;
+    t.id = s->id().substr(0, 8);
+    t.connected = s->connected();
+    t.connectMs = sinceCreated(*s, s->connectedNs());
+    t.firstFrameMs = sinceCreated(*s, s->firstPacketNs());
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 bool StreamServer::Impl::endSession(const std::string& id, const std::string& reason) {
@@ -225,6 +251,9 @@ void StreamServer::setMetricsProvider(std::function<std::string()> text) {
 
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
+}
+std::vector<ViewerTiming> StreamServer::viewerTimings() const {
+  return impl_->viewerTimings();
 }
 std::uint16_t StreamServer::port() const {
   return impl_->boundPort_;

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
@@ -58,6 +59,7 @@ class StreamServer::Impl {
   // Sessions (stream_server.cpp).
   void publish(EncodedUnitPtr unit);
   std::size_t viewerCount() const;
+  std::vector<ViewerTiming> viewerTimings() const;
   /// Removes the session from the table and destroys it on the calling thread; false when unknown.
   bool endSession(const std::string& id, const std::string& reason);
   /// Called from GStreamer threads: destroys the session later, on the loop thread.
@@ -66,6 +68,7 @@ class StreamServer::Impl {
   void reapStaleSessions();
 
   StreamConfig config_;
+  stream::ViewerSession::SendOptions sendOptions_;  // from config_ (the RTP header extensions)
   bool loopbackHost_ = false;
   std::uint16_t boundPort_ = 0;
 

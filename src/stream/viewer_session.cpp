@@ -9,6 +9,7 @@
 
 #include "stream/glib_handoff.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
+#include "stream/rtp_header_extensions.hpp"
 #include "stream/sdp_repair_ssrc.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -111,7 +112,7 @@ struct ViewerSession::Waiter {
   static void destroy(gpointer data) { delete static_cast<Ref*>(data); }
 };
 
-ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events)
+ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events, SendOptions send)
     : id_(std::move(id)), choice_(std::move(choice)), createdNs_(monotonicNs()), events_(std::move(events)) {
   ensureGstInit();
   pipeline_.reset(
@@ -162,6 +163,19 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
       G_TYPE_STRING, "1", "profile-level-id", G_TYPE_STRING, choice_.profileLevelId.c_str(), "rtcp-fb-nack",
       G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE,
       "ssrc", G_TYPE_UINT, ssrc, nullptr));
+  // The header extensions: an extmap-<id> field in the preferences is what puts a=extmap:<id> <uri> in
+  // the answer (webrtcbin keeps what both the offer and the preferences have, so the offer's id is
+  // used); the payloader writes them.
+  for (const RtpExtension& ext : choice_.extensions) {
+    GstPtr<GstRTPHeaderExtension> element(makeRtpExtension(ext, send.playoutDelay));
+    if (!element) continue;
+    gst_object_ref_sink(element.get());  // the new element's floating reference becomes ours
+    g_signal_emit_by_name(pay, "add-extension", element.get());
+    gst_structure_set(gst_caps_get_structure(prefs.get(), 0), ("extmap-" + std::to_string(ext.id)).c_str(),
+                      G_TYPE_STRING, ext.uri.c_str(), nullptr);
+    if (ext.uri == kTransportWideCcUri && choice_.transportCcFeedback)
+      gst_caps_set_simple(prefs.get(), "rtcp-fb-transport-cc", G_TYPE_BOOLEAN, TRUE, nullptr);
+  }
   g_object_set(trans.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "do-nack", TRUE,
                "codec-preferences", prefs.get(), nullptr);
 
@@ -208,6 +222,9 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
   }
   GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc, "src"));
   gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onUpstreamEvent, this, nullptr);
+  gst_pad_add_probe(paySrc.get(),
+                    static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+                    onFirstPacket, this, nullptr);
   feed_ = std::make_unique<AppsrcFeed>(appsrc, pipeline_.get(), kMaxQueuedUnits);
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), onBusMessage, this, nullptr);
@@ -484,6 +501,12 @@ GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info,
     fromGst(data)->requestKeyframe();
   }
   return GST_PAD_PROBE_OK;
+}
+
+GstPadProbeReturn ViewerSession::onFirstPacket(GstPad*, GstPadProbeInfo*, gpointer data) {
+  std::int64_t never = 0;
+  fromGst(data)->firstPacketNs_.compare_exchange_strong(never, monotonicNs());
+  return GST_PAD_PROBE_REMOVE;
 }
 
 void ViewerSession::recalculateLatency() {

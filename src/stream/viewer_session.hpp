@@ -35,6 +35,7 @@
 #include "stream/gst_handles.hpp"
 #include "stream/h264_offer.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
+#include "stream/rtp_extension_payloads.hpp"
 #include "zerohop/encoded_unit.hpp"
 
 namespace zerohop::stream {
@@ -48,6 +49,12 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     std::function<void(std::function<void()>)> post;         ///< runs a task later on the owner's loop thread
   };
 
+  /// What the sender writes besides the video: the RTP header extensions the offer has and we send
+  /// (H264Choice::extensions: playout-delay with these bounds, abs-capture-time, transport-wide-cc).
+  struct SendOptions {
+    PlayoutDelay playoutDelay;  ///< 0/0: render each frame as soon as it is decoded
+  };
+
   static constexpr unsigned kMaxQueuedUnits = 8;
   /// ICE or the peer connection "disconnected" this long (without coming back) ends the session.
   static constexpr std::chrono::seconds kDisconnectGrace{5};
@@ -59,7 +66,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// Builds the pipeline and brings it to PLAYING. `loopbackIce`: gather ICE candidates on
   /// 127.0.0.1 only (the HTTP front listens on a loopback address, so the viewer is on this host).
   /// Throws Error(kUnavailable) when an element is missing or the pipeline does not start.
-  ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events);
+  ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events, SendOptions send = {});
   ~ViewerSession();
   ViewerSession(const ViewerSession&) = delete;
   ViewerSession& operator=(const ViewerSession&) = delete;
@@ -84,8 +91,13 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
 
   const std::string& id() const { return id_; }
   bool connected() const { return connected_.load(); }
-  /// CLOCK_MONOTONIC ns when the session was created.
+  /// CLOCK_MONOTONIC ns when the session was created (for a WHEP viewer: when its POST was taken).
   std::int64_t createdNs() const { return createdNs_; }
+  /// CLOCK_MONOTONIC ns when the peer connection first became connected; 0 = not yet.
+  std::int64_t connectedNs() const { return connectedNs_.load(); }
+  /// CLOCK_MONOTONIC ns when the first RTP packet left the payloader (the first packet of the keyframe
+  /// the viewer starts on: nothing goes to it before one); 0 = not yet.
+  std::int64_t firstPacketNs() const { return firstPacketNs_.load(); }
   /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
   /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
   std::string goneReason(std::int64_t nowNs) const;
@@ -111,6 +123,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static void onByeOrTimeout(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static void onSsrcActive(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+  static GstPadProbeReturn onFirstPacket(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
 
   void end(const std::string& reason);
@@ -146,6 +159,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   // Liveness (CLOCK_MONOTONIC ns; 0 = never / not now), written on GStreamer threads.
   guint ssrc_ = 0;  // ours, to tell our own RTCP from the viewer's
   std::atomic<std::int64_t> connectedNs_{0};
+  std::atomic<std::int64_t> firstPacketNs_{0};
   std::atomic<std::int64_t> lastRtcpNs_{0};
   std::atomic<std::int64_t> longestRtcpGapNs_{0};
   std::atomic<std::int64_t> disconnectedSinceNs_{0};

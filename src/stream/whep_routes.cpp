@@ -232,7 +232,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     events.onKeyframeRequest = [this] { requestKeyframe(); };
     events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
-    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events));
+    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), sendOptions_);
     {
       std::lock_guard lock(mutex_);
       auto it = sessions_.find(id);

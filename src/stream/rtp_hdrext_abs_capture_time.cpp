@@ -1,0 +1,84 @@
+// The abs-capture-time RTP header extension as a GstRTPHeaderExtension (rtp_header_extensions.hpp).
+#include <mutex>
+
+#include "stream/gst_handles.hpp"
+#include "stream/rtp_header_extensions.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+struct AbsCaptureTimeExt {
+  GstRTPHeaderExtension parent;
+  GstClockTime lastPts;  // the frame last stamped; the payloader's streaming thread only
+};
+struct AbsCaptureTimeExtClass {
+  GstRTPHeaderExtensionClass parent_class;
+};
+
+G_DEFINE_TYPE(AbsCaptureTimeExt, zh_abs_capture_time_ext, GST_TYPE_RTP_HEADER_EXTENSION)
+
+GstRTPHeaderExtensionFlags supportedFlags(GstRTPHeaderExtension*) {
+  return static_cast<GstRTPHeaderExtensionFlags>(GST_RTP_HEADER_EXTENSION_ONE_BYTE | GST_RTP_HEADER_EXTENSION_TWO_BYTE);
+}
+
+gsize maxSize(GstRTPHeaderExtension*, const GstBuffer*) { return kAbsCaptureTimeMaxSize; }
+
+// The first packet of each frame (a new input PTS) carries the frame's capture wall clock; the rest
+// carry nothing (the spec's "SHOULD save bandwidth": receivers interpolate from the RTP timestamp).
+gssize write(GstRTPHeaderExtension* ext, const GstBuffer* input, GstRTPHeaderExtensionFlags, GstBuffer*,
+             guint8* data, gsize size) {
+  auto* self = reinterpret_cast<AbsCaptureTimeExt*>(ext);
+  if (!input || size < kAbsCaptureTimeMaxSize) return size < kAbsCaptureTimeMaxSize ? -1 : 0;
+  const GstClockTime pts = GST_BUFFER_PTS(input);
+  if (pts == self->lastPts && pts != GST_CLOCK_TIME_NONE) return 0;
+  GstReferenceTimestampMeta* meta =
+      gst_buffer_get_reference_timestamp_meta(const_cast<GstBuffer*>(input), captureWallClockCaps());
+  if (!meta) return 0;
+  self->lastPts = pts;
+  AbsCaptureTime value;
+  value.captureNtp = unixNsToNtp(static_cast<std::int64_t>(meta->timestamp));
+  value.clockOffsetQ32 = 0;  // we are the capture system: our NTP clock is the capture clock
+  return static_cast<gssize>(encodeAbsCaptureTime(value, data));
+}
+
+gboolean read(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8* data, gsize size, GstBuffer*) {
+  return decodeAbsCaptureTime(data, size).has_value();
+}
+
+void zh_abs_capture_time_ext_class_init(AbsCaptureTimeExtClass* klass) {
+  auto* ext = GST_RTP_HEADER_EXTENSION_CLASS(klass);
+  ext->get_supported_flags = supportedFlags;
+  ext->get_max_size = maxSize;
+  ext->write = write;
+  ext->read = read;
+  gst_element_class_set_static_metadata(GST_ELEMENT_CLASS(klass), "RTP abs-capture-time header extension",
+                                        "Network/Extension/RTPHeader",
+                                        "The NTP wall clock at which each frame was captured (zerohop)", "zerohop");
+  gst_rtp_header_extension_class_set_uri(ext, std::string(kAbsCaptureTimeUri).c_str());
+}
+
+void zh_abs_capture_time_ext_init(AbsCaptureTimeExt* self) { self->lastPts = GST_CLOCK_TIME_NONE; }
+
+}  // namespace
+
+GstCaps* captureWallClockCaps() {
+  static GstCaps* caps = [] {
+    ensureGstInit();
+    GstCaps* c = gst_caps_new_empty_simple("timestamp/x-unix");
+    GST_MINI_OBJECT_FLAG_SET(c, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);  // lives as long as the process
+    return c;
+  }();
+  return caps;
+}
+
+GstRTPHeaderExtension* newAbsCaptureTimeExtension() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ensureGstInit();
+    gst_element_register(nullptr, "zerohoprtphdrextabscapturetime", GST_RANK_NONE,
+                         zh_abs_capture_time_ext_get_type());
+  });
+  return GST_RTP_HEADER_EXTENSION(g_object_new(zh_abs_capture_time_ext_get_type(), nullptr));
+}
+
+}  // namespace zerohop::stream
