@@ -4,6 +4,7 @@
 
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
+#include <gst/rtp/gstrtpbuffer.h>
 #include <gst/sdp/sdp.h>
 #define GST_USE_UNSTABLE_API
 #include <gst/webrtc/webrtc.h>
@@ -23,6 +24,8 @@
 #include <vector>
 
 #include "exposure_attacks.hpp"
+#include "stream/rtp_extension_payloads.hpp"
+#include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/stream_server.hpp"
 #include "zerohop/webrtc_session.hpp"
@@ -83,10 +86,23 @@ std::vector<EncodedUnitPtr> encodeTestUnits(int frames) {
   return units;
 }
 
+// What the RTP header extensions of the received packets said (ids as LoopbackViewer offered them).
+struct ReceivedExtensions {
+  static constexpr int kPlayoutDelayId = 3, kAbsCaptureTimeId = 7, kTwccId = 12;  // not Chromium's: ours must follow
+  int packets = 0;
+  std::vector<stream::PlayoutDelay> playoutDelays;
+  std::vector<std::int64_t> captureUnixNs;      // abs-capture-time, one per packet that had it
+  std::vector<std::uint32_t> captureRtpTimes;   // the RTP timestamp of those packets
+  std::vector<std::int64_t> captureOffsets;     // their clock offsets (Q32.32)
+  std::vector<std::uint16_t> twccSeqnums;
+};
+
 // A recvonly WebRTC peer that depayloads and parses what it receives and counts access units.
+// `offerExtensions`: it also offers playout-delay, abs-capture-time and transport-wide-cc (ids in
+// ReceivedExtensions) and reads them from every RTP packet it receives.
 class LoopbackViewer {
  public:
-  LoopbackViewer() {
+  explicit LoopbackViewer(bool offerExtensions = false) {
     pipeline_ = gst_pipeline_new("test-viewer");
     webrtc_ = gst_element_factory_make("webrtcbin", "recv");
     gst_bin_add(GST_BIN(pipeline_), webrtc_);
@@ -96,9 +112,17 @@ class LoopbackViewer {
     gboolean added = FALSE;
     g_signal_emit_by_name(ice, "add-local-ip-address", "127.0.0.1", &added);
     gst_object_unref(ice);
-    GstCaps* caps = gst_caps_from_string(
+    std::string capsText =
         "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
-        "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
+        "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true";
+    if (offerExtensions) {
+      using R = ReceivedExtensions;
+      capsText += ",rtcp-fb-transport-cc=(boolean)true,extmap-" + std::to_string(R::kPlayoutDelayId) + "=(string)" +
+                  std::string(stream::kPlayoutDelayUri) + ",extmap-" + std::to_string(R::kAbsCaptureTimeId) +
+                  "=(string)" + std::string(stream::kAbsCaptureTimeUri) + ",extmap-" + std::to_string(R::kTwccId) +
+                  "=(string)" + std::string(stream::kTransportWideCcUri);
+    }
+    GstCaps* caps = gst_caps_from_string(capsText.c_str());
     GstWebRTCRTPTransceiver* trans = nullptr;
     g_signal_emit_by_name(webrtc_, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps,
                           &trans);
@@ -177,11 +201,17 @@ class LoopbackViewer {
     pipeline_ = nullptr;
   }
 
+  ReceivedExtensions extensions() {
+    std::lock_guard lock(probeMutex_);
+    return extensions_;
+  }
+
   std::atomic<int> receivedUnits{0};
   std::atomic<int> width{0};
   std::atomic<int> keyframes{0};
   std::atomic<bool> firstWasKeyframe{false};
   std::string location;  // the WHEP session's Location, once connected
+  std::string answerSdp;  // the WHEP answer it applied
 
  private:
   // This viewer behind a callback on a GStreamer thread; the acquire makes the hand-off that GLib's
@@ -198,6 +228,7 @@ class LoopbackViewer {
                                                      TRUE, nullptr);
     gst_bin_add(GST_BIN(self->pipeline_), bin);
     gst_element_sync_state_with_parent(bin);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, onRtp, self, nullptr);
     GstPad* sink = gst_element_get_static_pad(bin, "sink");
     const GstPadLinkReturn linked = gst_pad_link(pad, sink);
     if (linked != GST_PAD_LINK_OK) ADD_FAILURE() << "gst_pad_link(webrtcbin src, decoder) = " << linked;
@@ -223,8 +254,37 @@ class LoopbackViewer {
     return GST_PAD_PROBE_OK;
   }
 
+  static GstPadProbeReturn onRtp(GstPad*, GstPadProbeInfo* info, gpointer data) {
+    auto* self = LoopbackViewer::self(data);
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+    if (!gst_rtp_buffer_map(GST_PAD_PROBE_INFO_BUFFER(info), GST_MAP_READ, &rtp)) return GST_PAD_PROBE_OK;
+    std::lock_guard lock(self->probeMutex_);
+    ReceivedExtensions& e = self->extensions_;
+    ++e.packets;
+    gpointer data8 = nullptr;
+    guint size = 0;
+    using R = ReceivedExtensions;
+    if (gst_rtp_buffer_get_extension_onebyte_header(&rtp, R::kPlayoutDelayId, 0, &data8, &size)) {
+      if (auto d = stream::decodePlayoutDelay(static_cast<const std::uint8_t*>(data8), size)) e.playoutDelays.push_back(*d);
+    }
+    if (gst_rtp_buffer_get_extension_onebyte_header(&rtp, R::kAbsCaptureTimeId, 0, &data8, &size)) {
+      if (auto a = stream::decodeAbsCaptureTime(static_cast<const std::uint8_t*>(data8), size)) {
+        e.captureUnixNs.push_back(stream::ntpToUnixNs(a->captureNtp));
+        e.captureRtpTimes.push_back(gst_rtp_buffer_get_timestamp(&rtp));
+        e.captureOffsets.push_back(a->clockOffsetQ32.value_or(-1));
+      }
+    }
+    if (gst_rtp_buffer_get_extension_onebyte_header(&rtp, R::kTwccId, 0, &data8, &size) && size == 2) {
+      const auto* b = static_cast<const std::uint8_t*>(data8);
+      e.twccSeqnums.push_back(static_cast<std::uint16_t>((b[0] << 8) | b[1]));
+    }
+    gst_rtp_buffer_unmap(&rtp);
+    return GST_PAD_PROBE_OK;
+  }
+
   GstElement* pipeline_ = nullptr;
   GstElement* webrtc_ = nullptr;
+  ReceivedExtensions extensions_;  // under probeMutex_
   std::atomic<GstPad*> sinkPad_{nullptr};
   std::atomic<bool> ready_{false};
   std::mutex probeMutex_;
@@ -280,6 +340,7 @@ std::string missingLoopbackElement() {
   if (r->status != 201) return ::testing::AssertionFailure() << r->status << " " << r->body;
   if (!viewer.applyAnswer(r->body)) return ::testing::AssertionFailure() << "answer refused: " << r->body;
   viewer.location = r->get_header_value("Location");
+  viewer.answerSdp = r->body;
   return ::testing::AssertionSuccess();
 }
 
@@ -374,6 +435,78 @@ TEST_F(LoopbackReceive, GStreamerViewerThatStaysIsNotReapedFor90Seconds) {
   EXPECT_LT(lostAt, 0) << "the server ended a viewer that was still receiving, after " << lostAt << " s";
   EXPECT_GT(viewer.receivedUnits.load(), receivedAt60s) << "the viewer stopped receiving in the last 30 s";
   EXPECT_GE(viewer.receivedUnits.load(), 90 * 30 * 8 / 10) << "fewer than 80 % of 90 s of frames arrived";
+}
+
+// The RTP header extensions for low latency: a viewer that offers playout-delay, abs-capture-time and
+// transport-wide-cc (at ids of its own choosing) gets them in the answer with its ids, and every packet
+// it receives carries them: the configured playout delay in each, the capture wall clock (NTP) in the
+// first packet of each frame, a transport-wide sequence number that counts every packet.
+TEST(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(30);
+  ASSERT_FALSE(units.empty());
+  StreamConfig config;
+  config.port = 0;
+  config.playoutDelayMinMs = 100;  // not the default, so the value seen on the wire is the configured one
+  config.playoutDelayMaxMs = 250;
+  StreamServer server(config);
+  std::atomic<bool> idrWanted{false};
+  server.setKeyframeRequestHandler([&] { idrWanted = true; });
+  LoopbackViewer viewer(true);
+  ASSERT_TRUE(connectOverWhep(viewer, server));
+  using R = ReceivedExtensions;
+  for (const std::string& line :
+       {"a=extmap:" + std::to_string(R::kPlayoutDelayId) + " " + std::string(stream::kPlayoutDelayUri),
+        "a=extmap:" + std::to_string(R::kAbsCaptureTimeId) + " " + std::string(stream::kAbsCaptureTimeUri),
+        "a=extmap:" + std::to_string(R::kTwccId) + " " + std::string(stream::kTransportWideCcUri),
+        std::string("a=rtcp-fb:96 transport-cc")}) {
+    EXPECT_NE(viewer.answerSdp.find(line + "\r\n"), std::string::npos) << "the answer lacks " << line << ":\n" << viewer.answerSdp;
+  }
+  std::vector<std::int64_t> publishedWallNs;  // the capture wall clock of every unit published
+  std::size_t next = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (viewer.receivedUnits < 20 && std::chrono::steady_clock::now() < deadline) {
+    if (idrWanted.exchange(false)) {
+      do next = (next + 1) % units.size();
+      while (!units[next]->keyframe);
+    }
+    auto unit = std::make_shared<EncodedUnit>(*units[next]);
+    unit->ptsNs = monotonicNs() - 3'000'000;  // "captured" 3 ms ago
+    publishedWallNs.push_back(realtimeNs() - 3'000'000);
+    server.publish(unit);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  ASSERT_GE(viewer.receivedUnits.load(), 20);
+  const ReceivedExtensions e = viewer.extensions();
+  ASSERT_GT(e.packets, 20);
+
+  EXPECT_EQ(e.playoutDelays.size(), static_cast<std::size_t>(e.packets)) << "playout-delay belongs in every packet";
+  for (const auto& d : e.playoutDelays) {
+    EXPECT_EQ(d, (stream::PlayoutDelay{100, 250})) << d.minMs << "," << d.maxMs;
+  }
+
+  ASSERT_FALSE(e.captureUnixNs.empty()) << "no packet carried abs-capture-time (id " << R::kAbsCaptureTimeId << ")";
+  std::vector<std::uint32_t> frames = e.captureRtpTimes;
+  std::sort(frames.begin(), frames.end());
+  EXPECT_EQ(std::unique(frames.begin(), frames.end()), frames.end()) << "abs-capture-time twice in one frame";
+  EXPECT_GE(e.captureUnixNs.size(), 20u) << "every frame's first packet carries it";
+  for (std::size_t i = 0; i < e.captureUnixNs.size(); ++i) {
+    const std::int64_t got = e.captureUnixNs[i];
+    const auto nearest = *std::min_element(publishedWallNs.begin(), publishedWallNs.end(), [got](auto a, auto b) {
+      return std::llabs(a - got) < std::llabs(b - got);
+    });
+    EXPECT_LT(std::llabs(nearest - got), 2'000'000) << "packet " << i << ": capture time " << got
+                                                    << " ns is no published unit's capture wall clock";
+    EXPECT_EQ(e.captureOffsets[i], 0) << "the sender is the capture system: clock offset 0";
+  }
+
+  ASSERT_EQ(e.twccSeqnums.size(), static_cast<std::size_t>(e.packets)) << "transport-wide-cc belongs in every packet";
+  int steps = 0;  // in arrival order (loopback, nothing lost): each one more than the last, modulo 2^16
+  for (std::size_t i = 1; i < e.twccSeqnums.size(); ++i)
+    steps += static_cast<std::uint16_t>(e.twccSeqnums[i] - e.twccSeqnums[i - 1]) == 1;
+  EXPECT_EQ(steps + 1, static_cast<int>(e.twccSeqnums.size())) << "transport-wide sequence numbers do not count packets";
 }
 
 // The WebRTC sender without the HTTP server, for programs with signalling of their own: the viewer's

@@ -318,6 +318,16 @@ TEST(WhepServer, BadConfigIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kInvalidArgument);
   }
+  StreamConfig inverted = loopbackConfig();
+  inverted.playoutDelayMinMs = 300;  // above the maximum
+  inverted.playoutDelayMaxMs = 200;
+  try {
+    StreamServer s(inverted);
+    FAIL() << "accepted a playout delay of 300,200";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("--playout-delay"), std::string::npos) << e.what();
+  }
   StreamConfig none = loopbackConfig();
   none.host = "192.0.2.123";  // TEST-NET-1: not an address of this machine
   try {
