@@ -115,6 +115,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   if (port <= 0) throwBindError(config_.host, config_.port, port < 0 ? -port : EADDRNOTAVAIL);
   boundPort_ = static_cast<std::uint16_t>(port);
 
+  dtls_ = std::make_unique<stream::DtlsCertificatePrewarm>();
   loop_ = std::make_unique<stream::GlibLoopThread>();
   loop_->every(1000, [this] { reapStaleSessions(); });
   httpThread_ = std::thread([this] {
@@ -143,6 +144,7 @@ StreamServer::Impl::~Impl() {
   if (httpThread_.joinable()) httpThread_.join();
   sessions.clear();  // each sets its pipeline to NULL
   loop_.reset();
+  dtls_.reset();
 }
 
 void StreamServer::Impl::publish(EncodedUnitPtr unit) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "stream/deadline_http_server.hpp"
+#include "stream/dtls_certificate.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/viewer_session.hpp"
 #include "zerohop/stream_server.hpp"
@@ -81,6 +82,7 @@ class StreamServer::Impl {
   std::function<std::string()> statsProvider_;
   std::function<std::string()> metricsProvider_;
 
+  std::unique_ptr<stream::DtlsCertificatePrewarm> dtls_;  // so the first viewer does not wait for it
   std::unique_ptr<stream::GlibLoopThread> loop_;
   std::unique_ptr<stream::DeadlineHttpServer> http_;
   std::thread httpThread_;
