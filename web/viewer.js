@@ -78,6 +78,21 @@ function zerohopLatencyMs(displayEpochMs, timecodeMs) {
   return d;
 }
 
+const ZEROHOP_NTP_UNIX_OFFSET_MS = 2208988800000;  // 1900-01-01 -> 1970-01-01
+
+/**
+ * The capture wall clock (epoch ms) of the frame with RTP timestamp `rtpTimestamp`, from an
+ * RTCRtpSynchronizationSource that carries abs-capture-time (`captureTimestamp`: NTP ms of the frame with
+ * `source.rtpTimestamp`). The two frames may differ (the source is the newest frame delivered): the RTP
+ * clock (90 kHz) carries the difference, as the extension's spec interpolates. null without the extension.
+ */
+function zerohopCaptureEpochMs(source, rtpTimestamp) {
+  if (!source || typeof source.captureTimestamp !== 'number' || typeof source.rtpTimestamp !== 'number'
+      || typeof rtpTimestamp !== 'number') return null;
+  const dRtp = (rtpTimestamp - source.rtpTimestamp) | 0;  // signed, across the 2^32 wrap
+  return source.captureTimestamp - ZEROHOP_NTP_UNIX_OFFSET_MS + dRtp / 90;
+}
+
 /** Nearest-rank percentile (as the server's LatencyStats), q in (0, 1]. null for no samples. */
 function zerohopPercentile(values, q) {
   if (!values.length) return null;
@@ -118,6 +133,15 @@ window.zerohop = {
   longGaps: [],           // [{at: performance.now(), ms}] for every gap > 200 ms
   maxGapMs: 0,
   firstFrameAt: null,     // performance.now() of the first presented frame
+  timeToFirstFrameMs: null,  // this connection: POST /whep -> its first frame on screen (expectedDisplayTime)
+  timesToFirstFrame: [],     // the same for every connection so far
+  answerMs: null,         // this connection: POST /whep -> its answer
+  sessionId: null,        // the first 8 hex digits of this session's id (how /stats names it)
+  serverStart: null,      // this session in /stats: {connect_ms, first_frame_ms} from the server's view of the POST
+  absCaptureMs: [],       // capture->display from abs-capture-time (RTP header extension), last ZEROHOP_KEEP_SAMPLES
+  absCaptureCount: 0,
+  absCaptureP50: null,    // over the last 5 s
+  captureToReceiveP50: null,  // capture (abs-capture-time) -> the frame's last packet received, last 5 s
   sdp: null,              // {offer, answer} of the current session, for diagnosis
   iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
   lastStats: null,        // last /stats JSON
@@ -148,6 +172,8 @@ window.zerohop = {
   let disconnectTimer = null;
   let stopped = false;
   let connectStartedAt = 0;
+  let receiver = null;        // the video RTCRtpReceiver (getSynchronizationSources: abs-capture-time)
+  let firstFrameAfter = null; // performance.now() of this connection's POST, until its first frame
 
   function setState(state, detail) {
     zh.state = state;
@@ -178,6 +204,8 @@ window.zerohop = {
       pc = null;
     }
     video.srcObject = null;
+    receiver = null;
+    firstFrameAfter = null;
     frameState.lastPresented = 0;
     frameState.lastNow = null;
     pending = null;
@@ -229,7 +257,7 @@ window.zerohop = {
         // Live view: ask the receiver for the smallest jitter buffer it will run (?jitter=ms overrides;
         // the browser still grows it when the network jitters).
         const target = Number(params.get('jitter') ?? 0);
-        window.__zhReceiver = ev.receiver;
+        receiver = ev.receiver;
         if ('jitterBufferTarget' in ev.receiver) ev.receiver.jitterBufferTarget = target;
         if ('playoutDelayHint' in ev.receiver) ev.receiver.playoutDelayHint = target / 1000;
         video.srcObject = ev.streams && ev.streams[0] ? ev.streams[0] : new MediaStream([ev.track]);
@@ -239,12 +267,14 @@ window.zerohop = {
       await conn.setLocalDescription(await conn.createOffer());
       await waitIceGathering(conn, 1000);
       if (gen !== generation) return;
+      firstFrameAfter = performance.now();
       const resp = await fetch(whepUrl, {
         method: 'POST',
         headers: {'Content-Type': 'application/sdp', ...authHeaders},
         body: conn.localDescription.sdp,
       });
       const body = await resp.text();
+      zh.answerMs = performance.now() - firstFrameAfter;  // POST -> answer (the server gathers ICE first)
       if (gen !== generation) {  // superseded while the server answered: end that session too
         const loc = resp.headers.get('Location');
         if (loc) fetch(new URL(loc, whepUrl).href, {method: 'DELETE', headers: authHeaders}).catch(() => {});
@@ -255,6 +285,8 @@ window.zerohop = {
       }
       const loc = resp.headers.get('Location');
       sessionUrl = loc ? new URL(loc, whepUrl).href : null;
+      zh.sessionId = loc ? loc.replace(/.*\//, '').slice(0, 8) : null;
+      zh.serverStart = null;
       zh.sdp = {offer: conn.localDescription.sdp, answer: body};
       await conn.setRemoteDescription({type: 'answer', sdp: body});
       if (gen === generation && zh.state === 'connecting') setState('negotiated');
@@ -339,6 +371,13 @@ window.zerohop = {
     }
     fpsMarks.push({t: now, frames: zh.framesPresented});
     while (fpsMarks.length > 2 && now - fpsMarks[0].t > 2000) fpsMarks.shift();
+    const displayAt = metadata.expectedDisplayTime > 0 ? metadata.expectedDisplayTime : performance.now();
+    if (firstFrameAfter !== null) {
+      zh.timeToFirstFrameMs = displayAt - firstFrameAfter;
+      zh.timesToFirstFrame.push(zh.timeToFirstFrameMs);
+      firstFrameAfter = null;
+    }
+    noteAbsCaptureTime(metadata, displayAt);
 
     // Read only the strip: one cell high, 76 cells wide, at the frame's own resolution.
     const width = metadata.width || video.videoWidth;
@@ -364,10 +403,26 @@ window.zerohop = {
       if (step > 1 && step < 1000) zh.sequenceGaps += step - 1;
     }
     zh.lastTimecode = {wallClockMs: tc.wallClockMs, sequence: tc.sequence};
-    const displayAt = metadata.expectedDisplayTime > 0 ? metadata.expectedDisplayTime : performance.now();
     resolvePending(tc.sequence, presented);
     pending = {t: now, presented, sequence: tc.sequence,
                ms: zerohopLatencyMs(performance.timeOrigin + displayAt, tc.wallClockMs)};
+  }
+
+  // abs-capture-time: the server stamps each frame's first RTP packet with its capture wall clock; Chromium
+  // reports it per synchronization source. Capture -> display as the pixel timecode measures it, without
+  // reading pixels, and capture -> receive (the sender and the network alone).
+  const absRecent = [];  // [{t, display, receive}]
+  function noteAbsCaptureTime(metadata, displayAt) {
+    if (!receiver || !receiver.getSynchronizationSources) return;
+    const source = receiver.getSynchronizationSources()[0];
+    const captured = zerohopCaptureEpochMs(source, metadata.rtpTimestamp);
+    if (captured === null) return;
+    const display = performance.timeOrigin + displayAt - captured;
+    const receive = metadata.receiveTime > 0 ? performance.timeOrigin + metadata.receiveTime - captured : null;
+    zh.absCaptureMs.push(display);
+    zh.absCaptureCount++;
+    if (zh.absCaptureMs.length > ZEROHOP_KEEP_SAMPLES) zh.absCaptureMs.splice(0, zh.absCaptureMs.length - ZEROHOP_KEEP_SAMPLES);
+    absRecent.push({t: performance.now(), display, receive});
   }
 
   // drawImage(video) draws the element's *current* frame. When a callback runs late, that can already be
@@ -405,6 +460,9 @@ window.zerohop = {
     const values = recent.map((r) => r.ms);
     zh.latencyP50 = zerohopPercentile(values, 0.5);
     zh.latencyP99 = zerohopPercentile(values, 0.99);
+    while (absRecent.length && now - absRecent[0].t > ZEROHOP_LATENCY_WINDOW_MS) absRecent.shift();
+    zh.absCaptureP50 = zerohopPercentile(absRecent.map((r) => r.display), 0.5);
+    zh.captureToReceiveP50 = zerohopPercentile(absRecent.filter((r) => r.receive !== null).map((r) => r.receive), 0.5);
     if (fpsMarks.length >= 2 && now - fpsMarks[fpsMarks.length - 1].t < 1000) {
       const a = fpsMarks[0], b = fpsMarks[fpsMarks.length - 1];
       zh.fps = b.t > a.t ? ((b.frames - a.frames) * 1000) / (b.t - a.t) : 0;
@@ -419,6 +477,9 @@ window.zerohop = {
     }
     $('lat-p50').textContent = fmtMs(zh.latencyP50);
     $('lat-p99').textContent = fmtMs(zh.latencyP99);
+    $('abs-p50').textContent = fmtMs(zh.absCaptureP50);
+    $('abs-receive').textContent = zh.captureToReceiveP50 === null ? 'not sent (no abs-capture-time)'
+      : `${fmtMs(zh.captureToReceiveP50)} (to display ${fmtMs(zh.absCaptureP50)})`;
     $('fps').textContent = zh.fps ? zh.fps.toFixed(1) : '–';
     $('presented').textContent = zh.framesPresented;
     $('timecodes').textContent = zh.framesPresented
@@ -452,6 +513,7 @@ window.zerohop = {
       pliCount: inbound.pliCount, firCount: inbound.firCount, packetsLost: inbound.packetsLost,
       retransmittedPacketsReceived: inbound.retransmittedPacketsReceived,
       jitterBufferDelay: inbound.jitterBufferDelay, jitterBufferEmittedCount: inbound.jitterBufferEmittedCount,
+      jitterBufferTargetDelay: inbound.jitterBufferTargetDelay, jitterBufferMinimumDelay: inbound.jitterBufferMinimumDelay,
       totalDecodeTime: inbound.totalDecodeTime, framesPerSecond: inbound.framesPerSecond,
       decoderImplementation: inbound.decoderImplementation,
       codec: codecs[inbound.codecId] ? codecName(codecs[inbound.codecId]) : null,
@@ -490,6 +552,11 @@ window.zerohop = {
     $('server-fps').textContent = `${num(s.fps) !== null ? s.fps.toFixed(1) : '–'} / ${dash(s.frames)}`;
     $('server-drops').textContent = `${dash(s.drops)} / ${dash(s.viewers)}`;
     $('encoder').textContent = dash(s.encoder);
+    const mine = (s.viewer_sessions || []).find((v) => v.id === zh.sessionId);
+    if (mine) zh.serverStart = {connect_ms: mine.connect_ms, first_frame_ms: mine.first_frame_ms};
+    const st = zh.serverStart || {};
+    $('ttff').textContent = zh.timeToFirstFrameMs === null ? '–'
+      : `${fmtMs(zh.timeToFirstFrameMs)} (server: connected ${fmtMs(st.connect_ms)}, keyframe sent ${fmtMs(st.first_frame_ms)})`;
     $('source').textContent = s.source ? `${s.source}${num(s.uptime_s) !== null ? ` · up ${Math.round(s.uptime_s)} s` : ''}` : '';
   }
 
