@@ -51,7 +51,7 @@ struct PipelineStatus {
   std::uint64_t queueDrops = 0;  ///< frames the encoder was too slow for
   std::uint64_t keyframesForced = 0;  ///< keyframe requests honoured (IDR forced, or asked of the camera)
   std::size_t viewers = 0;
-  std::vector<ViewerTiming> viewerTimings;  ///< each viewer's start-up (StreamServer::viewerTimings)
+  std::vector<ViewerStats> viewerStats;  ///< each viewer's start-up and feedback (StreamServer::viewerStats)
   std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (passthrough: to NAME.h264; 0 without --share)
   double uptimeSeconds = 0;
 };

@@ -43,12 +43,17 @@ struct StreamConfig {
   int playoutDelayMaxMs = 0;
 };
 
-/// How long one viewer took to start, from its POST /whep (StreamServer::viewerTimings, /stats).
-struct ViewerTiming {
+/// One viewer as /stats shows it (StreamServer::viewerStats): how long it took to start, from its POST
+/// /whep, and what its transport-wide congestion control feedback says.
+struct ViewerStats {
   std::string id;            ///< the first 8 hex digits of the session id (its Location ends in the whole id)
   bool connected = false;    ///< ICE and DTLS are up now
   double connectMs = -1;     ///< POST -> the peer connection connected; -1 while it has not
   double firstFrameMs = -1;  ///< POST -> the first RTP packet of its first keyframe sent; -1 while none was
+  /// From the viewer's RTCP transport-cc feedback (the transport-wide-cc extension), over GStreamer's
+  /// last feedback window: packets it reported received, and the share lost; -1 before any feedback.
+  int twccPacketsReceived = -1;
+  double twccLossPercent = -1;
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
@@ -91,7 +96,7 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Sessions that exist now (negotiating or connected).
   std::size_t viewerCount() const;
   /// The start-up times of the sessions that exist now, oldest first.
-  std::vector<ViewerTiming> viewerTimings() const;
+  std::vector<ViewerStats> viewerStats() const;
   /// The bound TCP port (the kernel's choice when StreamConfig::port was 0).
   std::uint16_t port() const;
   /// "http://<host>:<port>/", e.g. "http://127.0.0.1:8080/".

@@ -138,7 +138,7 @@ class Pipeline::Impl {
     {
       std::lock_guard lock(serverMutex_);
       s.viewers = server_ ? server_->viewerCount() : 0;
-      if (server_) s.viewerTimings = server_->viewerTimings();
+      if (server_) s.viewerStats = server_->viewerStats();
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;

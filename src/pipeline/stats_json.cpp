@@ -19,12 +19,15 @@ std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
     stages[stageName(static_cast<Stage>(i))] = percentilesJson(s.latency.stage[i]);
   }
   nlohmann::json viewerSessions = nlohmann::json::array();
-  auto msOrNull = [](double ms) { return ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(ms); };
-  for (const ViewerTiming& v : s.viewerTimings) {
+  auto orNull = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  for (const ViewerStats& v : s.viewerStats) {
     viewerSessions.push_back({{"id", v.id},
                               {"connected", v.connected},
-                              {"connect_ms", msOrNull(v.connectMs)},
-                              {"first_frame_ms", msOrNull(v.firstFrameMs)}});
+                              {"connect_ms", orNull(v.connectMs)},
+                              {"first_frame_ms", orNull(v.firstFrameMs)},
+                              {"twcc_packets_received", v.twccPacketsReceived < 0 ? nlohmann::json(nullptr)
+                                                                                  : nlohmann::json(v.twccPacketsReceived)},
+                              {"twcc_loss_pct", orNull(v.twccLossPercent)}});
   }
   nlohmann::json doc = {
       {"source", ctx.source},
@@ -45,7 +48,8 @@ std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
       {"uptime_s", s.uptimeSeconds},
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
       {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
-                               "first_frame_ms to the first RTP packet of its first keyframe sent"},
+                               "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
+                               "over the last window"},
   };
   return doc.dump();
 }

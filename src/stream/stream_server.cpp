@@ -160,7 +160,7 @@ std::size_t StreamServer::Impl::viewerCount() const {
   return sessions_.size();
 }
 
-std::vector<ViewerTiming> StreamServer::Impl::viewerTimings() const {
+std::vector<ViewerStats> StreamServer::Impl::viewerStats() const {
   std::vector<std::shared_ptr<stream::ViewerSession>> sessions;
   {
     std::lock_guard lock(mutex_);
@@ -171,13 +171,17 @@ std::vector<ViewerTiming> StreamServer::Impl::viewerTimings() const {
   auto sinceCreated = [](const stream::ViewerSession& s, std::int64_t at) {
     return at == 0 ? -1.0 : static_cast<double>(at - s.createdNs()) / 1e6;
   };
-  std::vector<ViewerTiming> out;
+  std::vector<ViewerStats> out;
   for (const auto& s : sessions) {
-    ViewerTiming t;
+    ViewerStats t;
     t.id = s->id().substr(0, 8);
     t.connected = s->connected();
     t.connectMs = sinceCreated(*s, s->connectedNs());
     t.firstFrameMs = sinceCreated(*s, s->firstPacketNs());
+    if (const auto feedback = s->transportFeedback()) {
+      t.twccPacketsReceived = static_cast<int>(feedback->packetsReceived);
+      t.twccLossPercent = feedback->lossPercent;
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -254,8 +258,8 @@ void StreamServer::setMetricsProvider(std::function<std::string()> text) {
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }
-std::vector<ViewerTiming> StreamServer::viewerTimings() const {
-  return impl_->viewerTimings();
+std::vector<ViewerStats> StreamServer::viewerStats() const {
+  return impl_->viewerStats();
 }
 std::uint16_t StreamServer::port() const {
   return impl_->boundPort_;

@@ -60,7 +60,7 @@ class StreamServer::Impl {
   // Sessions (stream_server.cpp).
   void publish(EncodedUnitPtr unit);
   std::size_t viewerCount() const;
-  std::vector<ViewerTiming> viewerTimings() const;
+  std::vector<ViewerStats> viewerStats() const;
   /// Removes the session from the table and destroys it on the calling thread; false when unknown.
   bool endSession(const std::string& id, const std::string& reason);
   /// Called from GStreamer threads: destroys the session later, on the loop thread.

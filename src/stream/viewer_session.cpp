@@ -503,6 +503,24 @@ GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info,
   return GST_PAD_PROBE_OK;
 }
 
+std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback() const {
+  if (!rtpbin_) return std::nullopt;
+  GstElement* rawSession = nullptr;  // the rtpsession element (it has "twcc-stats"); bundled: session 0
+  g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
+  GstPtr<GstElement> session(rawSession);
+  if (!session || !g_object_class_find_property(G_OBJECT_GET_CLASS(session.get()), "twcc-stats")) return std::nullopt;
+  GstStructure* raw = nullptr;
+  g_object_get(session.get(), "twcc-stats", &raw, nullptr);
+  std::unique_ptr<GstStructure, decltype(&gst_structure_free)> stats(raw, gst_structure_free);
+  TransportFeedback f;
+  if (!stats || !gst_structure_get_uint(stats.get(), "packets-sent", &f.packetsSent) ||
+      !gst_structure_get_uint(stats.get(), "packets-recv", &f.packetsReceived) || f.packetsSent == 0) {
+    return std::nullopt;
+  }
+  gst_structure_get_double(stats.get(), "packet-loss-pct", &f.lossPercent);
+  return f;
+}
+
 GstPadProbeReturn ViewerSession::onFirstPacket(GstPad*, GstPadProbeInfo*, gpointer data) {
   std::int64_t never = 0;
   fromGst(data)->firstPacketNs_.compare_exchange_strong(never, monotonicNs());

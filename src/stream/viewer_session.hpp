@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "stream/gst_handles.hpp"
@@ -98,6 +99,14 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// CLOCK_MONOTONIC ns when the first RTP packet left the payloader (the first packet of the keyframe
   /// the viewer starts on: nothing goes to it before one); 0 = not yet.
   std::int64_t firstPacketNs() const { return firstPacketNs_.load(); }
+  /// The viewer's transport-wide congestion control feedback as GStreamer's RTP session sums it up (its
+  /// "twcc-stats", over the last feedback window); nullopt before any came (or without the extension).
+  struct TransportFeedback {
+    unsigned packetsSent = 0;      ///< our packets the window covers
+    unsigned packetsReceived = 0;  ///< of those, the ones the viewer reported received
+    double lossPercent = 0;
+  };
+  std::optional<TransportFeedback> transportFeedback() const;
   /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
   /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
   std::string goneReason(std::int64_t nowNs) const;

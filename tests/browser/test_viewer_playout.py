@@ -6,7 +6,8 @@ Two `zerohop serve` at once (640x360@30): A with the default playout delay (0,0)
 
 A, asserted:
   - the answer has a=extmap lines for playout-delay, abs-capture-time and transport-wide-cc with the ids
-    Chromium offered them at, and a=rtcp-fb transport-cc;
+    Chromium offered them at, and a=rtcp-fb transport-cc; Chromium's transport-cc feedback reaches the
+    sender (/stats: twcc_packets_received > 0 for this session);
   - abs-capture-time in effect: Chromium reports captureTimestamp per synchronization source, and the
     page's capture->display from it agrees with the pixel timecode's within 5 ms (two independent clocks
     of the same frames);
@@ -44,7 +45,9 @@ const z = window.zerohop, w = z.webrtc || {};
 return {state: z.state, frames: z.framesPresented, pixel: z.latencyP50, abs: z.absCaptureP50,
         absCount: z.absCaptureCount, receive: z.captureToReceiveP50, jitter: w.jitterBufferMs,
         ttff: z.timesToFirstFrame.slice(), answerMs: z.answerMs, sessionId: z.sessionId, server: z.serverStart,
-        sdp: z.sdp, error: z.error};
+        sdp: z.sdp, error: z.error,
+        twcc: ((z.lastStats && z.lastStats.viewer_sessions || []).find((v) => v.id === z.sessionId) || {})
+              .twcc_packets_received};
 """
 
 
@@ -111,6 +114,9 @@ def main() -> int:
         if problems:
             raise AssertionError("; ".join(problems) + "\nanswer:\n" + st["sdp"]["answer"])
         print("answer: playout-delay, abs-capture-time, transport-wide-cc at the offer's ids; rtcp-fb transport-cc")
+        st = wait_state(driver, "/stats shows Chromium's transport-cc feedback for this session",
+                        lambda s: (s["twcc"] or 0) > 0, 5)
+        print(f"transport-wide-cc: the last feedback window reported {st['twcc']} packets received")
         if abs(st["abs"] - st["pixel"]) > 5:
             raise AssertionError(f"capture->display from abs-capture-time {st['abs']:.1f} ms and from the pixel "
                                  f"timecode {st['pixel']:.1f} ms differ by more than 5 ms")
