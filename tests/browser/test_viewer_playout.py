@@ -126,17 +126,19 @@ def main() -> int:
             raise AssertionError(f"playout-delay 0,0: the jitter buffer held frames {st['jitter']:.1f} ms (>= 50)")
         print(f"playout-delay 0,0: jitter buffer {st['jitter']:.2f} ms per frame")
 
+        answers = [st["answerMs"]]  # POST -> answer, per connection
         for i in range(1, args.connects):
             driver.execute_script("document.getElementById('reconnect').click()")
-            wait_state(driver, f"connection {i + 1} shows its first frame", lambda s, n=i + 1: len(s["ttff"]) >= n, 15)
+            answers.append(wait_state(driver, f"connection {i + 1} shows its first frame",
+                                      lambda s, n=i + 1: len(s["ttff"]) >= n, 15)["answerMs"])
         st = wait_state(driver, "/stats names this session's start-up times",
                         lambda s: s["server"] and s["server"].get("first_frame_ms") is not None, 5)
         ttff = st["ttff"]
         median = statistics.median(ttff)
         print(f"time to first frame over {len(ttff)} connections (POST -> first frame on screen): median "
-              f"{median:.0f} ms, each {', '.join(f'{t:.0f}' for t in ttff)} ms; last connection: answer after "
-              f"{st['answerMs']:.0f} ms, server: connected {st['server']['connect_ms']:.0f} ms, first keyframe "
-              f"sent {st['server']['first_frame_ms']:.0f} ms")
+              f"{median:.0f} ms, each {', '.join(f'{t:.0f}' for t in ttff)} ms; POST -> answer median "
+              f"{statistics.median(answers):.0f} ms; last connection, server side: connected "
+              f"{st['server']['connect_ms']:.0f} ms, first keyframe sent {st['server']['first_frame_ms']:.0f} ms")
         if median >= args.ttff_budget_ms:
             raise AssertionError(f"time to first frame median {median:.0f} ms >= {args.ttff_budget_ms:.0f} ms")
         if not 0 < st["server"]["first_frame_ms"] <= ttff[-1]:

@@ -54,6 +54,15 @@ TEST(Cli, BadListenSaysHowToFixIt) {
   EXPECT_NE(r.err.find("HOST:PORT"), std::string::npos) << r.err;
 }
 
+TEST(Cli, BadPlayoutDelaySaysWhatIsAccepted) {
+  auto r = run({kCli, "serve", "--playout-delay", "5,10", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("multiples of 10"), std::string::npos) << r.err;
+  auto one = run({kCli, "serve", "--playout-delay", "100", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+  EXPECT_EQ(one.exitCode, 2);
+  EXPECT_NE((one.out + one.err).find("--playout-delay"), std::string::npos) << one.err;
+}
+
 TEST(Cli, PortInUseIsReportedWithTheFix) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -178,6 +187,7 @@ TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
       {"dotted.toml", "serve.whep_tokne = \"x\"\n", "line 1: unknown key \"whep_tokne\""},
       {"garbage.toml", "\x7f" "ELF\x01\x01 binary junk\n", "line 1:"},
       {"empty-token.toml", "[serve]\nwhep-token = \"\"\n", "--whep-token is empty"},
+      {"playout.toml", "[serve]\nplayout-delay = \"300,200\"\n", "--playout-delay MIN,MAX) 300,200: MIN is above MAX"},
   };
   for (const auto& c : cases) {
     const std::string path = dir + "/" + c.name;
