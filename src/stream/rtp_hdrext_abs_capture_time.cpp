@@ -17,10 +17,6 @@ struct AbsCaptureTimeExtClass {
 
 G_DEFINE_TYPE(AbsCaptureTimeExt, zh_abs_capture_time_ext, GST_TYPE_RTP_HEADER_EXTENSION)
 
-GstRTPHeaderExtensionFlags supportedFlags(GstRTPHeaderExtension*) {
-  return static_cast<GstRTPHeaderExtensionFlags>(GST_RTP_HEADER_EXTENSION_ONE_BYTE | GST_RTP_HEADER_EXTENSION_TWO_BYTE);
-}
-
 gsize maxSize(GstRTPHeaderExtension*, const GstBuffer*) { return kAbsCaptureTimeMaxSize; }
 
 // The first packet of each frame (a new input PTS) carries the frame's capture wall clock; the rest
@@ -46,15 +42,9 @@ gboolean read(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8* 
 }
 
 void zh_abs_capture_time_ext_class_init(AbsCaptureTimeExtClass* klass) {
-  auto* ext = GST_RTP_HEADER_EXTENSION_CLASS(klass);
-  ext->get_supported_flags = supportedFlags;
-  ext->get_max_size = maxSize;
-  ext->write = write;
-  ext->read = read;
-  gst_element_class_set_static_metadata(GST_ELEMENT_CLASS(klass), "RTP abs-capture-time header extension",
-                                        "Network/Extension/RTPHeader",
-                                        "The NTP wall clock at which each frame was captured (zerohop)", "zerohop");
-  gst_rtp_header_extension_class_set_uri(ext, std::string(kAbsCaptureTimeUri).c_str());
+  initHeaderExtensionClass(GST_RTP_HEADER_EXTENSION_CLASS(klass),
+                           {maxSize, write, read, "RTP abs-capture-time header extension",
+                            "The NTP wall clock at which each frame was captured (zerohop)", kAbsCaptureTimeUri});
 }
 
 void zh_abs_capture_time_ext_init(AbsCaptureTimeExt* self) { self->lastPts = GST_CLOCK_TIME_NONE; }
@@ -74,9 +64,7 @@ GstCaps* captureWallClockCaps() {
 GstRTPHeaderExtension* newAbsCaptureTimeExtension() {
   static std::once_flag once;
   std::call_once(once, [] {
-    ensureGstInit();
-    gst_element_register(nullptr, "zerohoprtphdrextabscapturetime", GST_RANK_NONE,
-                         zh_abs_capture_time_ext_get_type());
+    registerHeaderExtension("zerohoprtphdrextabscapturetime", zh_abs_capture_time_ext_get_type());
   });
   return GST_RTP_HEADER_EXTENSION(g_object_new(zh_abs_capture_time_ext_get_type(), nullptr));
 }

@@ -1,7 +1,6 @@
 // The playout-delay RTP header extension as a GstRTPHeaderExtension (rtp_header_extensions.hpp).
 #include <mutex>
 
-#include "stream/gst_handles.hpp"
 #include "stream/rtp_header_extensions.hpp"
 
 namespace zerohop::stream {
@@ -16,10 +15,6 @@ struct PlayoutDelayExtClass {
 };
 
 G_DEFINE_TYPE(PlayoutDelayExt, zh_playout_delay_ext, GST_TYPE_RTP_HEADER_EXTENSION)
-
-GstRTPHeaderExtensionFlags supportedFlags(GstRTPHeaderExtension*) {
-  return static_cast<GstRTPHeaderExtensionFlags>(GST_RTP_HEADER_EXTENSION_ONE_BYTE | GST_RTP_HEADER_EXTENSION_TWO_BYTE);
-}
 
 gsize maxSize(GstRTPHeaderExtension*, const GstBuffer*) { return 3; }
 
@@ -38,16 +33,9 @@ gboolean read(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8* 
 }
 
 void zh_playout_delay_ext_class_init(PlayoutDelayExtClass* klass) {
-  auto* ext = GST_RTP_HEADER_EXTENSION_CLASS(klass);
-  ext->get_supported_flags = supportedFlags;
-  ext->get_max_size = maxSize;
-  ext->write = write;
-  ext->read = read;
-  gst_element_class_set_static_metadata(GST_ELEMENT_CLASS(klass), "RTP playout-delay header extension",
-                                        "Network/Extension/RTPHeader",
-                                        "The sender's minimum and maximum playout delay for the receiver (zerohop)",
-                                        "zerohop");
-  gst_rtp_header_extension_class_set_uri(ext, std::string(kPlayoutDelayUri).c_str());
+  initHeaderExtensionClass(GST_RTP_HEADER_EXTENSION_CLASS(klass),
+                           {maxSize, write, read, "RTP playout-delay header extension",
+                            "The sender's minimum and maximum playout delay for the receiver (zerohop)", kPlayoutDelayUri});
 }
 
 void zh_playout_delay_ext_init(PlayoutDelayExt* self) { g_atomic_int_set(&self->packed, 0); }
@@ -57,10 +45,7 @@ void zh_playout_delay_ext_init(PlayoutDelayExt* self) { g_atomic_int_set(&self->
 GstRTPHeaderExtension* newPlayoutDelayExtension(PlayoutDelay delay) {
   checkPlayoutDelay(delay, "playout delay");
   static std::once_flag once;
-  std::call_once(once, [] {
-    ensureGstInit();
-    gst_element_register(nullptr, "zerohoprtphdrextplayoutdelay", GST_RANK_NONE, zh_playout_delay_ext_get_type());
-  });
+  std::call_once(once, [] { registerHeaderExtension("zerohoprtphdrextplayoutdelay", zh_playout_delay_ext_get_type()); });
   auto* ext = static_cast<PlayoutDelayExt*>(g_object_new(zh_playout_delay_ext_get_type(), nullptr));
   const auto bytes = encodePlayoutDelay(delay);
   g_atomic_int_set(&ext->packed, static_cast<gint>((guint32{bytes[0]} << 16) | (guint32{bytes[1]} << 8) | bytes[2]));

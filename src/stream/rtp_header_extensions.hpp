@@ -22,6 +22,19 @@
 
 namespace zerohop::stream {
 
+/// What our two extension classes differ in; initHeaderExtensionClass fills in the rest (both take one-
+/// and two-byte headers) and registerHeaderExtension makes the element factory, once per type.
+struct HeaderExtensionClassSpec {
+  gsize (*maxSize)(GstRTPHeaderExtension*, const GstBuffer*);
+  gssize (*write)(GstRTPHeaderExtension*, const GstBuffer*, GstRTPHeaderExtensionFlags, GstBuffer*, guint8*, gsize);
+  gboolean (*read)(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8*, gsize, GstBuffer*);
+  const char* longName;
+  const char* description;
+  std::string_view uri;
+};
+void initHeaderExtensionClass(GstRTPHeaderExtensionClass* klass, const HeaderExtensionClassSpec& spec);
+void registerHeaderExtension(const char* factoryName, GType type);
+
 /// "timestamp/x-unix": the caps of the GstReferenceTimestampMeta that carries a unit's capture wall
 /// clock (ns since 1970) to the payloader. A static object: never unref it.
 GstCaps* captureWallClockCaps();

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -291,7 +292,8 @@ class LoopbackViewer {
 };
 
 // Publishes `units` round-robin at 30 fps to `server`, jumping to the next keyframe when the encoder was
-// asked for one (like the real encoder), while `more()` says so.
+// asked for one (like the real encoder), while `more()` says so. `stamp`, when set, makes the unit that
+// is published from the one that is next (e.g. a copy with a capture time).
 class Publisher {
  public:
   Publisher(StreamServer& server, const std::vector<EncodedUnitPtr>& units) : server_(server), units_(units) {
@@ -307,12 +309,13 @@ class Publisher {
         do next_ = (next_ + 1) % units_.size();
         while (!units_[next_]->keyframe);
       }
-      server_.publish(units_[next_]);
+      server_.publish(stamp ? stamp(units_[next_]) : units_[next_]);
       next_ = (next_ + 1) % units_.size();
       std::this_thread::sleep_for(33ms);
     }
   }
   std::atomic<int> keyframeRequests{0};
+  std::function<EncodedUnitPtr(const EncodedUnitPtr&)> stamp;
 
  private:
   StreamServer& server_;
@@ -451,8 +454,7 @@ TEST(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
   config.playoutDelayMinMs = 100;  // not the default, so the value seen on the wire is the configured one
   config.playoutDelayMaxMs = 250;
   StreamServer server(config);
-  std::atomic<bool> idrWanted{false};
-  server.setKeyframeRequestHandler([&] { idrWanted = true; });
+  Publisher publisher(server, units);
   LoopbackViewer viewer(true);
   ASSERT_TRUE(connectOverWhep(viewer, server));
   using R = ReceivedExtensions;
@@ -464,20 +466,14 @@ TEST(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
     EXPECT_NE(viewer.answerSdp.find(line + "\r\n"), std::string::npos) << "the answer lacks " << line << ":\n" << viewer.answerSdp;
   }
   std::vector<std::int64_t> publishedWallNs;  // the capture wall clock of every unit published
-  std::size_t next = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 15s;
-  while (viewer.receivedUnits < 20 && std::chrono::steady_clock::now() < deadline) {
-    if (idrWanted.exchange(false)) {
-      do next = (next + 1) % units.size();
-      while (!units[next]->keyframe);
-    }
-    auto unit = std::make_shared<EncodedUnit>(*units[next]);
+  publisher.stamp = [&](const EncodedUnitPtr& next) {
+    auto unit = std::make_shared<EncodedUnit>(*next);
     unit->ptsNs = monotonicNs() - 3'000'000;  // "captured" 3 ms ago
     publishedWallNs.push_back(realtimeNs() - 3'000'000);
-    server.publish(unit);
-    next = (next + 1) % units.size();
-    std::this_thread::sleep_for(33ms);
-  }
+    return unit;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] { return viewer.receivedUnits < 20 && std::chrono::steady_clock::now() < deadline; });
   ASSERT_GE(viewer.receivedUnits.load(), 20);
   const ReceivedExtensions e = viewer.extensions();
   ASSERT_GT(e.packets, 20);
