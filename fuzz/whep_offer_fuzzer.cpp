@@ -11,6 +11,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto choice = zerohop::stream::chooseH264(std::string_view(reinterpret_cast<const char*>(data), size));
     if (choice.payloadType < 0 || choice.payloadType > 127) __builtin_trap();  // PT must be a valid RTP PT
+    // Header extensions we answer with: valid RFC 8285 ids, each id and each URI at most once.
+    for (std::size_t i = 0; i < choice.extensions.size(); ++i) {
+      const auto& e = choice.extensions[i];
+      if (e.id < 1 || e.id > 255 || e.id == 15) __builtin_trap();
+      for (std::size_t j = 0; j < i; ++j)
+        if (choice.extensions[j].id == e.id || choice.extensions[j].uri == e.uri) __builtin_trap();
+    }
   } catch (const zerohop::Error&) {
   }
   return 0;
