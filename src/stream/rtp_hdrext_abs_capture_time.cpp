@@ -1,4 +1,5 @@
 // The abs-capture-time RTP header extension as a GstRTPHeaderExtension (rtp_header_extensions.hpp).
+#include <atomic>
 #include <mutex>
 
 #include "stream/gst_handles.hpp"
@@ -9,7 +10,9 @@ namespace {
 
 struct AbsCaptureTimeExt {
   GstRTPHeaderExtension parent;
-  GstClockTime lastPts;  // the frame last stamped; the payloader's streaming thread only
+  // The frame last stamped: set when made, then the payloader's streaming thread only. Accessed atomically
+  // (relaxed): the hand-off between the two threads is GStreamer's, through locks TSan cannot see.
+  GstClockTime lastPts;
 };
 struct AbsCaptureTimeExtClass {
   GstRTPHeaderExtensionClass parent_class;
@@ -26,11 +29,12 @@ gssize write(GstRTPHeaderExtension* ext, const GstBuffer* input, GstRTPHeaderExt
   auto* self = reinterpret_cast<AbsCaptureTimeExt*>(ext);
   if (!input || size < kAbsCaptureTimeMaxSize) return size < kAbsCaptureTimeMaxSize ? -1 : 0;
   const GstClockTime pts = GST_BUFFER_PTS(input);
-  if (pts == self->lastPts && pts != GST_CLOCK_TIME_NONE) return 0;
+  std::atomic_ref<GstClockTime> last(self->lastPts);
+  if (pts == last.load(std::memory_order_relaxed) && pts != GST_CLOCK_TIME_NONE) return 0;
   GstReferenceTimestampMeta* meta =
       gst_buffer_get_reference_timestamp_meta(const_cast<GstBuffer*>(input), captureWallClockCaps());
   if (!meta) return 0;
-  self->lastPts = pts;
+  last.store(pts, std::memory_order_relaxed);
   AbsCaptureTime value;
   value.captureNtp = unixNsToNtp(static_cast<std::int64_t>(meta->timestamp));
   value.clockOffsetQ32 = 0;  // we are the capture system: our NTP clock is the capture clock
@@ -47,7 +51,9 @@ void zh_abs_capture_time_ext_class_init(AbsCaptureTimeExtClass* klass) {
                             "The NTP wall clock at which each frame was captured (zerohop)", kAbsCaptureTimeUri});
 }
 
-void zh_abs_capture_time_ext_init(AbsCaptureTimeExt* self) { self->lastPts = GST_CLOCK_TIME_NONE; }
+void zh_abs_capture_time_ext_init(AbsCaptureTimeExt* self) {
+  std::atomic_ref<GstClockTime>(self->lastPts).store(GST_CLOCK_TIME_NONE, std::memory_order_relaxed);
+}
 
 }  // namespace
 
