@@ -142,6 +142,8 @@ window.zerohop = {
   absCaptureCount: 0,
   absCaptureP50: null,    // over the last 5 s
   captureToReceiveP50: null,  // capture (abs-capture-time) -> the frame's last packet received, last 5 s
+  receiveToPresentationP50: null,  // received -> handed to the compositor (rVFC presentationTime), last 5 s
+  presentationToDisplayP50: null,  // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
   sdp: null,              // {offer, answer} of the current session, for diagnosis
   iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
   lastStats: null,        // last /stats JSON
@@ -419,10 +421,13 @@ window.zerohop = {
     if (captured === null) return;
     const display = performance.timeOrigin + displayAt - captured;
     const receive = metadata.receiveTime > 0 ? performance.timeOrigin + metadata.receiveTime - captured : null;
+    const toPresent = metadata.receiveTime > 0 && metadata.presentationTime > 0
+      ? metadata.presentationTime - metadata.receiveTime : null;
+    const toDisplay = metadata.presentationTime > 0 ? displayAt - metadata.presentationTime : null;
     zh.absCaptureMs.push(display);
     zh.absCaptureCount++;
     if (zh.absCaptureMs.length > ZEROHOP_KEEP_SAMPLES) zh.absCaptureMs.splice(0, zh.absCaptureMs.length - ZEROHOP_KEEP_SAMPLES);
-    absRecent.push({t: performance.now(), display, receive});
+    absRecent.push({t: performance.now(), display, receive, toPresent, toDisplay});
   }
 
   // drawImage(video) draws the element's *current* frame. When a callback runs late, that can already be
@@ -462,7 +467,10 @@ window.zerohop = {
     zh.latencyP99 = zerohopPercentile(values, 0.99);
     while (absRecent.length && now - absRecent[0].t > ZEROHOP_LATENCY_WINDOW_MS) absRecent.shift();
     zh.absCaptureP50 = zerohopPercentile(absRecent.map((r) => r.display), 0.5);
-    zh.captureToReceiveP50 = zerohopPercentile(absRecent.filter((r) => r.receive !== null).map((r) => r.receive), 0.5);
+    const p50Of = (key) => zerohopPercentile(absRecent.filter((r) => r[key] !== null).map((r) => r[key]), 0.5);
+    zh.captureToReceiveP50 = p50Of('receive');
+    zh.receiveToPresentationP50 = p50Of('toPresent');
+    zh.presentationToDisplayP50 = p50Of('toDisplay');
     if (fpsMarks.length >= 2 && now - fpsMarks[fpsMarks.length - 1].t < 1000) {
       const a = fpsMarks[0], b = fpsMarks[fpsMarks.length - 1];
       zh.fps = b.t > a.t ? ((b.frames - a.frames) * 1000) / (b.t - a.t) : 0;
@@ -479,7 +487,8 @@ window.zerohop = {
     $('lat-p99').textContent = fmtMs(zh.latencyP99);
     $('abs-p50').textContent = fmtMs(zh.absCaptureP50);
     $('abs-receive').textContent = zh.captureToReceiveP50 === null ? 'not sent (no abs-capture-time)'
-      : `${fmtMs(zh.captureToReceiveP50)} (to display ${fmtMs(zh.absCaptureP50)})`;
+      : `${fmtMs(zh.captureToReceiveP50)}, → compositor ${fmtMs(zh.receiveToPresentationP50)}, `
+        + `→ on screen ${fmtMs(zh.presentationToDisplayP50)} (capture → display ${fmtMs(zh.absCaptureP50)})`;
     $('fps').textContent = zh.fps ? zh.fps.toFixed(1) : '–';
     $('presented').textContent = zh.framesPresented;
     $('timecodes').textContent = zh.framesPresented

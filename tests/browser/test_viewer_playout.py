@@ -44,6 +44,7 @@ STATE_JS = """
 const z = window.zerohop, w = z.webrtc || {};
 return {state: z.state, frames: z.framesPresented, pixel: z.latencyP50, abs: z.absCaptureP50,
         absCount: z.absCaptureCount, receive: z.captureToReceiveP50, jitter: w.jitterBufferMs,
+        toPresent: z.receiveToPresentationP50, toDisplay: z.presentationToDisplayP50,
         ttff: z.timesToFirstFrame.slice(), answerMs: z.answerMs, sessionId: z.sessionId, server: z.serverStart,
         sdp: z.sdp, error: z.error,
         twcc: ((z.lastStats && z.lastStats.viewer_sessions || []).find((v) => v.id === z.sessionId) || {})
@@ -121,7 +122,8 @@ def main() -> int:
             raise AssertionError(f"capture->display from abs-capture-time {st['abs']:.1f} ms and from the pixel "
                                  f"timecode {st['pixel']:.1f} ms differ by more than 5 ms")
         print(f"capture->display p50: pixel timecode {st['pixel']:.1f} ms, abs-capture-time {st['abs']:.1f} ms "
-              f"({st['absCount']} frames); capture->receive {st['receive']:.1f} ms")
+              f"({st['absCount']} frames), of which capture->receive {st['receive']:.1f} ms, ->compositor "
+              f"{st['toPresent']:.1f} ms, ->on screen {st['toDisplay']:.1f} ms")
         if st["jitter"] >= 50:
             raise AssertionError(f"playout-delay 0,0: the jitter buffer held frames {st['jitter']:.1f} ms (>= 50)")
         print(f"playout-delay 0,0: jitter buffer {st['jitter']:.2f} ms per frame")
