@@ -522,8 +522,11 @@ std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback
 }
 
 GstPadProbeReturn ViewerSession::onFirstPacket(GstPad*, GstPadProbeInfo*, gpointer data) {
+  auto* self = fromGst(data);
+  // Under the callback lock, as onSsrcActive: it orders this streaming-thread call before the destructor.
+  std::lock_guard lock(self->callbackMutex_);
   std::int64_t never = 0;
-  fromGst(data)->firstPacketNs_.compare_exchange_strong(never, monotonicNs());
+  if (self->alive_) self->firstPacketNs_.compare_exchange_strong(never, monotonicNs());
   return GST_PAD_PROBE_REMOVE;
 }
 
