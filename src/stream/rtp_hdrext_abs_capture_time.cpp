@@ -41,13 +41,9 @@ gssize write(GstRTPHeaderExtension* ext, const GstBuffer* input, GstRTPHeaderExt
   return static_cast<gssize>(encodeAbsCaptureTime(value, data));
 }
 
-gboolean read(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8* data, gsize size, GstBuffer*) {
-  return decodeAbsCaptureTime(data, size).has_value();
-}
-
 void zh_abs_capture_time_ext_class_init(AbsCaptureTimeExtClass* klass) {
   initHeaderExtensionClass(GST_RTP_HEADER_EXTENSION_CLASS(klass),
-                           {maxSize, write, read, "RTP abs-capture-time header extension",
+                           {maxSize, write, readWith<decodeAbsCaptureTime>, "RTP abs-capture-time header extension",
                             "The NTP wall clock at which each frame was captured (zerohop)", kAbsCaptureTimeUri});
 }
 

@@ -28,13 +28,9 @@ gssize write(GstRTPHeaderExtension* ext, const GstBuffer*, GstRTPHeaderExtension
   return 3;
 }
 
-gboolean read(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8* data, gsize size, GstBuffer*) {
-  return decodePlayoutDelay(data, size).has_value();
-}
-
 void zh_playout_delay_ext_class_init(PlayoutDelayExtClass* klass) {
   initHeaderExtensionClass(GST_RTP_HEADER_EXTENSION_CLASS(klass),
-                           {maxSize, write, read, "RTP playout-delay header extension",
+                           {maxSize, write, readWith<decodePlayoutDelay>, "RTP playout-delay header extension",
                             "The sender's minimum and maximum playout delay for the receiver (zerohop)", kPlayoutDelayUri});
 }
 

@@ -33,6 +33,11 @@ struct HeaderExtensionClassSpec {
   std::string_view uri;
 };
 void initHeaderExtensionClass(GstRTPHeaderExtensionClass* klass, const HeaderExtensionClassSpec& spec);
+/// A read vfunc that accepts what `decode` (rtp_extension_payloads.hpp) can parse; it adds no meta.
+template <auto decode>
+gboolean readWith(GstRTPHeaderExtension*, GstRTPHeaderExtensionFlags, const guint8* data, gsize size, GstBuffer*) {
+  return decode(data, size).has_value();
+}
 void registerHeaderExtension(const char* factoryName, GType type);
 
 /// "timestamp/x-unix": the caps of the GstReferenceTimestampMeta that carries a unit's capture wall
