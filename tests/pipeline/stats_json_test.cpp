@@ -38,5 +38,34 @@ TEST(StatsJson, CarriesStagesTotalsAndCounters) {
   EXPECT_NE(line.find("p50 7.5 ms"), std::string::npos) << line;
 }
 
+// Each viewer's start-up and transport-cc feedback; what has not happened yet is null, not -1.
+TEST(StatsJson, ListsEachViewersStartAndFeedback) {
+  PipelineStatus s;
+  ViewerStats started;
+  started.id = "0123abcd";
+  started.connected = true;
+  started.connectMs = 31.5;
+  started.firstFrameMs = 58.25;
+  started.twccPacketsReceived = 14;
+  started.twccLossPercent = 0;
+  ViewerStats negotiating;
+  negotiating.id = "feedc0de";
+  s.viewerStats = {started, negotiating};
+  s.viewers = 2;
+  auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
+  ASSERT_EQ(doc["viewer_sessions"].size(), 2u);
+  const auto& a = doc["viewer_sessions"][0];
+  EXPECT_EQ(a["id"], "0123abcd");
+  EXPECT_EQ(a["connected"], true);
+  EXPECT_DOUBLE_EQ(a["connect_ms"].get<double>(), 31.5);
+  EXPECT_DOUBLE_EQ(a["first_frame_ms"].get<double>(), 58.25);
+  EXPECT_EQ(a["twcc_packets_received"], 14);
+  EXPECT_DOUBLE_EQ(a["twcc_loss_pct"].get<double>(), 0.0);
+  const auto& b = doc["viewer_sessions"][1];
+  EXPECT_EQ(b["connected"], false);
+  for (const char* key : {"connect_ms", "first_frame_ms", "twcc_packets_received", "twcc_loss_pct"})
+    EXPECT_TRUE(b[key].is_null()) << key << ": " << b[key];
+}
+
 }  // namespace
 }  // namespace zerohop
