@@ -17,22 +17,7 @@
 namespace zerohop {
 namespace {
 
-// A JPEG in page-locked memory, described as the camera's MJPEG frame.
-struct PinnedJpeg {
-  PinnedJpeg(const std::vector<std::uint8_t>& bytes, std::uint32_t w, std::uint32_t h, int device)
-      : buffer(device, bytes.size()) {
-    std::memcpy(buffer.data(), bytes.data(), bytes.size());
-    frame.format = PixelFormat::kMJPEG;
-    frame.width = w;
-    frame.height = h;
-    frame.memory = MemoryKind::kPinned;
-    frame.planeCount = 1;
-    frame.data[0] = buffer.data();
-    frame.bytesUsed = frame.capacity = bytes.size();
-  }
-  PinnedBuffer buffer;
-  Frame frame;
-};
+using test::PinnedJpeg;
 
 int maxDiff(const Frame& host, const test::HostImage& want) {
   int worst = 0;
