@@ -1,0 +1,208 @@
+// zerohopsrc on a device share (label gpu): another process publishes pattern frames written by a
+// kernel into a device ring (tests/share's zerohop_share_gpu_peer), zerohopsrc hands them out as
+// video/x-raw(memory:CUDAMemory), nvcodec's cudadownload (and cudaconvert) bring them to the host, and
+// every byte of every intact frame is checked against the publisher's pattern for its sequence.
+// Skips, saying why, without a CUDA device or without the nvcodec elements (they register only
+// where GStreamer's CUDA library can load libcuda.so.1).
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "share_test_support.hpp"
+#include "zerohop/gpu.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using share_test::patternByte;
+using share_test::testLayout;
+using testing::ChildProcess;
+
+// Build-tree paths, or (a copy carried to the GPU machine: scripts/gpu-gst-check.sh) the environment's.
+std::string fromEnv(const char* name, const char* builtIn) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : builtIn;
+}
+
+class ZerohopSrcCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const GpuInfo gpu = probeGpu();
+    if (!gpu.available) GTEST_SKIP() << "no CUDA device: " << gpu.reason;
+    static const bool once = [] {
+      setenv("GST_REGISTRY", fromEnv("ZEROHOP_TEST_GST_REGISTRY", ZEROHOP_GST_REGISTRY).c_str(), 1);
+      setenv("GST_PLUGIN_PATH", fromEnv("ZEROHOP_TEST_GST_PLUGIN_DIR", ZEROHOP_GST_PLUGIN_DIR).c_str(), 1);
+      gst_init(nullptr, nullptr);
+      return true;
+    }();
+    (void)once;
+    for (const char* e : {"cudadownload", "zerohopsrc"}) {
+      GstElementFactory* f = gst_element_factory_find(e);
+      if (!f) {
+        GTEST_SKIP() << "no GStreamer element " << e
+                     << (std::string(e) == "zerohopsrc" ? "" : " (gstreamer1.0-plugins-bad's nvcodec plugin, which "
+                                                               "registers its elements only where libcuda.so.1 loads)");
+      }
+      gst_object_unref(f);
+    }
+    share_ = "gstcuda" + std::to_string(getpid());
+    // The publisher in a process of its own (a reader in the publisher's process takes another path).
+    peer_ = std::make_unique<ChildProcess>(std::vector<std::string>{fromEnv("ZEROHOP_SHARE_GPU_PEER", ZEROHOP_SHARE_GPU_PEER), "publish", share_, "", "8"});
+    ASSERT_TRUE(peer_->waitForStdoutLine("ready", 20s)) << "the device publisher did not start";
+  }
+
+  // Runs `description` (ending in appsink name=out, host memory out) and returns up to `count`
+  // samples it delivered within the bounded wait; fails the test on a pipeline error.
+  std::vector<GstSample*> run(const std::string& description, int count, guint64* copies, guint64* bytes) {
+    GError* err = nullptr;
+    GstElement* pipeline = gst_parse_launch(description.c_str(), &err);
+    EXPECT_EQ(err, nullptr) << (err ? err->message : "");
+    if (err) g_error_free(err);
+    std::vector<GstSample*> samples;
+    if (!pipeline) return samples;
+    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+    EXPECT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    for (int i = 0; i < count; ++i) {
+      GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 5 * GST_SECOND);
+      if (!s) break;
+      samples.push_back(s);
+    }
+    GstBus* bus = gst_element_get_bus(pipeline);
+    if (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+      GError* e = nullptr;
+      gchar* debug = nullptr;
+      gst_message_parse_error(m, &e, &debug);
+      ADD_FAILURE() << "pipeline error: " << e->message << " (" << (debug ? debug : "") << ")";
+      g_error_free(e);
+      g_free(debug);
+      gst_message_unref(m);
+    }
+    gst_object_unref(bus);
+    GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+    GstPad* pad = gst_element_get_static_pad(src, "src");
+    if (GstCaps* caps = gst_pad_get_current_caps(pad)) {
+      EXPECT_TRUE(gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory"))
+          << "zerohopsrc negotiated " << gst_caps_to_string(caps);
+      gst_caps_unref(caps);
+    } else {
+      ADD_FAILURE() << "zerohopsrc negotiated no caps";
+    }
+    gst_object_unref(pad);
+    g_object_get(src, "copies", copies, "bytes-copied", bytes, nullptr);
+    gst_object_unref(src);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(sink);
+    gst_object_unref(pipeline);
+    return samples;
+  }
+
+  std::string share_;
+  std::unique_ptr<ChildProcess> peer_;
+};
+
+// The first byte that differs from the publisher's pattern (`at(plane, row, x)` reads the host
+// picture in the ring's own plane/byte coordinates), or "" when every byte matches.
+template <typename At>
+std::string firstMismatch(std::uint64_t seq, const At& at) {
+  const ImageLayout l = testLayout();
+  for (std::uint32_t p = 0; p < l.planeCount; ++p) {
+    for (std::uint32_t r = 0; r < l.planes[p].rows; ++r) {
+      for (std::uint32_t x = 0; x < l.planes[p].widthBytes; ++x) {
+        const auto want = patternByte(seq, p, std::size_t{r} * l.planes[p].widthBytes + x);
+        const auto got = at(p, r, x);
+        if (got != want) {
+          return "seq " + std::to_string(seq) + " plane " + std::to_string(p) + " row " + std::to_string(r) +
+                 " byte " + std::to_string(x) + ": got " + std::to_string(got) + " want " + std::to_string(want);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+constexpr int kFrames = 30;
+
+TEST_F(ZerohopSrcCuda, CudaMemoryThroughCudadownloadIsThePublishersFrameByteForByte) {
+  guint64 copies = 0, bytes = 0;
+  auto samples = run("zerohopsrc name=src share=" + share_ +
+                         " ! cudadownload ! video/x-raw,format=NV12 ! appsink name=out sync=false max-buffers=64",
+                     kFrames, &copies, &bytes);
+  ASSERT_EQ(samples.size(), static_cast<std::size_t>(kFrames));
+  int intact = 0;
+  for (GstSample* s : samples) {
+    GstBuffer* buf = gst_sample_get_buffer(s);
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(s)));
+    ASSERT_EQ(GST_VIDEO_INFO_WIDTH(&info), 96);
+    GstVideoFrame vf;
+    ASSERT_TRUE(gst_video_frame_map(&vf, &info, buf, GST_MAP_READ));
+    if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_CORRUPTED)) {  // rewritten while copied: not checkable
+      ++intact;
+      EXPECT_EQ(firstMismatch(GST_BUFFER_OFFSET(buf),
+                              [&](std::uint32_t p, std::uint32_t r, std::uint32_t x) {
+                                return static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p))
+                                    [std::size_t{r} * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p) + x];
+                              }),
+                "");
+    }
+    gst_video_frame_unmap(&vf);
+    gst_sample_unref(s);
+  }
+  EXPECT_GE(intact, kFrames * 2 / 3) << "most frames are copied before the publisher (1 ms apart) rewrites them";
+  // One device-to-device copy per frame (GStreamer 1.22 cannot wrap the slot), and only the payload.
+  const ImageLayout l = testLayout();
+  const guint64 payload = std::uint64_t{l.planes[0].widthBytes} * l.planes[0].rows +
+                          std::uint64_t{l.planes[1].widthBytes} * l.planes[1].rows;
+  EXPECT_GE(copies, static_cast<guint64>(kFrames));
+  EXPECT_EQ(bytes, copies * payload);
+}
+
+// cudaconvert (NV12 -> I420 in CUDA memory, no scaling: every sample moves unchanged) then
+// cudadownload: the planes are the publisher's, de-interleaved.
+TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
+  GstElementFactory* f = gst_element_factory_find("cudaconvert");
+  if (!f) GTEST_SKIP() << "no cudaconvert element (nvcodec without NVRTC?)";
+  gst_object_unref(f);
+  guint64 copies = 0, bytes = 0;
+  auto samples = run("zerohopsrc name=src share=" + share_ +
+                         " ! cudaconvert ! video/x-raw(memory:CUDAMemory),format=I420 ! cudadownload ! "
+                         "video/x-raw,format=I420 ! appsink name=out sync=false max-buffers=64",
+                     kFrames, &copies, &bytes);
+  ASSERT_EQ(samples.size(), static_cast<std::size_t>(kFrames));
+  int intact = 0;
+  for (GstSample* s : samples) {
+    GstBuffer* buf = gst_sample_get_buffer(s);
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(s)));
+    GstVideoFrame vf;
+    ASSERT_TRUE(gst_video_frame_map(&vf, &info, buf, GST_MAP_READ));
+    if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_CORRUPTED)) {
+      ++intact;
+      auto plane = [&](guint p, std::uint32_t r, std::uint32_t x) {
+        return static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p))
+            [std::size_t{r} * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p) + x];
+      };
+      // NV12 plane 1 byte 2c is U(c) (I420 plane 1), byte 2c+1 is V(c) (I420 plane 2).
+      EXPECT_EQ(firstMismatch(GST_BUFFER_OFFSET(buf),
+                              [&](std::uint32_t p, std::uint32_t r, std::uint32_t x) {
+                                return p == 0 ? plane(0, r, x) : plane(1 + (x & 1), r, x / 2);
+                              }),
+                "");
+    }
+    gst_video_frame_unmap(&vf);
+    gst_sample_unref(s);
+  }
+  EXPECT_GE(intact, kFrames * 2 / 3);
+}
+
+}  // namespace
+}  // namespace zerohop
