@@ -28,10 +28,11 @@
 # Checks:
 #   1. every bundled library resolves (ldd) and names what comes from the machine;
 #   2. gst-inspect-1.0 zerohopsrc lists video/x-raw(memory:CUDAMemory) (the plugin was built with it);
-#   3. gst-inspect-1.0 cudadownload (nvcodec found libcuda.so.1 and a device);
+#   3. gst-inspect-1.0 cudadownload, cudaupload, cudaconvert (nvcodec found libcuda.so.1 and a device);
 #   4. zerohop_gst_cuda_test: a device ring from another process (zerohop_share_gpu_peer) through
-#      zerohopsrc ! cudadownload and zerohopsrc ! cudaconvert ! cudadownload, every byte checked; no
-#      test may skip where a GPU is expected (nvidia-smi -L lists one; EXPECT_GPU=0|1 overrides);
+#      zerohopsrc ! cudadownload and zerohopsrc ! cudaconvert ! cudadownload, every byte checked; and
+#      appsrc ! cudaupload ! zerohopsink read by that peer in another process, every byte checked by a
+#      kernel; no test may skip where a GPU is expected (nvidia-smi -L lists one; EXPECT_GPU=0|1 overrides);
 #   5. `zerohop serve --gpu 0 --share NAME` (the GPU path: NV12 in VRAM) read by
 #      gst-launch-1.0 zerohopsrc share=NAME num-buffers=FRAMES ! cudadownload ! video/x-raw,format=NV12 !
 #      fakesink: exits 0 with every buffer, and serve logged the GPU path.
@@ -115,7 +116,7 @@ else
 fi
 
 step "3. nvcodec's CUDA elements"
-for e in cudadownload cudaconvert; do
+for e in cudadownload cudaupload cudaconvert; do
   if inspect "$e" > "$OUT/inspect-$e.txt" 2>&1; then
     pass "gst-inspect-1.0 $e"
   elif [[ $expect_gpu == 1 ]]; then
@@ -125,7 +126,7 @@ for e in cudadownload cudaconvert; do
   fi
 done
 
-step "4. zerohop_gst_cuda_test (device ring from another process, every byte checked)"
+step "4. zerohop_gst_cuda_test (device rings to and from another process, every byte checked)"
 env "${bundle_env[@]}" ZEROHOP_SHARE_GPU_PEER="$B/bin/zerohop_share_gpu_peer" ZEROHOP_TEST_GST_PLUGIN_DIR="$B/gst" \
   ZEROHOP_TEST_GST_REGISTRY="$tmp/gst-registry.bin" \
   timeout 300 "$B/bin/zerohop_gst_cuda_test" --gtest_output="xml:$OUT/gst-cuda-test.xml" > "$OUT/gst-cuda-test.txt" 2>&1

@@ -173,7 +173,59 @@ class CudaPoolCopier final : public DeviceFrameCopier {
   std::atomic<std::uint64_t> bytesCopied_{0};
 };
 
+class CudaMemoryView final : public CudaBufferView {
+ public:
+  CudaMemoryView(GstBuffer* buffer, const GstVideoInfo& info) {
+    if (gst_buffer_n_memory(buffer) != 1 || !gst_is_cuda_memory(gst_buffer_peek_memory(buffer, 0))) {
+      throw Error(Errc::kInvalidArgument, "a buffer with CUDA caps holds no single GstCudaMemory");
+    }
+    mem_ = gst_buffer_peek_memory(buffer, 0);
+    auto* cmem = GST_CUDA_MEMORY_CAST(mem_);
+    guint device = 0;
+    g_object_get(cmem->context, "cuda-device-id", &device, nullptr);
+    primary_ = gst_cuda_context_get_handle(cmem->context) ==
+               gst_cuda_context_get_handle(primaryContextOf(static_cast<int>(device)));
+    if (!gst_memory_map(mem_, &map_, static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_CUDA))) {
+      throw Error(Errc::kDevice, "gst_memory_map(GST_MAP_READ | GST_MAP_CUDA) of an upstream buffer failed");
+    }
+    // The plane layout: the buffer's GstVideoMeta where upstream set one, else the memory's own.
+    const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
+    auto* base = static_cast<std::uint8_t*>(map_.data);
+    frame_.memory = MemoryKind::kDevice;
+    frame_.width = static_cast<std::uint32_t>(GST_VIDEO_INFO_WIDTH(&info));
+    frame_.height = static_cast<std::uint32_t>(GST_VIDEO_INFO_HEIGHT(&info));
+    frame_.planeCount = GST_VIDEO_INFO_N_PLANES(&info);
+    for (std::uint32_t p = 0; p < frame_.planeCount && p < kMaxPlanes; ++p) {
+      const gsize offset = meta ? meta->offset[p] : GST_VIDEO_INFO_PLANE_OFFSET(&cmem->info, p);
+      const gint stride = meta ? meta->stride[p] : GST_VIDEO_INFO_PLANE_STRIDE(&cmem->info, p);
+      frame_.data[p] = base + offset;
+      frame_.pitch[p] = static_cast<std::uint32_t>(stride);
+    }
+    frame_.gpu.device = static_cast<int>(device);
+  }
+  ~CudaMemoryView() override { gst_memory_unmap(mem_, &map_); }
+  CudaMemoryView(const CudaMemoryView&) = delete;
+  CudaMemoryView& operator=(const CudaMemoryView&) = delete;
+
+  const Frame& frame() const noexcept override { return frame_; }
+  bool onPrimaryContext() const noexcept override { return primary_; }
+
+ private:
+  GstMemory* mem_ = nullptr;
+  GstMapInfo map_{};
+  Frame frame_{};
+  bool primary_ = false;
+};
+
 }  // namespace
+
+GstObject* primaryCudaContext(int device) {
+  return GST_OBJECT(primaryContextOf(device));
+}
+
+std::unique_ptr<CudaBufferView> CudaBufferView::map(GstBuffer* buffer, const GstVideoInfo& info) {
+  return std::make_unique<CudaMemoryView>(buffer, info);
+}
 
 std::unique_ptr<DeviceFrameCopier> DeviceFrameCopier::open(int device, const ImageLayout& layout, GstCaps* caps) {
   if (!cudaMemoryCanHold(layout.format)) {

@@ -51,7 +51,28 @@ class DeviceFrameCopier {
 };
 
 /// Answers a GST_QUERY_CONTEXT of type "gst.cuda.context" with `context` (a GstCudaContext from
-/// DeviceFrameCopier::context()); false for other queries or without CUDA memory support.
+/// DeviceFrameCopier::context() or primaryCudaContext()); false for other queries or without CUDA
+/// memory support.
 bool answerCudaContextQuery(GstElement* element, GstQuery* query, GstObject* context);
+
+/// The GstCudaContext over CUDA device `device`'s primary context (process lifetime, borrowed), for
+/// zerohopsink to offer upstream. Throws like DeviceFrameCopier::open.
+GstObject* primaryCudaContext(int device);
+
+/// zerohopsink's view of a GstCudaMemory buffer: its planes as a device Frame (device pointers,
+/// pitches from the memory's layout, gpu.device), mapped for CUDA reads while the view lives.
+/// GStreamer 1.22's CUDA memory carries no stream or event: what upstream wrote is complete when
+/// it pushed the buffer (1.22's elements synchronise before they push). Thread-bound.
+class CudaBufferView {
+ public:
+  /// Throws Error: kInvalidArgument (`buffer` holds no CUDA memory), kDevice (mapping failed),
+  /// kUnsupported (built without CUDA memory support).
+  static std::unique_ptr<CudaBufferView> map(GstBuffer* buffer, const GstVideoInfo& info);
+  virtual ~CudaBufferView() = default;
+  virtual const Frame& frame() const noexcept = 0;
+  /// True when the memory lives in its device's primary context (the one a device Publisher copies
+  /// in); false for memory of a context an upstream element made for itself.
+  virtual bool onPrimaryContext() const noexcept = 0;
+};
 
 }  // namespace zerohop::gst

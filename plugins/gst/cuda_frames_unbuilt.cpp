@@ -18,10 +18,24 @@ bool answerCudaContextQuery(GstElement*, GstQuery*, GstObject*) {
   return false;
 }
 
-std::unique_ptr<DeviceFrameCopier> DeviceFrameCopier::open(int, const ImageLayout&, GstCaps*) {
+namespace {
+[[noreturn]] void notBuilt() {
   throw Error(Errc::kUnsupported,
               "this gstzerohop was built without CUDA memory support: rebuild with the CUDA toolkit and "
               "gstreamer-cuda-1.0 (Debian 12: libgstreamer-plugins-bad1.0-dev) found");
+}
+}  // namespace
+
+std::unique_ptr<DeviceFrameCopier> DeviceFrameCopier::open(int, const ImageLayout&, GstCaps*) {
+  notBuilt();
+}
+
+GstObject* primaryCudaContext(int) {
+  notBuilt();
+}
+
+std::unique_ptr<CudaBufferView> CudaBufferView::map(GstBuffer*, const GstVideoInfo&) {
+  notBuilt();
 }
 
 }  // namespace zerohop::gst

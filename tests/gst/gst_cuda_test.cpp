@@ -1,16 +1,21 @@
-// zerohopsrc on a device share (label gpu): another process publishes pattern frames written by a
-// kernel into a device ring (tests/share's zerohop_share_gpu_peer), zerohopsrc hands them out as
-// video/x-raw(memory:CUDAMemory), nvcodec's cudadownload (and cudaconvert) bring them to the host, and
-// every byte of every intact frame is checked against the publisher's pattern for its sequence.
+// gstzerohop with CUDA memory (label gpu). zerohopsrc on a device share: another process publishes
+// pattern frames written by a kernel into a device ring (tests/share's zerohop_share_gpu_peer),
+// zerohopsrc hands them out as video/x-raw(memory:CUDAMemory), nvcodec's cudadownload (and cudaconvert)
+// bring them to the host, and every byte of every intact frame is checked against the publisher's
+// pattern for its sequence. zerohopsink with CUDA memory in: cudaupload's buffers published into a
+// device share, read and checked by a kernel in that peer process.
 // Skips, saying why, without a CUDA device or without the nvcodec elements (they register only
 // where GStreamer's CUDA library can load libcuda.so.1).
 #include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,7 +38,8 @@ std::string fromEnv(const char* name, const char* builtIn) {
   return v && *v ? v : builtIn;
 }
 
-class ZerohopSrcCuda : public ::testing::Test {
+// Skips without a CUDA device or without the elements a test needs; initialises GStreamer once.
+class GstCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     const GpuInfo gpu = probeGpu();
@@ -45,7 +51,7 @@ class ZerohopSrcCuda : public ::testing::Test {
       return true;
     }();
     (void)once;
-    for (const char* e : {"cudadownload", "zerohopsrc"}) {
+    for (const char* e : {"cudadownload", "cudaupload", "zerohopsrc"}) {
       GstElementFactory* f = gst_element_factory_find(e);
       if (!f) {
         GTEST_SKIP() << "no GStreamer element " << e
@@ -55,6 +61,15 @@ class ZerohopSrcCuda : public ::testing::Test {
       gst_object_unref(f);
     }
     share_ = "gstcuda" + std::to_string(getpid());
+  }
+  std::string share_;
+};
+
+class ZerohopSrcCuda : public GstCuda {
+ protected:
+  void SetUp() override {
+    GstCuda::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     // The publisher in a process of its own (a reader in the publisher's process takes another path).
     peer_ = std::make_unique<ChildProcess>(std::vector<std::string>{fromEnv("ZEROHOP_SHARE_GPU_PEER", ZEROHOP_SHARE_GPU_PEER), "publish", share_, "", "8"});
     ASSERT_TRUE(peer_->waitForStdoutLine("ready", 20s)) << "the device publisher did not start";
@@ -105,7 +120,6 @@ class ZerohopSrcCuda : public ::testing::Test {
     return samples;
   }
 
-  std::string share_;
   std::unique_ptr<ChildProcess> peer_;
 };
 
@@ -202,6 +216,73 @@ TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
     gst_sample_unref(s);
   }
   EXPECT_GE(intact, kFrames * 2 / 3);
+}
+
+// CUDA memory in: pattern frames (host, appsrc) -> cudaupload -> zerohopsink, published into a device
+// share that another process (tests/share's peer) reads, checking every byte with a kernel.
+using ZerohopSinkCuda = GstCuda;
+
+TEST_F(ZerohopSinkCuda, CudaMemoryFromCudauploadIsADeviceShareReadByteForByteInAnotherProcess) {
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(
+      ("appsrc name=in is-live=true format=time caps=video/x-raw,format=NV12,width=96,height=48,framerate=0/1 ! "
+       "cudaupload ! video/x-raw(memory:CUDAMemory) ! zerohopsink name=sink share=" +
+       share_)
+          .c_str(),
+      &err);
+  ASSERT_EQ(err, nullptr) << err->message;
+  GstElement* in = gst_bin_get_by_name(GST_BIN(pipeline), "in");
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+
+  // Frame i carries the pattern of sequence i: the sink numbers the frames it publishes from 0.
+  const ImageLayout l = testLayout();
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, 96, 48);
+  std::atomic<bool> stop{false};
+  std::thread pusher([&] {
+    for (std::uint64_t seq = 0; !stop && seq < 20000; ++seq) {
+      GstBuffer* buf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+      GstMapInfo map;
+      gst_buffer_map(buf, &map, GST_MAP_WRITE);
+      for (std::uint32_t p = 0; p < l.planeCount; ++p) {
+        for (std::uint32_t r = 0; r < l.planes[p].rows; ++r) {
+          for (std::uint32_t x = 0; x < l.planes[p].widthBytes; ++x) {
+            map.data[GST_VIDEO_INFO_PLANE_OFFSET(&info, p) + std::size_t{r} * GST_VIDEO_INFO_PLANE_STRIDE(&info, p) +
+                     x] = patternByte(seq, p, std::size_t{r} * l.planes[p].widthBytes + x);
+          }
+        }
+      }
+      gst_buffer_unmap(buf, &map);
+      if (gst_app_src_push_buffer(GST_APP_SRC(in), buf) != GST_FLOW_OK) break;
+      std::this_thread::sleep_for(2ms);
+    }
+  });
+  guint64 published = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       published == 0 && std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms)) {
+    g_object_get(sink, "published", &published, nullptr);
+  }
+  EXPECT_GT(published, 0u) << "zerohopsink published nothing within 10 s";
+  if (published > 0) {
+    ChildProcess reader(
+        {fromEnv("ZEROHOP_SHARE_GPU_PEER", ZEROHOP_SHARE_GPU_PEER), "read", share_, "", std::to_string(kFrames)});
+    const auto line = reader.waitForStdoutLine("verified=", 30s);
+    ASSERT_TRUE(line) << "the reader in another process verified nothing";
+    EXPECT_NE(line->find("ok verified=" + std::to_string(kFrames)), std::string::npos) << *line;
+  }
+  stop = true;
+  pusher.join();
+  guint64 downloads = 1, bytes = 0;
+  g_object_get(sink, "published", &published, "downloads", &downloads, "bytes-copied", &bytes, nullptr);
+  EXPECT_EQ(downloads, 0u) << "cudaupload took the sink's CUDA context: nothing went through host memory";
+  const guint64 payload = std::uint64_t{l.planes[0].widthBytes} * l.planes[0].rows +
+                          std::uint64_t{l.planes[1].widthBytes} * l.planes[1].rows;
+  EXPECT_EQ(bytes, published * payload) << "one device-to-device copy of the payload per frame";
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(in);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
 }
 
 }  // namespace
