@@ -48,56 +48,16 @@ FRAMES=${FRAMES:-90}
 PORT=${PORT:-18493}
 GPU_DEVICE=${GPU_DEVICE:-0}
 SHARE=zhgst$$
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-exec > >(tee "$OUT/gpu-gst-check.log") 2>&1
-
-status=0
-fail() { echo "FAIL: $*"; status=1; }
-pass() { echo "ok: $*"; }
-step() { echo; echo "==== $* ($(date -u +%H:%M:%S))"; }
-
-step "machine"
-uname -srm
-. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"
-if [[ -n ${EXPECT_GPU:-} ]]; then
-  expect_gpu=$EXPECT_GPU
-elif command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-  expect_gpu=1
-else
-  expect_gpu=0
-fi
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-echo "expect a GPU: $expect_gpu"
-
-step "unpack $BUNDLE"
-[[ -f $BUNDLE ]] || { echo "FAIL: no $BUNDLE (make it as the header of this script says)"; exit 1; }
-tmp=$(mktemp -d /tmp/zh-gst-XXXXXX)
-serve_pid=""
-cleanup() {
-  [[ -n $serve_pid ]] && kill -KILL "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-tar -C "$tmp" -xJf "$BUNDLE" 2>/dev/null ||
-  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$BUNDLE" "$tmp" ||
-  { echo "FAIL: unpacking $BUNDLE"; exit 1; }
-B=$tmp/zerohop-serve
-cat "$B/BUNDLE-INFO"
+. scripts/gpu-bundle-lib.sh  # fail, pass, step, bundle_start, bundle_unpack, bundle_environment
+bundle_start gpu-gst-check.log "expect a GPU" zh-gst
+bundle_unpack "$BUNDLE" "$tmp"
 for f in gst/libgstzerohop.so gst/libgstnvcodec.so bin/zerohop_gst_cuda_test bin/zerohop_share_gpu_peer bin/gst-launch-1.0; do
   [[ -e $B/$f ]] || { echo "FAIL: the bundle has no $f (make it as the header of this script says)"; exit 1; }
 done
-mkdir -p "$tmp/gio-modules"
-libpath=$B/lib
-[[ -d $CUDA_LIB ]] && libpath+=":$CUDA_LIB"  # NVRTC for cudaconvert, from the machine's toolkit
-bundle_env=(
-  LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  GST_PLUGIN_SYSTEM_PATH="$B/gst" GST_PLUGIN_SYSTEM_PATH_1_0="$B/gst" GST_PLUGIN_PATH="$B/gst" GST_PLUGIN_PATH_1_0="$B/gst"
-  GST_PLUGIN_SCANNER="$B/libexec/gst-plugin-scanner" GST_PLUGIN_SCANNER_1_0="$B/libexec/gst-plugin-scanner"
-  GST_REGISTRY="$tmp/gst-registry.bin" GST_REGISTRY_1_0="$tmp/gst-registry.bin"
-  GIO_MODULE_DIR="$tmp/gio-modules"
-)
-printf '  %s\n' "${bundle_env[@]}"
+# NVRTC (cudaconvert compiles its kernels at run time) from the machine's CUDA toolkit, when it has one.
+nvrtc_dir=""
+[[ -d $CUDA_LIB ]] && nvrtc_dir=$CUDA_LIB
+bundle_environment "$nvrtc_dir"
 inspect() { env "${bundle_env[@]}" "$B/bin/gst-inspect-1.0" "$@"; }
 
 step "1. libraries"

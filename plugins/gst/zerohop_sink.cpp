@@ -72,16 +72,6 @@ SinkState& stateOf(gpointer self) {
   return *ZEROHOP_SINK(self)->state;
 }
 
-// System memory (host share), and CUDA memory (device share) where the build has it.
-GstPadTemplate* sinkTemplate() {
-  std::string caps = GST_VIDEO_CAPS_MAKE(ZEROHOP_GST_RAW_FORMATS) "; "
-                     "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au";
-  if (const std::string cuda = zerohop::gst::cudaTemplateCaps(); !cuda.empty()) caps += "; " + cuda;
-  GstCaps* c = gst_caps_from_string(caps.c_str());
-  GstPadTemplate* t = gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, c);
-  gst_caps_unref(c);
-  return t;
-}
 
 gboolean sinkSetCaps(GstBaseSink* base, GstCaps* caps) {
   auto* self = ZEROHOP_SINK(base);
@@ -435,7 +425,7 @@ static void zerohop_sink_class_init(ZerohopSinkClass* klass) {
                           "share) because they were in a CUDA context other than the device's primary one",
                           0, G_MAXUINT64, 0, kReadOnly));
 
-  gst_element_class_add_pad_template(element, sinkTemplate());
+  gst_element_class_add_pad_template(element, zerohop::gst::shareTemplate("sink", GST_PAD_SINK));
   gst_element_class_set_static_metadata(
       element, "zerohop share sink", "Sink/Video",
       "Publishes each buffer into a zerohop share (one copy per frame: the buffer is copied into a ring "

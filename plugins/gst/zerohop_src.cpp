@@ -107,16 +107,6 @@ SrcState& stateOf(gpointer self) {
   return *ZEROHOP_SRC(self)->state;
 }
 
-// System memory for host shares, and CUDA memory for device shares where the build has it.
-GstPadTemplate* srcTemplate() {
-  std::string caps = GST_VIDEO_CAPS_MAKE(ZEROHOP_GST_RAW_FORMATS) "; "
-                     "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au";
-  if (const std::string cuda = zerohop::gst::cudaTemplateCaps(); !cuda.empty()) caps += "; " + cuda;
-  GstCaps* c = gst_caps_from_string(caps.c_str());
-  GstPadTemplate* t = gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, c);
-  gst_caps_unref(c);
-  return t;
-}
 
 // Reads the ring's geometry into the state and builds the caps; posts an element error and
 // returns nullptr when the share is one this slice cannot read.
@@ -666,7 +656,7 @@ static void zerohop_src_class_init(ZerohopSrcClass* klass) {
       g_param_spec_uint64("reconnects", "Reconnects", "Times the element reattached to a returning publisher",
                           0, G_MAXUINT64, 0, kReadOnly));
 
-  gst_element_class_add_pad_template(element, srcTemplate());
+  gst_element_class_add_pad_template(element, zerohop::gst::shareTemplate("src", GST_PAD_SRC));
   gst_element_class_set_static_metadata(
       element, "zerohop share source", "Source/Video",
       "Reads frames published in a zerohop share. Host shares without copying: each buffer wraps the ring "

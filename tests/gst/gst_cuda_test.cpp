@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 #include <memory>
 #include <string>
@@ -143,6 +144,36 @@ std::string firstMismatch(std::uint64_t seq, const At& at) {
   return "";
 }
 
+// Maps each sample (host memory), checks every one the source did not flag CORRUPTED (rewritten
+// while it was copied: not checkable) with `mismatch` ("" = every byte right), and frees them all.
+// Returns how many were checked.
+int checkIntact(std::vector<GstSample*>& samples,
+                const std::function<std::string(std::uint64_t sequence, const GstVideoFrame& vf)>& mismatch) {
+  int intact = 0;
+  for (GstSample* s : samples) {
+    GstBuffer* buf = gst_sample_get_buffer(s);
+    GstVideoInfo info;
+    GstVideoFrame vf;
+    if (!gst_video_info_from_caps(&info, gst_sample_get_caps(s)) || !gst_video_frame_map(&vf, &info, buf, GST_MAP_READ)) {
+      ADD_FAILURE() << "a sample that does not map as video";
+    } else {
+      if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_CORRUPTED)) {
+        ++intact;
+        EXPECT_EQ(mismatch(GST_BUFFER_OFFSET(buf), vf), "");
+      }
+      gst_video_frame_unmap(&vf);
+    }
+    gst_sample_unref(s);
+  }
+  samples.clear();
+  return intact;
+}
+
+std::uint8_t byteAt(const GstVideoFrame& vf, guint plane, std::uint32_t row, std::uint32_t x) {
+  return static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, plane))
+      [std::size_t{row} * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, plane) + x];
+}
+
 constexpr int kFrames = 30;
 
 TEST_F(ZerohopSrcCuda, CudaMemoryThroughCudadownloadIsThePublishersFrameByteForByte) {
@@ -151,26 +182,10 @@ TEST_F(ZerohopSrcCuda, CudaMemoryThroughCudadownloadIsThePublishersFrameByteForB
                          " ! cudadownload ! video/x-raw,format=NV12 ! appsink name=out sync=false max-buffers=64",
                      kFrames, &copies, &bytes);
   ASSERT_EQ(samples.size(), static_cast<std::size_t>(kFrames));
-  int intact = 0;
-  for (GstSample* s : samples) {
-    GstBuffer* buf = gst_sample_get_buffer(s);
-    GstVideoInfo info;
-    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(s)));
-    ASSERT_EQ(GST_VIDEO_INFO_WIDTH(&info), 96);
-    GstVideoFrame vf;
-    ASSERT_TRUE(gst_video_frame_map(&vf, &info, buf, GST_MAP_READ));
-    if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_CORRUPTED)) {  // rewritten while copied: not checkable
-      ++intact;
-      EXPECT_EQ(firstMismatch(GST_BUFFER_OFFSET(buf),
-                              [&](std::uint32_t p, std::uint32_t r, std::uint32_t x) {
-                                return static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p))
-                                    [std::size_t{r} * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p) + x];
-                              }),
-                "");
-    }
-    gst_video_frame_unmap(&vf);
-    gst_sample_unref(s);
-  }
+  const int intact = checkIntact(samples, [](std::uint64_t seq, const GstVideoFrame& vf) {
+    if (GST_VIDEO_FRAME_WIDTH(&vf) != 96) return std::string("width ") + std::to_string(GST_VIDEO_FRAME_WIDTH(&vf));
+    return firstMismatch(seq, [&](std::uint32_t p, std::uint32_t r, std::uint32_t x) { return byteAt(vf, p, r, x); });
+  });
   EXPECT_GE(intact, kFrames * 2 / 3) << "most frames are copied before the publisher (1 ms apart) rewrites them";
   // One device-to-device copy per frame (GStreamer 1.22 cannot wrap the slot), and only the payload.
   const ImageLayout l = testLayout();
@@ -192,29 +207,12 @@ TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
                          "video/x-raw,format=I420 ! appsink name=out sync=false max-buffers=64",
                      kFrames, &copies, &bytes);
   ASSERT_EQ(samples.size(), static_cast<std::size_t>(kFrames));
-  int intact = 0;
-  for (GstSample* s : samples) {
-    GstBuffer* buf = gst_sample_get_buffer(s);
-    GstVideoInfo info;
-    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(s)));
-    GstVideoFrame vf;
-    ASSERT_TRUE(gst_video_frame_map(&vf, &info, buf, GST_MAP_READ));
-    if (!GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_CORRUPTED)) {
-      ++intact;
-      auto plane = [&](guint p, std::uint32_t r, std::uint32_t x) {
-        return static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p))
-            [std::size_t{r} * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p) + x];
-      };
-      // NV12 plane 1 byte 2c is U(c) (I420 plane 1), byte 2c+1 is V(c) (I420 plane 2).
-      EXPECT_EQ(firstMismatch(GST_BUFFER_OFFSET(buf),
-                              [&](std::uint32_t p, std::uint32_t r, std::uint32_t x) {
-                                return p == 0 ? plane(0, r, x) : plane(1 + (x & 1), r, x / 2);
-                              }),
-                "");
-    }
-    gst_video_frame_unmap(&vf);
-    gst_sample_unref(s);
-  }
+  const int intact = checkIntact(samples, [](std::uint64_t seq, const GstVideoFrame& vf) {
+    // NV12 plane 1 byte 2c is U(c) (I420 plane 1), byte 2c+1 is V(c) (I420 plane 2).
+    return firstMismatch(seq, [&](std::uint32_t p, std::uint32_t r, std::uint32_t x) {
+      return p == 0 ? byteAt(vf, 0, r, x) : byteAt(vf, 1 + (x & 1), r, x / 2);
+    });
+  });
   EXPECT_GE(intact, kFrames * 2 / 3);
 }
 
