@@ -11,6 +11,9 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
+
+#define GST_USE_UNSTABLE_API  // GStreamer's CUDA library: public since 1.22, marked unstable
+#include <gst/cuda/gstcudanvrtc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -199,8 +202,19 @@ TEST_F(ZerohopSrcCuda, CudaMemoryThroughCudadownloadIsThePublishersFrameByteForB
 // cudadownload: the planes are the publisher's, de-interleaved.
 TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
   GstElementFactory* f = gst_element_factory_find("cudaconvert");
-  if (!f) GTEST_SKIP() << "no cudaconvert element (nvcodec without NVRTC?)";
+  if (!f) GTEST_SKIP() << "no cudaconvert element";
   gst_object_unref(f);
+  // cudaconvert compiles its kernels at run time with NVRTC, through GStreamer's CUDA library.
+  if (!gst_cuda_nvrtc_load_library()) {
+    GTEST_SKIP() << "NVRTC: GStreamer's CUDA library found no libnvrtc.so, which cudaconvert compiles its kernels "
+                    "with (put the CUDA toolkit's lib64 on LD_LIBRARY_PATH, or set GST_CUDA_NVRTC_LIBNAME)";
+  }
+  gchar* ptx = gst_cuda_nvrtc_compile("extern \"C\" __global__ void zerohop_probe() {}");
+  if (!ptx) {
+    GTEST_SKIP() << "NVRTC: this libnvrtc does not compile for GStreamer 1.22 (it asks for compute_52; CUDA 13's "
+                    "NVRTC targets compute_75 and newer), so cudaconvert cannot run here";
+  }
+  g_free(ptx);
   guint64 copies = 0, bytes = 0;
   auto samples = run("zerohopsrc name=src share=" + share_ +
                          " ! cudaconvert ! video/x-raw(memory:CUDAMemory),format=I420 ! cudadownload ! "
