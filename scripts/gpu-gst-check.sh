@@ -14,14 +14,13 @@
 #     run(carry: [".gpu-bundle"], command: "bash scripts/gpu-gst-check.sh")
 #
 # What the bundle then carries for this, beyond serve's own: gst/libgstzerohop.so (links
-# libgstcuda-1.0.so.0), gst/libgstnvcodec.so (cudadownload, cudaconvert, cudaupload; it registers them
-# only where libgstcuda can dlopen the driver's libcuda.so.1, which stays the machine's), and in lib/
-# their closure that a stock Ubuntu 24.04 + CUDA 13 machine lacks or has at other versions:
-# libgstcuda-1.0, libgstgl-1.0 (libgstcuda needs it), libgstcodecs-1.0, libgstcodecparsers-1.0,
-# libgstpbutils-1.0, libgstaudio-1.0, libgsttag-1.0, libgstallocators-1.0, and GL/windowing
-# libraries libgstgl links (libGL, libEGL, libGLX, libGLdispatch, libgbm, libdrm, libwayland-*,
-# libX11*, libxcb, libXau, libXdmcp, libgudev, libudev, libexpat, libbsd, libmd): loaded, never used
-# (no GL context is made). cudaconvert also compiles its kernels with NVRTC at run time: libnvrtc is
+# libgstcuda-1.0.so.0 and the CUDA runtime statically), gst/libgstnvcodec.so (cudadownload, cudaconvert,
+# cudaupload; it registers them only where libgstcuda can dlopen the driver's libcuda.so.1, which stays
+# the machine's), bin/gst-launch-1.0, and in lib/ the libraries these need that serve's closure lacks
+# (measured with ldd on Debian 12): libgstcuda-1.0, libgstgl-1.0 (libgstcuda links it),
+# libgstcodecs-1.0, libgstallocators-1.0, and what libgstgl links: libGL, libEGL, libGLX,
+# libGLdispatch, libgbm, libgudev-1.0, libudev, libwayland-client/-cursor/-egl/-server: loaded, never
+# used (no GL context is made). cudaconvert also compiles its kernels with NVRTC at run time: libnvrtc is
 # not carried; this script adds the machine's CUDA toolkit library folder (CUDA_LIB, default
 # /usr/local/cuda/lib64) to the search path so GStreamer's NVRTC loader can find it.
 #
