@@ -265,7 +265,10 @@ GstFlowReturn sinkRender(GstBaseSink* base, GstBuffer* buf) {
 // device Publisher copies in, so their buffers need no trip through host memory.
 gboolean sinkQuery(GstBaseSink* base, GstQuery* query) {
   auto& s = stateOf(base);
-  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && *zerohop::gst::cudaTemplateCaps() != '\0') {
+  const gchar* type = nullptr;
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && *zerohop::gst::cudaTemplateCaps() != '\0' &&
+      gst_query_parse_context_type(query, &type) && g_strcmp0(type, "gst.cuda.context") == 0) {
+    // Only a CUDA context query starts CUDA here (other elements ask for GL displays and the like).
     gint device;
     {
       std::lock_guard g(s.lock);

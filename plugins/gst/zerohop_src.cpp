@@ -107,7 +107,6 @@ SrcState& stateOf(gpointer self) {
   return *ZEROHOP_SRC(self)->state;
 }
 
-
 // Reads the ring's geometry into the state and builds the caps; posts an element error and
 // returns nullptr when the share is one this slice cannot read.
 GstCaps* capsFromSubscriber(ZerohopSrc* self) {
@@ -341,7 +340,13 @@ GstBuffer* copyDeviceFrame(ZerohopSrc* self, const zerohop::SharedFrame& shared)
       if (s.caps) caps = gst_caps_ref(s.caps);
       GST_OBJECT_UNLOCK(self);
       if (!caps) throw zerohop::Error(zerohop::Errc::kInvalidArgument, "no caps yet");
-      auto copier = zerohop::gst::DeviceFrameCopier::open(shared.frame().gpu.device, s.layout, caps);
+      std::unique_ptr<zerohop::gst::DeviceFrameCopier> copier;
+      try {
+        copier = zerohop::gst::DeviceFrameCopier::open(shared.frame().gpu.device, s.layout, caps);
+      } catch (...) {
+        gst_caps_unref(caps);
+        throw;
+      }
       gst_caps_unref(caps);
       GST_OBJECT_LOCK(self);
       s.cudaContext = copier->context();
@@ -406,9 +411,9 @@ GstBuffer* wrapFrame(ZerohopSrc* self, zerohop::SharedFrame&& shared) {
           memcpy(d + static_cast<gsize>(r) * GST_VIDEO_FRAME_PLANE_STRIDE(&dst, p),
                  f.data[p] + static_cast<gsize>(r) * f.pitch[p], bytes);
         }
+        s.bytesCopied += static_cast<std::uint64_t>(bytes) * rows;
       }
       gst_video_frame_unmap(&dst);
-      s.bytesCopied += GST_VIDEO_INFO_SIZE(&s.info);
     }
     if (!shared.valid()) GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAG_CORRUPTED);  // rewritten while copied
     ++s.copies;
