@@ -119,7 +119,7 @@ class CameraServer::Impl {
 
   std::string failure() const {
     for (const auto& r : runners_) {
-      if (auto f = r->failure(); !f.empty()) return "camera " + r->name() + ": " + f;
+      if (auto f = r->failure(); !f.empty()) return runners_.size() == 1 ? f : "camera " + r->name() + ": " + f;
     }
     return {};
   }
