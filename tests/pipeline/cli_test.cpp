@@ -188,6 +188,30 @@ TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
   }
 }
 
+// issue 20: a camera list that cannot be served stops serve at start (exit 2), naming the camera.
+TEST(Cli, CameraMistakesFailNamingTheCamera) {
+  const std::string listen = "127.0.0.1:" + std::to_string(freePort());
+  const std::string path = ::testing::TempDir() + "/cameras.toml";
+  { std::ofstream(path) << "[[camera]]\nname = \"yard\"\nsource = \"test\"\nzoom = 2\n"; }
+  struct Case {
+    std::vector<std::string> args;
+    const char* expect;
+  } cases[] = {
+      {{"serve", "--camera", "a=test", "--camera", "a=test"}, "two cameras are named \"a\""},
+      {{"serve", "--camera", "a=v4l2:/dev/video7", "--camera", "b=v4l2:/dev/video7"}, "camera \"b\" opens /dev/video7"},
+      {{"serve", "--camera", "a.b=test"}, "camera \"a.b\""},
+      {{"--config", path, "serve"}, "camera \"yard\" (line 1): unknown key \"zoom\""},
+  };
+  for (auto& c : cases) {
+    std::vector<std::string> argv{kCli};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    argv.insert(argv.end(), {"--listen", listen});
+    auto r = run(argv);
+    EXPECT_EQ(r.exitCode, 2) << c.expect << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+  }
+}
+
 TEST(Cli, EmptyTokenIsAnError) {
   const std::string listen = "127.0.0.1:" + std::to_string(freePort());
   auto flag = run({kCli, "serve", "--listen", listen, "--whep-token", ""});
