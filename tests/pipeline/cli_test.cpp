@@ -212,6 +212,19 @@ TEST(Cli, CameraMistakesFailNamingTheCamera) {
   }
 }
 
+// probe lists what each configured camera would use; a bad list is the same error as serve's.
+TEST(Cli, ProbeListsTheConfiguredCameras) {
+  auto r = run({kCli, "probe", "--camera", "lab=test:640x360@30", "--camera", "door=share:door_raw"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  const auto list = r.out.find("cameras (as serve would run them)");
+  ASSERT_NE(list, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lab         test:640x360@30", list), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("door        share:door_raw", list), std::string::npos) << r.out;
+  auto twice = run({kCli, "probe", "--camera", "a=test", "--camera", "a=test"});
+  EXPECT_EQ(twice.exitCode, 2);
+  EXPECT_NE(twice.err.find("two cameras are named \"a\""), std::string::npos) << twice.err;
+}
+
 TEST(Cli, EmptyTokenIsAnError) {
   const std::string listen = "127.0.0.1:" + std::to_string(freePort());
   auto flag = run({kCli, "serve", "--listen", listen, "--whep-token", ""});
