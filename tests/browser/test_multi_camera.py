@@ -15,7 +15,6 @@ exit: 0 pass, 1 fail, 77 skipped (no chromium/chromedriver/selenium)
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -73,6 +72,10 @@ def play(driver, base: str, name: str, seconds: float) -> tuple[float, float, in
     decoded = (s1["decoded"] or 0) - (s0["decoded"] or 0)
     if s1["camera"] != name:
         raise AssertionError(f"the page plays camera {s1['camera']!r}, asked for {name!r}")
+    links = driver.execute_script(
+        "return [...document.querySelectorAll('#cameras a')].map((a) => [a.dataset.camera, a.className])")
+    if sorted(l[0] for l in links) != sorted(c[0] for c in CAMERAS) or [l[0] for l in links if l[1] == "current"] != [name]:
+        raise AssertionError(f"the page's camera links are {links}, want one per camera with {name!r} current")
     return presented / dt, read / max(1, presented), decoded
 
 
@@ -105,12 +108,9 @@ def check_taps(zerohop: str, failures: list[str]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("zerohop")
+    ap = zb.serve_test_args(__doc__)  # its --source is not used: the cameras are below
     ap.add_argument("--camemu", required=True)
-    ap.add_argument("--netns", action="store_true")
-    ap.add_argument("--artifacts", default=None)
-    args = ap.parse_args()
+    args = zb.parse_serve_test_args(ap)
     chromium, chromedriver = zb.find_browser()
     if args.netns:
         zb.enter_private_network()
