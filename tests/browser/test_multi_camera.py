@@ -4,7 +4,8 @@ each its own pipeline behind /whep/NAME. Headless Chromium plays each camera in 
 >= 25 fps, reading the timecode from its frames; then the MJPEG camera is unplugged for a few seconds
 (zerohop-camemu unplug-at) while the page plays the YUYV camera: that page and the server's frame rate
 of the other two cameras stay >= 25 fps through the unplug, and the MJPEG camera comes back by itself
-and plays again. `zerohop tap` reads each camera's share, and /metrics has every series per camera.
+and plays again. The MJPEG camera also sends a corrupt frame every second, dropped in its own
+pipeline only. `zerohop tap` reads each camera's share, and /metrics has every series per camera.
 
 One browser plays the cameras one after another (three players at once are too much for a 2-core box);
 the server's per-camera frame counters (/stats) show the cameras not played kept running meanwhile.
@@ -32,10 +33,11 @@ UNPLUGGED_MS = 6000         # ...for 6 s
 MIN_FPS = 25.0
 # name, camemu settings, serve source
 CAMERAS = [
-    ("yuyv", "format=yuyv,size=640x480", "v4l2:/dev/video0?format=yuyv&size=640x480&fps=30"),
-    ("mjpeg", f"format=mjpeg,size=640x480,unplug-at={UNPLUG_AT_FRAME}:{UNPLUGGED_MS}",
-     "v4l2:/dev/video1?format=mjpeg&size=640x480&fps=30"),
-    ("h264", "format=h264,size=640x480", "v4l2:/dev/video2?format=h264&size=640x480&fps=30"),
+    ("yuyv", "format=yuyv,size=640x360", "v4l2:/dev/video0?format=yuyv&size=640x360&fps=30"),
+    # ...and sends a corrupt JPEG (EOI zeroed) every 30th frame, which it alone drops.
+    ("mjpeg", f"format=mjpeg,size=640x360,corrupt-every=30,unplug-at={UNPLUG_AT_FRAME}:{UNPLUGGED_MS}",
+     "v4l2:/dev/video1?format=mjpeg&size=640x360&fps=30"),
+    ("h264", "format=h264,size=640x360", "v4l2:/dev/video2?format=h264&size=640x360&fps=30"),
 ]
 
 SNAPSHOT_JS = """
@@ -188,8 +190,13 @@ def main() -> int:
         print(f"camera mjpeg after the replug: {fps:.1f} fps presented, {decoded} decoded")
         if fps < MIN_FPS:
             failures.append(f"camera mjpeg after the replug: {fps:.1f} fps presented, want >= {MIN_FPS}")
-        if any(c.get("state") != "running" for c in json.loads(get(base + "stats"))["cameras"]):
-            failures.append("a camera is not running at the end: " + get(base + "stats")[:400])
+        cams = {c["name"]: c for c in json.loads(get(base + "stats"))["cameras"]}
+        if any(c.get("state") != "running" for c in cams.values()):
+            failures.append("a camera is not running at the end: " + json.dumps(cams)[:400])
+        errors = {name: c.get("source_errors") for name, c in cams.items()}
+        print(f"source errors (corrupt frames dropped) per camera: {errors}")
+        if not errors.get("mjpeg") or errors.get("yuyv") or errors.get("h264"):
+            failures.append(f"corrupt frames should be counted for mjpeg alone: {errors}")
     except AssertionError as e:
         failures.append(str(e))
     finally:

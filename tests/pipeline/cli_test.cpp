@@ -212,6 +212,52 @@ TEST(Cli, CameraMistakesFailNamingTheCamera) {
   }
 }
 
+// issue 20: of several cameras, one that cannot be opened is reported and retried while the others run;
+// each camera has its own WHEP endpoint and serve still stops at once.
+TEST(Cli, CameraThatCannotOpenIsRetriedWhileTheOthersRun) {
+  const auto port = freePort();
+  ChildProcess serve({kCli, "serve", "--camera", "lab=test:320x240@30", "--camera", "gone=v4l2:/dev/video57",
+                      "--listen", "127.0.0.1:" + std::to_string(port)});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 15s)) << serve.stderrText();
+  httplib::Client client("127.0.0.1", port);
+  nlohmann::json stats;
+  for (int i = 0; i < 50; ++i) {  // until the test camera has sent frames and the other failed an open
+    std::this_thread::sleep_for(100ms);
+    auto res = client.Get("/stats");
+    ASSERT_TRUE(res) << "no answer from /stats";
+    stats = nlohmann::json::parse(res->body);
+    if (stats["cameras"][0].value("frames", 0) > 10 && stats["cameras"][1]["state"] == "retrying") break;
+  }
+  ASSERT_EQ(stats["cameras"].size(), 2u) << stats.dump();
+  EXPECT_EQ(stats["cameras"][0]["name"], "lab");
+  EXPECT_EQ(stats["cameras"][0]["state"], "running") << stats.dump();
+  EXPECT_GT(stats["cameras"][0].value("frames", 0), 10) << stats.dump();
+  EXPECT_EQ(stats["frames"], stats["cameras"][0]["frames"]);  // the first camera's figures at the top level
+  EXPECT_EQ(stats["cameras"][1]["state"], "retrying") << stats.dump();
+  EXPECT_NE(stats["cameras"][1]["error"].get<std::string>().find("/dev/video57"), std::string::npos) << stats.dump();
+  // Each camera's endpoint exists (an offer that is not SDP is refused by it, not 404); others do not.
+  for (const char* path : {"/whep/lab", "/whep/gone", "/whep"}) {
+    auto res = client.Post(path, "x", "text/plain");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 415) << path;
+  }
+  auto none = client.Post("/whep/nope", "x", "application/sdp");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  EXPECT_NE(none->body.find("gone, lab"), std::string::npos) << none->body;
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("zerohop_camera_up{camera=\"gone\"} 0"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("zerohop_camera_up{camera=\"lab\"} 1"), std::string::npos) << metrics->body;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  serve.signal(SIGINT);
+  auto code = serve.waitExit(3s);
+  ASSERT_TRUE(code) << "serve did not stop within 3 s of SIGINT";
+  EXPECT_EQ(*code, 0) << serve.stderrText();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2000ms);
+}
+
 // probe lists what each configured camera would use; a bad list is the same error as serve's.
 TEST(Cli, ProbeListsTheConfiguredCameras) {
   auto r = run({kCli, "probe", "--camera", "lab=test:640x360@30", "--camera", "door=share:door_raw"});
