@@ -16,7 +16,9 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-[[noreturn]] void bad(const std::string& message) { throw Error(Errc::kInvalidArgument, message); }
+[[noreturn]] void bad(const std::string& message) {
+  throw Error(Errc::kInvalidArgument, message);
+}
 
 // A TOML value on one line: "basic" (\" \\ \t \n escapes), 'literal', or a bare integer / word; a
 // trailing # comment is dropped. False when it is none of these.
@@ -33,11 +35,20 @@ bool parseValue(const std::string& text, std::string& out) {
       }
       if (++end == t.size()) return false;
       switch (t[end]) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case 't': out += '\t'; break;
-        case 'n': out += '\n'; break;
-        default: return false;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        default:
+          return false;
       }
     }
     if (end == t.size()) return false;
@@ -50,7 +61,9 @@ bool parseValue(const std::string& text, std::string& out) {
   } else {
     end = t.find('#');
     out = trim(t.substr(0, end));
-    if (out.empty() || !std::all_of(out.begin(), out.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '+'; })) {
+    if (out.empty() || !std::all_of(out.begin(), out.end(), [](unsigned char c) {
+          return std::isalnum(c) || c == '_' || c == '-' || c == '+';
+        })) {
       return false;
     }
     return true;
@@ -101,7 +114,8 @@ std::vector<CameraTable> readCameraTables(const std::string& path) {
     const std::string key = eq == std::string::npos ? t : trim(t.substr(0, eq));
     if (std::find(kCameraTableKeys.begin(), kCameraTableKeys.end(), key) == kCameraTableKeys.end()) {
       // Reported once the table is read, so that the message can name the camera.
-      if (!unknown.count(tables.size() - 1)) unknown.emplace(tables.size() - 1, std::pair{key.substr(0, 60), number});
+      if (!unknown.count(tables.size() - 1))
+        unknown.emplace(tables.size() - 1, std::pair{key.substr(0, 60), number});
       continue;
     }
     std::string value;
@@ -110,15 +124,16 @@ std::vector<CameraTable> readCameraTables(const std::string& path) {
           " needs a value: a \"string\" or a whole number");
     }
     if (!table.values.emplace(key, value).second) {
-      bad(where + "line " + std::to_string(number) + ": " + cameraLabel(table) + ": " + key + " is given twice");
+      bad(where + "line " + std::to_string(number) + ": " + cameraLabel(table) + ": " + key +
+          " is given twice");
     }
     table.lines.emplace(key, number);
   }
   for (const auto& [index, key] : unknown) {
     std::string known;
     for (const auto& k : kCameraTableKeys) known += (known.empty() ? "" : ", ") + k;
-    bad(where + "line " + std::to_string(key.second) + ": " + cameraLabel(tables[index]) + ": unknown key \"" +
-        key.first + "\" in [[camera]] (known: " + known + ")");
+    bad(where + "line " + std::to_string(key.second) + ": " + cameraLabel(tables[index]) +
+        ": unknown key \"" + key.first + "\" in [[camera]] (known: " + known + ")");
   }
   return tables;
 }
@@ -148,11 +163,13 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
   const std::string where = "--config " + path + " ";
   const std::string head = where + "line " + std::to_string(t.line) + ": " + cameraLabel(t) + ": ";
   if (!t.values.count("name")) bad(head + "name = \"...\" is missing (the URL /whep/NAME)");
-  if (!t.values.count("source")) bad(head + "source = \"...\" is missing, e.g. source = \"v4l2:/dev/video0\"");
+  if (!t.values.count("source"))
+    bad(head + "source = \"...\" is missing, e.g. source = \"v4l2:/dev/video0\"");
   CameraConfig c;
   c.name = t.values.at("name");
   if (!isValidCameraName(c.name)) {
-    bad(head + "a camera name is 1 to 64 letters, digits, '_' or '-' (it is the URL /whep/NAME), e.g. front_door");
+    bad(head +
+        "a camera name is 1 to 64 letters, digits, '_' or '-' (it is the URL /whep/NAME), e.g. front_door");
   }
   try {
     c.source = parseSourceSpec(t.values.at("source"));
@@ -173,13 +190,15 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
   if (t.values.count("gpu")) {
     c.gpu = t.values.at("gpu");
     if (c.gpu != "auto" && c.gpu != "off" &&
-        (c.gpu.empty() || !std::all_of(c.gpu.begin(), c.gpu.end(), [](unsigned char ch) { return std::isdigit(ch); }))) {
+        (c.gpu.empty() ||
+         !std::all_of(c.gpu.begin(), c.gpu.end(), [](unsigned char ch) { return std::isdigit(ch); }))) {
       bad(head + "gpu = \"" + c.gpu + "\": use auto, off or a CUDA device number");
     }
   }
   if (t.values.count("share")) {
     c.shareName = t.values.at("share");
-    if (!isValidCameraName(c.shareName)) bad(head + "share = \"" + c.shareName + "\": use letters, digits, '_' and '-'");
+    if (!isValidCameraName(c.shareName))
+      bad(head + "share = \"" + c.shareName + "\": use letters, digits, '_' and '-'");
   }
   return c;
 }

@@ -13,7 +13,7 @@
 namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
-inline const std::vector<std::string> kCameraTableKeys = {"name",   "source", "bitrate", "keyint",
+inline const std::vector<std::string> kCameraTableKeys = {"name",    "source", "bitrate", "keyint",
                                                           "encoder", "preset", "gpu",     "share"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
@@ -38,6 +38,7 @@ CameraConfig parseCameraArgument(const std::string& argument, const CameraDefaul
 
 /// A [[camera]] table from `path`. Throws naming the file, line and camera when name or source is
 /// missing or a value is out of range.
-CameraConfig cameraFromTable(const CameraTable& table, const CameraDefaults& defaults, const std::string& path);
+CameraConfig cameraFromTable(const CameraTable& table, const CameraDefaults& defaults,
+                             const std::string& path);
 
 }  // namespace zerohop::cli

@@ -32,11 +32,11 @@
 namespace zerohop {
 
 struct CameraConfig {
-  std::string name;        ///< [A-Za-z0-9_-]+: the URL /whep/NAME and the label in /stats and /metrics
-  SourceSpec source;       ///< any source serve takes: test:, v4l2:, share:
-  EncoderConfig encoder;   ///< width/height/fps are taken from the source
+  std::string name;          ///< [A-Za-z0-9_-]+: the URL /whep/NAME and the label in /stats and /metrics
+  SourceSpec source;         ///< any source serve takes: test:, v4l2:, share:
+  EncoderConfig encoder;     ///< width/height/fps are taken from the source
   std::string gpu = "auto";  ///< "auto", "off" or the CUDA device number (PipelineConfig::gpu)
-  std::string shareName;   ///< non-empty: share frames as NAME and H.264 as NAME.h264
+  std::string shareName;     ///< non-empty: share frames as NAME and H.264 as NAME.h264
 };
 
 struct CameraServerConfig {
@@ -44,15 +44,15 @@ struct CameraServerConfig {
   StreamConfig stream;                ///< the one HTTP server (its defaultStream is set to the first camera)
   std::string whipUrl;                ///< the first camera only (PipelineConfig::whipUrl)
   std::string whipToken;
-  std::string janus;                  ///< the first camera only (PipelineConfig::janus)
-  bool failFast = false;              ///< see the header comment
+  std::string janus;      ///< the first camera only (PipelineConfig::janus)
+  bool failFast = false;  ///< see the header comment
 };
 
 /// What one camera is doing now.
 struct CameraStatus {
   std::string name;
-  std::string state;   ///< "opening", "running", or "retrying" (failed; opened again after a back-off)
-  std::string error;   ///< the last failure ("" while running after a clean open)
+  std::string state;  ///< "opening", "running", or "retrying" (failed; opened again after a back-off)
+  std::string error;  ///< the last failure ("" while running after a clean open)
   std::uint64_t restarts = 0;  ///< times its pipeline failed and was opened again
   bool hasPipeline = false;    ///< `pipeline` is valid (state "running")
   PipelineStatus pipeline;
@@ -79,7 +79,8 @@ class ZEROHOP_API CameraServer {
   void stop() noexcept;  ///< idempotent; returns once every thread has exited
 
   std::vector<CameraStatus> cameras() const;
-  std::string statsJson() const;    ///< GET /stats: the first camera's figures at the top level, "cameras": every camera
+  std::string statsJson()
+      const;  ///< GET /stats: the first camera's figures at the top level, "cameras": every camera
   std::string metricsText() const;  ///< GET /metrics: every series with a `camera` label
   std::string statusLine() const;   ///< one line for the terminal
   std::string url() const;          ///< "http://HOST:PORT/"

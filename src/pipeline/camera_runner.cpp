@@ -17,7 +17,9 @@ CameraRunner::CameraRunner(std::string name, PipelineConfig config, bool failFas
   }
 }
 
-CameraRunner::~CameraRunner() { stop(); }
+CameraRunner::~CameraRunner() {
+  stop();
+}
 
 void CameraRunner::start() {
   if (failFast_) {

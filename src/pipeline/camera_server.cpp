@@ -67,7 +67,8 @@ class CameraServer::Impl {
     nlohmann::json list = nlohmann::json::array();
     for (std::size_t i = 0; i < cams.size(); ++i) {
       const CameraStatus& c = cams[i];
-      nlohmann::json entry = c.hasPipeline ? statsDocument(c.pipeline, context(c.pipeline)) : nlohmann::json::object();
+      nlohmann::json entry =
+          c.hasPipeline ? statsDocument(c.pipeline, context(c.pipeline)) : nlohmann::json::object();
       entry["name"] = c.name;
       entry["state"] = c.state;
       entry["error"] = c.error;
@@ -100,7 +101,8 @@ class CameraServer::Impl {
 
   std::string statusLine() const {
     const auto cams = cameras();
-    if (cams.size() == 1) return cams.front().hasPipeline ? renderStatusLine(cams.front().pipeline) : cams.front().state;
+    if (cams.size() == 1)
+      return cams.front().hasPipeline ? renderStatusLine(cams.front().pipeline) : cams.front().state;
     std::string line;
     for (const auto& c : cams) {
       char part[160];
@@ -119,13 +121,16 @@ class CameraServer::Impl {
 
   std::string failure() const {
     for (const auto& r : runners_) {
-      if (auto f = r->failure(); !f.empty()) return runners_.size() == 1 ? f : "camera " + r->name() + ": " + f;
+      if (auto f = r->failure(); !f.empty())
+        return runners_.size() == 1 ? f : "camera " + r->name() + ": " + f;
     }
     return {};
   }
 
  private:
-  static StatsContext context(const PipelineStatus& s) { return StatsContext{s.sourceDescription, s.encoderName, s.dataPath}; }
+  static StatsContext context(const PipelineStatus& s) {
+    return StatsContext{s.sourceDescription, s.encoderName, s.dataPath};
+  }
 
   CameraServerConfig config_;
   std::unique_ptr<StreamServer> server_;
@@ -134,13 +139,29 @@ class CameraServer::Impl {
 
 CameraServer::CameraServer(CameraServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 CameraServer::~CameraServer() = default;
-void CameraServer::start() { impl_->start(); }
-void CameraServer::stop() noexcept { impl_->stop(); }
-std::vector<CameraStatus> CameraServer::cameras() const { return impl_->cameras(); }
-std::string CameraServer::statsJson() const { return impl_->statsJson(); }
-std::string CameraServer::metricsText() const { return impl_->metricsText(); }
-std::string CameraServer::statusLine() const { return impl_->statusLine(); }
-std::string CameraServer::url() const { return impl_->url(); }
-std::string CameraServer::failure() const { return impl_->failure(); }
+void CameraServer::start() {
+  impl_->start();
+}
+void CameraServer::stop() noexcept {
+  impl_->stop();
+}
+std::vector<CameraStatus> CameraServer::cameras() const {
+  return impl_->cameras();
+}
+std::string CameraServer::statsJson() const {
+  return impl_->statsJson();
+}
+std::string CameraServer::metricsText() const {
+  return impl_->metricsText();
+}
+std::string CameraServer::statusLine() const {
+  return impl_->statusLine();
+}
+std::string CameraServer::url() const {
+  return impl_->url();
+}
+std::string CameraServer::failure() const {
+  return impl_->failure();
+}
 
 }  // namespace zerohop

@@ -28,7 +28,8 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
     server_.streamKeyframeHandlers_[name_] = std::move(request);
   }
   std::string describe() const override {
-    return "WHEP viewers at http://" + server_.config_.host + ":" + std::to_string(server_.boundPort_) + "/whep/" + name_;
+    return "WHEP viewers at http://" + server_.config_.host + ":" + std::to_string(server_.boundPort_) +
+           "/whep/" + name_;
   }
   std::size_t viewerCount() const override { return server_.viewerCount(name_); }
   const std::string& name() const override { return name_; }
@@ -40,7 +41,8 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
 
 std::shared_ptr<WhepStream> StreamServer::addStream(const std::string& name) {
   if (!validStreamName(name)) {
-    throw Error(Errc::kInvalidArgument, "stream name \"" + name + "\": use letters, digits, '_' and '-' only");
+    throw Error(Errc::kInvalidArgument,
+                "stream name \"" + name + "\": use letters, digits, '_' and '-' only");
   }
   {
     std::lock_guard lock(impl_->handlerMutex_);
