@@ -51,7 +51,8 @@ if(ZEROHOP_HAS_GPU_01)
   list(APPEND _zerohop_headers gpu.hpp gpu_convert.hpp gpu_decode.hpp gpu_jpeg.hpp)
 endif()
 if(ZEROHOP_HAS_STREAM_01)
-  list(APPEND _zerohop_headers converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp webrtc_session.hpp)
+  list(APPEND _zerohop_headers camera_server.hpp converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp
+    webrtc_session.hpp)
 endif()
 # OpenCV views: header-only and opt-in (it includes OpenCV's headers; nothing else includes it).
 list(APPEND _zerohop_headers opencv.hpp)

@@ -42,6 +42,10 @@ struct PipelineConfig {
   std::string whipToken;
   /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
   std::string janus;
+  /// Non-null: the WHEP viewers are this stream of a StreamServer that several pipelines share
+  /// (StreamServer::addStream, one per camera: CameraServer); `stream` is then unused, the pipeline
+  /// binds no port, serves no /stats of its own and url() is empty. It keeps the stream past stop().
+  std::shared_ptr<WhepStream> viewers;
 };
 
 struct PipelineStatus {
@@ -52,6 +56,9 @@ struct PipelineStatus {
   std::size_t viewers = 0;
   std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (passthrough: to NAME.h264; 0 without --share)
   double uptimeSeconds = 0;
+  std::string sourceDescription;  ///< the opened source, "test pattern 1280x720@30 yuyv"
+  std::string encoderName;        ///< "libx264 ...", "h264_nvenc ...", "passthrough"
+  std::string dataPath;           ///< "cpu", "gpu" or "passthrough"
 };
 
 class ZEROHOP_API Pipeline {
