@@ -201,9 +201,6 @@ TEST_F(ZerohopSrcCuda, CudaMemoryThroughCudadownloadIsThePublishersFrameByteForB
 // cudaconvert (NV12 -> I420 in CUDA memory, no scaling: every sample moves unchanged) then
 // cudadownload: the planes are the publisher's, de-interleaved.
 TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
-  GstElementFactory* f = gst_element_factory_find("cudaconvert");
-  if (!f) GTEST_SKIP() << "no cudaconvert element";
-  gst_object_unref(f);
   // cudaconvert compiles its kernels at run time with NVRTC, through GStreamer's CUDA library.
   if (!gst_cuda_nvrtc_load_library()) {
     GTEST_SKIP() << "NVRTC: GStreamer's CUDA library found no libnvrtc.so, which cudaconvert compiles its kernels "
@@ -215,6 +212,10 @@ TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
                     "NVRTC targets compute_75 and newer), so cudaconvert cannot run here";
   }
   g_free(ptx);
+  // nvcodec registers cudaconvert only where NVRTC works (above); with NVRTC working its absence is a fault.
+  GstElementFactory* f = gst_element_factory_find("cudaconvert");
+  ASSERT_NE(f, nullptr) << "NVRTC compiles, yet nvcodec registered no cudaconvert element";
+  gst_object_unref(f);
   guint64 copies = 0, bytes = 0;
   auto samples = run("zerohopsrc name=src share=" + share_ +
                          " ! cudaconvert ! video/x-raw(memory:CUDAMemory),format=I420 ! cudadownload ! "
