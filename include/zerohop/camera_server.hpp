@@ -46,6 +46,11 @@ struct CameraServerConfig {
   std::string whipToken;
   std::string janus;      ///< the first camera only (PipelineConfig::janus)
   bool failFast = false;  ///< see the header comment
+  /// From this many cameras on, MJPEG cameras on the GPU path share one batched nvJPEG decoder per
+  /// GPU (PipelineConfig::batchJpeg): more cameras per GPU, each frame decoded whole. Below it each
+  /// camera has its own decoder, which splits a frame at its restart markers over several JPEG
+  /// engines (lower latency for a few cameras). 0: never batch.
+  std::size_t batchJpegCameras = 8;
 };
 
 /// What one camera is doing now.

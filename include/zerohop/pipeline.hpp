@@ -46,6 +46,9 @@ struct PipelineConfig {
   /// (StreamServer::addStream, one per camera: CameraServer); `stream` is then unused, the pipeline
   /// binds no port, serves no /stats of its own and url() is empty. It keeps the stream past stop().
   std::shared_ptr<WhepStream> viewers;
+  /// GPU path, MJPEG: decode through the process's JpegBatcher for the device (GpuPathConfig::batchJpeg),
+  /// shared with the other pipelines on that GPU. CameraServer sets it from `batchJpegCameras`.
+  bool batchJpeg = false;
 };
 
 struct PipelineStatus {

@@ -1,10 +1,11 @@
 // JpegBatcher (jpeg_batcher.hpp): the cameras' frames queue as requests on the callers' stacks;
 // one worker decodes what is queued in one batched call and wakes their callers.
-#include "gpu/jpeg_batcher.hpp"
+#include "zerohop/jpeg_batcher.hpp"
 
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -153,5 +154,17 @@ std::string JpegBatcher::describe() const {
          std::to_string(impl_->options.maxBatch) + " frames";
 }
 int JpegBatcher::device() const noexcept { return impl_->options.device; }
+
+std::shared_ptr<JpegBatcher> JpegBatcher::forDevice(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::weak_ptr<JpegBatcher>> batchers;
+  std::lock_guard lock(mutex);
+  if (auto b = batchers[device].lock()) return b;
+  JpegBatcherOptions o;
+  o.device = device;
+  auto b = std::make_shared<JpegBatcher>(o);
+  batchers[device] = b;
+  return b;
+}
 
 }  // namespace zerohop

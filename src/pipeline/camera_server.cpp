@@ -32,6 +32,7 @@ class CameraServer::Impl {
         p.janus = config_.janus;
       }
       p.viewers = server_->addStream(cam.name);
+      p.batchJpeg = config_.batchJpegCameras > 0 && config_.cameras.size() >= config_.batchJpegCameras;
       runners_.push_back(std::make_unique<CameraRunner>(cam.name, std::move(p), config_.failFast));
     }
     server_->setStatsProvider([this] { return statsJson(); });

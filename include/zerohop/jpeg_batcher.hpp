@@ -1,5 +1,5 @@
 #pragma once
-// Internal: nvJPEG decoders shared by the MJPEG cameras of one GPU. Each camera's thread hands its
+// nvJPEG decoders shared by the MJPEG cameras of one GPU. Each camera's thread hands its
 // frame to decode() and blocks; a worker thread takes every frame waiting at that moment (up to
 // maxBatch) and decodes them with one GpuJpegDecoder::decodeBatch() call, so the JPEG engines work
 // on several cameras' frames at once. The batch grows by itself with the load: while one call runs,
@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "zerohop/export.h"
 #include "zerohop/frame.hpp"
 #include "zerohop/gpu_jpeg.hpp"
 
@@ -43,7 +44,7 @@ struct JpegBatcherStats {
   std::size_t largestBatch = 0;
 };
 
-class JpegBatcher {
+class ZEROHOP_API JpegBatcher {
  public:
   /// Creates the decoders on `options.device` (throws as GpuJpegDecoder's constructor does) and
   /// starts the workers. maxBatch outside 1..1024 or decoders outside 1..8 throws kInvalidArgument.
@@ -59,6 +60,10 @@ class JpegBatcher {
   JpegBatcherStats stats() const;
   std::string describe() const;  ///< the decoders' describe() and the batch limit
   int device() const noexcept;
+
+  /// The process's batcher for `device` (default options on it), made on first use and shared by
+  /// every caller until the last one lets go: the cameras of one GPU meet in it. Thread-safe.
+  static std::shared_ptr<JpegBatcher> forDevice(int device);
 
  private:
   struct Impl;
