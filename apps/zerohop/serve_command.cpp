@@ -54,6 +54,7 @@ struct ServeOptions {
   std::string preset = "superfast";
   std::string gpu = "auto";
   std::uint32_t maxViewers = 16;
+  std::uint32_t batchJpegFrom = 8;  // CameraServerConfig::batchJpegCameras
   std::string webRoot;
   std::string share;
   bool shareGiven = false;   // --share, with or without a NAME
@@ -157,6 +158,7 @@ int runServe(ServeOptions o) {
   config.stream.host = listen.host;
   config.stream.port = listen.port;
   config.stream.maxViewers = o.maxViewers;
+  config.batchJpegCameras = o.batchJpegFrom;
   config.stream.webRoot = o.webRoot;
   config.stream.whepToken = o.whepToken;
   config.stream.protectStats = o.protectStats;
@@ -241,6 +243,11 @@ Runner addServeCommand(CLI::App& app) {
                   "off (CPU path: libyuv, libjpeg-turbo), or a CUDA device number (an error if it cannot be used)")
       ->capture_default_str();
   cmd->add_option("--max-viewers", o->maxViewers, "viewers past this get 503")->capture_default_str();
+  cmd->add_option("--batch-jpeg-from", o->batchJpegFrom,
+                  "with this many cameras or more, the MJPEG cameras of a GPU share one batched nvJPEG decoder (more "
+                  "cameras per GPU, each frame decoded whole); fewer: a decoder each, splitting frames over several "
+                  "JPEG engines (lower latency). 0: never batch")
+      ->capture_default_str();
   cmd->add_option("--web-root", o->webRoot, "serve the viewer page from this folder instead of the built-in copy");
   auto* share = cmd->add_option("--share", o->share,
                                 "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
