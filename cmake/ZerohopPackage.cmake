@@ -48,10 +48,11 @@ target_link_options(zerohop_lib PRIVATE "LINKER:--version-script=${PROJECT_SOURC
 set(_zerohop_headers buffer_pool.hpp capture.hpp clock.hpp encoded_unit.hpp error.hpp export.h frame.hpp
   gpu_path.hpp latency_stats.hpp log.hpp pixel_format.hpp share.hpp sinks.hpp source.hpp timecode.hpp zerohop.h)
 if(ZEROHOP_HAS_GPU_01)
-  list(APPEND _zerohop_headers gpu.hpp gpu_convert.hpp gpu_decode.hpp gpu_jpeg.hpp)
+  list(APPEND _zerohop_headers gpu.hpp gpu_convert.hpp gpu_decode.hpp gpu_jpeg.hpp jpeg_batcher.hpp)
 endif()
 if(ZEROHOP_HAS_STREAM_01)
-  list(APPEND _zerohop_headers converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp webrtc_session.hpp)
+  list(APPEND _zerohop_headers camera_server.hpp converter.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp
+    webrtc_session.hpp)
 endif()
 # OpenCV views: header-only and opt-in (it includes OpenCV's headers; nothing else includes it).
 list(APPEND _zerohop_headers opencv.hpp)

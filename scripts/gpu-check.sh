@@ -36,6 +36,11 @@
 #   SHARE_BENCH 0 skips the share benchmark
 #   JPEG_BENCH  0 skips zerohop_gpu_jpeg_bench (MJPEG: nvJPEG backends vs libjpeg-turbo; gpu-jpeg-bench.md)
 #   JPEG_BENCH_ARGS   extra zerohop_gpu_jpeg_bench arguments (default: --iterations 200)
+#   CAMERAS_BENCH 0 skips zerohop_gpu_cameras_bench (MJPEG cameras per GPU into device rings; cameras-bench.md)
+#   CAMERAS_BENCH_ARGS extra zerohop_gpu_cameras_bench arguments (default: its own rows, 10 s each)
+#   GPU_TESTS   a ctest -R regex: only those gpu tests (a shorter run; default: every gpu test)
+#   LIBRARY     0 skips the library step (install + examples + PyTorch reading the C publisher)
+#   NVDEC_BENCH 0 skips zerohop_nvdec_bench
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
@@ -64,7 +69,12 @@ GPU_BENCH=${GPU_BENCH:-1}
 SHARE_BENCH=${SHARE_BENCH:-1}
 JPEG_BENCH=${JPEG_BENCH:-1}
 JPEG_BENCH_ARGS=${JPEG_BENCH_ARGS:---iterations 200}
+CAMERAS_BENCH=${CAMERAS_BENCH:-1}
+CAMERAS_BENCH_ARGS=${CAMERAS_BENCH_ARGS:-}
 MPS=${MPS:-1}
+GPU_TESTS=${GPU_TESTS:-}
+LIBRARY=${LIBRARY:-1}
+NVDEC_BENCH=${NVDEC_BENCH:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -132,7 +142,7 @@ ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|
 
 step "ctest -L gpu"
 ctest_out=$(mktemp)
-ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure --output-junit "$OUT/ctest-gpu.xml" 2>&1 | tee "$ctest_out"
+ctest --test-dir "$BUILD_DIR" -L gpu ${GPU_TESTS:+-R "$GPU_TESTS"} --output-on-failure --output-junit "$OUT/ctest-gpu.xml" 2>&1 | tee "$ctest_out"
 ctest_rc=${PIPESTATUS[0]}
 # "100% tests passed, 0 tests failed out of 30" (CMake 3.25) or "100% tests passed out of 30" (4.x)
 total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$ctest_out" | tail -1)
@@ -150,7 +160,7 @@ else
   echo "NOTE: no usable GPU here: the gpu tests skipped (see the probe line); nothing ran on a GPU"
 fi
 
-if [[ $have_gpu -eq 1 ]]; then
+if [[ $have_gpu -eq 1 && $LIBRARY -ne 0 ]]; then
   step "library: cmake --install, the examples built against it, device frames from the C publisher"
   prefix=$PWD/$BUILD_DIR/prefix
   run_dir=$(mktemp -d /tmp/zh-gpu-lib-XXXXXX)
@@ -212,7 +222,7 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $GPU_BENCH -ne 0 ]]; then
   "$BUILD_DIR/bench/gpu/zerohop_gpu_bench" $BENCH_ARGS --out "$OUT/gpu-bench.md" || fail "benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $NVDEC_BENCH -ne 0 ]]; then
   step "NVDEC benchmark (H.264 1080p access unit -> NV12 in VRAM)"
   "$BUILD_DIR/bench/gpu/zerohop_nvdec_bench" --out "$OUT/nvdec-bench.md" || fail "nvdec benchmark"
 fi
@@ -222,6 +232,13 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $JPEG_BENCH -ne 0 ]]; then
   # shellcheck disable=SC2086
   timeout 300 "$BUILD_DIR/bench/gpu/zerohop_gpu_jpeg_bench" $JPEG_BENCH_ARGS --out "$OUT/gpu-jpeg-bench.md" \
     || fail "MJPEG benchmark"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $CAMERAS_BENCH -ne 0 ]]; then
+  step "cameras per GPU (1080p30 MJPEG cameras through one JpegBatcher into device rings)"
+  # shellcheck disable=SC2086
+  timeout 300 "$BUILD_DIR/bench/gpu/zerohop_gpu_cameras_bench" $CAMERAS_BENCH_ARGS --out "$OUT/cameras-bench.md" \
+    || fail "cameras benchmark"
 fi
 
 if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $SHARE_BENCH -ne 0 ]]; then

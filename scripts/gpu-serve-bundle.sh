@@ -15,7 +15,7 @@
 #           the video and reads its pixel timecodes; gpu-serve-check.sh proves video arrives with it)
 #   bin/zerohop-camemu, bin/libzerohop_camemu.so (the emulated V4L2 camera, an LD_PRELOAD shim: the
 #           launcher finds the shim beside itself), when BUILD_DIR has them
-#   gst/    the plugins serve's elements live in (src/stream: appsrc, rtph264pay, webrtcbin, dtlssrtpenc,
+#   gst/    (and BUNDLE_GST_EXTRA: more plugins, see below) the plugins serve's elements live in (src/stream: appsrc, rtph264pay, webrtcbin, dtlssrtpenc,
 #           nicesink, rtpbin, and what webrtcbin builds inside: srtpenc, rtpfunnel, rtprtxsend, queue;
 #           udpsink/udpsrc for --janus; h264parse for the receiver): app rtp webrtc dtls srtp nice
 #           rtpmanager udp coreelements videoparsersbad
@@ -95,6 +95,15 @@ for p in "${GST_PLUGINS[@]}"; do
   elves+=("$f")
   copy_stripped "$f" "$root/gst/"
 done
+# BUNDLE_GST_EXTRA: more GStreamer plugins into gst/ with their libraries: a name (libgstNAME.so from
+# this machine's plugin folder, e.g. nvcodec) or a path (a plugin of the build, e.g.
+# build/lib/gstreamer-1.0/libgstzerohop.so). scripts/gpu-gst-check.sh says which it needs.
+for p in ${BUNDLE_GST_EXTRA:-}; do
+  if [[ $p == */* ]]; then f=$p; else f=$plugin_dir/libgst$p.so; fi
+  [[ -f $f ]] || { echo "BUNDLE_GST_EXTRA: no GStreamer plugin $f" >&2; exit 1; }
+  elves+=("$f")
+  copy_stripped "$f" "$root/gst/"
+done
 
 # The run-time-loaded libraries, from the folder the bundled libnss3.so comes from.
 nss_dir=$(dirname "$(ldd "$plugin_dir/libgstsrtp.so" | awk '$1 == "libnss3.so" {print $3}')")
@@ -134,7 +143,7 @@ fi
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(ldd --version | head -1 | awk '{print $NF}')"
   echo "source: $source"
   echo "gstreamer: $(pkg-config --modversion gstreamer-1.0 2>/dev/null || echo unknown)"
-  echo "plugins: ${GST_PLUGINS[*]}"
+  echo "plugins: ${GST_PLUGINS[*]} ${BUNDLE_GST_EXTRA:-}"
   echo "libraries: ${#libs[@]} (run-time loaded: ${RUNTIME_LOADED[*]})"
 } > "$root/BUNDLE-INFO"
 

@@ -78,55 +78,10 @@ RECEIVE_TIMEOUT=${RECEIVE_TIMEOUT:-30}
 LATENCY_P50_BUDGET_MS=${LATENCY_P50_BUDGET_MS:-300}
 GPU_DEVICE=${GPU_DEVICE:-0}
 SHARE=zhcheck$$
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-exec > >(tee "$OUT/gpu-serve-check.log") 2>&1
-
-status=0
-fail() { echo "FAIL: $*"; status=1; }
-pass() { echo "ok: $*"; }
-step() { echo; echo "==== $* ($(date -u +%H:%M:%S))"; }
-
-step "machine"
-uname -srm
-. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"
-if [[ -n ${EXPECT_GPU:-} ]]; then
-  expect_gpu=$EXPECT_GPU
-elif command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-  expect_gpu=1
-else
-  expect_gpu=0
-fi
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-echo "expect the GPU path: $expect_gpu"
-
-step "unpack $BUNDLE"
-[[ -f $BUNDLE ]] || { echo "FAIL: no $BUNDLE (make it with scripts/gpu-serve-bundle.sh and carry its folder)"; exit 1; }
-tmp=$(mktemp -d /tmp/zh-serve-XXXXXX)
-serve_pid=""
-cleanup() {
-  [[ -n $serve_pid ]] && kill -KILL "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-# tar needs xz(1); Python's tarfile (lzma) does where xz is not installed.
-tar -C "$tmp" -xJf "$BUNDLE" 2>/dev/null ||
-  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$BUNDLE" "$tmp" ||
-  { echo "FAIL: unpacking $BUNDLE"; exit 1; }
-B=$tmp/zerohop-serve
-cat "$B/BUNDLE-INFO"
-# The bundle's environment, for the bundle's programs only: python3 (the checks below) keeps the
-# machine's own libraries (the bundle's libexpat/libssl are older than what it was built against).
-# GIO_MODULE_DIR: an empty folder, so this glib loads none of the machine's GIO modules.
-mkdir -p "$tmp/gio-modules"
-bundle_env=(
-  LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  GST_PLUGIN_SYSTEM_PATH="$B/gst" GST_PLUGIN_SYSTEM_PATH_1_0="$B/gst" GST_PLUGIN_PATH="$B/gst" GST_PLUGIN_PATH_1_0="$B/gst"
-  GST_PLUGIN_SCANNER="$B/libexec/gst-plugin-scanner" GST_PLUGIN_SCANNER_1_0="$B/libexec/gst-plugin-scanner"
-  GST_REGISTRY="$tmp/gst-registry.bin" GST_REGISTRY_1_0="$tmp/gst-registry.bin"
-  GIO_MODULE_DIR="$tmp/gio-modules"
-)
-printf '  %s\n' "${bundle_env[@]}"
+. scripts/gpu-bundle-lib.sh  # fail, pass, step, bundle_start, bundle_unpack, bundle_environment
+bundle_start gpu-serve-check.log "expect the GPU path" zh-serve
+bundle_unpack "$BUNDLE" "$tmp"
+bundle_environment
 zh() { env "${bundle_env[@]}" "$B/bin/zerohop" "$@"; }
 
 # Every library the bundle's programs need resolves, and none but the C/C++ runtime and the NVIDIA

@@ -146,7 +146,9 @@ window.zerohop = {
   presentationToDisplayP50: null,  // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
   sdp: null,              // {offer, answer} of the current session, for diagnosis
   iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
-  lastStats: null,        // last /stats JSON
+  lastStats: null,        // last /stats JSON (of the camera played, when the server has several)
+  camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
+  cameras: [],            // [{name, state}] from /stats when the server has several cameras
   webrtc: null,           // inbound-rtp video figures from getStats()
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
@@ -160,7 +162,10 @@ window.zerohop = {
   const $ = (id) => document.getElementById(id);
   const params = new URLSearchParams(location.search);
   const serverBase = (params.get('server') || '').replace(/\/+$/, '');  // '' = this page's origin
-  const whepUrl = new URL(serverBase + '/whep', location.href).href;
+  // ?camera=NAME plays that camera of a server with several (POST /whep/NAME); without it, the first.
+  zh.camera = params.get('camera') || null;
+  const whepUrl = new URL(serverBase + '/whep' + (zh.camera ? '/' + encodeURIComponent(zh.camera) : ''),
+                          location.href).href;
   // serve --whep-token T: open the page as /?token=T; the token goes in the WHEP requests only.
   const authHeaders = params.get('token') ? {'Authorization': 'Bearer ' + params.get('token')} : {};
   const statsUrl = new URL(serverBase + '/stats', location.href).href;
@@ -540,10 +545,43 @@ window.zerohop = {
   async function pollServer() {
     try {
       const resp = await fetch(statsUrl, {cache: 'no-store', headers: authHeaders});  // serve --protect-stats
-      if (resp.ok) zh.lastStats = await resp.json();
+      if (resp.ok) {
+        const doc = await resp.json();
+        const cams = Array.isArray(doc.cameras) ? doc.cameras : [];
+        // The figures of the camera played: its entry of "cameras" (the top level is the first camera's).
+        zh.lastStats = (zh.camera && cams.find((c) => c.name === zh.camera)) || doc;
+        zh.cameras = cams.map((c) => ({name: c.name, state: c.state}));
+        renderCameraList();
+      }
     } catch (e) {
       // The server may be restarting; the connection logic reports that.
     }
+  }
+
+  // Links to every camera of the server (?camera=NAME, the page's other parameters kept); shown
+  // only when there are several.
+  let shownCameras = '';
+  function renderCameraList() {
+    const nav = $('cameras');
+    if (!nav) return;
+    const key = JSON.stringify(zh.cameras);
+    if (key === shownCameras) return;
+    shownCameras = key;
+    nav.hidden = zh.cameras.length < 2;
+    nav.textContent = '';
+    const current = zh.camera || (zh.cameras[0] && zh.cameras[0].name);
+    zh.cameras.forEach((c) => {
+      const link = document.createElement('a');
+      const p = new URLSearchParams(location.search);
+      p.set('camera', c.name);
+      link.href = '?' + p.toString();
+      link.textContent = c.name;
+      link.dataset.camera = c.name;
+      link.dataset.state = c.state;
+      link.title = c.state;
+      if (c.name === current) link.className = 'current';
+      nav.appendChild(link);
+    });
   }
 
   function renderTable() {

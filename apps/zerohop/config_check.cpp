@@ -4,10 +4,13 @@
 #include <fstream>
 #include <set>
 
+#include "camera_options.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop::cli {
 namespace {
+
+constexpr const char* kCameraTable = "camera";  // [[camera]]: serve's cameras (camera_options.hpp)
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
@@ -76,6 +79,12 @@ void checkConfigFile(const std::string& path, const CLI::App& app) {
         throw Error(Errc::kInvalidArgument, where(number) + "\"" + printable(t) + "\" is not a TOML table header");
       }
       table = trim(t.substr(array ? 2 : 1, close - (array ? 2 : 1)));
+      if (table == kCameraTable) {
+        if (!array) {
+          throw Error(Errc::kInvalidArgument, where(number) + "[camera] is an array of tables: write [[camera]], one per camera");
+        }
+        continue;  // its keys are checked by readCameraTables, which can name the camera
+      }
       if (!tables.count(table)) {
         throw Error(Errc::kInvalidArgument, where(number) + "unknown table [" + printable(table) + "] (tables: " +
                                                 [&] {
@@ -86,6 +95,7 @@ void checkConfigFile(const std::string& path, const CLI::App& app) {
       }
       continue;
     }
+    if (table == kCameraTable) continue;
     const auto eq = t.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw Error(Errc::kInvalidArgument, where(number) + "\"" + printable(t) + "\" is not TOML (key = value, or [table])");
@@ -121,6 +131,7 @@ void checkConfigFile(const std::string& path, const CLI::App& app) {
                                       std::count(value.begin(), value.end(), ']'));
     }
   }
+  readCameraTables(path);
 }
 
 }  // namespace zerohop::cli

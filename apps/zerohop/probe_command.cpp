@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "camera_options.hpp"
 #include "commands.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
@@ -23,7 +24,42 @@ namespace {
 
 struct ProbeOptions {
   int gpu = -1;  // -1: the first usable device
+  std::vector<std::string> cameras;  // --camera NAME=SOURCE
+  std::string configPath;            // --config, for its [[camera]] tables
 };
+
+// serve's cameras (--camera, [[camera]]): for each, its source and the path its format takes with
+// its own --gpu setting (the same choosePath serve calls once the camera is open).
+void printConfiguredCameras(const ProbeOptions& o) {
+  std::vector<CameraConfig> cams;
+  CameraDefaults defaults;
+  if (o.gpu >= 0) defaults.gpu = std::to_string(o.gpu);
+  if (!o.configPath.empty()) {
+    for (const auto& t : readCameraTables(o.configPath)) cams.push_back(cameraFromTable(t, defaults, o.configPath));
+  }
+  for (const auto& a : o.cameras) cams.push_back(parseCameraArgument(a, defaults));
+  if (cams.empty()) return;
+  checkCameras(cams);
+  std::printf("\ncameras (as serve would run them)\n");
+  for (const auto& c : cams) {
+    PixelFormat format = c.source.format;
+    if (format == PixelFormat::kUnknown && c.source.kind == "test") format = PixelFormat::kYUYV;
+    std::string line;
+    if (c.source.kind == "share") {
+      line = "frames of the share's publisher: the path follows their format and memory";
+    } else if (format == PixelFormat::kUnknown) {
+      line = "the camera's own format (add ?format= to see its path; 'path' below has each)";
+    } else {
+      try {
+        line = choosePath(c.gpu, format).reason;
+      } catch (const Error& e) {
+        line = std::string("refused: ") + e.what();
+      }
+    }
+    std::printf("  %-11s %s\n              %s%s\n", c.name.c_str(), toString(c.source).c_str(), line.c_str(),
+                c.shareName.empty() ? "" : ("; shared as '" + c.shareName + "'").c_str());
+  }
+}
 
 int runProbe(const ProbeOptions& o) {
   std::printf("zerohop %s\n\n", kVersion);
@@ -67,6 +103,7 @@ int runProbe(const ProbeOptions& o) {
   std::printf("  nvenc       %s\n", describe(nvenc).c_str());
 
   // The same decision serve makes (choosePath), for each kind of camera; --gpu auto.
+  printConfiguredCameras(o);
   std::printf("\npath (serve --gpu auto), by what the camera delivers\n");
   const std::string gpuOption = o.gpu >= 0 ? std::to_string(o.gpu) : "auto";
   for (const auto& [label, format] : {std::pair{"raw (yuyv)", PixelFormat::kYUYV}, std::pair{"mjpeg", PixelFormat::kMJPEG},
@@ -94,7 +131,15 @@ Runner addProbeCommand(CLI::App& app) {
   auto o = std::make_shared<ProbeOptions>();
   auto* cmd = app.add_subcommand("probe", "Show the cameras, GPU, encoders and the data path serve would choose, and why");
   cmd->add_option("--gpu", o->gpu, "CUDA device to probe (default: the first usable one)");
-  return [o] { return runProbe(*o); };
+  cmd->add_option("--camera", o->cameras,
+                  "NAME=SOURCE, repeatable, as serve takes it: also say what each camera would use "
+                  "([[camera]] tables of --config are listed too)");
+  return [o, cmd] {
+    if (const CLI::Option* config = cmd->get_parent()->get_config_ptr(); config && config->count() > 0) {
+      o->configPath = config->as<std::string>();
+    }
+    return runProbe(*o);
+  };
 }
 
 }  // namespace zerohop::cli

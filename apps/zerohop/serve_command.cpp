@@ -11,12 +11,13 @@
 #include <memory>
 #include <vector>
 
+#include "camera_options.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "listen_address.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
-#include "zerohop/pipeline.hpp"
+#include "zerohop/camera_server.hpp"
 
 namespace zerohop::cli {
 namespace {
@@ -54,8 +55,13 @@ struct ServeOptions {
   std::string preset = "superfast";
   std::string gpu = "auto";
   std::uint32_t maxViewers = 16;
+  std::uint32_t batchJpegFrom = 8;  // CameraServerConfig::batchJpegCameras
   std::string webRoot;
   std::string share;
+  bool shareGiven = false;   // --share, with or without a NAME
+  bool sourceGiven = false;  // --source (or source = in [serve])
+  std::vector<std::string> cameras;  // --camera NAME=SOURCE
+  std::string configPath;    // --config, for its [[camera]] tables
   std::string whepToken;
   bool whepTokenGiven = false;  // --whep-token or ZEROHOP_WHEP_TOKEN, even when empty
   std::string whepTokenFile;
@@ -102,19 +108,60 @@ std::string whepToken(const ServeOptions& o) {
   return o.whepToken;
 }
 
+// The cameras to serve: [[camera]] tables, then --camera arguments, or else --source as camera
+// "cam0". Each takes serve's encoder and --gpu options unless its table says otherwise.
+std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
+  CameraDefaults defaults;
+  defaults.encoder.encoder = o.encoder;
+  defaults.encoder.bitrateKbps = o.bitrateKbps;
+  defaults.encoder.keyframeIntervalFrames = o.keyint;
+  defaults.encoder.preset = o.preset;
+  defaults.gpu = o.gpu;
+  std::vector<CameraConfig> cameras;
+  if (!o.configPath.empty()) {
+    for (const auto& table : readCameraTables(o.configPath)) cameras.push_back(cameraFromTable(table, defaults, o.configPath));
+  }
+  for (const auto& argument : o.cameras) cameras.push_back(parseCameraArgument(argument, defaults));
+  if (cameras.empty()) {
+    CameraConfig c;
+    c.name = "cam0";
+    c.source = parseSourceSpec(o.source);
+    c.encoder = defaults.encoder;
+    c.gpu = defaults.gpu;
+    cameras.push_back(std::move(c));
+  } else if (o.sourceGiven) {
+    throw Error(Errc::kInvalidArgument,
+                "--source together with --camera or [[camera]] tables: give every camera as --camera NAME=SOURCE "
+                "(or a [[camera]] table), the first is the one /whep plays");
+  }
+  if (o.shareGiven) {
+    if (!o.share.empty() && cameras.size() > 1) {
+      throw Error(Errc::kInvalidArgument,
+                  "--share " + o.share + " names one share, and there are " + std::to_string(cameras.size()) +
+                      " cameras: give --share alone (each camera shares as its name, and NAME.h264) or "
+                      "share = \"...\" in a [[camera]] table");
+    }
+    for (auto& c : cameras) {
+      if (c.shareName.empty()) c.shareName = o.share.empty() ? c.name : o.share;
+    }
+  }
+  checkCameras(cameras);
+  return cameras;
+}
+
 int runServe(ServeOptions o) {
   o.whepToken = whepToken(o);
   if (o.protectStats && o.whepToken.empty()) {
     throw Error(Errc::kInvalidArgument, "--protect-stats needs a WHEP token (--whep-token-file, ZEROHOP_WHEP_TOKEN or --whep-token)");
   }
-  PipelineConfig config;
-  config.source = parseSourceSpec(o.source);
+  CameraServerConfig config;
+  config.cameras = serveCameras(o);
   const auto listen = parseListenAddress(o.listen);
   config.stream.host = listen.host;
   config.stream.port = listen.port;
   config.stream.maxViewers = o.maxViewers;
+  config.batchJpegCameras = o.batchJpegFrom;
   config.stream.webRoot = o.webRoot;
-  config.shareName = o.share;
   config.stream.whepToken = o.whepToken;
   config.stream.protectStats = o.protectStats;
   config.stream.playoutDelayMinMs = o.playoutDelayMs.at(0);
@@ -122,20 +169,18 @@ int runServe(ServeOptions o) {
   config.whipUrl = o.whipUrl;
   config.whipToken = o.whipToken;
   config.janus = o.janus;
-  // The pipeline decides the data path (choosePath) and, on the GPU path, NVENC or x264 (probeNvenc),
-  // logging one line with the reason for each.
-  config.gpu = o.gpu;
-  config.encoder.encoder = o.encoder;
-  config.encoder.bitrateKbps = o.bitrateKbps;
-  config.encoder.keyframeIntervalFrames = o.keyint;
-  config.encoder.preset = o.preset;
+  // One camera fails as serve always has (at start, or when it fails for good: exit 1); of several,
+  // one that fails is reported in /stats and opened again while the others run on.
+  config.failFast = config.cameras.size() == 1;
+  // Each camera's pipeline decides its data path (choosePath) and, on the GPU path, NVENC or x264
+  // (probeNvenc), logging one line with the reason for each.
 
   limitMallocArenas();
   raiseDescriptorLimit();
   const sigset_t stopSignals = blockStopSignals();
-  Pipeline pipeline(std::move(config));
-  pipeline.start();
-  std::printf("open %s%s\n", pipeline.url().c_str(), o.whepToken.empty() ? "" : ("?token=" + o.whepToken).c_str());
+  CameraServer server(std::move(config));
+  server.start();
+  std::printf("open %s%s\n", server.url().c_str(), o.whepToken.empty() ? "" : ("?token=" + o.whepToken).c_str());
   std::fflush(stdout);
 
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -150,7 +195,7 @@ int runServe(ServeOptions o) {
       log::info("stopping (", sig == SIGINT ? "SIGINT" : "SIGTERM", ")");
       break;
     }
-    if (auto failure = pipeline.failure(); !failure.empty()) {
+    if (auto failure = server.failure(); !failure.empty()) {
       std::fprintf(stderr, "%szerohop: error: %s\n", tty ? "\n" : "", failure.c_str());
       exitCode = kExitFailure;
       break;
@@ -159,14 +204,14 @@ int runServe(ServeOptions o) {
     if (sinceStatus + 1e-9 >= interval) {
       sinceStatus = 0;
       if (tty) {
-        std::fprintf(stderr, "\r\033[K%s", pipeline.statusLine().c_str());
+        std::fprintf(stderr, "\r\033[K%s", server.statusLine().c_str());
       } else {
-        std::fprintf(stderr, "%s\n", pipeline.statusLine().c_str());
+        std::fprintf(stderr, "%s\n", server.statusLine().c_str());
       }
       std::fflush(stderr);
     }
   }
-  pipeline.stop();
+  server.stop();
   return exitCode;
 }
 
@@ -175,10 +220,16 @@ int runServe(ServeOptions o) {
 Runner addServeCommand(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   auto* cmd = app.add_subcommand("serve", "Stream a camera to browsers over WebRTC (WHEP) and serve the viewer page");
-  cmd->add_option("--source", o->source,
-                  "test[:WxH[@FPS]][?format=yuyv|uyvy] (built-in test camera) or "
-                  "v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr]")
-      ->capture_default_str();
+  auto* source = cmd->add_option("--source", o->source,
+                                 "test[:WxH[@FPS]][?format=yuyv|uyvy] (built-in test camera), "
+                                 "v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr] or share:NAME: "
+                                 "the one camera (named cam0)")
+                     ->capture_default_str();
+  cmd->add_option("--camera", o->cameras,
+                  "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
+                  "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
+                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, gpu, share)")
+      ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
       ->check(CLI::Range(100u, 100000u))
@@ -196,10 +247,17 @@ Runner addServeCommand(CLI::App& app) {
                   "off (CPU path: libyuv, libjpeg-turbo), or a CUDA device number (an error if it cannot be used)")
       ->capture_default_str();
   cmd->add_option("--max-viewers", o->maxViewers, "viewers past this get 503")->capture_default_str();
+  cmd->add_option("--batch-jpeg-from", o->batchJpegFrom,
+                  "with this many cameras or more, the MJPEG cameras of a GPU share one batched nvJPEG decoder (more "
+                  "cameras per GPU, each frame decoded whole); fewer: a decoder each, splitting frames over several "
+                  "JPEG engines (lower latency). 0: never batch")
+      ->capture_default_str();
   cmd->add_option("--web-root", o->webRoot, "serve the viewer page from this folder instead of the built-in copy");
-  cmd->add_option("--share", o->share,
-                  "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
-                  "for other processes (zerohop tap NAME, zerohop::Subscriber)");
+  auto* share = cmd->add_option("--share", o->share,
+                                "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
+                                "for other processes (zerohop tap NAME, zerohop::Subscriber); without NAME each "
+                                "camera shares under its own name")
+                    ->expected(0, 1);
   auto* token = cmd->add_option("--whep-token", o->whepToken,
                                  "require 'Authorization: Bearer TOKEN' on WHEP requests (open the page as "
                                  "/?token=TOKEN); visible in ps: prefer --whep-token-file or ZEROHOP_WHEP_TOKEN")
@@ -224,8 +282,13 @@ Runner addServeCommand(CLI::App& app) {
       ->expected(2)
       ->capture_default_str();
   cmd->add_option("--status-interval", o->statusInterval, "seconds between status lines (default 1 on a terminal, 10 otherwise)");
-  return [o, token] {
+  return [o, token, source, share, cmd] {
     o->whepTokenGiven = token->count() > 0;
+    o->sourceGiven = source->count() > 0;
+    o->shareGiven = share->count() > 0;
+    if (const CLI::Option* config = cmd->get_parent()->get_config_ptr(); config && config->count() > 0) {
+      o->configPath = config->as<std::string>();
+    }
     return runServe(*o);
   };
 }

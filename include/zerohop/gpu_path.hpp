@@ -74,6 +74,11 @@ struct GpuPathConfig {
   /// Non-null: every frame is converted straight into a slot of this device-memory share instead,
   /// which the caller owns (keeps alive longer than the path) and created with deviceLayout()'s layout.
   Publisher* share = nullptr;
+  /// MJPEG only: decode through the process's JpegBatcher for `device` (one batched nvJPEG call for
+  /// the frames several cameras hand in together; zerohop/jpeg_batcher.hpp) instead of a decoder of
+  /// this path's own. More cameras per GPU; each frame is decoded whole (no restart strips), so a
+  /// single camera's frame takes longer.
+  bool batchJpeg = false;
 };
 
 struct GpuPathOutput {

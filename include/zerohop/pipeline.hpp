@@ -43,6 +43,13 @@ struct PipelineConfig {
   std::string whipToken;
   /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
   std::string janus;
+  /// Non-null: the WHEP viewers are this stream of a StreamServer that several pipelines share
+  /// (StreamServer::addStream, one per camera: CameraServer); `stream` is then unused, the pipeline
+  /// binds no port, serves no /stats of its own and url() is empty. It keeps the stream past stop().
+  std::shared_ptr<WhepStream> viewers;
+  /// GPU path, MJPEG: decode through the process's JpegBatcher for the device (GpuPathConfig::batchJpeg),
+  /// shared with the other pipelines on that GPU. CameraServer sets it from `batchJpegCameras`.
+  bool batchJpeg = false;
 };
 
 struct PipelineStatus {
@@ -54,6 +61,9 @@ struct PipelineStatus {
   std::vector<ViewerStats> viewerStats;  ///< each viewer's start-up and feedback (StreamServer::viewerStats)
   std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (passthrough: to NAME.h264; 0 without --share)
   double uptimeSeconds = 0;
+  std::string sourceDescription;  ///< the opened source, "test pattern 1280x720@30 yuyv"
+  std::string encoderName;        ///< "libx264 ...", "h264_nvenc ...", "passthrough"
+  std::string dataPath;           ///< "cpu", "gpu" or "passthrough"
 };
 
 class ZEROHOP_API Pipeline {

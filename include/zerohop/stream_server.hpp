@@ -41,6 +41,9 @@ struct StreamConfig {
   /// otherwise, or when min > max.
   int playoutDelayMinMs = 0;
   int playoutDelayMaxMs = 0;
+  /// Non-empty: POST /whep plays the stream of this name (addStream(); `serve`'s first camera) instead
+  /// of what publish() is fed. POST /whep/NAME plays any named stream either way.
+  std::string defaultStream;
 };
 
 /// One viewer as /stats shows it (StreamServer::viewerStats): how long it took to start, from its POST
@@ -54,6 +57,19 @@ struct ViewerStats {
   /// last feedback window: packets it reported received, and the share lost; -1 before any feedback.
   int twccPacketsReceived = -1;
   double twccLossPercent = -1;
+};
+
+/// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
+/// plays what deliver() is fed. Made by StreamServer::addStream(); it must not outlive its server.
+/// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() may be called again (a camera's
+/// pipeline rebuilt) and with an empty function; once it returns, the previous requester is never called.
+class ZEROHOP_API WhepStream : public UnitSink {
+ public:
+  /// Sessions of this stream that exist now (negotiating or connected).
+  virtual std::size_t viewerCount() const = 0;
+  /// The start-up times and feedback of this stream's sessions that exist now, oldest first.
+  virtual std::vector<ViewerStats> viewerStats() const = 0;
+  virtual const std::string& name() const = 0;
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
@@ -93,9 +109,14 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   void setKeyframeRequester(std::function<void()> request) override { setKeyframeRequestHandler(std::move(request)); }
   std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
 
-  /// Sessions that exist now (negotiating or connected).
+  /// Adds the stream POST /whep/NAME plays (its viewers count towards maxViewers). Before the first
+  /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one
+  /// that is empty or not of [A-Za-z0-9_-] (it is a URL path segment).
+  std::shared_ptr<WhepStream> addStream(const std::string& name);
+
+  /// Sessions that exist now (negotiating or connected), of every stream.
   std::size_t viewerCount() const;
-  /// The start-up times of the sessions that exist now, oldest first.
+  /// The start-up times and feedback of the sessions that exist now, of every stream, oldest first.
   std::vector<ViewerStats> viewerStats() const;
   /// The bound TCP port (the kernel's choice when StreamConfig::port was 0).
   std::uint16_t port() const;

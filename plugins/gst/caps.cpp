@@ -1,5 +1,9 @@
 #include "caps.hpp"
 
+#include <string>
+
+#include "cuda_frames.hpp"
+
 namespace zerohop::gst {
 
 GstVideoFormat videoFormatOf(PixelFormat format) noexcept {
@@ -59,6 +63,16 @@ GstCaps* capsForShare(const ImageLayout& layout, bool encoded) {
   GST_VIDEO_INFO_FPS_N(&info) = 0;
   GST_VIDEO_INFO_FPS_D(&info) = 1;
   return gst_video_info_to_caps(&info);
+}
+
+GstPadTemplate* shareTemplate(const char* name, GstPadDirection direction) {
+  std::string caps = GST_VIDEO_CAPS_MAKE(ZEROHOP_GST_RAW_FORMATS) "; "
+                     "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au";
+  if (const std::string cuda = cudaTemplateCaps(); !cuda.empty()) caps += "; " + cuda;
+  GstCaps* c = gst_caps_from_string(caps.c_str());
+  GstPadTemplate* t = gst_pad_template_new(name, direction, GST_PAD_ALWAYS, c);
+  gst_caps_unref(c);
+  return t;
 }
 
 }  // namespace zerohop::gst

@@ -20,6 +20,11 @@ std::optional<PixelFormat> pixelFormatOf(GstVideoFormat format) noexcept;
 /// for an H.264 ring; nullptr for a format this slice cannot express (MJPEG). Caller owns the caps.
 GstCaps* capsForShare(const ImageLayout& layout, bool encoded);
 
+/// The always-present pad template both elements have: raw video and H.264 byte-stream access units
+/// in system memory, and video/x-raw(memory:CUDAMemory) where the plugin was built with CUDA memory
+/// support (cuda_frames.hpp). Floating reference, as gst_element_class_add_pad_template takes it.
+GstPadTemplate* shareTemplate(const char* name, GstPadDirection direction);
+
 /// The raw formats both elements accept, as a caps string ("NV12, I420, ...").
 #define ZEROHOP_GST_RAW_FORMATS "{ NV12, I420, YUY2, UYVY, RGBA, BGRx, RGB }"
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "caps.hpp"
+#include "cuda_frames.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
@@ -17,13 +18,25 @@ GST_DEBUG_CATEGORY_STATIC(zerohop_sink_debug);
 
 namespace {
 
-enum { PROP_0, PROP_SHARE, PROP_SLOTS, PROP_MAX_UNIT_BYTES, PROP_PUBLISHED, PROP_READERS, PROP_OVERRUNS };
+enum {
+  PROP_0,
+  PROP_SHARE,
+  PROP_SLOTS,
+  PROP_MAX_UNIT_BYTES,
+  PROP_CUDA_DEVICE,
+  PROP_PUBLISHED,
+  PROP_READERS,
+  PROP_OVERRUNS,
+  PROP_BYTES_COPIED,
+  PROP_DOWNLOADS,
+};
 
 struct SinkState {
   std::mutex lock;  // guards the settings
   std::string share;
   guint slots = 4;
   guint maxUnitBytes = 4u << 20;
+  gint cudaDevice = 0;
 
   // Streaming thread (set_caps, render) and stop.
   std::unique_ptr<zerohop::Publisher> publisher;
@@ -31,10 +44,17 @@ struct SinkState {
   zerohop::PixelFormat format = zerohop::PixelFormat::kUnknown;
   bool encoded = false;
   std::uint64_t sequence = 0;
+  // CUDA memory in: the device ring is made at the first buffer (its memory names the device).
+  bool cudaIn = false;
+  std::string deviceShare;  // the name the device ring will take (set_caps)
+  zerohop::ImageLayout layout{};
+  guint slotCount = 4;
 
   std::atomic<std::uint64_t> published{0};
   std::atomic<std::uint32_t> readers{0};
   std::atomic<std::uint64_t> overruns{0};
+  std::atomic<std::uint64_t> bytesCopied{0};
+  std::atomic<std::uint64_t> downloads{0};
 };
 
 }  // namespace
@@ -52,11 +72,6 @@ SinkState& stateOf(gpointer self) {
   return *ZEROHOP_SINK(self)->state;
 }
 
-GstStaticPadTemplate sinkTemplate = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(
-        ZEROHOP_GST_RAW_FORMATS) "; "
-                                 "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
 
 gboolean sinkSetCaps(GstBaseSink* base, GstCaps* caps) {
   auto* self = ZEROHOP_SINK(base);
@@ -89,9 +104,17 @@ gboolean sinkSetCaps(GstBaseSink* base, GstCaps* caps) {
       layout = zerohop::SlotLayout::images(
           zerohop::computeLayout(*fmt, GST_VIDEO_INFO_WIDTH(&s.info), GST_VIDEO_INFO_HEIGHT(&s.info)), slots);
     }
+    const GstCapsFeatures* features = gst_caps_get_features(caps, 0);
+    s.cudaIn = !s.encoded && features && gst_caps_features_contains(features, "memory:CUDAMemory");
     // New caps = a new ring geometry: readers see the old share go away and reconnect to the new one.
     s.publisher.reset();
-    s.publisher = std::make_unique<zerohop::Publisher>(share, layout);
+    if (s.cudaIn) {
+      s.deviceShare = share;  // a device ring, made at the first buffer, on the device its memory is on
+      s.layout = layout.image;
+      s.slotCount = slots;
+    } else {
+      s.publisher = std::make_unique<zerohop::Publisher>(share, layout);
+    }
   } catch (const zerohop::Error& e) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("cannot publish share '%s'", share.c_str()),
                       ("%s: %s", zerohop::errcName(e.code()), e.what()));
@@ -119,14 +142,76 @@ std::int64_t captureNsOf(GstBaseSink* base, GstBuffer* buf) {
   return t > monoNow ? monoNow : t;  // a buffer stamped in the future was not captured yet: now
 }
 
+// A host Frame over a mapped system-memory video frame (the planes the publisher copies).
+zerohop::Frame hostFrameOf(const SinkState& s, GstVideoFrame& vf) {
+  zerohop::Frame f;
+  f.format = s.format;
+  f.width = GST_VIDEO_FRAME_WIDTH(&vf);
+  f.height = GST_VIDEO_FRAME_HEIGHT(&vf);
+  f.memory = zerohop::MemoryKind::kHost;
+  f.planeCount = GST_VIDEO_FRAME_N_PLANES(&vf);
+  for (guint p = 0; p < f.planeCount && p < zerohop::kMaxPlanes; ++p) {
+    f.data[p] = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p));
+    f.pitch[p] = static_cast<std::uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
+  }
+  f.bytesUsed = GST_VIDEO_FRAME_SIZE(&vf);
+  return f;
+}
+
+// CUDA memory in: one device-to-device copy into the device ring's slot on the publisher's stream.
+// Memory of another CUDA context than the device's primary one (an upstream element that did not
+// take the context this sink offers) goes through host memory instead: mapped for the CPU
+// (GStreamer downloads it in its own context), then copied up into the slot; counted in `downloads`.
+void publishCuda(ZerohopSink* self, GstBuffer* buf, std::int64_t captureNs, std::int64_t wallMs) {
+  auto& s = *self->state;
+  auto view = zerohop::gst::CudaBufferView::map(buf, s.info);
+  if (!s.publisher) {
+    const int device = view->frame().gpu.device;
+    s.publisher = std::make_unique<zerohop::Publisher>(
+        s.deviceShare, zerohop::SlotLayout::deviceImages(s.layout, s.slotCount, device));
+    GST_INFO_OBJECT(self, "publishing '%s' as a device share on CUDA device %d", s.deviceShare.c_str(), device);
+  }
+  if (view->onPrimaryContext()) {
+    zerohop::Frame f = view->frame();
+    f.format = s.format;
+    f.sequence = s.sequence++;
+    f.wallClockMs = wallMs;
+    f.times.mark(zerohop::Stage::kCapture, captureNs);
+    s.publisher->publish(f);  // cudaMemcpy2DAsync on the publisher's stream; returns when copied
+    return;
+  }
+  view.reset();
+  GstVideoFrame vf;
+  if (!gst_video_frame_map(&vf, &s.info, buf, GST_MAP_READ)) {
+    throw zerohop::Error(zerohop::Errc::kDevice, "cannot download a CUDA buffer of another CUDA context");
+  }
+  zerohop::Frame f = hostFrameOf(s, vf);
+  f.sequence = s.sequence++;
+  f.wallClockMs = wallMs;
+  f.times.mark(zerohop::Stage::kCapture, captureNs);
+  try {
+    s.publisher->publish(f);
+  } catch (...) {
+    gst_video_frame_unmap(&vf);
+    throw;
+  }
+  gst_video_frame_unmap(&vf);
+  if (s.downloads++ == 0) {
+    GST_WARNING_OBJECT(self, "CUDA buffers of a context other than the device's primary one: each goes "
+                             "through host memory (the upstream element did not take this sink's CUDA context)");
+  }
+}
+
 GstFlowReturn sinkRender(GstBaseSink* base, GstBuffer* buf) {
   auto* self = ZEROHOP_SINK(base);
   auto& s = *self->state;
-  if (!s.publisher) return GST_FLOW_NOT_NEGOTIATED;
+  if (!s.publisher && !s.cudaIn) return GST_FLOW_NOT_NEGOTIATED;
   const std::int64_t captureNs = captureNsOf(base, buf);
   const std::int64_t wallMs = (zerohop::realtimeNs() - (zerohop::monotonicNs() - captureNs)) / 1000000;
   try {
-    if (s.encoded) {
+    if (s.cudaIn) {
+      publishCuda(self, buf, captureNs, wallMs);
+    } else if (s.encoded) {
       GstMapInfo map;
       if (!gst_buffer_map(buf, &map, GST_MAP_READ)) return GST_FLOW_ERROR;
       zerohop::Frame unit;  // an encoded ring takes bytesUsed bytes of data[0]: the one copy
@@ -151,17 +236,7 @@ GstFlowReturn sinkRender(GstBaseSink* base, GstBuffer* buf) {
         GST_ELEMENT_ERROR(self, STREAM, FAILED, ("cannot map the video frame"), (nullptr));
         return GST_FLOW_ERROR;
       }
-      zerohop::Frame f;
-      f.format = s.format;
-      f.width = GST_VIDEO_FRAME_WIDTH(&vf);
-      f.height = GST_VIDEO_FRAME_HEIGHT(&vf);
-      f.memory = zerohop::MemoryKind::kHost;
-      f.planeCount = GST_VIDEO_FRAME_N_PLANES(&vf);
-      for (guint p = 0; p < f.planeCount && p < zerohop::kMaxPlanes; ++p) {
-        f.data[p] = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p));
-        f.pitch[p] = static_cast<std::uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
-      }
-      f.bytesUsed = GST_VIDEO_FRAME_SIZE(&vf);
+      zerohop::Frame f = hostFrameOf(s, vf);
       f.sequence = s.sequence++;
       f.wallClockMs = wallMs;
       f.times.mark(zerohop::Stage::kCapture, captureNs);
@@ -182,7 +257,31 @@ GstFlowReturn sinkRender(GstBaseSink* base, GstBuffer* buf) {
   s.published = st.publishes;
   s.readers = st.readersConnected;
   s.overruns = st.overruns;
+  s.bytesCopied = st.bytesCopied;
   return GST_FLOW_OK;
+}
+
+// Upstream CUDA elements asking for a context get the primary context of `cuda-device`, the one a
+// device Publisher copies in, so their buffers need no trip through host memory.
+gboolean sinkQuery(GstBaseSink* base, GstQuery* query) {
+  auto& s = stateOf(base);
+  const gchar* type = nullptr;
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT && *zerohop::gst::cudaTemplateCaps() != '\0' &&
+      gst_query_parse_context_type(query, &type) && g_strcmp0(type, "gst.cuda.context") == 0) {
+    // Only a CUDA context query starts CUDA here (other elements ask for GL displays and the like).
+    gint device;
+    {
+      std::lock_guard g(s.lock);
+      device = s.cudaDevice;
+    }
+    try {
+      if (zerohop::gst::answerCudaContextQuery(GST_ELEMENT(base), query, zerohop::gst::primaryCudaContext(device)))
+        return TRUE;
+    } catch (const zerohop::Error& e) {
+      GST_DEBUG_OBJECT(base, "no CUDA context to offer: %s", e.what());
+    }
+  }
+  return GST_BASE_SINK_CLASS(zerohop_sink_parent_class)->query(base, query);
 }
 
 gboolean sinkStart(GstBaseSink* base) {
@@ -191,6 +290,8 @@ gboolean sinkStart(GstBaseSink* base) {
   s.published = 0;
   s.readers = 0;
   s.overruns = 0;
+  s.bytesCopied = 0;
+  s.downloads = 0;
   return TRUE;
 }
 
@@ -212,6 +313,9 @@ void sinkSetProperty(GObject* object, guint id, const GValue* value, GParamSpec*
     case PROP_MAX_UNIT_BYTES:
       s.maxUnitBytes = g_value_get_uint(value);
       break;
+    case PROP_CUDA_DEVICE:
+      s.cudaDevice = g_value_get_int(value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
@@ -229,6 +333,15 @@ void sinkGetProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec
       break;
     case PROP_MAX_UNIT_BYTES:
       g_value_set_uint(value, s.maxUnitBytes);
+      break;
+    case PROP_CUDA_DEVICE:
+      g_value_set_int(value, s.cudaDevice);
+      break;
+    case PROP_BYTES_COPIED:
+      g_value_set_uint64(value, s.bytesCopied.load());
+      break;
+    case PROP_DOWNLOADS:
+      g_value_set_uint64(value, s.downloads.load());
       break;
     case PROP_PUBLISHED:
       g_value_set_uint64(value, s.published.load());
@@ -295,19 +408,38 @@ static void zerohop_sink_class_init(ZerohopSinkClass* klass) {
       g_param_spec_uint64("overruns", "Overruns",
                           "Publishes that overwrote a slot a reader still leased (the publisher never waits)",
                           0, G_MAXUINT64, 0, kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_CUDA_DEVICE,
+      g_param_spec_int("cuda-device", "CUDA device",
+                       "CUDA memory in: the device whose primary CUDA context this sink offers to upstream CUDA "
+                       "elements (their buffers are then copied device to device into the share); the share is "
+                       "made on the device of the first buffer's memory",
+                       0, G_MAXINT, 0, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_BYTES_COPIED,
+      g_param_spec_uint64("bytes-copied", "Bytes copied",
+                          "Payload bytes the publisher copied into slots (host to host, or device to device for "
+                          "CUDA memory: one copy per frame)",
+                          0, G_MAXUINT64, 0, kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_DOWNLOADS,
+      g_param_spec_uint64("downloads", "Downloads",
+                          "CUDA buffers that went through host memory (downloaded, then copied into the device "
+                          "share) because they were in a CUDA context other than the device's primary one",
+                          0, G_MAXUINT64, 0, kReadOnly));
 
-  gst_element_class_add_static_pad_template(element, &sinkTemplate);
+  gst_element_class_add_pad_template(element, zerohop::gst::shareTemplate("sink", GST_PAD_SINK));
   gst_element_class_set_static_metadata(
       element, "zerohop share sink", "Sink/Video",
-      "Publishes each buffer into a zerohop share in host memory (one copy per frame: the buffer is copied "
-      "into a "
-      "ring slot); never blocks upstream, the publisher never waits for readers. Raw video or H.264 "
-      "byte-stream "
-      "access units; sync defaults to false (publish on arrival). CUDA memory input is not supported yet.",
+      "Publishes each buffer into a zerohop share (one copy per frame: the buffer is copied into a ring "
+      "slot); never blocks upstream, the publisher never waits for readers. Raw video or H.264 byte-stream "
+      "access units into a host share; CUDA memory (where the plugin was built with gstreamer-cuda-1.0) "
+      "into a device share, device to device. sync defaults to false (publish on arrival).",
       "zerohop");
 
   base->set_caps = sinkSetCaps;
   base->render = sinkRender;
+  base->query = sinkQuery;
   base->start = sinkStart;
   base->stop = sinkStop;
 }

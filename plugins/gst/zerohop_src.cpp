@@ -12,6 +12,7 @@
 #include <string>
 
 #include "caps.hpp"
+#include "cuda_frames.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
@@ -49,6 +50,7 @@ enum {
   PROP_OVERRUNS,
   PROP_COPIES,
   PROP_RECONNECTS,
+  PROP_BYTES_COPIED,
 };
 
 constexpr gint64 kLatencyMeasured = -1;
@@ -74,14 +76,20 @@ struct SrcState {
   std::atomic<std::int64_t> periodNs{0};  // smoothed capture interval
 
   std::array<gsize, zerohop::kMaxPlanes> planeRows{};
+  // Device shares: frames go out as GstCudaMemory, copied by `cuda` (opened at the first frame,
+  // which names the CUDA device).
+  bool device = false;
+  zerohop::ImageLayout layout{};
+  std::unique_ptr<zerohop::gst::DeviceFrameCopier> cuda;
 
   // Read from any thread under the object lock: what get_caps and the latency query answer.
   GstCaps* caps = nullptr;
   std::uint32_t slots = 0;
+  GstObject* cudaContext = nullptr;  // the copier's GstCudaContext (process lifetime), for context queries
 
   std::atomic<bool> flushing{false};
   std::atomic<std::int64_t> measuredLatencyNs{0};
-  std::atomic<std::uint64_t> frames{0}, drops{0}, overruns{0}, copies{0}, reconnects{0};
+  std::atomic<std::uint64_t> frames{0}, drops{0}, overruns{0}, copies{0}, reconnects{0}, bytesCopied{0};
 };
 
 }  // namespace
@@ -99,24 +107,30 @@ SrcState& stateOf(gpointer self) {
   return *ZEROHOP_SRC(self)->state;
 }
 
-GstStaticPadTemplate srcTemplate = GST_STATIC_PAD_TEMPLATE(
-    "src", GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(
-        ZEROHOP_GST_RAW_FORMATS) "; "
-                                 "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au"));
-
 // Reads the ring's geometry into the state and builds the caps; posts an element error and
 // returns nullptr when the share is one this slice cannot read.
 GstCaps* capsFromSubscriber(ZerohopSrc* self) {
   auto& s = *self->state;
   const auto& info = s.sub->info();
-  if (info.memory == zerohop::MemoryKind::kDevice) {
-    GST_ELEMENT_ERROR(
-        self, RESOURCE, SETTINGS, ("share '%s' holds device (CUDA) memory", info.name.c_str()),
-        ("zerohopsrc reads host shares only in this version; CUDA memory caps are a later step"));
+  const bool device = info.memory == zerohop::MemoryKind::kDevice;
+  if (device && *zerohop::gst::cudaTemplateCaps() == '\0') {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("share '%s' holds device (CUDA) memory", info.name.c_str()),
+                      ("this gstzerohop was built without CUDA memory support: rebuild with the CUDA toolkit and "
+                       "gstreamer-cuda-1.0 (Debian 12: libgstreamer-plugins-bad1.0-dev) found"));
+    return nullptr;
+  }
+  if (device && !zerohop::gst::cudaMemoryCanHold(info.layout.format)) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("share '%s' publishes %s device frames, which GStreamer's CUDA memory cannot hold",
+                       info.name.c_str(), std::string(zerohop::formatName(info.layout.format)).c_str()),
+                      ("GstCudaMemory (GStreamer 1.22) knows NV12, I420, RGBA, BGRx and RGB"));
     return nullptr;
   }
   GstCaps* caps = zerohop::gst::capsForShare(info.layout, info.encoded);
+  if (caps && device) {
+    caps = gst_caps_make_writable(caps);
+    gst_caps_set_features(caps, 0, gst_caps_features_new("memory:CUDAMemory", nullptr));
+  }
   if (!caps) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                       ("share '%s' publishes %s, which zerohopsrc cannot express as caps", info.name.c_str(),
@@ -128,6 +142,12 @@ GstCaps* capsFromSubscriber(ZerohopSrc* self) {
   gst_video_info_init(&s.info);
   if (!s.encoded) gst_video_info_from_caps(&s.info, caps);
   for (std::size_t p = 0; p < zerohop::kMaxPlanes; ++p) s.planeRows[p] = info.layout.planes[p].rows;
+  s.device = device;
+  if (device && (s.layout.format != info.layout.format || s.layout.width != info.layout.width ||
+                 s.layout.height != info.layout.height)) {
+    s.cuda.reset();  // a new geometry after a reattach: a new pool at the next frame
+  }
+  s.layout = info.layout;
   GST_OBJECT_LOCK(self);
   gst_caps_replace(&s.caps, caps);
   s.slots = info.slots;
@@ -175,7 +195,7 @@ gboolean srcStart(GstBaseSrc* base) {
   s.latencyPosted = false;
   s.lastCaptureNs = 0;
   s.periodNs = 0;
-  s.frames = s.drops = s.overruns = s.copies = s.reconnects = 0;
+  s.frames = s.drops = s.overruns = s.copies = s.reconnects = s.bytesCopied = 0;
   if (!connect(self, true)) return FALSE;
   GstCaps* caps = capsFromSubscriber(self);
   if (!caps) return FALSE;
@@ -186,9 +206,11 @@ gboolean srcStart(GstBaseSrc* base) {
 gboolean srcStop(GstBaseSrc* base) {
   auto& s = stateOf(base);
   s.sub.reset();  // frames still in buffers keep their mappings; leases end with them
+  s.cuda.reset();  // CUDA buffers still downstream are freed when they come back
   GST_OBJECT_LOCK(base);
   gst_caps_replace(&s.caps, nullptr);
   s.slots = 0;
+  s.cudaContext = nullptr;
   GST_OBJECT_UNLOCK(base);
   return TRUE;
 }
@@ -232,6 +254,13 @@ void publishCounters(SrcState& s) {
 }
 
 gboolean srcQuery(GstBaseSrc* base, GstQuery* query) {
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT) {
+    // Downstream CUDA elements asking for a context get the one our CUDA buffers live in.
+    GST_OBJECT_LOCK(base);
+    GstObject* context = stateOf(base).cudaContext;
+    GST_OBJECT_UNLOCK(base);
+    if (zerohop::gst::answerCudaContextQuery(GST_ELEMENT(base), query, context)) return TRUE;
+  }
   if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY) {
     return GST_BASE_SRC_CLASS(zerohop_src_parent_class)->query(base, query);
   }
@@ -299,6 +328,46 @@ void releaseLease(gpointer data) {
   delete holder;
 }
 
+// Device frames: one device-to-device copy into a GstCudaMemory buffer (GStreamer 1.22 cannot wrap
+// the slot), after the producer's event; the copy is complete on return, so the lease ends with
+// `shared` in the caller. nullptr after posting an element error.
+GstBuffer* copyDeviceFrame(ZerohopSrc* self, const zerohop::SharedFrame& shared) {
+  auto& s = *self->state;
+  try {
+    if (!s.cuda) {
+      GstCaps* caps = nullptr;
+      GST_OBJECT_LOCK(self);
+      if (s.caps) caps = gst_caps_ref(s.caps);
+      GST_OBJECT_UNLOCK(self);
+      if (!caps) throw zerohop::Error(zerohop::Errc::kInvalidArgument, "no caps yet");
+      std::unique_ptr<zerohop::gst::DeviceFrameCopier> copier;
+      try {
+        copier = zerohop::gst::DeviceFrameCopier::open(shared.frame().gpu.device, s.layout, caps);
+      } catch (...) {
+        gst_caps_unref(caps);
+        throw;
+      }
+      gst_caps_unref(caps);
+      GST_OBJECT_LOCK(self);
+      s.cudaContext = copier->context();
+      GST_OBJECT_UNLOCK(self);
+      s.cuda = std::move(copier);
+      GST_INFO_OBJECT(self, "device frames: one device-to-device copy each into GstCudaMemory on CUDA device %d",
+                      shared.frame().gpu.device);
+    }
+    const std::uint64_t before = s.cuda->bytesCopied();
+    GstBuffer* buf = s.cuda->copy(shared);
+    s.bytesCopied += s.cuda->bytesCopied() - before;
+    ++s.copies;
+    if (!shared.valid()) GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_CORRUPTED);  // rewritten while copied
+    return buf;
+  } catch (const zerohop::Error& e) {
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("cannot hand out the share's device frames as CUDA memory"),
+                      ("%s: %s", zerohop::errcName(e.code()), e.what()));
+    return nullptr;
+  }
+}
+
 // Wraps the slot in place: one read-only memory over the whole slot, a GstVideoMeta for the
 // ring's plane offsets and pitches. Copies only when downstream cannot take a GstVideoMeta and
 // the ring's layout differs from GStreamer's default one.
@@ -342,6 +411,7 @@ GstBuffer* wrapFrame(ZerohopSrc* self, zerohop::SharedFrame&& shared) {
           memcpy(d + static_cast<gsize>(r) * GST_VIDEO_FRAME_PLANE_STRIDE(&dst, p),
                  f.data[p] + static_cast<gsize>(r) * f.pitch[p], bytes);
         }
+        s.bytesCopied += static_cast<std::uint64_t>(bytes) * rows;
       }
       gst_video_frame_unmap(&dst);
     }
@@ -429,7 +499,8 @@ GstFlowReturn srcCreate(GstPushSrc* push, GstBuffer** out) {
       continue;
     }
     noteLatency(self, captureNs);
-    GstBuffer* buf = wrapFrame(self, std::move(*shared));
+    GstBuffer* buf = s.device ? copyDeviceFrame(self, *shared) : wrapFrame(self, std::move(*shared));
+    if (!buf) return GST_FLOW_ERROR;
     const GstClockTime pts = running ? static_cast<GstClockTime>(*running) : GST_CLOCK_TIME_NONE;
     GST_BUFFER_PTS(buf) = pts;
     GST_BUFFER_DTS(buf) = pts;
@@ -492,6 +563,9 @@ void srcGetProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec)
       break;
     case PROP_RECONNECTS:
       g_value_set_uint64(value, s.reconnects.load());
+      break;
+    case PROP_BYTES_COPIED:
+      g_value_set_uint64(value, s.bytesCopied.load());
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
@@ -571,21 +645,30 @@ static void zerohop_src_class_init(ZerohopSrcClass* klass) {
   g_object_class_install_property(
       gobject, PROP_COPIES,
       g_param_spec_uint64("copies", "Copies",
-                          "Frames copied instead of wrapped in place, because downstream did not accept "
-                          "GstVideoMeta and the ring's pitches differ from GStreamer's default layout",
+                          "Frames copied instead of wrapped in place: host frames when downstream did not "
+                          "accept GstVideoMeta and the ring's pitches differ from GStreamer's default layout; "
+                          "every device frame (GStreamer 1.22 cannot wrap foreign device memory: one "
+                          "device-to-device copy into GstCudaMemory each)",
+                          0, G_MAXUINT64, 0, kReadOnly));
+  g_object_class_install_property(
+      gobject, PROP_BYTES_COPIED,
+      g_param_spec_uint64("bytes-copied", "Bytes copied",
+                          "Payload bytes those copies moved (host to host, or device to device); 0 while every "
+                          "frame is wrapped in place",
                           0, G_MAXUINT64, 0, kReadOnly));
   g_object_class_install_property(
       gobject, PROP_RECONNECTS,
       g_param_spec_uint64("reconnects", "Reconnects", "Times the element reattached to a returning publisher",
                           0, G_MAXUINT64, 0, kReadOnly));
 
-  gst_element_class_add_static_pad_template(element, &srcTemplate);
+  gst_element_class_add_pad_template(element, zerohop::gst::shareTemplate("src", GST_PAD_SRC));
   gst_element_class_set_static_metadata(
       element, "zerohop share source", "Source/Video",
-      "Reads frames published in a zerohop share (host memory) without copying: each buffer wraps the ring "
-      "slot and holds its read lease until freed; raw video or H.264 byte-stream access units. Timestamps "
-      "are "
-      "the capture times on the pipeline clock. Device (CUDA memory) shares are not supported yet.",
+      "Reads frames published in a zerohop share. Host shares without copying: each buffer wraps the ring "
+      "slot and holds its read lease until freed; raw video or H.264 byte-stream access units. Device "
+      "shares as video/x-raw(memory:CUDAMemory) where the plugin was built with gstreamer-cuda-1.0: one "
+      "device-to-device copy per frame, after the producer's CUDA event, on the share device's primary "
+      "context. Timestamps are the capture times on the pipeline clock.",
       "zerohop");
 
   base->start = srcStart;

@@ -3,6 +3,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
@@ -14,44 +15,74 @@ namespace {
 
 constexpr std::size_t kAlign = 4096;
 
-// Thread-safe: CUDA allocation calls are thread-safe and hold no state here.
+// The FrameAllocator contract is 4096-byte alignment; CUDA gives less (cudaMalloc: 256 bytes;
+// cudaHostAlloc: page-aligned only for some sizes: on the H200's driver a small allocation after
+// others came back at an offset inside a page). So each buffer is over-allocated by one page and
+// the aligned pointer handed out is mapped back to the allocation here.
+// Thread-safe: the map is guarded by a mutex.
+class AlignedBases {
+ public:
+  void* add(void* base) {
+    const auto addr = reinterpret_cast<std::uintptr_t>(base);
+    void* aligned = reinterpret_cast<void*>((addr + kAlign - 1) & ~(std::uintptr_t{kAlign} - 1));
+    std::lock_guard lock(mutex_);
+    bases_.emplace(aligned, base);
+    return aligned;
+  }
+  /// The allocation behind `aligned`, forgotten; nullptr when it is not one of ours.
+  void* take(void* aligned) noexcept {
+    std::lock_guard lock(mutex_);
+    auto it = bases_.find(aligned);
+    if (it == bases_.end()) return nullptr;
+    void* base = it->second;
+    bases_.erase(it);
+    return base;
+  }
+  /// Every allocation still held (for a teardown), forgotten.
+  std::vector<void*> takeAll() {
+    std::lock_guard lock(mutex_);
+    std::vector<void*> out;
+    for (auto& [aligned, base] : bases_) out.push_back(base);
+    bases_.clear();
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<void*, void*> bases_;
+};
+
 class PinnedAllocator final : public FrameAllocator {
  public:
   explicit PinnedAllocator(int device) : device_(device), flags_(pinnedAllocFlags(device)) {}
   MemoryKind kind() const noexcept override { return MemoryKind::kPinned; }
   void* allocate(std::size_t bytes) override {
     cuda::DeviceGuard guard(device_);
-    void* p = nullptr;
-    // cudaHostAlloc returns page-aligned memory (it maps whole pages).
-    cuda::check(cudaHostAlloc(&p, bytes, flags_), "cudaHostAlloc", std::to_string(bytes) + " bytes");
-    if (reinterpret_cast<std::uintptr_t>(p) % kAlign != 0) {
-      cuda::logIfFailed(cudaFreeHost(p), "cudaFreeHost");
-      throw Error(Errc::kInternal, "cudaHostAlloc returned memory that is not 4096-byte aligned");
-    }
-    return p;
+    void* base = nullptr;
+    cuda::check(cudaHostAlloc(&base, bytes + kAlign, flags_), "cudaHostAlloc", std::to_string(bytes) + " bytes");
+    return bases_.add(base);
   }
   void deallocate(void* ptr, std::size_t) noexcept override {
-    if (ptr) cuda::logIfFailed(cudaFreeHost(ptr), "cudaFreeHost");
+    if (void* base = ptr ? bases_.take(ptr) : nullptr) cuda::logIfFailed(cudaFreeHost(base), "cudaFreeHost");
   }
 
  private:
   int device_;
   unsigned flags_;
+  AlignedBases bases_;
 };
 
-// cudaMalloc guarantees 256-byte alignment; the FrameAllocator contract says 4096, so each buffer
-// is over-allocated by one page and the aligned pointer is mapped back to the allocation.
-// Thread-safe: the map is guarded by a mutex.
+// Device memory, aligned as above (AlignedBases). Thread-safe.
 class DeviceAllocator final : public FrameAllocator {
  public:
   explicit DeviceAllocator(int device) : device_(device) {
     cuda::DeviceGuard guard(device);  // validates the device now rather than at the first allocate
   }
   ~DeviceAllocator() override {
-    std::lock_guard lock(mutex_);
-    if (!bases_.empty()) {
+    const std::vector<void*> left = bases_.takeAll();
+    if (!left.empty()) {
       cuda::DeviceGuard guard(device_);
-      for (auto& [aligned, base] : bases_) cuda::logIfFailed(cudaFree(base), "cudaFree (allocator teardown)");
+      for (void* base : left) cuda::logIfFailed(cudaFree(base), "cudaFree (allocator teardown)");
     }
   }
   MemoryKind kind() const noexcept override { return MemoryKind::kDevice; }
@@ -60,22 +91,11 @@ class DeviceAllocator final : public FrameAllocator {
     void* base = nullptr;
     cuda::check(cudaMalloc(&base, bytes + kAlign), "cudaMalloc",
                 std::to_string(bytes) + " bytes on device " + std::to_string(device_));
-    auto addr = reinterpret_cast<std::uintptr_t>(base);
-    void* aligned = reinterpret_cast<void*>((addr + kAlign - 1) & ~(std::uintptr_t{kAlign} - 1));
-    std::lock_guard lock(mutex_);
-    bases_.emplace(aligned, base);
-    return aligned;
+    return bases_.add(base);
   }
   void deallocate(void* ptr, std::size_t) noexcept override {
-    if (!ptr) return;
-    void* base = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = bases_.find(ptr);
-      if (it == bases_.end()) return;
-      base = it->second;
-      bases_.erase(it);
-    }
+    void* base = ptr ? bases_.take(ptr) : nullptr;
+    if (!base) return;
     int previous = -1;
     const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
                           cudaSetDevice(device_) == cudaSuccess;
@@ -85,8 +105,7 @@ class DeviceAllocator final : public FrameAllocator {
 
  private:
   int device_;
-  std::mutex mutex_;
-  std::unordered_map<void*, void*> bases_;
+  AlignedBases bases_;
 };
 
 }  // namespace

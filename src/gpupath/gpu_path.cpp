@@ -22,6 +22,7 @@
 #include "zerohop/gpu_convert.hpp"
 #include "zerohop/gpu_jpeg.hpp"
 #include "zerohop/gpu_path.hpp"
+#include "zerohop/jpeg_batcher.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/share.hpp"
 
@@ -44,7 +45,9 @@ struct GpuFramePath::Impl {
   explicit Impl(const GpuPathConfig& c)
       : config(c), layout(GpuFramePath::deviceLayout(c.width, c.height)) {
     checkSize(c);
-    if (c.sourceFormat == PixelFormat::kMJPEG) {
+    if (c.sourceFormat == PixelFormat::kMJPEG && c.batchJpeg) {
+      batcher = JpegBatcher::forDevice(c.device);
+    } else if (c.sourceFormat == PixelFormat::kMJPEG) {
       jpeg.emplace(c.device);
     } else if (GpuConverter::supports(c.sourceFormat, PixelFormat::kNV12)) {
       converter.emplace(c.device, IngestMode::kCopy);
@@ -104,11 +107,20 @@ struct GpuFramePath::Impl {
   }
 
   // The stream that writes the device frames; the share commit and the download are ordered on it.
-  void* writerStream() const noexcept { return jpeg ? jpeg->stream() : converter->stream(); }
+  // The batcher's frames have none of ours: they are ordered by their ready event.
+  void* writerStream() const noexcept {
+    return jpeg ? jpeg->stream() : converter ? converter->stream() : nullptr;
+  }
 
-  void download(const Frame& dev, Frame& host) const {
-    auto* stream = static_cast<cudaStream_t>(writerStream());
+  void download(const Frame& dev, Frame& host) {
     cuda::DeviceGuard guard(config.device);
+    auto* stream = static_cast<cudaStream_t>(writerStream());
+    if (!stream) {
+      if (!ownStream.get()) ownStream = CudaStream(config.device);
+      stream = ownStream.get();
+      cuda::check(cudaStreamWaitEvent(stream, static_cast<cudaEvent_t>(dev.gpu.readyEvent), 0),
+                  "cudaStreamWaitEvent(batched JPEG ready)");
+    }
     for (std::uint32_t p = 0; p < dev.planeCount; ++p) {
       const std::uint32_t rows = p == 0 ? dev.height : dev.height / 2;
       cuda::check(cudaMemcpy2DAsync(host.data[p], host.pitch[p], dev.data[p], dev.pitch[p], dev.width, rows,
@@ -120,13 +132,19 @@ struct GpuFramePath::Impl {
 
   GpuPathOutput process(const Frame& src) {
     Frame* dst = deviceTarget();
-    if (jpeg) {
+    if (batcher) {
+      batcher->decode(src, *dst);
+    } else if (jpeg) {
       jpeg->decode(src, *dst);
       noteStrips();
     } else {
       converter->convert(src, *dst);
     }
-    if (share) share->commit(std::move(slot), *dst, writerStream());
+    if (share && batcher) {
+      share->commit(std::move(slot), *dst);  // the share's stream waits on dst.gpu.readyEvent
+    } else if (share) {
+      share->commit(std::move(slot), *dst, writerStream());
+    }
     GpuPathOutput out{dst, nullptr};
     if (config.hostCopy) {
       Frame& host = hostLease->frame();
@@ -145,7 +163,9 @@ struct GpuFramePath::Impl {
   GpuPathConfig config;
   ImageLayout layout;
   std::optional<GpuConverter> converter;  // raw sources
-  std::optional<GpuJpegDecoder> jpeg;      // MJPEG
+  std::optional<GpuJpegDecoder> jpeg;      // MJPEG, this path's own decoder
+  std::shared_ptr<JpegBatcher> batcher;    // MJPEG with batchJpeg: the device's shared one
+  CudaStream ownStream;                    // the download's, with the batcher
   static constexpr int kStripNotes = 3;
   int stripNotes = 0;    // lines noteStrips() has logged
   int loggedStrips = 0;  // the strip count it last reported
@@ -171,7 +191,7 @@ GpuPathOutput GpuFramePath::process(const Frame& src) { return impl_->process(sr
 std::string GpuFramePath::describe() const {
   const GpuPathConfig& c = impl_->config;
   std::string s = "GPU path on CUDA device " + std::to_string(c.device) + ": " + std::string(formatName(c.sourceFormat)) +
-                  " -> NV12 in VRAM (" + (impl_->jpeg ? impl_->jpeg->describe() : std::string("one DMA + one kernel")) + ")";
+                  " -> NV12 in VRAM (" + (impl_->batcher ? impl_->batcher->describe() : impl_->jpeg ? impl_->jpeg->describe() : std::string("one DMA + one kernel")) + ")";
   if (impl_->share) s += "; device share '" + impl_->share->name() + "'";
   if (c.hostCopy) s += "; one copy back to pinned host memory for the host encoder";
   return s;

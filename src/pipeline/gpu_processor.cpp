@@ -8,7 +8,8 @@
 
 namespace zerohop {
 
-GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int device, Publisher* framesShare) {
+GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int device, Publisher* framesShare,
+                           bool batchJpeg) {
   // The same decision (probeNvenc) as `zerohop probe`; tested in tests/nvenc on every machine.
   const GpuEncoderChoice choice = chooseGpuEncoder(enc.encoder, device);
   log::info(choice.reason);
@@ -20,6 +21,7 @@ GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int devi
   path.height = source.height;
   path.share = framesShare;
   path.hostCopy = !deviceInput_;
+  path.batchJpeg = batchJpeg;
   path_ = std::make_unique<GpuFramePath>(path);
 
   enc.encoder = deviceInput_ ? "nvenc" : "x264";

@@ -20,7 +20,8 @@ class GpuProcessor final : public FrameProcessor {
   /// `device`, else x264 on a host copy; "nvenc" where it cannot open is an Error naming the cause.
   /// `framesShare` non-null: frames are converted straight into slots of that device-memory share
   /// (the pipeline's, laid out as GpuFramePath::deviceLayout) and published there. Throws Error.
-  GpuProcessor(EncoderConfig encoder, const SourceInfo& source, int device, Publisher* framesShare);
+  GpuProcessor(EncoderConfig encoder, const SourceInfo& source, int device, Publisher* framesShare,
+               bool batchJpeg = false);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
   std::string encoderName() const override { return encoderName_; }

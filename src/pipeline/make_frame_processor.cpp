@@ -18,7 +18,7 @@ std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config,
     return std::make_unique<PassthroughProcessor>(source, info);
   }
   if (gpu.useGpu) {
-    auto processor = std::make_unique<GpuProcessor>(config.encoder, info, gpu.device, framesShare);
+    auto processor = std::make_unique<GpuProcessor>(config.encoder, info, gpu.device, framesShare, config.batchJpeg);
     log::info(processor->describe());
     return processor;
   }

@@ -1,5 +1,6 @@
 #include "metrics_text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -42,41 +43,81 @@ void histogram(std::ostringstream& os, const char* name, const std::string& labe
   os << name << "_count" << (labels.empty() ? "" : "{" + labels + "}") << ' ' << h.counts.back() << '\n';
 }
 
+// One family's samples: its header once, then a line per camera (Prometheus wants each family's
+// lines together). `line(os, labels, status)` writes the camera's sample(s); labels is "" or
+// `camera="NAME"` and more labels follow it after a comma.
+template <typename Line>
+void family(std::ostringstream& os, const std::vector<CameraMetrics>& cams, const char* name, const char* type,
+            const char* help, Line line) {
+  header(os, name, type, help);
+  for (const auto& c : cams) {
+    if (!c.status) continue;
+    line(c.camera.empty() ? std::string{} : "camera=\"" + escapeLabel(c.camera) + "\"", *c.status, c.context);
+  }
+}
+
+std::string braces(const std::string& labels) { return labels.empty() ? "" : "{" + labels + "}"; }
+std::string withLabel(const std::string& labels, const std::string& more) {
+  return "{" + labels + (labels.empty() ? "" : ",") + more + "}";
+}
+
 }  // namespace
 
 std::string renderMetricsText(const PipelineStatus& s, const StatsContext& ctx) {
+  return renderMetricsText(std::vector<CameraMetrics>{CameraMetrics{{}, s, ctx}});
+}
+
+std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
   std::ostringstream os;
-  header(os, "zerohop_info", "gauge", "Build and pipeline description (always 1).");
-  os << "zerohop_info{version=\"" << kVersion << "\",source=\"" << escapeLabel(ctx.source) << "\",encoder=\""
-     << escapeLabel(ctx.encoder) << "\",path=\"" << escapeLabel(ctx.path) << "\"} 1\n";
-  header(os, "zerohop_frames_total", "counter", "Frames encoded and handed to the WebRTC sender.");
-  os << "zerohop_frames_total " << s.latency.frames << '\n';
-  header(os, "zerohop_dropped_frames_total", "counter", "Frames dropped, by where they were dropped.");
-  os << "zerohop_dropped_frames_total{where=\"source\"} " << s.source.drops << '\n';
-  os << "zerohop_dropped_frames_total{where=\"encoder_queue\"} " << s.queueDrops << '\n';
-  header(os, "zerohop_source_errors_total", "counter", "Frames the source rejected (error-flagged, corrupt).");
-  os << "zerohop_source_errors_total " << s.source.errors << '\n';
-  header(os, "zerohop_source_stalls_total", "counter", "Periods with no frame from the source for several intervals.");
-  os << "zerohop_source_stalls_total " << s.source.stalls << '\n';
-  header(os, "zerohop_keyframes_forced_total", "counter", "IDR frames forced by viewer requests.");
-  os << "zerohop_keyframes_forced_total " << s.keyframesForced << '\n';
-  header(os, "zerohop_viewers", "gauge", "WebRTC viewers connected now.");
-  os << "zerohop_viewers " << s.viewers << '\n';
-  header(os, "zerohop_share_readers", "gauge", "Processes reading the frame share now.");
-  os << "zerohop_share_readers " << s.shareReaders << '\n';
-  header(os, "zerohop_fps", "gauge", "Frames per second over the last window.");
-  os << "zerohop_fps " << num(s.latency.fps) << '\n';
-  header(os, "zerohop_uptime_seconds", "gauge", "Seconds since the pipeline started.");
-  os << "zerohop_uptime_seconds " << num(s.uptimeSeconds) << '\n';
-  header(os, "zerohop_stage_latency_seconds", "histogram",
-         "Time from the previous stage to this one (ingest, convert, encode, send).");
-  for (std::size_t i = 1; i < kStageCount; ++i) {
-    if (s.latency.stageHistogram[i].counts.back() == 0) continue;
-    histogram(os, "zerohop_stage_latency_seconds", std::string("stage=\"") + stageName(static_cast<Stage>(i)) + "\"",
-              s.latency.stageHistogram[i]);
+  using L = const std::string&;
+  using S = const PipelineStatus&;
+  using C = const StatsContext&;
+  family(os, cams, "zerohop_info", "gauge", "Build and pipeline description (always 1).", [&](L l, S, C ctx) {
+    os << "zerohop_info" << withLabel(l, std::string("version=\"") + kVersion + "\",source=\"" + escapeLabel(ctx.source) +
+                                             "\",encoder=\"" + escapeLabel(ctx.encoder) + "\",path=\"" +
+                                             escapeLabel(ctx.path) + "\"")
+       << " 1\n";
+  });
+  const bool named = std::any_of(cams.begin(), cams.end(), [](const CameraMetrics& c) { return !c.camera.empty(); });
+  if (named) {
+    header(os, "zerohop_camera_up", "gauge", "1 while the camera's pipeline runs, 0 while it is opened or retried.");
+    for (const auto& c : cams) os << "zerohop_camera_up{camera=\"" << escapeLabel(c.camera) << "\"} " << (c.status ? 1 : 0) << '\n';
+    header(os, "zerohop_camera_restarts_total", "counter", "Times the camera's pipeline failed and was opened again.");
+    for (const auto& c : cams) os << "zerohop_camera_restarts_total{camera=\"" << escapeLabel(c.camera) << "\"} " << c.restarts << '\n';
   }
-  header(os, "zerohop_capture_to_send_seconds", "histogram", "Time from capture to the WebRTC sender.");
-  histogram(os, "zerohop_capture_to_send_seconds", "", s.latency.totalHistogram);
+  family(os, cams, "zerohop_frames_total", "counter", "Frames encoded and handed to the WebRTC sender.",
+         [&](L l, S s, C) { os << "zerohop_frames_total" << braces(l) << ' ' << s.latency.frames << '\n'; });
+  family(os, cams, "zerohop_dropped_frames_total", "counter", "Frames dropped, by where they were dropped.",
+         [&](L l, S s, C) {
+           os << "zerohop_dropped_frames_total" << withLabel(l, "where=\"source\"") << ' ' << s.source.drops << '\n';
+           os << "zerohop_dropped_frames_total" << withLabel(l, "where=\"encoder_queue\"") << ' ' << s.queueDrops << '\n';
+         });
+  family(os, cams, "zerohop_source_errors_total", "counter", "Frames the source rejected (error-flagged, corrupt).",
+         [&](L l, S s, C) { os << "zerohop_source_errors_total" << braces(l) << ' ' << s.source.errors << '\n'; });
+  family(os, cams, "zerohop_source_stalls_total", "counter",
+         "Periods with no frame from the source for several intervals.",
+         [&](L l, S s, C) { os << "zerohop_source_stalls_total" << braces(l) << ' ' << s.source.stalls << '\n'; });
+  family(os, cams, "zerohop_keyframes_forced_total", "counter", "IDR frames forced by viewer requests.",
+         [&](L l, S s, C) { os << "zerohop_keyframes_forced_total" << braces(l) << ' ' << s.keyframesForced << '\n'; });
+  family(os, cams, "zerohop_viewers", "gauge", "WebRTC viewers connected now.",
+         [&](L l, S s, C) { os << "zerohop_viewers" << braces(l) << ' ' << s.viewers << '\n'; });
+  family(os, cams, "zerohop_share_readers", "gauge", "Processes reading the frame share now.",
+         [&](L l, S s, C) { os << "zerohop_share_readers" << braces(l) << ' ' << s.shareReaders << '\n'; });
+  family(os, cams, "zerohop_fps", "gauge", "Frames per second over the last window.",
+         [&](L l, S s, C) { os << "zerohop_fps" << braces(l) << ' ' << num(s.latency.fps) << '\n'; });
+  family(os, cams, "zerohop_uptime_seconds", "gauge", "Seconds since the pipeline started.",
+         [&](L l, S s, C) { os << "zerohop_uptime_seconds" << braces(l) << ' ' << num(s.uptimeSeconds) << '\n'; });
+  family(os, cams, "zerohop_stage_latency_seconds", "histogram",
+         "Time from the previous stage to this one (ingest, convert, encode, send).", [&](L l, S s, C) {
+           for (std::size_t i = 1; i < kStageCount; ++i) {
+             if (s.latency.stageHistogram[i].counts.back() == 0) continue;
+             histogram(os, "zerohop_stage_latency_seconds",
+                       l + (l.empty() ? "" : ",") + "stage=\"" + stageName(static_cast<Stage>(i)) + "\"",
+                       s.latency.stageHistogram[i]);
+           }
+         });
+  family(os, cams, "zerohop_capture_to_send_seconds", "histogram", "Time from capture to the WebRTC sender.",
+         [&](L l, S s, C) { histogram(os, "zerohop_capture_to_send_seconds", l, s.latency.totalHistogram); });
   return os.str();
 }
 

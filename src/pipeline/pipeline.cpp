@@ -34,10 +34,16 @@ class Pipeline::Impl {
  public:
   explicit Impl(PipelineConfig config) : config_(std::move(config)), queue_(kEncodeQueueDepth) {
     // Bind the port first: a busy port fails before the camera is opened or anything is logged.
-    // The sinks' callbacks are installed last, once every member they read exists.
-    auto server = std::make_shared<StreamServer>(config_.stream);
-    server_ = server.get();
-    sinks_.push_back(std::move(server));
+    // The sinks' callbacks are installed last, once every member they read exists. A pipeline that
+    // feeds a stream of a shared server (one camera of several) binds nothing.
+    if (config_.viewers) {
+      viewers_ = config_.viewers.get();
+      sinks_.push_back(config_.viewers);
+    } else {
+      auto server = std::make_shared<StreamServer>(config_.stream);
+      server_ = server.get();
+      sinks_.push_back(std::move(server));
+    }
     // The GPU is probed once. Whether a CUDA device works decides where the camera's buffers live:
     // page-locked memory the GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here,
     // before the camera is opened.
@@ -61,9 +67,11 @@ class Pipeline::Impl {
     dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
-    server_->setStatsProvider([this] { return statsJson(); });
-    server_->setMetricsProvider(
-        [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_}); });
+    if (server_) {
+      server_->setStatsProvider([this] { return statsJson(); });
+      server_->setMetricsProvider(
+          [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_}); });
+    }
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
   }
 
@@ -125,7 +133,10 @@ class Pipeline::Impl {
       sinks.swap(sinks_);
       server_ = nullptr;
       unitsShare_ = nullptr;
+      viewers_ = nullptr;
     }
+    // A shared server's stream outlives this pipeline: its viewers must stop asking this one for keyframes.
+    if (config_.viewers && !sinks.empty()) config_.viewers->setKeyframeRequester({});
     sinks.clear();
   }
 
@@ -137,8 +148,8 @@ class Pipeline::Impl {
     s.keyframesForced = keyframesForced_.load();
     {
       std::lock_guard lock(serverMutex_);
-      s.viewers = server_ ? server_->viewerCount() : 0;
-      if (server_) s.viewerStats = server_->viewerStats();
+      s.viewers = server_ ? server_->viewerCount() : viewers_ ? viewers_->viewerCount() : 0;
+      s.viewerStats = server_ ? server_->viewerStats() : viewers_ ? viewers_->viewerStats() : std::vector<ViewerStats>{};
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;
@@ -147,6 +158,9 @@ class Pipeline::Impl {
       if (unitsShare_) s.shareReaders = unitsShare_->readers();  // passthrough: the H.264 share
     }
     s.uptimeSeconds = startNs_ ? static_cast<double>(monotonicNs() - startNs_) / 1e9 : 0;
+    s.sourceDescription = info_.description;
+    s.encoderName = encoderName_;
+    s.dataPath = dataPath_;
     return s;
   }
 
@@ -217,7 +231,8 @@ class Pipeline::Impl {
   // The unit sinks, the WHEP server first; fixed from start() until stop() (the encode thread reads
   // it unlocked); taken out under serverMutex_ in stop().
   std::vector<std::shared_ptr<UnitSink>> sinks_;
-  StreamServer* server_ = nullptr;      // sinks_[0]; guarded by serverMutex_ once the HTTP threads run
+  StreamServer* server_ = nullptr;      // sinks_[0] (own server); guarded by serverMutex_ once the HTTP threads run
+  WhepStream* viewers_ = nullptr;       // sinks_[0] (a shared server's stream); guarded by serverMutex_
   UnitShareSink* unitsShare_ = nullptr;  // in sinks_ with shareName; guarded by serverMutex_
   mutable std::mutex serverMutex_;
   std::unique_ptr<FrameSource> source_;

@@ -12,7 +12,9 @@ nlohmann::json percentilesJson(const Percentiles& p) {
 
 }  // namespace
 
-std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
+std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) { return statsDocument(s, ctx).dump(); }
+
+nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
   nlohmann::json stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
     if (s.latency.stage[i].samples == 0) continue;
@@ -51,7 +53,7 @@ std::string renderStatsJson(const PipelineStatus& s, const StatsContext& ctx) {
                                "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
                                "over the last window"},
   };
-  return doc.dump();
+  return doc;
 }
 
 std::string renderStatusLine(const PipelineStatus& s) {

@@ -2,6 +2,7 @@
 // Renders pipeline status as the /stats JSON document and as the terminal status line.
 // Thread-safety: pure functions, reentrant.
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "zerohop/pipeline.hpp"
@@ -15,6 +16,8 @@ struct StatsContext {
 };
 
 std::string renderStatsJson(const PipelineStatus& status, const StatsContext& context);
+/// The same document as JSON, for a caller that adds to it (CameraServer's per-camera entries).
+nlohmann::json statsDocument(const PipelineStatus& status, const StatsContext& context);
 std::string renderStatusLine(const PipelineStatus& status);
 
 }  // namespace zerohop

@@ -113,9 +113,22 @@ std::string toString(const SourceSpec& spec) {
   std::ostringstream os;
   os << spec.kind << ':';
   if (spec.kind == "v4l2" || spec.kind == "share") os << spec.path;
-  if (spec.width) os << (spec.kind == "v4l2" ? "?size=" : "") << spec.width << 'x' << spec.height;
-  if (spec.fps > 0) os << (spec.kind == "v4l2" ? "&fps=" : "@") << spec.fps;
-  if (spec.format != PixelFormat::kUnknown) os << (spec.kind == "test" ? "?" : "&") << "format=" << formatName(spec.format);
+  char sep = '?';  // then '&': the first query option opens the query
+  auto option = [&](const std::string& key, const std::string& value) {
+    os << sep << key << '=' << value;
+    sep = '&';
+  };
+  const std::string size = std::to_string(spec.width) + 'x' + std::to_string(spec.height);
+  std::ostringstream fps;
+  fps << spec.fps;
+  if (spec.kind == "test") {
+    if (spec.width) os << size;
+    if (spec.fps > 0) os << '@' << fps.str();
+  } else {
+    if (spec.width) option("size", size);
+    if (spec.fps > 0) option("fps", fps.str());
+  }
+  if (spec.format != PixelFormat::kUnknown) option("format", std::string(formatName(spec.format)));
   return os.str();
 }
 

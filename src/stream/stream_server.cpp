@@ -136,6 +136,7 @@ StreamServer::Impl::~Impl() {
     stopping_ = true;
     sessions.swap(sessions_);
     sessionAddress_.clear();
+    sessionStream_.clear();
   }
   for (auto& [id, s] : sessions) {
     if (s) s->abort();  // wakes a POST /whep that is waiting for ICE
@@ -147,11 +148,13 @@ StreamServer::Impl::~Impl() {
   dtls_.reset();
 }
 
-void StreamServer::Impl::publish(EncodedUnitPtr unit) {
+void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
   std::lock_guard lock(mutex_);
   for (auto& [id, s] : sessions_) {
-    if (s) s->push(unit);  // non-blocking
+    if (!s) continue;
+    const auto it = sessionStream_.find(id);
+    if (it != sessionStream_.end() && it->second == stream) s->push(unit);  // non-blocking
   }
 }
 
@@ -160,12 +163,33 @@ std::size_t StreamServer::Impl::viewerCount() const {
   return sessions_.size();
 }
 
-std::vector<ViewerStats> StreamServer::Impl::viewerStats() const {
+std::size_t StreamServer::Impl::viewerCount(const std::string& stream) const {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(std::count_if(sessionStream_.begin(), sessionStream_.end(),
+                                                [&](const auto& entry) { return entry.second == stream; }));
+}
+
+bool StreamServer::Impl::hasStream(const std::string& name) const {
+  std::lock_guard lock(handlerMutex_);
+  return name.empty() || streamKeyframeHandlers_.count(name) != 0;
+}
+
+std::string StreamServer::Impl::streamNames() const {
+  std::lock_guard lock(handlerMutex_);
+  std::string out;
+  for (const auto& [name, handler] : streamKeyframeHandlers_) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stream) const {
   std::vector<std::shared_ptr<stream::ViewerSession>> sessions;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, s] : sessions_)
-      if (s) sessions.push_back(s);
+    for (const auto& [id, s] : sessions_) {
+      const auto named = sessionStream_.find(id);
+      const bool wanted = !stream || (named != sessionStream_.end() && named->second == *stream);
+      if (s && wanted) sessions.push_back(s);
+    }
   }
   std::sort(sessions.begin(), sessions.end(), [](const auto& a, const auto& b) { return a->createdNs() < b->createdNs(); });
   auto sinceCreated = [](const stream::ViewerSession& s, std::int64_t at) {
@@ -196,6 +220,7 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     session = std::move(it->second);
     sessions_.erase(it);
     sessionAddress_.erase(id);
+    sessionStream_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock
@@ -206,13 +231,16 @@ void StreamServer::Impl::endSessionLater(const std::string& id, const std::strin
   loop_->post([this, id, reason] { endSession(id, reason); });
 }
 
-void StreamServer::Impl::requestKeyframe() {
-  std::function<void()> handler;
-  {
-    std::lock_guard lock(handlerMutex_);
-    handler = keyframeHandler_;
+// Called under handlerMutex_, so that once a requester is replaced (a camera's pipeline rebuilt) the
+// old one is never called again; requesters only set a flag.
+void StreamServer::Impl::requestKeyframe(const std::string& stream) {
+  std::lock_guard lock(handlerMutex_);
+  if (stream.empty()) {
+    if (keyframeHandler_) keyframeHandler_();
+    return;
   }
-  if (handler) handler();
+  const auto it = streamKeyframeHandlers_.find(stream);
+  if (it != streamKeyframeHandlers_.end() && it->second) it->second();
 }
 
 void StreamServer::Impl::reapStaleSessions() {
@@ -237,7 +265,7 @@ StreamServer::StreamServer(StreamConfig config) : impl_(std::make_unique<Impl>(s
 StreamServer::~StreamServer() = default;
 
 void StreamServer::publish(EncodedUnitPtr unit) {
-  impl_->publish(std::move(unit));
+  impl_->publish({}, unit);
 }
 
 void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {

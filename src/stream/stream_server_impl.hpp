@@ -1,6 +1,7 @@
 #pragma once
 // StreamServer's private state: the session table, the HTTP server and the GLib loop thread.
-// Thread-safety: thread-safe; mutex_ guards sessions_ and stopping_, handlerMutex_ the two callbacks.
+// Thread-safety: thread-safe; mutex_ guards sessions_, sessionStream_ and stopping_, handlerMutex_ the
+// callbacks and the named streams' keyframe requesters (called under it: they only set a flag).
 // Lock order: mutex_ -> a session's own locks -> handlerMutex_ (publish() pushes under mutex_, and a
 // push may ask for a keyframe).
 
@@ -27,6 +28,8 @@ namespace zerohop {
 
 class StreamServer::Impl {
  public:
+  class NamedStream;  // a WhepStream (whep_stream.cpp)
+
   /// How long POST /whep may take (applying the offer, answering, gathering ICE) before 503.
   static constexpr std::chrono::milliseconds kNegotiationTimeout{3000};
   /// A session that has not connected this long after its answer is ended (the viewer never came).
@@ -48,7 +51,10 @@ class StreamServer::Impl {
 
   // HTTP handlers (whep_routes.cpp).
   void installRoutes();
-  void handleWhepPost(const httplib::Request& req, httplib::Response& res);
+  /// `stream`: "" = what publish() is fed, else a name addStream() made.
+  void handleWhepPost(const httplib::Request& req, httplib::Response& res, const std::string& stream);
+  /// The stream POST /whep plays: config_.defaultStream, or "" (publish()).
+  const std::string& defaultStream() const { return config_.defaultStream; }
   void handleWhepDelete(const httplib::Request& req, httplib::Response& res);
   void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
   void handleStats(const httplib::Request& req, httplib::Response& res);
@@ -57,15 +63,21 @@ class StreamServer::Impl {
   bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void handleStatic(const httplib::Request& req, httplib::Response& res);
 
-  // Sessions (stream_server.cpp).
-  void publish(EncodedUnitPtr unit);
+  // Sessions (stream_server.cpp). `stream` "" = the unnamed stream StreamServer::publish() feeds.
+  void publish(const std::string& stream, const EncodedUnitPtr& unit);
   std::size_t viewerCount() const;
-  std::vector<ViewerStats> viewerStats() const;
+  std::size_t viewerCount(const std::string& stream) const;
+  /// True when `name` was made by addStream() (or is "", the unnamed stream).
+  bool hasStream(const std::string& name) const;
+  /// Names of the streams addStream() made, comma-separated (for a 404's reason).
+  std::string streamNames() const;
+  /// Of every session (`stream` null) or of those of one stream.
+  std::vector<ViewerStats> viewerStats(const std::string* stream = nullptr) const;
   /// Removes the session from the table and destroys it on the calling thread; false when unknown.
   bool endSession(const std::string& id, const std::string& reason);
   /// Called from GStreamer threads: destroys the session later, on the loop thread.
   void endSessionLater(const std::string& id, const std::string& reason);
-  void requestKeyframe();
+  void requestKeyframe(const std::string& stream);
   void reapStaleSessions();
 
   StreamConfig config_;
@@ -76,11 +88,13 @@ class StreamServer::Impl {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions_;
   std::map<std::string, std::string> sessionAddress_;  // id -> client address of its POST /whep
+  std::map<std::string, std::string> sessionStream_;   // id -> its stream ("" = the unnamed one)
   bool stopping_ = false;
   mutable std::mutex handlerMutex_;
   std::function<void()> keyframeHandler_;
   std::function<std::string()> statsProvider_;
   std::function<std::string()> metricsProvider_;
+  std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
 
   std::unique_ptr<stream::DtlsCertificatePrewarm> dtls_;  // so the first viewer does not wait for it
   std::unique_ptr<stream::GlibLoopThread> loop_;

@@ -1,4 +1,5 @@
-// The HTTP front: WHEP (POST /whep, DELETE/PATCH /whep/<id>), CORS, GET /stats and the viewer page.
+// The HTTP front: WHEP (POST /whep and /whep/<stream>, DELETE/PATCH /whep/<session id>), CORS, GET /stats
+// and the viewer page.
 // Every client mistake is a 4xx with the reason in a text/plain body; 5xx only for our own faults.
 
 #include <dirent.h>
@@ -135,12 +136,12 @@ void StreamServer::Impl::installRoutes() {
     reply(res, 500, "internal error: " + what);
   });
 
-  http_->Options(".*", [](const httplib::Request& req, httplib::Response& res) {
+  http_->Options(".*", [this](const httplib::Request& req, httplib::Response& res) {
     res.status = 204;
     res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, PATCH, OPTIONS");
     res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, If-Match");
     res.set_header("Access-Control-Max-Age", "86400");
-    if (req.path == "/whep") {
+    if (req.path == "/whep" || (req.path.rfind("/whep/", 0) == 0 && hasStream(req.path.substr(6)))) {
       res.set_header("Accept-Post", "application/sdp");
       res.set_header("Allow", "POST, OPTIONS");
     } else {
@@ -148,8 +149,19 @@ void StreamServer::Impl::installRoutes() {
     }
   });
 
-  http_->Post("/whep",
-             [this](const httplib::Request& req, httplib::Response& res) { handleWhepPost(req, res); });
+  http_->Post("/whep", [this](const httplib::Request& req, httplib::Response& res) {
+    handleWhepPost(req, res, defaultStream());
+  });
+  // A named stream (one camera of several): POST /whep/NAME. Session URLs (/whep/<id>) take only
+  // DELETE and PATCH, so the two never meet.
+  http_->Post(R"(/whep/([A-Za-z0-9_-]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string name = req.matches[1];
+    if (!hasStream(name)) {
+      reply(res, 404, "no stream \"" + name + "\" (streams: " + streamNames() + ")");
+      return;
+    }
+    handleWhepPost(req, res, name);
+  });
   http_->Delete(R"(/whep/([^/]*))",
                [this](const httplib::Request& req, httplib::Response& res) { handleWhepDelete(req, res); });
   http_->Patch(R"(/whep/([^/]*))",
@@ -160,7 +172,8 @@ void StreamServer::Impl::installRoutes() {
             [this](const httplib::Request& req, httplib::Response& res) { handleStatic(req, res); });
 }
 
-void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Response& res) {
+void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Response& res,
+                                        const std::string& stream) {
   if (!authorized(req, res)) return;
   const std::string contentType = req.get_header_value("Content-Type");
   if (!isSdp(contentType)) {
@@ -218,18 +231,20 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     }
     sessions_.emplace(id, nullptr);  // holds the slot while the pipeline is built
     sessionAddress_.emplace(id, req.remote_addr);
+    sessionStream_.emplace(id, stream);
   }
   auto release = [this, &id] {
     std::lock_guard lock(mutex_);
     sessions_.erase(id);
     sessionAddress_.erase(id);
+    sessionStream_.erase(id);
   };
 
   std::shared_ptr<stream::ViewerSession> session;
   try {
     stream::ViewerSession::Events events;
-    events.onConnected = [this] { requestKeyframe(); };
-    events.onKeyframeRequest = [this] { requestKeyframe(); };
+    events.onConnected = [this, stream] { requestKeyframe(stream); };
+    events.onKeyframeRequest = [this, stream] { requestKeyframe(stream); };
     events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
     session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), sendOptions_);
@@ -243,7 +258,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     res.status = 201;
     res.set_header("Location", "/whep/" + id);
     res.set_content(answer, "application/sdp");
-    log::info("stream: viewer ", id.substr(0, 8), " joined (H.264 pt ", choice.payloadType, ", ",
+    log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (H.264 pt ", choice.payloadType, ", ",
               choice.profileLevelId, ")");
   } catch (const Error& e) {
     release();

@@ -6,9 +6,12 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cpu_reference.hpp"
 #include "gpu/cuda_check.hpp"
@@ -147,5 +150,31 @@ inline ::testing::AssertionResult matchesReference(const HostImage& got, const H
   return ::testing::AssertionFailure() << bad << " bytes off by more than " << tolerance << ", " << badPadding
                                        << " padding bytes overwritten; first: " << first.str();
 }
+
+/// A JPEG in page-locked memory, described as the capture stage would.
+class PinnedJpeg {
+ public:
+  PinnedJpeg(const std::vector<std::uint8_t>& bytes, int device, std::uint64_t sequence = 1)
+      : buffer_(device, std::max<std::size_t>(bytes.size(), 1)) {
+    if (!bytes.empty()) std::memcpy(buffer_.data(), bytes.data(), bytes.size());
+    frame.format = PixelFormat::kMJPEG;
+    frame.memory = MemoryKind::kPinned;
+    frame.planeCount = 1;
+    frame.data[0] = buffer_.data();
+    frame.bytesUsed = bytes.size();
+    frame.capacity = buffer_.size();
+    frame.sequence = sequence;
+  }
+  /// With the picture's size, as a camera's MJPEG frame carries it.
+  PinnedJpeg(const std::vector<std::uint8_t>& bytes, std::uint32_t width, std::uint32_t height, int device)
+      : PinnedJpeg(bytes, device) {
+    frame.width = width;
+    frame.height = height;
+  }
+  Frame frame;
+
+ private:
+  PinnedBuffer buffer_;
+};
 
 }  // namespace zerohop::test

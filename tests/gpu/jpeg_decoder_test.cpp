@@ -35,26 +35,6 @@ constexpr int kMaxDiff = 1;
 constexpr double kMaxMean = 0.05;
 constexpr std::uint8_t kPoison = 0xA5;
 
-/// A JPEG in page-locked memory, described as the capture stage would.
-class PinnedJpeg {
- public:
-  PinnedJpeg(const std::vector<std::uint8_t>& bytes, int device, std::uint64_t sequence = 1)
-      : buffer_(device, std::max<std::size_t>(bytes.size(), 1)) {
-    if (!bytes.empty()) std::memcpy(buffer_.data(), bytes.data(), bytes.size());
-    frame.format = PixelFormat::kMJPEG;
-    frame.memory = MemoryKind::kPinned;
-    frame.planeCount = 1;
-    frame.data[0] = buffer_.data();
-    frame.bytesUsed = bytes.size();
-    frame.capacity = buffer_.size();
-    frame.sequence = sequence;
-  }
-  Frame frame;
-
- private:
-  PinnedBuffer buffer_;
-};
-
 std::vector<JpegBackend> availableBackends() {
   std::vector<JpegBackend> b = {JpegBackend::kGpuHybrid, JpegBackend::kHybrid, JpegBackend::kDefault};
   const JpegSupport s = probeJpeg(-1);

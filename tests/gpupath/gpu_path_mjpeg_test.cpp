@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "../gpu/gpu_test_support.hpp"
@@ -17,22 +18,7 @@
 namespace zerohop {
 namespace {
 
-// A JPEG in page-locked memory, described as the camera's MJPEG frame.
-struct PinnedJpeg {
-  PinnedJpeg(const std::vector<std::uint8_t>& bytes, std::uint32_t w, std::uint32_t h, int device)
-      : buffer(device, bytes.size()) {
-    std::memcpy(buffer.data(), bytes.data(), bytes.size());
-    frame.format = PixelFormat::kMJPEG;
-    frame.width = w;
-    frame.height = h;
-    frame.memory = MemoryKind::kPinned;
-    frame.planeCount = 1;
-    frame.data[0] = buffer.data();
-    frame.bytesUsed = frame.capacity = bytes.size();
-  }
-  PinnedBuffer buffer;
-  Frame frame;
-};
+using test::PinnedJpeg;
 
 int maxDiff(const Frame& host, const test::HostImage& want) {
   int worst = 0;
@@ -64,6 +50,41 @@ TEST_F(GpuPathMjpegTest, CameraJpegsBecomeNv12InVramWithinOneOfLibjpegTurbo) {
       EXPECT_EQ(out.host->color.range, ColorRange::kFull) << "JFIF is full range";
       const test::HostImage want = test::expected420(test::turboDecode(jpeg), PixelFormat::kNV12);
       EXPECT_LE(maxDiff(*out.host, want), 1) << test::subsampName(subsamp) << " frame " << index;
+    }
+  }
+}
+
+// Two cameras' paths on the process's shared JpegBatcher (batchJpeg) decode, from two threads, the
+// same bytes as a path with a decoder of its own (the host copy, read after the batched frame's ready event).
+TEST_F(GpuPathMjpegTest, BatchedPathsOfTwoCamerasWriteWhatAnOwnDecoderWrites) {
+  constexpr std::uint32_t w = 640, h = 480;
+  GpuPathConfig own{device_, PixelFormat::kMJPEG, w, h, "", 8, "", /*hostCopy=*/true};
+  GpuPathConfig batched = own;
+  batched.batchJpeg = true;
+  GpuFramePath reference(own), a(batched), b(batched);
+  EXPECT_NE(a.describe().find("batches of up to"), std::string::npos) << a.describe();
+  for (std::uint64_t index : {4u, 31u}) {
+    const auto jpeg = testing::compressJpeg(testing::cameraPlanes(w, h, index), TJSAMP_422);
+    PinnedJpeg src(jpeg, w, h, device_);
+    src.frame.sequence = index;
+    const GpuPathOutput want = reference.process(src.frame);
+    ASSERT_NE(want.host, nullptr);
+    GpuPathOutput gotA, gotB;
+    std::thread ta([&] { gotA = a.process(src.frame); });
+    std::thread tb([&] { gotB = b.process(src.frame); });
+    ta.join();
+    tb.join();
+    for (const GpuPathOutput* got : {&gotA, &gotB}) {
+      ASSERT_NE(got->host, nullptr);
+      EXPECT_EQ(got->host->sequence, index);
+      for (std::uint32_t p = 0; p < 2; ++p) {
+        const std::uint32_t rows = p == 0 ? h : h / 2;
+        for (std::uint32_t y = 0; y < rows; ++y) {
+          ASSERT_EQ(std::memcmp(got->host->data[p] + std::size_t{y} * got->host->pitch[p],
+                                want.host->data[p] + std::size_t{y} * want.host->pitch[p], w), 0)
+              << "frame " << index << " plane " << p << " row " << y;
+        }
+      }
     }
   }
 }

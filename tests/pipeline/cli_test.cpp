@@ -198,6 +198,89 @@ TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
   }
 }
 
+// issue 20: a camera list that cannot be served stops serve at start (exit 2), naming the camera.
+TEST(Cli, CameraMistakesFailNamingTheCamera) {
+  const std::string listen = "127.0.0.1:" + std::to_string(freePort());
+  const std::string path = ::testing::TempDir() + "/cameras.toml";
+  { std::ofstream(path) << "[[camera]]\nname = \"yard\"\nsource = \"test\"\nzoom = 2\n"; }
+  struct Case {
+    std::vector<std::string> args;
+    const char* expect;
+  } cases[] = {
+      {{"serve", "--camera", "a=test", "--camera", "a=test"}, "two cameras are named \"a\""},
+      {{"serve", "--camera", "a=v4l2:/dev/video7", "--camera", "b=v4l2:/dev/video7"}, "camera \"b\" opens /dev/video7"},
+      {{"serve", "--camera", "a.b=test"}, "camera \"a.b\""},
+      {{"--config", path, "serve"}, "camera \"yard\" (line 1): unknown key \"zoom\""},
+  };
+  for (auto& c : cases) {
+    std::vector<std::string> argv{kCli};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    argv.insert(argv.end(), {"--listen", listen});
+    auto r = run(argv);
+    EXPECT_EQ(r.exitCode, 2) << c.expect << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+  }
+}
+
+// issue 20: of several cameras, one that cannot be opened is reported and retried while the others run;
+// each camera has its own WHEP endpoint and serve still stops at once.
+TEST(Cli, CameraThatCannotOpenIsRetriedWhileTheOthersRun) {
+  const auto port = freePort();
+  ChildProcess serve({kCli, "serve", "--camera", "lab=test:320x240@30", "--camera", "gone=v4l2:/dev/video57",
+                      "--listen", "127.0.0.1:" + std::to_string(port)});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 15s)) << serve.stderrText();
+  httplib::Client client("127.0.0.1", port);
+  nlohmann::json stats;
+  for (int i = 0; i < 50; ++i) {  // until the test camera has sent frames and the other failed an open
+    std::this_thread::sleep_for(100ms);
+    auto res = client.Get("/stats");
+    ASSERT_TRUE(res) << "no answer from /stats";
+    stats = nlohmann::json::parse(res->body);
+    if (stats["cameras"][0].value("frames", 0) > 10 && stats["cameras"][1]["state"] == "retrying") break;
+  }
+  ASSERT_EQ(stats["cameras"].size(), 2u) << stats.dump();
+  EXPECT_EQ(stats["cameras"][0]["name"], "lab");
+  EXPECT_EQ(stats["cameras"][0]["state"], "running") << stats.dump();
+  EXPECT_GT(stats["cameras"][0].value("frames", 0), 10) << stats.dump();
+  EXPECT_EQ(stats["frames"], stats["cameras"][0]["frames"]);  // the first camera's figures at the top level
+  EXPECT_EQ(stats["cameras"][1]["state"], "retrying") << stats.dump();
+  EXPECT_NE(stats["cameras"][1]["error"].get<std::string>().find("/dev/video57"), std::string::npos) << stats.dump();
+  // Each camera's endpoint exists (an offer that is not SDP is refused by it, not 404); others do not.
+  for (const char* path : {"/whep/lab", "/whep/gone", "/whep"}) {
+    auto res = client.Post(path, "x", "text/plain");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 415) << path;
+  }
+  auto none = client.Post("/whep/nope", "x", "application/sdp");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  EXPECT_NE(none->body.find("gone, lab"), std::string::npos) << none->body;
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("zerohop_camera_up{camera=\"gone\"} 0"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("zerohop_camera_up{camera=\"lab\"} 1"), std::string::npos) << metrics->body;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  serve.signal(SIGINT);
+  auto code = serve.waitExit(3s);
+  ASSERT_TRUE(code) << "serve did not stop within 3 s of SIGINT";
+  EXPECT_EQ(*code, 0) << serve.stderrText();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2000ms);
+}
+
+// probe lists what each configured camera would use; a bad list is the same error as serve's.
+TEST(Cli, ProbeListsTheConfiguredCameras) {
+  auto r = run({kCli, "probe", "--camera", "lab=test:640x360@30", "--camera", "door=share:door_raw"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  const auto list = r.out.find("cameras (as serve would run them)");
+  ASSERT_NE(list, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lab         test:640x360@30", list), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("door        share:door_raw", list), std::string::npos) << r.out;
+  auto twice = run({kCli, "probe", "--camera", "a=test", "--camera", "a=test"});
+  EXPECT_EQ(twice.exitCode, 2);
+  EXPECT_NE(twice.err.find("two cameras are named \"a\""), std::string::npos) << twice.err;
+}
+
 TEST(Cli, EmptyTokenIsAnError) {
   const std::string listen = "127.0.0.1:" + std::to_string(freePort());
   auto flag = run({kCli, "serve", "--listen", listen, "--whep-token", ""});

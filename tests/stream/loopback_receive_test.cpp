@@ -333,12 +333,13 @@ std::string missingLoopbackElement() {
 }
 
 /// WHEP from `viewer` to `server`: true when the server answered 201 and the viewer took the answer.
-::testing::AssertionResult connectOverWhep(LoopbackViewer& viewer, const StreamServer& server) {
+::testing::AssertionResult connectOverWhep(LoopbackViewer& viewer, const StreamServer& server,
+                                           const std::string& path = "/whep") {
   const std::string offer = viewer.createOffer();
   if (offer.find("m=video") == std::string::npos) return ::testing::AssertionFailure() << "offer: " << offer;
   httplib::Client cli("127.0.0.1", server.port());
   cli.set_read_timeout(10, 0);
-  auto r = cli.Post("/whep", offer, "application/sdp");
+  auto r = cli.Post(path, offer, "application/sdp");
   if (!r) return ::testing::AssertionFailure() << httplib::to_string(r.error());
   if (r->status != 201) return ::testing::AssertionFailure() << r->status << " " << r->body;
   if (!viewer.applyAnswer(r->body)) return ::testing::AssertionFailure() << "answer refused: " << r->body;
@@ -784,6 +785,70 @@ TEST_F(LoopbackReceive, ExposureDescriptorExhaustionAnswers503AndRecovers) {
   EXPECT_GT(r.framesDuring, 0);
   EXPECT_EQ(busy, 1) << "POST /whep with few descriptors left was not answered 503 + Retry-After";
   EXPECT_EQ(admitted, 1) << "no viewer could join after the flood ended";
+}
+
+// issue 20: named streams (one per camera) on one server. A viewer of /whep/b receives what stream b
+// is fed and nothing of stream a; its keyframe requests reach b's requester alone; POST /whep plays
+// the default stream; a requester replaced (a camera's pipeline rebuilt) is not called again.
+TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
+  StreamConfig config;
+  config.port = 0;
+  config.defaultStream = "a";
+  StreamServer server(config);
+  auto a = server.addStream("a");
+  auto b = server.addStream("b");
+  EXPECT_THROW(server.addStream("b"), Error);
+  EXPECT_THROW(server.addStream("a/b"), Error);
+  std::atomic<int> askedA{0}, askedB{0};
+  a->setKeyframeRequester([&] { ++askedA; });
+  b->setKeyframeRequester([&] { ++askedB; });
+
+  LoopbackViewer viewer;
+  ASSERT_TRUE(connectOverWhep(viewer, server, "/whep/b"));
+  EXPECT_EQ(b->viewerCount(), 1u);
+  EXPECT_EQ(a->viewerCount(), 0u);
+  // Stream a alone for 2 s: the viewer of b gets nothing. Stream b's requester heard the viewer join.
+  for (std::size_t i = 0; i < 60; ++i) {
+    a->deliver(units[i % units.size()]);
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_EQ(viewer.receivedUnits.load(), 0) << "the viewer of /whep/b received units of stream a";
+  EXPECT_GE(askedB.load(), 1);
+  EXPECT_EQ(askedA.load(), 0);
+  // Stream b from a keyframe: they arrive.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (std::size_t i = 0; viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < deadline; ++i) {
+    b->deliver(units[i % units.size()]);
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_GE(viewer.receivedUnits.load(), 30);
+  // A replaced requester is never called again: a PLI now reaches the new one.
+  std::atomic<int> askedAgain{0};
+  b->setKeyframeRequester([&] { ++askedAgain; });
+  const int oldB = askedB.load();
+  ASSERT_TRUE(viewer.sendPictureLossIndication());
+  const auto pliDeadline = std::chrono::steady_clock::now() + 5s;
+  for (std::size_t i = 0; askedAgain == 0 && std::chrono::steady_clock::now() < pliDeadline; ++i) {
+    b->deliver(units[i % units.size()]);
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_GE(askedAgain.load(), 1) << "the PLI did not reach stream b's new requester";
+  EXPECT_EQ(askedB.load(), oldB) << "the replaced requester was called";
+  b->setKeyframeRequester({});
+
+  // POST /whep is the default stream's; an unknown stream is 404 naming the streams.
+  LoopbackViewer first;
+  ASSERT_TRUE(connectOverWhep(first, server));
+  EXPECT_EQ(a->viewerCount(), 1u);
+  httplib::Client cli("127.0.0.1", server.port());
+  auto none = cli.Post("/whep/c", "v=0\r\n", "application/sdp");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  EXPECT_NE(none->body.find("a, b"), std::string::npos) << none->body;
+  a->setKeyframeRequester({});
 }
 
 }  // namespace

@@ -58,5 +58,20 @@ TEST(SourceSpec, SizesNoEncoderCarriesAreRefusedAtParseTimeNamingTheLimit) {
   }
 }
 
+// toString gives a spec parseSourceSpec takes back (serve logs each camera's spec with it).
+TEST(SourceSpec, ToStringRoundTrips) {
+  for (const char* text : {"test:640x360@30", "test:640x360@30?format=uyvy", "v4l2:/dev/video3?format=mjpeg",
+                           "v4l2:/dev/video0?size=1280x720&fps=30&format=h264", "share:cam0", "test"}) {
+    const SourceSpec spec = parseSourceSpec(text);
+    const SourceSpec again = parseSourceSpec(toString(spec));
+    EXPECT_EQ(again.kind, spec.kind) << text << " -> " << toString(spec);
+    EXPECT_EQ(again.path, spec.path) << text;
+    EXPECT_EQ(again.format, spec.format) << text;
+    EXPECT_EQ(again.width, spec.width) << text;
+    EXPECT_EQ(again.fps, spec.fps) << text;
+  }
+  EXPECT_EQ(toString(parseSourceSpec("v4l2:/dev/video3?format=mjpeg")), "v4l2:/dev/video3?format=mjpeg");
+}
+
 }  // namespace
 }  // namespace zerohop

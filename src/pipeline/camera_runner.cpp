@@ -1,0 +1,124 @@
+#include "camera_runner.hpp"
+
+#include <algorithm>
+
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::pipeline_detail {
+
+using namespace std::chrono_literals;
+
+CameraRunner::CameraRunner(std::string name, PipelineConfig config, bool failFast)
+    : name_(std::move(name)), config_(std::move(config)), failFast_(failFast) {
+  if (failFast_) {
+    pipeline_ = std::make_unique<Pipeline>(config_);
+    state_ = "running";
+  }
+}
+
+CameraRunner::~CameraRunner() {
+  stop();
+}
+
+void CameraRunner::start() {
+  if (failFast_) {
+    pipeline_->start();
+    return;
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+void CameraRunner::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  close();
+}
+
+bool CameraRunner::waitFor(std::chrono::milliseconds d) {
+  std::unique_lock lock(mutex_);
+  return !wake_.wait_for(lock, d, [this] { return stopping_; });
+}
+
+bool CameraRunner::open() {
+  try {
+    auto pipeline = std::make_unique<Pipeline>(config_);
+    pipeline->start();
+    std::lock_guard lock(mutex_);
+    pipeline_ = std::move(pipeline);
+    state_ = "running";
+    error_.clear();
+    return true;
+  } catch (const Error& e) {
+    std::lock_guard lock(mutex_);
+    state_ = "retrying";
+    error_ = e.what();
+    return false;
+  }
+}
+
+void CameraRunner::close() {
+  std::unique_ptr<Pipeline> pipeline;
+  {
+    std::lock_guard lock(mutex_);
+    pipeline.swap(pipeline_);
+  }
+  if (pipeline) pipeline->stop();  // the destructor, outside the lock, frees the source and the shares
+}
+
+// Open; watch (4 times a second) for the pipeline failing; on failure close, wait, open again.
+void CameraRunner::run() {
+  auto delay = kFirstRetry;
+  for (;;) {
+    if (!open()) {
+      log::warn("camera ", name_, ": ", status().error, "; retrying in ", delay.count() / 1000.0, " s");
+      if (!waitFor(delay)) return;
+      delay = std::min(delay * 2, kLastRetry);
+      continue;
+    }
+    log::info("camera ", name_, ": running");
+    delay = kFirstRetry;
+    std::string failure;
+    while (failure.empty()) {
+      if (!waitFor(250ms)) return;
+      std::lock_guard lock(mutex_);
+      failure = pipeline_->failure();
+    }
+    log::warn("camera ", name_, ": ", failure, "; opening it again in ", delay.count() / 1000.0, " s");
+    close();
+    {
+      std::lock_guard lock(mutex_);
+      state_ = "retrying";
+      error_ = failure;
+      ++restarts_;
+    }
+    if (!waitFor(delay)) return;
+    delay = std::min(delay * 2, kLastRetry);
+  }
+}
+
+CameraStatus CameraRunner::status() const {
+  std::lock_guard lock(mutex_);
+  CameraStatus s;
+  s.name = name_;
+  s.state = state_;
+  s.error = error_;
+  s.restarts = restarts_;
+  if (pipeline_) {
+    s.hasPipeline = true;
+    s.pipeline = pipeline_->status();
+  }
+  return s;
+}
+
+std::string CameraRunner::failure() const {
+  if (!failFast_) return {};
+  std::lock_guard lock(mutex_);
+  return pipeline_ ? pipeline_->failure() : std::string{};
+}
+
+}  // namespace zerohop::pipeline_detail

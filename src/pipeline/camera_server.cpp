@@ -1,0 +1,168 @@
+#include "zerohop/camera_server.hpp"
+
+#include <cstdio>
+
+#include "camera_runner.hpp"
+#include "metrics_text.hpp"
+#include "stats_json.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop {
+
+using pipeline_detail::CameraRunner;
+
+class CameraServer::Impl {
+ public:
+  explicit Impl(CameraServerConfig config) : config_(std::move(config)) {
+    checkCameras(config_.cameras);
+    // The port first: a busy port fails before any camera is opened.
+    config_.stream.defaultStream = config_.cameras.front().name;
+    server_ = std::make_unique<StreamServer>(config_.stream);
+    for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
+      const CameraConfig& cam = config_.cameras[i];
+      PipelineConfig p;
+      p.source = cam.source;
+      p.encoder = cam.encoder;
+      p.gpu = cam.gpu;
+      p.shareName = cam.shareName;
+      if (i == 0) {
+        p.whipUrl = config_.whipUrl;
+        p.whipToken = config_.whipToken;
+        p.janus = config_.janus;
+      }
+      p.viewers = server_->addStream(cam.name);
+      p.batchJpeg = config_.batchJpegCameras > 0 && config_.cameras.size() >= config_.batchJpegCameras;
+      runners_.push_back(std::make_unique<CameraRunner>(cam.name, std::move(p), config_.failFast));
+    }
+    server_->setStatsProvider([this] { return statsJson(); });
+    server_->setMetricsProvider([this] { return metricsText(); });
+  }
+
+  ~Impl() { stop(); }
+
+  void start() {
+    for (const auto& cam : config_.cameras) {
+      log::info("camera ", cam.name, ": ", toString(cam.source), " at ", server_->url(), "whep/", cam.name,
+                cam.shareName.empty() ? "" : ", shared as '" + cam.shareName + "'");
+    }
+    for (auto& r : runners_) r->start();
+  }
+
+  // The cameras first (their pipelines feed the server's streams), then the server (its HTTP threads
+  // call the providers, which read the runners), then the runners' memory.
+  void stop() noexcept {
+    for (auto& r : runners_) r->stop();
+    server_.reset();
+  }
+
+  std::vector<CameraStatus> cameras() const {
+    std::vector<CameraStatus> out;
+    out.reserve(runners_.size());
+    for (const auto& r : runners_) out.push_back(r->status());
+    return out;
+  }
+
+  std::string statsJson() const {
+    const auto cams = cameras();
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t i = 0; i < cams.size(); ++i) {
+      const CameraStatus& c = cams[i];
+      nlohmann::json entry =
+          c.hasPipeline ? statsDocument(c.pipeline, context(c.pipeline)) : nlohmann::json::object();
+      entry["name"] = c.name;
+      entry["state"] = c.state;
+      entry["error"] = c.error;
+      entry["restarts"] = c.restarts;
+      entry["whep"] = "/whep/" + c.name;
+      entry["share"] = config_.cameras[i].shareName;
+      if (!c.hasPipeline) entry["source"] = toString(config_.cameras[i].source);
+      list.push_back(std::move(entry));
+    }
+    // The first camera's figures stay at the top level, where a single-camera reader looks for them.
+    nlohmann::json doc = list.front();
+    doc["cameras"] = std::move(list);
+    return doc.dump();
+  }
+
+  std::string metricsText() const {
+    std::vector<CameraMetrics> parts;
+    for (const auto& c : cameras()) {
+      CameraMetrics m;
+      m.camera = c.name;
+      m.restarts = c.restarts;
+      if (c.hasPipeline) {
+        m.status = c.pipeline;
+        m.context = context(c.pipeline);
+      }
+      parts.push_back(std::move(m));
+    }
+    return renderMetricsText(parts);
+  }
+
+  std::string statusLine() const {
+    const auto cams = cameras();
+    if (cams.size() == 1)
+      return cams.front().hasPipeline ? renderStatusLine(cams.front().pipeline) : cams.front().state;
+    std::string line;
+    for (const auto& c : cams) {
+      char part[160];
+      if (c.hasPipeline) {
+        std::snprintf(part, sizeof part, "%s %.1f fps %zu viewers", c.name.c_str(), c.pipeline.latency.fps,
+                      c.pipeline.viewers);
+      } else {
+        std::snprintf(part, sizeof part, "%s %s", c.name.c_str(), c.state.c_str());
+      }
+      line += (line.empty() ? "" : " | ") + std::string(part);
+    }
+    return line;
+  }
+
+  std::string url() const { return server_ ? server_->url() : std::string{}; }
+
+  std::string failure() const {
+    for (const auto& r : runners_) {
+      if (auto f = r->failure(); !f.empty())
+        return runners_.size() == 1 ? f : "camera " + r->name() + ": " + f;
+    }
+    return {};
+  }
+
+ private:
+  static StatsContext context(const PipelineStatus& s) {
+    return StatsContext{s.sourceDescription, s.encoderName, s.dataPath};
+  }
+
+  CameraServerConfig config_;
+  std::unique_ptr<StreamServer> server_;
+  std::vector<std::unique_ptr<CameraRunner>> runners_;  // fixed after construction
+};
+
+CameraServer::CameraServer(CameraServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+CameraServer::~CameraServer() = default;
+void CameraServer::start() {
+  impl_->start();
+}
+void CameraServer::stop() noexcept {
+  impl_->stop();
+}
+std::vector<CameraStatus> CameraServer::cameras() const {
+  return impl_->cameras();
+}
+std::string CameraServer::statsJson() const {
+  return impl_->statsJson();
+}
+std::string CameraServer::metricsText() const {
+  return impl_->metricsText();
+}
+std::string CameraServer::statusLine() const {
+  return impl_->statusLine();
+}
+std::string CameraServer::url() const {
+  return impl_->url();
+}
+std::string CameraServer::failure() const {
+  return impl_->failure();
+}
+
+}  // namespace zerohop

@@ -1,0 +1,57 @@
+// WhepStream: one named stream of a StreamServer (StreamServer::addStream), fed by one camera's pipeline.
+
+#include <algorithm>
+#include <cctype>
+
+#include "stream/stream_server_impl.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop {
+namespace {
+
+bool validStreamName(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+// Borrows the server's Impl: the stream must not outlive its StreamServer (documented on WhepStream).
+class StreamServer::Impl::NamedStream final : public WhepStream {
+ public:
+  NamedStream(StreamServer::Impl& server, std::string name) : server_(server), name_(std::move(name)) {}
+
+  void deliver(const EncodedUnitPtr& unit) override { server_.publish(name_, unit); }
+  void setKeyframeRequester(std::function<void()> request) override {
+    std::lock_guard lock(server_.handlerMutex_);
+    server_.streamKeyframeHandlers_[name_] = std::move(request);
+  }
+  std::string describe() const override {
+    return "WHEP viewers at http://" + server_.config_.host + ":" + std::to_string(server_.boundPort_) +
+           "/whep/" + name_;
+  }
+  std::size_t viewerCount() const override { return server_.viewerCount(name_); }
+  std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&name_); }
+  const std::string& name() const override { return name_; }
+
+ private:
+  StreamServer::Impl& server_;
+  const std::string name_;
+};
+
+std::shared_ptr<WhepStream> StreamServer::addStream(const std::string& name) {
+  if (!validStreamName(name)) {
+    throw Error(Errc::kInvalidArgument,
+                "stream name \"" + name + "\": use letters, digits, '_' and '-' only");
+  }
+  {
+    std::lock_guard lock(impl_->handlerMutex_);
+    if (!impl_->streamKeyframeHandlers_.emplace(name, nullptr).second) {
+      throw Error(Errc::kInvalidArgument, "stream \"" + name + "\" exists already on this server");
+    }
+  }
+  return std::make_shared<Impl::NamedStream>(*impl_, name);
+}
+
+}  // namespace zerohop

@@ -1,0 +1,179 @@
+// Several cameras: --camera NAME=SOURCE, [[camera]] tables, checkCameras, and /metrics with a camera label.
+#include "camera_options.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "metrics_text.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::cli {
+namespace {
+
+// The message of the Error(kInvalidArgument) `f` throws, or "" when it throws none (a failure).
+template <typename F>
+std::string usageError(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
+struct TomlFile {
+  explicit TomlFile(const std::string& text) {
+    path = testing::TempDir() + "cameras-" + std::to_string(getpid()) + "-" +
+           testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml";
+    std::ofstream(path) << text;
+  }
+  ~TomlFile() { ::unlink(path.c_str()); }
+  std::string path;
+};
+
+CameraConfig camera(const std::string& name, const std::string& source, const std::string& share = {}) {
+  CameraConfig c;
+  c.name = name;
+  c.source = parseSourceSpec(source);
+  c.shareName = share;
+  return c;
+}
+
+TEST(CameraOptions, ArgumentIsNameEqualsAnySourceSpec) {
+  CameraDefaults d;
+  d.encoder.bitrateKbps = 900;
+  d.gpu = "off";
+  const CameraConfig c = parseCameraArgument("side-2=v4l2:/dev/video1?format=mjpeg", d);
+  EXPECT_EQ(c.name, "side-2");
+  EXPECT_EQ(c.source.kind, "v4l2");
+  EXPECT_EQ(c.source.path, "/dev/video1");
+  EXPECT_EQ(c.source.format, PixelFormat::kMJPEG);
+  EXPECT_EQ(c.encoder.bitrateKbps, 900u);
+  EXPECT_EQ(c.gpu, "off");
+  EXPECT_EQ(parseCameraArgument("s=share:foo", d).source.kind, "share");
+}
+
+TEST(CameraOptions, BadArgumentsNameTheCamera) {
+  EXPECT_NE(usageError([] { parseCameraArgument("v4l2:/dev/video0", {}); }).find("NAME=SOURCE"), std::string::npos);
+  EXPECT_NE(usageError([] { parseCameraArgument("a/b=test", {}); }).find("camera \"a/b\""), std::string::npos);
+  EXPECT_NE(usageError([] { parseCameraArgument("=test", {}); }).find("camera \"\""), std::string::npos);
+  EXPECT_NE(usageError([] { parseCameraArgument("a=bogus:1", {}); }).find("camera \"a\""), std::string::npos);
+}
+
+TEST(CameraOptions, TablesGiveEachCameraItsSettings) {
+  TomlFile f(R"([serve]
+listen = "127.0.0.1:0"
+
+[[camera]]
+name = "front"   # the door
+source = 'v4l2:/dev/video0?format=mjpeg'
+bitrate = 1200
+gpu = "1"
+share = "front_raw"
+
+[[camera]]
+source = "test:640x360@30"
+name = "back"
+encoder = "x264"
+)");
+  const auto tables = readCameraTables(f.path);
+  ASSERT_EQ(tables.size(), 2u);
+  CameraDefaults d;
+  d.encoder.bitrateKbps = 2500;
+  const CameraConfig front = cameraFromTable(tables[0], d, f.path);
+  EXPECT_EQ(front.name, "front");
+  EXPECT_EQ(front.source.format, PixelFormat::kMJPEG);
+  EXPECT_EQ(front.encoder.bitrateKbps, 1200u);
+  EXPECT_EQ(front.gpu, "1");
+  EXPECT_EQ(front.shareName, "front_raw");
+  const CameraConfig back = cameraFromTable(tables[1], d, f.path);
+  EXPECT_EQ(back.name, "back");
+  EXPECT_EQ(back.encoder.bitrateKbps, 2500u);
+  EXPECT_EQ(back.encoder.encoder, "x264");
+  EXPECT_TRUE(back.shareName.empty());
+}
+
+TEST(CameraOptions, UnknownKeyNamesTheCameraAndLineEvenWhenTheNameComesLater) {
+  TomlFile f("[[camera]]\nsource = \"test\"\nbitrat = 100\nname = \"porch\"\n");
+  const std::string e = usageError([&] { readCameraTables(f.path); });
+  EXPECT_NE(e.find("line 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("camera \"porch\""), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown key \"bitrat\""), std::string::npos) << e;
+}
+
+TEST(CameraOptions, TableMistakesNameTheCamera) {
+  CameraDefaults d;
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nname = \"b\"\n");
+    EXPECT_NE(usageError([&] { readCameraTables(f.path); }).find("name is given twice"), std::string::npos);
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\" trailing\n");
+    EXPECT_NE(usageError([&] { readCameraTables(f.path); }).find("camera \"a\""), std::string::npos);
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\n");
+    const auto t = readCameraTables(f.path);
+    EXPECT_NE(usageError([&] { cameraFromTable(t.at(0), d, f.path); }).find("source"), std::string::npos);
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\nbitrate = 5\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("camera \"a\""), std::string::npos) << e;
+    EXPECT_NE(e.find("line 4"), std::string::npos) << e;
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a b\"\nsource = \"test\"\n");
+    const auto t = readCameraTables(f.path);
+    EXPECT_NE(usageError([&] { cameraFromTable(t.at(0), d, f.path); }).find("camera \"a b\""), std::string::npos);
+  }
+}
+
+TEST(CheckCameras, RefusesWhatCannotBeServedNamingTheCamera) {
+  EXPECT_NO_THROW(checkCameras({camera("a", "test"), camera("b", "test"), camera("c", "v4l2:/dev/video0")}));
+  EXPECT_NE(usageError([] { checkCameras({}); }).find("no camera"), std::string::npos);
+  EXPECT_NE(usageError([] { checkCameras({camera("a", "test"), camera("a", "test")}); }).find("two cameras are named \"a\""),
+            std::string::npos);
+  const std::string twice = usageError([] {
+    checkCameras({camera("a", "v4l2:/dev/video3"), camera("b", "v4l2:/dev/../dev/video3")});
+  });
+  EXPECT_NE(twice.find("camera \"b\""), std::string::npos) << twice;
+  EXPECT_NE(twice.find("camera \"a\""), std::string::npos) << twice;
+  EXPECT_NE(usageError([] { checkCameras({camera("a", "test", "s"), camera("b", "test", "s")}); }).find("camera \"b\""),
+            std::string::npos);
+  EXPECT_NE(usageError([] { checkCameras({camera("bad.name", "test")}); }).find("camera \"bad.name\""), std::string::npos);
+  EXPECT_FALSE(isValidCameraName(std::string(65, 'a')));
+}
+
+TEST(CameraMetrics, EveryFamilyOnceEverySeriesWithItsCamera) {
+  PipelineStatus s;
+  s.latency.frames = 7;
+  std::vector<CameraMetrics> cams{{"front", s, StatsContext{"test", "libx264", "cpu"}, 0},
+                                  {"back", std::nullopt, {}, 2}};
+  const std::string text = renderMetricsText(cams);
+  std::size_t helps = 0;
+  for (std::size_t p = 0; (p = text.find("# HELP zerohop_frames_total ", p)) != std::string::npos; ++p) ++helps;
+  EXPECT_EQ(helps, 1u);
+  EXPECT_NE(text.find("zerohop_frames_total{camera=\"front\"} 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("zerohop_camera_up{camera=\"back\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("zerohop_camera_restarts_total{camera=\"back\"} 2\n"), std::string::npos);
+  EXPECT_EQ(text.find("zerohop_frames_total{camera=\"back\"}"), std::string::npos);
+  // Every sample line carries the label.
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const std::string line = text.substr(pos, end - pos);
+    if (!line.empty() && line[0] != '#') {
+      EXPECT_NE(line.find("camera=\""), std::string::npos) << line;
+    }
+    pos = end + 1;
+  }
+}
+
+}  // namespace
+}  // namespace zerohop::cli
