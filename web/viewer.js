@@ -599,7 +599,8 @@ window.zerohop = {
     $('server-fps').textContent = `${num(s.fps) !== null ? s.fps.toFixed(1) : '–'} / ${dash(s.frames)}`;
     $('server-drops').textContent = `${dash(s.drops)} / ${dash(s.viewers)}`;
     $('encoder').textContent = dash(s.encoder);
-    const mine = (s.viewer_sessions || []).find((v) => v.id === zh.sessionId);
+    // Several cameras: each has its own viewer_sessions under cameras[] (the first one's also at the top).
+    const mine = [s, ...(s.cameras || [])].flatMap((c) => c.viewer_sessions || []).find((v) => v.id === zh.sessionId);
     if (mine) zh.serverStart = {connect_ms: mine.connect_ms, first_frame_ms: mine.first_frame_ms};
     const st = zh.serverStart || {};
     $('ttff').textContent = zh.timeToFirstFrameMs === null ? '–'
