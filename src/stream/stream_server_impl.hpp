@@ -55,6 +55,8 @@ class StreamServer::Impl {
   const std::string& defaultStream() const { return config_.defaultStream; }
   void handleWhepDelete(const httplib::Request& req, httplib::Response& res);
   void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
+  void handleWhepSessionGet(const httplib::Request& req, httplib::Response& res);
+  bool knownSession(const std::string& id) const;
   void handleStats(const httplib::Request& req, httplib::Response& res);
   void handleMetrics(const httplib::Request& req, httplib::Response& res);
   /// False (and a 401 in `res`) when a WHEP token is configured and the request lacks it.
