@@ -37,6 +37,10 @@ struct StreamConfig {
   /// Non-empty: POST /whep plays the stream of this name (addStream(); `serve`'s first camera) instead
   /// of what publish() is fed. POST /whep/NAME plays any named stream either way.
   std::string defaultStream;
+  /// At start, load on a background thread what the first session would otherwise load while its
+  /// viewer waits: the GStreamer plugins and the process's DTLS certificate (0.3-1 s of one core, once
+  /// per process). Off: the first POST /whep pays it (the destructor then never waits for it).
+  bool warmUp = true;
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME

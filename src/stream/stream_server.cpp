@@ -123,6 +123,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     log::warn("stream: listening on ", config_.host,
               " without a WHEP token (--whep-token): anyone who can reach it can watch");
   }
+  if (config_.warmUp) warmup_ = std::make_unique<stream::WebrtcWarmup>();  // last: nothing throws after it
 }
 
 StreamServer::Impl::~Impl() {
@@ -141,6 +142,7 @@ StreamServer::Impl::~Impl() {
   if (httpThread_.joinable()) httpThread_.join();
   sessions.clear();  // each sets its pipeline to NULL
   loop_.reset();
+  warmup_.reset();  // waits for a warm-up still running (a server destroyed right after its start)
 }
 
 void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {

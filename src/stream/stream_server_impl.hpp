@@ -20,6 +20,7 @@
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/viewer_session.hpp"
+#include "stream/webrtc_warmup.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -97,6 +98,7 @@ class StreamServer::Impl {
   std::unique_ptr<stream::DeadlineHttpServer> http_;
   std::thread httpThread_;
   std::atomic<bool> httpExited_{false};
+  std::unique_ptr<stream::WebrtcWarmup> warmup_;  // set last in the constructor
 };
 
 /// 128 random bits from getrandom(2) as 32 lower-case hex digits. Throws Error(kIo) on failure.
