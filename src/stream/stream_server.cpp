@@ -1,5 +1,6 @@
 #include "zerohop/stream_server.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -7,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <vector>
 
@@ -62,6 +64,17 @@ void checkElements() {
 
 }  // namespace
 
+stream::SessionIce StreamServer::Impl::sessionIce(std::vector<std::string>& links) const {
+  const stream::SessionIceServers servers = iceServers_.forSession(static_cast<std::int64_t>(::time(nullptr)));
+  links = servers.linkHeaders;
+  stream::SessionIce ice;
+  ice.stunServer = servers.stunServer;
+  ice.turnServers = servers.turnServers;
+  ice.minPort = config_.udpPortMin;
+  ice.maxPort = config_.udpPortMax;
+  return ice;
+}
+
 stream::HttpServerLimits StreamServer::Impl::httpLimits(const StreamConfig& config) {
   stream::HttpServerLimits limits;
   limits.request.maxBodyBytes = config.maxBodyBytes;
@@ -100,6 +113,22 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
                       "\" is not a directory; point it at the web/ "
                       "folder of the source tree, or leave it empty to serve the embedded page");
     }
+  }
+  iceServers_ = stream::IceServers(config_.iceServers, config_.turnSecret, config_.turnCredentialSeconds);
+  if (!config_.iceHost.empty()) {
+    in_addr v4{};
+    in6_addr v6{};
+    if (::inet_pton(AF_INET, config_.iceHost.c_str(), &v4) != 1 &&
+        ::inet_pton(AF_INET6, config_.iceHost.c_str(), &v6) != 1) {
+      throw Error(Errc::kInvalidArgument,
+                  "--ice-host \"" + config_.iceHost +
+                      "\" is not an IPv4 or IPv6 address (the one viewers reach this host at)");
+    }
+  }
+  if ((config_.udpPortMin == 0) != (config_.udpPortMax == 0) || config_.udpPortMin > config_.udpPortMax) {
+    throw Error(Errc::kInvalidArgument, "--udp-ports " + std::to_string(config_.udpPortMin) + "-" +
+                                            std::to_string(config_.udpPortMax) +
+                                            ": give MIN-MAX with 1 <= MIN <= MAX <= 65535");
   }
   if (config_.maxViewers == 0) {
     throw Error(Errc::kInvalidArgument,

@@ -19,6 +19,7 @@
 
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
+#include "stream/ice_servers.hpp"
 #include "stream/viewer_session.hpp"
 #include "stream/webrtc_warmup.hpp"
 #include "zerohop/stream_server.hpp"
@@ -60,6 +61,8 @@ class StreamServer::Impl {
   bool knownSession(const std::string& id) const;
   void handleStats(const httplib::Request& req, httplib::Response& res);
   void handleMetrics(const httplib::Request& req, httplib::Response& res);
+  /// One session's STUN/TURN servers and ports for webrtcbin; its Link headers (RFC 9725 §4.6) in `links`.
+  stream::SessionIce sessionIce(std::vector<std::string>& links) const;
   /// False (and a 401 in `res`) when a WHEP token is configured and the request lacks it.
   bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void handleStatic(const httplib::Request& req, httplib::Response& res);
@@ -80,6 +83,7 @@ class StreamServer::Impl {
   void reapStaleSessions();
 
   StreamConfig config_;
+  stream::IceServers iceServers_;  // checked in the constructor
   bool loopbackHost_ = false;
   std::uint16_t boundPort_ = 0;
 

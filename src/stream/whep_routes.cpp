@@ -126,7 +126,7 @@ void StreamServer::Impl::installRoutes() {
 
   http_->set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     res.set_header("Access-Control-Allow-Origin", "*");
-    res.set_header("Access-Control-Expose-Headers", "Location, ETag, Allow, Accept-Post");
+    res.set_header("Access-Control-Expose-Headers", "Location, ETag, Link, Allow, Accept-Post");
   });
 
   // Statuses httplib sets itself (413, 400 for a broken request, 404 for no route) get a reason too.
@@ -165,12 +165,23 @@ void StreamServer::Impl::installRoutes() {
   // supports OPTIONS for CORS, and its "200 OK" carries Accept-Post: application/sdp). Allow names
   // what each URL really accepts; Access-Control-Allow-Methods also names PATCH on a session, so that
   // a player on another origin that tries trickle ICE reads our 501 and its reason, not a CORS failure.
+  // The ICE servers (RFC 9725 §4.6) also answer an OPTIONS /whep that carries the token when one is
+  // set (a CORS preflight carries none, and gets none): a player such as the viewer page needs them
+  // before it makes its offer, since the offer already holds every candidate.
   http_->Options(".*", [this](const httplib::Request& req, httplib::Response& res) {
     res.status = 200;
     res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, If-Match");
     res.set_header("Access-Control-Max-Age", "86400");
     if (req.path == "/whep" || (req.path.rfind("/whep/", 0) == 0 && hasStream(req.path.substr(6)))) {
       res.set_header("Accept-Post", "application/sdp");
+      if (!iceServers_.empty() && (config_.whepToken.empty() || req.has_header("Authorization"))) {
+        httplib::Response unused;
+        if (authorized(req, unused)) {
+          std::vector<std::string> links;
+          sessionIce(links);
+          for (const std::string& link : links) res.set_header("Link", link);
+        }
+      }
       res.set_header("Allow", kEndpointAllow);
       res.set_header("Access-Control-Allow-Methods", kEndpointAllow);
     } else if (req.path.rfind("/whep/", 0) == 0) {
@@ -292,15 +303,24 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     events.onKeyframeRequest = [this, stream] { requestKeyframe(stream); };
     events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
-    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events));
+    std::vector<std::string> links;
+    const stream::SessionIce ice = sessionIce(links);
+    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), ice);
     {
       std::lock_guard lock(mutex_);
       auto it = sessions_.find(id);
       if (stopping_ || it == sessions_.end()) throw Error(Errc::kUnavailable, "the server is shutting down");
       it->second = session;
     }
-    const std::string answer = session->negotiate(req.body, kNegotiationTimeout);
+    const std::string answer =
+        stream::advertiseHostAddress(session->negotiate(req.body, kNegotiationTimeout), config_.iceHost);
+    if (!ice.turnServers.empty() && answer.find(" typ relay") == std::string::npos) {
+      log::warn("stream: viewer ", id.substr(0, 8),
+                ": no relay candidate from the TURN server(s) (--ice-server): unreachable, or the credentials "
+                "were refused; offering the direct candidates only");
+    }
     res.status = 201;
+    for (const std::string& link : links) res.set_header("Link", link);  // RFC 9725 §4.6
     res.set_header("Location", "/whep/" + id);
     // A strong entity-tag naming the ICE session (RFC 9725 §4.3.1; optional without ICE restarts, which
     // would change it): this server never restarts ICE, so the session id names it for good.

@@ -12,6 +12,7 @@
 
 #include "stream/webrtc_warmup.hpp"
 #include "test_sdp.hpp"
+#include "test_server.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -21,8 +22,7 @@ constexpr int kViewers = 5;
 
 // POST -> 201 of kViewers offers one after the other (each ended before the next), in ms.
 std::vector<double> answerTimesMs(const StreamServer& server) {
-  httplib::Client cli("127.0.0.1", server.port());
-  cli.set_read_timeout(10, 0);
+  auto cli = test::clientFor(server);
   const std::string offer = test::chromiumOffer();
   std::vector<double> ms;
   for (int i = 0; i < kViewers; ++i) {
@@ -46,9 +46,7 @@ std::vector<double> answerTimesMs(const StreamServer& server) {
 }
 
 StreamConfig loopback(bool warmUp) {
-  StreamConfig c;
-  c.host = "127.0.0.1";
-  c.port = 0;
+  StreamConfig c = test::loopbackConfig();
   c.warmUp = warmUp;
   return c;
 }

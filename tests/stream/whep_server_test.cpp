@@ -12,24 +12,15 @@
 #include <string>
 
 #include "test_sdp.hpp"
+#include "test_server.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
 namespace {
 
-StreamConfig loopbackConfig() {
-  StreamConfig c;
-  c.host = "127.0.0.1";
-  c.port = 0;
-  return c;
-}
-
-httplib::Client clientFor(const StreamServer& s) {
-  httplib::Client cli("127.0.0.1", s.port());
-  cli.set_read_timeout(10, 0);
-  return cli;
-}
+using test::clientFor;
+using test::loopbackConfig;
 
 TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   StreamServer server(loopbackConfig());
