@@ -349,6 +349,12 @@ TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
     EXPECT_EQ(r.exitCode, 2) << c.args[1] << ": " << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args[1] << ": " << r.err;
   }
+  // The same keys in --config (an array for the repeatable one) reach the same checks.
+  const std::string path = ::testing::TempDir() + "/ice.toml";
+  { std::ofstream(path) << "[serve]\nice-server = [\"stun://10.0.0.1:3478\", \"turn:/x\"]\nudp-ports = \"40000-40010\"\n"; }
+  auto fromConfig = run({kCli, "--config", path, "serve", "--listen", listen});
+  EXPECT_EQ(fromConfig.exitCode, 2) << fromConfig.err;
+  EXPECT_NE(fromConfig.err.find("--ice-server \"turn:/x\""), std::string::npos) << fromConfig.err;
 }
 
 }  // namespace
