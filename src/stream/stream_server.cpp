@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -129,6 +130,15 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     throw Error(Errc::kInvalidArgument, "--udp-ports " + std::to_string(config_.udpPortMin) + "-" +
                                             std::to_string(config_.udpPortMax) +
                                             ": give MIN-MAX with 1 <= MIN <= MAX <= 65535");
+  }
+  if (config_.udpPortMax != 0 && config_.udpPortMax - config_.udpPortMin + 1u < config_.maxViewers) {
+    log::warn("stream: --udp-ports ", config_.udpPortMin, "-", config_.udpPortMax, " has ",
+              config_.udpPortMax - config_.udpPortMin + 1, " ports for up to ", config_.maxViewers,
+              " viewers (one each): viewers past them get no host candidate");
+  }
+  if (std::count_if(config_.iceServers.begin(), config_.iceServers.end(),
+                    [](const std::string& url) { return url.rfind("stun", 0) == 0; }) > 1) {
+    log::info("stream: webrtcbin uses one STUN server, the first --ice-server stun:; the viewers get all of them");
   }
   if (config_.maxViewers == 0) {
     throw Error(Errc::kInvalidArgument,

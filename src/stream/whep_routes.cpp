@@ -35,7 +35,7 @@ void reply(httplib::Response& res, int status, const std::string& reason) {
 
 // GET/HEAD on an endpoint (/whep, /whep/NAME): it has no representation, so 2xx with no content.
 void answerEndpointGet(httplib::Response& res) {
-  res.status = 204;
+  res.status = 200;
   res.set_header("Allow", kEndpointAllow);
   res.set_header("Accept-Post", "application/sdp");
 }
@@ -195,7 +195,8 @@ void StreamServer::Impl::installRoutes() {
 
   // RFC 9725 §4.1 (and draft-ietf-wish-whep-03 §4.1): the endpoint and session URLs have no
   // representation, so GET answers 2xx with no content; httplib answers HEAD with the GET handler
-  // (RFC 9110 §9.3.2). Before the page's catch-all GET below.
+  // (RFC 9110 §9.3.2). 200 with an empty body rather than 204: httplib writes Content-Length: 0 on
+  // every answer, which a 204 must not carry (RFC 9110 §8.6). Before the page's catch-all GET below.
   // A named stream's endpoint (/whep/NAME) answers the same, in the /whep/<id> handlers.
   http_->Get("/whep", [](const httplib::Request&, httplib::Response& res) { answerEndpointGet(res); });
   http_->Get(R"(/whep/([^/]*))",
@@ -368,7 +369,7 @@ void StreamServer::Impl::handleWhepSessionGet(const httplib::Request& req, httpl
     reply(res, 404, "no WHEP session \"" + id + "\" (already ended, or never existed)");
     return;
   }
-  res.status = 204;  // RFC 9725 §4.1: a session has no representation, so 2xx with no content
+  res.status = 200;  // RFC 9725 §4.1: a session has no representation, so 2xx with no content (above)
   res.set_header("Allow", kSessionAllow);
 }
 
