@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <regex>
 #include <string>
 
 #include "test_sdp.hpp"
 #include "test_server.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -54,6 +56,15 @@ std::vector<std::string> linkHeaders(const httplib::Response& r) {
 }
 
 TEST(WhepIce, ServersReachThePlayerAsLinkHeadersAndADeadTurnServerDoesNotStopTheAnswer) {
+  std::mutex logMutex;
+  std::string logged;
+  log::setSink([&](log::Level, std::string_view line) {
+    std::lock_guard lock(logMutex);
+    logged.append(line).append("\n");
+  });
+  struct SinkReset {
+    ~SinkReset() { log::setSink({}); }
+  } resetSink;
   SilentUdpPort deadTurn;
   ASSERT_NE(deadTurn.port(), 0);
   StreamConfig c = loopbackConfig();
@@ -96,6 +107,10 @@ TEST(WhepIce, ServersReachThePlayerAsLinkHeadersAndADeadTurnServerDoesNotStopThe
   EXPECT_TRUE(std::regex_search(r->body, std::regex("a=candidate:.* 127\\.0\\.0\\.1 [0-9]+ typ host")))
       << r->body;
   EXPECT_EQ(cli.Delete(r->get_header_value("Location"), auth)->status, 200);
+  // The log says why there is no relay, and never shows the credentials.
+  std::lock_guard lock(logMutex);
+  EXPECT_NE(logged.find("no relay candidate from the TURN server(s)"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find(":zerohop"), std::string::npos) << "a TURN username reached the log:\n" << logged;
 }
 
 TEST(WhepIce, IceHostAndUdpPortsShapeTheHostCandidates) {
