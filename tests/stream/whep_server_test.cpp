@@ -127,6 +127,22 @@ TEST(WhepServer, EndpointAnswersEachMethodAsTheRfcSays) {
   EXPECT_EQ(options->status, 200);
   EXPECT_EQ(options->get_header_value("Accept-Post"), "application/sdp");
   EXPECT_EQ(options->get_header_value("Allow"), "GET, HEAD, POST, OPTIONS");
+
+  // A named stream's endpoint (/whep/NAME) answers the same; an unknown name is no session either.
+  auto cam = server.addStream("cam1");
+  auto camGet = cli.Get("/whep/cam1");
+  ASSERT_TRUE(camGet);
+  EXPECT_EQ(camGet->status, 200);
+  EXPECT_EQ(camGet->get_header_value("Allow"), "GET, HEAD, POST, OPTIONS");
+  auto camDelete = cli.Delete("/whep/cam1");
+  ASSERT_TRUE(camDelete);
+  EXPECT_EQ(camDelete->status, 405);
+  auto camOptions = cli.Options("/whep/cam1");
+  ASSERT_TRUE(camOptions);
+  EXPECT_EQ(camOptions->get_header_value("Accept-Post"), "application/sdp");
+  auto nothing = cli.Get("/whep/cam2");
+  ASSERT_TRUE(nothing);
+  EXPECT_EQ(nothing->status, 404);
   EXPECT_EQ(server.viewerCount(), 0u);
 }
 
