@@ -16,9 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Programs: the browser tests (chromium, chromedriver), network namespaces and packet loss (ip, nft),
-# the emulated camera's third-party clients (ffmpeg, v4l2-ctl, gst-launch-1.0), Janus, the asan-nosym
+# the emulated camera's third-party clients (ffmpeg, v4l2-ctl, gst-launch-1.0), Janus, coturn (turnserver), the asan-nosym
 # label's mount namespace (unshare, mount), the build (cmake, ctest, ninja, pkg-config, c++, clang).
-PROGRAMS=(chromium chromedriver ip nft ffmpeg v4l2-ctl gst-launch-1.0 gst-inspect-1.0 janus /usr/bin/python3 unshare mount
+PROGRAMS=(chromium chromedriver ip nft ffmpeg v4l2-ctl gst-launch-1.0 gst-inspect-1.0 janus turnserver /usr/bin/python3 unshare mount
   cmake ctest ninja pkg-config g++ clang)
 # Python modules the tests import beyond the standard library.
 PY_MODULES=(selenium prometheus_client gi numpy)

@@ -25,6 +25,8 @@ packages=(
   clang libclang-rt-14-dev
   # serve --janus is tested against a real Janus (streaming plugin, HTTP transport)
   janus
+  # serve --ice-server: a viewer behind NAT plays through a real TURN server (tests/browser/test_turn_relay.py)
+  coturn
   # serve behind a TLS reverse proxy (docs/deploy/nginx-zerohop.conf, tests/pipeline/nginx_front_test.py)
   nginx-light openssl
   # /metrics is checked with a real Prometheus text parser

@@ -146,6 +146,8 @@ window.zerohop = {
   presentationToDisplayP50: null,  // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
   sdp: null,              // {offer, answer} of the current session, for diagnosis
   iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
+  iceServers: [],         // the STUN/TURN URLs the server gave (OPTIONS /whep Link headers)
+  candidatePair: null,    // the selected ICE pair: {local, remote} candidate types ('relay': via TURN)
   lastStats: null,        // last /stats JSON (of the camera played, when the server has several)
   camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
   cameras: [],            // [{name, state}] from /stats when the server has several cameras
@@ -245,6 +247,49 @@ window.zerohop = {
     }
   }
 
+  // The server's STUN/TURN servers (serve --ice-server), from the Link headers of OPTIONS /whep
+  // (RFC 9725 §4.6: <turn:host:port?transport=udp>; rel="ice-server"; username="..."; credential="...").
+  // Asked before the offer: the offer carries every candidate, relayed ones included.
+  function parseIceServerLinks(header) {
+    const servers = [];
+    // Split on commas outside <...> and quoted strings (several Link headers arrive joined by ", ").
+    const links = [];
+    let cur = '', inUri = false, inQuote = false;
+    for (let i = 0; i < header.length; i++) {
+      const ch = header[i];
+      if (inQuote && ch === '\\') { cur += ch + (header[++i] ?? ''); continue; }
+      if (ch === '"' && !inUri) inQuote = !inQuote;
+      else if (!inQuote && ch === '<') inUri = true;
+      else if (!inQuote && ch === '>') inUri = false;
+      if (ch === ',' && !inUri && !inQuote) { links.push(cur); cur = ''; continue; }
+      cur += ch;
+    }
+    if (cur.trim()) links.push(cur);
+    for (const link of links) {
+      const m = link.match(/^\s*<([^>]*)>(.*)$/);
+      if (!m) continue;
+      const params = {};
+      for (const p of m[2].matchAll(/;\s*([A-Za-z-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/g)) {
+        params[p[1].toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, '$1') : p[3];
+      }
+      if (params.rel !== 'ice-server') continue;
+      const server = {urls: m[1]};
+      if (params.username !== undefined) server.username = params.username;
+      if (params.credential !== undefined) server.credential = params.credential;
+      servers.push(server);
+    }
+    return servers;
+  }
+
+  async function fetchIceServers() {
+    try {
+      const resp = await fetch(whepUrl, {method: 'OPTIONS', headers: authHeaders});
+      return parseIceServerLinks(resp.headers.get('Link') || '');
+    } catch (err) {
+      return [];  // no ICE servers: host candidates only, as before
+    }
+  }
+
   async function connect() {
     const gen = ++generation;
     clearTimeout(retryTimer);
@@ -256,7 +301,10 @@ window.zerohop = {
     showMessage('connecting…');
     connectStartedAt = performance.now();
     try {
-      const conn = new RTCPeerConnection({iceServers: []});
+      const iceServers = await fetchIceServers();
+      if (gen !== generation) return;
+      zh.iceServers = iceServers.map((x) => x.urls);
+      const conn = new RTCPeerConnection({iceServers});
       pc = conn;
       const transceiver = conn.addTransceiver('video', {direction: 'recvonly'});
       offerAbsCaptureTime(transceiver);
@@ -272,7 +320,7 @@ window.zerohop = {
       };
       conn.onconnectionstatechange = () => onConnectionState(conn, gen);
       await conn.setLocalDescription(await conn.createOffer());
-      await waitIceGathering(conn, 1000);
+      await waitIceGathering(conn, iceServers.length ? 3000 : 1000);  // a relay allocation takes a round trip
       if (gen !== generation) return;
       firstFrameAfter = performance.now();
       const resp = await fetch(whepUrl, {
@@ -514,11 +562,22 @@ window.zerohop = {
     if (!pc) return;
     const report = await pc.getStats();
     let inbound = null;
+    let pairId = null;
     const codecs = {};
+    const byId = {};
     report.forEach((s) => {
       if (s.type === 'inbound-rtp' && (s.kind === 'video' || s.mediaType === 'video')) inbound = s;
       if (s.type === 'codec') codecs[s.id] = s;
+      if (s.type === 'transport' && s.selectedCandidatePairId) pairId = s.selectedCandidatePairId;
+      byId[s.id] = s;
     });
+    // The path the media takes: host, srflx, prflx or relay (through a TURN server) on each side.
+    const pair = pairId && byId[pairId];
+    if (pair) {
+      const local = byId[pair.localCandidateId] || {}, remote = byId[pair.remoteCandidateId] || {};
+      zh.candidatePair = {local: local.candidateType, remote: remote.candidateType,
+                          relayProtocol: local.relayProtocol || null, protocol: local.protocol};
+    }
     if (!inbound) return;
     const w = {
       framesDecoded: inbound.framesDecoded, framesDropped: inbound.framesDropped,

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "camera_options.hpp"
@@ -70,6 +71,10 @@ struct ServeOptions {
   std::string whipToken;
   std::string janus;
   std::vector<int> playoutDelayMs{0, 0};  // MIN,MAX
+  std::vector<std::string> iceServers;
+  std::string turnSecret;
+  std::string iceHost;
+  std::string udpPorts;
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
 
@@ -149,6 +154,26 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
   return cameras;
 }
 
+// "MIN-MAX" or one "PORT" for --udp-ports.
+void parseUdpPorts(const std::string& text, std::uint16_t& min, std::uint16_t& max) {
+  const auto refuse = [&text] {
+    return Error(Errc::kInvalidArgument, "--udp-ports \"" + text +
+                                             "\": give MIN-MAX (e.g. 40000-40099: one port per viewer) or one "
+                                             "PORT, 1-65535");
+  };
+  const std::size_t dash = text.find('-');
+  const std::string a = text.substr(0, dash), b = dash == std::string::npos ? a : text.substr(dash + 1);
+  const auto number = [&](const std::string& t) {
+    if (t.empty() || t.size() > 5 || t.find_first_not_of("0123456789") != std::string::npos) throw refuse();
+    const int v = std::stoi(t);
+    if (v < 1 || v > 65535) throw refuse();
+    return static_cast<std::uint16_t>(v);
+  };
+  min = number(a);
+  max = number(b);
+  if (min > max) throw refuse();
+}
+
 int runServe(ServeOptions o) {
   o.whepToken = whepToken(o);
   if (o.protectStats && o.whepToken.empty()) {
@@ -169,6 +194,10 @@ int runServe(ServeOptions o) {
   config.whipUrl = o.whipUrl;
   config.whipToken = o.whipToken;
   config.janus = o.janus;
+  config.stream.iceServers = o.iceServers;
+  config.stream.turnSecret = o.turnSecret;
+  config.stream.iceHost = o.iceHost;
+  if (!o.udpPorts.empty()) parseUdpPorts(o.udpPorts, config.stream.udpPortMin, config.stream.udpPortMax);
   // One camera fails as serve always has (at start, or when it fails for good: exit 1); of several,
   // one that fails is reported in /stats and opened again while the others run on.
   config.failFast = config.cameras.size() == 1;
@@ -281,6 +310,20 @@ Runner addServeCommand(CLI::App& app) {
       ->delimiter(',')
       ->expected(2)
       ->capture_default_str();
+  cmd->add_option("--ice-server", o->iceServers,
+                  "a STUN/TURN server for the viewers (repeatable): stun://HOST[:PORT], "
+                  "turn://USER:PASS@HOST[:PORT][?transport=tcp], turns://USER:PASS@HOST[:PORT]; used by the "
+                  "sender and given to WHEP players (Link headers) and the viewer page");
+  cmd->add_option("--turn-secret", o->turnSecret,
+                  "TURN REST API shared secret (coturn static-auth-secret): turn:// servers given without "
+                  "USER:PASS get credentials valid for a day; visible in ps: prefer ZEROHOP_TURN_SECRET")
+      ->envname("ZEROHOP_TURN_SECRET");
+  cmd->add_option("--ice-host", o->iceHost,
+                  "advertise this address in the host candidates instead of the one this host sees "
+                  "(a 1:1 NAT, e.g. a cloud VM's public IP; the ports stay)");
+  cmd->add_option("--udp-ports", o->udpPorts,
+                  "MIN-MAX: the UDP ports ICE uses, for a firewall (one per viewer: give at least "
+                  "--max-viewers)");
   cmd->add_option("--status-interval", o->statusInterval, "seconds between status lines (default 1 on a terminal, 10 otherwise)");
   return [o, token, source, share, cmd] {
     o->whepTokenGiven = token->count() > 0;

@@ -44,6 +44,26 @@ struct StreamConfig {
   /// Non-empty: POST /whep plays the stream of this name (addStream(); `serve`'s first camera) instead
   /// of what publish() is fed. POST /whep/NAME plays any named stream either way.
   std::string defaultStream;
+  /// At start, load on a background thread what the first session would otherwise load while its
+  /// viewer waits: the GStreamer plugins and the process's DTLS certificate (0.3-1 s of one core, once
+  /// per process). Off: the first POST /whep pays it (the destructor then never waits for it).
+  bool warmUp = true;
+
+  /// ICE servers (`serve --ice-server`, docs/stream.md "ICE"): stun://HOST[:PORT],
+  /// turn://USER:PASS@HOST[:PORT][?transport=tcp], turns://USER:PASS@HOST[:PORT]. Every session's
+  /// webrtcbin uses them, and the WHEP player gets them as `Link: <...>; rel="ice-server"` headers
+  /// (RFC 9725 §4.6) on the 201 and on OPTIONS /whep. A malformed URL: Error(kInvalidArgument).
+  std::vector<std::string> iceServers;
+  /// TURN REST API shared secret (coturn's static-auth-secret): TURN servers given without USER:PASS get
+  /// credentials valid for turnCredentialSeconds from each POST /whep.
+  std::string turnSecret;
+  std::uint32_t turnCredentialSeconds = 86400;
+  /// Non-empty: the answer's host candidates carry this IPv4/IPv6 address instead of the one libnice
+  /// finds, ports unchanged (`--ice-host`: a 1:1 NAT, e.g. a cloud VM's public address).
+  std::string iceHost;
+  /// UDP ports for ICE (`--udp-ports MIN-MAX`), one per viewer; 0, 0 = any the kernel gives.
+  std::uint16_t udpPortMin = 0;
+  std::uint16_t udpPortMax = 0;
 };
 
 /// One viewer as /stats shows it (StreamServer::viewerStats): how long it took to start, from its POST

@@ -1,13 +1,15 @@
 #include "zerohop/stream_server.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <vector>
 
@@ -63,6 +65,17 @@ void checkElements() {
 
 }  // namespace
 
+stream::SessionIce StreamServer::Impl::sessionIce(std::vector<std::string>& links) const {
+  const stream::SessionIceServers servers = iceServers_.forSession(static_cast<std::int64_t>(::time(nullptr)));
+  links = servers.linkHeaders;
+  stream::SessionIce ice;
+  ice.stunServer = servers.stunServer;
+  ice.turnServers = servers.turnServers;
+  ice.minPort = config_.udpPortMin;
+  ice.maxPort = config_.udpPortMax;
+  return ice;
+}
+
 stream::HttpServerLimits StreamServer::Impl::httpLimits(const StreamConfig& config) {
   stream::HttpServerLimits limits;
   limits.request.maxBodyBytes = config.maxBodyBytes;
@@ -102,6 +115,31 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
                       "folder of the source tree, or leave it empty to serve the embedded page");
     }
   }
+  iceServers_ = stream::IceServers(config_.iceServers, config_.turnSecret, config_.turnCredentialSeconds);
+  if (!config_.iceHost.empty()) {
+    in_addr v4{};
+    in6_addr v6{};
+    if (::inet_pton(AF_INET, config_.iceHost.c_str(), &v4) != 1 &&
+        ::inet_pton(AF_INET6, config_.iceHost.c_str(), &v6) != 1) {
+      throw Error(Errc::kInvalidArgument,
+                  "--ice-host \"" + config_.iceHost +
+                      "\" is not an IPv4 or IPv6 address (the one viewers reach this host at)");
+    }
+  }
+  if ((config_.udpPortMin == 0) != (config_.udpPortMax == 0) || config_.udpPortMin > config_.udpPortMax) {
+    throw Error(Errc::kInvalidArgument, "--udp-ports " + std::to_string(config_.udpPortMin) + "-" +
+                                            std::to_string(config_.udpPortMax) +
+                                            ": give MIN-MAX with 1 <= MIN <= MAX <= 65535");
+  }
+  if (config_.udpPortMax != 0 && config_.udpPortMax - config_.udpPortMin + 1u < config_.maxViewers) {
+    log::warn("stream: --udp-ports ", config_.udpPortMin, "-", config_.udpPortMax, " has ",
+              config_.udpPortMax - config_.udpPortMin + 1, " ports for up to ", config_.maxViewers,
+              " viewers (one each): viewers past them get no host candidate");
+  }
+  if (std::count_if(config_.iceServers.begin(), config_.iceServers.end(),
+                    [](const std::string& url) { return url.rfind("stun", 0) == 0; }) > 1) {
+    log::info("stream: webrtcbin uses one STUN server, the first --ice-server stun:; the viewers get all of them");
+  }
   if (config_.maxViewers == 0) {
     throw Error(Errc::kInvalidArgument,
                 "StreamConfig::maxViewers is 0: no viewer could ever connect; use 1 or more");
@@ -115,7 +153,6 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   if (port <= 0) throwBindError(config_.host, config_.port, port < 0 ? -port : EADDRNOTAVAIL);
   boundPort_ = static_cast<std::uint16_t>(port);
 
-  dtls_ = std::make_unique<stream::DtlsCertificatePrewarm>();
   loop_ = std::make_unique<stream::GlibLoopThread>();
   loop_->every(1000, [this] { reapStaleSessions(); });
   httpThread_ = std::thread([this] {
@@ -127,6 +164,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     log::warn("stream: listening on ", config_.host,
               " without a WHEP token (--whep-token): anyone who can reach it can watch");
   }
+  if (config_.warmUp) warmup_ = std::make_unique<stream::WebrtcWarmup>();  // last: nothing throws after it
 }
 
 StreamServer::Impl::~Impl() {
@@ -145,7 +183,7 @@ StreamServer::Impl::~Impl() {
   if (httpThread_.joinable()) httpThread_.join();
   sessions.clear();  // each sets its pipeline to NULL
   loop_.reset();
-  dtls_.reset();
+  warmup_.reset();  // waits for a warm-up still running (a server destroyed right after its start)
 }
 
 void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {

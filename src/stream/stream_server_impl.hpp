@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "stream/deadline_http_server.hpp"
-#include "stream/dtls_certificate.hpp"
 #include "stream/glib_loop_thread.hpp"
+#include "stream/ice_servers.hpp"
 #include "stream/viewer_session.hpp"
+#include "stream/webrtc_warmup.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -57,8 +58,12 @@ class StreamServer::Impl {
   const std::string& defaultStream() const { return config_.defaultStream; }
   void handleWhepDelete(const httplib::Request& req, httplib::Response& res);
   void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
+  void handleWhepSessionGet(const httplib::Request& req, httplib::Response& res);
+  bool knownSession(const std::string& id) const;
   void handleStats(const httplib::Request& req, httplib::Response& res);
   void handleMetrics(const httplib::Request& req, httplib::Response& res);
+  /// One session's STUN/TURN servers and ports for webrtcbin; its Link headers (RFC 9725 §4.6) in `links`.
+  stream::SessionIce sessionIce(std::vector<std::string>& links) const;
   /// False (and a 401 in `res`) when a WHEP token is configured and the request lacks it.
   bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void handleStatic(const httplib::Request& req, httplib::Response& res);
@@ -82,6 +87,7 @@ class StreamServer::Impl {
 
   StreamConfig config_;
   stream::ViewerSession::SendOptions sendOptions_;  // from config_ (the RTP header extensions)
+  stream::IceServers iceServers_;  // checked in the constructor
   bool loopbackHost_ = false;
   std::uint16_t boundPort_ = 0;
 
@@ -96,11 +102,11 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
   std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
 
-  std::unique_ptr<stream::DtlsCertificatePrewarm> dtls_;  // so the first viewer does not wait for it
   std::unique_ptr<stream::GlibLoopThread> loop_;
   std::unique_ptr<stream::DeadlineHttpServer> http_;
   std::thread httpThread_;
   std::atomic<bool> httpExited_{false};
+  std::unique_ptr<stream::WebrtcWarmup> warmup_;  // set last in the constructor
 };
 
 /// 128 random bits from getrandom(2) as 32 lower-case hex digits. Throws Error(kIo) on failure.

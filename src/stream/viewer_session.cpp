@@ -112,7 +112,8 @@ struct ViewerSession::Waiter {
   static void destroy(gpointer data) { delete static_cast<Ref*>(data); }
 };
 
-ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events, SendOptions send)
+ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events,
+                             const SessionIce& iceServers, SendOptions send)
     : id_(std::move(id)), choice_(std::move(choice)), createdNs_(monotonicNs()), events_(std::move(events)) {
   ensureGstInit();
   pipeline_.reset(
@@ -142,6 +143,20 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
                nullptr);
   gst_util_set_object_arg(G_OBJECT(pay), "aggregate-mode", "zero-latency");
   gst_util_set_object_arg(G_OBJECT(webrtc), "bundle-policy", "max-bundle");
+  // STUN/TURN (serve --ice-server; ice_servers.hpp). The URLs carry credentials: never logged.
+  stunOrTurn_ = !iceServers.stunServer.empty() || !iceServers.turnServers.empty();
+  if (!iceServers.stunServer.empty())
+    g_object_set(webrtc, "stun-server", iceServers.stunServer.c_str(), nullptr);
+  for (const std::string& turn : iceServers.turnServers) {
+    gboolean added = FALSE;
+    g_signal_emit_by_name(webrtc, "add-turn-server", turn.c_str(), &added);
+    if (!added) {
+      const std::size_t at = turn.rfind('@');
+      throw Error(Errc::kInvalidArgument, "webrtcbin refused the TURN server " +
+                                              (at == std::string::npos ? turn : turn.substr(at + 1)) +
+                                              " (add-turn-server failed; see GST_DEBUG=webrtcbin:5)");
+    }
+  }
 
   if (!gst_element_link(appsrc, pay)) {
     throw Error(Errc::kInternal, "gst_element_link(appsrc, rtph264pay) failed");
@@ -191,6 +206,13 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
       g_signal_emit_by_name(ice.get(), "add-local-ip-address", "127.0.0.1", &added);
       if (!added)
         log::warn("stream: could not add 127.0.0.1 to the ICE agent; loopback viewers may not connect");
+    }
+    // A fixed UDP port range for firewalls (serve --udp-ports): libnice's host candidates take their
+    // ports from it (with bundle and rtcp-mux, one port per viewer).
+    if (iceServers.maxPort != 0 &&
+        g_object_class_find_property(G_OBJECT_GET_CLASS(ice.get()), "min-rtp-port")) {
+      g_object_set(ice.get(), "min-rtp-port", static_cast<guint>(iceServers.minPort), "max-rtp-port",
+                   static_cast<guint>(iceServers.maxPort), nullptr);
     }
     // Binding requests (not indications) as keepalives, so libnice can notice a vanished viewer; in
     // practice (libnice 0.1.21) the viewer's RTCP timeout ends such a session first (~25-30 s).
@@ -344,11 +366,18 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
     g_object_get(webrtc_, "ice-gathering-state", &state, nullptr);
     if (state == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) gatheringComplete_ = true;
     if (!waitCv_.wait_until(lock, deadline, [this] { return gatheringComplete_ || aborted_; })) {
-      throw Error(Errc::kTimeout, "ICE gathering did not complete within " + std::to_string(timeout.count()) +
-                                      " ms (no usable network interface?)");
-    }
-    if (!gatheringComplete_)
+      // A STUN/TURN server that does not answer keeps gathering open for its retransmissions (~25 s
+      // in libnice): answer with the candidates found so far, so the direct path still works.
+      if (!stunOrTurn_) {
+        throw Error(Errc::kTimeout, "ICE gathering did not complete within " +
+                                        std::to_string(timeout.count()) + " ms (no usable network interface?)");
+      }
+      log::warn("stream: viewer ", id_.substr(0, 8), ": ICE gathering incomplete after ", timeout.count(),
+                " ms: a STUN/TURN server (--ice-server) did not answer; answering with the candidates found "
+                "so far");
+    } else if (!gatheringComplete_) {
       throw Error(Errc::kUnavailable, "negotiation aborted: the server is shutting down");
+    }
   }
 
   recalculateLatency();

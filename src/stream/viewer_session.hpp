@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "stream/gst_handles.hpp"
 #include "stream/h264_offer.hpp"
@@ -40,6 +41,14 @@
 #include "zerohop/encoded_unit.hpp"
 
 namespace zerohop::stream {
+
+/// A session's ICE servers and ports, as webrtcbin takes them (built by ice_servers.hpp's IceServers).
+struct SessionIce {
+  std::string stunServer;                ///< "stun-server", or empty
+  std::vector<std::string> turnServers;  ///< one "add-turn-server" each
+  std::uint16_t minPort = 0;             ///< UDP ports of the host candidates; 0, 0: any
+  std::uint16_t maxPort = 0;
+};
 
 class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
  public:
@@ -66,8 +75,12 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
 
   /// Builds the pipeline and brings it to PLAYING. `loopbackIce`: gather ICE candidates on
   /// 127.0.0.1 only (the HTTP front listens on a loopback address, so the viewer is on this host).
-  /// Throws Error(kUnavailable) when an element is missing or the pipeline does not start.
-  ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events, SendOptions send = {});
+  /// `ice`: STUN/TURN servers and the UDP port range (none by default). `send`: the RTP header
+  /// extensions' settings.
+  /// Throws Error(kUnavailable) when an element is missing or the pipeline does not start,
+  /// Error(kInvalidArgument) when webrtcbin refuses a TURN server.
+  ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events, const SessionIce& ice = {},
+                SendOptions send = {});
   ~ViewerSession();
   ViewerSession(const ViewerSession&) = delete;
   ViewerSession& operator=(const ViewerSession&) = delete;
@@ -159,6 +172,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   std::mutex waitMutex_;
   std::condition_variable waitCv_;
   bool gatheringComplete_ = false;
+  bool stunOrTurn_ = false;  // ICE servers given: a gathering that does not complete is not fatal
   bool aborted_ = false;
 
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)

@@ -1,6 +1,9 @@
 // The HTTP front: WHEP (POST /whep and /whep/<stream>, DELETE/PATCH /whep/<session id>), CORS, GET /stats
 // and the viewer page.
-// Every client mistake is a 4xx with the reason in a text/plain body; 5xx only for our own faults.
+// Every client mistake is a 4xx with the reason in a text/plain body; 5xx only for our own faults and
+// for PATCH, which the WHIP/WHEP texts want answered 501 when it is not implemented at all.
+// Status codes follow RFC 9725 (WHIP), which WHEP (draft-ietf-wish-whep-03) mirrors; each is cited
+// where it is chosen.
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -20,9 +23,28 @@ namespace {
 
 constexpr const char* kText = "text/plain; charset=utf-8";
 
+// What each WHEP URL allows (the Allow header of 405s and OPTIONS). PATCH is not among the session's:
+// it is answered 501 (trickle ICE and ICE restarts are not implemented).
+constexpr const char* kEndpointAllow = "GET, HEAD, POST, OPTIONS";
+constexpr const char* kSessionAllow = "GET, HEAD, DELETE, OPTIONS";
+
 void reply(httplib::Response& res, int status, const std::string& reason) {
   res.status = status;
   res.set_content(reason + "\n", kText);
+}
+
+// GET/HEAD on an endpoint (/whep, /whep/NAME): it has no representation, so 2xx with no content.
+void answerEndpointGet(httplib::Response& res) {
+  res.status = 200;
+  res.set_header("Allow", kEndpointAllow);
+  res.set_header("Accept-Post", "application/sdp");
+}
+
+// Other methods on an endpoint: 405 with Allow (RFC 9110 §15.5.6; the WHIP and WHEP drafts reserve
+// them for later versions of the protocol).
+void refuseOnEndpoint(const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Allow", kEndpointAllow);
+  reply(res, 405, req.method + " is not defined on a WHEP endpoint; POST an SDP offer to it");
 }
 
 int statusFor(Errc code) {
@@ -31,7 +53,10 @@ int statusFor(Errc code) {
     case Errc::kProtocol:
       return 400;
     case Errc::kUnsupported:
-      return 406;
+      // A well-formed offer we cannot serve (no usable H.264): 422 Unprocessable Content (RFC 9110
+      // §15.5.21). Not 406: in WHEP (draft-ietf-wish-whep-03 §4.2) 406 carries the server's SDP
+      // counter-offer, and a player would try to answer our text as SDP.
+      return 422;
     case Errc::kNotFound:
       return 404;
     case Errc::kUnavailable:
@@ -101,7 +126,7 @@ void StreamServer::Impl::installRoutes() {
 
   http_->set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
     res.set_header("Access-Control-Allow-Origin", "*");
-    res.set_header("Access-Control-Expose-Headers", "Location");
+    res.set_header("Access-Control-Expose-Headers", "Location, ETag, Link, Allow, Accept-Post");
   });
 
   // Statuses httplib sets itself (413, 400 for a broken request, 404 for no route) get a reason too.
@@ -136,24 +161,54 @@ void StreamServer::Impl::installRoutes() {
     reply(res, 500, "internal error: " + what);
   });
 
+  // CORS preflight and discovery (draft-ietf-wish-whep-03 §4.3, as RFC 9725 for WHIP: the endpoint
+  // supports OPTIONS for CORS, and its "200 OK" carries Accept-Post: application/sdp). Allow names
+  // what each URL really accepts; Access-Control-Allow-Methods also names PATCH on a session, so that
+  // a player on another origin that tries trickle ICE reads our 501 and its reason, not a CORS failure.
+  // The ICE servers (RFC 9725 §4.6) also answer an OPTIONS /whep that carries the token when one is
+  // set (a CORS preflight carries none, and gets none): a player such as the viewer page needs them
+  // before it makes its offer, since the offer already holds every candidate.
   http_->Options(".*", [this](const httplib::Request& req, httplib::Response& res) {
-    res.status = 204;
-    res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, PATCH, OPTIONS");
+    res.status = 200;
     res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, If-Match");
     res.set_header("Access-Control-Max-Age", "86400");
     if (req.path == "/whep" || (req.path.rfind("/whep/", 0) == 0 && hasStream(req.path.substr(6)))) {
       res.set_header("Accept-Post", "application/sdp");
-      res.set_header("Allow", "POST, OPTIONS");
+      if (!iceServers_.empty() && (config_.whepToken.empty() || req.has_header("Authorization"))) {
+        httplib::Response unused;
+        if (authorized(req, unused)) {
+          std::vector<std::string> links;
+          sessionIce(links);
+          for (const std::string& link : links) res.set_header("Link", link);
+        }
+      }
+      res.set_header("Allow", kEndpointAllow);
+      res.set_header("Access-Control-Allow-Methods", kEndpointAllow);
+    } else if (req.path.rfind("/whep/", 0) == 0) {
+      res.set_header("Allow", kSessionAllow);
+      res.set_header("Access-Control-Allow-Methods", "GET, HEAD, DELETE, PATCH, OPTIONS");
     } else {
-      res.set_header("Allow", "GET, POST, DELETE, PATCH, OPTIONS");
+      res.set_header("Allow", "GET, HEAD, OPTIONS");
+      res.set_header("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
     }
   });
+
+  // RFC 9725 §4.1 (and draft-ietf-wish-whep-03 §4.1): the endpoint and session URLs have no
+  // representation, so GET answers 2xx with no content; httplib answers HEAD with the GET handler
+  // (RFC 9110 §9.3.2). 200 with an empty body rather than 204: httplib writes Content-Length: 0 on
+  // every answer, which a 204 must not carry (RFC 9110 §8.6). Before the page's catch-all GET below.
+  // A named stream's endpoint (/whep/NAME) answers the same, in the /whep/<id> handlers.
+  http_->Get("/whep", [](const httplib::Request&, httplib::Response& res) { answerEndpointGet(res); });
+  http_->Get(R"(/whep/([^/]*))",
+            [this](const httplib::Request& req, httplib::Response& res) { handleWhepSessionGet(req, res); });
+  http_->Delete("/whep", refuseOnEndpoint);
+  http_->Patch("/whep", refuseOnEndpoint);
 
   http_->Post("/whep", [this](const httplib::Request& req, httplib::Response& res) {
     handleWhepPost(req, res, defaultStream());
   });
-  // A named stream (one camera of several): POST /whep/NAME. Session URLs (/whep/<id>) take only
-  // DELETE and PATCH, so the two never meet.
+  // A named stream (one camera of several): POST /whep/NAME. Session URLs (/whep/<id>) take no POST;
+  // GET, DELETE and PATCH on /whep/NAME answer as on the endpoint.
   http_->Post(R"(/whep/([A-Za-z0-9_-]+))", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
     if (!hasStream(name)) {
@@ -185,7 +240,9 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
   try {
     choice = stream::chooseH264(req.body);
   } catch (const Error& e) {
-    reply(res, statusFor(e.code()), e.what());
+    const int status = statusFor(e.code());
+    log::warn("stream: POST /whep from ", req.remote_addr, " refused (", status, "): ", e.what());
+    reply(res, status, e.what());
     return;
   }
 
@@ -247,16 +304,28 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     events.onKeyframeRequest = [this, stream] { requestKeyframe(stream); };
     events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
-    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), sendOptions_);
+    std::vector<std::string> links;
+    const stream::SessionIce ice = sessionIce(links);
+    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), ice, sendOptions_);
     {
       std::lock_guard lock(mutex_);
       auto it = sessions_.find(id);
       if (stopping_ || it == sessions_.end()) throw Error(Errc::kUnavailable, "the server is shutting down");
       it->second = session;
     }
-    const std::string answer = session->negotiate(req.body, kNegotiationTimeout);
+    const std::string answer =
+        stream::advertiseHostAddress(session->negotiate(req.body, kNegotiationTimeout), config_.iceHost);
+    if (!ice.turnServers.empty() && answer.find(" typ relay") == std::string::npos) {
+      log::warn("stream: viewer ", id.substr(0, 8),
+                ": no relay candidate from the TURN server(s) (--ice-server): unreachable, or the credentials "
+                "were refused; offering the direct candidates only");
+    }
     res.status = 201;
+    for (const std::string& link : links) res.set_header("Link", link);  // RFC 9725 §4.6
     res.set_header("Location", "/whep/" + id);
+    // A strong entity-tag naming the ICE session (RFC 9725 §4.3.1; optional without ICE restarts, which
+    // would change it): this server never restarts ICE, so the session id names it for good.
+    res.set_header("ETag", "\"" + id + "\"");
     res.set_content(answer, "application/sdp");
     log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (H.264 pt ", choice.payloadType, ", ",
               choice.profileLevelId, ")");
@@ -271,8 +340,12 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
 }
 
 void StreamServer::Impl::handleWhepDelete(const httplib::Request& req, httplib::Response& res) {
-  if (!authorized(req, res)) return;
   const std::string id = req.matches[1];
+  if (hasStream(id)) {
+    refuseOnEndpoint(req, res);
+    return;
+  }
+  if (!authorized(req, res)) return;
   if (!endSession(id, "DELETE from the viewer")) {
     reply(res, 404, "no WHEP session \"" + id + "\" (already ended, or never existed)");
     return;
@@ -280,20 +353,41 @@ void StreamServer::Impl::handleWhepDelete(const httplib::Request& req, httplib::
   reply(res, 200, "session ended");
 }
 
-void StreamServer::Impl::handleWhepPatch(const httplib::Request& req, httplib::Response& res) {
-  if (!authorized(req, res)) return;
+bool StreamServer::Impl::knownSession(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  return sessions_.count(id) != 0;
+}
+
+void StreamServer::Impl::handleWhepSessionGet(const httplib::Request& req, httplib::Response& res) {
   const std::string id = req.matches[1];
-  bool known = false;
-  {
-    std::lock_guard lock(mutex_);
-    known = sessions_.count(id) != 0;
+  if (hasStream(id)) {
+    answerEndpointGet(res);
+    return;
   }
-  if (!known) {
+  if (!authorized(req, res)) return;
+  if (!knownSession(id)) {
+    reply(res, 404, "no WHEP session \"" + id + "\" (already ended, or never existed)");
+    return;
+  }
+  res.status = 200;  // RFC 9725 §4.1: a session has no representation, so 2xx with no content (above)
+  res.set_header("Allow", kSessionAllow);
+}
+
+void StreamServer::Impl::handleWhepPatch(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  if (hasStream(id)) {
+    refuseOnEndpoint(req, res);
+    return;
+  }
+  if (!authorized(req, res)) return;
+  if (!knownSession(id)) {
     reply(res, 404, "no WHEP session \"" + id + "\"");
     return;
   }
-  res.set_header("Allow", "DELETE, OPTIONS");
-  reply(res, 405,
+  // RFC 9725 §4.3.1 (HTTP PATCH request usage): a session that supports PATCH for no purpose (neither
+  // trickle ICE nor ICE restarts) answers 501 Not Implemented (RFC 9110 §15.6.2).
+  log::info("stream: PATCH on viewer ", id.substr(0, 8), " answered 501 (trickle ICE / ICE restart not supported)");
+  reply(res, 501,
         "trickle ICE and ICE restarts are not supported: this server answers after ICE gathering "
         "completes, so the answer already holds every candidate");
 }

@@ -334,3 +334,38 @@ TEST(Cli, TokenFromFileOrEnvironmentGuardsWhepAndProtectedStats) {
 
 }  // namespace
 }  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+// Issue 18 item 1: ICE settings that cannot work fail at start with exit code 2 and the fix, before
+// the camera is opened.
+TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
+  const std::string listen = "127.0.0.1:" + std::to_string(testing::freePort());
+  struct Case {
+    std::vector<std::string> args;
+    const char* expect;
+  } cases[] = {
+      {{"--ice-server", "turn:/relay.example.net"}, "--ice-server \"turn:/relay.example.net\": \"/relay.example.net\" is not a host"},
+      {{"--ice-server", "turn://relay.example.net:3478"}, "--turn-secret"},
+      {{"--ice-server", "stun://stun.example.net:3478?transport=tcp"}, "takes no"},
+      {{"--ice-host", "public.example.net"}, "--ice-host"},
+      {{"--udp-ports", "40100-40000"}, "--udp-ports \"40100-40000\""},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> argv = {kCli, "serve", "--listen", listen};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = run(argv);
+    EXPECT_EQ(r.exitCode, 2) << c.args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args[1] << ": " << r.err;
+  }
+  // The same keys in --config (an array for the repeatable one) reach the same checks.
+  const std::string path = ::testing::TempDir() + "/ice.toml";
+  { std::ofstream(path) << "[serve]\nice-server = [\"stun://10.0.0.1:3478\", \"turn:/x\"]\nudp-ports = \"40000-40010\"\n"; }
+  auto fromConfig = run({kCli, "--config", path, "serve", "--listen", listen});
+  EXPECT_EQ(fromConfig.exitCode, 2) << fromConfig.err;
+  EXPECT_NE(fromConfig.err.find("--ice-server \"turn:/x\""), std::string::npos) << fromConfig.err;
+}
+
+}  // namespace
+}  // namespace zerohop

@@ -12,24 +12,15 @@
 #include <string>
 
 #include "test_sdp.hpp"
+#include "test_server.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
 namespace {
 
-StreamConfig loopbackConfig() {
-  StreamConfig c;
-  c.host = "127.0.0.1";
-  c.port = 0;
-  return c;
-}
-
-httplib::Client clientFor(const StreamServer& s) {
-  httplib::Client cli("127.0.0.1", s.port());
-  cli.set_read_timeout(10, 0);
-  return cli;
-}
+using test::clientFor;
+using test::loopbackConfig;
 
 TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   StreamServer server(loopbackConfig());
@@ -44,9 +35,13 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   ASSERT_EQ(r->status, 201) << r->body;
   EXPECT_EQ(r->get_header_value("Content-Type"), "application/sdp");
   EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "*");
-  EXPECT_EQ(r->get_header_value("Access-Control-Expose-Headers"), "Location");
+  const std::string exposed = r->get_header_value("Access-Control-Expose-Headers");
+  EXPECT_NE(exposed.find("Location"), std::string::npos) << exposed;
+  EXPECT_NE(exposed.find("ETag"), std::string::npos) << exposed;
   const std::string location = r->get_header_value("Location");
   EXPECT_TRUE(std::regex_match(location, std::regex("/whep/[0-9a-f]{32}"))) << location;
+  // A strong entity-tag naming the ICE session (RFC 9725 §4.3.1).
+  EXPECT_EQ(r->get_header_value("ETag"), "\"" + location.substr(6) + "\"");
   EXPECT_EQ(server.viewerCount(), 1u);
 
   const std::string& answer = r->body;
@@ -73,12 +68,23 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   EXPECT_TRUE(std::regex_search(answer, std::regex("a=rtpmap:[0-9]+ rtx/90000"))) << answer;
   EXPECT_NE(answer.find("a=setup:active"), std::string::npos) << answer;  // offer was actpass
 
-  // Trickle is refused with a reason; then the session ends on DELETE, once.
+  // The session URL has no representation: GET and HEAD answer 200 with no content (RFC 9725 §4.1).
+  auto get = cli.Get(location);
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 200);
+  EXPECT_TRUE(get->body.empty()) << get->body;
+  auto head = cli.Head(location);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+
+  // Trickle is not implemented: 501 with the reason (RFC 9725 §4.3.1); then the session ends on
+  // DELETE, once, and its URL is gone for GET too.
   auto patch = cli.Patch(location, "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n",
                          "application/trickle-ice-sdpfrag");
   ASSERT_TRUE(patch);
-  EXPECT_EQ(patch->status, 405);
+  EXPECT_EQ(patch->status, 501);
   EXPECT_NE(patch->body.find("trickle"), std::string::npos);
+  EXPECT_EQ(server.viewerCount(), 1u) << "a refused PATCH must not end the session";
   auto del = cli.Delete(location);
   ASSERT_TRUE(del);
   EXPECT_EQ(del->status, 200);
@@ -86,6 +92,58 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   auto again = cli.Delete(location);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 404);
+  auto gone = cli.Get(location);
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->status, 404);
+}
+
+// The endpoint's methods as RFC 9725 (WHIP) and draft-ietf-wish-whep-03 have them, checked with a
+// plain HTTP client: GET/HEAD 2xx with no content (§4.1), OPTIONS 200 with Accept-Post, methods it
+// does not define 405 with an Allow that names what it does, never 404.
+TEST(WhepServer, EndpointAnswersEachMethodAsTheRfcSays) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  auto get = cli.Get("/whep");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 200);
+  EXPECT_TRUE(get->body.empty()) << get->body;
+  EXPECT_EQ(get->get_header_value("Accept-Post"), "application/sdp");
+  auto head = cli.Head("/whep");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->get_header_value("Allow"), "GET, HEAD, POST, OPTIONS");
+
+  for (const char* method : {"DELETE", "PATCH"}) {
+    auto r = std::string(method) == "DELETE" ? cli.Delete("/whep") : cli.Patch("/whep", "x", "text/plain");
+    ASSERT_TRUE(r) << method;
+    EXPECT_EQ(r->status, 405) << method;
+    EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD, POST, OPTIONS") << method;
+    EXPECT_NE(r->body.find("POST an SDP offer"), std::string::npos) << r->body;
+    EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "*") << method;
+  }
+
+  auto options = cli.Options("/whep");
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->status, 200);
+  EXPECT_EQ(options->get_header_value("Accept-Post"), "application/sdp");
+  EXPECT_EQ(options->get_header_value("Allow"), "GET, HEAD, POST, OPTIONS");
+
+  // A named stream's endpoint (/whep/NAME) answers the same; an unknown name is no session either.
+  auto cam = server.addStream("cam1");
+  auto camGet = cli.Get("/whep/cam1");
+  ASSERT_TRUE(camGet);
+  EXPECT_EQ(camGet->status, 200);
+  EXPECT_EQ(camGet->get_header_value("Allow"), "GET, HEAD, POST, OPTIONS");
+  auto camDelete = cli.Delete("/whep/cam1");
+  ASSERT_TRUE(camDelete);
+  EXPECT_EQ(camDelete->status, 405);
+  auto camOptions = cli.Options("/whep/cam1");
+  ASSERT_TRUE(camOptions);
+  EXPECT_EQ(camOptions->get_header_value("Accept-Post"), "application/sdp");
+  auto nothing = cli.Get("/whep/cam2");
+  ASSERT_TRUE(nothing);
+  EXPECT_EQ(nothing->status, 404);
+  EXPECT_EQ(server.viewerCount(), 0u);
 }
 
 // Memory per session (docs/reliability.md, Soak): webrtcbin interns every SSRC it negotiates as GQuarks
@@ -139,7 +197,7 @@ TEST(WhepServer, BrokenOffersGetTheRight4xxWithAReason) {
 
   auto vp8 = cli.Post("/whep", test::withoutLines(offer, R"(a=rtpmap:\d+ H264/90000)"), "application/sdp");
   ASSERT_TRUE(vp8);
-  EXPECT_EQ(vp8->status, 406);
+  EXPECT_EQ(vp8->status, 422);  // well-formed but unusable; 406 would mean an SDP counter-offer in WHEP
   EXPECT_NE(vp8->body.find("H.264"), std::string::npos) << vp8->body;
 
   auto json = cli.Post("/whep", offer, "application/json");
@@ -233,19 +291,20 @@ TEST(WhepServer, CorsPreflightIsAnswered) {
                         {"Access-Control-Request-Headers", "content-type,authorization"}};
   auto r = cli.Options("/whep", h);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 204);
+  EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "*");
   EXPECT_NE(r->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
-  EXPECT_NE(r->get_header_value("Access-Control-Allow-Methods").find("DELETE"), std::string::npos);
   const std::string allowHeaders = r->get_header_value("Access-Control-Allow-Headers");
   for (const char* name : {"Content-Type", "Authorization", "If-Match"}) {
     EXPECT_NE(allowHeaders.find(name), std::string::npos) << name;
   }
-  EXPECT_EQ(r->get_header_value("Access-Control-Expose-Headers"), "Location");
+  EXPECT_NE(r->get_header_value("Access-Control-Expose-Headers").find("Location"), std::string::npos);
   auto session = cli.Options("/whep/abc", h);
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->status, 204);
+  EXPECT_EQ(session->status, 200);
   EXPECT_NE(session->get_header_value("Access-Control-Allow-Methods").find("DELETE"), std::string::npos);
+  // Allow lists only what the session accepts: not POST, nor PATCH (501), as it once did.
+  EXPECT_EQ(session->get_header_value("Allow"), "GET, HEAD, DELETE, OPTIONS");
 }
 
 TEST(WhepServer, TooManyViewersGet503UntilOneLeaves) {
