@@ -20,9 +20,7 @@
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/timecode.hpp"
-#ifdef ZEROHOP_TEST_WITH_JPEG
-#include <turbojpeg.h>
-#endif
+#include "picture_timecode.hpp"
 
 namespace zerohop {
 namespace {
@@ -72,28 +70,7 @@ FrameLease nextFrame(FrameSource& source, std::chrono::milliseconds timeout = 30
   return std::move(*lease);
 }
 
-// The timecode drawn into the picture (decoding the JPEG first for MJPEG).
-std::optional<Timecode> pictureTimecode(const Frame& f) {
-  if (f.format != PixelFormat::kMJPEG) return readTimecode(f);
-#ifdef ZEROHOP_TEST_WITH_JPEG
-  tjhandle tj = tjInitDecompress();
-  std::vector<std::uint8_t> gray(std::size_t{f.width} * f.height);
-  const int rc = tjDecompress2(tj, f.data[0], static_cast<unsigned long>(f.bytesUsed), gray.data(),
-                               static_cast<int>(f.width), 0, static_cast<int>(f.height), TJPF_GRAY, 0);
-  tjDestroy(tj);
-  if (rc != 0) return std::nullopt;
-  Frame y;
-  y.format = PixelFormat::kI420;  // the reader needs only the luma plane
-  y.width = f.width;
-  y.height = f.height;
-  y.planeCount = 1;
-  y.data[0] = gray.data();
-  y.pitch[0] = f.width;
-  return readTimecode(y);
-#else
-  return std::nullopt;
-#endif
-}
+using test::pictureTimecode;
 
 struct Mode {
   const char* format;
