@@ -1,5 +1,5 @@
-// zerohop_interop_bench: publish -> frame in the reader's hands, for the three ways in that issue 17
-// added next to zerohop::Subscriber, on one host share in one run (docs/benchmarks.md, "Pipelines"):
+// zerohop_interop_bench: publish -> frame in the reader's hands, for the ways in through the GStreamer
+// element and the FFmpeg wrapper, next to zerohop::Subscriber, on one host share in one run (docs/benchmarks.md, "Pipelines"):
 //   subscriber  Subscriber::next() returned (the reference)
 //   gstreamer   `zerohopsrc share=NAME ! appsink sync=false`: the appsink's new-sample callback ran
 //   ffmpeg      Subscriber::next() + zerohop::wrapAsAVFrame() returned

@@ -1,5 +1,5 @@
 #pragma once
-// ICE servers (STUN/TURN) for the viewers' sessions and for the WHEP players (issue 18 item 1).
+// ICE servers (STUN/TURN) for the viewers' sessions and for the WHEP players.
 // One URL form on the command line, `serve --ice-server`:
 //   stun://HOST[:PORT]                      (also stun:HOST[:PORT], RFC 7064)
 //   turn://USER:PASS@HOST[:PORT][?transport=udp|tcp]   (also turn:..., RFC 7065)

@@ -534,7 +534,7 @@ GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info,
 
 std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback() const {
   if (!rtpbin_) return std::nullopt;
-  GstElement* rawSession = nullptr;  // the rtpsession element (it has "twcc-stats"); bundled: session 0
+  GstElement* rawSession = nullptr;  // the rtpsession element (it has "twcc-stats"); BUNDLE puts every stream in session 0
   g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
   GstPtr<GstElement> session(rawSession);
   if (!session || !g_object_class_find_property(G_OBJECT_GET_CLASS(session.get()), "twcc-stats")) return std::nullopt;

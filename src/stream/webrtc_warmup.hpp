@@ -1,6 +1,6 @@
 #pragma once
 // Warms, once per process, what the first WebRTC session would otherwise load while its viewer waits
-// for the answer (issue 18 item 5): the GStreamer plugins of a session's elements (loading the .so,
+// for the answer: the GStreamer plugins of a session's elements (loading the .so,
 // class initialisation, libnice's agent) and, by far the largest part, the process's DTLS certificate.
 // gst-plugins-bad's dtls element makes one RSA key and self-signed certificate per process, in the
 // first dtlsdec created (every later one shares it): 0.3-1 s of one core, which the first POST /whep

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Three cameras in one `zerohop serve` (issue 20): emulated YUYV, MJPEG and H.264 (passthrough) cameras,
+"""Three cameras in one `zerohop serve`: emulated YUYV, MJPEG and H.264 (passthrough) cameras,
 each its own pipeline behind /whep/NAME. Headless Chromium plays each camera in turn (?camera=NAME) at
 >= 25 fps, reading the timecode from its frames; then the MJPEG camera is unplugged for a few seconds
 (zerohop-camemu unplug-at) while the page plays the YUYV camera: that page and the server's frame rate

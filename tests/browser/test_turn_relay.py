@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Behind a NAT, only through TURN (issue 18 item 1): three network namespaces made by this test, a viewer
+"""Behind a NAT, only through TURN: three network namespaces made by this test, a viewer
 (this process and headless Chromium), a router that masquerades the viewer (nftables) and drops every
 UDP datagram between viewer and server except those to and from the TURN port, and a server namespace
 with coturn (REST API credentials from a shared secret) and `zerohop serve --ice-server turn://...

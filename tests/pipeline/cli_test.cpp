@@ -172,7 +172,7 @@ TEST(Cli, WhepTokenIsRequiredAndThePrintedUrlCarriesIt) {
 namespace zerohop {
 namespace {
 
-// issue 22: a config mistake fails with exit 2 naming the file line and the key, never silently
+// A config mistake fails with exit 2 naming the file line and the key, never silently
 // leaving an option (the WHEP token) unset.
 TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
   const std::string dir = ::testing::TempDir();
@@ -198,7 +198,7 @@ TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
   }
 }
 
-// issue 20: a camera list that cannot be served stops serve at start (exit 2), naming the camera.
+// A camera list that cannot be served stops serve at start (exit 2), naming the camera.
 TEST(Cli, CameraMistakesFailNamingTheCamera) {
   const std::string listen = "127.0.0.1:" + std::to_string(freePort());
   const std::string path = ::testing::TempDir() + "/cameras.toml";
@@ -222,7 +222,7 @@ TEST(Cli, CameraMistakesFailNamingTheCamera) {
   }
 }
 
-// issue 20: of several cameras, one that cannot be opened is reported and retried while the others run;
+// Of several cameras, one that cannot be opened is reported and retried while the others run;
 // each camera has its own WHEP endpoint and serve still stops at once.
 TEST(Cli, CameraThatCannotOpenIsRetriedWhileTheOthersRun) {
   const auto port = freePort();
@@ -338,7 +338,7 @@ TEST(Cli, TokenFromFileOrEnvironmentGuardsWhepAndProtectedStats) {
 namespace zerohop {
 namespace {
 
-// Issue 18 item 1: ICE settings that cannot work fail at start with exit code 2 and the fix, before
+// ICE settings that cannot work fail at start with exit code 2 and the fix, before
 // the camera is opened.
 TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
   const std::string listen = "127.0.0.1:" + std::to_string(testing::freePort());

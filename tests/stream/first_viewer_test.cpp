@@ -1,4 +1,4 @@
-// Issue 18 item 5: the first viewer after start is answered as fast as later ones, because the server
+// The first viewer after start is answered as fast as later ones, because the server
 // warmed what the first session loads (plugins, the DTLS certificate) at start. Each test needs a fresh
 // process (ctest runs each in its own): what is warm stays warm for the life of the process.
 
@@ -51,8 +51,8 @@ StreamConfig loopback(bool warmUp) {
   return c;
 }
 
-// Fails when the first viewer pays for the warm-up: it took 0.9-1.35 s against 9-23 ms for later ones
-// before (issue 18), 0.2-0.6 s against 5-7 ms here without the warm-up (the test below). The bound is
+// Fails when the first viewer pays for the warm-up: without it the first answer takes 0.2-0.6 s
+// against 5-7 ms for the fifth here (the test below). The bound is
 // generous for a loaded 2-core box, 3x the fifth plus 100 ms, and still fails for every cold run seen.
 TEST(WhepFirstViewer, IsAnsweredAsFastAsTheFifth) {
   if (stream::webrtcWarm()) GTEST_SKIP() << "this process is warm already: run this test alone (ctest does)";

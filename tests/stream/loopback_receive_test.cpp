@@ -787,7 +787,7 @@ TEST_F(LoopbackReceive, ExposureDescriptorExhaustionAnswers503AndRecovers) {
   EXPECT_EQ(admitted, 1) << "no viewer could join after the flood ended";
 }
 
-// issue 20: named streams (one per camera) on one server. A viewer of /whep/b receives what stream b
+// Named streams (one per camera) on one server. A viewer of /whep/b receives what stream b
 // is fed and nothing of stream a; its keyframe requests reach b's requester alone; POST /whep plays
 // the default stream; a requester replaced (a camera's pipeline rebuilt) is not called again.
 TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {

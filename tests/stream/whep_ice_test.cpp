@@ -1,4 +1,4 @@
-// ICE servers and addresses on the WHEP front (issue 18 item 1), with real webrtcbin sessions on
+// ICE servers and addresses on the WHEP front, with real webrtcbin sessions on
 // loopback: the Link headers a player gets (RFC 9725 §4.6), a TURN server that never answers (the
 // answer still comes, with the direct candidates), --ice-host and --udp-ports in the answer's candidates.
 
