@@ -41,6 +41,8 @@
 #   GPU_TESTS   a ctest -R regex: only those gpu tests (a shorter run; default: every gpu test)
 #   LIBRARY     0 skips the library step (install + examples + PyTorch reading the C publisher)
 #   NVDEC_BENCH 0 skips zerohop_nvdec_bench
+#   MULTI_GPU_BENCH 0 skips zerohop_multi_gpu_bench (reader on the same / another GPU; multi-gpu-bench.md)
+#   MULTI_GPU_BENCH_ARGS extra zerohop_multi_gpu_bench arguments (default: --frames 300)
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
@@ -75,6 +77,8 @@ MPS=${MPS:-1}
 GPU_TESTS=${GPU_TESTS:-}
 LIBRARY=${LIBRARY:-1}
 NVDEC_BENCH=${NVDEC_BENCH:-1}
+MULTI_GPU_BENCH=${MULTI_GPU_BENCH:-1}
+MULTI_GPU_BENCH_ARGS=${MULTI_GPU_BENCH_ARGS:-}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -246,6 +250,13 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $SHARE_BENCH -ne 0 ]]; then
   # shellcheck disable=SC2086
   timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "without MPS" \
     --out "$OUT/share-gpu-bench.md" || fail "share benchmark (without MPS)"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $MULTI_GPU_BENCH -ne 0 ]]; then
+  step "multi-GPU hand-off benchmark (reader on the same GPU / another GPU: peer, copy; 1080p60)"
+  # shellcheck disable=SC2086
+  timeout 120 "$BUILD_DIR/bench/share_gpu/zerohop_multi_gpu_bench" $MULTI_GPU_BENCH_ARGS --out "$OUT/multi-gpu-bench.md" \
+    || fail "multi-GPU benchmark"
 fi
 
 if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/dev/null; then
