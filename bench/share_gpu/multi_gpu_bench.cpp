@@ -25,6 +25,7 @@
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
+#include "zerohop/gpu_placement.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -165,6 +166,8 @@ int run(int argc, char** argv) {
          bench::fmt(row.producerFps) + " |\n";
   }
   r += note;
+  // The machine's GPUs and links as `zerohop probe` prints them (the CLI is not built on the GPU machine).
+  r += "\n```\n" + renderGpuTopology(probeGpuTopology(), {}) + "```\n";
   return bench::publishReport(r, out, "zerohop_multi_gpu_bench") ? 0 : 1;
 }
 
