@@ -242,7 +242,7 @@ TEST_F(MultiGpu, ReaderOnTheOtherGpuReadsEveryFrameAndThePublisherKeepsItsRate) 
     const int reader = 1 - ring;
     for (const bool forceCopy : {false, true}) {
       SCOPED_TRACE("ring on GPU " + std::to_string(ring) + (forceCopy ? ", forced copy" : ", auto"));
-      const std::string name = name_ + std::to_string(ring) + (forceCopy ? "c" : "a");
+      const std::string name = "other" + std::to_string(ring) + (forceCopy ? "c" : "a");
       Publisher pub(name, SlotLayout::deviceImages(layout_, 8, ring), shareOptions());
       const Span span = ringSpan(pub, 8);
       PacedPublisher publishing(pub, ring, layout_);
