@@ -142,7 +142,7 @@ step "nvenc probe (the real libnvidia-encode; the H200 has no encoder: docs/nven
 "$BUILD_DIR/tests/nvenc/zerohop_nvenc_gpu_test" --gtest_brief=1 | grep -v '^Running main'
 
 step "ctest -L unit (probe)"
-ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice|JpegStrips|Strips/' --output-on-failure || fail "probe and splitter unit tests"
+ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice|GpuPlacement|GpuTopologyText|JpegStrips|Strips/' --output-on-failure || fail "probe and splitter unit tests"
 
 step "ctest -L gpu"
 ctest_out=$(mktemp)
