@@ -95,7 +95,7 @@ TEST(GpuPlacement, TiesGoToTheLowestOrdinalInListOrder) {
 TEST(GpuPlacement, IsDeterministic) {
   std::vector<CameraLoadInput> many;
   for (int i = 0; i < 20; ++i)
-    many.push_back(cam("c" + std::to_string(i), i % 5 == 0 ? "1" : "auto", i % 3 ? PixelFormat::kYUYV : PixelFormat::kMJPEG,
+    many.push_back(cam(std::string("c").append(std::to_string(i)), i % 5 == 0 ? "1" : "auto", i % 3 ? PixelFormat::kYUYV : PixelFormat::kMJPEG,
                        640u + 64u * static_cast<std::uint32_t>(i % 4), 480, 15.0 + i % 2 * 15));
   const auto first = devices(placeCameras(many, 4));
   for (int k = 0; k < 5; ++k) EXPECT_EQ(devices(placeCameras(many, 4)), first);
