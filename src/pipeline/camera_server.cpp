@@ -1,5 +1,6 @@
 #include "zerohop/camera_server.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "camera_runner.hpp"
@@ -38,7 +39,10 @@ class CameraServer::Impl {
     config_.stream.defaultStream = config_.cameras.front().name;
     // Which GPU each camera runs on, decided once: a device number that does not exist fails here,
     // naming the camera, before the port is bound or any camera opened.
-    placement_ = placeCameras(cameraLoads(config_.cameras), usableGpuCount());
+    // (No CUDA probe at all when every camera is off the GPU.)
+    const bool anyGpu = std::any_of(config_.cameras.begin(), config_.cameras.end(),
+                                    [](const CameraConfig& c) { return c.gpu != "off"; });
+    placement_ = placeCameras(cameraLoads(config_.cameras), anyGpu ? usableGpuCount() : 0);
     server_ = std::make_unique<StreamServer>(config_.stream);
     for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
       const CameraConfig& cam = config_.cameras[i];
