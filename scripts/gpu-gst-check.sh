@@ -162,7 +162,7 @@ for t in zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test; do
     echo "not in the bundle: $t"
     continue
   fi
-  env "${bundle_env[@]}" timeout 120 "$B/bin/$t" --gtest_output="xml:$OUT/$t.xml" > "$OUT/$t.txt" 2>&1
+  env "${bundle_env[@]}" ZEROHOP_SHARE_GPU_PEER="$B/bin/zerohop_share_gpu_peer" timeout 120 "$B/bin/$t" --gtest_output="xml:$OUT/$t.xml" > "$OUT/$t.txt" 2>&1
   rc=$?
   tail -3 "$OUT/$t.txt"
   skipped=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$OUT/$t.txt" || true)
