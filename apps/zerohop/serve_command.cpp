@@ -54,6 +54,7 @@ struct ServeOptions {
   std::uint32_t keyint = 120;
   std::string encoder = "auto";
   std::string preset = "superfast";
+  bool intraRefresh = false;
   std::string gpu = "auto";
   std::uint32_t maxViewers = 16;
   std::uint32_t batchJpegFrom = 8;  // CameraServerConfig::batchJpegCameras
@@ -121,6 +122,7 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
   defaults.encoder.bitrateKbps = o.bitrateKbps;
   defaults.encoder.keyframeIntervalFrames = o.keyint;
   defaults.encoder.preset = o.preset;
+  defaults.encoder.intraRefresh = o.intraRefresh;
   defaults.gpu = o.gpu;
   std::vector<CameraConfig> cameras;
   if (!o.configPath.empty()) {
@@ -271,6 +273,9 @@ Runner addServeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "x264", "nvenc"}))
       ->capture_default_str();
   cmd->add_option("--preset", o->preset, "x264 preset (ultrafast..medium)")->capture_default_str();
+  cmd->add_flag("--intra-refresh", o->intraRefresh,
+                "NVENC: refresh the picture by a moving intra column over --keyint frames instead of periodic IDRs "
+                "(no keyframe-sized bursts on the wire; a new viewer still gets an IDR); x264 ignores it");
   cmd->add_option("--gpu", o->gpu,
                   "auto (convert/decode in VRAM when a CUDA device works: `zerohop probe` says which path and why), "
                   "off (CPU path: libyuv, libjpeg-turbo), or a CUDA device number (an error if it cannot be used)")

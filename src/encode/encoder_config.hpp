@@ -16,8 +16,16 @@ inline constexpr std::uint32_t kMaxBitrateKbps = 240000;
 /// Throws Error(kInvalidArgument) naming the bad field, its value and what is accepted.
 void validateConfig(const EncoderConfig& config);
 
+/// Throws Error(kInvalidArgument) when intra refresh is asked for without a period (keyframeIntervalFrames 0).
+void validateIntraRefresh(const EncoderConfig& config);
+
 /// Throws Error(kInvalidArgument) unless kbps is within [kMinBitrateKbps, kMaxBitrateKbps].
 void validateBitrate(std::uint32_t kbps);
+
+/// A one-frame VBV in bits: `kbps` at `fps` divided into frames (at least 1000 bits, so an encoder that takes
+/// the VBV in kbit never rounds it down to "no VBV"). Both encoders use it, so no frame waits on the wire
+/// behind a bigger one at any frame rate.
+int oneFrameVbvBits(std::uint32_t kbps, double fps) noexcept;
 
 /// True if `preset` is one of x264's presets (ultrafast ... placebo).
 bool isX264Preset(const std::string& preset) noexcept;

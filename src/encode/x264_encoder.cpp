@@ -95,10 +95,9 @@ void X264Encoder::applyBitrate(std::uint32_t kbps) noexcept {
   const std::int64_t bps = static_cast<std::int64_t>(kbps) * 1000;
   c->bit_rate = bps;
   c->rc_max_rate = bps;  // CBR: x264 ABR with max rate = rate
-  // One frame of VBV: no frame may exceed its share of the bitrate, so none waits on the wire.
-  // x264 takes the VBV in kbit: keep at least 1 kbit so it is never rounded down to "no VBV".
-  c->rc_buffer_size =
-      static_cast<int>(std::max<long long>(1000, std::llround(static_cast<double>(bps) / config_.fps)));
+  // One frame of VBV at the configured rate: no frame may exceed its share of the bitrate, so none
+  // waits on the wire (at 60 fps each frame gets half the bits of a 30 fps frame).
+  c->rc_buffer_size = oneFrameVbvBits(kbps, config_.fps);
 }
 
 void X264Encoder::setBitrate(std::uint32_t kbps) {
