@@ -53,7 +53,7 @@ struct ServeOptions {
   std::uint32_t bitrateKbps = 2500;
   std::uint32_t keyint = 120;
   std::string encoder = "auto";
-  std::string preset = "superfast";
+  std::string preset = "auto";
   bool intraRefresh = false;
   std::string gpu = "auto";
   std::uint32_t maxViewers = 16;
@@ -272,7 +272,10 @@ Runner addServeCommand(CLI::App& app) {
                   "(fails within seconds, naming the cause, where NVENC cannot be used)")
       ->check(CLI::IsMember({"auto", "x264", "nvenc"}))
       ->capture_default_str();
-  cmd->add_option("--preset", o->preset, "x264 preset (ultrafast..medium)")->capture_default_str();
+  cmd->add_option("--preset", o->preset,
+                  "x264 preset (ultrafast..medium), or auto: superfast up to 1080p30's macroblock rate (720p60 "
+                  "included), ultrafast above (1080p60), as measured on a 2-core box; NVENC: p1..p7 (auto: p1)")
+      ->capture_default_str();
   cmd->add_flag("--intra-refresh", o->intraRefresh,
                 "NVENC: refresh the picture by a moving intra column over --keyint frames instead of periodic IDRs "
                 "(no keyframe-sized bursts on the wire; a new viewer still gets an IDR); x264 ignores it");

@@ -4,6 +4,10 @@
 //   MjpegDecode/<subsamp>/<h>   camera-like q85 JPEG -> I420 (libjpeg-turbo + libyuv)
 //   Encode/<height>/<preset>    x264 encode of one I420 frame (tune zerolatency, CBR, 1 thread)
 //   ConvertEncode/<height>      YUYV -> I420 -> x264, the CPU pipeline's per-frame work
+//   EncodeAtRate/<height>/<fps>/<preset>/<threads>
+//                               x264 configured for that frame rate (one-frame VBV of bitrate / fps) with
+//                               1 or 2 sliced threads: wall time per frame is the encode latency, CPU
+//                               time the whole process's (every x264 thread)
 // Each iteration renders the next camera frame outside the timed region, so motion is continuous.
 // CPU time per frame / 33.3 ms = share of one core at 30 frames/s.
 #include <benchmark/benchmark.h>
@@ -139,6 +143,41 @@ void ConvertEncode(benchmark::State& state) {
   }
   state.SetLabel(encoder->name());
 }
+void EncodeAtRate(benchmark::State& state) {
+  const Size s = sizeFor(state.range(0));
+  const auto fps = static_cast<double>(state.range(1));
+  const char* preset = kPresets[state.range(2)];
+  Camera camera(s);
+  TestImage i420(PixelFormat::kI420, s.width, s.height);
+  auto converter = makeCpuConverter();
+  EncoderConfig cfg;
+  cfg.width = s.width;
+  cfg.height = s.height;
+  cfg.fps = fps;
+  cfg.bitrateKbps = s.kbps;
+  cfg.preset = preset;
+  cfg.threads = static_cast<int>(state.range(3));
+  auto encoder = makeEncoder(cfg);
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    converter->convert(camera.next(), i420.frame());
+    state.ResumeTiming();
+    auto unit = encoder->encode(i420.frame(), false);
+    bytes += unit ? unit->bytes.size() : 0;
+  }
+  state.counters["kbps"] =
+      benchmark::Counter(static_cast<double>(bytes) * 8 * fps / 1000, benchmark::Counter::kAvgIterations);
+  state.SetLabel(std::string(preset) + ", CBR " + std::to_string(s.kbps) + " kb/s, " +
+                 std::to_string(cfg.threads) + " thread(s)");
+}
+BENCHMARK(EncodeAtRate)
+    ->ArgsProduct({{720, 1080}, {60}, {0, 1, 2}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+
 BENCHMARK(ConvertEncode)->Arg(720)->Arg(1080)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 }  // namespace

@@ -26,6 +26,13 @@ int oneFrameVbvBits(std::uint32_t kbps, double fps) noexcept {
   return static_cast<int>(std::max<long long>(1000, std::llround(bits)));
 }
 
+std::string x264PresetFor(const EncoderConfig& config) {
+  if (config.preset != "auto") return config.preset;
+  constexpr double kSuperfastMaxMbRate = 244800;  // 1080p30: 8160 macroblocks x 30
+  const double mbs = std::ceil(config.width / 16.0) * std::ceil(config.height / 16.0);
+  return mbs * config.fps <= kSuperfastMaxMbRate ? "superfast" : "ultrafast";
+}
+
 void validateBitrate(std::uint32_t kbps) {
   if (kbps < kMinBitrateKbps || kbps > kMaxBitrateKbps) {
     throw Error(Errc::kInvalidArgument, "bitrate " + std::to_string(kbps) + " kb/s is outside " +
