@@ -277,7 +277,7 @@ Runner addServeCommand(CLI::App& app) {
                   "included), ultrafast above (1080p60), as measured on a 2-core box; NVENC: p1..p7 (auto: p1)")
       ->capture_default_str();
   cmd->add_flag("--intra-refresh", o->intraRefresh,
-                "NVENC: refresh the picture by a moving intra column over --keyint frames instead of periodic IDRs "
+                "NVENC: refresh the picture with an intra-coded region that sweeps it over --keyint frames instead of periodic IDRs "
                 "(no keyframe-sized bursts on the wire; a new viewer still gets an IDR); x264 ignores it");
   cmd->add_option("--gpu", o->gpu,
                   "auto (convert/decode in VRAM when a CUDA device works: `zerohop probe` says which path and why), "

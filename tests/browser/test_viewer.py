@@ -178,6 +178,7 @@ def main() -> int:
             failures.append(f"capture->display latency p50 {p50:.1f} ms, want <= {args.max_latency_p50:.0f} ms")
         if failures:
             print(zb.browser_console(driver))
+            zb.note_if_loaded()
     finally:
         # Stop serve while the viewer is still connected: that is the harder case for a clean shutdown.
         rc, took = serve.stop(2.0)
