@@ -162,9 +162,12 @@ def main() -> int:
         if args.expect_encoder and args.expect_encoder not in encoder:
             failures.append(f"server /stats encoder is {encoder!r}, want one containing {args.expect_encoder!r}")
         decoded = (w1.get("framesDecoded") or 0) - (w0.get("framesDecoded") or 0)
-        decoded_fps = decoded / dt if dt > 0 else 0.0
+        # getStats is polled once a second: the rate is over the reports' own timestamps, not the window's.
+        stats_dt = ((w1.get("timestamp") or 0) - (w0.get("timestamp") or 0)) / 1000.0
+        decoded_fps = decoded / stats_dt if stats_dt > 0 else 0.0
         server_fps = (s1.get("lastStats") or {}).get("fps")
-        print(f"decoded {decoded} frames in the window ({decoded_fps:.1f} fps); server encodes {server_fps} fps")
+        print(f"decoded {decoded} frames in {stats_dt:.1f} s of getStats ({decoded_fps:.1f} fps); "
+              f"server encodes {server_fps} fps")
         if decoded <= 0:
             failures.append("Chromium decoded no frame in the window (webrtc framesDecoded did not grow)")
         elif decoded_fps < args.min_decoded_fps:
