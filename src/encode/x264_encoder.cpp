@@ -5,7 +5,6 @@
 #include <string>
 
 extern "C" {
-#include <libavutil/buffer.h>
 #include <libavutil/opt.h>
 #include <libavutil/rational.h>
 }
@@ -30,10 +29,6 @@ void setOption(AVCodecContext* ctx, const char* key, const char* value) {
   }
 }
 
-// The pixels stay the caller's: libavcodec takes a reference instead of a copy when the frame is
-// refcounted, and x264 copies the picture into its own frame inside x264_encoder_encode before
-// encode() returns. Nothing is freed when the last reference goes.
-void noFree(void*, std::uint8_t*) {}
 
 }  // namespace
 
@@ -120,46 +115,12 @@ std::string X264Encoder::name() const {
          " kb/s)";
 }
 
-void X264Encoder::checkFrame(const Frame& frame) const {
-  if (frame.memory == MemoryKind::kDevice) {
-    throw Error(Errc::kInvalidArgument,
-                "x264 encodes host frames; this frame is in GPU memory (use nvenc or copy it)");
-  }
-  if (frame.format != config_.inputFormat || frame.width != config_.width || frame.height != config_.height) {
-    throw Error(Errc::kInvalidArgument,
-                "encoder was opened for " + std::string(formatName(config_.inputFormat)) + " " +
-                    std::to_string(config_.width) + "x" + std::to_string(config_.height) + " but got " +
-                    std::string(formatName(frame.format)) + " " + std::to_string(frame.width) + "x" +
-                    std::to_string(frame.height) + "; convert or scale the frame, or open a new encoder");
-  }
-  const std::uint32_t planes = planeCount(frame.format);
-  for (std::uint32_t i = 0; i < planes; ++i) {
-    const std::uint32_t row = i == 0 || frame.format == PixelFormat::kNV12 ? frame.width : frame.width / 2;
-    if (frame.data[i] == nullptr || frame.pitch[i] < row) {
-      throw Error(Errc::kInvalidArgument, "frame plane " + std::to_string(i) + " has no memory or a pitch (" +
-                                              std::to_string(frame.pitch[i]) + ") shorter than a row");
-    }
-  }
-}
-
 EncodedUnitPtr X264Encoder::encode(const Frame& frame, bool forceKeyframe) {
-  checkFrame(frame);
+  checkHostFrame(frame, config_, "x264");
   AVFrame* pic = picture_.get();
-  pic->format = ctx_->pix_fmt;
-  pic->width = ctx_->width;
-  pic->height = ctx_->height;
-  for (std::uint32_t i = 0; i < planeCount(frame.format); ++i) {
-    pic->data[i] = frame.data[i];
-    pic->linesize[i] = static_cast<int>(frame.pitch[i]);
-  }
-  pic->buf[0] = av_buffer_create(frame.data[0], 1, noFree, nullptr, AV_BUFFER_FLAG_READONLY);
-  if (pic->buf[0] == nullptr) throw Error(Errc::kDevice, "av_buffer_create: out of memory");
-  pic->pts = nextPts_++;
-  pic->pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
-  pic->color_range = ctx_->color_range;
-  pic->colorspace = ctx_->colorspace;
-
-  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", config_.width, config_.height, stats_);
+  wrapHostFrame(pic, frame, ctx_.get(), nextPts_++, forceKeyframe);
+  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", PixelFormat::kH264, config_.width,
+                        config_.height, stats_);
 }
 
 }  // namespace zerohop::encode
