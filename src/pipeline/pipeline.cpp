@@ -10,7 +10,9 @@
 #include "frame_processor.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
+#include "source_encoder_config.hpp"
 #include "unit_share_sink.hpp"
+#include "vp8_encode.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -65,6 +67,8 @@ class Pipeline::Impl {
     processor_ = makeFrameProcessor(config_, *source_, framesShare_.get(), gpu);
     encoderName_ = processor_->encoderName();
     dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
+    vp8Unavailable_ = processor_->vp8Unavailable();
+    if (vp8Unavailable_.empty()) vp8_.emplace(encoderConfigFor(config_.encoder, info_, PixelFormat::kI420));
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     if (server_) {
@@ -112,6 +116,7 @@ class Pipeline::Impl {
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
       sink->setKeyframeRequester([this] { keyframeRequested_.store(true); });
+      sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
     }
     startNs_ = monotonicNs();
     running_ = true;
@@ -161,6 +166,11 @@ class Pipeline::Impl {
     s.sourceDescription = info_.description;
     s.encoderName = encoderName_;
     s.dataPath = dataPath_;
+    if (vp8_) {
+      s.vp8 = vp8_->status();
+    } else {
+      s.vp8.unavailableReason = vp8Unavailable_;
+    }
     return s;
   }
 
@@ -202,6 +212,7 @@ class Pipeline::Impl {
     keyframeRequested_.store(false);
     lastForcedKeyframeNs_ = now;
     if (processor_->requestKeyframe()) ++keyframesForced_;
+    vp8Keyframe_ = true;  // the viewer that asked may be a VP8 one: its encode (if running) forces one too
   }
 
   void encodeLoop() {
@@ -211,6 +222,7 @@ class Pipeline::Impl {
       try {
         forwardKeyframeRequest(monotonicNs());
         send(processor_->process(*in));
+        if (vp8_) sendVp8();
       } catch (const Error& e) {
         // A bad frame (corrupt JPEG...) fails alone; the next one is processed.
         log::warn("frame ", in->frame().sequence, " dropped: ", e.what());
@@ -227,6 +239,22 @@ class Pipeline::Impl {
     stats_.record(times);
   }
 
+  // The VP8 encode of the frame the H.264 encode just took, while a sink wants VP8; its units go only
+  // to the sinks that want them.
+  void sendVp8() {
+    bool wanted = false;
+    for (const auto& sink : sinks_) wanted = wanted || sink->wantsCodec(PixelFormat::kVP8);
+    const bool keyframe = std::exchange(vp8Keyframe_, false);  // a starting encoder begins with one anyway
+    const EncodedUnitPtr unit = vp8_->step(processor_->lastHostFrame(), wanted, wanted && keyframe);
+    if (!unit) return;
+    for (const auto& sink : sinks_) {
+      if (sink->wantsCodec(PixelFormat::kVP8)) sink->deliver(unit);
+    }
+    StageTimes times = unit->times;
+    times.mark(Stage::kSend, monotonicNs());
+    vp8_->record(times);
+  }
+
   PipelineConfig config_;
   // The unit sinks, the WHEP server first; fixed from start() until stop() (the encode thread reads
   // it unlocked); taken out under serverMutex_ in stop().
@@ -241,6 +269,9 @@ class Pipeline::Impl {
   std::unique_ptr<FrameProcessor> processor_;  // borrows source_ and framesShare_: declared after them
   std::string encoderName_;
   std::string dataPath_ = "cpu";  // "cpu", "gpu" or "passthrough", for /stats and /metrics
+  std::string vp8Unavailable_;    // "" when this path can make VP8 (then vp8_ is set)
+  std::optional<Vp8Encode> vp8_;  // the encode thread's; status() reads its status()
+  bool vp8Keyframe_ = false;      // encode thread only
   BoundedQueue<FrameLease> queue_;
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};
