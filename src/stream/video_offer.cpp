@@ -330,7 +330,9 @@ VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
   } else {
     serverSends += " only";
   }
-  throw Error(Errc::kUnsupported, "unusable SDP offer: it offers " + offeredCodecs(offer, lines) + "; " + serverSends);
+  throw Error(Errc::kUnsupported, std::string("unusable SDP offer: it has no usable H.264") +
+                                      (sendable.vp8 ? " and no VP8" : "") + " (it offers " +
+                                      offeredCodecs(offer, lines) + "); " + serverSends);
 }
 
 VideoChoice chooseH264(std::string_view sdp) { return chooseVideo(sdp, SendableCodecs{}); }

@@ -114,7 +114,7 @@ TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_EQ(e.code(), Errc::kUnsupported);
-    EXPECT_NE(what.find("it offers VP8, VP9"), std::string::npos) << what;
+    EXPECT_NE(what.find("it has no usable H.264 (it offers VP8, VP9"), std::string::npos) << what;
     EXPECT_NE(what.find("H.264 Constrained Baseline"), std::string::npos) << what;
     EXPECT_NE(what.find("the GPU data path does not feed the VP8 encode yet"), std::string::npos) << what;
   }
@@ -127,8 +127,9 @@ TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
     chooseVideo(sdp, SendableCodecs{true, {}});
     FAIL() << "accepted Main-profile H.264";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("it offers H264 4d001f/mode 1; this server sends H.264 Constrained "
-                                         "Baseline (packetization-mode=1, profile-level-id 42e01f) or VP8"),
+    EXPECT_NE(std::string(e.what()).find("no usable H.264 and no VP8 (it offers H264 4d001f/mode 1); this server "
+                                         "sends H.264 Constrained Baseline (packetization-mode=1, profile-level-id "
+                                         "42e01f) or VP8"),
               std::string::npos)
         << e.what();
   }

@@ -64,7 +64,7 @@ TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp
   auto r = cli.Post("/whep", offer, "application/sdp");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
-  EXPECT_NE(r->body.find("it offers VP8"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("it has no usable H.264 (it offers VP8"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("H.264 Constrained Baseline"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("VP8 is not available"), std::string::npos) << r->body;
 
