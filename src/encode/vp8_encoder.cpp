@@ -2,20 +2,15 @@
 
 #include <string>
 
-extern "C" {
-#include <libavutil/opt.h>
-#include <libavutil/rational.h>
-}
-
 #include "av_error.hpp"
 #include "encode_step.hpp"
+#include "software_codec.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
 namespace zerohop::encode {
 namespace {
 
-constexpr int kInfiniteGop = 1 << 30;
 // Rate control as WebRTC's own VP8 sender sets libvpx (buffer 1 s, start at 0.5 s, aim at 0.6 s),
 // quantiser 2..56, an intra frame at most 3x a frame's share: a keyframe spreads over a few frames'
 // budget instead of waiting on the wire, and CBR keeps the long-run rate at the configured bitrate.
@@ -23,10 +18,7 @@ constexpr int kBufferMs = 1000, kInitialBufferMs = 500;
 constexpr const char* kMaxIntraPercent = "300";
 
 void setOption(AVCodecContext* ctx, const char* key, const char* value) {
-  if (const int err = av_opt_set(ctx->priv_data, key, value, 0); err < 0) {
-    throwAv(Errc::kDevice, std::string("av_opt_set(") + key + "=" + value + ")", err,
-            "this libavcodec's libvpx wrapper does not take that option");
-  }
+  setPrivateOption(ctx, key, value, "libvpx");
 }
 
 }  // namespace
@@ -36,33 +28,15 @@ Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config) {
     throw Error(Errc::kInvalidArgument, "VP8 (libvpx) encodes I420 frames; got " +
                                             std::string(formatName(config.inputFormat)) + " (convert to i420 first)");
   }
-  const AVCodec* codec = avcodec_find_encoder_by_name("libvpx");
-  if (codec == nullptr) {
-    throw Error(Errc::kUnavailable,
-                "avcodec_find_encoder_by_name(\"libvpx\") found nothing: this FFmpeg was built without libvpx; "
-                "install an FFmpeg with libvpx (Debian 12: libavcodec59 from the main archive)");
-  }
-  ctx_.reset(avcodec_alloc_context3(codec));
-  picture_.reset(av_frame_alloc());
-  packet_.reset(av_packet_alloc());
-  if (!ctx_ || !picture_ || !packet_)
-    throw Error(Errc::kDevice, "avcodec_alloc_context3/av_frame_alloc: out of memory");
-
+  SoftwareCodec sw = openSoftwareCodec("libvpx", "libvpx", config, AV_PIX_FMT_YUV420P);
+  const AVCodec* codec = sw.codec;
+  ctx_ = std::move(sw.ctx);
+  picture_ = std::move(sw.picture);
+  packet_ = std::move(sw.packet);
   AVCodecContext* c = ctx_.get();
-  c->width = static_cast<int>(config.width);
-  c->height = static_cast<int>(config.height);
-  c->pix_fmt = AV_PIX_FMT_YUV420P;
-  c->framerate = av_d2q(config.fps, 1001000);
-  c->time_base = av_inv_q(c->framerate);
-  c->gop_size =
-      config.keyframeIntervalFrames == 0 ? kInfiniteGop : static_cast<int>(config.keyframeIntervalFrames);
   c->keyint_min = 0;  // a forced keyframe is never refused for being too close to the last one
-  c->max_b_frames = 0;
-  c->thread_count = config.threads;
   c->qmin = 2;
   c->qmax = 56;
-  c->color_range = config.color.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
-  c->colorspace = config.color.matrix == ColorMatrix::kBt709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
   applyBitrate(config.bitrateKbps);
 
   setOption(c, "deadline", "realtime");

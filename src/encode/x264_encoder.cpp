@@ -13,6 +13,7 @@ extern "C" {
 #include "av_error.hpp"
 #include "encode_step.hpp"
 #include "encoder_config.hpp"
+#include "software_codec.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -20,47 +21,23 @@ extern "C" {
 namespace zerohop::encode {
 namespace {
 
-constexpr int kInfiniteGop = 1 << 30;  // X264_KEYINT_MAX_INFINITE
-
 void setOption(AVCodecContext* ctx, const char* key, const char* value) {
-  if (const int err = av_opt_set(ctx->priv_data, key, value, 0); err < 0) {
-    throwAv(Errc::kDevice, std::string("av_opt_set(") + key + "=" + value + ")", err,
-            "this libavcodec's libx264 wrapper does not take that option");
-  }
+  setPrivateOption(ctx, key, value, "libx264");
 }
-
 
 }  // namespace
 
 X264Encoder::X264Encoder(const EncoderConfig& config)
     : config_(config), levelIdc_(h264LevelIdc(config.width, config.height, config.fps, config.bitrateKbps)) {
-  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
-  if (codec == nullptr) {
-    throw Error(
-        Errc::kUnavailable,
-        "avcodec_find_encoder_by_name(\"libx264\") found nothing: this FFmpeg was built without libx264; "
-        "install an FFmpeg with libx264 (Debian 12: libavcodec59 from the main archive)");
-  }
-  ctx_.reset(avcodec_alloc_context3(codec));
-  picture_.reset(av_frame_alloc());
-  packet_.reset(av_packet_alloc());
-  if (!ctx_ || !picture_ || !packet_)
-    throw Error(Errc::kDevice, "avcodec_alloc_context3/av_frame_alloc: out of memory");
-
+  SoftwareCodec sw = openSoftwareCodec("libx264", "libx264", config,
+                                       config.inputFormat == PixelFormat::kNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P);
+  const AVCodec* codec = sw.codec;
+  ctx_ = std::move(sw.ctx);
+  picture_ = std::move(sw.picture);
+  packet_ = std::move(sw.packet);
   AVCodecContext* c = ctx_.get();
-  c->width = static_cast<int>(config.width);
-  c->height = static_cast<int>(config.height);
-  c->pix_fmt = config.inputFormat == PixelFormat::kNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P;
-  c->framerate = av_d2q(config.fps, 1001000);
-  c->time_base = av_inv_q(c->framerate);
-  c->gop_size =
-      config.keyframeIntervalFrames == 0 ? kInfiniteGop : static_cast<int>(config.keyframeIntervalFrames);
-  c->max_b_frames = 0;
-  c->thread_count = config.threads;
   c->level = levelIdc_;
   c->flags &= ~AV_CODEC_FLAG_GLOBAL_HEADER;  // parameter sets in band
-  c->color_range = config.color.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
-  c->colorspace = config.color.matrix == ColorMatrix::kBt709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
   applyBitrate(config.bitrateKbps);
 
   setOption(c, "preset", config.preset.c_str());

@@ -5,11 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "convert/test_image.hpp"
-#include "encode/av_error.hpp"
-#include "encode/av_handles.hpp"
+#include "h264_test_decoder.hpp"
 #include "zerohop/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
@@ -58,49 +56,7 @@ EncoderConfig vp8Config(std::uint32_t kbps, std::uint32_t keyint) {
 }
 
 // libavcodec's native VP8 decoder (not libvpx): an independent reference for the stream.
-class Vp8TestDecoder {
- public:
-  Vp8TestDecoder() {
-    const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_VP8);
-    if (!codec) throw std::runtime_error("no VP8 decoder in libavcodec");
-    ctx_.reset(avcodec_alloc_context3(codec));
-    ctx_->thread_count = 1;
-    if (avcodec_open2(ctx_.get(), codec, nullptr) < 0) throw std::runtime_error("avcodec_open2(vp8)");
-    packet_.reset(av_packet_alloc());
-  }
-  std::vector<encode::AvFramePtr> decode(const EncodedUnit& unit) {
-    packet_->data = const_cast<std::uint8_t*>(unit.bytes.data());
-    packet_->size = static_cast<int>(unit.bytes.size());
-    const int sent = avcodec_send_packet(ctx_.get(), packet_.get());
-    if (sent < 0) throw std::runtime_error("avcodec_send_packet: " + encode::avErrorText(sent));
-    std::vector<encode::AvFramePtr> out;
-    for (;;) {
-      encode::AvFramePtr f(av_frame_alloc());
-      const int got = avcodec_receive_frame(ctx_.get(), f.get());
-      if (got == AVERROR(EAGAIN) || got == AVERROR_EOF) break;
-      if (got < 0) throw std::runtime_error("avcodec_receive_frame: " + encode::avErrorText(got));
-      out.push_back(std::move(f));
-    }
-    return out;
-  }
-
- private:
-  encode::CodecContextPtr ctx_;
-  encode::AvPacketPtr packet_;
-};
-
-Frame asFrame(const AVFrame& f) {
-  Frame out;
-  out.format = PixelFormat::kI420;
-  out.width = static_cast<std::uint32_t>(f.width);
-  out.height = static_cast<std::uint32_t>(f.height);
-  out.planeCount = 3;
-  for (int i = 0; i < 3; ++i) {
-    out.data[i] = f.data[i];
-    out.pitch[i] = static_cast<std::uint32_t>(f.linesize[i]);
-  }
-  return out;
-}
+testing::H264TestDecoder vp8Decoder() { return testing::H264TestDecoder(AV_CODEC_ID_VP8); }
 
 // VP8 frame tag (RFC 6386 §9.1): bit 0 of the first byte is 0 for a keyframe.
 bool isVp8Keyframe(const EncodedUnit& u) { return !u.bytes.empty() && (u.bytes[0] & 1) == 0; }
@@ -109,7 +65,7 @@ TEST(Vp8Encoder, DecodedPictureMatchesInputAndCarriesTheTimecode) {
   const auto& frames = cameraFrames();
   auto enc = makeEncoder(vp8Config(2500, 30));
   EXPECT_EQ(enc->name(), "libvpx VP8 (realtime, cpu-used 8, CBR 2500 kb/s)");
-  Vp8TestDecoder decoder;
+  auto decoder = vp8Decoder();
   double worstY = 99;
   for (std::size_t i = 0; i < 60; ++i) {
     const Frame& in = frames[i].frame();
@@ -121,7 +77,7 @@ TEST(Vp8Encoder, DecodedPictureMatchesInputAndCarriesTheTimecode) {
     EXPECT_GE(unit->times.at(Stage::kEncode), in.times.at(Stage::kConvert));
     auto pics = decoder.decode(*unit);
     ASSERT_EQ(pics.size(), 1u) << "frame " << i;
-    const Frame out = asFrame(*pics[0]);
+    const Frame out = testing::asFrame(*pics[0]);
     ASSERT_EQ(out.width, kW);
     ASSERT_EQ(out.height, kH);
     const double y = testing::psnr(in.data[0], in.pitch[0], out.data[0], out.pitch[0], kW, kH);
@@ -146,7 +102,7 @@ TEST(Vp8Encoder, DecodedPictureMatchesInputAndCarriesTheTimecode) {
 TEST(Vp8Encoder, ForcedKeyframeLandsOnTheExactFrame) {
   const auto& frames = cameraFrames();
   auto enc = makeEncoder(vp8Config(1500, 0));  // keyframes only on request
-  Vp8TestDecoder decoder;
+  auto decoder = vp8Decoder();
   for (std::size_t i = 0; i < 60; ++i) {
     const bool force = i == 17 || i == 41 || i == 42;
     auto unit = enc->encode(frames[i].frame(), force);
