@@ -4,8 +4,9 @@
 // frame the H.264 encode took (FrameProcessor::lastHostFrame). It runs only while a sink wants VP8:
 // opened on the first frame some sink wants it for (its first frame is a keyframe), closed on the
 // first frame none does. A keyframe request from any viewer forces one here too while it runs.
-// It runs on the encode thread after the H.264 unit was handed to the sinks, so H.264 viewers never
-// wait on it; while it runs it adds its encode time to that thread's budget per frame.
+// It runs on the encode thread after the H.264 unit was handed to the sinks, so no H.264 unit waits on
+// the VP8 encode of its own frame; but it adds its encode time to that thread's budget per frame, which
+// both encodes then share (docs/stream.md, "Codec choice").
 // Thread-safety: step() and record() from the encode thread only; status() from any thread.
 
 #include <cstdint>
