@@ -7,7 +7,8 @@
 // Raw frames have one sink too: the pipeline's frame share (a zerohop::Publisher it owns on both
 // data paths, written in place by the converter: host memory on the CPU path, VRAM on the GPU path).
 //
-// Thread-safety: deliver() is called from the pipeline's encode thread only; a sink's keyframe
+// Thread-safety: deliver() is called from the pipeline's encode thread only, except VP8 units, which come
+// from its VP8 thread (so a sink that wants VP8 takes deliver() from two threads); a sink's keyframe
 // requests may come from any thread. Ownership: the pipeline owns (or shares) its sinks and destroys
 // them after its threads have stopped.
 

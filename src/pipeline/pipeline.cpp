@@ -68,7 +68,16 @@ class Pipeline::Impl {
     encoderName_ = processor_->encoderName();
     dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
     vp8Unavailable_ = processor_->vp8Unavailable();
-    if (vp8Unavailable_.empty()) vp8_.emplace(encoderConfigFor(config_.encoder, info_, PixelFormat::kI420));
+    // VP8 units go only to the sinks that want them, from the VP8 thread; sinks_ is fixed from start()
+    // to stop(), and stop() ends that thread before it takes the sinks out.
+    if (vp8Unavailable_.empty()) {
+      vp8_ = std::make_unique<Vp8Encode>(encoderConfigFor(config_.encoder, info_, PixelFormat::kI420),
+                                         [this](const EncodedUnitPtr& unit) {
+                                           for (const auto& sink : sinks_) {
+                                             if (sink->wantsCodec(PixelFormat::kVP8)) sink->deliver(unit);
+                                           }
+                                         });
+    }
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     if (server_) {
@@ -129,6 +138,7 @@ class Pipeline::Impl {
     queue_.close();
     if (captureThread_.joinable()) captureThread_.join();
     if (encodeThread_.joinable()) encodeThread_.join();
+    if (vp8_) vp8_->stop();  // its thread delivers to the sinks: ended before they go
     // Ends every WebRTC session and output before the processor and source go away. Taken out under
     // serverMutex_ and destroyed outside it: an HTTP thread may be in statsJson() (status() reads
     // server_) until the server has joined it.
@@ -239,20 +249,11 @@ class Pipeline::Impl {
     stats_.record(times);
   }
 
-  // The VP8 encode of the frame the H.264 encode just took, while a sink wants VP8; its units go only
-  // to the sinks that want them.
+  // Hands the frame the H.264 encode just took to the VP8 encode, while a sink wants VP8.
   void sendVp8() {
     bool wanted = false;
     for (const auto& sink : sinks_) wanted = wanted || sink->wantsCodec(PixelFormat::kVP8);
-    const bool keyframe = std::exchange(vp8Keyframe_, false);  // a starting encoder begins with one anyway
-    const EncodedUnitPtr unit = vp8_->step(processor_->lastHostFrame(), wanted, wanted && keyframe);
-    if (!unit) return;
-    for (const auto& sink : sinks_) {
-      if (sink->wantsCodec(PixelFormat::kVP8)) sink->deliver(unit);
-    }
-    StageTimes times = unit->times;
-    times.mark(Stage::kSend, monotonicNs());
-    vp8_->record(times);
+    vp8_->offer(processor_->lastHostFrame(), wanted, std::exchange(vp8Keyframe_, false));
   }
 
   PipelineConfig config_;
@@ -270,7 +271,7 @@ class Pipeline::Impl {
   std::string encoderName_;
   std::string dataPath_ = "cpu";  // "cpu", "gpu" or "passthrough", for /stats and /metrics
   std::string vp8Unavailable_;    // "" when this path can make VP8 (then vp8_ is set)
-  std::optional<Vp8Encode> vp8_;  // the encode thread's; status() reads its status()
+  std::unique_ptr<Vp8Encode> vp8_;  // fed by the encode thread; status() reads its status()
   bool vp8Keyframe_ = false;      // encode thread only
   BoundedQueue<FrameLease> queue_;
   LatencyStats stats_{300};
