@@ -59,6 +59,7 @@ Vp8Encode::Vp8Encode(EncoderConfig config, std::function<void(const EncodedUnitP
 
 void Vp8Encode::offer(const Frame* frame, bool wanted, bool forceKeyframe) noexcept {
   if (forceKeyframe) keyframe_.store(true);
+  wanted_.store(wanted);
   if (!wanted || !frame) return;
   if (frame->format != PixelFormat::kI420 || frame->width != config_.width || frame->height != config_.height) return;
   auto copy = copies_.tryAcquire();
@@ -81,7 +82,7 @@ void Vp8Encode::run() noexcept {
       continue;
     }
     if (queue_.closed()) return;
-    close();  // no frame for 100 ms: no sink wants VP8 any more
+    if (!wanted_.load()) close();  // no sink wants VP8 any more (a stall of the camera alone keeps it open)
   }
 }
 

@@ -3,7 +3,8 @@
 // libvpx VP8 at the H.264 encode's size, rate, bitrate and keyframe interval, on a thread of its own,
 // fed a copy of the host I420 frame the H.264 encode took (FrameProcessor::lastHostFrame). It runs only
 // while a sink wants VP8: the encode thread copies frames to it only then; the VP8 thread opens libvpx on
-// the first such frame (its first frame is a keyframe) and closes it once frames stop coming (100 ms).
+// the first such frame (its first frame is a keyframe) and closes it within 100 ms of a frame no sink
+// wanted VP8 for.
 // A keyframe request from any viewer forces one here too while it runs.
 // Overflow: one frame waits at most; a newer one replaces it (live video drops the oldest), so the H.264
 // encode never waits on VP8 (the copy costs ~0.2 ms at 720p).
@@ -53,6 +54,7 @@ class Vp8Encode {
   BufferPool copies_;                 // the frames handed over: one encoding, one waiting, one being copied
   BoundedQueue<FrameLease> queue_{1};  // drop oldest
   std::atomic<bool> keyframe_{false};  // a viewer asked: the next VP8 frame is a keyframe
+  std::atomic<bool> wanted_{false};    // at the encode thread's last frame, some sink wanted VP8
   std::unique_ptr<VideoEncoder> encoder_;  // the VP8 thread's; null while no sink wants VP8
   LatencyStats latency_{300};
   mutable std::mutex mutex_;  // guards status_ and finished_
