@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "camera_frames.hpp"
 #include "convert/test_image.hpp"
 #include "h264_test_decoder.hpp"
 #include "zerohop/converter.hpp"
@@ -18,31 +19,12 @@ namespace zerohop {
 namespace {
 
 using testing::TestImage;
+using testing::kFps;
+using testing::kH;
+using testing::kW;
+constexpr std::size_t kFrames = 90;  // of the shared 150
 
-const bool kQuietFfmpeg = [] {
-  av_log_set_level(AV_LOG_WARNING);
-  return true;
-}();
-
-constexpr std::uint32_t kW = 640, kH = 360;
-constexpr double kFps = 30;
-constexpr std::size_t kFrames = 90;
-
-const std::vector<TestImage>& cameraFrames() {
-  static const std::vector<TestImage> frames = [] {
-    std::vector<TestImage> f;
-    auto camera = openSource(parseSourceSpec("test:640x360@120"));
-    auto converter = makeCpuConverter();
-    while (f.size() < kFrames) {
-      auto lease = camera->next(std::chrono::milliseconds(1000));
-      if (!lease) continue;
-      f.emplace_back(PixelFormat::kI420, kW, kH, 32);
-      converter->convert(lease->frame(), f.back().frame());
-    }
-    return f;
-  }();
-  return frames;
-}
+const std::vector<TestImage>& cameraFrames() { return testing::cameraFrames().i420; }
 
 EncoderConfig vp8Config(std::uint32_t kbps, std::uint32_t keyint) {
   EncoderConfig c;
