@@ -164,7 +164,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30.0, help="measured seconds per run")
     ap.add_argument("--warmup", type=float, default=3.0, help="seconds of playback before measuring")
     ap.add_argument("--bitrate", type=int, default=2500, help="kbit/s, both senders")
-    ap.add_argument("--preset", default="superfast", help="x264 preset, both senders (serve's default)")
+    ap.add_argument("--preset", default="superfast",
+                    help="x264 preset, both senders (serve's auto picks superfast up to 1080p30's macroblock rate, 720p60 included)")
     ap.add_argument("--keyint", type=int, default=120, help="frames between keyframes, both senders")
     ap.add_argument("--no-reference", action="store_true", help="skip the plain GStreamer sender")
     ap.add_argument("--reference", choices=["native", "python"], default="native",

@@ -41,6 +41,8 @@
 #   GPU_TESTS   a ctest -R regex: only those gpu tests (a shorter run; default: every gpu test)
 #   LIBRARY     0 skips the library step (install + examples + PyTorch reading the C publisher)
 #   NVDEC_BENCH 0 skips zerohop_nvdec_bench
+#   MULTI_GPU_BENCH 0 skips zerohop_multi_gpu_bench (reader on the same / another GPU; multi-gpu-bench.md)
+#   MULTI_GPU_BENCH_ARGS extra zerohop_multi_gpu_bench arguments (default: --frames 300)
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
@@ -75,6 +77,8 @@ MPS=${MPS:-1}
 GPU_TESTS=${GPU_TESTS:-}
 LIBRARY=${LIBRARY:-1}
 NVDEC_BENCH=${NVDEC_BENCH:-1}
+MULTI_GPU_BENCH=${MULTI_GPU_BENCH:-1}
+MULTI_GPU_BENCH_ARGS=${MULTI_GPU_BENCH_ARGS:-}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -138,7 +142,7 @@ step "nvenc probe (the real libnvidia-encode; the H200 has no encoder: docs/nven
 "$BUILD_DIR/tests/nvenc/zerohop_nvenc_gpu_test" --gtest_brief=1 | grep -v '^Running main'
 
 step "ctest -L unit (probe)"
-ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice|JpegStrips|Strips/' --output-on-failure || fail "probe and splitter unit tests"
+ctest --test-dir "$BUILD_DIR" -L unit -R 'GpuProbe|GpuConverterTable|NvdecProbe|NvdecAccessUnits|GpuJpegPlan|GpuPathChoice|GpuPlacement|GpuTopologyText|JpegStrips|Strips/' --output-on-failure || fail "probe and splitter unit tests"
 
 step "ctest -L gpu"
 ctest_out=$(mktemp)
@@ -149,12 +153,20 @@ total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$ctest_out" | tail
 skipped=$(grep -cE 'Test +#[0-9]+: .*Skipped' "$ctest_out" || true)
 total=${total:-0}
 ran=$((total - skipped))
+ctest_text=$(cat "$ctest_out")
 rm -f "$ctest_out"
 echo "gpu tests: $total registered, $ran ran, $skipped skipped"
 [[ $ctest_rc -ne 0 ]] && fail "ctest -L gpu (rc $ctest_rc)"
 [[ $total -eq 0 ]] && fail "zero gpu tests are registered"
 if [[ $have_gpu -eq 1 ]]; then
   [[ $ran -eq 0 ]] && fail "a GPU is present but zero gpu tests ran"
+  # The two-GPU tests (TwoGpus.*) skip, saying so, on a machine with one GPU; no other test may.
+  gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  two_gpu_skips=$(grep -cE 'Test +#[0-9]+: TwoGpus\..*Skipped' <<<"$ctest_text" || true)
+  if [[ ${gpu_count:-0} -lt 2 && $two_gpu_skips -gt 0 ]]; then
+    echo "NOTE: $two_gpu_skips two-GPU tests (TwoGpus.*) skipped: this machine has ${gpu_count:-0} GPU(s)"
+    skipped=$((skipped - two_gpu_skips))
+  fi
   [[ $skipped -gt 0 ]] && fail "a GPU is present but $skipped gpu tests skipped"
 else
   echo "NOTE: no usable GPU here: the gpu tests skipped (see the probe line); nothing ran on a GPU"
@@ -246,6 +258,13 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $SHARE_BENCH -ne 0 ]]; then
   # shellcheck disable=SC2086
   timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "without MPS" \
     --out "$OUT/share-gpu-bench.md" || fail "share benchmark (without MPS)"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $MULTI_GPU_BENCH -ne 0 ]]; then
+  step "multi-GPU hand-off benchmark (reader on the same GPU / another GPU: peer, copy; 1080p60)"
+  # shellcheck disable=SC2086
+  timeout 120 "$BUILD_DIR/bench/share_gpu/zerohop_multi_gpu_bench" $MULTI_GPU_BENCH_ARGS --out "$OUT/multi-gpu-bench.md" \
+    || fail "multi-GPU benchmark"
 fi
 
 if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/dev/null; then

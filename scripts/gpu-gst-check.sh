@@ -6,9 +6,12 @@
 #
 # Usage:
 #   here, once (the Debian build, configured with CUDA: "gstzerohop with CUDA memory" at configure):
-#     cmake --build build --target zerohop zerohop-whep-receive gstzerohop zerohop_gst_cuda_test zerohop_share_gpu_peer
+#     cmake --build build --target zerohop zerohop-whep-receive zerohop-camemu zerohop_camemu gstzerohop zerohop_gst_cuda_test \
+#       zerohop_share_gpu_peer zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test zerohop_interop_bench
 #     BUNDLE_GST_EXTRA="build/lib/gstreamer-1.0/libgstzerohop.so nvcodec" \
-#     BUNDLE_EXTRA="build/tests/gst/zerohop_gst_cuda_test build/tests/share/zerohop_share_gpu_peer $(command -v gst-launch-1.0)" \
+#     BUNDLE_EXTRA="build/tests/gst/zerohop_gst_cuda_test build/tests/share/zerohop_share_gpu_peer
+#       build/tests/opencv/zerohop_opencv_gpu_test build/tests/ffmpeg/zerohop_ffmpeg_gpu_test
+#       build/bench/interop/zerohop_interop_bench $(command -v gst-launch-1.0)" \
 #       scripts/gpu-serve-bundle.sh build
 #   on the GPU machine, through the device tool:
 #     run(carry: [".gpu-bundle"], command: "bash scripts/gpu-gst-check.sh")
@@ -37,6 +40,12 @@
 #   5. `zerohop serve --gpu 0 --share NAME` (the GPU path: NV12 in VRAM) read by
 #      gst-launch-1.0 zerohopsrc share=NAME num-buffers=FRAMES ! cudadownload ! video/x-raw,format=NV12 !
 #      fakesink: exits 0 with every buffer, and serve logged the GPU path.
+#   6. where the bundle has them (BUNDLE_EXTRA build/tests/opencv/zerohop_opencv_gpu_test
+#      build/tests/ffmpeg/zerohop_ffmpeg_gpu_test): GpuMat views of a device share read by a kernel, and
+#      device AVFrames; none may skip where a GPU is expected. (The scale_cuda filter-graph test is not
+#      carried: libavfilter's closure makes the bundle ~77 MiB, over the carry limit.)
+#   7. where the bundle has it (BUNDLE_EXTRA build/bench/interop/zerohop_interop_bench):
+#      the interop benchmark (INTEROP_BENCH_ARGS), into interop-bench.md.
 # Environment: OUT (default /tmp/gpu-gst-check), BUNDLE (default .gpu-bundle/zerohop-serve.tar.xz),
 # EXPECT_GPU, CUDA_LIB, FRAMES (default 90), PORT (default 18493), GPU_DEVICE (default 0).
 set -uo pipefail
@@ -145,6 +154,34 @@ else
   kill -INT "$serve_pid" 2>/dev/null
   wait "$serve_pid" 2>/dev/null
   serve_pid=""
+fi
+
+step "6. the OpenCV and FFmpeg views of device frames (when the bundle has them)"
+for t in zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test; do
+  if [[ ! -x $B/bin/$t ]]; then
+    echo "not in the bundle: $t"
+    continue
+  fi
+  env "${bundle_env[@]}" ZEROHOP_SHARE_GPU_PEER="$B/bin/zerohop_share_gpu_peer" timeout 120 "$B/bin/$t" --gtest_output="xml:$OUT/$t.xml" > "$OUT/$t.txt" 2>&1
+  rc=$?
+  tail -3 "$OUT/$t.txt"
+  skipped=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$OUT/$t.txt" || true)
+  if [[ $rc -ne 0 ]]; then
+    fail "$t exited $rc (see $OUT/$t.txt)"
+  elif [[ $expect_gpu == 1 && $skipped -ne 0 ]]; then
+    fail "$t skipped $skipped tests on a GPU machine: $(grep -A1 ': Skipped$' "$OUT/$t.txt" | tail -1)"
+  else
+    pass "$t passed ($skipped skipped)"
+  fi
+done
+
+step "7. zerohop_interop_bench (publish -> appsink / AVFrame against Subscriber; when the bundle has it)"
+if [[ -x $B/bin/zerohop_interop_bench ]]; then
+  env "${bundle_env[@]}" timeout 240 "$B/bin/zerohop_interop_bench" ${INTEROP_BENCH_ARGS:-} > "$OUT/interop-bench.md" 2>&1 ||
+    fail "zerohop_interop_bench exited $? (see $OUT/interop-bench.md)"
+  cat "$OUT/interop-bench.md"
+else
+  echo "not in the bundle: zerohop_interop_bench"
 fi
 
 echo

@@ -580,6 +580,7 @@ window.zerohop = {
     }
     if (!inbound) return;
     const w = {
+      timestamp: inbound.timestamp,  // ms, when these counters were read (rates over a window use it)
       framesDecoded: inbound.framesDecoded, framesDropped: inbound.framesDropped,
       framesReceived: inbound.framesReceived, freezeCount: inbound.freezeCount,
       totalFreezesDuration: inbound.totalFreezesDuration, nackCount: inbound.nackCount,

@@ -10,6 +10,7 @@
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_path.hpp"
+#include "zerohop/gpu_placement.hpp"
 #include "zerohop/nvenc.hpp"
 #include "zerohop/share.hpp"
 #include "zerohop/version.hpp"
@@ -28,9 +29,8 @@ struct ProbeOptions {
   std::string configPath;            // --config, for its [[camera]] tables
 };
 
-// serve's cameras (--camera, [[camera]]): for each, its source and the path its format takes with
-// its own --gpu setting (the same choosePath serve calls once the camera is open).
-void printConfiguredCameras(const ProbeOptions& o) {
+// serve's cameras (--camera, [[camera]] of --config), checked as serve checks them.
+std::vector<CameraConfig> configuredCameras(const ProbeOptions& o) {
   std::vector<CameraConfig> cams;
   CameraDefaults defaults;
   if (o.gpu >= 0) defaults.gpu = std::to_string(o.gpu);
@@ -38,8 +38,28 @@ void printConfiguredCameras(const ProbeOptions& o) {
     for (const auto& t : readCameraTables(o.configPath)) cams.push_back(cameraFromTable(t, defaults, o.configPath));
   }
   for (const auto& a : o.cameras) cams.push_back(parseCameraArgument(a, defaults));
+  if (!cams.empty()) checkCameras(cams);
+  return cams;
+}
+
+// The GPUs, each pair's link, and the cameras each would take (the placement serve makes).
+void printGpus(const std::vector<CameraConfig>& cams) {
+  const GpuTopology topology = probeGpuTopology();
+  std::vector<CameraPlacement> placement;
+  std::string refused;
+  try {
+    placement = placeCameras(cameraLoads(cams), usableGpuCount());
+  } catch (const Error& e) {
+    refused = e.what();
+  }
+  std::printf("\n%s", renderGpuTopology(topology, placement).c_str());
+  if (!refused.empty()) std::printf("  refused:   %s\n", refused.c_str());
+}
+
+// For each camera, its source and the path its format takes with its own --gpu setting (the same
+// choosePath serve calls once the camera is open).
+void printConfiguredCameras(const std::vector<CameraConfig>& cams) {
   if (cams.empty()) return;
-  checkCameras(cams);
   std::printf("\ncameras (as serve would run them)\n");
   for (const auto& c : cams) {
     PixelFormat format = c.source.format;
@@ -102,8 +122,10 @@ int runProbe(const ProbeOptions& o) {
   const NvencAvailability nvenc = probeNvenc(o.gpu);
   std::printf("  nvenc       %s\n", describe(nvenc).c_str());
 
-  // The same decision serve makes (choosePath), for each kind of camera; --gpu auto.
-  printConfiguredCameras(o);
+  // The same decisions serve makes (placeCameras, choosePath), for each camera and each kind of camera.
+  const std::vector<CameraConfig> cams = configuredCameras(o);
+  printGpus(cams);
+  printConfiguredCameras(cams);
   std::printf("\npath (serve --gpu auto), by what the camera delivers\n");
   const std::string gpuOption = o.gpu >= 0 ? std::to_string(o.gpu) : "auto";
   for (const auto& [label, format] : {std::pair{"raw (yuyv)", PixelFormat::kYUYV}, std::pair{"mjpeg", PixelFormat::kMJPEG},

@@ -53,7 +53,8 @@ struct ServeOptions {
   std::uint32_t bitrateKbps = 2500;
   std::uint32_t keyint = 120;
   std::string encoder = "auto";
-  std::string preset = "superfast";
+  std::string preset = "auto";
+  bool intraRefresh = false;
   std::string gpu = "auto";
   std::uint32_t maxViewers = 16;
   std::uint32_t batchJpegFrom = 8;  // CameraServerConfig::batchJpegCameras
@@ -121,6 +122,7 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
   defaults.encoder.bitrateKbps = o.bitrateKbps;
   defaults.encoder.keyframeIntervalFrames = o.keyint;
   defaults.encoder.preset = o.preset;
+  defaults.encoder.intraRefresh = o.intraRefresh;
   defaults.gpu = o.gpu;
   std::vector<CameraConfig> cameras;
   if (!o.configPath.empty()) {
@@ -270,7 +272,13 @@ Runner addServeCommand(CLI::App& app) {
                   "(fails within seconds, naming the cause, where NVENC cannot be used)")
       ->check(CLI::IsMember({"auto", "x264", "nvenc"}))
       ->capture_default_str();
-  cmd->add_option("--preset", o->preset, "x264 preset (ultrafast..medium)")->capture_default_str();
+  cmd->add_option("--preset", o->preset,
+                  "x264 preset (ultrafast..medium), or auto: superfast up to 1080p30's macroblock rate (720p60 "
+                  "included), ultrafast above (1080p60), as measured on a 2-core box; NVENC: p1..p7 (auto: p1)")
+      ->capture_default_str();
+  cmd->add_flag("--intra-refresh", o->intraRefresh,
+                "NVENC: refresh the picture with an intra-coded region that sweeps it over --keyint frames instead of periodic IDRs "
+                "(no keyframe-sized bursts on the wire; a new viewer still gets an IDR); x264 ignores it");
   cmd->add_option("--gpu", o->gpu,
                   "auto (convert/decode in VRAM when a CUDA device works: `zerohop probe` says which path and why), "
                   "off (CPU path: libyuv, libjpeg-turbo), or a CUDA device number (an error if it cannot be used)")

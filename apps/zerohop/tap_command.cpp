@@ -1,14 +1,22 @@
 // zerohop tap NAME: attach to a share published by `serve --share NAME` (or any zerohop::Publisher)
-// and print one line per frame: sequence, format, size, and how old the frame is.
+// and print one line per frame: sequence, format, size, and how old the frame is. With --timecode it
+// also reads the pixel timecode the test and emulated cameras draw (from device frames too, where the
+// CLI is built with CUDA), so a script can check the pictures themselves, not only that frames came.
 #include <signal.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "commands.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
+#include "zerohop/timecode.hpp"
+#ifdef ZEROHOP_CLI_HAS_GPU
+#include "gpu/device_timecode.hpp"
+#endif
 
 namespace zerohop::cli {
 namespace {
@@ -18,6 +26,38 @@ struct TapOptions {
   std::uint64_t count = 0;  // 0 = until interrupted
   bool json = false;
   double timeoutSeconds = 5;
+  bool timecode = false;
+};
+
+std::optional<Timecode> frameTimecode(const Frame& f) {
+#ifdef ZEROHOP_CLI_HAS_GPU
+  return gpu::readFrameTimecode(f);
+#else
+  if (f.memory == MemoryKind::kDevice)
+    throw Error(Errc::kUnsupported, "--timecode on a device share needs a zerohop built with CUDA");
+  return readTimecode(f);
+#endif
+}
+
+// What --timecode saw: every frame's timecode readable, and each one's sequence after the previous.
+struct TimecodeTally {
+  std::uint64_t read = 0;
+  std::uint64_t unreadable = 0;
+  std::uint64_t outOfOrder = 0;
+  std::optional<std::uint32_t> last;
+
+  void add(const std::optional<Timecode>& tc) {
+    if (!tc) {
+      ++unreadable;
+      return;
+    }
+    ++read;
+    if (last) {
+      const std::uint32_t step = (tc->sequence - *last) & kTimecodeSeqMask;
+      if (step == 0 || step > kTimecodeSeqMask / 2) ++outOfOrder;
+    }
+    last = tc->sequence;
+  }
 };
 
 volatile sig_atomic_t gInterrupted = 0;
@@ -29,12 +69,16 @@ int runTap(const TapOptions& o) {
   std::fprintf(stderr, "attached to '%s' (publisher pid %d, %u slots, %s memory, %s)\n", info.name.c_str(),
                static_cast<int>(info.publisherPid), info.slots, memoryKindName(info.memory),
                info.encoded ? "encoded units" : "images");
+  if (o.timecode && info.encoded)
+    throw Error(Errc::kInvalidArgument, "--timecode reads pictures, and '" + info.name +
+                                            "' carries encoded units: tap the frame share instead");
   struct sigaction sa{};
   sa.sa_handler = onInterrupt;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   const auto timeout = std::chrono::milliseconds(static_cast<long>(o.timeoutSeconds * 1000));
   std::uint64_t shown = 0;
+  TimecodeTally tally;
   while (!gInterrupted && (o.count == 0 || shown < o.count)) {
     auto f = sub.next(timeout);
     if (!f) throw Error(Errc::kTimeout, "no frame from '" + o.name + "' within " + std::to_string(o.timeoutSeconds) + " s");
@@ -42,19 +86,31 @@ int runTap(const TapOptions& o) {
     const std::int64_t now = monotonicNs();
     const double sincePublish = static_cast<double>(now - f->publishNs()) / 1e6;
     const double sinceCapture = fr.captureNs() ? static_cast<double>(now - fr.captureNs()) / 1e6 : 0.0;
+    std::optional<Timecode> tc;
+    if (o.timecode) {
+      tc = frameTimecode(fr);
+      tally.add(tc);
+    }
     const bool valid = f->valid();
+    std::string tcText;
     if (o.json) {
+      if (o.timecode) {
+        tcText = tc ? ",\"timecode_seq\":" + std::to_string(tc->sequence) + ",\"timecode_ms\":" +
+                          std::to_string(tc->wallClockMs)
+                    : std::string(",\"timecode_seq\":null,\"timecode_ms\":null");
+      }
       std::printf(
           "{\"seq\":%llu,\"format\":\"%s\",\"width\":%u,\"height\":%u,\"bytes\":%zu,\"keyframe\":%s,"
-          "\"capture_to_read_ms\":%.3f,\"publish_to_read_ms\":%.3f,\"valid\":%s}\n",
+          "\"capture_to_read_ms\":%.3f,\"publish_to_read_ms\":%.3f,\"valid\":%s%s}\n",
           static_cast<unsigned long long>(fr.sequence), std::string(formatName(fr.format)).c_str(), fr.width,
           fr.height, fr.bytesUsed, fr.keyframe ? "true" : "false", sinceCapture, sincePublish,
-          valid ? "true" : "false");
+          valid ? "true" : "false", tcText.c_str());
     } else {
-      std::printf("seq %8llu  %-5s %ux%u  %8zu bytes%s  capture->read %7.2f ms  publish->read %6.3f ms%s\n",
+      if (o.timecode) tcText = tc ? "  timecode " + std::to_string(tc->sequence) : std::string("  no timecode");
+      std::printf("seq %8llu  %-5s %ux%u  %8zu bytes%s  capture->read %7.2f ms  publish->read %6.3f ms%s%s\n",
                   static_cast<unsigned long long>(fr.sequence), std::string(formatName(fr.format)).c_str(),
                   fr.width, fr.height, fr.bytesUsed, fr.keyframe && info.encoded ? " key" : "", sinceCapture,
-                  sincePublish, valid ? "" : "  (overwritten while read)");
+                  sincePublish, valid ? "" : "  (overwritten while read)", tcText.c_str());
     }
     std::fflush(stdout);
     ++shown;
@@ -62,7 +118,16 @@ int runTap(const TapOptions& o) {
   const auto st = sub.stats();
   std::fprintf(stderr, "%llu frames, %llu missed, %llu overruns\n", static_cast<unsigned long long>(st.frames),
                static_cast<unsigned long long>(st.missed), static_cast<unsigned long long>(st.overruns));
-  return 0;
+  if (!o.timecode) return 0;
+  std::fprintf(stderr, "timecodes: %llu read, %llu unreadable, %llu out of order\n",
+               static_cast<unsigned long long>(tally.read), static_cast<unsigned long long>(tally.unreadable),
+               static_cast<unsigned long long>(tally.outOfOrder));
+  if (tally.unreadable == 0 && tally.outOfOrder == 0) return 0;
+  std::fprintf(stderr,
+               "error: %s: the pictures are damaged or out of order, or the source draws no timecode (only the "
+               "test camera and zerohop-camemu do)\n",
+               tally.unreadable ? "frames without a readable timecode" : "timecodes out of order");
+  return 1;
 }
 
 }  // namespace
@@ -74,6 +139,9 @@ Runner addTapCommand(CLI::App& app) {
   cmd->add_option("name", o->name, "share name (NAME for frames, NAME.h264 for encoded access units)")->required();
   cmd->add_option("--count", o->count, "stop after this many frames (default: until Ctrl-C)");
   cmd->add_flag("--json", o->json, "one JSON object per line");
+  cmd->add_flag("--timecode", o->timecode,
+                 "read the pixel timecode of every frame (test camera, zerohop-camemu; device frames too) and "
+                 "exit 1 unless every one is readable and in order");
   cmd->add_option("--timeout", o->timeoutSeconds, "seconds to wait for a frame before giving up")->capture_default_str();
   return [o] { return runTap(*o); };
 }

@@ -4,6 +4,10 @@
 //   MjpegDecode/<subsamp>/<h>   camera-like q85 JPEG -> I420 (libjpeg-turbo + libyuv)
 //   Encode/<height>/<preset>    x264 encode of one I420 frame (tune zerolatency, CBR, 1 thread)
 //   ConvertEncode/<height>      YUYV -> I420 -> x264, the CPU pipeline's per-frame work
+//   EncodeAtRate/<height>/<fps>/<preset>/<threads>
+//                               x264 configured for that frame rate (one-frame VBV of bitrate / fps) with
+//                               1 or 2 sliced threads: wall time per frame is the encode latency, CPU
+//                               time the whole process's (every x264 thread)
 // Each iteration renders the next camera frame outside the timed region, so motion is continuous.
 // CPU time per frame / 33.3 ms = share of one core at 30 frames/s.
 #include <benchmark/benchmark.h>
@@ -94,17 +98,12 @@ void MjpegDecode(benchmark::State& state) {
 }
 BENCHMARK(MjpegDecode)->ArgsProduct({{422, 420}, {720, 1080}})->Unit(benchmark::kMillisecond);
 
-void Encode(benchmark::State& state) {
-  const Size s = sizeFor(state.range(0));
-  const char* preset = kPresets[state.range(1)];
-  Camera camera(s);
-  TestImage i420(PixelFormat::kI420, s.width, s.height);
+// Encodes consecutive camera frames with `cfg` (rendered and converted outside the timed region) for as
+// long as the benchmark runs; reports the bitrate at cfg.fps.
+void runEncode(benchmark::State& state, const EncoderConfig& cfg) {
+  Camera camera(Size{cfg.width, cfg.height, cfg.bitrateKbps});
+  TestImage i420(PixelFormat::kI420, cfg.width, cfg.height);
   auto converter = makeCpuConverter();
-  EncoderConfig cfg;
-  cfg.width = s.width;
-  cfg.height = s.height;
-  cfg.bitrateKbps = s.kbps;
-  cfg.preset = preset;
   auto encoder = makeEncoder(cfg);
   std::size_t bytes = 0;
   for (auto _ : state) {
@@ -115,10 +114,37 @@ void Encode(benchmark::State& state) {
     bytes += unit ? unit->bytes.size() : 0;
   }
   state.counters["kbps"] =
-      benchmark::Counter(static_cast<double>(bytes) * 8 * 30 / 1000, benchmark::Counter::kAvgIterations);
-  state.SetLabel(std::string(preset) + ", CBR " + std::to_string(s.kbps) + " kb/s, 1 thread");
+      benchmark::Counter(static_cast<double>(bytes) * 8 * cfg.fps / 1000, benchmark::Counter::kAvgIterations);
+  state.SetLabel(cfg.preset + ", CBR " + std::to_string(cfg.bitrateKbps) + " kb/s, " + std::to_string(cfg.threads) +
+                 " thread(s)");
+}
+
+EncoderConfig encodeConfig(const Size& s, const char* preset) {
+  EncoderConfig cfg;
+  cfg.width = s.width;
+  cfg.height = s.height;
+  cfg.bitrateKbps = s.kbps;
+  cfg.preset = preset;
+  return cfg;
+}
+
+void Encode(benchmark::State& state) {
+  runEncode(state, encodeConfig(sizeFor(state.range(0)), kPresets[state.range(1)]));
 }
 BENCHMARK(Encode)->ArgsProduct({{720, 1080}, {0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+void EncodeAtRate(benchmark::State& state) {
+  EncoderConfig cfg = encodeConfig(sizeFor(state.range(0)), kPresets[state.range(2)]);
+  cfg.fps = static_cast<double>(state.range(1));
+  cfg.threads = static_cast<int>(state.range(3));
+  runEncode(state, cfg);
+}
+BENCHMARK(EncodeAtRate)
+    ->ArgsProduct({{720, 1080}, {60}, {0, 1, 2}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 void ConvertEncode(benchmark::State& state) {
   const Size s = sizeFor(state.range(0));

@@ -12,7 +12,8 @@
 // failure ends it (failure()), exactly as a lone Pipeline.
 //
 // Cameras on one GPU share its CUDA context (the runtime API's primary context, one per device per
-// process); each camera names its device (CameraConfig::gpu).
+// process); each camera names its device (CameraConfig::gpu) or is placed by load ("auto":
+// placeCameras, zerohop/gpu_placement.hpp), once, in the constructor.
 //
 // Thread-safety: thread-safe; construct, start() and stop() from one controlling thread. Owns the
 // StreamServer, one supervising thread per camera (which owns that camera's Pipeline) and the
@@ -25,6 +26,7 @@
 
 #include "zerohop/encoder.hpp"
 #include "zerohop/export.h"
+#include "zerohop/gpu_placement.hpp"
 #include "zerohop/pipeline.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/stream_server.hpp"
@@ -67,6 +69,10 @@ struct CameraStatus {
 /// name empty or not of [A-Za-z0-9_-], two cameras with one name, one V4L2 device (or share) named
 /// by two cameras, two cameras with one share name.
 ZEROHOP_API void checkCameras(const std::vector<CameraConfig>& cameras);
+
+/// What placeCameras() (zerohop/gpu_placement.hpp) weighs for each camera: its gpu setting and the
+/// format, size and rate its source spec names (a test source without a format is YUYV).
+ZEROHOP_API std::vector<CameraLoadInput> cameraLoads(const std::vector<CameraConfig>& cameras);
 
 /// True when `name` is a usable camera name: 1 to 64 of [A-Za-z0-9_-].
 ZEROHOP_API bool isValidCameraName(const std::string& name);

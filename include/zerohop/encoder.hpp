@@ -29,11 +29,13 @@ struct EncoderConfig {
   std::uint32_t keyframeIntervalFrames = 120;  ///< 0 = keyframes only on request
   int threads = 1;  ///< x264 sliced threads (1 keeps latency and CPU predictable; 0 = one per core)
   /// x264 preset, or for NVENC "p1".."p7" (an x264 name maps to the nearest: ultrafast/superfast -> p1,
-  /// veryfast/faster -> p2, fast/medium -> p3, slower ones -> p4..p7). x264: superfast: 720p30 costs ~6 ms of one core per frame (~17%) on the 2-core
-  /// reference box, 0.4 dB below veryfast (~10 ms, ~30%) at 2500 kb/s, leaving room for capture and
-  /// WebRTC within the 40%-of-a-core budget; ultrafast saves 2 ms more but loses ~2.5 dB. Numbers in
-  /// docs/benchmarks.md (zerohop_encode_bench).
-  std::string preset = "superfast";
+  /// veryfast/faster -> p2, fast/medium -> p3, slower ones -> p4..p7; "auto" -> p1). "auto" (the default)
+  /// picks x264's by the macroblock rate, from measurements on the 2-core reference box: superfast up to
+  /// 1080p30's rate (720p30 ~6 ms of one core per frame, ~17 %; 720p60 ~5 ms, ~29 %: 0.4 dB below
+  /// veryfast at 60 % of its CPU), ultrafast above (1080p60: ~7 ms a frame, ~43 % of a core, where
+  /// superfast needs ~59 %), keeping the encode near the 40 %-of-a-core budget and well inside a frame
+  /// period. Numbers in docs/benchmarks.md (zerohop_encode_bench).
+  std::string preset = "auto";
   PixelFormat inputFormat = PixelFormat::kI420;  ///< kI420 or kNV12: what encode() is given
   /// Where encode()'s frames are: kHost/kPinned for x264, kDevice (with inputFormat kNV12) for NVENC.
   /// "auto" chooses NVENC only for kDevice NV12 input, since that is what the NVENC encoder takes.

@@ -36,6 +36,9 @@ struct PipelineConfig {
   /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",
   /// or a device number (an unusable device is an Error). choosePath() in zerohop/gpu_path.hpp decides.
   std::string gpu = "auto";
+  /// With gpu "auto": the CUDA device to try (placeCameras' choice, zerohop/gpu_placement.hpp;
+  /// CameraServer sets it); -1 = the first.
+  int autoGpuDevice = -1;
   /// Non-empty: publish every converted frame as share NAME and every access unit as NAME.h264
   /// (zerohop::Subscriber / `zerohop tap`). Host memory (I420) on the CPU path, device memory (NV12) on the GPU path. In passthrough there are no
   /// raw frames: only NAME.h264 is published.

@@ -212,6 +212,16 @@ struct ShareInfo {
   bool inProcess = false;
   /// How the slots reached this reader: "host-memfd", "cuda-vmm-fd" or "cuda-ipc-legacy".
   std::string transport;
+  /// Device rings: the publisher's GPU (ordinal in this process) and the reader's
+  /// (SubscribeOptions::device; -1 for host rings).
+  int ringDevice = -1;
+  int readerDevice = -1;
+  /// Device rings: how this reader's GPU reads the slots. "same-gpu" (in place), "peer" (in place,
+  /// over NVLink/PCIe peer access: the ring's memory mapped for the reader's GPU too) or "copy"
+  /// (one device-to-device copy per frame into a buffer of this reader on its GPU, because the
+  /// GPUs cannot peer or SubscribeOptions::deviceAccess asked for it). Empty for host rings.
+  std::string deviceAccess;
+  std::string deviceAccessReason;  ///< one line: why that mode
 };
 
 /// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
@@ -249,6 +259,16 @@ struct SubscribeOptions {
   /// next frame is due, then spins until it arrives (at most twice this long), so a steady stream
   /// is picked up without a futex wake-up; costs up to 2x this much CPU per frame. 0 = off.
   std::chrono::microseconds anticipate{0};
+  /// Device rings: the CUDA device (ordinal in this process) whose kernels read the frames; -1 = the
+  /// ring's own. On another GPU the reader reads in place over peer access where the two GPUs
+  /// support it, else each frame is copied once device-to-device into a buffer on this device
+  /// (ShareInfo::deviceAccess says which; the first log line of the subscription too).
+  int device = -1;
+  /// kAuto: in place on the same GPU, peer access to another where it works, else a copy.
+  /// kCopy: always the copy into a buffer of this reader (e.g. to keep the reader's kernels off
+  /// the link, or to test the fallback on one GPU).
+  enum class DeviceAccess { kAuto, kCopy };
+  DeviceAccess deviceAccess = DeviceAccess::kAuto;
 };
 
 /// A read lease on one published frame (move-only). The Frame's pointers are read-only host
@@ -258,7 +278,9 @@ struct SubscribeOptions {
 ///
 /// Device rings: frame().memory is kDevice, data[] are device pointers valid in this process and
 /// frame().gpu.readyEvent is the slot's interprocess event (a cudaEvent_t; in-process readers: the
-/// publisher's own event and pointers): call
+/// publisher's own event and pointers; ShareInfo::deviceAccess "copy": the pointers and event of
+/// this reader's copy on its GPU, which the SharedFrame keeps until it is released);
+/// frame().gpu.device is the reader's device (ShareInfo::readerDevice): call
 /// cudaStreamWaitEvent(yourStream, readyEvent) before launching work on the pixels (no host sync).
 /// The lease is a host-side promise: keep the SharedFrame until the GPU work that reads the slot
 /// has completed (or accept that only the ring's depth protects it), and call valid() after that
@@ -291,6 +313,7 @@ class ZEROHOP_API SharedFrame {
   std::uint64_t publishIndex_ = 0;
   std::int64_t publishNs_ = 0;
   mutable bool overrunCounted_ = false;
+  std::shared_ptr<void> copy_;  // deviceAccess "copy": this frame's buffer on the reader's GPU
 };
 
 /// Reader side of a share. Thread-safety: thread-bound (one thread calls latest/next); the
@@ -304,7 +327,7 @@ class ZEROHOP_API Subscriber {
   /// Connects and handshakes, waiting up to options.waitForPublisher for NAME to appear. Throws
   /// kNotFound (nobody publishes NAME by then), kUnavailable (refused,
   /// e.g. wrong uid), kProtocol (version mismatch or foreign peer, with both versions named),
-  /// kTimeout (no answer).
+  /// kTimeout (no answer), kInvalidArgument (SubscribeOptions::device names no CUDA device).
   explicit Subscriber(std::string name, SubscribeOptions options = {});
   ~Subscriber();
   Subscriber(const Subscriber&) = delete;

@@ -131,6 +131,10 @@ typedef struct zh_share_info {
   int32_t publisher_pid;
   uint64_t session_id;   /* changes when the publisher restarts */
   char transport[24];    /* "host-memfd", "cuda-vmm-fd", "cuda-ipc-legacy" */
+  /* Device shares (docs/multi-gpu.md); filled only when struct_size covers them. */
+  int32_t ring_device;     /* the publisher's CUDA device, as an ordinal of this process; -1 for host shares */
+  int32_t reader_device;   /* the device this reader's frames are on (zh_reader_options.cuda_device) */
+  char device_access[16];  /* "same-gpu", "peer" (read over the link in place), "copy" (one device-to-device copy a frame); "" for host shares */
 } zh_share_info;
 #define ZH_SHARE_INFO_INIT {sizeof(zh_share_info)}
 
@@ -140,8 +144,10 @@ typedef struct zh_reader_options {
   int32_t open_timeout_ms;      /* how long zh_reader_open_with() waits for the share to appear; 0: not at all */
   int32_t handshake_timeout_ms; /* 0: 2000 */
   int32_t spin_us;              /* next() spins this long before sleeping; -1: the default (50) */
+  int32_t cuda_device;          /* device shares: the CUDA device whose kernels read the frames; -1: the share's own */
+  int32_t device_copy;          /* device shares: 1 = always copy each frame into a buffer on cuda_device; 0: in place where it can */
 } zh_reader_options;
-#define ZH_READER_OPTIONS_INIT {sizeof(zh_reader_options), NULL, 0, 0, -1}
+#define ZH_READER_OPTIONS_INIT {sizeof(zh_reader_options), NULL, 0, 0, -1, -1, 0}
 
 typedef struct zh_reader_stats {
   uint32_t struct_size;

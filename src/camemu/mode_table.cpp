@@ -19,7 +19,8 @@ ModeTable::ModeTable(const EmuConfig& config) {
   std::sort(sizes_.begin(), sizes_.end(), [](const FrameSize& a, const FrameSize& b) {
     return std::uint64_t{a.width} * a.height < std::uint64_t{b.width} * b.height;
   });
-  rates_ = {config.fps, 30, 15};
+  // 60, 30 and 15 at every size, as UVC webcams that do 720p60 / 1080p60 list them; --fps is added if different.
+  rates_ = {config.fps, 60, 30, 15};
   std::sort(rates_.begin(), rates_.end(), std::greater<>());
   rates_.erase(std::unique(rates_.begin(), rates_.end()), rates_.end());
 }

@@ -73,6 +73,11 @@ zh_status zh_reader_open_with(const char* name, const zh_reader_options* options
     if (options->handshake_timeout_ms > 0) so.handshakeTimeout = std::chrono::milliseconds(options->handshake_timeout_ms);
     if (options->spin_us >= 0) so.spinBeforeSleep = std::chrono::microseconds(options->spin_us);
     so.waitForPublisher = std::chrono::milliseconds(std::max(options->open_timeout_ms, 0));
+    // Fields added later are read only when the caller's struct has them.
+    if (sizedOk(options->struct_size, offsetof(zh_reader_options, device_copy) + sizeof options->device_copy)) {
+      so.device = options->cuda_device;
+      if (options->device_copy) so.deviceAccess = SubscribeOptions::DeviceAccess::kCopy;
+    }
     try {
       auto* h = new zh_reader(Subscriber(name, so));
       capi::readers().add(h);
@@ -132,7 +137,9 @@ zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info) {
   constexpr const char* fn = "zh_reader_get_info";
   if (!capi::readers().contains(reader)) return badHandle(fn, "reader");
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
-  if (!sizedOk(info->struct_size, sizeof(zh_share_info))) return badSize(fn, "zh_share_info");
+  // The struct as first published (up to transport) is enough; later fields are filled when it has them.
+  if (!sizedOk(info->struct_size, offsetof(zh_share_info, transport) + sizeof info->transport))
+    return badSize(fn, "zh_share_info");
   return guarded(fn, [&] {
     const ShareInfo& s = reader->subscriber.info();
     zh_share_info out{};
@@ -147,7 +154,10 @@ zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info) {
     out.publisher_pid = s.publisherPid;
     out.session_id = s.sessionId;
     std::snprintf(out.transport, sizeof out.transport, "%s", s.transport.c_str());
-    std::memcpy(info, &out, sizeof out);
+    out.ring_device = s.ringDevice;
+    out.reader_device = s.readerDevice;
+    std::snprintf(out.device_access, sizeof out.device_access, "%s", s.deviceAccess.c_str());
+    std::memcpy(info, &out, std::min<std::size_t>(info->struct_size, sizeof out));
     return ZH_OK;
   });
 }

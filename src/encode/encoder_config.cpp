@@ -1,5 +1,6 @@
 #include "encoder_config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string_view>
@@ -20,11 +21,31 @@ bool isX264Preset(const std::string& preset) noexcept {
   return false;
 }
 
+int oneFrameVbvBits(std::uint32_t kbps, double fps) noexcept {
+  const double bits = static_cast<double>(kbps) * 1000 / (fps > 0 ? fps : 1);
+  return static_cast<int>(std::max<long long>(1000, std::llround(bits)));
+}
+
+std::string x264PresetFor(const EncoderConfig& config) {
+  if (config.preset != "auto") return config.preset;
+  constexpr double kSuperfastMaxMbRate = 244800;  // 1080p30: 8160 macroblocks x 30
+  const double mbs = std::ceil(config.width / 16.0) * std::ceil(config.height / 16.0);
+  return mbs * config.fps <= kSuperfastMaxMbRate ? "superfast" : "ultrafast";
+}
+
 void validateBitrate(std::uint32_t kbps) {
   if (kbps < kMinBitrateKbps || kbps > kMaxBitrateKbps) {
     throw Error(Errc::kInvalidArgument, "bitrate " + std::to_string(kbps) + " kb/s is outside " +
                                             std::to_string(kMinBitrateKbps) + ".." +
                                             std::to_string(kMaxBitrateKbps) + " kb/s (2500 suits 720p30)");
+  }
+}
+
+void validateIntraRefresh(const EncoderConfig& c) {
+  if (c.intraRefresh && c.keyframeIntervalFrames == 0) {
+    throw Error(Errc::kInvalidArgument,
+                "intra refresh needs a refresh period: set the keyframe interval (--keyint, e.g. 60) or turn "
+                "intra refresh off");
   }
 }
 
@@ -43,6 +64,7 @@ void validateConfig(const EncoderConfig& c) {
                                             " is outside (0, 240] frames per second (e.g. 30)");
   }
   validateBitrate(c.bitrateKbps);
+  validateIntraRefresh(c);
   if (c.threads < 0 || c.threads > 64) {
     throw Error(Errc::kInvalidArgument, "encoder threads " + std::to_string(c.threads) +
                                             " is outside 0..64 (0 = one per core, 1 = lowest latency)");

@@ -19,11 +19,11 @@ namespace {
 
 std::unique_ptr<VideoEncoder> makeX264(const EncoderConfig& config) {
   encode::validateConfig(config);
-  if (!encode::isX264Preset(config.preset)) {
+  if (!encode::isX264Preset(encode::x264PresetFor(config))) {
     throw Error(Errc::kInvalidArgument,
                 "x264 preset '" + config.preset +
-                    "' is unknown; use ultrafast, superfast (default), veryfast, faster, "
-                    "fast, medium, slow, slower, veryslow or placebo");
+                    "' is unknown; use auto (default: superfast up to 1080p30's macroblock rate, ultrafast above), "
+                    "ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow or placebo");
   }
   return std::make_unique<encode::X264Encoder>(config);
 }

@@ -17,13 +17,9 @@ extern "C" {
 #include <libavutil/buffer.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_cuda.h>
-#include <libavutil/opt.h>
 #include <libavutil/rational.h>
 }
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -34,6 +30,7 @@ extern "C" {
 #include "cuda_driver.hpp"
 #include "encoder_config.hpp"
 #include "nvenc_encoder.hpp"
+#include "nvenc_settings.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -45,13 +42,6 @@ struct BufferRefDeleter {
   void operator()(AVBufferRef* ref) const noexcept { av_buffer_unref(&ref); }
 };
 using BufferRefPtr = std::unique_ptr<AVBufferRef, BufferRefDeleter>;
-
-void setOption(AVCodecContext* ctx, const char* key, const std::string& value) {
-  if (const int err = av_opt_set(ctx->priv_data, key, value.c_str(), 0); err < 0) {
-    throwAv(Errc::kDevice, std::string("av_opt_set(h264_nvenc, ") + key + "=" + value + ")", err,
-            "this libavcodec's h264_nvenc does not take that option (FFmpeg 5.1 or newer needed)");
-  }
-}
 
 // The pixels stay the pipeline's (a pool slot): nothing is freed when FFmpeg drops its reference.
 void noFree(void*, std::uint8_t*) {}
@@ -66,7 +56,6 @@ class NvencEncoder final : public VideoEncoder {
   EncoderStats stats() const override { return stats_; }
 
  private:
-  void applyBitrate(std::uint32_t kbps) noexcept;
   void checkFrame(const Frame& frame) const;
   void fillPicture(const Frame& frame);
 
@@ -99,10 +88,7 @@ NvencEncoder::NvencEncoder(const EncoderConfig& config)
                     std::string(formatName(config.inputFormat)) + " in " + memoryKindName(config.inputMemory) +
                     " memory (convert on the GPU to NV12, or use --encoder x264)");
   }
-  if (config.intraRefresh && config.keyframeIntervalFrames == 0) {
-    throw Error(Errc::kInvalidArgument,
-                "intra refresh needs a refresh period: set keyframeIntervalFrames (e.g. 60) or turn intraRefresh off");
-  }
+  const NvencSettings settings = nvencSettings(config, levelIdc_);  // refuses a bad preset or intra refresh first
   const AVCodec* codec = avcodec_find_encoder_by_name("h264_nvenc");
   if (codec == nullptr) {
     throw Error(Errc::kUnavailable,
@@ -151,24 +137,10 @@ NvencEncoder::NvencEncoder(const EncoderConfig& config)
   if (c->hw_frames_ctx == nullptr) throw Error(Errc::kDevice, "av_buffer_ref: out of memory");
   c->framerate = av_d2q(config.fps, 1001000);
   c->time_base = av_inv_q(c->framerate);
-  // gop_size 0 would mean all-intra to h264_nvenc: "keyframes on request only" is an endless GOP.
-  c->gop_size = config.keyframeIntervalFrames == 0 ? std::numeric_limits<int>::max()
-                                                   : static_cast<int>(config.keyframeIntervalFrames);
-  c->max_b_frames = 0;
   c->flags &= ~AV_CODEC_FLAG_GLOBAL_HEADER;  // h264_nvenc then sets repeatSPSPPS: SPS/PPS before every IDR
   c->color_range = config.color.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
   c->colorspace = config.color.matrix == ColorMatrix::kBt709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
-  applyBitrate(config.bitrateKbps);
-
-  setOption(c, "preset", preset_);
-  setOption(c, "tune", "ull");         // ultra-low-latency tuning
-  setOption(c, "profile", "baseline");  // no CABAC, no B-frames: what the SDP's profile-level-id offers
-  setOption(c, "level", std::to_string(levelIdc_ / 10) + "." + std::to_string(levelIdc_ % 10));
-  setOption(c, "rc", "cbr");
-  setOption(c, "zerolatency", "1");    // no reordering delay
-  setOption(c, "delay", "0");          // the packet comes out of the same encode() call
-  setOption(c, "forced-idr", "1");     // a requested keyframe (AV_PICTURE_TYPE_I) is an IDR
-  if (config.intraRefresh) setOption(c, "intra-refresh", "1");  // refresh over gop_size frames, no periodic IDR
+  applyNvencSettings(c, settings);  // the lowest-latency settings, nvenc_settings.hpp
 
   if (const int err = avcodec_open2(c, codec, nullptr); err < 0) {
     throwAv(Errc::kDevice, "avcodec_open2(h264_nvenc)", err,
@@ -183,15 +155,6 @@ NvencEncoder::NvencEncoder(const EncoderConfig& config)
             ", CUDA device ", config.gpuDevice);
 }
 
-void NvencEncoder::applyBitrate(std::uint32_t kbps) noexcept {
-  AVCodecContext* c = ctx_.get();
-  const std::int64_t bps = static_cast<std::int64_t>(kbps) * 1000;
-  c->bit_rate = bps;
-  c->rc_max_rate = bps;
-  // One frame of VBV, as for x264: no frame waits on the wire behind a bigger one.
-  c->rc_buffer_size = static_cast<int>(std::max<long long>(1000, std::llround(static_cast<double>(bps) / config_.fps)));
-}
-
 void NvencEncoder::setBitrate(std::uint32_t kbps) {
   validateBitrate(kbps);
   if (h264LevelIdc(config_.width, config_.height, config_.fps, kbps) > levelIdc_) {
@@ -203,7 +166,7 @@ void NvencEncoder::setBitrate(std::uint32_t kbps) {
   // nvEncReconfigureEncoder when they differ, if the GPU reports NV_ENC_CAPS_SUPPORT_DYN_BITRATE_CHANGE
   // (FFmpeg nvenc.c reconfig_encoder); otherwise the change is ignored (FFmpeg logs nothing).
   config_.bitrateKbps = kbps;
-  applyBitrate(kbps);
+  applyNvencBitrate(ctx_.get(), kbps, config_.fps);
 }
 
 std::string NvencEncoder::name() const {

@@ -19,8 +19,8 @@ namespace zerohop::encode {
 /// without nv-codec-headers. Call probeNvenc() first for the reason in words.
 std::unique_ptr<VideoEncoder> makeNvencEncoder(const EncoderConfig& config);
 
-/// The NVENC preset for EncoderConfig::preset: "p1".."p7" as given, x264 names mapped to the nearest
-/// (ultrafast/superfast -> p1, veryfast/faster -> p2, fast/medium -> p3, slow -> p4, slower -> p5,
+/// The NVENC preset for EncoderConfig::preset: "p1".."p7" as given, "auto" -> p1, x264 names mapped to the
+/// nearest (ultrafast/superfast -> p1, veryfast/faster -> p2, fast/medium -> p3, slow -> p4, slower -> p5,
 /// veryslow -> p6, placebo -> p7). Throws Error(kInvalidArgument) for anything else.
 const char* nvencPreset(const std::string& preset);
 

@@ -29,6 +29,7 @@ void setOption(AVCodecContext* ctx, const char* key, const char* value) {
 
 X264Encoder::X264Encoder(const EncoderConfig& config)
     : config_(config), levelIdc_(h264LevelIdc(config.width, config.height, config.fps, config.bitrateKbps)) {
+  config_.preset = x264PresetFor(config);  // "auto": chosen by the macroblock rate
   SoftwareCodec sw = openSoftwareCodec("libx264", "libx264", config,
                                        config.inputFormat == PixelFormat::kNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P);
   const AVCodec* codec = sw.codec;
@@ -40,7 +41,7 @@ X264Encoder::X264Encoder(const EncoderConfig& config)
   c->flags &= ~AV_CODEC_FLAG_GLOBAL_HEADER;  // parameter sets in band
   applyBitrate(config.bitrateKbps);
 
-  setOption(c, "preset", config.preset.c_str());
+  setOption(c, "preset", config_.preset.c_str());
   setOption(c, "tune", "zerolatency");
   setOption(c, "profile", "baseline");
   setOption(c, "forced-idr", "1");
@@ -51,7 +52,7 @@ X264Encoder::X264Encoder(const EncoderConfig& config)
   if (const int err = avcodec_open2(c, codec, nullptr); err < 0) {
     throwAv(Errc::kDevice, "avcodec_open2(libx264)", err,
             "x264 refused the settings (" + std::to_string(config.width) + "x" +
-                std::to_string(config.height) + ", preset " + config.preset +
+                std::to_string(config.height) + ", preset " + config_.preset +
                 "); see the libx264 log line above");
   }
   const std::string keyframes =
@@ -67,10 +68,9 @@ void X264Encoder::applyBitrate(std::uint32_t kbps) noexcept {
   const std::int64_t bps = static_cast<std::int64_t>(kbps) * 1000;
   c->bit_rate = bps;
   c->rc_max_rate = bps;  // CBR: x264 ABR with max rate = rate
-  // One frame of VBV: no frame may exceed its share of the bitrate, so none waits on the wire.
-  // x264 takes the VBV in kbit: keep at least 1 kbit so it is never rounded down to "no VBV".
-  c->rc_buffer_size =
-      static_cast<int>(std::max<long long>(1000, std::llround(static_cast<double>(bps) / config_.fps)));
+  // One frame of VBV at the configured rate: no frame may exceed its share of the bitrate, so none
+  // waits on the wire (at 60 fps each frame gets half the bits of a 30 fps frame).
+  c->rc_buffer_size = oneFrameVbvBits(kbps, config_.fps);
 }
 
 void X264Encoder::setBitrate(std::uint32_t kbps) {

@@ -6,10 +6,13 @@
 #include "zerohop/gpu_convert.hpp"
 #include "zerohop/gpu_jpeg.hpp"
 #include "zerohop/gpu_path.hpp"
+#include "zerohop/gpu_placement.hpp"
 
 namespace zerohop {
 
-GpuDevicePlan planGpuDevice(const std::string& gpuOption) {
+GpuDevicePlan planGpuDevice(const std::string& gpuOption) { return planGpuDevice(gpuOption, -1); }
+
+GpuDevicePlan planGpuDevice(const std::string& gpuOption, int autoDevice) {
   using gpupath::GpuOption;
   const GpuOption option = gpupath::parseGpuOption(gpuOption);
   GpuDevicePlan plan;
@@ -19,7 +22,7 @@ GpuDevicePlan planGpuDevice(const std::string& gpuOption) {
     plan.reason = "CPU path, because of --gpu off";
     return plan;
   }
-  const GpuInfo gpu = probeGpu(option.device);
+  const GpuInfo gpu = probeGpu(option.kind == GpuOption::Kind::kAuto ? autoDevice : option.device);
   if (!gpu.available) {
     if (plan.explicitDevice) {
       throw Error(Errc::kUnavailable, "--gpu " + gpuOption + ": " + gpu.reason + "; use --gpu auto or --gpu off");
@@ -64,6 +67,11 @@ GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat)
     return {false, -1, "CPU path, because of --gpu off"};
   if (sourceFormat == PixelFormat::kH264) return choosePath(GpuDevicePlan{}, sourceFormat);
   return choosePath(planGpuDevice(gpuOption), sourceFormat);
+}
+
+int usableGpuCount() {
+  const GpuInfo gpu = probeGpu(-1);
+  return gpu.available ? gpu.deviceCount : 0;
 }
 
 std::unique_ptr<FrameAllocator> makeIngestAllocator(int device) { return makePinnedAllocator(device); }

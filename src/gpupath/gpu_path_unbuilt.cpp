@@ -3,6 +3,7 @@
 #include "gpupath/gpu_option.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_path.hpp"
+#include "zerohop/gpu_placement.hpp"
 
 namespace zerohop {
 namespace {
@@ -10,6 +11,16 @@ constexpr const char* kNotBuilt =
     "this zerohop was built without CUDA (nvcc was not found at configure time); install the CUDA toolkit and "
     "rebuild, or use --gpu off";
 }  // namespace
+
+GpuDevicePlan planGpuDevice(const std::string& gpuOption, int) { return planGpuDevice(gpuOption); }
+
+int usableGpuCount() { return 0; }
+
+GpuTopology probeGpuTopology() {
+  GpuTopology t;
+  t.reason = "this build has no CUDA (nvcc was not found at configure time)";
+  return t;
+}
 
 GpuDevicePlan planGpuDevice(const std::string& gpuOption) {
   using gpupath::GpuOption;

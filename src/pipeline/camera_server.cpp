@@ -1,10 +1,12 @@
 #include "zerohop/camera_server.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "camera_runner.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
+#include "zerohop/gpu_placement.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -12,12 +14,35 @@ namespace zerohop {
 
 using pipeline_detail::CameraRunner;
 
+std::vector<CameraLoadInput> cameraLoads(const std::vector<CameraConfig>& cameras) {
+  std::vector<CameraLoadInput> out;
+  out.reserve(cameras.size());
+  for (const CameraConfig& c : cameras) {
+    CameraLoadInput in;
+    in.name = c.name;
+    in.gpu = c.gpu;
+    in.format = c.source.format;
+    if (in.format == PixelFormat::kUnknown && c.source.kind == "test") in.format = PixelFormat::kYUYV;
+    in.width = c.source.width;
+    in.height = c.source.height;
+    in.fps = c.source.fps;
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
 class CameraServer::Impl {
  public:
   explicit Impl(CameraServerConfig config) : config_(std::move(config)) {
     checkCameras(config_.cameras);
     // The port first: a busy port fails before any camera is opened.
     config_.stream.defaultStream = config_.cameras.front().name;
+    // Which GPU each camera runs on, decided once: a device number that does not exist fails here,
+    // naming the camera, before the port is bound or any camera opened.
+    // (No CUDA probe at all when every camera is off the GPU.)
+    const bool anyGpu = std::any_of(config_.cameras.begin(), config_.cameras.end(),
+                                    [](const CameraConfig& c) { return c.gpu != "off"; });
+    placement_ = placeCameras(cameraLoads(config_.cameras), anyGpu ? usableGpuCount() : 0);
     server_ = std::make_unique<StreamServer>(config_.stream);
     for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
       const CameraConfig& cam = config_.cameras[i];
@@ -25,6 +50,7 @@ class CameraServer::Impl {
       p.source = cam.source;
       p.encoder = cam.encoder;
       p.gpu = cam.gpu;
+      if (placement_[i].automatic) p.autoGpuDevice = placement_[i].device;
       p.shareName = cam.shareName;
       if (i == 0) {
         p.whipUrl = config_.whipUrl;
@@ -42,9 +68,12 @@ class CameraServer::Impl {
   ~Impl() { stop(); }
 
   void start() {
-    for (const auto& cam : config_.cameras) {
+    for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
+      const CameraConfig& cam = config_.cameras[i];
+      const CameraPlacement& where = placement_[i];
       log::info("camera ", cam.name, ": ", toString(cam.source), " at ", server_->url(), "whep/", cam.name,
-                cam.shareName.empty() ? "" : ", shared as '" + cam.shareName + "'");
+                cam.shareName.empty() ? "" : ", shared as '" + cam.shareName + "'",
+                where.device >= 0 ? "; GPU " + std::to_string(where.device) + " (" + where.reason + ")" : "");
     }
     for (auto& r : runners_) r->start();
   }
@@ -134,6 +163,7 @@ class CameraServer::Impl {
   }
 
   CameraServerConfig config_;
+  std::vector<CameraPlacement> placement_;  // one per camera, in config order
   std::unique_ptr<StreamServer> server_;
   std::vector<std::unique_ptr<CameraRunner>> runners_;  // fixed after construction
 };

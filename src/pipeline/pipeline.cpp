@@ -49,7 +49,7 @@ class Pipeline::Impl {
     // The GPU is probed once. Whether a CUDA device works decides where the camera's buffers live:
     // page-locked memory the GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here,
     // before the camera is opened.
-    const GpuDevicePlan device = planGpuDevice(config_.gpu);
+    const GpuDevicePlan device = planGpuDevice(config_.gpu, config_.autoGpuDevice);
     SourceOptions sourceOptions;
     if (device.usable) {  // a source that fills no buffers of its own (share:) never calls it
       sourceOptions.allocatorFactory = [dev = device.device] { return makeIngestAllocator(dev); };

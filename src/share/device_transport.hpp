@@ -16,6 +16,7 @@
 
 #include "core/unique_fd.hpp"
 #include "share/wire.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/share.hpp"
 
@@ -46,6 +47,33 @@ class DeviceSlots {
   /// for that copy so the source may be reused at once.
   virtual void copyIn(std::uint32_t slot, const Frame& dst, const Frame& src, const ImageLayout& layout,
                       void* stream) = 0;
+  /// In-process readers on another GPU: makes the slots readable by CUDA device `device` (VMM:
+  /// cuMemSetAccess for it too; cudaMalloc'd: cudaDeviceEnablePeerAccess). False with `why` if not.
+  virtual bool grantAccess(int device, std::string& why) {
+    (void)device;
+    why = "this transport cannot map the ring for another GPU";
+    return false;
+  }
+};
+
+/// Where a reader reads one slot: in place, or this reader's copy of it on its own GPU.
+struct DeviceView {
+  std::uint8_t* base = nullptr;  ///< device pointer of the slot's first byte, valid on `device`
+  void* readyEvent = nullptr;    ///< cudaEvent_t recorded after the slot's write (or the copy)
+  int device = -1;
+  std::shared_ptr<void> keep;  ///< the copy's buffer (null in place): given back when released
+};
+
+/// How a reader's GPU reads the ring (ShareInfo::deviceAccess / deviceAccessReason).
+struct ReaderAccess {
+  std::string mode = "same-gpu";  ///< "same-gpu", "peer" or "copy"
+  std::string reason;
+};
+
+/// What the reader asked for (SubscribeOptions::device / deviceAccess).
+struct ReaderDevice {
+  int device = -1;  ///< -1: the ring's
+  bool forceCopy = false;
 };
 
 /// Reader side: a device ring's slots mapped into this process, and the opened slot events.
@@ -57,6 +85,18 @@ class DeviceImport {
   virtual std::uint8_t* base() const noexcept = 0;  ///< device pointer of slot 0 here
   virtual std::uint64_t slotStride() const noexcept = 0;
   virtual void* slotEvent(std::uint32_t slot) const noexcept = 0;  ///< cudaEvent_t
+  /// Where to read `slot` (`bytes` of it): in place unless this import copies.
+  virtual DeviceView view(std::uint32_t slot, std::uint64_t bytes) {
+    (void)bytes;
+    return DeviceView{base() + slotStride() * slot, slotEvent(slot), device(), nullptr};
+  }
+  /// Makes the slots readable by CUDA device `device` too (peer access); false with `why` when it cannot.
+  virtual bool grantAccess(int device, std::string& why) {
+    (void)device;
+    why = "this transport cannot map the ring for another GPU";
+    return false;
+  }
+  virtual ReaderAccess access() const { return {}; }
 };
 
 class DeviceTransport {
@@ -70,6 +110,15 @@ class DeviceTransport {
                                                     const DeviceSlotsInfo& slots,
                                                     const DeviceEventsInfo& events,
                                                     std::vector<UniqueFd> fds) = 0;
+  /// Adapts an import (from importSlots, or of this process's own publisher) to the reader's
+  /// device: as it is on the ring's GPU; peer access or a copying import on another. The default
+  /// (transports without CUDA) reads on the ring's device only.
+  virtual std::unique_ptr<DeviceImport> forReader(std::unique_ptr<DeviceImport> import, const ReaderDevice& reader,
+                                                  const std::string& shareName) {
+    if (reader.forceCopy || (reader.device >= 0 && reader.device != import->device()))
+      throw Error(Errc::kUnsupported, "share '" + shareName + "': this device transport reads on the ring's GPU only");
+    return import;
+  }
 };
 
 /// The registered CUDA transport, or nullptr when zerohop::share_cuda is not linked in.

@@ -15,6 +15,7 @@ class InProcessImport final : public DeviceImport {
   std::uint8_t* base() const noexcept override { return slots_->base(); }
   std::uint64_t slotStride() const noexcept override { return stride_; }
   void* slotEvent(std::uint32_t slot) const noexcept override { return slots_->slotEvent(slot); }
+  bool grantAccess(int device, std::string& why) override { return slots_->grantAccess(device, why); }
 
  private:
   std::shared_ptr<DeviceSlots> slots_;

@@ -156,16 +156,22 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
         deviceSlots.slotStride != g.slotStride || deviceEvents.events.size() != g.slotCount) {
       protocolError(name, "device slot and event handles disagree with the control block");
     }
+    const ReaderDevice reader{options.device,
+                              options.deviceAccess == SubscribeOptions::DeviceAccess::kCopy};
     if (g.producerPid == ::getpid()) {
       // A reader in the publisher's own process: its device pointers and events, used directly.
-      s->device_ = importInProcess(g.sessionId, g.slotStride);
-      if (!s->device_) {
+      auto import = importInProcess(g.sessionId, g.slotStride);
+      if (!import) {
         throw Error(Errc::kUnavailable, "publisher '" + name + "' of this process is closing");
       }
+      s->ringDevice_ = import->device();
+      s->device_ = deviceTransport()->forReader(std::move(import), reader, name);
       s->inProcess_ = true;
       log::debug("share '", name, "': in-process reader: the publisher's device pointers, no IPC handles");
     } else {
-      s->device_ = deviceTransport()->importSlots(name, deviceSlots, deviceEvents, std::move(deviceFds));
+      auto import = deviceTransport()->importSlots(name, deviceSlots, deviceEvents, std::move(deviceFds));
+      s->ringDevice_ = import->device();
+      s->device_ = deviceTransport()->forReader(std::move(import), reader, name);
       // The reader's first line says what a hand-off costs here and how to make it cheap (once per process).
       static std::once_flag noted;
       std::call_once(noted, [&] {
@@ -211,6 +217,15 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
   info.transport = w.transport == Transport::kCudaVmmFd       ? "cuda-vmm-fd"
                    : w.transport == Transport::kCudaIpcLegacy ? "cuda-ipc-legacy"
                                                               : "host-memfd";
+  if (s->device_) {
+    const ReaderAccess access = s->device_->access();
+    info.ringDevice = s->ringDevice_;
+    info.readerDevice = s->device_->device();
+    info.deviceAccess = access.mode;
+    info.deviceAccessReason = access.reason;
+    // The subscription's first line says how its GPU reads the ring: a copy is never silent.
+    if (access.mode != "same-gpu") log::info("share '", name, "': ", access.mode, ": ", access.reason);
+  }
   log::debug("share '", name, "': subscribed as reader ", w.readerId, " (", g.slotCount,
              " slots, publisher pid ", g.producerPid, ")");
   return s;
@@ -279,9 +294,11 @@ std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint6
   }
   const SlotRecord& r = snap->record;
   const RingGeometry& g = header_->geometry;
+  // Device rings: in place, or (deviceAccess "copy") this reader's copy, made after the slot's write.
+  DeviceView view;
+  if (device_) view = device_->view(slot, g.slotCapacity);
   std::uint8_t* base =
-      device_ ? device_->base() + g.slotStride * slot
-              : const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
+      device_ ? view.base : const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
   f.format = static_cast<PixelFormat>(r.format);
   f.width = r.width;
   f.height = r.height;
@@ -289,8 +306,8 @@ std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint6
   f.color.range = static_cast<ColorRange>(r.range);
   f.memory = device_ ? MemoryKind::kDevice : MemoryKind::kHost;
   if (device_) {
-    f.gpu.readyEvent = device_->slotEvent(slot);
-    f.gpu.device = device_->device();
+    f.gpu.readyEvent = view.readyEvent;
+    f.gpu.device = view.device;
   }
   f.planeCount = std::min<std::uint32_t>(r.planeCount, g.planeCount);
   for (std::uint32_t i = 0; i < f.planeCount; ++i) {
@@ -316,6 +333,7 @@ std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint6
   out.seq_ = snap->seq;
   out.publishIndex_ = r.publishIndex;
   out.publishNs_ = r.publishNs;
+  out.copy_ = std::move(view.keep);
   counters_->frames.fetch_add(1, std::memory_order_relaxed);
   return out;
 }

@@ -74,6 +74,7 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   std::shared_ptr<ReaderCounters> counters_;
   mutable std::atomic<bool> gone_{false};
   bool inProcess_ = false;
+  int ringDevice_ = -1;
   // Declared last so it is destroyed first: the IPC mapping and opened events are closed before
   // the socket, so a draining publisher frees its slots only after we let go (CUDA's rule).
   std::unique_ptr<DeviceImport> device_;

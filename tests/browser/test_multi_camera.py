@@ -5,7 +5,8 @@ each its own pipeline behind /whep/NAME. Headless Chromium plays each camera in 
 (zerohop-camemu unplug-at) while the page plays the YUYV camera: that page and the server's frame rate
 of the other two cameras stay >= 25 fps through the unplug, and the MJPEG camera comes back by itself
 and plays again. The MJPEG camera also sends a corrupt frame every second, dropped in its own
-pipeline only. `zerohop tap` reads each camera's share, and /metrics has every series per camera.
+pipeline only. `zerohop tap` reads each camera's share (and the pictures' timecodes), and /metrics has
+every series per camera.
 
 One browser plays the cameras one after another (three players at once are too much for a 2-core box);
 the server's per-camera frame counters (/stats) show the cameras not played kept running meanwhile.
@@ -100,9 +101,11 @@ def check_metrics(base: str, failures: list[str]) -> None:
 
 def check_taps(zerohop: str, failures: list[str]) -> None:
     # The raw cameras share frames as NAME; the H.264 camera (passthrough: never decoded) only NAME.h264.
+    # Frame shares are read with --timecode: every picture's pixel timecode readable and in order.
     for share in ("yuyv", "mjpeg", "h264.h264", "yuyv.h264"):
-        r = subprocess.run([zerohop, "tap", share, "--count", "5", "--timeout", "5"], capture_output=True,
-                           text=True, timeout=30)
+        pictures = [] if share.endswith(".h264") else ["--timecode"]
+        r = subprocess.run([zerohop, "tap", share, "--count", "5", "--timeout", "5", *pictures],
+                           capture_output=True, text=True, timeout=30)
         lines = [l for l in r.stdout.splitlines() if l.startswith("seq ")]
         print(f"tap {share}: exit {r.returncode}, {len(lines)} frames")
         if r.returncode != 0 or len(lines) < 5:

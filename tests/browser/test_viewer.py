@@ -2,7 +2,8 @@
 """The spine's browser test: `zerohop serve` streams the test camera, headless Chromium plays it through
 the viewer page (web/index.html) and reads the timecode from every presented frame.
 
-Asserts, over a 10 s window of playback: >= 25 fps presented, no freeze (no gap > 500 ms between presented
+Asserts, over a 10 s window of playback: >= 25 fps presented (--min-fps; --min-decoded-fps also bounds the
+frames Chromium decoded, WebRTC framesDecoded, e.g. >= 55 for a 60 fps source), no freeze (no gap > 500 ms between presented
 frames and no new WebRTC freezeCount), timecodes read from >= 90 % of presented frames, and a
 capture->display latency p50 of at most 150 ms (a loaded 2-core machine measures 30-60 ms, so a 3x
 regression fails; p99 is printed, not bounded). Saves a screenshot and serve's
@@ -50,7 +51,9 @@ def main() -> int:
     ap.add_argument("zerohop", help="path to the zerohop binary")
     ap.add_argument("--source", default="test:1280x720@30")
     ap.add_argument("--seconds", type=float, default=10.0, help="measured playback window")
-    ap.add_argument("--min-fps", type=float, default=25.0)
+    ap.add_argument("--min-fps", type=float, default=25.0, help="frames presented per second (the page's fps)")
+    ap.add_argument("--min-decoded-fps", type=float, default=0.0,
+                    help="frames decoded per second (WebRTC framesDecoded over the window); 0: not checked")
     ap.add_argument("--netns", action="store_true", help="run in a private network namespace (loopback only)")
     ap.add_argument("--netns-lan", action="store_true",
                     help="like --netns, plus a veth pair so ICE has a non-loopback address")
@@ -159,8 +162,17 @@ def main() -> int:
         if args.expect_encoder and args.expect_encoder not in encoder:
             failures.append(f"server /stats encoder is {encoder!r}, want one containing {args.expect_encoder!r}")
         decoded = (w1.get("framesDecoded") or 0) - (w0.get("framesDecoded") or 0)
+        # getStats is polled once a second: the rate is over the reports' own timestamps, not the window's.
+        stats_dt = ((w1.get("timestamp") or 0) - (w0.get("timestamp") or 0)) / 1000.0
+        decoded_fps = decoded / stats_dt if stats_dt > 0 else 0.0
+        server_fps = (s1.get("lastStats") or {}).get("fps")
+        print(f"decoded {decoded} frames in {stats_dt:.1f} s of getStats ({decoded_fps:.1f} fps); "
+              f"server encodes {server_fps} fps")
         if decoded <= 0:
             failures.append("Chromium decoded no frame in the window (webrtc framesDecoded did not grow)")
+        elif decoded_fps < args.min_decoded_fps:
+            failures.append(f"{decoded_fps:.1f} fps decoded by Chromium, want >= {args.min_decoded_fps} "
+                            f"(server encodes {server_fps} fps; framesDropped {w1.get('framesDropped')})")
         if not latency:
             failures.append("no capture->display latency sample was measured")
         elif any(abs(v) > 10_000 for v in latency):
@@ -169,6 +181,7 @@ def main() -> int:
             failures.append(f"capture->display latency p50 {p50:.1f} ms, want <= {args.max_latency_p50:.0f} ms")
         if failures:
             print(zb.browser_console(driver))
+            zb.note_if_loaded()
     finally:
         # Stop serve while the viewer is still connected: that is the harder case for a clean shutdown.
         rc, took = serve.stop(2.0)

@@ -275,6 +275,20 @@ def terminate(proc: subprocess.Popen, timeout: float = 5.0) -> int:
     return proc.returncode
 
 
+def note_if_loaded() -> None:
+    """After a failure: says so when the machine was overloaded while the test ran (load average above twice
+    the cores, or CPU pressure from /proc/pressure/cpu), so the reader looks there first. The verdict stands."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    pressure = ""
+    try:
+        pressure = Path("/proc/pressure/cpu").read_text().split("\n")[0]  # "some avg10=.. avg60=.."
+    except OSError:
+        pass
+    if load > 2 * cores:
+        print(f"note: load average {load:.1f} on {cores} cores while this ran ({pressure or 'no PSI'}): other work "
+              "competed with serve and the browser; rerun on a quiet machine before blaming the stream", flush=True)
+
+
 def verdict(failures: list[str]) -> int:
     """Prints each failure (or PASS) and returns the test's exit code."""
     for f in failures:

@@ -148,7 +148,7 @@ TEST(CamemuModes, OffersUvcLikeModesAndNearestMatches) {
   c.fps = 25;
   const ModeTable t(c);
   EXPECT_EQ(t.formats().front(), PixelFormat::kYUYV);
-  EXPECT_EQ(t.rates(), (std::vector<std::uint32_t>{30, 25, 15}));
+  EXPECT_EQ(t.rates(), (std::vector<std::uint32_t>{60, 30, 25, 15}));
   EXPECT_EQ(t.sizes().size(), 4u);
   EXPECT_EQ(t.nearestSize(790, 610), (FrameSize{800, 600}));
   EXPECT_EQ(t.nearestSize(4000, 3000), (FrameSize{1920, 1080}));

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -80,6 +81,19 @@ TEST_F(CApi, ReaderReadsWhatAPublisherCommitsInPlace) {
   EXPECT_EQ(share.memory, ZH_MEMORY_HOST);
   EXPECT_STREQ(share.transport, "host-memfd");
   EXPECT_EQ(share.publisher_pid, ::getpid());
+  EXPECT_EQ(share.ring_device, -1);  // host share: no GPU
+  EXPECT_EQ(share.reader_device, -1);
+  EXPECT_STREQ(share.device_access, "");
+  // A caller built before the device fields existed: accepted, and nothing past its struct written.
+  struct {
+    zh_share_info info;
+    unsigned char guard[32];
+  } older{};
+  std::memset(&older, 0xAB, sizeof older);
+  older.info.struct_size = static_cast<std::uint32_t>(offsetof(zh_share_info, ring_device));
+  ASSERT_EQ(zh_reader_get_info(reader, &older.info), ZH_OK) << zh_last_error();
+  EXPECT_STREQ(older.info.transport, "host-memfd");
+  EXPECT_EQ(reinterpret_cast<const unsigned char*>(&older.info)[offsetof(zh_share_info, ring_device)], 0xAB);
 
   for (std::uint64_t seq = 1; seq <= 5; ++seq) {
     publishFilled(pub, static_cast<std::uint8_t>(10 * seq), seq);

@@ -30,6 +30,34 @@ TEST(EncoderConfig, DefaultsOpenAnX264Encoder) {
   EXPECT_EQ(makeEncoder(c)->name(), "libx264 (superfast, zerolatency, CBR 2500 kb/s)");
 }
 
+// "auto" (the default preset) follows the measured cost per macroblock rate: superfast up to 1080p30's
+// rate (720p60 included), ultrafast above it; a named preset is kept at any rate.
+TEST(EncoderConfig, AutoPresetFollowsTheMacroblockRate) {
+  struct Case {
+    std::uint32_t width, height;
+    double fps;
+    const char* preset;
+  };
+  for (const Case& k : {Case{1280, 720, 30, "superfast"}, Case{1280, 720, 60, "superfast"},
+                        Case{1920, 1080, 30, "superfast"}, Case{1920, 1080, 50, "ultrafast"},
+                        Case{1920, 1080, 60, "ultrafast"}}) {
+    EncoderConfig c;
+    c.width = k.width;
+    c.height = k.height;
+    c.fps = k.fps;
+    c.bitrateKbps = 5000;
+    EXPECT_EQ(makeEncoder(c)->name(), std::string("libx264 (") + k.preset + ", zerolatency, CBR 5000 kb/s)")
+        << k.width << "x" << k.height << "@" << k.fps;
+  }
+  EncoderConfig c;
+  c.width = 1920;
+  c.height = 1080;
+  c.fps = 60;
+  c.bitrateKbps = 5000;
+  c.preset = "veryfast";
+  EXPECT_EQ(makeEncoder(c)->name(), "libx264 (veryfast, zerolatency, CBR 5000 kb/s)");
+}
+
 TEST(EncoderConfig, BadValuesGiveClearErrors) {
   EncoderConfig c;
   c.width = 641;

@@ -12,6 +12,7 @@ extern "C" {
 #include <libavutil/hwcontext.h>
 }
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -28,6 +29,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace ffmpeg_test;
+
+// The peer binary: $ZEROHOP_SHARE_GPU_PEER where set (a bundle run on the GPU machine), else the build's.
+std::string peerBinary() {
+  const char* v = std::getenv("ZEROHOP_SHARE_GPU_PEER");
+  return v && *v ? v : ZEROHOP_SHARE_GPU_PEER;
+}
 
 TEST_F(FfmpegGpu, DeviceFrameIsACudaAVFrameOverTheSlot) {
   const auto layout = computeLayout(PixelFormat::kNV12, kW, kH, 256);
@@ -108,7 +115,7 @@ TEST_F(FfmpegGpu, FramesFromAnotherProcessAreCudaAVFrames) {
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
   {
-    testing::ChildProcess peer({ZEROHOP_SHARE_GPU_PEER, "publish", name_, dir, "4"});
+    testing::ChildProcess peer({peerBinary(), "publish", name_, dir, "4"});
     ASSERT_TRUE(peer.waitForStdoutLine("ready", 20s)) << peer.stderrText();
     SubscribeOptions so;
     so.directory = dir;

@@ -276,6 +276,13 @@ TEST(Cli, ProbeListsTheConfiguredCameras) {
   ASSERT_NE(list, std::string::npos) << r.out;
   EXPECT_NE(r.out.find("lab         test:640x360@30", list), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("door        share:door_raw", list), std::string::npos) << r.out;
+  // The GPUs and the cameras each would take (docs/multi-gpu.md): here either on a GPU or on none.
+  const auto gpus = r.out.find("\ngpus\n");
+  ASSERT_NE(gpus, std::string::npos) << r.out;
+  const std::string section = r.out.substr(gpus, list - gpus);
+  EXPECT_TRUE(section.find("no GPU:    lab, door") != std::string::npos ||
+              section.find("cameras: lab (auto), door (auto)") != std::string::npos)
+      << section;
   auto twice = run({kCli, "probe", "--camera", "a=test", "--camera", "a=test"});
   EXPECT_EQ(twice.exitCode, 2);
   EXPECT_NE(twice.err.find("two cameras are named \"a\""), std::string::npos) << twice.err;

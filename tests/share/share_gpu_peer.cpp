@@ -10,6 +10,7 @@
 //   hold NAME DIR                     leases a frame, prints "leased SEQ", waits to be killed
 // Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -53,13 +54,19 @@ int publish(const std::string& name, const std::string& dir, std::uint32_t slots
 int read(const std::string& name, const std::string& dir, int count, int lingerMs = -1) {
   SubscribeOptions o;
   o.directory = dir;
+  // Several GPUs: the reader's device and a forced copy come from the environment.
+  const char* readerDevice = std::getenv("ZEROHOP_TEST_READER_DEVICE");
+  if (readerDevice) o.device = std::atoi(readerDevice);
+  if (const char* access = std::getenv("ZEROHOP_TEST_DEVICE_ACCESS"); access && std::string(access) == "copy")
+    o.deviceAccess = SubscribeOptions::DeviceAccess::kCopy;
   Subscriber sub(name, o);
   if (sub.info().memory != MemoryKind::kDevice) {
     say("not a device ring");
     return 1;
   }
   const ImageLayout layout = testLayout();
-  const int device = 0;
+  const int device = readerDevice ? o.device : 0;
+  cuda::check(cudaSetDevice(device), "cudaSetDevice(reader)");
   CudaStream stream(device);
   PatternChecker checker(device);
   std::uint64_t lastSeq = 0;
@@ -109,7 +116,7 @@ int read(const std::string& name, const std::string& dir, int count, int lingerM
     if (lingerMs >= 0) held = std::move(f);
   }
   say("ok verified=" + std::to_string(verified) + " invalid=" + std::to_string(invalid) +
-      " transport=" + sub.info().transport);
+      " transport=" + sub.info().transport + " access=" + sub.info().deviceAccess);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -105,6 +106,26 @@ inline std::vector<std::string> runThreads(int count, const std::function<void(i
   for (auto& t : threads) t.join();
   return errors;
 }
+
+/// A private share directory (mkdtemp under /tmp), removed with everything in it on destruction.
+class ShareDirectory {
+ public:
+  ShareDirectory() {
+    std::string tmpl = "/tmp/zerohop-share-test-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~ShareDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ShareDirectory(const ShareDirectory&) = delete;
+  ShareDirectory& operator=(const ShareDirectory&) = delete;
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
 
 /// A child process started with posix_spawn, stdin/stdout piped. Killed (SIGKILL) and reaped on destruction.
 class Child {

@@ -19,6 +19,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "share/cuda/cuda_ipc_handles.hpp"
+#include "share/cuda/cross_device_read.hpp"
 #include "share/cuda/cuda_vmm.hpp"
 #include "share/device_transport.hpp"
 #include "zerohop/error.hpp"
@@ -32,6 +33,24 @@ std::string pciBusIdOf(int device) {
   cuda::check(cudaDeviceGetPCIBusId(bus, sizeof bus, device), "cudaDeviceGetPCIBusId",
               "device " + std::to_string(device));
   return bus;
+}
+
+/// Peer access from CUDA device `reader` to `owner` (cudaDeviceEnablePeerAccess in the reader's
+/// context; already enabled is fine). False with the reason when it cannot.
+bool enablePeerAccess(int reader, int owner, std::string& why) {
+  try {
+    cuda::DeviceGuard guard(reader);
+    const cudaError_t st = cudaDeviceEnablePeerAccess(owner, 0);
+    if (st == cudaSuccess || st == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();
+      return true;
+    }
+    (void)cudaGetLastError();
+    why = cuda::errorText("cudaDeviceEnablePeerAccess", st);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  return false;
 }
 
 class CudaSlots final : public DeviceSlots {
@@ -115,6 +134,10 @@ class CudaSlots final : public DeviceSlots {
     return info_.transport == Transport::kCudaVmmFd ? std::vector<int>{vmm_.fd()} : std::vector<int>{};
   }
   std::vector<std::uint8_t> eventsMessage() const override { return encodeDeviceEvents(eventHandles_); }
+  bool grantAccess(int device, std::string& why) override {
+    return info_.transport == Transport::kCudaVmmFd ? vmm_.grantAccess(device, why)
+                                                    : enablePeerAccess(device, device_, why);
+  }
 
   void markWritten(std::uint32_t slot, void* stream, void* readyEvent) override {
     cuda::DeviceGuard guard(device_);
@@ -181,6 +204,7 @@ class CudaImport final : public DeviceImport {
         throw Error(Errc::kProtocol, "publisher '" + name + "': VMM slots without their fd");
       vmm_ = VmmImport(device_, fds[0].get(), slots.allocationBytes);
       base_ = vmm_.data();
+      vmmMapped_ = true;
     } else {
       legacy_ = IpcMemoryMapping(device_, slots.memHandle);
       base_ = static_cast<std::uint8_t*>(legacy_.get());
@@ -196,8 +220,12 @@ class CudaImport final : public DeviceImport {
   void* slotEvent(std::uint32_t slot) const noexcept override {
     return slot < events_.size() ? events_[slot].get() : nullptr;
   }
+  bool grantAccess(int device, std::string& why) override {
+    return vmmMapped_ ? vmm_.grantAccess(device, why) : enablePeerAccess(device, device_, why);
+  }
 
  private:
+  bool vmmMapped_ = false;
   int device_ = -1;
   std::uint64_t stride_;
   IpcMemoryMapping legacy_;
@@ -216,6 +244,10 @@ class CudaIpcTransport final : public DeviceTransport {
                                             const DeviceEventsInfo& events,
                                             std::vector<UniqueFd> fds) override {
     return std::make_unique<CudaImport>(shareName, slots, events, std::move(fds));
+  }
+  std::unique_ptr<DeviceImport> forReader(std::unique_ptr<DeviceImport> import, const ReaderDevice& reader,
+                                          const std::string& shareName) override {
+    return adaptForReader(std::move(import), reader, shareName);
   }
 };
 

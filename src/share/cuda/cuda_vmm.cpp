@@ -116,6 +116,21 @@ std::string vmmUnsupportedReason(int device) {
   }
 }
 
+bool grantVmmAccess(unsigned long long pointer, std::size_t bytes, int device, bool readOnly, std::string& why) {
+  const DriverApi& api = driver();
+  if (!api.missing.empty()) {
+    why = "CUDA driver entry point " + api.missing + " is not available";
+    return false;
+  }
+  const CUmemAccessDesc ro = accessFor(device, CU_MEM_ACCESS_FLAGS_PROT_READ);
+  const CUmemAccessDesc rw = accessFor(device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  if (readOnly && api.setAccess(pointer, bytes, &ro, 1) == CUDA_SUCCESS) return true;
+  const CUresult r = api.setAccess(pointer, bytes, &rw, 1);
+  if (r == CUDA_SUCCESS) return true;
+  why = "cuMemSetAccess(CUDA device " + std::to_string(device) + "): " + cuda::driverErrorName(r);
+  return false;
+}
+
 // ---- VmmMapping -----------------------------------------------------------------------------------
 
 void VmmMapping::map(unsigned long long handle, std::size_t bytes, std::size_t alignment) {
@@ -179,6 +194,7 @@ VmmImport::VmmImport(int device, int fd, std::size_t bytes) {
                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
           "cuMemImportFromShareableHandle(POSIX_FILE_DESCRIPTOR)");
   mapping_.map(handle, bytes, granularity(api, device));
+  bytes_ = bytes;
   // Readers only read the ring: read-only where the driver grants it, else read-write.
   const CUmemAccessDesc readOnly = accessFor(device, CU_MEM_ACCESS_FLAGS_PROT_READ);
   const CUmemAccessDesc readWrite = accessFor(device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);

@@ -22,6 +22,11 @@ namespace zerohop::share_detail {
 /// Why this device cannot export VMM POSIX fds ("" when it can). Never throws.
 std::string vmmUnsupportedReason(int device);
 
+/// Grants CUDA device `device` access to `bytes` of a mapping at `pointer` (cuMemSetAccess for that
+/// device alone: the others keep theirs): read-only when `readOnly` and the driver allows it, else
+/// read-write. False with the driver's error in `why`. Never throws.
+bool grantVmmAccess(unsigned long long pointer, std::size_t bytes, int device, bool readOnly, std::string& why);
+
 /// A VMM allocation handle with its reserved address range and mapping, released in reverse order
 /// (cuMemUnmap, cuMemAddressFree, cuMemRelease). The part VmmExport and VmmImport share.
 class VmmMapping {
@@ -57,6 +62,10 @@ class VmmExport {
   std::uint8_t* data() const noexcept { return mapping_.data(); }
   std::size_t size() const noexcept { return mapping_.size(); }
   int fd() const noexcept { return fd_.get(); }  ///< the shareable handle (owned here)
+  /// In-process readers on another GPU: that GPU may read (and write) the slots too.
+  bool grantAccess(int device, std::string& why) const {
+    return grantVmmAccess(mapping_.pointer(), mapping_.size(), device, false, why);
+  }
 
  private:
   VmmMapping mapping_;
@@ -71,9 +80,14 @@ class VmmImport {
 
   std::uint8_t* data() const noexcept { return mapping_.data(); }
   bool readOnly() const noexcept { return readOnly_; }
+  /// A reader on another GPU: that GPU may read this mapping too (peer access).
+  bool grantAccess(int device, std::string& why) const {
+    return grantVmmAccess(mapping_.pointer(), bytes_, device, true, why);
+  }
 
  private:
   VmmMapping mapping_;
+  std::size_t bytes_ = 0;
   bool readOnly_ = false;
 };
 
