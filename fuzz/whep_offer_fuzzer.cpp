@@ -1,15 +1,17 @@
 // The WHEP front's SDP offer parser (what POST /whep runs on every request body): any bytes
-// either yield a usable H.264 choice or a zerohop::Error; nothing else escapes, nothing crashes.
+// either yield a usable H.264 (or VP8) choice or a zerohop::Error; nothing else escapes, nothing crashes.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 #include "zerohop/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    const auto choice = zerohop::stream::chooseH264(std::string_view(reinterpret_cast<const char*>(data), size));
+    // What POST /whep runs when the stream can also send VP8 (the CPU path).
+    const auto choice = zerohop::stream::chooseVideo(std::string_view(reinterpret_cast<const char*>(data), size),
+                                                     zerohop::stream::SendableCodecs{true, {}});
     if (choice.payloadType < 0 || choice.payloadType > 127) __builtin_trap();  // PT must be a valid RTP PT
     // Header extensions we answer with: valid RFC 8285 ids, each id and each URI at most once.
     for (std::size_t i = 0; i < choice.extensions.size(); ++i) {

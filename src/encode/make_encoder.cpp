@@ -1,11 +1,13 @@
 // The encoder factory: validates the config once, then resolves the encoder name. "nvenc" asks
 // probeNvenc() first, so a machine without NVENC fails within seconds with the reason in words;
 // "auto" uses NVENC when a session opens and the input is device NV12, else x264, with one log line.
+// "vp8" is libvpx (the second encode for viewers without H.264), never chosen by "auto".
 #include <algorithm>
 #include <cctype>
 
 #include "encoder_config.hpp"
 #include "nvenc_encoder.hpp"
+#include "vp8_encoder.hpp"
 #include "x264_encoder.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
@@ -46,6 +48,10 @@ std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config) {
   std::string name = config.encoder;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
   if (name == "x264" || name == "libx264") return makeX264(config);
+  if (name == "vp8" || name == "libvpx") {
+    encode::validateConfig(config);
+    return std::make_unique<encode::Vp8Encoder>(config);
+  }
   if (name == "nvenc" || name == "h264_nvenc") {
     encode::validateConfig(config);
     return makeNvenc(config, probeNvenc(config.gpuDevice));
@@ -67,7 +73,7 @@ std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config) {
     }
     return encoder;
   }
-  throw Error(Errc::kInvalidArgument, "unknown encoder '" + config.encoder + "'; choose x264, nvenc or auto");
+  throw Error(Errc::kInvalidArgument, "unknown encoder '" + config.encoder + "'; choose x264, nvenc or auto (or vp8)");
 }
 
 }  // namespace zerohop

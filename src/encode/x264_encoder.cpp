@@ -5,7 +5,6 @@
 #include <string>
 
 extern "C" {
-#include <libavutil/buffer.h>
 #include <libavutil/opt.h>
 #include <libavutil/rational.h>
 }
@@ -14,6 +13,7 @@ extern "C" {
 #include "av_error.hpp"
 #include "encode_step.hpp"
 #include "encoder_config.hpp"
+#include "software_codec.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -21,52 +21,24 @@ extern "C" {
 namespace zerohop::encode {
 namespace {
 
-constexpr int kInfiniteGop = 1 << 30;  // X264_KEYINT_MAX_INFINITE
-
 void setOption(AVCodecContext* ctx, const char* key, const char* value) {
-  if (const int err = av_opt_set(ctx->priv_data, key, value, 0); err < 0) {
-    throwAv(Errc::kDevice, std::string("av_opt_set(") + key + "=" + value + ")", err,
-            "this libavcodec's libx264 wrapper does not take that option");
-  }
+  setPrivateOption(ctx, key, value, "libx264");
 }
-
-// The pixels stay the caller's: libavcodec takes a reference instead of a copy when the frame is
-// refcounted, and x264 copies the picture into its own frame inside x264_encoder_encode before
-// encode() returns. Nothing is freed when the last reference goes.
-void noFree(void*, std::uint8_t*) {}
 
 }  // namespace
 
 X264Encoder::X264Encoder(const EncoderConfig& config)
     : config_(config), levelIdc_(h264LevelIdc(config.width, config.height, config.fps, config.bitrateKbps)) {
   config_.preset = x264PresetFor(config);  // "auto": chosen by the macroblock rate
-  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
-  if (codec == nullptr) {
-    throw Error(
-        Errc::kUnavailable,
-        "avcodec_find_encoder_by_name(\"libx264\") found nothing: this FFmpeg was built without libx264; "
-        "install an FFmpeg with libx264 (Debian 12: libavcodec59 from the main archive)");
-  }
-  ctx_.reset(avcodec_alloc_context3(codec));
-  picture_.reset(av_frame_alloc());
-  packet_.reset(av_packet_alloc());
-  if (!ctx_ || !picture_ || !packet_)
-    throw Error(Errc::kDevice, "avcodec_alloc_context3/av_frame_alloc: out of memory");
-
+  SoftwareCodec sw = openSoftwareCodec("libx264", "libx264", config,
+                                       config.inputFormat == PixelFormat::kNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P);
+  const AVCodec* codec = sw.codec;
+  ctx_ = std::move(sw.ctx);
+  picture_ = std::move(sw.picture);
+  packet_ = std::move(sw.packet);
   AVCodecContext* c = ctx_.get();
-  c->width = static_cast<int>(config.width);
-  c->height = static_cast<int>(config.height);
-  c->pix_fmt = config.inputFormat == PixelFormat::kNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P;
-  c->framerate = av_d2q(config.fps, 1001000);
-  c->time_base = av_inv_q(c->framerate);
-  c->gop_size =
-      config.keyframeIntervalFrames == 0 ? kInfiniteGop : static_cast<int>(config.keyframeIntervalFrames);
-  c->max_b_frames = 0;
-  c->thread_count = config.threads;
   c->level = levelIdc_;
   c->flags &= ~AV_CODEC_FLAG_GLOBAL_HEADER;  // parameter sets in band
-  c->color_range = config.color.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
-  c->colorspace = config.color.matrix == ColorMatrix::kBt709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M;
   applyBitrate(config.bitrateKbps);
 
   setOption(c, "preset", config_.preset.c_str());
@@ -120,46 +92,12 @@ std::string X264Encoder::name() const {
          " kb/s)";
 }
 
-void X264Encoder::checkFrame(const Frame& frame) const {
-  if (frame.memory == MemoryKind::kDevice) {
-    throw Error(Errc::kInvalidArgument,
-                "x264 encodes host frames; this frame is in GPU memory (use nvenc or copy it)");
-  }
-  if (frame.format != config_.inputFormat || frame.width != config_.width || frame.height != config_.height) {
-    throw Error(Errc::kInvalidArgument,
-                "encoder was opened for " + std::string(formatName(config_.inputFormat)) + " " +
-                    std::to_string(config_.width) + "x" + std::to_string(config_.height) + " but got " +
-                    std::string(formatName(frame.format)) + " " + std::to_string(frame.width) + "x" +
-                    std::to_string(frame.height) + "; convert or scale the frame, or open a new encoder");
-  }
-  const std::uint32_t planes = planeCount(frame.format);
-  for (std::uint32_t i = 0; i < planes; ++i) {
-    const std::uint32_t row = i == 0 || frame.format == PixelFormat::kNV12 ? frame.width : frame.width / 2;
-    if (frame.data[i] == nullptr || frame.pitch[i] < row) {
-      throw Error(Errc::kInvalidArgument, "frame plane " + std::to_string(i) + " has no memory or a pitch (" +
-                                              std::to_string(frame.pitch[i]) + ") shorter than a row");
-    }
-  }
-}
-
 EncodedUnitPtr X264Encoder::encode(const Frame& frame, bool forceKeyframe) {
-  checkFrame(frame);
+  checkHostFrame(frame, config_, "x264");
   AVFrame* pic = picture_.get();
-  pic->format = ctx_->pix_fmt;
-  pic->width = ctx_->width;
-  pic->height = ctx_->height;
-  for (std::uint32_t i = 0; i < planeCount(frame.format); ++i) {
-    pic->data[i] = frame.data[i];
-    pic->linesize[i] = static_cast<int>(frame.pitch[i]);
-  }
-  pic->buf[0] = av_buffer_create(frame.data[0], 1, noFree, nullptr, AV_BUFFER_FLAG_READONLY);
-  if (pic->buf[0] == nullptr) throw Error(Errc::kDevice, "av_buffer_create: out of memory");
-  pic->pts = nextPts_++;
-  pic->pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
-  pic->color_range = ctx_->color_range;
-  pic->colorspace = ctx_->colorspace;
-
-  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", config_.width, config_.height, stats_);
+  wrapHostFrame(pic, frame, ctx_.get(), nextPts_++, forceKeyframe);
+  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", PixelFormat::kH264, config_.width,
+                        config_.height, stats_);
 }
 
 }  // namespace zerohop::encode

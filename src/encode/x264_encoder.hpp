@@ -26,7 +26,6 @@ class X264Encoder final : public VideoEncoder {
 
  private:
   void applyBitrate(std::uint32_t kbps) noexcept;
-  void checkFrame(const Frame& frame) const;
 
   EncoderConfig config_;
   int levelIdc_ = 31;

@@ -29,6 +29,7 @@ bool EncodeProcessor::requestKeyframe() {
 
 EncodedUnitPtr EncodeProcessor::process(FrameLease& in) {
   const bool idr = std::exchange(forceKeyframe_, false);
+  last_.reset();
   if (framesShare_) {
     // Converts straight into a slot of the share ring, publishes it, then encodes from the same slot:
     // this thread is the ring's only writer and does not acquire the next slot before this encode is
@@ -38,14 +39,21 @@ EncodedUnitPtr EncodeProcessor::process(FrameLease& in) {
     converter_->convert(in.frame(), frame);
     in.reset();  // the source buffer goes back as soon as its pixels are converted
     framesShare_->commit(std::move(slot), frame);
-    return encoder_->encode(frame, idr);
+    auto unit = encoder_->encode(frame, idr);
+    last_ = frame;
+    return unit;
   }
   auto out = converted_->tryAcquire();
-  // Cannot happen with one encode thread; thrown so the pipeline drops and counts the frame.
+  // Cannot happen with one encode thread (at most the last frame's slot is held); thrown so the
+  // pipeline drops and counts the frame.
   if (!out) throw Error(Errc::kInternal, "no free conversion buffer");
+  lastLease_.reset();
   converter_->convert(in.frame(), out->frame());
   in.reset();
-  return encoder_->encode(out->frame(), idr);
+  auto unit = encoder_->encode(out->frame(), idr);
+  last_ = out->frame();
+  lastLease_ = std::move(out);
+  return unit;
 }
 
 }  // namespace zerohop

@@ -1,7 +1,8 @@
 #pragma once
 // The CPU data path: each source frame (raw YUV or MJPEG) is converted to I420 (libyuv / libjpeg-turbo)
 // and encoded (x264). With a frame share it converts straight into a slot of the share ring (no extra
-// copy), publishes it and encodes from that slot.
+// copy), publishes it and encodes from that slot. The frame stays readable until the next frame, for the
+// VP8 encode (lastHostFrame()).
 // Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
 
 #include <optional>
@@ -20,6 +21,8 @@ class EncodeProcessor final : public FrameProcessor {
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
   std::string encoderName() const override { return encoderName_; }
+  const Frame* lastHostFrame() const override { return last_ ? &*last_ : nullptr; }
+  std::string vp8Unavailable() const override { return {}; }
 
  private:
   std::unique_ptr<FrameConverter> converter_;
@@ -27,6 +30,11 @@ class EncodeProcessor final : public FrameProcessor {
   std::unique_ptr<VideoEncoder> encoder_;
   std::string encoderName_;
   Publisher* framesShare_;  // borrowed; may be null
+  // The frame the last process() encoded, kept for the VP8 encode: a converted_ slot (held by
+  // lastLease_ until the next process()) or the share slot just committed (this thread, the ring's only
+  // writer, acquires no slot before the next process(), so it stays as written).
+  std::optional<FrameLease> lastLease_;
+  std::optional<Frame> last_;
   bool forceKeyframe_ = false;
 };
 

@@ -37,6 +37,13 @@ class FrameProcessor {
   virtual bool requestKeyframe() = 0;
   /// What produces the access units, for /stats and the log: "libx264 (...)", "passthrough (...)".
   virtual std::string encoderName() const = 0;
+
+  /// The host I420 frame the last process() encoded, for the VP8 encode (Vp8Encode) to take the same
+  /// picture: valid until the next process() or the processor's end; null when there was none.
+  virtual const Frame* lastHostFrame() const { return nullptr; }
+  /// "" when this path can feed the VP8 encode (lastHostFrame()), else why not, in words a viewer's
+  /// 422 and the log carry.
+  virtual std::string vp8Unavailable() const = 0;
 };
 
 /// Builds the data path for `source`: an H.264 camera is passed through; otherwise `gpu` (from

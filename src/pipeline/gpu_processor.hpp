@@ -26,6 +26,10 @@ class GpuProcessor final : public FrameProcessor {
   bool requestKeyframe() override;
   std::string encoderName() const override { return encoderName_; }
   std::string describe() const { return path_->describe(); }
+  /// The GPU path does not feed the VP8 encode yet (it would need a host I420 copy of each frame).
+  std::string vp8Unavailable() const override {
+    return "the GPU data path does not feed the VP8 encode yet; serve with --gpu off for viewers without H.264";
+  }
 
  private:
   std::unique_ptr<GpuFramePath> path_;

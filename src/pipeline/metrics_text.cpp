@@ -101,6 +101,11 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
          [&](L l, S s, C) { os << "zerohop_keyframes_forced_total" << braces(l) << ' ' << s.keyframesForced << '\n'; });
   family(os, cams, "zerohop_viewers", "gauge", "WebRTC viewers connected now.",
          [&](L l, S s, C) { os << "zerohop_viewers" << braces(l) << ' ' << s.viewers << '\n'; });
+  family(os, cams, "zerohop_vp8_encode_running", "gauge",
+         "1 while the VP8 encode runs (a viewer whose offer has no usable H.264 watches), else 0.",
+         [&](L l, S s, C) { os << "zerohop_vp8_encode_running" << braces(l) << ' ' << (s.vp8.running ? 1 : 0) << '\n'; });
+  family(os, cams, "zerohop_vp8_frames_total", "counter", "Frames the VP8 encode took, over every run.",
+         [&](L l, S s, C) { os << "zerohop_vp8_frames_total" << braces(l) << ' ' << s.vp8.encoder.framesIn << '\n'; });
   family(os, cams, "zerohop_share_readers", "gauge", "Processes reading the frame share now.",
          [&](L l, S s, C) { os << "zerohop_share_readers" << braces(l) << ' ' << s.shareReaders << '\n'; });
   family(os, cams, "zerohop_fps", "gauge", "Frames per second over the last window.",

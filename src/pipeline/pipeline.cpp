@@ -10,7 +10,9 @@
 #include "frame_processor.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
+#include "source_encoder_config.hpp"
 #include "unit_share_sink.hpp"
+#include "vp8_encode.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -65,6 +67,17 @@ class Pipeline::Impl {
     processor_ = makeFrameProcessor(config_, *source_, framesShare_.get(), gpu);
     encoderName_ = processor_->encoderName();
     dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
+    vp8Unavailable_ = processor_->vp8Unavailable();
+    // VP8 units go only to the sinks that want them, from the VP8 thread; sinks_ is fixed from start()
+    // to stop(), and stop() ends that thread before it takes the sinks out.
+    if (vp8Unavailable_.empty()) {
+      vp8_ = std::make_unique<Vp8Encode>(encoderConfigFor(config_.encoder, info_, PixelFormat::kI420),
+                                         [this](const EncodedUnitPtr& unit) {
+                                           for (const auto& sink : sinks_) {
+                                             if (sink->wantsCodec(PixelFormat::kVP8)) sink->deliver(unit);
+                                           }
+                                         });
+    }
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     if (server_) {
@@ -112,6 +125,7 @@ class Pipeline::Impl {
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
       sink->setKeyframeRequester([this] { keyframeRequested_.store(true); });
+      sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
     }
     startNs_ = monotonicNs();
     running_ = true;
@@ -124,6 +138,7 @@ class Pipeline::Impl {
     queue_.close();
     if (captureThread_.joinable()) captureThread_.join();
     if (encodeThread_.joinable()) encodeThread_.join();
+    if (vp8_) vp8_->stop();  // its thread delivers to the sinks: ended before they go
     // Ends every WebRTC session and output before the processor and source go away. Taken out under
     // serverMutex_ and destroyed outside it: an HTTP thread may be in statsJson() (status() reads
     // server_) until the server has joined it.
@@ -161,6 +176,11 @@ class Pipeline::Impl {
     s.sourceDescription = info_.description;
     s.encoderName = encoderName_;
     s.dataPath = dataPath_;
+    if (vp8_) {
+      s.vp8 = vp8_->status();
+    } else {
+      s.vp8.unavailableReason = vp8Unavailable_;
+    }
     return s;
   }
 
@@ -202,6 +222,7 @@ class Pipeline::Impl {
     keyframeRequested_.store(false);
     lastForcedKeyframeNs_ = now;
     if (processor_->requestKeyframe()) ++keyframesForced_;
+    vp8Keyframe_ = true;  // the viewer that asked may be a VP8 one: its encode (if running) forces one too
   }
 
   void encodeLoop() {
@@ -211,6 +232,7 @@ class Pipeline::Impl {
       try {
         forwardKeyframeRequest(monotonicNs());
         send(processor_->process(*in));
+        if (vp8_) sendVp8();
       } catch (const Error& e) {
         // A bad frame (corrupt JPEG...) fails alone; the next one is processed.
         log::warn("frame ", in->frame().sequence, " dropped: ", e.what());
@@ -227,6 +249,13 @@ class Pipeline::Impl {
     stats_.record(times);
   }
 
+  // Hands the frame the H.264 encode just took to the VP8 encode, while a sink wants VP8.
+  void sendVp8() {
+    bool wanted = false;
+    for (const auto& sink : sinks_) wanted = wanted || sink->wantsCodec(PixelFormat::kVP8);
+    vp8_->offer(processor_->lastHostFrame(), wanted, std::exchange(vp8Keyframe_, false));
+  }
+
   PipelineConfig config_;
   // The unit sinks, the WHEP server first; fixed from start() until stop() (the encode thread reads
   // it unlocked); taken out under serverMutex_ in stop().
@@ -241,6 +270,9 @@ class Pipeline::Impl {
   std::unique_ptr<FrameProcessor> processor_;  // borrows source_ and framesShare_: declared after them
   std::string encoderName_;
   std::string dataPath_ = "cpu";  // "cpu", "gpu" or "passthrough", for /stats and /metrics
+  std::string vp8Unavailable_;    // "" when this path can make VP8 (then vp8_ is set)
+  std::unique_ptr<Vp8Encode> vp8_;  // fed by the encode thread; status() reads its status()
+  bool vp8Keyframe_ = false;      // encode thread only
   BoundedQueue<FrameLease> queue_;
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};

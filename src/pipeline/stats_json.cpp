@@ -29,8 +29,31 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"first_frame_ms", orNull(v.firstFrameMs)},
                               {"twcc_packets_received", v.twccPacketsReceived < 0 ? nlohmann::json(nullptr)
                                                                                   : nlohmann::json(v.twccPacketsReceived)},
-                              {"twcc_loss_pct", orNull(v.twccLossPercent)}});
+                              {"twcc_loss_pct", orNull(v.twccLossPercent)},
+                              {"codec", v.codec}});
   }
+  nlohmann::json vp8Stages = nlohmann::json::object();
+  for (std::size_t i = 1; i < kStageCount; ++i) {
+    if (s.vp8.latency.stage[i].samples == 0) continue;
+    vp8Stages[stageName(static_cast<Stage>(i))] = percentilesJson(s.vp8.latency.stage[i]);
+  }
+  const double vp8Frames = static_cast<double>(s.vp8.encoder.framesIn);
+  nlohmann::json vp8 = {
+      {"available", s.vp8.available},
+      {"running", s.vp8.running},
+      {"encoder", s.vp8.encoderName},
+      {"starts", s.vp8.starts},
+      {"frames", s.vp8.encoder.framesIn},
+      {"units", s.vp8.encoder.unitsOut},
+      {"keyframes", s.vp8.encoder.keyframes},
+      {"bytes", s.vp8.encoder.bytesOut},
+      {"fps", s.vp8.latency.fps},
+      {"encode_cpu_ms_mean", vp8Frames > 0 ? nlohmann::json(s.vp8.encodeCpuNs / 1e6 / vp8Frames) : nlohmann::json(nullptr)},
+      {"encode_wall_ms_mean", vp8Frames > 0 ? nlohmann::json(s.vp8.encodeWallNs / 1e6 / vp8Frames) : nlohmann::json(nullptr)},
+      {"stages", vp8Stages},
+      {"total", percentilesJson(s.vp8.latency.total)},
+  };
+  if (!s.vp8.available) vp8["unavailable"] = s.vp8.unavailableReason;
   nlohmann::json doc = {
       {"source", ctx.source},
       {"encoder", ctx.encoder},
@@ -47,11 +70,15 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"share_readers", s.shareReaders},
       {"stages", stages},
       {"total", percentilesJson(s.latency.total)},
+      {"vp8", vp8},
       {"uptime_s", s.uptimeSeconds},
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
       {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
                                "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
-                               "over the last window"},
+                               "over the last window; codec: H264, or VP8 when its offer had no usable H.264"},
+      {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
+                   "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
+                   "that precede it"},
   };
   return doc;
 }

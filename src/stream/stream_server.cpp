@@ -196,6 +196,31 @@ void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr
   }
 }
 
+bool StreamServer::Impl::wantsCodec(const std::string& stream, PixelFormat codec) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, s] : sessions_) {
+    if (!s || s->codec() != codec) continue;
+    const auto it = sessionStream_.find(id);
+    if (it != sessionStream_.end() && it->second == stream) return true;
+  }
+  return false;
+}
+
+void StreamServer::Impl::setCodecAvailability(const std::string& stream, PixelFormat codec, std::string whyNot) {
+  if (codec != PixelFormat::kVP8) return;  // H.264 is always sent; nothing else is known here
+  std::lock_guard lock(handlerMutex_);
+  stream::SendableCodecs& s = sendable_[stream];
+  s.vp8 = whyNot.empty();
+  s.vp8WhyNot = std::move(whyNot);
+}
+
+stream::SendableCodecs StreamServer::Impl::sendable(const std::string& stream) const {
+  std::lock_guard lock(handlerMutex_);
+  const auto it = sendable_.find(stream);
+  if (it != sendable_.end()) return it->second;
+  return stream::SendableCodecs{false, "this stream is fed H.264 only (VP8 is made by a zerohop pipeline on the CPU path)"};
+}
+
 std::size_t StreamServer::Impl::viewerCount() const {
   std::lock_guard lock(mutex_);
   return sessions_.size();
@@ -240,6 +265,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
     t.connected = s->connected();
     t.connectMs = sinceCreated(*s, s->connectedNs());
     t.firstFrameMs = sinceCreated(*s, s->firstPacketNs());
+    t.codec = s->codec() == PixelFormat::kVP8 ? "VP8" : "H264";
     if (const auto feedback = s->transportFeedback()) {
       t.twccPacketsReceived = static_cast<int>(feedback->packetsReceived);
       t.twccLossPercent = feedback->lossPercent;
@@ -324,6 +350,11 @@ void StreamServer::setMetricsProvider(std::function<std::string()> text) {
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }
+bool StreamServer::wantsCodec(PixelFormat codec) const { return impl_->wantsCodec({}, codec); }
+void StreamServer::setCodecAvailability(PixelFormat codec, std::string whyNot) {
+  impl_->setCodecAvailability({}, codec, std::move(whyNot));
+}
+
 std::vector<ViewerStats> StreamServer::viewerStats() const {
   return impl_->viewerStats();
 }

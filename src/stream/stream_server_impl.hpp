@@ -83,6 +83,11 @@ class StreamServer::Impl {
   /// Called from GStreamer threads: destroys the session later, on the loop thread.
   void endSessionLater(const std::string& id, const std::string& reason);
   void requestKeyframe(const std::string& stream);
+  /// True while a session of `stream` receives `codec`.
+  bool wantsCodec(const std::string& stream, PixelFormat codec) const;
+  void setCodecAvailability(const std::string& stream, PixelFormat codec, std::string whyNot);
+  /// What `stream` can send besides H.264 (VP8 once its pipeline said so).
+  stream::SendableCodecs sendable(const std::string& stream) const;
   void reapStaleSessions();
 
   StreamConfig config_;
@@ -101,6 +106,7 @@ class StreamServer::Impl {
   std::function<std::string()> statsProvider_;
   std::function<std::string()> metricsProvider_;
   std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
+  std::map<std::string, stream::SendableCodecs> sendable_;  // per stream; guarded by handlerMutex_
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
   std::unique_ptr<stream::DeadlineHttpServer> http_;

@@ -112,7 +112,7 @@ struct ViewerSession::Waiter {
   static void destroy(gpointer data) { delete static_cast<Ref*>(data); }
 };
 
-ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events,
+ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIce, Events events,
                              const SessionIce& iceServers, SendOptions send)
     : id_(std::move(id)), choice_(std::move(choice)), createdNs_(monotonicNs()), events_(std::move(events)) {
   ensureGstInit();
@@ -120,7 +120,8 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
       GST_ELEMENT(gst_object_ref_sink(gst_pipeline_new(("zerohop-viewer-" + id_.substr(0, 8)).c_str()))));
   GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
   gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
-  GstElement* pay = makeElement("rtph264pay", "gstreamer1.0-plugins-good");
+  const bool vp8 = choice_.codec == PixelFormat::kVP8;
+  GstElement* pay = makeElement(vp8 ? "rtpvp8pay" : "rtph264pay", "gstreamer1.0-plugins-good");
   gst_bin_add(GST_BIN(pipeline_.get()), pay);
   GstElement* webrtc = makeElement("webrtcbin", "gstreamer1.0-plugins-bad and gstreamer1.0-nice");
   gst_bin_add(GST_BIN(pipeline_.get()), webrtc);
@@ -132,16 +133,21 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
   gst_pipeline_use_clock(GST_PIPELINE(pipeline_.get()), clock);
   gst_object_unref(clock);
 
-  GstCapsPtr srcCaps(gst_caps_from_string("video/x-h264,stream-format=byte-stream,alignment=au"));
+  GstCapsPtr srcCaps(gst_caps_from_string(vp8 ? "video/x-vp8" : "video/x-h264,stream-format=byte-stream,alignment=au"));
   g_object_set(appsrc, "caps", srcCaps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp",
                FALSE, "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
   // A fixed SSRC known before any media flows, so the answer's a=ssrc / a=ssrc-group:FID lines name
   // the stream the viewer will receive (webrtcbin takes it from the codec preferences below).
   const guint ssrc = processSsrc();
   ssrc_ = ssrc;
-  g_object_set(pay, "pt", static_cast<guint>(choice_.payloadType), "config-interval", -1, "ssrc", ssrc,
-               nullptr);
-  gst_util_set_object_arg(G_OBJECT(pay), "aggregate-mode", "zero-latency");
+  g_object_set(pay, "pt", static_cast<guint>(choice_.payloadType), "ssrc", ssrc, nullptr);
+  if (vp8) {
+    // The 15-bit PictureID (RFC 7741 §4.2) that browsers' VP8 receivers use to tell lost frames apart.
+    gst_util_set_object_arg(G_OBJECT(pay), "picture-id-mode", "15-bit");
+  } else {
+    g_object_set(pay, "config-interval", -1, nullptr);
+    gst_util_set_object_arg(G_OBJECT(pay), "aggregate-mode", "zero-latency");
+  }
   gst_util_set_object_arg(G_OBJECT(webrtc), "bundle-policy", "max-bundle");
   // STUN/TURN (serve --ice-server; ice_servers.hpp). The URLs carry credentials: never logged.
   stunOrTurn_ = !iceServers.stunServer.empty() || !iceServers.turnServers.empty();
@@ -159,13 +165,13 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
   }
 
   if (!gst_element_link(appsrc, pay)) {
-    throw Error(Errc::kInternal, "gst_element_link(appsrc, rtph264pay) failed");
+    throw Error(Errc::kInternal, std::string("gst_element_link(appsrc, ") + (vp8 ? "rtpvp8pay" : "rtph264pay") + ") failed");
   }
 
   GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc, "sink_%u"));
   GstPtr<GstPad> paySrc(gst_element_get_static_pad(pay, "src"));
   if (!sinkPad || gst_pad_link(paySrc.get(), sinkPad.get()) != GST_PAD_LINK_OK) {
-    throw Error(Errc::kInternal, "gst_pad_link(rtph264pay:src, webrtcbin:sink_%u) failed");
+    throw Error(Errc::kInternal, "gst_pad_link(payloader:src, webrtcbin:sink_%u) failed");
   }
   gst_pad_add_probe(paySrc.get(), GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, answerRtpCapsQuery, nullptr, nullptr);
   GstWebRTCRTPTransceiver* rawTrans = nullptr;
@@ -173,11 +179,14 @@ ViewerSession::ViewerSession(std::string id, H264Choice choice, bool loopbackIce
   GstPtr<GstWebRTCRTPTransceiver> trans(rawTrans);
   if (!trans) throw Error(Errc::kInternal, "webrtcbin sink pad has no transceiver");
   GstCapsPtr prefs(gst_caps_new_simple(
-      "application/x-rtp", "media", G_TYPE_STRING, "video", "encoding-name", G_TYPE_STRING, "H264",
-      "clock-rate", G_TYPE_INT, 90000, "payload", G_TYPE_INT, choice_.payloadType, "packetization-mode",
-      G_TYPE_STRING, "1", "profile-level-id", G_TYPE_STRING, choice_.profileLevelId.c_str(), "rtcp-fb-nack",
+      "application/x-rtp", "media", G_TYPE_STRING, "video", "encoding-name", G_TYPE_STRING, vp8 ? "VP8" : "H264",
+      "clock-rate", G_TYPE_INT, 90000, "payload", G_TYPE_INT, choice_.payloadType, "rtcp-fb-nack",
       G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE,
       "ssrc", G_TYPE_UINT, ssrc, nullptr));
+  if (!vp8) {
+    gst_caps_set_simple(prefs.get(), "packetization-mode", G_TYPE_STRING, "1", "profile-level-id", G_TYPE_STRING,
+                        choice_.profileLevelId.c_str(), nullptr);
+  }
   // The header extensions: an extmap-<id> field in the preferences is what puts a=extmap:<id> <uri> in
   // the answer (webrtcbin keeps what both the offer and the preferences have, so the offer's id is
   // used); the payloader writes them.
@@ -406,7 +415,7 @@ void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milli
 }
 
 void ViewerSession::push(const EncodedUnitPtr& unit) {
-  if (!connected_.load() || !unit || unit->bytes.empty()) return;
+  if (!connected_.load() || !unit || unit->bytes.empty() || unit->codec != choice_.codec) return;
   if (feed_->push(unit)) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
     requestKeyframe();

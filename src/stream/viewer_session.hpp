@@ -1,5 +1,5 @@
 #pragma once
-// One WHEP viewer: its own GStreamer pipeline appsrc -> rtph264pay -> webrtcbin.
+// One WHEP viewer: its own GStreamer pipeline appsrc -> rtph264pay (or rtpvp8pay) -> webrtcbin.
 //
 // One pipeline per viewer (not a tee): a viewer that stalls or fails is torn down alone, and each
 // viewer's gating (nothing until a keyframe) and queue are its own. The encoded bytes are not copied:
@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "stream/gst_handles.hpp"
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_extension_payloads.hpp"
 #include "zerohop/encoded_unit.hpp"
@@ -60,7 +60,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   };
 
   /// What the sender writes besides the video: the RTP header extensions the offer has and we send
-  /// (H264Choice::extensions: playout-delay with these bounds, abs-capture-time, transport-wide-cc).
+  /// (VideoChoice::extensions: playout-delay with these bounds, abs-capture-time, transport-wide-cc).
   struct SendOptions {
     PlayoutDelay playoutDelay;  ///< 0/0: render each frame as soon as it is decoded
   };
@@ -79,7 +79,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// extensions' settings.
   /// Throws Error(kUnavailable) when an element is missing or the pipeline does not start,
   /// Error(kInvalidArgument) when webrtcbin refuses a TURN server.
-  ViewerSession(std::string id, H264Choice choice, bool loopbackIce, Events events, const SessionIce& ice = {},
+  ViewerSession(std::string id, VideoChoice choice, bool loopbackIce, Events events, const SessionIce& ice = {},
                 SendOptions send = {});
   ~ViewerSession();
   ViewerSession(const ViewerSession&) = delete;
@@ -104,6 +104,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   void push(const EncodedUnitPtr& unit);
 
   const std::string& id() const { return id_; }
+  /// What this viewer receives (VideoChoice::codec): kH264 or kVP8; push() takes units of it only.
+  PixelFormat codec() const { return choice_.codec; }
   bool connected() const { return connected_.load(); }
   /// CLOCK_MONOTONIC ns when the session was created (for a WHEP viewer: when its POST was taken).
   std::int64_t createdNs() const { return createdNs_; }
@@ -154,7 +156,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   void recalculateLatency();
 
   const std::string id_;
-  const H264Choice choice_;
+  const VideoChoice choice_;
   const std::int64_t createdNs_;
   Events events_;
 

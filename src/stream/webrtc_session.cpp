@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "stream/glib_loop_thread.hpp"
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 #include "stream/viewer_session.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -34,7 +34,7 @@ struct WebRtcSession::Impl {
 
 WebRtcSession::WebRtcSession(const std::string& offerSdp, WebRtcSessionOptions options)
     : impl_(std::make_unique<Impl>()) {
-  const stream::H264Choice choice = stream::chooseH264(offerSdp);
+  const stream::VideoChoice choice = stream::chooseH264(offerSdp);
   impl_->onEnded = std::move(options.onEnded);
   impl_->id = "session-" + std::to_string(monotonicNs());
   Impl* impl = impl_.get();

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 #include "stream/stream_server_impl.hpp"
 #include "stream/web_assets.hpp"
 #include "zerohop/error.hpp"
@@ -53,7 +53,7 @@ int statusFor(Errc code) {
     case Errc::kProtocol:
       return 400;
     case Errc::kUnsupported:
-      // A well-formed offer we cannot serve (no usable H.264): 422 Unprocessable Content (RFC 9110
+      // A well-formed offer we cannot serve (no usable H.264, and no VP8 or none here): 422 Unprocessable Content (RFC 9110
       // §15.5.21). Not 406: in WHEP (draft-ietf-wish-whep-03 §4.2) 406 carries the server's SDP
       // counter-offer, and a player would try to answer our text as SDP.
       return 422;
@@ -236,9 +236,9 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
           "POST /whep takes an SDP offer with Content-Type: application/sdp (got \"" + contentType + "\")");
     return;
   }
-  stream::H264Choice choice;
+  stream::VideoChoice choice;
   try {
-    choice = stream::chooseH264(req.body);
+    choice = stream::chooseVideo(req.body, sendable(stream));
   } catch (const Error& e) {
     const int status = statusFor(e.code());
     log::warn("stream: POST /whep from ", req.remote_addr, " refused (", status, "): ", e.what());
@@ -327,8 +327,13 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     // would change it): this server never restarts ICE, so the session id names it for good.
     res.set_header("ETag", "\"" + id + "\"");
     res.set_content(answer, "application/sdp");
-    log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (H.264 pt ", choice.payloadType, ", ",
-              choice.profileLevelId, ")");
+    if (choice.codec == PixelFormat::kVP8) {
+      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (VP8 pt ",
+                choice.payloadType, ": its offer has no usable H.264)");
+    } else {
+      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (H.264 pt ",
+                choice.payloadType, ", ", choice.profileLevelId, ")");
+    }
   } catch (const Error& e) {
     release();
     log::warn("stream: POST /whep refused: ", e.what());

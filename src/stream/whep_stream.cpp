@@ -32,6 +32,10 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
            "/whep/" + name_;
   }
   std::size_t viewerCount() const override { return server_.viewerCount(name_); }
+  bool wantsCodec(PixelFormat codec) const override { return server_.wantsCodec(name_, codec); }
+  void setCodecAvailability(PixelFormat codec, std::string whyNot) override {
+    server_.setCodecAvailability(name_, codec, std::move(whyNot));
+  }
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&name_); }
   const std::string& name() const override { return name_; }
 

@@ -121,7 +121,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   events.post = [this](std::function<void()> task) { loop_.post(std::move(task)); };
 
   // The offer's H.264: Constrained Baseline, packetization-mode 1, what the encoder produces.
-  H264Choice choice;
+  VideoChoice choice;
   choice.mediaIndex = 0;
   choice.payloadType = 96;
   choice.profileLevelId = "42e01f";

@@ -93,8 +93,8 @@ TEST(EncoderConfig, BadValuesGiveClearErrors) {
 
 TEST(EncoderConfig, UnknownEncoderNamesTheChoices) {
   EncoderConfig c;
-  c.encoder = "vp8";
-  expectConfigError(c, Errc::kInvalidArgument, "unknown encoder 'vp8'");
+  c.encoder = "vp9";
+  expectConfigError(c, Errc::kInvalidArgument, "unknown encoder 'vp9'; choose x264, nvenc or auto (or vp8)");
 }
 
 TEST(EncoderConfig, NvencWhereItIsMissingNamesTheFix) {

@@ -1,6 +1,7 @@
 #pragma once
-// Test helper: libavcodec's own H.264 decoder (the reference the encoder is checked against) and
-// a minimal SPS reader. Low-delay mode: one access unit in, one picture out.
+// Test helper: libavcodec's own H.264 decoder (the reference the encoder is checked against; or its
+// native VP8 decoder, for the VP8 encoder) and a minimal SPS reader. Low-delay mode: one access unit
+// in, one picture out.
 // Thread-safety: thread-bound test helper.
 
 #include <stdexcept>
@@ -16,13 +17,14 @@ namespace zerohop::testing {
 
 class H264TestDecoder {
  public:
-  H264TestDecoder() {
-    const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_H264);
-    if (!codec) throw std::runtime_error("no H.264 decoder in libavcodec");
+  explicit H264TestDecoder(AVCodecID id = AV_CODEC_ID_H264) {
+    const AVCodec* codec = avcodec_find_decoder(id);
+    if (!codec) throw std::runtime_error(std::string("no ") + avcodec_get_name(id) + " decoder in libavcodec");
     ctx_.reset(avcodec_alloc_context3(codec));
     ctx_->flags |= AV_CODEC_FLAG_LOW_DELAY;
     ctx_->thread_count = 1;
-    if (avcodec_open2(ctx_.get(), codec, nullptr) < 0) throw std::runtime_error("avcodec_open2(h264)");
+    if (avcodec_open2(ctx_.get(), codec, nullptr) < 0)
+      throw std::runtime_error(std::string("avcodec_open2(") + avcodec_get_name(id) + ")");
     packet_.reset(av_packet_alloc());
   }
 

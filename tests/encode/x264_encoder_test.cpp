@@ -10,6 +10,7 @@
 
 #include "convert/test_image.hpp"
 #include "encode/annexb.hpp"
+#include "camera_frames.hpp"
 #include "h264_test_decoder.hpp"
 #include "zerohop/converter.hpp"
 #include "zerohop/encoder.hpp"
@@ -21,41 +22,11 @@ namespace zerohop {
 namespace {
 
 using testing::TestImage;
-
-// libx264 prints its settings and statistics at AV_LOG_INFO for every encoder; keep warnings only.
-const bool kQuietFfmpeg = [] {
-  av_log_set_level(AV_LOG_WARNING);
-  return true;
-}();
-
-constexpr std::uint32_t kW = 640, kH = 360;
-constexpr double kFps = 30;
-constexpr std::size_t kFrames = 150;
-
-/// kFrames consecutive test-camera frames converted to I420 and NV12, captured once per process.
-/// The camera runs at 120 frames/s only to keep the test short (its picture is a function of the
-/// frame number, not of time); the encoder is told 30 frames/s, which is what its rate control uses.
-struct CameraFrames {
-  std::vector<TestImage> i420, nv12;
-};
-
-const CameraFrames& cameraFrames() {
-  static const CameraFrames frames = [] {
-    CameraFrames f;
-    auto camera = openSource(parseSourceSpec("test:640x360@120"));
-    auto converter = makeCpuConverter();
-    while (f.i420.size() < kFrames) {
-      auto lease = camera->next(std::chrono::milliseconds(1000));
-      if (!lease) continue;
-      f.i420.emplace_back(PixelFormat::kI420, kW, kH, 32);
-      converter->convert(lease->frame(), f.i420.back().frame());
-      f.nv12.emplace_back(PixelFormat::kNV12, kW, kH);
-      converter->convert(lease->frame(), f.nv12.back().frame());
-    }
-    return f;
-  }();
-  return frames;
-}
+using testing::cameraFrames;
+using testing::kFps;
+using testing::kFrames;
+using testing::kH;
+using testing::kW;
 
 EncoderConfig config640(std::uint32_t kbps = 1500, std::uint32_t keyint = 30) {
   EncoderConfig c;

@@ -67,5 +67,51 @@ TEST(StatsJson, ListsEachViewersStartAndFeedback) {
     EXPECT_TRUE(b[key].is_null()) << key << ": " << b[key];
 }
 
+// The codec each viewer gets, and the VP8 encode's own counters: CPU per frame from its totals, its
+// stages; why it is unavailable when it is.
+TEST(StatsJson, ShowsEachViewersCodecAndTheVp8Encode) {
+  PipelineStatus s;
+  ViewerStats h264, vp8;
+  h264.id = "00000001";
+  vp8.id = "00000002";
+  vp8.codec = "VP8";
+  s.viewerStats = {h264, vp8};
+  s.vp8.available = true;
+  s.vp8.running = true;
+  s.vp8.encoderName = "libvpx VP8 (realtime, cpu-used 8, CBR 2500 kb/s)";
+  s.vp8.starts = 1;
+  s.vp8.encoder.framesIn = 100;
+  s.vp8.encoder.keyframes = 2;
+  s.vp8.encodeCpuNs = 1'000'000'000;  // 10 ms a frame
+  s.vp8.encodeWallNs = 1'200'000'000;
+  LatencyStats stats;
+  StageTimes t;
+  t.mark(Stage::kCapture, 1'000'000'000LL);
+  t.mark(Stage::kEncode, t.at(Stage::kCapture) + 20'000'000);
+  t.mark(Stage::kSend, t.at(Stage::kEncode) + 1'000'000);
+  stats.record(t);
+  s.vp8.latency = stats.snapshot();
+  auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
+  EXPECT_EQ(doc["viewer_sessions"][0]["codec"], "H264");
+  EXPECT_EQ(doc["viewer_sessions"][1]["codec"], "VP8");
+  const auto& v = doc["vp8"];
+  EXPECT_EQ(v["running"], true);
+  EXPECT_EQ(v["starts"], 1);
+  EXPECT_EQ(v["frames"], 100);
+  EXPECT_EQ(v["keyframes"], 2);
+  EXPECT_DOUBLE_EQ(v["encode_cpu_ms_mean"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(v["encode_wall_ms_mean"].get<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(v["stages"]["encode"]["p50_ms"].get<double>(), 20.0);
+  EXPECT_FALSE(v.contains("unavailable"));
+
+  PipelineStatus gpu;
+  gpu.vp8.unavailableReason = "the GPU data path does not feed the VP8 encode yet";
+  auto off = nlohmann::json::parse(renderStatsJson(gpu, StatsContext{"test pattern", "h264_nvenc", "gpu"}))["vp8"];
+  EXPECT_EQ(off["available"], false);
+  EXPECT_EQ(off["running"], false);
+  EXPECT_EQ(off["unavailable"], gpu.vp8.unavailableReason);
+  EXPECT_TRUE(off["encode_cpu_ms_mean"].is_null());
+}
+
 }  // namespace
 }  // namespace zerohop

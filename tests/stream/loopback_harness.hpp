@@ -49,14 +49,17 @@ inline bool haveElements(std::initializer_list<const char*> names, std::string& 
   return true;
 }
 
-// 320x240 Constrained Baseline AUs from GStreamer's own x264enc; a keyframe every 30 frames.
-inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames) {
+// 320x240 Constrained Baseline AUs from GStreamer's own x264enc (or, with kVP8, VP8 frames from
+// vp8enc); a keyframe every 30 frames.
+inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec = PixelFormat::kH264) {
+  const std::string encoder =
+      codec == PixelFormat::kVP8
+          ? "! vp8enc deadline=1 cpu-used=8 keyframe-max-dist=30 lag-in-frames=0 ! video/x-vp8 "
+          : "! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bframes=0 "
+            "! video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au ";
   const std::string desc =
       "videotestsrc pattern=ball num-buffers=" + std::to_string(frames) +
-      " ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 "
-      "! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bframes=0 "
-      "! video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au "
-      "! appsink name=out sync=false";
+      " ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 " + encoder + "! appsink name=out sync=false";
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
   if (!pipeline) {
@@ -72,6 +75,7 @@ inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames) {
     GstMapInfo map;
     if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
       auto u = std::make_shared<EncodedUnit>();
+      u->codec = codec;
       u->width = 320;
       u->height = 240;
       u->bytes.assign(map.data, map.data + map.size);
@@ -101,10 +105,12 @@ struct ReceivedExtensions {
 
 // A recvonly WebRTC peer that depayloads and parses what it receives and counts access units.
 // `offerExtensions`: it also offers playout-delay, abs-capture-time and transport-wide-cc (ids in
-// ReceivedExtensions) and reads them from every RTP packet it receives.
+// ReceivedExtensions) and reads them from every RTP packet it receives. `codec` kVP8: it offers VP8
+// only (as Firefox ESR without OpenH264 offers no H.264), and decodes what it receives with vp8dec
+// (decodedFrames, decodedWidth).
 class LoopbackViewer {
  public:
-  explicit LoopbackViewer(bool offerExtensions = false) {
+  explicit LoopbackViewer(bool offerExtensions = false, PixelFormat codec = PixelFormat::kH264) : codec_(codec) {
     pipeline_ = gst_pipeline_new("test-viewer");
     webrtc_ = gst_element_factory_make("webrtcbin", "recv");
     gst_bin_add(GST_BIN(pipeline_), webrtc_);
@@ -115,8 +121,10 @@ class LoopbackViewer {
     g_signal_emit_by_name(ice, "add-local-ip-address", "127.0.0.1", &added);
     gst_object_unref(ice);
     std::string capsText =
-        "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
-        "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true";
+        codec == PixelFormat::kVP8
+            ? "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,rtcp-fb-nack-pli=(boolean)true"
+            : "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
+              "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true";
     if (offerExtensions) {
       using R = ReceivedExtensions;
       capsText += ",rtcp-fb-transport-cc=(boolean)true,extmap-" + std::to_string(R::kPlayoutDelayId) + "=(string)" +
@@ -212,6 +220,8 @@ class LoopbackViewer {
   std::atomic<int> width{0};
   std::atomic<int> keyframes{0};
   std::atomic<bool> firstWasKeyframe{false};
+  std::atomic<int> decodedFrames{0};  // kVP8: pictures vp8dec produced
+  std::atomic<int> decodedWidth{0};
   std::string location;  // the WHEP session's Location, once connected
   std::string answerSdp;  // the WHEP answer it applied
 
@@ -226,8 +236,11 @@ class LoopbackViewer {
   static void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
     auto* self = LoopbackViewer::self(data);
     if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
-    GstElement* bin = gst_parse_bin_from_description("rtph264depay ! h264parse ! fakesink name=fs sync=false",
-                                                     TRUE, nullptr);
+    const bool vp8 = self->codec_ == PixelFormat::kVP8;
+    GstElement* bin = gst_parse_bin_from_description(
+        vp8 ? "rtpvp8depay ! identity name=fs ! vp8dec ! fakesink name=decoded sync=false"
+            : "rtph264depay ! h264parse ! fakesink name=fs sync=false",
+        TRUE, nullptr);
     gst_bin_add(GST_BIN(self->pipeline_), bin);
     gst_element_sync_state_with_parent(bin);
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, onRtp, self, nullptr);
@@ -240,6 +253,12 @@ class LoopbackViewer {
     gst_pad_add_probe(fsPad, GST_PAD_PROBE_TYPE_BUFFER, onUnit, self, nullptr);
     self->sinkPad_.store(fsPad);  // keeps the reference; released in close()
     gst_object_unref(fs);
+    if (GstElement* decoded = gst_bin_get_by_name(GST_BIN(bin), "decoded")) {
+      GstPad* decodedPad = gst_element_get_static_pad(decoded, "sink");
+      gst_pad_add_probe(decodedPad, GST_PAD_PROBE_TYPE_BUFFER, onDecoded, self, nullptr);
+      gst_object_unref(decodedPad);
+      gst_object_unref(decoded);
+    }
   }
   static GstPadProbeReturn onUnit(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
     auto* self = LoopbackViewer::self(data);
@@ -253,6 +272,19 @@ class LoopbackViewer {
     const bool key = !GST_BUFFER_FLAG_IS_SET(GST_PAD_PROBE_INFO_BUFFER(info), GST_BUFFER_FLAG_DELTA_UNIT);
     if (self->receivedUnits.fetch_add(1) == 0) self->firstWasKeyframe = key;
     if (key) ++self->keyframes;
+    return GST_PAD_PROBE_OK;
+  }
+
+  static GstPadProbeReturn onDecoded(GstPad* pad, GstPadProbeInfo*, gpointer data) {
+    auto* self = LoopbackViewer::self(data);
+    std::lock_guard lock(self->probeMutex_);  // see close()
+    if (GstCaps* caps = gst_pad_get_current_caps(pad)) {
+      int w = 0;
+      gst_structure_get_int(gst_caps_get_structure(caps, 0), "width", &w);
+      self->decodedWidth = w;
+      gst_caps_unref(caps);
+    }
+    ++self->decodedFrames;
     return GST_PAD_PROBE_OK;
   }
 
@@ -284,6 +316,7 @@ class LoopbackViewer {
     return GST_PAD_PROBE_OK;
   }
 
+  const PixelFormat codec_;
   GstElement* pipeline_ = nullptr;
   GstElement* webrtc_ = nullptr;
   ReceivedExtensions extensions_;  // under probeMutex_

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 #include "test_sdp.hpp"
 #include "zerohop/error.hpp"
 
@@ -106,7 +106,7 @@ TEST(AbsCaptureTimePayload, EightOrSixteenBytesBigEndian) {
 // The offer's a=extmap lines: the ones we send are kept with the offer's ids; the rest, and lines we
 // cannot use, are passed over without refusing the offer.
 TEST(H264OfferExtensions, ChromiumOfferKeepsOurExtensionsWithItsIds) {
-  const H264Choice c = chooseH264(test::chromiumOffer());
+  const VideoChoice c = chooseH264(test::chromiumOffer());
   // The captured offer has transport-cc at 4 and playout-delay at 5; abs-capture-time only when the page
   // asks for it (setHeaderExtensionsToNegotiate), so not here.
   EXPECT_EQ(c.extensions, (std::vector<RtpExtension>{{4, std::string(kTransportWideCcUri)},
@@ -120,7 +120,7 @@ TEST(H264OfferExtensions, UnusableExtmapLinesArePassedOver) {
       "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
       "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=42e01f\r\n";
   const std::string abs(kAbsCaptureTimeUri), delay(kPlayoutDelayUri), twcc(kTransportWideCcUri);
-  const H264Choice c = chooseH264(head +
+  const VideoChoice c = chooseH264(head +
                                   "a=extmap:15 " + abs + "\r\n"            // 15 is reserved
                                   "a=extmap:3/sendonly " + delay + "\r\n"  // the offerer would not receive it
                                   "a=extmap:x " + twcc + "\r\n"            // no id
@@ -130,7 +130,7 @@ TEST(H264OfferExtensions, UnusableExtmapLinesArePassedOver) {
                                   "a=extmap:2 " + twcc + "\r\n");          // id 2 named twice: neither
   EXPECT_EQ(c.extensions, (std::vector<RtpExtension>{{22, abs}}));
   EXPECT_FALSE(c.transportCcFeedback);
-  const H264Choice twice = chooseH264(head + "a=extmap:1 " + delay + "\r\na=extmap:2 " + delay + "\r\n" +
+  const VideoChoice twice = chooseH264(head + "a=extmap:1 " + delay + "\r\na=extmap:2 " + delay + "\r\n" +
                                       "a=rtcp-fb:* transport-cc\r\n");
   EXPECT_EQ(twice.extensions, (std::vector<RtpExtension>{{1, delay}})) << "a URI offered twice: the first";
   EXPECT_TRUE(twice.transportCcFeedback) << "a=rtcp-fb:* applies to every payload type";

@@ -1,9 +1,9 @@
 // zerohop-whep-receive: an independent WHEP viewer that proves video arrives, for end-to-end checks
 // (scripts/gpu-serve-check.sh runs it against `zerohop serve` from the bundle).
 //
-// It negotiates a recvonly H.264 session with a WHEP endpoint using GStreamer's webrtcbin (not
-// zerohop's stream code), depayloads and parses the access units (rtph264depay ! h264parse ! appsink),
-// decodes them with libavcodec, and reads the pixel timecode (include/zerohop/timecode.hpp) from each
+// It negotiates a recvonly H.264 session (--codec vp8: VP8 only, as Firefox ESR offers) with a WHEP
+// endpoint using GStreamer's webrtcbin (not zerohop's stream code), depayloads and parses the access
+// units (rtph264depay ! h264parse ! appsink; rtpvp8depay ! appsink), decodes them with libavcodec, and reads the pixel timecode (include/zerohop/timecode.hpp) from each
 // picture: capture -> decoded latency is CLOCK_REALTIME now minus the capture time the camera drew
 // into the frame, so it is meaningful when sender and receiver share a clock (the same machine).
 //
@@ -55,12 +55,13 @@ struct Options {
   std::string iceAddress = "127.0.0.1";
   int jitterBufferMs = 0;  // webrtcbin's rtpjitterbuffer latency
   std::string framesLog;   // optional: one CSV row per decoded picture
+  bool vp8 = false;        // --codec vp8: offer VP8 only
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: zerohop-whep-receive URL [--frames N] [--timeout S] [--ice-address IP] "
-               "[--jitter-buffer-ms MS] [--frames-log FILE]\n",
+               "[--jitter-buffer-ms MS] [--frames-log FILE] [--codec h264|vp8]\n",
                why);
   std::exit(2);
 }
@@ -83,6 +84,11 @@ Options parse(int argc, char** argv) {
       o.jitterBufferMs = std::atoi(value().c_str());
     else if (a == "--frames-log")
       o.framesLog = value();
+    else if (a == "--codec") {
+      const std::string c = value();
+      if (c != "h264" && c != "vp8") usage("--codec takes h264 or vp8");
+      o.vp8 = c == "vp8";
+    }
     else if (a.rfind("--", 0) == 0)
       usage(("unknown option " + a).c_str());
     else
@@ -114,29 +120,29 @@ struct GstDeleter {
 };
 using ElementPtr = std::unique_ptr<GstElement, GstDeleter>;
 
-// libavcodec's H.264 decoder in low-delay mode: one access unit in, one picture out.
-class H264Decoder {
+// libavcodec's H.264 (or VP8) decoder in low-delay mode: one access unit in, one picture out.
+class VideoDecoder {
  public:
-  H264Decoder() {
-    const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_H264);
-    if (!codec) throw std::runtime_error("avcodec_find_decoder(H264): not in this libavcodec");
+  explicit VideoDecoder(AVCodecID id) {
+    const AVCodec* codec = avcodec_find_decoder(id);
+    if (!codec) throw std::runtime_error(std::string("avcodec_find_decoder(") + avcodec_get_name(id) + "): not in this libavcodec");
     ctx_ = avcodec_alloc_context3(codec);
     if (!ctx_) throw std::runtime_error("avcodec_alloc_context3 failed");
     ctx_->flags |= AV_CODEC_FLAG_LOW_DELAY;
     ctx_->thread_count = 1;
     if (const int rc = avcodec_open2(ctx_, codec, nullptr); rc < 0)
-      throw std::runtime_error("avcodec_open2(h264): " + errorText(rc));
+      throw std::runtime_error(std::string("avcodec_open2(") + avcodec_get_name(id) + "): " + errorText(rc));
     packet_ = av_packet_alloc();
     picture_ = av_frame_alloc();
     if (!packet_ || !picture_) throw std::runtime_error("av_packet_alloc/av_frame_alloc failed");
   }
-  ~H264Decoder() {
+  ~VideoDecoder() {
     av_frame_free(&picture_);
     av_packet_free(&packet_);
     avcodec_free_context(&ctx_);
   }
-  H264Decoder(const H264Decoder&) = delete;
-  H264Decoder& operator=(const H264Decoder&) = delete;
+  VideoDecoder(const VideoDecoder&) = delete;
+  VideoDecoder& operator=(const VideoDecoder&) = delete;
 
   /// Decodes one access unit; calls `onPicture(const AVFrame&)` for each picture it yields. Returns the
   /// libavcodec error text of a packet it rejected, or "".
@@ -165,6 +171,22 @@ class H264Decoder {
   AVPacket* packet_ = nullptr;
   AVFrame* picture_ = nullptr;
 };
+
+// webrtcbin's pad-added for VP8: depayload into frames, hand them to the appsink.
+void onVp8PadAdded(GstElement*, GstPad* pad, gpointer data) {
+  if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
+  auto* sink = static_cast<GstElement*>(data);
+  GstElement* pipeline = GST_ELEMENT(gst_element_get_parent(sink));
+  GstElement* depay = gst_element_factory_make("rtpvp8depay", nullptr);
+  gst_bin_add(GST_BIN(pipeline), depay);
+  if (!gst_element_link(depay, sink)) std::fprintf(stderr, "zerohop-whep-receive: linking rtpvp8depay ! appsink failed\n");
+  gst_element_sync_state_with_parent(depay);
+  GstPad* depaySink = gst_element_get_static_pad(depay, "sink");
+  if (gst_pad_link(pad, depaySink) != GST_PAD_LINK_OK)
+    std::fprintf(stderr, "zerohop-whep-receive: linking webrtcbin's pad to rtpvp8depay failed\n");
+  gst_object_unref(depaySink);
+  gst_object_unref(pipeline);
+}
 
 // webrtcbin's pad-added: depayload, parse into byte-stream access units, hand them to the appsink.
 void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
@@ -304,7 +326,7 @@ std::string busError(GstElement* pipeline) {
 
 int run(const Options& o) {
   Result r;
-  for (const char* name : {"webrtcbin", "rtph264depay", "h264parse", "appsink"}) {
+  for (const char* name : {"webrtcbin", o.vp8 ? "rtpvp8depay" : "rtph264depay", "h264parse", "appsink"}) {
     GstElementFactory* f = gst_element_factory_find(name);
     if (!f) {
       r.error = std::string("GStreamer element ") + name + " not found";
@@ -313,7 +335,7 @@ int run(const Options& o) {
     }
     gst_object_unref(f);
   }
-  H264Decoder decoder;
+  VideoDecoder decoder(o.vp8 ? AV_CODEC_ID_VP8 : AV_CODEC_ID_H264);
   ElementPtr pipeline(gst_pipeline_new("whep-receive"));
   GstElement* webrtc = gst_element_factory_make("webrtcbin", "recv");
   GstElement* sink = gst_element_factory_make("appsink", "units");
@@ -331,14 +353,15 @@ int run(const Options& o) {
     gst_object_unref(ice);
   }
   GstCaps* caps = gst_caps_from_string(
-      "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
-      "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
+      o.vp8 ? "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,rtcp-fb-nack-pli=(boolean)true"
+            : "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
+              "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
   GstWebRTCRTPTransceiver* trans = nullptr;
   g_signal_emit_by_name(webrtc, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps,
                         &trans);
   gst_caps_unref(caps);
   if (trans) gst_object_unref(trans);
-  g_signal_connect(webrtc, "pad-added", G_CALLBACK(onPadAdded), sink);
+  g_signal_connect(webrtc, "pad-added", G_CALLBACK(o.vp8 ? onVp8PadAdded : onPadAdded), sink);
   gst_element_set_state(pipeline.get(), GST_STATE_PLAYING);
 
   const std::string offer = localOffer(webrtc);

