@@ -1,0 +1,77 @@
+#include "stream/bitrate_controller.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zerohop::stream {
+namespace {
+
+double clampTo(double kbps, const BitrateLimits& limits) {
+  return std::clamp(kbps, static_cast<double>(limits.minKbps), static_cast<double>(limits.maxKbps));
+}
+
+BitrateLimits ordered(BitrateLimits limits) {
+  if (limits.maxKbps == 0) limits.maxKbps = 1;
+  limits.minKbps = std::min(limits.minKbps, limits.maxKbps);
+  return limits;
+}
+
+// The multiplicative increase over `stepNs` (at most kMaxStepNs): (1 + rate)^seconds.
+double grown(double kbps, std::int64_t stepNs) {
+  const double seconds = static_cast<double>(std::clamp<std::int64_t>(stepNs, 0, BitrateController::kMaxStepNs)) / 1e9;
+  return kbps * std::pow(1.0 + BitrateController::kIncreasePerSecond, seconds);
+}
+
+}  // namespace
+
+BitrateController::BitrateController(BitrateLimits limits, std::uint32_t startKbps)
+    : limits_(ordered(limits)), estimate_(clampTo(startKbps, limits_)) {}
+
+void BitrateController::setLimits(BitrateLimits limits) {
+  limits_ = ordered(limits);
+  estimate_ = clampTo(estimate_, limits_);
+}
+
+std::uint32_t BitrateController::update(const CongestionFeedback& f) {
+  const std::int64_t step = lastUpdateNs_ == 0 ? 0 : f.nowNs - lastUpdateNs_;
+  lastUpdateNs_ = f.nowNs;
+  decision_ = Decision::kHold;
+  if (!f.fresh || f.nowNs < frozenUntilNs_) return estimateKbps();
+
+  const double loss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
+  if (f.rttMs) minRttMs_ = std::min(minRttMs_.value_or(*f.rttMs), *f.rttMs);
+  const bool queueFull = loss >= kLossLow && f.rttMs && *f.rttMs > *minRttMs_ + kQueueDelayMs;
+  const bool queueing = f.receiveKbps && f.sendKbps && *f.sendKbps > 0 && *f.receiveKbps < kOveruseRatio * *f.sendKbps;
+  if (loss > kLossHigh || queueing || queueFull) {
+    double next = estimate_ * (1.0 - 0.5 * std::max(loss, kLossHigh));
+    // What got through is what the path carries now: go below it so its queue drains.
+    if (f.receiveKbps) next = std::min(next, kBackoff * *f.receiveKbps);
+    estimate_ = clampTo(std::min(next, estimate_), limits_);
+    decision_ = Decision::kDecrease;
+    const double rttMs = std::clamp(f.rttMs.value_or(100.0), 0.0, 1000.0);
+    frozenUntilNs_ = f.nowNs + kSettleNs + static_cast<std::int64_t>(rttMs * 1e6);
+  } else if (loss >= kLossLow) {
+    decision_ = Decision::kHold;
+  } else {
+    estimate_ = clampTo(grown(estimate_, step), limits_);
+    decision_ = Decision::kIncrease;
+  }
+  return estimateKbps();
+}
+
+void EncodeTarget::setLimits(BitrateLimits limits) {
+  limits_ = ordered(limits);
+  target_ = clampTo(target_, limits_);
+}
+
+std::uint32_t EncodeTarget::update(std::int64_t nowNs, const std::vector<std::uint32_t>& viewerEstimates) {
+  const std::int64_t step = lastUpdateNs_ == 0 ? 0 : nowNs - lastUpdateNs_;
+  lastUpdateNs_ = nowNs;
+  double weakest = limits_.maxKbps;
+  for (const std::uint32_t e : viewerEstimates) weakest = std::min<double>(weakest, e);
+  // Down at once (the weakest viewer is losing packets now), up no faster than one viewer may rise.
+  target_ = clampTo(weakest < target_ ? weakest : std::min(weakest, grown(target_, step)), limits_);
+  return targetKbps();
+}
+
+}  // namespace zerohop::stream
