@@ -19,6 +19,7 @@ class EncodeProcessor final : public FrameProcessor {
   EncodeProcessor(EncoderConfig encoder, const SourceInfo& source, Publisher* framesShare);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
+  bool setBitrate(std::uint32_t kbps) override;
   std::string encoderName() const override { return encoderName_; }
 
  private:

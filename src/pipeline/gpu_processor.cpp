@@ -36,6 +36,11 @@ bool GpuProcessor::requestKeyframe() {
   return true;
 }
 
+bool GpuProcessor::setBitrate(std::uint32_t kbps) {
+  encoder_->setBitrate(kbps);
+  return true;
+}
+
 EncodedUnitPtr GpuProcessor::process(FrameLease& in) {
   const bool idr = std::exchange(forceKeyframe_, false);
   const GpuPathOutput out = path_->process(in.frame());

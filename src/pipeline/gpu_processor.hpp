@@ -24,6 +24,7 @@ class GpuProcessor final : public FrameProcessor {
                bool batchJpeg = false);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
+  bool setBitrate(std::uint32_t kbps) override;
   std::string encoderName() const override { return encoderName_; }
   std::string describe() const { return path_->describe(); }
 

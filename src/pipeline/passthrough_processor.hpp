@@ -19,6 +19,7 @@ class PassthroughProcessor final : public FrameProcessor {
   PassthroughProcessor(FrameSource& source, const SourceInfo& info);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
+  bool setBitrate(std::uint32_t) override { return false; }
   std::string encoderName() const override { return encoderName_; }
 
  private:

@@ -41,11 +41,17 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
   const double loss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
   if (f.rttMs) minRttMs_ = std::min(minRttMs_.value_or(*f.rttMs), *f.rttMs);
   const bool queueFull = loss >= kLossLow && f.rttMs && *f.rttMs > *minRttMs_ + kQueueDelayMs;
-  const bool queueing = f.receiveKbps && f.sendKbps && *f.sendKbps > 0 && *f.receiveKbps < kOveruseRatio * *f.sendKbps;
+  bool queueing = false;
+  if (f.receiveKbps && f.sendKbps && *f.sendKbps > 0) {
+    const double ratio = *f.receiveKbps / *f.sendKbps;
+    queueing = ratio < kOveruseRatio || (ratio < kOveruseRatioTwice && lastWindowSlow_);
+    lastWindowSlow_ = ratio < kOveruseRatioTwice;
+  }
   if (loss > kLossHigh || queueing || queueFull) {
-    double next = estimate_ * (1.0 - 0.5 * std::max(loss, kLossHigh));
-    // What got through is what the path carries now: go below it so its queue drains.
-    if (f.receiveKbps) next = std::min(next, kBackoff * *f.receiveKbps);
+    // What got through is what the path carries now: go below it so its queue drains. Without that
+    // measure, GCC's loss-based step. Not both: feedback about the queue of the rate before a decrease
+    // (and the retransmissions it asked for) would compound them far under the path's rate.
+    const double next = f.receiveKbps ? kBackoff * *f.receiveKbps : estimate_ * (1.0 - 0.5 * std::max(loss, kLossHigh));
     estimate_ = clampTo(std::min(next, estimate_), limits_);
     decision_ = Decision::kDecrease;
     const double rttMs = std::clamp(f.rttMs.value_or(100.0), 0.0, 1000.0);

@@ -7,8 +7,11 @@
 //   loss 2..10 %: hold, unless the round trip has grown kQueueDelayMs past the least one seen (the loss
 //   comes from a full queue, not from a lossy radio link): then decrease as for overuse;
 //   loss > 10 %: decrease to estimate x (1 - 0.5 loss);
-//   the viewer received less than kOveruseRatio of what we sent in the feedback window (a queue is
-//   building on its path, transport-cc only): decrease to kBackoff x the rate it received.
+//   the viewer received less than kOveruseRatio of what we sent in the feedback window, or less than
+//   kOveruseRatioTwice in two windows in a row (a queue is building on its path, transport-cc only; it
+//   is seen before the queue overflows): decrease;
+//   a decrease goes to kBackoff x the rate the viewer received at when transport-cc measured it (the
+//   path's rate now, so its queue drains), else by the loss-based step (at least 5 %).
 // A decrease is followed by no other change for one RTT + kSettle, so the next decision sees feedback
 // about the new rate. No feedback since the last update: hold (never increase blindly).
 // EncodeTarget: the one encode's bitrate: the lowest estimate of the viewers that give feedback,
@@ -44,7 +47,10 @@ class BitrateController {
   static constexpr double kIncreasePerSecond = 0.08;
   static constexpr double kLossLow = 0.02;
   static constexpr double kLossHigh = 0.10;
-  static constexpr double kOveruseRatio = 0.80;
+  /// Received / sent in one transport-cc window under this: a queue builds (1.00 +- 0.01 on an idle path).
+  static constexpr double kOveruseRatio = 0.85;
+  /// ... or under this in two windows in a row.
+  static constexpr double kOveruseRatioTwice = 0.92;
   static constexpr double kBackoff = 0.85;
   static constexpr double kQueueDelayMs = 50;
   static constexpr std::int64_t kSettleNs = 300'000'000;
@@ -69,6 +75,7 @@ class BitrateController {
   std::int64_t lastUpdateNs_ = 0;
   std::int64_t frozenUntilNs_ = 0;  // after a decrease: hold until then
   std::optional<double> minRttMs_;   // the path without a queue (as far as we have seen it)
+  bool lastWindowSlow_ = false;      // the previous transport-cc window was under kOveruseRatioTwice
 };
 
 class EncodeTarget {
