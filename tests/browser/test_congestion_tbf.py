@@ -66,14 +66,8 @@ def main() -> int:
     ap.add_argument("--debug", action="store_true", help="serve logs each viewer's feedback and estimate")
     ap.add_argument("--artifacts", type=Path, default=Path("artifacts"))
     args = ap.parse_args()
-    if os.geteuid() != 0:
-        zb.skip("needs root for network namespaces, a veth pair and tc")
-    if not os.path.exists(TC):
-        zb.skip(f"needs {TC} (apt-get install iproute2)")
-    chromium, chromedriver = zb.find_browser()
+    chromium, chromedriver = zb.enter_viewer_namespace("network namespaces, a veth pair and tc", {TC: "iproute2"})
     art = zb.artifacts_dir(args.artifacts)
-    if not zb.enter_private_network():
-        zb.skip("needs a private network namespace for the viewer")
 
     server_ns = f"zh-cc-{os.getpid()}"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the finally below
