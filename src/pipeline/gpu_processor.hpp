@@ -34,6 +34,8 @@ class GpuProcessor final : public FrameProcessor {
   std::string encoderName_;
   bool deviceInput_ = false;  // NVENC takes the device frame; x264 the host copy
   bool forceKeyframe_ = false;
+  std::uint32_t appliedKbps_ = 0;     // the encoder's bitrate
+  std::int64_t lastRateChangeNs_ = 0;  // NVENC: when it was last changed (each change costs an IDR)
 };
 
 }  // namespace zerohop

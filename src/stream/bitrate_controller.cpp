@@ -17,9 +17,9 @@ BitrateLimits ordered(BitrateLimits limits) {
 }
 
 // The multiplicative increase over `stepNs` (at most kMaxStepNs): (1 + rate)^seconds.
-double grown(double kbps, std::int64_t stepNs) {
+double grown(double kbps, std::int64_t stepNs, double ratePerSecond) {
   const double seconds = static_cast<double>(std::clamp<std::int64_t>(stepNs, 0, BitrateController::kMaxStepNs)) / 1e9;
-  return kbps * std::pow(1.0 + BitrateController::kIncreasePerSecond, seconds);
+  return kbps * std::pow(1.0 + ratePerSecond, seconds);
 }
 
 }  // namespace
@@ -35,6 +35,7 @@ void BitrateController::setLimits(BitrateLimits limits) {
 std::uint32_t BitrateController::update(const CongestionFeedback& f) {
   const std::int64_t step = lastUpdateNs_ == 0 ? 0 : f.nowNs - lastUpdateNs_;
   lastUpdateNs_ = f.nowNs;
+  if (lastDecreaseNs_ == 0) lastDecreaseNs_ = f.nowNs;
   decision_ = Decision::kHold;
   if (!f.fresh || f.nowNs < frozenUntilNs_) return estimateKbps();
 
@@ -47,6 +48,7 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
     queueing = ratio < kOveruseRatio || (ratio < kOveruseRatioTwice && lastWindowSlow_);
     lastWindowSlow_ = ratio < kOveruseRatioTwice;
   }
+  if (f.deltaOfDeltaMs && *f.deltaOfDeltaMs > kQueueGrowthMs) queueing = true;
   if (loss > kLossHigh || queueing || queueFull) {
     // What got through is what the path carries now: go below it so its queue drains. Without that
     // measure, GCC's loss-based step. Not both: feedback about the queue of the rate before a decrease
@@ -56,10 +58,12 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
     decision_ = Decision::kDecrease;
     const double rttMs = std::clamp(f.rttMs.value_or(100.0), 0.0, 1000.0);
     frozenUntilNs_ = f.nowNs + kSettleNs + static_cast<std::int64_t>(rttMs * 1e6);
+    lastDecreaseNs_ = f.nowNs;
   } else if (loss >= kLossLow) {
     decision_ = Decision::kHold;
   } else {
-    estimate_ = clampTo(grown(estimate_, step), limits_);
+    const double rate = f.nowNs - lastDecreaseNs_ >= kFastAfterNs ? kFastIncreasePerSecond : kIncreasePerSecond;
+    estimate_ = clampTo(grown(estimate_, step, rate), limits_);
     decision_ = Decision::kIncrease;
   }
   return estimateKbps();
@@ -76,7 +80,7 @@ std::uint32_t EncodeTarget::update(std::int64_t nowNs, const std::vector<std::ui
   double weakest = limits_.maxKbps;
   for (const std::uint32_t e : viewerEstimates) weakest = std::min<double>(weakest, e);
   // Down at once (the weakest viewer is losing packets now), up no faster than one viewer may rise.
-  target_ = clampTo(weakest < target_ ? weakest : std::min(weakest, grown(target_, step)), limits_);
+  target_ = clampTo(weakest < target_ ? weakest : std::min(weakest, grown(target_, step, kRisePerSecond)), limits_);
   return targetKbps();
 }
 

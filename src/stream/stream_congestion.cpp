@@ -37,6 +37,7 @@ stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackRea
       f.sendKbps = t->sentKbps;
       f.receiveKbps = t->receivedKbps;
     }
+    f.deltaOfDeltaMs = t->avgDeltaOfDeltaMs;
   } else if (newReport && !t) {
     f.fresh = true;
     f.lossFraction = now.report->fractionLost;
@@ -131,7 +132,8 @@ void StreamServer::Impl::updateBitrates() {
     if (f.fresh) {
       log::debug("stream: viewer ", v.id.substr(0, 8), " feedback: loss ", f.lossFraction.value_or(-1) * 100,
                  " %, rtt ", f.rttMs.value_or(-1), " ms, sent ", f.sendKbps.value_or(-1), " received ",
-                 f.receiveKbps.value_or(-1), " kb/s -> estimate ", r.controller.estimateKbps());
+                 f.receiveKbps.value_or(-1), " kb/s, delta of delta ", f.deltaOfDeltaMs.value_or(0), " ms -> estimate ",
+                 r.controller.estimateKbps());
     }
     if (f.fresh) r.sawFeedback = true;
     if (r.lastReadNs != 0 && now > r.lastReadNs && v.reading.octetsSent >= r.last.octetsSent) {

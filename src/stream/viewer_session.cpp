@@ -569,6 +569,8 @@ ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
       guint sent = 0, received = 0;  // bits/s (rtptwcc.c)
       if (gst_structure_get_uint(twcc.get(), "bitrate-sent", &sent)) w.sentKbps = sent / 1000.0;
       if (gst_structure_get_uint(twcc.get(), "bitrate-recv", &received)) w.receivedKbps = received / 1000.0;
+      gint64 dod = 0;
+      if (gst_structure_get_int64(twcc.get(), "avg-delta-of-delta", &dod)) w.avgDeltaOfDeltaMs = dod / 1e6;
       r.transport = w;
     }
   }

@@ -132,6 +132,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
       unsigned packetsSent = 0, packetsReceived = 0;
       double lossPercent = 0;
       double sentKbps = 0, receivedKbps = 0;  ///< 0 when GStreamer did not compute them
+      double avgDeltaOfDeltaMs = 0;  ///< mean (arrival gap - send gap) of the window's packets: > 0, a queue grows
     };
     std::optional<ReceiverReport> report;
     std::optional<TransportWindow> transport;

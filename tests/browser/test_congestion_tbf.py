@@ -7,9 +7,10 @@ shapes everything serve sends the viewer.
 Phase 0, no limit: the page plays and serve's encoder makes >= 80 % of --bitrate (/stats bitrate.sent_kbps:
 the check that the test pattern fills the link, or the limit below would prove nothing).
 Phase 1, tbf on: within --adapt-s (5 s) the encoder's output over its last second (/stats
-bitrate.sent_kbps) is under the link; then, over --hold-s, >= 25 fps decoded by Chromium (getStats
-framesDecoded) and at most 1 freeze (Chromium's freezeCount); the page shows the target and what this
-viewer is sent (window.zerohop.bitrate, from /stats).
+bitrate.sent_kbps) is under the link; then, from --adapt-s after the limit on, over --hold-s (15 s),
+>= 25 fps decoded by Chromium (getStats framesDecoded), at most 1 freeze (Chromium's freezeCount) and
+the target never past 1.3 x the link (it probes up to the link and backs off); the page shows the
+target and what this viewer is sent (window.zerohop.bitrate, from /stats).
 Phase 2, tbf off: within --recover-s (15 s) the target is back at >= 90 % of --bitrate.
 The namespace is removed on every way out (finally, SIGTERM).
 
@@ -77,8 +78,13 @@ def main() -> int:
     stats_url = f"http://{SERVER}:{port}/stats"
 
     def stats() -> dict:
-        with urllib.request.urlopen(stats_url, timeout=2) as r:
-            return json.loads(r.read())
+        # /stats crosses the shaped link too: a TCP segment tbf dropped costs a retransmission timeout.
+        try:
+            with urllib.request.urlopen(stats_url, timeout=5) as r:
+                return json.loads(r.read())
+        except (OSError, ValueError) as e:
+            print(f"note: GET /stats failed ({e}); asking again", flush=True)
+            return {}
 
     def bitrate() -> dict:
         return stats().get("bitrate", {})
@@ -130,12 +136,17 @@ def main() -> int:
             print(f"phase 1: under the link after {took:.1f} s: {bitrate()}", flush=True)
         except AssertionError as e:
             failures.append(f"{e}: {bitrate()}")
+        # The picture is judged from --adapt-s on, as the issue puts it ("within 5 s under the link, then
+        # >= 25 fps, <= 1 freeze"): the first seconds hold the loss burst of the 2.5 -> 1 Mbit/s step itself
+        # (a full queue, and Chromium's NACKs for it), which no sender can avoid.
+        time.sleep(max(0.0, t_on + args.adapt_s - time.monotonic()))
         s0, w0 = snap(), time.monotonic()
         samples = []
         while time.monotonic() - w0 < args.hold_s:
             time.sleep(1)
             b = bitrate()
-            samples.append((round(time.monotonic() - t_on, 1), b.get("target_kbps"), round(b.get("sent_kbps", 0))))
+            if b:
+                samples.append((round(time.monotonic() - t_on, 1), b.get("target_kbps"), round(b.get("sent_kbps", 0))))
         s1 = snap()
         fps = ((s1.get("decoded") or 0) - (s0.get("decoded") or 0)) / (time.monotonic() - w0)
         freezes = (s1.get("freezeCount") or 0) - (s0.get("freezeCount") or 0)
