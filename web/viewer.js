@@ -152,6 +152,7 @@ window.zerohop = {
   camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
   cameras: [],            // [{name, state}] from /stats when the server has several cameras
   webrtc: null,           // inbound-rtp video figures from getStats()
+  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode, {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
 };
@@ -662,6 +663,17 @@ window.zerohop = {
     // Several cameras: each has its own viewer_sessions under cameras[] (the first one's also at the top).
     const mine = [s, ...(s.cameras || [])].flatMap((c) => c.viewer_sessions || []).find((v) => v.id === zh.sessionId);
     if (mine) zh.serverStart = {connect_ms: mine.connect_ms, first_frame_ms: mine.first_frame_ms};
+    // Congestion control: the encode's target and output, and what this viewer is sent and estimated at.
+    const b = s.bitrate || {};
+    const kbps = (v) => (num(v) !== null ? `${Math.round(v)} kb/s` : '–');
+    zh.bitrate = {target_kbps: b.target_kbps, encoded_kbps: b.sent_kbps, congestion_control: b.congestion_control,
+                  sent_kbps: mine && mine.sent_kbps, estimate_kbps: mine && mine.estimate_kbps,
+                  loss_pct: mine && mine.loss_pct, rtt_ms: mine && mine.rtt_ms};
+    $('bitrate').textContent = b.congestion_control ? `${kbps(b.target_kbps)} / ${kbps(b.sent_kbps)}`
+      : `fixed / ${kbps(b.sent_kbps)}`;
+    $('viewer-bitrate').textContent = mine ? `${kbps(mine.sent_kbps)} / ${kbps(mine.estimate_kbps)}`
+      + (num(mine.loss_pct) !== null ? ` · loss ${mine.loss_pct.toFixed(1)} %` : '')
+      + (num(mine.rtt_ms) !== null ? ` · RTT ${Math.round(mine.rtt_ms)} ms` : '') : '–';
     const st = zh.serverStart || {};
     $('ttff').textContent = zh.timeToFirstFrameMs === null ? '–'
       : `${fmtMs(zh.timeToFirstFrameMs)} (server: connected ${fmtMs(st.connect_ms)}, keyframe sent ${fmtMs(st.first_frame_ms)})`;

@@ -76,6 +76,8 @@ struct ServeOptions {
   std::string turnSecret;
   std::string iceHost;
   std::string udpPorts;
+  std::uint32_t minBitrateKbps = 300;
+  std::string congestionControl = "on";
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
 
@@ -193,6 +195,8 @@ int runServe(ServeOptions o) {
   config.stream.protectStats = o.protectStats;
   config.stream.playoutDelayMinMs = o.playoutDelayMs.at(0);
   config.stream.playoutDelayMaxMs = o.playoutDelayMs.at(1);
+  config.stream.congestionControl = o.congestionControl == "on";
+  config.stream.minBitrateKbps = o.minBitrateKbps;
   config.whipUrl = o.whipUrl;
   config.whipToken = o.whipToken;
   config.janus = o.janus;
@@ -264,6 +268,16 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
       ->check(CLI::Range(100u, 100000u))
+      ->capture_default_str();
+  cmd->add_option("--min-bitrate", o->minBitrateKbps,
+                  "kbit/s: the least congestion control lowers the bitrate to for a viewer with a poor link "
+                  "(--bitrate is the most)")
+      ->check(CLI::Range(50u, 100000u))
+      ->capture_default_str();
+  cmd->add_option("--congestion-control", o->congestionControl,
+                  "on: the bitrate follows the weakest viewer's link (RTCP loss and round trip, transport-cc), "
+                  "between --min-bitrate and --bitrate; off: it stays at --bitrate")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_option("--keyint", o->keyint, "frames between periodic keyframes (0: only when a viewer asks)")
       ->capture_default_str();

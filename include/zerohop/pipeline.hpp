@@ -77,6 +77,7 @@ struct PipelineStatus {
   std::uint64_t keyframesForced = 0;  ///< keyframe requests honoured (IDR forced, or asked of the camera)
   std::size_t viewers = 0;
   std::vector<ViewerStats> viewerStats;  ///< each viewer's start-up and feedback (StreamServer::viewerStats)
+  StreamBitrate bitrate;  ///< congestion control's target for the encoder and what it made (StreamServer::bitrate)
   std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (passthrough: to NAME.h264; 0 without --share)
   double uptimeSeconds = 0;
   std::string sourceDescription;  ///< the opened source, "test pattern 1280x720@30 yuyv"

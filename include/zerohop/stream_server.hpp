@@ -64,6 +64,21 @@ struct StreamConfig {
   /// UDP ports for ICE (`--udp-ports MIN-MAX`), one per viewer; 0, 0 = any the kernel gives.
   std::uint16_t udpPortMin = 0;
   std::uint16_t udpPortMax = 0;
+
+  /// Congestion control (`serve --congestion-control on|off`, docs/stream.md "Congestion control"): each
+  /// viewer's RTCP feedback (transport-cc, receiver reports) gives it a bandwidth estimate, and the one
+  /// encode runs at the lowest estimate of the viewers, between minBitrateKbps and the maximum the
+  /// pipeline sets (its configured bitrate, setMaxBitrate()). Off: the encoder keeps its bitrate.
+  bool congestionControl = true;
+  std::uint32_t minBitrateKbps = 300;  ///< `serve --min-bitrate`; above the maximum it is the maximum
+};
+
+/// The bitrate of one stream's encode as congestion control sets it (StreamServer::bitrate()).
+struct StreamBitrate {
+  bool congestionControl = false;  ///< on, and a maximum was set (an encoder follows targetKbps)
+  std::uint32_t minKbps = 0, maxKbps = 0;
+  std::uint32_t targetKbps = 0;  ///< what the encoder is asked for; 0 = no target (off, or passthrough)
+  double sentKbps = 0;           ///< what the encoder made, over the last second (every access unit published)
 };
 
 /// One viewer as /stats shows it (StreamServer::viewerStats): how long it took to start, from its POST
@@ -78,6 +93,14 @@ struct ViewerStats {
   int twccPacketsReceived = -1;
   double twccLossPercent = -1;
   std::string codec = "H264";  ///< what it receives: "H264" or "VP8" (chosen from its offer)
+  /// Congestion control's view of this viewer (-1: not known yet): its bandwidth estimate, the RTP rate
+  /// we sent it over the last second, the loss and round trip its feedback reported, the rate it received
+  /// at (transport-cc).
+  double estimateKbps = -1;
+  double sentKbps = -1;
+  double lossPercent = -1;
+  double rttMs = -1;
+  double receivedKbps = -1;
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
@@ -91,6 +114,12 @@ class ZEROHOP_API WhepStream : public UnitSink {
   /// The start-up times and feedback of this stream's sessions that exist now, oldest first.
   virtual std::vector<ViewerStats> viewerStats() const = 0;
   virtual const std::string& name() const = 0;
+  /// The encode's bitrate ceiling for congestion control (the pipeline's configured bitrate); until it is
+  /// set (or with StreamConfig::congestionControl off) targetBitrateKbps() is 0.
+  virtual void setMaxBitrate(std::uint32_t kbps) = 0;
+  /// What the encoder of this stream should run at now (kb/s); 0 = leave it alone.
+  virtual std::uint32_t targetBitrateKbps() const = 0;
+  virtual StreamBitrate bitrate() const = 0;
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
@@ -138,6 +167,11 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one
   /// that is empty or not of [A-Za-z0-9_-] (it is a URL path segment).
   std::shared_ptr<WhepStream> addStream(const std::string& name);
+
+  /// Congestion control of what publish() is fed: as WhepStream::setMaxBitrate, targetBitrateKbps, bitrate.
+  void setMaxBitrate(std::uint32_t kbps);
+  std::uint32_t targetBitrateKbps() const;
+  StreamBitrate bitrate() const;
 
   /// Sessions that exist now (negotiating or connected), of every stream.
   std::size_t viewerCount() const;

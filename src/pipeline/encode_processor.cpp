@@ -27,6 +27,11 @@ bool EncodeProcessor::requestKeyframe() {
   return true;
 }
 
+bool EncodeProcessor::setBitrate(std::uint32_t kbps) {
+  encoder_->setBitrate(kbps);
+  return true;
+}
+
 EncodedUnitPtr EncodeProcessor::process(FrameLease& in) {
   const bool idr = std::exchange(forceKeyframe_, false);
   last_.reset();

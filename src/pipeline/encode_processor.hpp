@@ -20,6 +20,7 @@ class EncodeProcessor final : public FrameProcessor {
   EncodeProcessor(EncoderConfig encoder, const SourceInfo& source, Publisher* framesShare);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
+  bool setBitrate(std::uint32_t kbps) override;
   std::string encoderName() const override { return encoderName_; }
   const Frame* lastHostFrame() const override { return last_ ? &*last_ : nullptr; }
   std::string vp8Unavailable() const override { return {}; }

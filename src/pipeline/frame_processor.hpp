@@ -35,6 +35,9 @@ class FrameProcessor {
   /// A viewer asked for a keyframe (join, PLI/FIR, fell behind); the pipeline has rate-limited it.
   /// True when it will be honoured: the next encoded frame is an IDR, or the camera was asked for one.
   virtual bool requestKeyframe() = 0;
+  /// Congestion control's target for the encoder, from the next frame on, without a keyframe. False
+  /// when this path cannot follow it (passthrough: the camera's encoder is not ours).
+  virtual bool setBitrate(std::uint32_t kbps) = 0;
   /// What produces the access units, for /stats and the log: "libx264 (...)", "passthrough (...)".
   virtual std::string encoderName() const = 0;
 

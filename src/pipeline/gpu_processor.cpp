@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "source_encoder_config.hpp"
+#include "zerohop/clock.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/nvenc.hpp"
 
@@ -27,12 +28,30 @@ GpuProcessor::GpuProcessor(EncoderConfig enc, const SourceInfo& source, int devi
   enc.encoder = deviceInput_ ? "nvenc" : "x264";
   enc.inputMemory = deviceInput_ ? MemoryKind::kDevice : MemoryKind::kPinned;
   enc.gpuDevice = device;
+  appliedKbps_ = enc.bitrateKbps;
   encoder_ = makeEncoder(encoderConfigFor(std::move(enc), source, PixelFormat::kNV12));
   encoderName_ = encoder_->name() + (deviceInput_ ? " from VRAM" : " from a host copy of the GPU frame");
 }
 
 bool GpuProcessor::requestKeyframe() {
   forceKeyframe_ = true;
+  return true;
+}
+
+bool GpuProcessor::setBitrate(std::uint32_t kbps) {
+  const std::int64_t now = monotonicNs();
+  if (deviceInput_ && appliedKbps_ != 0) {
+    // FFmpeg's h264_nvenc reconfigures a bitrate change with resetEncoder and forceIDR set (nvenc.c
+    // reconfig_encoder), so each change is an IDR: follow the target in steps of 20 % or more, at most
+    // one every kNvencRateGapNs unless it falls by 40 % or more. Untested (no NVENC here).
+    constexpr std::int64_t kNvencRateGapNs = 2'000'000'000;
+    const double ratio = static_cast<double>(kbps) / appliedKbps_;
+    if (ratio > 0.8 && ratio < 1.2) return true;
+    if (now - lastRateChangeNs_ < kNvencRateGapNs && ratio > 0.6) return true;
+  }
+  encoder_->setBitrate(kbps);
+  appliedKbps_ = kbps;
+  lastRateChangeNs_ = now;
   return true;
 }
 

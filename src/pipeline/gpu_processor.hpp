@@ -24,6 +24,7 @@ class GpuProcessor final : public FrameProcessor {
                bool batchJpeg = false);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
+  bool setBitrate(std::uint32_t kbps) override;
   std::string encoderName() const override { return encoderName_; }
   std::string describe() const { return path_->describe(); }
   /// The GPU path does not feed the VP8 encode yet (it would need a host I420 copy of each frame).
@@ -37,6 +38,8 @@ class GpuProcessor final : public FrameProcessor {
   std::string encoderName_;
   bool deviceInput_ = false;  // NVENC takes the device frame; x264 the host copy
   bool forceKeyframe_ = false;
+  std::uint32_t appliedKbps_ = 0;     // the encoder's bitrate
+  std::int64_t lastRateChangeNs_ = 0;  // NVENC: when it was last changed (each change costs an IDR)
 };
 
 }  // namespace zerohop

@@ -19,6 +19,7 @@ class PassthroughProcessor final : public FrameProcessor {
   PassthroughProcessor(FrameSource& source, const SourceInfo& info);
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
+  bool setBitrate(std::uint32_t) override { return false; }
   std::string encoderName() const override { return encoderName_; }
   std::string vp8Unavailable() const override {
     return "the camera's H.264 is passed through undecoded, so there are no frames to encode as VP8; "

@@ -121,6 +121,11 @@ class Pipeline::Impl {
   ~Impl() { stop(); }
 
   void start() {
+    // Congestion control: the viewers' target is bounded by the configured bitrate (not in passthrough).
+    if (dataPath_ != "passthrough") {
+      if (server_) server_->setMaxBitrate(config_.encoder.bitrateKbps);
+      if (viewers_) viewers_->setMaxBitrate(config_.encoder.bitrateKbps);
+    }
     // Every sink's receivers ask for keyframes through the one rate-limited flag.
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
@@ -165,6 +170,7 @@ class Pipeline::Impl {
       std::lock_guard lock(serverMutex_);
       s.viewers = server_ ? server_->viewerCount() : viewers_ ? viewers_->viewerCount() : 0;
       s.viewerStats = server_ ? server_->viewerStats() : viewers_ ? viewers_->viewerStats() : std::vector<ViewerStats>{};
+      s.bitrate = server_ ? server_->bitrate() : viewers_ ? viewers_->bitrate() : StreamBitrate{};
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;
@@ -225,12 +231,29 @@ class Pipeline::Impl {
     vp8Keyframe_ = true;  // the viewer that asked may be a VP8 one: its encode (if running) forces one too
   }
 
+  // The viewers' congestion control target goes to the encoder when it changed (no keyframe). The
+  // encode thread reads server_/viewers_ unlocked: they change only in stop(), after it has joined.
+  void forwardBitrate() {
+    if (!followBitrate_) return;
+    const std::uint32_t target = server_ ? server_->targetBitrateKbps() : viewers_ ? viewers_->targetBitrateKbps() : 0;
+    if (target == 0 || target == appliedKbps_) return;
+    try {
+      followBitrate_ = processor_->setBitrate(target);
+      appliedKbps_ = target;
+    } catch (const Error& e) {
+      log::warn("encoder: cannot follow the viewers' bitrate (", e.what(), "); it stays at ", appliedKbps_, " kb/s");
+      followBitrate_ = false;
+    }
+  }
+
   void encodeLoop() {
+    appliedKbps_ = config_.encoder.bitrateKbps;
     while (running_) {
       auto in = queue_.pop(100ms);
       if (!in) continue;
       try {
         forwardKeyframeRequest(monotonicNs());
+        forwardBitrate();
         send(processor_->process(*in));
         if (vp8_) sendVp8();
       } catch (const Error& e) {
@@ -278,6 +301,8 @@ class Pipeline::Impl {
   std::atomic<bool> running_{false};
   std::atomic<bool> keyframeRequested_{true};
   std::int64_t lastForcedKeyframeNs_ = 0;
+  std::uint32_t appliedKbps_ = 0;  // the encoder's bitrate (encode thread)
+  bool followBitrate_ = true;      // false: the data path cannot follow congestion control
   std::atomic<std::uint64_t> keyframesForced_{0};
   std::int64_t startNs_ = 0;
   mutable std::mutex failureMutex_;

@@ -30,7 +30,12 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"twcc_packets_received", v.twccPacketsReceived < 0 ? nlohmann::json(nullptr)
                                                                                   : nlohmann::json(v.twccPacketsReceived)},
                               {"twcc_loss_pct", orNull(v.twccLossPercent)},
-                              {"codec", v.codec}});
+                              {"codec", v.codec},
+                              {"estimate_kbps", orNull(v.estimateKbps)},
+                              {"sent_kbps", orNull(v.sentKbps)},
+                              {"loss_pct", orNull(v.lossPercent)},
+                              {"rtt_ms", orNull(v.rttMs)},
+                              {"received_kbps", orNull(v.receivedKbps)}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
@@ -67,6 +72,11 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"keyframes_forced", s.keyframesForced},
       {"viewers", s.viewers},
       {"viewer_sessions", viewerSessions},
+      {"bitrate", {{"congestion_control", s.bitrate.congestionControl},
+                   {"min_kbps", s.bitrate.minKbps},
+                   {"max_kbps", s.bitrate.maxKbps},
+                   {"target_kbps", s.bitrate.targetKbps},
+                   {"sent_kbps", s.bitrate.sentKbps}}},
       {"share_readers", s.shareReaders},
       {"stages", stages},
       {"total", percentilesJson(s.latency.total)},
@@ -75,10 +85,13 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
       {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
                                "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
-                               "over the last window; codec: H264, or VP8 when its offer had no usable H.264"},
+                               "over the last window; estimate_kbps: congestion control's estimate for it, sent_kbps: the RTP rate sent to it, "
+                               "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no usable H.264"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
                    "that precede it"},
+      {"bitrate_note", "the encode follows its weakest viewer's estimate between min_kbps and max_kbps (target_kbps); "
+                       "sent_kbps: what the encoder made over the last second"},
   };
   return doc;
 }

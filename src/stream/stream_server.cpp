@@ -155,6 +155,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
 
   loop_ = std::make_unique<stream::GlibLoopThread>();
   loop_->every(1000, [this] { reapStaleSessions(); });
+  loop_->every(kBitrateTickMs, [this] { updateBitrates(); });
   httpThread_ = std::thread([this] {
     if (!http_->run()) log::error("stream: the HTTP server stopped with an error");
     httpExited_ = true;
@@ -188,6 +189,7 @@ StreamServer::Impl::~Impl() {
 
 void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
+  countPublished(stream, unit->bytes.size());
   std::lock_guard lock(mutex_);
   for (auto& [id, s] : sessions_) {
     if (!s) continue;
@@ -270,6 +272,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
       t.twccPacketsReceived = static_cast<int>(feedback->packetsReceived);
       t.twccLossPercent = feedback->lossPercent;
     }
+    fillCongestion(s->id(), t);
     out.push_back(std::move(t));
   }
   return out;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "stream/bitrate_controller.hpp"
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/ice_servers.hpp"
@@ -90,6 +91,17 @@ class StreamServer::Impl {
   stream::SendableCodecs sendable(const std::string& stream) const;
   void reapStaleSessions();
 
+  // Congestion control (stream_congestion.cpp): every kBitrateTickMs on the loop thread, each connected
+  // viewer's feedback updates its estimate, and each stream's target follows its weakest viewer.
+  static constexpr unsigned kBitrateTickMs = 250;
+  void setMaxBitrate(const std::string& stream, std::uint32_t kbps);
+  std::uint32_t targetBitrateKbps(const std::string& stream) const;
+  StreamBitrate bitrate(const std::string& stream) const;
+  void countPublished(const std::string& stream, std::size_t bytes);
+  void updateBitrates();
+  /// Fills the congestion fields of `t` for session `id`.
+  void fillCongestion(const std::string& id, ViewerStats& t) const;
+
   StreamConfig config_;
   stream::ViewerSession::SendOptions sendOptions_;  // from config_ (the RTP header extensions)
   stream::IceServers iceServers_;  // checked in the constructor
@@ -107,6 +119,28 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
   std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
   std::map<std::string, stream::SendableCodecs> sendable_;  // per stream; guarded by handlerMutex_
+
+  struct ViewerRate {  // one viewer's controller and what it last read (stream_congestion.cpp)
+    std::string stream;
+    stream::BitrateController controller;
+    stream::ViewerSession::FeedbackReading last;
+    bool sawFeedback = false;  // counts for its stream's target from its first report on
+    std::int64_t lastReadNs = 0;
+    double sentKbps = -1, lossPercent = -1, rttMs = -1, receivedKbps = -1;
+  };
+  struct StreamRate {  // one stream's encode target
+    explicit StreamRate(stream::BitrateLimits limits) : target(limits) {}
+    stream::EncodeTarget target;
+    bool maxSet = false;
+    std::uint64_t bytesSinceTick = 0;
+    std::uint64_t window[1000 / kBitrateTickMs] = {};  // bytes published in each of the last ticks
+    std::size_t windowNext = 0;
+    double sentKbps = 0;
+  };
+  mutable std::mutex rateMutex_;  // guards viewerRates_, streamRates_; a leaf: nothing else is locked under it
+  std::map<std::string, ViewerRate> viewerRates_;   // session id ->
+  std::map<std::string, StreamRate> streamRates_;   // stream name ->
+  StreamRate& streamRate(const std::string& stream);  // under rateMutex_
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
   std::unique_ptr<stream::DeadlineHttpServer> http_;

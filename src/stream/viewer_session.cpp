@@ -559,6 +559,62 @@ std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback
   return f;
 }
 
+ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
+  FeedbackReading r;
+  if (!rtpbin_) return r;
+  GstElement* rawSession = nullptr;
+  g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
+  GstPtr<GstElement> session(rawSession);
+  if (!session) return r;
+  using StructurePtr = std::unique_ptr<GstStructure, decltype(&gst_structure_free)>;
+  if (g_object_class_find_property(G_OBJECT_GET_CLASS(session.get()), "twcc-stats")) {
+    GstStructure* raw = nullptr;
+    g_object_get(session.get(), "twcc-stats", &raw, nullptr);
+    StructurePtr twcc(raw, gst_structure_free);
+    FeedbackReading::TransportWindow w;
+    if (twcc && gst_structure_get_uint(twcc.get(), "packets-sent", &w.packetsSent) &&
+        gst_structure_get_uint(twcc.get(), "packets-recv", &w.packetsReceived) && w.packetsSent > 0) {
+      gst_structure_get_double(twcc.get(), "packet-loss-pct", &w.lossPercent);
+      guint sent = 0, received = 0;  // bits/s (rtptwcc.c)
+      if (gst_structure_get_uint(twcc.get(), "bitrate-sent", &sent)) w.sentKbps = sent / 1000.0;
+      if (gst_structure_get_uint(twcc.get(), "bitrate-recv", &received)) w.receivedKbps = received / 1000.0;
+      gint64 dod = 0;
+      if (gst_structure_get_int64(twcc.get(), "avg-delta-of-delta", &dod)) w.avgDeltaOfDeltaMs = dod / 1e6;
+      r.transport = w;
+    }
+  }
+  // "stats" -> "source-stats": one structure per source (rtpsource.c): ours (internal, our SSRC) counts
+  // what we sent; the viewer's holds the last report block it sent (rb-* fields, rb-ssrc = ours,
+  // rb-round-trip in 1/65536 s).
+  GstStructure* raw = nullptr;
+  g_object_get(session.get(), "stats", &raw, nullptr);
+  StructurePtr stats(raw, gst_structure_free);
+  const GValue* sources = stats ? gst_structure_get_value(stats.get(), "source-stats") : nullptr;
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS  // GValueArray is what rtpsession's "source-stats" holds in 1.22
+  if (!sources || !G_VALUE_HOLDS(sources, g_value_array_get_type())) return r;
+  const auto* array = static_cast<const GValueArray*>(g_value_get_boxed(sources));
+  for (guint i = 0; array && i < array->n_values; ++i) {
+    const GValue* v = g_value_array_get_nth(const_cast<GValueArray*>(array), i);
+    const GstStructure* s = v && GST_VALUE_HOLDS_STRUCTURE(v) ? gst_value_get_structure(v) : nullptr;
+    guint ssrc = 0, rbSsrc = 0;
+    gboolean internal = FALSE, haveRb = FALSE;
+    if (!s || !gst_structure_get_uint(s, "ssrc", &ssrc) || !gst_structure_get_boolean(s, "internal", &internal)) continue;
+    guint64 octets = 0;
+    if (internal && ssrc == ssrc_ && gst_structure_get_uint64(s, "octets-sent", &octets)) r.octetsSent = octets;
+    // The viewer's report block about our stream is kept on the viewer's source (the RTCP sender).
+    guint fraction = 0, roundTrip = 0, highest = 0;
+    if (!internal && gst_structure_get_boolean(s, "have-rb", &haveRb) && haveRb &&
+        gst_structure_get_uint(s, "rb-ssrc", &rbSsrc) && rbSsrc == ssrc_ &&
+        gst_structure_get_uint(s, "rb-fractionlost", &fraction) &&
+        gst_structure_get_uint(s, "rb-exthighestseq", &highest) && (!r.report || highest > r.report->highestSeq)) {
+      gst_structure_get_uint(s, "rb-round-trip", &roundTrip);
+      r.report = FeedbackReading::ReceiverReport{fraction / 256.0, roundTrip * 1000.0 / 65536.0, highest};
+    }
+  }
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  return r;
+}
+
 GstPadProbeReturn ViewerSession::onFirstPacket(GstPad*, GstPadProbeInfo*, gpointer data) {
   auto* self = fromGst(data);
   // Under the callback lock, as onSsrcActive: it orders this streaming-thread call before the destructor.

@@ -122,6 +122,25 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     double lossPercent = 0;
   };
   std::optional<TransportFeedback> transportFeedback() const;
+  /// Everything congestion control reads about this viewer, read now from webrtcbin's RTP session:
+  /// the last receiver report about our stream, the last transport-cc window, what we have sent.
+  struct FeedbackReading {
+    struct ReceiverReport {
+      double fractionLost = 0;      ///< 0..1, over the report's interval
+      double rttMs = 0;             ///< from LSR/DLSR; 0 when the report had no LSR yet
+      std::uint32_t highestSeq = 0;  ///< extended highest sequence received: changes with each new report
+    };
+    struct TransportWindow {
+      unsigned packetsSent = 0, packetsReceived = 0;
+      double lossPercent = 0;
+      double sentKbps = 0, receivedKbps = 0;  ///< 0 when GStreamer did not compute them
+      double avgDeltaOfDeltaMs = 0;  ///< mean (arrival gap - send gap) of the window's packets: > 0, a queue grows
+    };
+    std::optional<ReceiverReport> report;
+    std::optional<TransportWindow> transport;
+    std::uint64_t octetsSent = 0;  ///< RTP payload bytes of our media SSRC so far (no RTX)
+  };
+  FeedbackReading readFeedback() const;
   /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
   /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
   std::string goneReason(std::int64_t nowNs) const;

@@ -102,15 +102,9 @@ def main() -> int:
                     help="serve without --ice-server: the check that this setup needs the relay (must FAIL)")
     ap.add_argument("--artifacts", type=Path, default=Path("artifacts"))
     args = ap.parse_args()
-    if os.geteuid() != 0:
-        zb.skip("needs root for network namespaces, veth pairs and nftables")
-    for tool, pkg in ((TURNSERVER, "coturn"), (NFT, "nftables")):
-        if not os.path.exists(tool):
-            zb.skip(f"needs {tool} (apt-get install {pkg})")
-    chromium, chromedriver = zb.find_browser()
+    chromium, chromedriver = zb.enter_viewer_namespace("network namespaces, veth pairs and nftables",
+                                                       {TURNSERVER: "coturn", NFT: "nftables"})
     art = zb.artifacts_dir(args.artifacts)
-    if not zb.enter_private_network():
-        zb.skip("needs a private network namespace for the viewer")
 
     nets = Namespaces()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # runs the finally below

@@ -101,6 +101,21 @@ def enter_private_network(lan: bool = False) -> bool:
     return True
 
 
+def enter_viewer_namespace(root_for: str, tools: dict[str, str]) -> tuple[str, str]:
+    """The start of a test that makes network namespaces of its own: skips (77) unless root (`root_for` says
+    what for), every tool in `tools` (path -> the Debian package holding it) exists and Chromium is found,
+    then moves this process into a private namespace, the viewer's. Returns (chromium, chromedriver)."""
+    if os.geteuid() != 0:
+        skip(f"needs root for {root_for}")
+    for tool, pkg in tools.items():
+        if not os.path.exists(tool):
+            skip(f"needs {tool} (apt-get install {pkg})")
+    chromium, chromedriver = find_browser()
+    if not enter_private_network():
+        skip("needs a private network namespace for the viewer")
+    return chromium, chromedriver
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -63,6 +63,19 @@ TEST(Cli, BadPlayoutDelaySaysWhatIsAccepted) {
   EXPECT_NE((one.out + one.err).find("--playout-delay"), std::string::npos) << one.err;
 }
 
+TEST(Cli, BadCongestionControlOptionsAreRefusedByName) {
+  const std::string listen = "127.0.0.1:" + std::to_string(freePort());
+  auto mode = run({kCli, "serve", "--congestion-control", "maybe", "--listen", listen});
+  EXPECT_EQ(mode.exitCode, 2);
+  EXPECT_NE((mode.out + mode.err).find("--congestion-control"), std::string::npos) << mode.err;
+  auto low = run({kCli, "serve", "--min-bitrate", "10", "--listen", listen});
+  EXPECT_EQ(low.exitCode, 2);
+  EXPECT_NE((low.out + low.err).find("--min-bitrate"), std::string::npos) << low.err;
+  auto help = run({kCli, "serve", "--help"});
+  EXPECT_NE(help.out.find("--congestion-control"), std::string::npos);
+  EXPECT_NE(help.out.find("weakest viewer"), std::string::npos);
+}
+
 TEST(Cli, PortInUseIsReportedWithTheFix) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -63,7 +63,8 @@ TEST(StatsJson, ListsEachViewersStartAndFeedback) {
   EXPECT_DOUBLE_EQ(a["twcc_loss_pct"].get<double>(), 0.0);
   const auto& b = doc["viewer_sessions"][1];
   EXPECT_EQ(b["connected"], false);
-  for (const char* key : {"connect_ms", "first_frame_ms", "twcc_packets_received", "twcc_loss_pct"})
+  for (const char* key : {"connect_ms", "first_frame_ms", "twcc_packets_received", "twcc_loss_pct", "estimate_kbps",
+                          "sent_kbps", "loss_pct", "rtt_ms", "received_kbps"})
     EXPECT_TRUE(b[key].is_null()) << key << ": " << b[key];
 }
 
@@ -111,6 +112,32 @@ TEST(StatsJson, ShowsEachViewersCodecAndTheVp8Encode) {
   EXPECT_EQ(off["running"], false);
   EXPECT_EQ(off["unavailable"], gpu.vp8.unavailableReason);
   EXPECT_TRUE(off["encode_cpu_ms_mean"].is_null());
+}
+
+// Congestion control: the encode's target and output, each viewer's estimate and what it was sent.
+TEST(StatsJson, ShowsTheBitrateTargetAndEachViewersEstimate) {
+  PipelineStatus s;
+  s.bitrate = StreamBitrate{true, 300, 2500, 850, 812.5};
+  ViewerStats v;
+  v.id = "0123abcd";
+  v.estimateKbps = 850;
+  v.sentKbps = 790;
+  v.lossPercent = 12.5;
+  v.rttMs = 41;
+  v.receivedKbps = 930;
+  s.viewerStats = {v};
+  auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
+  EXPECT_EQ(doc["bitrate"]["congestion_control"], true);
+  EXPECT_EQ(doc["bitrate"]["min_kbps"], 300);
+  EXPECT_EQ(doc["bitrate"]["max_kbps"], 2500);
+  EXPECT_EQ(doc["bitrate"]["target_kbps"], 850);
+  EXPECT_DOUBLE_EQ(doc["bitrate"]["sent_kbps"].get<double>(), 812.5);
+  const auto& a = doc["viewer_sessions"][0];
+  EXPECT_DOUBLE_EQ(a["estimate_kbps"].get<double>(), 850);
+  EXPECT_DOUBLE_EQ(a["sent_kbps"].get<double>(), 790);
+  EXPECT_DOUBLE_EQ(a["loss_pct"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(a["rtt_ms"].get<double>(), 41);
+  EXPECT_DOUBLE_EQ(a["received_kbps"].get<double>(), 930);
 }
 
 }  // namespace

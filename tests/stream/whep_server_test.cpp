@@ -425,6 +425,31 @@ TEST(WhepServer, ServesThePageAndStats) {
   EXPECT_EQ(provided->body, "{\"fps\": 30, \"viewers\": 0}");
 }
 
+// Congestion control's target: none until the pipeline sets the maximum, then the maximum (no viewer
+// holds it down), within [min, max]; off: none at all, whatever the maximum.
+TEST(WhepServer, BitrateTargetStartsAtTheMaximumAndIsAbsentWhenOff) {
+  StreamConfig config = loopbackConfig();
+  config.minBitrateKbps = 400;
+  StreamServer server(config);
+  EXPECT_EQ(server.targetBitrateKbps(), 0u);
+  server.setMaxBitrate(1800);
+  EXPECT_EQ(server.targetBitrateKbps(), 1800u);
+  const StreamBitrate b = server.bitrate();
+  EXPECT_TRUE(b.congestionControl);
+  EXPECT_EQ(b.minKbps, 400u);
+  EXPECT_EQ(b.maxKbps, 1800u);
+  auto named = server.addStream("cam1");
+  named->setMaxBitrate(300);  // under the minimum: the minimum is the maximum
+  EXPECT_EQ(named->targetBitrateKbps(), 300u);
+  EXPECT_EQ(named->bitrate().minKbps, 300u);
+
+  config.congestionControl = false;
+  StreamServer off(config);
+  off.setMaxBitrate(1800);
+  EXPECT_EQ(off.targetBitrateKbps(), 0u);
+  EXPECT_FALSE(off.bitrate().congestionControl);
+}
+
 }  // namespace
 }  // namespace zerohop
 

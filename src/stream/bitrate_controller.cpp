@@ -1,0 +1,87 @@
+#include "stream/bitrate_controller.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zerohop::stream {
+namespace {
+
+double clampTo(double kbps, const BitrateLimits& limits) {
+  return std::clamp(kbps, static_cast<double>(limits.minKbps), static_cast<double>(limits.maxKbps));
+}
+
+BitrateLimits ordered(BitrateLimits limits) {
+  if (limits.maxKbps == 0) limits.maxKbps = 1;
+  limits.minKbps = std::min(limits.minKbps, limits.maxKbps);
+  return limits;
+}
+
+// The multiplicative increase over `stepNs` (at most kMaxStepNs): (1 + rate)^seconds.
+double grown(double kbps, std::int64_t stepNs, double ratePerSecond) {
+  const double seconds = static_cast<double>(std::clamp<std::int64_t>(stepNs, 0, BitrateController::kMaxStepNs)) / 1e9;
+  return kbps * std::pow(1.0 + ratePerSecond, seconds);
+}
+
+}  // namespace
+
+BitrateController::BitrateController(BitrateLimits limits, std::uint32_t startKbps)
+    : limits_(ordered(limits)), estimate_(clampTo(startKbps, limits_)) {}
+
+void BitrateController::setLimits(BitrateLimits limits) {
+  limits_ = ordered(limits);
+  estimate_ = clampTo(estimate_, limits_);
+}
+
+std::uint32_t BitrateController::update(const CongestionFeedback& f) {
+  const std::int64_t step = lastUpdateNs_ == 0 ? 0 : f.nowNs - lastUpdateNs_;
+  lastUpdateNs_ = f.nowNs;
+  if (lastDecreaseNs_ == 0) lastDecreaseNs_ = f.nowNs;
+  decision_ = Decision::kHold;
+  if (!f.fresh || f.nowNs < frozenUntilNs_) return estimateKbps();
+
+  const double loss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
+  if (f.rttMs) minRttMs_ = std::min(minRttMs_.value_or(*f.rttMs), *f.rttMs);
+  const bool queueFull = loss >= kLossLow && f.rttMs && *f.rttMs > *minRttMs_ + kQueueDelayMs;
+  bool queueing = false;
+  if (f.receiveKbps && f.sendKbps && *f.sendKbps > 0) {
+    const double ratio = *f.receiveKbps / *f.sendKbps;
+    queueing = ratio < kOveruseRatio || (ratio < kOveruseRatioTwice && lastWindowSlow_);
+    lastWindowSlow_ = ratio < kOveruseRatioTwice;
+  }
+  if (f.deltaOfDeltaMs && *f.deltaOfDeltaMs > kQueueGrowthMs) queueing = true;
+  if (loss > kLossHigh || queueing || queueFull) {
+    // What got through is what the path carries now: go below it so its queue drains. Without that
+    // measure, GCC's loss-based step. Not both: feedback about the queue of the rate before a decrease
+    // (and the retransmissions it asked for) would compound them far under the path's rate.
+    const double next = f.receiveKbps ? kBackoff * *f.receiveKbps : estimate_ * (1.0 - 0.5 * std::max(loss, kLossHigh));
+    estimate_ = clampTo(std::min(next, estimate_), limits_);
+    decision_ = Decision::kDecrease;
+    const double rttMs = std::clamp(f.rttMs.value_or(100.0), 0.0, 1000.0);
+    frozenUntilNs_ = f.nowNs + kSettleNs + static_cast<std::int64_t>(rttMs * 1e6);
+    lastDecreaseNs_ = f.nowNs;
+  } else if (loss >= kLossLow) {
+    decision_ = Decision::kHold;
+  } else {
+    const double rate = f.nowNs - lastDecreaseNs_ >= kFastAfterNs ? kFastIncreasePerSecond : kIncreasePerSecond;
+    estimate_ = clampTo(grown(estimate_, step, rate), limits_);
+    decision_ = Decision::kIncrease;
+  }
+  return estimateKbps();
+}
+
+void EncodeTarget::setLimits(BitrateLimits limits) {
+  limits_ = ordered(limits);
+  target_ = clampTo(target_, limits_);
+}
+
+std::uint32_t EncodeTarget::update(std::int64_t nowNs, const std::vector<std::uint32_t>& viewerEstimates) {
+  const std::int64_t step = lastUpdateNs_ == 0 ? 0 : nowNs - lastUpdateNs_;
+  lastUpdateNs_ = nowNs;
+  double weakest = limits_.maxKbps;
+  for (const std::uint32_t e : viewerEstimates) weakest = std::min<double>(weakest, e);
+  // Down at once (the weakest viewer is losing packets now), up no faster than one viewer may rise.
+  target_ = clampTo(weakest < target_ ? weakest : std::min(weakest, grown(target_, step, kRisePerSecond)), limits_);
+  return targetKbps();
+}
+
+}  // namespace zerohop::stream

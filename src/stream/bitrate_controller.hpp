@@ -1,0 +1,108 @@
+#pragma once
+// Congestion control for the shared encode (docs/stream.md, "Congestion control").
+//
+// BitrateController: one viewer's bandwidth estimate from its feedback, GCC's loss-based controller
+// (draft-ietf-rmcat-gcc-02 §6) with a throughput signal from transport-cc feedback:
+//   loss < 2 %, the link delivering what we send: increase 8 %/s (multiplicative), 15 %/s once
+//   kFastAfterNs have passed since the last decrease (the path has room: a link that got faster is
+//   found in seconds, not tens of seconds);
+//   loss 2..10 %: hold, unless the round trip has grown kQueueDelayMs past the least one seen (the loss
+//   comes from a full queue, not from a lossy radio link): then decrease as for overuse;
+//   loss > 10 %: decrease to estimate x (1 - 0.5 loss);
+//   the viewer received less than kOveruseRatio of what we sent in the feedback window, or less than
+//   kOveruseRatioTwice in two windows in a row (a queue is building on its path, transport-cc only; it
+//   is seen before the queue overflows): decrease;
+//   transport-cc's mean delta of delta (arrival gap - send gap) over a window above kQueueGrowthMs: a
+//   queue grows on the path (the delay signal; ~0.01 ms on an idle path): decrease;
+//   a decrease goes to kBackoff x the rate the viewer received at when transport-cc measured it (the
+//   path's rate now, so its queue drains), else by the loss-based step (at least 5 %).
+// A decrease is followed by no other change for one RTT + kSettle, so the next decision sees feedback
+// about the new rate. No feedback since the last update: hold (never increase blindly).
+// EncodeTarget: the one encode's bitrate: the lowest estimate of the viewers that give feedback,
+// reached at once when it falls and at most 15 %/s when it rises (a weak viewer leaving does not jump
+// the rate), within [min, max].
+// Both are pure: time comes in with the feedback (CLOCK_MONOTONIC ns). Thread-safety: thread-bound
+// (the caller serialises); reentrant (no shared state).
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace zerohop::stream {
+
+struct BitrateLimits {
+  std::uint32_t minKbps = 300;
+  std::uint32_t maxKbps = 2500;
+};
+
+/// What one viewer's RTCP said since the previous update.
+struct CongestionFeedback {
+  std::int64_t nowNs = 0;
+  /// False: nothing new came from the viewer (the other fields are ignored, the estimate holds).
+  bool fresh = false;
+  std::optional<double> lossFraction;  ///< 0..1: transport-cc's last window, else the receiver report's fraction lost
+  std::optional<double> rttMs;         ///< from the receiver report (LSR/DLSR)
+  std::optional<double> receiveKbps;   ///< transport-cc: the rate the viewer received our packets at, last window
+  std::optional<double> sendKbps;      ///< transport-cc: the rate we sent the same packets at
+  std::optional<double> deltaOfDeltaMs;  ///< transport-cc: mean (arrival gap - send gap) of the window's packets
+};
+
+class BitrateController {
+ public:
+  static constexpr double kIncreasePerSecond = 0.08;
+  static constexpr double kFastIncreasePerSecond = 0.15;
+  static constexpr std::int64_t kFastAfterNs = 8'000'000'000;
+  static constexpr double kQueueGrowthMs = 0.25;
+  static constexpr double kLossLow = 0.02;
+  static constexpr double kLossHigh = 0.10;
+  /// Received / sent in one transport-cc window under this: a queue builds (1.00 +- 0.01 on an idle path).
+  static constexpr double kOveruseRatio = 0.85;
+  /// ... or under this in two windows in a row.
+  static constexpr double kOveruseRatioTwice = 0.92;
+  static constexpr double kBackoff = 0.85;
+  static constexpr double kQueueDelayMs = 50;
+  static constexpr std::int64_t kSettleNs = 300'000'000;
+  /// Longest step an increase is computed over: a late update does not jump the rate.
+  static constexpr std::int64_t kMaxStepNs = 1'000'000'000;
+
+  enum class Decision { kIncrease, kHold, kDecrease };
+
+  /// Starts at `startKbps` (clamped to the limits).
+  BitrateController(BitrateLimits limits, std::uint32_t startKbps);
+
+  /// Applies one update; returns the new estimate in kb/s.
+  std::uint32_t update(const CongestionFeedback& feedback);
+  std::uint32_t estimateKbps() const { return static_cast<std::uint32_t>(estimate_ + 0.5); }
+  Decision lastDecision() const { return decision_; }
+  void setLimits(BitrateLimits limits);
+
+ private:
+  BitrateLimits limits_;
+  double estimate_;
+  Decision decision_ = Decision::kHold;
+  std::int64_t lastUpdateNs_ = 0;
+  std::int64_t frozenUntilNs_ = 0;  // after a decrease: hold until then
+  std::int64_t lastDecreaseNs_ = 0;  // or the first update
+  std::optional<double> minRttMs_;   // the path without a queue (as far as we have seen it)
+  bool lastWindowSlow_ = false;      // the previous transport-cc window was under kOveruseRatioTwice
+};
+
+class EncodeTarget {
+ public:
+  /// How fast the target may rise (a viewer's fastest increase).
+  static constexpr double kRisePerSecond = BitrateController::kFastIncreasePerSecond;
+  explicit EncodeTarget(BitrateLimits limits) : limits_(limits), target_(limits.maxKbps) {}
+  /// `viewerEstimates`: the estimates of the viewers that count (connected, feedback seen); none: the
+  /// target rises towards the maximum. Returns the new target in kb/s.
+  std::uint32_t update(std::int64_t nowNs, const std::vector<std::uint32_t>& viewerEstimates);
+  std::uint32_t targetKbps() const { return static_cast<std::uint32_t>(target_ + 0.5); }
+  const BitrateLimits& limits() const { return limits_; }
+  void setLimits(BitrateLimits limits);
+
+ private:
+  BitrateLimits limits_;
+  double target_;
+  std::int64_t lastUpdateNs_ = 0;
+};
+
+}  // namespace zerohop::stream

@@ -1,0 +1,182 @@
+// Congestion control of StreamServer (docs/stream.md, "Congestion control"): every kBitrateTickMs the
+// loop thread reads each connected viewer's RTCP feedback from its RTP session, turns what is new into
+// a CongestionFeedback for that viewer's BitrateController, and sets each stream's encode target to
+// its weakest viewer's estimate (EncodeTarget). The encode thread reads the target (targetBitrateKbps).
+
+#include <algorithm>
+#include <numeric>
+
+#include "stream/stream_server_impl.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop {
+namespace {
+
+stream::BitrateLimits limitsOf(const StreamConfig& config, std::uint32_t maxKbps) {
+  return {std::min(config.minBitrateKbps, maxKbps), maxKbps};
+}
+
+// What is new in `now` against `last` (the previous reading of the same viewer): a transport-cc window
+// that changed, a receiver report with a new highest sequence number. Loss comes from transport-cc when
+// it has news (every ~60 ms from Chromium), else from the receiver report (about once a second).
+stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackReading& now,
+                                        const stream::ViewerSession::FeedbackReading& last, std::int64_t nowNs) {
+  stream::CongestionFeedback f;
+  f.nowNs = nowNs;
+  const auto& t = now.transport;
+  const bool newWindow = t && (!last.transport || t->packetsSent != last.transport->packetsSent ||
+                               t->packetsReceived != last.transport->packetsReceived ||
+                               t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
+  const bool newReport = now.report && (!last.report || now.report->highestSeq != last.report->highestSeq);
+  if (now.report && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
+  if (newWindow) {
+    f.fresh = true;
+    f.lossFraction = t->lossPercent / 100.0;
+    if (t->sentKbps > 0 && t->receivedKbps > 0) {
+      f.sendKbps = t->sentKbps;
+      f.receiveKbps = t->receivedKbps;
+    }
+    f.deltaOfDeltaMs = t->avgDeltaOfDeltaMs;
+  } else if (newReport && !t) {
+    f.fresh = true;
+    f.lossFraction = now.report->fractionLost;
+  }
+  return f;
+}
+
+}  // namespace
+
+StreamServer::Impl::StreamRate& StreamServer::Impl::streamRate(const std::string& stream) {
+  auto it = streamRates_.find(stream);
+  if (it == streamRates_.end()) {
+    it = streamRates_.emplace(stream, StreamRate(limitsOf(config_, 0))).first;
+  }
+  return it->second;
+}
+
+void StreamServer::Impl::setMaxBitrate(const std::string& stream, std::uint32_t kbps) {
+  std::lock_guard lock(rateMutex_);
+  StreamRate& r = streamRate(stream);
+  if (!r.maxSet) {
+    r.target = stream::EncodeTarget(limitsOf(config_, kbps));  // starts at the maximum
+  } else {
+    r.target.setLimits(limitsOf(config_, kbps));
+  }
+  r.maxSet = kbps > 0;
+  for (auto& [id, v] : viewerRates_) {
+    if (v.stream == stream) v.controller.setLimits(r.target.limits());
+  }
+}
+
+std::uint32_t StreamServer::Impl::targetBitrateKbps(const std::string& stream) const {
+  if (!config_.congestionControl) return 0;
+  std::lock_guard lock(rateMutex_);
+  const auto it = streamRates_.find(stream);
+  return it != streamRates_.end() && it->second.maxSet ? it->second.target.targetKbps() : 0;
+}
+
+StreamBitrate StreamServer::Impl::bitrate(const std::string& stream) const {
+  StreamBitrate b;
+  std::lock_guard lock(rateMutex_);
+  const auto it = streamRates_.find(stream);
+  if (it == streamRates_.end()) return b;
+  b.congestionControl = config_.congestionControl && it->second.maxSet;
+  b.minKbps = it->second.target.limits().minKbps;
+  b.maxKbps = it->second.target.limits().maxKbps;
+  b.targetKbps = b.congestionControl ? it->second.target.targetKbps() : 0;
+  b.sentKbps = it->second.sentKbps;
+  return b;
+}
+
+void StreamServer::Impl::countPublished(const std::string& stream, std::size_t bytes) {
+  std::lock_guard lock(rateMutex_);
+  streamRate(stream).bytesSinceTick += bytes;
+}
+
+void StreamServer::Impl::updateBitrates() {
+  const std::int64_t now = monotonicNs();
+  struct Viewer {
+    std::string id, stream;
+    std::shared_ptr<stream::ViewerSession> session;
+    stream::ViewerSession::FeedbackReading reading;
+  };
+  std::vector<Viewer> viewers;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, s] : sessions_) {
+      const auto named = sessionStream_.find(id);
+      if (s && s->connected() && named != sessionStream_.end()) viewers.push_back({id, named->second, s, {}});
+    }
+  }
+  for (auto& v : viewers) v.reading = v.session->readFeedback();  // outside the table's lock
+
+  std::lock_guard lock(rateMutex_);
+  std::erase_if(viewerRates_, [&](const auto& entry) {
+    return std::none_of(viewers.begin(), viewers.end(), [&](const Viewer& v) { return v.id == entry.first; });
+  });
+  std::map<std::string, std::vector<std::uint32_t>> estimates;  // stream -> its viewers' estimates
+  for (const auto& v : viewers) {
+    StreamRate& stream = streamRate(v.stream);
+    auto it = viewerRates_.find(v.id);
+    if (it == viewerRates_.end()) {
+      // A new viewer starts at the encode's current rate: it has seen nothing else.
+      it = viewerRates_.emplace(v.id, ViewerRate{v.stream, stream::BitrateController(stream.target.limits(),
+                                                                                   stream.target.targetKbps()),
+                                                 {}, false, 0})
+               .first;
+    }
+    ViewerRate& r = it->second;
+    const stream::CongestionFeedback f = feedbackFrom(v.reading, r.last, now);
+    r.controller.update(f);
+    if (f.fresh) {
+      log::debug("stream: viewer ", v.id.substr(0, 8), " feedback: loss ", f.lossFraction.value_or(-1) * 100,
+                 " %, rtt ", f.rttMs.value_or(-1), " ms, sent ", f.sendKbps.value_or(-1), " received ",
+                 f.receiveKbps.value_or(-1), " kb/s, delta of delta ", f.deltaOfDeltaMs.value_or(0), " ms -> estimate ",
+                 r.controller.estimateKbps());
+    }
+    if (f.fresh) r.sawFeedback = true;
+    if (r.lastReadNs != 0 && now > r.lastReadNs && v.reading.octetsSent >= r.last.octetsSent) {
+      const double kbps = static_cast<double>(v.reading.octetsSent - r.last.octetsSent) * 8 / 1000 /
+                          (static_cast<double>(now - r.lastReadNs) / 1e9);
+      r.sentKbps = r.sentKbps < 0 ? kbps : 0.75 * r.sentKbps + 0.25 * kbps;  // ~1 s at 4 ticks a second
+    }
+    if (f.lossFraction) r.lossPercent = *f.lossFraction * 100;
+    if (f.rttMs) r.rttMs = *f.rttMs;
+    if (f.receiveKbps) r.receivedKbps = *f.receiveKbps;
+    r.last = v.reading;
+    r.lastReadNs = now;
+    if (r.sawFeedback) estimates[v.stream].push_back(r.controller.estimateKbps());
+  }
+  for (auto& [name, stream] : streamRates_) {
+    stream.window[stream.windowNext] = std::exchange(stream.bytesSinceTick, 0);
+    stream.windowNext = (stream.windowNext + 1) % std::size(stream.window);
+    stream.sentKbps = static_cast<double>(std::accumulate(std::begin(stream.window), std::end(stream.window), 0ull)) *
+                      8 / 1000;  // the window is one second
+    if (!stream.maxSet || !config_.congestionControl) continue;
+    const std::uint32_t before = stream.target.targetKbps();
+    const std::uint32_t after = stream.target.update(now, estimates[name]);
+    if (after * 10 < before * 9 || before * 10 < after * 9) {  // a 10 % step or more: worth a line
+      log::info("stream", name.empty() ? "" : " " + name, ": bitrate ", before, " -> ", after,
+                " kb/s (the weakest of ", estimates[name].size(), " viewer(s))");
+    }
+  }
+}
+
+void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) const {
+  std::lock_guard lock(rateMutex_);
+  const auto it = viewerRates_.find(id);
+  if (it == viewerRates_.end()) return;
+  const ViewerRate& r = it->second;
+  if (r.sawFeedback) t.estimateKbps = r.controller.estimateKbps();
+  t.sentKbps = r.sentKbps;
+  t.lossPercent = r.lossPercent;
+  t.rttMs = r.rttMs;
+  t.receivedKbps = r.receivedKbps;
+}
+
+void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate({}, kbps); }
+std::uint32_t StreamServer::targetBitrateKbps() const { return impl_->targetBitrateKbps({}); }
+StreamBitrate StreamServer::bitrate() const { return impl_->bitrate({}); }
+
+}  // namespace zerohop

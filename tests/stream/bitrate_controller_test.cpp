@@ -1,0 +1,243 @@
+// BitrateController and EncodeTarget (src/stream/bitrate_controller.hpp) on synthetic feedback: loss
+// ramps the estimate down, the 2..10 % band holds it, clean feedback ramps it back up at 8 %/s, steady
+// feedback never makes it oscillate, and it stays within [min, max]; a simulated bottleneck link with a
+// drop-tail queue (tbf-like) is found within seconds and followed without a standing queue.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "stream/bitrate_controller.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+constexpr std::int64_t kTick = 250'000'000;  // the server's update period
+constexpr BitrateLimits kLimits{300, 2500};
+
+CongestionFeedback lossy(std::int64_t now, double loss, double rttMs = 40) {
+  CongestionFeedback f;
+  f.nowNs = now;
+  f.fresh = true;
+  f.lossFraction = loss;
+  f.rttMs = rttMs;
+  return f;
+}
+
+// Runs `seconds` of identical feedback (only the time moves); returns the estimate after each tick.
+std::vector<std::uint32_t> steady(BitrateController& c, double loss, double seconds, std::int64_t& now) {
+  std::vector<std::uint32_t> out;
+  for (int i = 0; i < static_cast<int>(seconds * 4); ++i) out.push_back(c.update(lossy(now += kTick, loss)));
+  return out;
+}
+
+// +1 rising, -1 falling, 0 flat; counts the changes of direction of a sequence.
+int directionChanges(const std::vector<std::uint32_t>& v) {
+  int changes = 0, last = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const int d = v[i] > v[i - 1] ? 1 : v[i] < v[i - 1] ? -1 : 0;
+    if (d != 0 && last != 0 && d != last) ++changes;
+    if (d != 0) last = d;
+  }
+  return changes;
+}
+
+TEST(BitrateController, RampsDownUnderHeavyLossToTheMinimum) {
+  BitrateController c(kLimits, 2500);
+  std::int64_t now = 1;
+  const auto v = steady(c, 0.30, 3, now);
+  // Each decrease: x (1 - 0.5 * 0.3) = x 0.85, one per RTT + 300 ms (340 ms: every second tick).
+  EXPECT_LT(v.back(), 1300u);
+  EXPECT_EQ(c.lastDecision() == BitrateController::Decision::kDecrease ||
+                c.lastDecision() == BitrateController::Decision::kHold,
+            true);
+  EXPECT_TRUE(std::is_sorted(v.rbegin(), v.rend())) << "never rises under loss";
+  steady(c, 0.30, 30, now);
+  EXPECT_EQ(c.estimateKbps(), kLimits.minKbps);
+}
+
+TEST(BitrateController, FirstDecreaseIsOneMinusHalfTheLoss) {
+  BitrateController c(kLimits, 2000);
+  EXPECT_EQ(c.update(lossy(kTick, 0.20)), 1800u);
+  EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kDecrease);
+  // Frozen for RTT (40 ms) + 300 ms: the next tick holds whatever the feedback says.
+  EXPECT_EQ(c.update(lossy(2 * kTick, 0.50)), 1800u);
+  EXPECT_GT(c.update(lossy(3 * kTick, 0.0)), 1800u) << "past the freeze, clean feedback increases";
+}
+
+TEST(BitrateController, HoldsBetweenTwoAndTenPercentLoss) {
+  for (const double loss : {0.02, 0.05, 0.10}) {
+    BitrateController c(kLimits, 1500);
+    std::int64_t now = 1;
+    const auto v = steady(c, loss, 10, now);
+    EXPECT_TRUE(std::all_of(v.begin(), v.end(), [](std::uint32_t k) { return k == 1500; })) << "loss " << loss;
+  }
+}
+
+TEST(BitrateController, RampsBackUpAtEightPercentASecondAndStopsAtTheMaximum) {
+  BitrateController c(kLimits, 800);
+  std::int64_t now = 1;
+  c.update(lossy(now, 0.0));
+  const auto v = steady(c, 0.0, 5, now);
+  EXPECT_NEAR(v.back(), 800 * std::pow(1.08, 5), 5);
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+  const auto more = steady(c, 0.0, 20, now);
+  EXPECT_EQ(more.back(), kLimits.maxKbps);
+  EXPECT_LE(*std::max_element(more.begin(), more.end()), kLimits.maxKbps);
+}
+
+TEST(BitrateController, RisesFasterOnceNothingWasLostForEightSeconds) {
+  BitrateController c({100, 100000}, 1000);
+  std::int64_t now = 1;
+  c.update(lossy(now, 0.0));
+  const auto slow = steady(c, 0.0, 7, now);
+  EXPECT_NEAR(slow.back(), 1000 * std::pow(1.08, 7), 5);
+  const std::uint32_t at8 = steady(c, 0.0, 1.25, now).back();  // past 8 s
+  const auto fast = steady(c, 0.0, 2, now);
+  EXPECT_NEAR(fast.back(), at8 * std::pow(1.15, 2), 5);
+  steady(c, 0.30, 0.25, now);  // a decrease: back to 8 %/s
+  const auto again = steady(c, 0.0, 2, now);
+  EXPECT_LT(again.back(), again.front() * std::pow(1.08, 2) + 5);
+}
+
+TEST(BitrateController, AGrowingQueueInTransportFeedbackIsCongestionBeforeAnyLoss) {
+  BitrateController c(kLimits, 1200);
+  CongestionFeedback f = lossy(kTick, 0.0);
+  f.sendKbps = 1000;
+  f.receiveKbps = 960;
+  f.deltaOfDeltaMs = 0.01;  // idle path: noise
+  EXPECT_GE(c.update(f), 1200u);
+  f.nowNs += kTick;
+  f.deltaOfDeltaMs = 0.8;  // arrivals spread out: a queue grows
+  EXPECT_EQ(c.update(f), 816u);  // 0.85 x 960
+  EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kDecrease);
+}
+
+TEST(BitrateController, NoOscillationOnSteadyFeedback) {
+  for (const double loss : {0.0, 0.01, 0.05, 0.15, 0.40}) {
+    BitrateController c(kLimits, 1200);
+    std::int64_t now = 1;
+    const auto v = steady(c, loss, 30, now);
+    EXPECT_EQ(directionChanges(v), 0) << "loss " << loss;
+  }
+}
+
+TEST(BitrateController, HoldsWithoutFreshFeedback) {
+  BitrateController c(kLimits, 1000);
+  CongestionFeedback stale;
+  for (int i = 1; i <= 40; ++i) {
+    stale.nowNs = i * kTick;
+    EXPECT_EQ(c.update(stale), 1000u);
+  }
+}
+
+TEST(BitrateController, QueueingSeenInTransportFeedbackBacksOffBelowWhatGotThrough) {
+  BitrateController c(kLimits, 2500);
+  CongestionFeedback f = lossy(kTick, 0.0);
+  f.sendKbps = 2500;
+  f.receiveKbps = 1000;  // the path delivers 40 % of what we send: a queue builds
+  EXPECT_EQ(c.update(f), 850u);
+  EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kDecrease);
+}
+
+TEST(BitrateController, LossWithAGrownRoundTripIsAFullQueueNotRandomLoss) {
+  BitrateController c(kLimits, 1500);
+  EXPECT_EQ(c.update(lossy(kTick, 0.0, 40)), 1500u);  // increase over a zero step: the first update
+  EXPECT_EQ(c.update(lossy(2 * kTick, 0.05, 45)), 1500u);  // random loss: hold
+  EXPECT_LT(c.update(lossy(3 * kTick, 0.05, 140)), 1500u);  // +100 ms of queue: back off
+}
+
+TEST(BitrateController, LimitsAreKeptWhateverTheFeedback) {
+  BitrateController c({500, 1000}, 5000);
+  EXPECT_EQ(c.estimateKbps(), 1000u);
+  std::int64_t now = 1;
+  for (const double loss : {1.0, 0.0, 0.9, 0.0}) {
+    for (const auto k : steady(c, loss, 20, now)) {
+      EXPECT_GE(k, 500u);
+      EXPECT_LE(k, 1000u);
+    }
+  }
+  c.setLimits({600, 700});
+  EXPECT_LE(c.estimateKbps(), 700u);
+  EXPECT_GE(c.estimateKbps(), 600u);
+}
+
+// A bottleneck of `capacityKbps` with a drop-tail queue of `queueMs` (what tc's tbf does), fed at the
+// estimate; each tick's feedback is what transport-cc and the receiver reports would say about it.
+struct Bottleneck {
+  double capacityKbps;
+  double queueMs;
+  double baseRttMs = 20;
+  double queuedKbit = 0;
+
+  CongestionFeedback carry(double sendKbps, std::int64_t now) {
+    const double dt = static_cast<double>(kTick) / 1e9;
+    const double limitKbit = capacityKbps * queueMs / 1000;
+    const double arriving = queuedKbit + sendKbps * dt;
+    const double leaving = std::min(arriving, capacityKbps * dt);
+    const double kept = std::min(arriving - leaving, limitKbit);
+    const double dropped = arriving - leaving - kept;
+    queuedKbit = kept;
+    CongestionFeedback f;
+    f.nowNs = now;
+    f.fresh = true;
+    f.lossFraction = sendKbps > 0 ? dropped / (sendKbps * dt) : 0;
+    f.rttMs = baseRttMs + queuedKbit / capacityKbps * 1000;
+    f.sendKbps = sendKbps;
+    f.receiveKbps = leaving / dt;
+    return f;
+  }
+};
+
+TEST(BitrateController, FindsAndFollowsABottleneckWithoutAStandingQueue) {
+  BitrateController c(kLimits, 2500);
+  Bottleneck link{1000, 100};
+  std::int64_t now = 0;
+  double below = -1;
+  int decreases = 0, lossyTicks = 0, ticks = 0;
+  double maxQueueMs = 0;
+  for (int i = 1; i <= 4 * 60; ++i) {
+    const auto f = link.carry(c.estimateKbps(), now += kTick);
+    c.update(f);
+    if (below < 0 && c.estimateKbps() < link.capacityKbps) below = i * 0.25;
+    if (i > 4 * 5) {  // after the first 5 s
+      ++ticks;
+      if (*f.lossFraction > 0) ++lossyTicks;
+      if (c.lastDecision() == BitrateController::Decision::kDecrease) ++decreases;
+      maxQueueMs = std::max(maxQueueMs, *f.rttMs - link.baseRttMs);
+      EXPECT_GE(c.estimateKbps(), 0.6 * link.capacityKbps) << "at " << i * 0.25 << " s";
+      EXPECT_LE(c.estimateKbps(), 1.15 * link.capacityKbps) << "at " << i * 0.25 << " s";
+    }
+  }
+  EXPECT_GT(below, 0);
+  EXPECT_LE(below, 1.0) << "under the link within a second";
+  EXPECT_LE(lossyTicks, ticks / 10) << "loss in at most one tick of ten";
+  EXPECT_LE(decreases, 25) << "a sawtooth of a few seconds, not a flutter";
+  RecordProperty("seconds_to_below_link", std::to_string(below));
+  RecordProperty("decreases_per_55s", decreases);
+}
+
+TEST(EncodeTarget, FollowsTheWeakestViewerDownAtOnceAndUpAtFifteenPercentASecond) {
+  EncodeTarget t(kLimits);
+  EXPECT_EQ(t.targetKbps(), 2500u);
+  EXPECT_EQ(t.update(kTick, {2500, 900, 1800}), 900u);
+  // The weak viewer leaves: the others' 2500 is reached gradually, never in one step.
+  std::int64_t now = kTick;
+  std::uint32_t last = 900;
+  for (int i = 0; i < 4 * 4; ++i) {
+    const auto k = t.update(now += kTick, {2500, 1800});
+    EXPECT_GE(k, last);
+    EXPECT_LE(k, last * 1.036 + 1);  // 1.15^0.25
+    last = k;
+  }
+  EXPECT_NEAR(last, 900 * std::pow(1.15, 4), 5);
+  for (int i = 0; i < 4 * 20; ++i) last = t.update(now += kTick, {2500, 1800});
+  EXPECT_EQ(last, 1800u);
+  for (int i = 0; i < 4 * 20; ++i) last = t.update(now += kTick, {});
+  EXPECT_EQ(last, 2500u) << "no viewer: back to the maximum";
+  EXPECT_EQ(t.update(now += kTick, {10}), kLimits.minKbps);
+}
+
+}  // namespace
+}  // namespace zerohop::stream
