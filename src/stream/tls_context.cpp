@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "zerohop/error.hpp"
 
@@ -27,9 +29,9 @@ struct PkeyFree {
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
 
-// OpenSSL's reason for the last error of this thread ("no start line"), or `fallback`.
+// OpenSSL's reason for the first error queued on this thread ("no start line"), or `fallback`.
 std::string opensslReason(const char* fallback) {
-  const unsigned long e = ERR_peek_last_error();
+  const unsigned long e = ERR_peek_error();  // the first: the cause, not the callers that passed it on
   const char* reason = e != 0 ? ERR_reason_error_string(e) : nullptr;
   return reason ? reason : fallback;
 }
@@ -148,8 +150,10 @@ TlsContext::TlsContext(const std::string& certFile, const std::string& keyFile) 
     ERR_clear_error();
     PkeyPtr key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, noPassphrase, nullptr));
     if (!key) {
-      const int reason = ERR_GET_REASON(ERR_peek_last_error());
-      const bool encrypted = reason == PEM_R_BAD_PASSWORD_READ || reason == PEM_R_PROBLEMS_GETTING_PASSWORD;
+      // "BEGIN ENCRYPTED PRIVATE KEY" (PKCS#8) or "Proc-Type: 4,ENCRYPTED" (traditional PEM).
+      std::ostringstream text;
+      text << std::ifstream(keyFile).rdbuf();
+      const bool encrypted = text.str().find("ENCRYPTED") != std::string::npos;
       throw Error(Errc::kInvalidArgument,
                   "--tls-key " + keyFile +
                       (encrypted ? ": the private key is encrypted; give it unencrypted (openssl pkey -in " + keyFile +
@@ -237,7 +241,7 @@ TlsConnection::Step TlsConnection::handshake() {
     wantsWrite_ = e == SSL_ERROR_WANT_WRITE;
     return wantsWrite_ ? Step::kWantWrite : Step::kWantRead;
   }
-  const int reason = ERR_GET_REASON(ERR_peek_last_error());
+  const int reason = ERR_GET_REASON(ERR_peek_error());
   plainHttp_ = reason == SSL_R_HTTP_REQUEST || reason == SSL_R_HTTPS_PROXY_REQUEST;
   failure_ = opensslReason("the client closed the connection");
   closed_ = true;

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "self_signed_cert.hpp"
@@ -67,6 +69,15 @@ TEST_F(TlsContextTest, MissingSwappedAndNonPemFilesAreRefused) {
   EXPECT_NE(junkCert.find("BEGIN CERTIFICATE"), std::string::npos) << junkCert;
   const std::string junkKey = refusal(files.cert, dir_ + "/junk.pem");
   EXPECT_NE(junkKey.find("not a PEM private key"), std::string::npos) << junkKey;
+  {
+    std::unique_ptr<std::FILE, decltype(&std::fclose)> f(std::fopen((dir_ + "/enc.key").c_str(), "w"), std::fclose);
+    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_EC_gen("P-256"), EVP_PKEY_free);
+    ASSERT_TRUE(f && key);
+    static char pass[] = "secret";
+    ASSERT_EQ(PEM_write_PrivateKey(f.get(), key.get(), EVP_aes_256_cbc(), nullptr, 0, nullptr, pass), 1);
+  }
+  const std::string encrypted = refusal(files.cert, dir_ + "/enc.key");  // and no pass phrase prompt
+  EXPECT_NE(encrypted.find("the private key is encrypted"), std::string::npos) << encrypted;
   const std::string swapped = refusal(files.key, files.cert);
   EXPECT_NE(swapped.find("--tls-cert " + files.key + ": not a PEM certificate"), std::string::npos) << swapped;
 }
