@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "raw_client.hpp"
+#include "served_http.hpp"
 #include "stream/deadline_http_server.hpp"
 #include "zerohop/stream_server.hpp"
 
@@ -20,54 +21,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using test::RawClient;
-
-// A DeadlineHttpServer with short deadlines on a kernel-chosen loopback port, listening on its own thread.
-class Served {
- public:
-  static constexpr auto kRequest = 1000ms;
-  static constexpr auto kResponse = 1000ms;
-  static constexpr std::size_t kWorkers = 4;
-
-  static stream::HttpServerLimits limits() {
-    stream::HttpServerLimits l;
-    l.idleTimeout = kRequest;
-    l.requestDeadline = kRequest;
-    l.responseDeadline = kResponse;
-    l.fastWorkers = kWorkers;
-    return l;
-  }
-
-  Served() : server_(limits()) {
-    server_.Get("/small",
-                [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-    server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(std::string(8 << 20, 'x'), "application/octet-stream");  // far more than socket buffers
-    });
-    port_ = server_.bindAndListen("127.0.0.1", 0);
-    thread_ = std::thread([this] { server_.run(); });
-  }
-  ~Served() {
-    server_.requestStop();
-    thread_.join();
-  }
-  int port() const { return port_; }
-  stream::DeadlineHttpServer& server() { return server_; }
-
-  /// GET /small on a fresh connection; its duration, or -1 s when it failed.
-  std::chrono::duration<double> timedGet() {
-    httplib::Client cli("127.0.0.1", port_);
-    cli.set_read_timeout(10, 0);
-    const auto t0 = Clock::now();
-    auto r = cli.Get("/small");
-    if (!r || r->status != 200 || r->body != "ok") return -1s;
-    return Clock::now() - t0;
-  }
-
- private:
-  stream::DeadlineHttpServer server_;
-  int port_ = 0;
-  std::thread thread_;
-};
+using test::Served;
 
 TEST(SlowHttpClient, HalfSentRequestsAreCutAtTheDeadlineAndDoNotBlockOthers) {
   Served s;

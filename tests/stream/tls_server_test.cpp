@@ -14,6 +14,7 @@
 
 #include "raw_client.hpp"
 #include "self_signed_cert.hpp"
+#include "served_http.hpp"
 #include "stream/deadline_http_server.hpp"
 #include "stream/tls_context.hpp"
 #include "test_sdp.hpp"
@@ -102,49 +103,27 @@ TEST(Https, OnlyOneOfCertAndKeyIsRefused) {
   }
 }
 
-// A DeadlineHttpServer serving HTTPS with 1 s deadlines on a loopback port, on its own thread.
-class ServedTls {
+// Served over HTTPS with a 1 s idle deadline and a 2 s request deadline.
+class ServedTls : public test::Served {
  public:
   static constexpr auto kIdle = 1000ms;
   static constexpr auto kRequest = 2000ms;
-
-  ServedTls() : server_(limits()) {
-    server_.setTls(std::make_shared<const stream::TlsContext>(certs_.files().cert, certs_.files().key));
-    server_.Get("/small", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-    port_ = server_.bindAndListen("127.0.0.1", 0);
-    thread_ = std::thread([this] { server_.run(); });
-  }
-  ~ServedTls() {
-    server_.requestStop();
-    thread_.join();
-  }
-  int port() const { return port_; }
-  stream::DeadlineHttpServer& server() { return server_; }
-  /// GET /small over verified TLS on a fresh connection; its duration, or -1 s when it failed.
-  std::chrono::duration<double> timedGet() {
-    auto cli = verifyingClient(port_, certs_);
-    const auto t0 = Clock::now();
-    auto r = cli.Get("/small");
-    if (!r || r->status != 200 || r->body != "ok") return -1s;
-    return Clock::now() - t0;
-  }
+  explicit ServedTls(const CertDir& certs)  // certs must outlive it (timedGet() reads its certificate)
+      : Served(limits(), std::make_shared<const stream::TlsContext>(certs.files().cert, certs.files().key),
+               certs.files().cert) {}
 
  private:
   static stream::HttpServerLimits limits() {
-    stream::HttpServerLimits l;
+    stream::HttpServerLimits l = Served::limits();
     l.idleTimeout = kIdle;
     l.requestDeadline = kRequest;
-    l.responseDeadline = 1000ms;
     return l;
   }
-  CertDir certs_;
-  stream::DeadlineHttpServer server_;
-  int port_ = 0;
-  std::thread thread_;
 };
 
 TEST(Https, SilentAndTricklingHandshakesAreCutAtTheirDeadlinesWhileOthersAreServed) {
-  ServedTls s;
+  CertDir certs;
+  ServedTls s(certs);
   RawClient silent(s.port());  // TCP only, never a ClientHello
   RawClient trickle(s.port());
   ASSERT_TRUE(silent.connected() && trickle.connected());
@@ -173,7 +152,8 @@ TEST(Https, SilentAndTricklingHandshakesAreCutAtTheirDeadlinesWhileOthersAreServ
 }
 
 TEST(Https, PlainHttpAndGarbageToTheTlsPortAreClosedAndCounted) {
-  ServedTls s;
+  CertDir certs;
+  ServedTls s(certs);
   RawClient plain(s.port());
   ASSERT_TRUE(plain.connected());
   ASSERT_TRUE(plain.send("GET /small HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
