@@ -133,6 +133,9 @@ TEST(Https, SilentAndTricklingHandshakesAreCutAtTheirDeadlinesWhileOthersAreServ
     if (!trickle.send(std::string("\x16\x03\x01\x02\x00", 5))) return;
     while (!stop && trickle.send(std::string(1, '\x01'))) std::this_thread::sleep_for(100ms);
   });
+  // Both count as open connections (against the limits) while their handshakes are unfinished.
+  while (s.server().openConnections() < 2 && Clock::now() - t0 < 900ms) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(s.server().openConnections(), 2u) << "an unfinished handshake is not counted as a connection";
   for (int i = 0; i < 3; ++i) {
     const auto took = s.timedGet();
     EXPECT_GE(took.count(), 0.0) << "an HTTPS request failed while a silent client was connected";
