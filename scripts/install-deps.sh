@@ -10,7 +10,7 @@ packages=(
   cmake ninja-build pkg-config g++ git
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libcpp-httplib-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
+  libcpp-httplib-dev libssl-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
   libavcodec-dev libavutil-dev libswscale-dev
   # NVENC API and CUDA driver types for the run-time-loaded NVENC probe/encoder (nv-codec-headers)
   libffmpeg-nvenc-dev

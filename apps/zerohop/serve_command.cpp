@@ -68,6 +68,8 @@ struct ServeOptions {
   bool whepTokenGiven = false;  // --whep-token or ZEROHOP_WHEP_TOKEN, even when empty
   std::string whepTokenFile;
   bool protectStats = false;
+  std::string tlsCert;  // --tls-cert / --tls-key: HTTPS
+  std::string tlsKey;
   std::string whipUrl;
   std::string whipToken;
   std::string janus;
@@ -193,6 +195,8 @@ int runServe(ServeOptions o) {
   config.stream.webRoot = o.webRoot;
   config.stream.whepToken = o.whepToken;
   config.stream.protectStats = o.protectStats;
+  config.stream.tlsCertFile = o.tlsCert;
+  config.stream.tlsKeyFile = o.tlsKey;
   config.stream.playoutDelayMinMs = o.playoutDelayMs.at(0);
   config.stream.playoutDelayMaxMs = o.playoutDelayMs.at(1);
   config.stream.congestionControl = o.congestionControl == "on";
@@ -317,6 +321,11 @@ Runner addServeCommand(CLI::App& app) {
       ->excludes(token);
   cmd->add_flag("--protect-stats", o->protectStats,
                 "also require the WHEP token on /stats and /metrics (the page itself stays public: it holds no data)");
+  cmd->add_option("--tls-cert", o->tlsCert,
+                  "serve HTTPS only (page, WHEP, /stats) with this PEM certificate chain, the server's "
+                  "certificate first (Let's Encrypt: fullchain.pem); needs --tls-key. docs/exposure.md");
+  cmd->add_option("--tls-key", o->tlsKey,
+                  "the unencrypted PEM private key of --tls-cert (Let's Encrypt: privkey.pem)");
   auto* whip = cmd->add_option("--whip", o->whipUrl,
                                "also publish the stream to this WHIP endpoint (http[s]://HOST[:PORT]/PATH); "
                                "reconnects with back-off");

@@ -31,8 +31,16 @@ struct StreamConfig {
   std::size_t maxBodyBytes = 64 * 1024;  ///< request bodies past it answer 413
   /// Non-empty: POST/DELETE/PATCH on /whep need `Authorization: Bearer <whepToken>` (401 otherwise;
   /// compared in constant time). It guards who may start and end sessions; it does not hide the
-  /// page, or /stats and /metrics unless protectStats, and without TLS in front it travels in clear text.
+  /// page, or /stats and /metrics unless protectStats, and without TLS it travels in clear text.
   std::string whepToken;
+  /// Both non-empty: serve HTTPS only (the page, WHEP, /stats, /metrics; `serve --tls-cert --tls-key`)
+  /// with this PEM certificate chain (the server's certificate first: Let's Encrypt's fullchain.pem)
+  /// and its unencrypted PEM private key (privkey.pem); TLS 1.2 or newer, HTTP/1.1. Read once, at start.
+  /// Error(kInvalidArgument) naming the file when one cannot be read or is not PEM, when the key does
+  /// not match the certificate, or when only one of the two is given. A certificate that expired or is
+  /// not yet valid logs a warning (browsers will refuse it). See docs/exposure.md, "HTTPS".
+  std::string tlsCertFile;
+  std::string tlsKeyFile;
   /// With a whepToken: GET /stats and /metrics need it too (401 otherwise). The page stays public.
   bool protectStats = false;
   /// The RTP playout-delay extension sent to viewers whose offer has it (Chromium's does): the least and
@@ -128,7 +136,7 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Binds the HTTP socket and starts the HTTP thread and the GStreamer main loop.
   /// Throws Error(kUnavailable) when the address is in use or cannot be bound, Error(kNotFound) when
   /// webRoot is not a directory, Error(kUnavailable) when a needed GStreamer element is missing,
-  /// Error(kInvalidArgument) when maxViewers is 0.
+  /// Error(kInvalidArgument) when maxViewers is 0 or the TLS certificate/key cannot be used.
   explicit StreamServer(StreamConfig config);
   /// Stops HTTP, ends every session and joins every thread (well under a second). Never throws.
   ~StreamServer() override;
@@ -179,7 +187,7 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   std::vector<ViewerStats> viewerStats() const;
   /// The bound TCP port (the kernel's choice when StreamConfig::port was 0).
   std::uint16_t port() const;
-  /// "http://<host>:<port>/", e.g. "http://127.0.0.1:8080/".
+  /// "http://<host>:<port>/", e.g. "http://127.0.0.1:8080/"; "https://..." with TLS.
   std::string url() const;
 
  private:

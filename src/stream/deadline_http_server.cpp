@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "stream/tls_context.hpp"
 #include "zerohop/log.hpp"
 
 namespace zerohop::stream {
@@ -63,20 +64,31 @@ const char* statusText(int status) {
   }
 }
 
+// Best effort, never blocks; through TLS once its handshake is done (nothing before: the client
+// would read plain text as a broken TLS record).
+void sendSome(int fd, TlsConnection* tls, const std::string& data) {
+  if (tls) {
+    if (tls->established()) (void)tls->write(data.data(), data.size());
+    return;
+  }
+  (void)::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 // Best effort, never blocks: the answers sent from the accept thread are a few hundred bytes.
-void sendRefusal(int fd, int status, const std::string& reason, bool retryAfter) {
+void sendRefusal(int fd, TlsConnection* tls, int status, const std::string& reason, bool retryAfter) {
   const std::string body = reason + "\n";
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + statusText(status) +
                     "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\nConnection: close\r\nAccess-Control-Allow-Origin: *\r\n";
   if (retryAfter) out += "Retry-After: 1\r\n";
   out += "\r\n" + body;
-  (void)::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  sendSome(fd, tls, out);
 }
 
 // Closes a connection without a reset that could destroy the answer still on its way: what the
-// client sent past its request is read and dropped first.
-void closeConnection(int fd) {
+// client sent past its request is read and dropped first. A TLS connection says close_notify first.
+void closeConnection(int fd, TlsConnection* tls) {
+  if (tls) tls->closeNotify();
   char sink[4096];
   while (::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
   }
@@ -87,9 +99,9 @@ void closeConnection(int fd) {
 // A checked request (read side: the canonical bytes) and its socket (write side, with a deadline).
 class CheckedRequestStream final : public httplib::Stream {
  public:
-  CheckedRequestStream(int fd, const std::string& request, std::string ip, int port,
+  CheckedRequestStream(int fd, TlsConnection* tls, const std::string& request, std::string ip, int port,
                        std::chrono::milliseconds responseDeadline, const std::atomic<bool>& stopping)
-      : fd_(fd), request_(request), ip_(std::move(ip)), port_(port), responseDeadline_(responseDeadline),
+      : fd_(fd), tls_(tls), request_(request), ip_(std::move(ip)), port_(port), responseDeadline_(responseDeadline),
         stopping_(stopping) {}
 
   bool is_readable() const override { return pos_ < request_.size(); }
@@ -105,11 +117,12 @@ class CheckedRequestStream final : public httplib::Stream {
   ssize_t write(const char* ptr, size_t size) override {
     if (!writeDeadline_) writeDeadline_ = Clock::now() + responseDeadline_;
     for (;;) {
-      const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n >= 0) return n;
+      const ssize_t n = tls_ ? tls_->write(ptr, size) : ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0 || (n == 0 && !tls_)) return n;
+      if (n == 0) return -1;  // close_notify from the client: nothing more can be written
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-      if (!wait(POLLOUT)) return -1;
+      if (!wait(tls_ && !tls_->wantsWrite() ? POLLIN : POLLOUT)) return -1;
     }
   }
 
@@ -138,6 +151,7 @@ class CheckedRequestStream final : public httplib::Stream {
   }
 
   const int fd_;
+  TlsConnection* const tls_;  // null: plain HTTP
   const std::string& request_;
   std::size_t pos_ = 0;
   const std::string ip_;
@@ -149,6 +163,7 @@ class CheckedRequestStream final : public httplib::Stream {
 
 struct Job {
   int fd = -1;
+  std::unique_ptr<TlsConnection> tls;  // null: plain HTTP
   std::string request;
   std::string ip;
   int port = 0;
@@ -213,6 +228,8 @@ class WorkerPool {
 
 // A connection the accept thread owns: its request is not whole yet.
 struct Pending {
+  std::unique_ptr<TlsConnection> tls;  // null: plain HTTP
+  std::uint32_t events = EPOLLIN | EPOLLRDHUP;  // what epoll waits for (EPOLLOUT while TLS must write)
   std::string ip;
   int port = 0;
   Clock::time_point accepted;
@@ -281,6 +298,7 @@ DeadlineHttpServer::~DeadlineHttpServer() {
   if (state_->slow) state_->slow->stop();
   if (state_->fast) state_->fast->stop();
   for (auto& [fd, p] : state_->pending) ::close(fd);
+  state_->pending.clear();  // TLS state with them
   for (int fd : {state_->listenFd, state_->wakeFd, state_->epollFd, state_->spareFd}) {
     if (fd >= 0) ::close(fd);
   }
@@ -325,6 +343,8 @@ int DeadlineHttpServer::bindAndListen(const std::string& host, std::uint16_t por
   return bound;
 }
 
+void DeadlineHttpServer::setTls(std::shared_ptr<const TlsContext> tls) { tls_ = std::move(tls); }
+
 void DeadlineHttpServer::requestStop() {
   stopping_ = true;
   const std::uint64_t one = 1;
@@ -347,14 +367,14 @@ bool DeadlineHttpServer::run() {
   State& s = *state_;
   if (s.listenFd < 0) return false;
   auto serve = [this](Job& job) {
-    CheckedRequestStream stream(job.fd, job.request, job.ip, job.port, limits_.responseDeadline, stopping_);
+    CheckedRequestStream stream(job.fd, job.tls.get(), job.request, job.ip, job.port, limits_.responseDeadline, stopping_);
     bool closed = false;
     try {
       process_request(stream, /*close_connection=*/true, closed, {});
     } catch (const std::exception& e) {  // handlers' exceptions are httplib's; this is anything else
       log::error("http: request from ", job.ip, " failed: ", e.what());
     }
-    closeConnection(job.fd);
+    closeConnection(job.fd, job.tls.get());
     state_->release(job.ip, true);
   };
   auto drop = [this](Job& job) {
@@ -374,9 +394,38 @@ bool DeadlineHttpServer::run() {
     if (it == s.pending.end()) return;
     ::epoll_ctl(s.epollFd, EPOLL_CTL_DEL, fd, nullptr);
     const std::string ip = it->second.ip;
+    if (it->second.tls) it->second.tls->closeNotify();
     s.pending.erase(it);
-    closeConnection(fd);
+    closeConnection(fd, nullptr);
     s.release(ip, false);
+  };
+  // Points epoll at what the connection waits for: readable, or writable while TLS must write.
+  auto watch = [&s](int fd, Pending& p) {
+    const std::uint32_t want = p.tls && p.tls->wantsWrite() ? EPOLLOUT : (EPOLLIN | EPOLLRDHUP);
+    if (want == p.events) return;
+    p.events = want;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.fd = fd;
+    ::epoll_ctl(s.epollFd, EPOLL_CTL_MOD, fd, &ev);
+  };
+  // Refused and answered: the rest of what the client sends is read and dropped (see Pending).
+  std::function<void(int)> readFrom;
+  auto linger = [&](int fd, Pending& p) {
+    if (p.tls) p.tls->closeNotify();
+    ::shutdown(fd, SHUT_WR);
+    p.lingering = true;
+    p.lingerUntil = Clock::now() + kLinger;
+    p.received.clear();
+    p.received.shrink_to_fit();
+    if (p.events != (EPOLLIN | EPOLLRDHUP)) {
+      p.events = EPOLLIN | EPOLLRDHUP;
+      epoll_event ev{};
+      ev.events = p.events;
+      ev.data.fd = fd;
+      ::epoll_ctl(s.epollFd, EPOLL_CTL_MOD, fd, &ev);
+    }
+    readFrom(fd);
   };
   // The oldest pending connection (of `ip`, or of anyone when empty), or -1.
   auto oldestPending = [&s](const std::string* ip) {
@@ -391,8 +440,7 @@ bool DeadlineHttpServer::run() {
     return oldest;
   };
 
-  // Reads what has arrived; answers, dispatches or keeps waiting.
-  std::function<void(int)> readFrom;
+  // Reads what has arrived (after the TLS handshake, on a TLS port); answers, dispatches or waits.
   readFrom = [&](int fd) {
     auto it = s.pending.find(fd);
     if (it == s.pending.end()) return;
@@ -408,15 +456,32 @@ bool DeadlineHttpServer::run() {
         return;
       }
     }
+    if (p.tls && !p.tls->established()) {
+      const TlsConnection::Step step = p.tls->handshake();
+      if (step == TlsConnection::Step::kFailed) {
+        count(&HttpServerCounters::tlsFailed);
+        log::debug("http: TLS handshake with ", p.ip, " failed: ", p.tls->failure());
+        if (!p.tls->sawPlainHttp()) {
+          dropPending(fd);
+          return;
+        }
+        sendRefusal(fd, nullptr, 400, "this port speaks HTTPS only: open the address as https://", false);
+        linger(fd, p);
+        return;
+      }
+      watch(fd, p);
+      if (step != TlsConnection::Step::kDone) return;
+    }
     const std::size_t cap = limits_.request.maxHeaderBytes + limits_.request.maxBodyBytes + 1;
     char buf[16384];
     bool newLine = false;
     for (;;) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      // TLS: one record per read, and OpenSSL may hold more already: read until it waits.
+      const ssize_t n = p.tls ? p.tls->read(buf, sizeof buf) : ::recv(fd, buf, sizeof buf, 0);
       if (n > 0) {
         newLine = newLine || std::memchr(buf, '\n', static_cast<std::size_t>(n)) != nullptr;
         p.received.append(buf, static_cast<std::size_t>(std::min<std::size_t>(n, cap - std::min(cap, p.received.size()))));
-        if (p.received.size() >= cap || static_cast<std::size_t>(n) < sizeof buf) break;
+        if (p.received.size() >= cap || (!p.tls && static_cast<std::size_t>(n) < sizeof buf)) break;
         continue;
       }
       if (n == 0) {
@@ -424,7 +489,10 @@ bool DeadlineHttpServer::run() {
         return;
       }
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        watch(fd, p);
+        break;
+      }
       dropPending(fd);
       return;
     }
@@ -439,24 +507,18 @@ bool DeadlineHttpServer::run() {
     if (f.state == HttpRequestFraming::State::kNeedMore) {
       p.wholeBytes = f.wholeBytes;
       if (f.expectContinue && !p.sentContinue) {
-        static constexpr char k100[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        (void)::send(fd, k100, sizeof k100 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        sendSome(fd, p.tls.get(), "HTTP/1.1 100 Continue\r\n\r\n");
         p.sentContinue = true;
       }
       return;
     }
     if (f.state == HttpRequestFraming::State::kRefused) {
       count(&HttpServerCounters::refusedFraming);
-      sendRefusal(fd, f.status, f.reason, false);
-      ::shutdown(fd, SHUT_WR);
-      p.lingering = true;
-      p.lingerUntil = Clock::now() + kLinger;
-      p.received.clear();
-      p.received.shrink_to_fit();
-      readFrom(fd);
+      sendRefusal(fd, p.tls.get(), f.status, f.reason, false);
+      linger(fd, p);
       return;
     }
-    Job job{fd, std::move(f.canonical), p.ip, p.port};
+    Job job{fd, std::move(p.tls), std::move(f.canonical), p.ip, p.port};
     const bool slowLane = f.method == "POST" || f.method == "PATCH";
     ::epoll_ctl(s.epollFd, EPOLL_CTL_DEL, fd, nullptr);
     {
@@ -467,8 +529,8 @@ bool DeadlineHttpServer::run() {
     s.pending.erase(it);
     if (!(slowLane ? s.slow : s.fast)->push(std::move(job))) {
       count(&HttpServerCounters::busy);
-      sendRefusal(fd, 503, "the server is busy; try again in a second", true);
-      closeConnection(fd);
+      sendRefusal(fd, job.tls.get(), 503, "the server is busy; try again in a second", true);
+      closeConnection(fd, job.tls.get());
       s.release(ip, true);
     }
   };
@@ -486,7 +548,7 @@ bool DeadlineHttpServer::run() {
           ::close(s.spareFd);
           const int victim = ::accept4(s.listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
           if (victim >= 0) {
-            sendRefusal(victim, 503, "the server is out of file descriptors; try again later", true);
+            if (!tls_) sendRefusal(victim, nullptr, 503, "the server is out of file descriptors; try again later", true);
             ::close(victim);
           }
           s.spareFd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -514,12 +576,21 @@ bool DeadlineHttpServer::run() {
         const int victim = oldestPending(fromIp >= limits_.maxConnectionsPerAddress ? &p.ip : nullptr);
         if (victim < 0) {  // every one of them is being answered: no room for this one
           count(&HttpServerCounters::busy);
-          sendRefusal(fd, 503, "too many connections; try again in a second", true);
+          if (!tls_) sendRefusal(fd, nullptr, 503, "too many connections; try again in a second", true);
           ::close(fd);
           continue;
         }
         count(&HttpServerCounters::evicted);
         dropPending(victim);
+      }
+      if (tls_) {
+        try {
+          p.tls = std::make_unique<TlsConnection>(*tls_, fd);
+        } catch (const std::exception& e) {
+          log::warn("http: ", e.what(), "; connection from ", p.ip, " closed");
+          ::close(fd);
+          continue;
+        }
       }
       {
         std::lock_guard lock(s.mutex);
@@ -530,7 +601,7 @@ bool DeadlineHttpServer::run() {
       ev.events = EPOLLIN | EPOLLRDHUP;
       ev.data.fd = fd;
       ::epoll_ctl(s.epollFd, EPOLL_CTL_ADD, fd, &ev);
-      readFrom(fd);  // the request often came with the handshake
+      readFrom(fd);  // the request (plain) or the ClientHello (TLS) often came with the TCP handshake
     }
   };
 
@@ -538,7 +609,8 @@ bool DeadlineHttpServer::run() {
     const auto now = Clock::now();
     std::vector<int> late;
     for (const auto& [fd, p] : s.pending) {
-      const auto deadline = p.received.empty() ? limits_.idleTimeout : limits_.requestDeadline;
+      const bool started = !p.received.empty() || (p.tls && p.tls->rawBytesRead() > 0);  // a ClientHello counts
+      const auto deadline = started ? limits_.requestDeadline : limits_.idleTimeout;
       if (p.lingering ? now >= p.lingerUntil : now - p.accepted >= deadline) late.push_back(fd);
     }
     for (int fd : late) {
@@ -546,7 +618,8 @@ bool DeadlineHttpServer::run() {
         dropPending(fd);
         continue;
       }
-      if (!s.pending[fd].received.empty()) sendRefusal(fd, 408, "the request did not arrive in time", false);
+      Pending& p = s.pending[fd];
+      if (!p.received.empty()) sendRefusal(fd, p.tls.get(), 408, "the request did not arrive in time", false);
       count(&HttpServerCounters::timedOut);
       dropPending(fd);
     }

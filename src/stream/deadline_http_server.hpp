@@ -15,6 +15,14 @@
 // Descriptors: one spare descriptor is kept so that a full table (EMFILE) still lets the server
 // accept and close (never a busy loop on the listening socket), and maxConnections is clamped to a
 // quarter of RLIMIT_NOFILE so connections cannot take the descriptors sessions need.
+// TLS (setTls): the handshake is one more stage of the same state machine, not a blocking call.
+// The accept thread drives a non-blocking SSL_do_handshake from its epoll loop (waiting for EPOLLIN
+// or EPOLLOUT as OpenSSL asks), then reads the request through SSL_read; the connection stays
+// pending meanwhile, so a client that never sends its ClientHello is cut at the idle deadline, one
+// that trickles its handshake at the request deadline (both from accept), and each counts against
+// the connection limits like any pending connection. A failed handshake is closed (counted in
+// tlsFailed); plain HTTP sent to the TLS port gets a plain-text 400 that says to use https://. The
+// worker writes the answer with SSL_write under responseDeadline, then sends close_notify.
 // Thread-safety: configure (routes, limits), bindAndListen, then run() on one thread; requestStop()
 // and the counters from any thread.
 
@@ -30,6 +38,8 @@
 #include "stream/http_request_parser.hpp"
 
 namespace zerohop::stream {
+
+class TlsContext;
 
 struct HttpServerLimits {
   std::chrono::milliseconds idleTimeout{2000};        ///< accept -> first byte of the request
@@ -51,6 +61,7 @@ struct HttpServerCounters {
   std::uint64_t evicted = 0;           ///< closed to make room under a connection limit
   std::uint64_t busy = 0;              ///< answered 503: worker queue full or no room at all
   std::uint64_t descriptorsFull = 0;   ///< accept() hit EMFILE/ENFILE
+  std::uint64_t tlsFailed = 0;         ///< TLS handshake failed (plain HTTP on the TLS port included)
 };
 
 class DeadlineHttpServer : public httplib::Server {
@@ -60,6 +71,9 @@ class DeadlineHttpServer : public httplib::Server {
 
   /// Binds and listens on host:port (0: a free port). Returns the bound port, or -errno.
   int bindAndListen(const std::string& host, std::uint16_t port);
+  /// Serves HTTPS only, with this certificate and key; before run(). Null: plain HTTP (the default).
+  void setTls(std::shared_ptr<const TlsContext> tls);
+  bool tls() const { return tls_ != nullptr; }
   /// Serves until requestStop(); returns false if the loop failed (logged).
   bool run();
   /// Stops run() and every worker within ~0.1 s (in-flight answers are cut). Idempotent.
@@ -78,6 +92,7 @@ class DeadlineHttpServer : public httplib::Server {
   std::size_t connectionLimit_;
   std::atomic<bool> running_{false};
   std::atomic<bool> stopping_{false};
+  std::shared_ptr<const TlsContext> tls_;
   std::unique_ptr<State> state_;
 };
 

@@ -16,6 +16,7 @@
 #include "stream/gst_handles.hpp"
 #include "stream/loopback_host.hpp"
 #include "stream/stream_server_impl.hpp"
+#include "stream/tls_context.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -147,7 +148,21 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   sendOptions_.playoutDelay = stream::PlayoutDelay{config_.playoutDelayMinMs, config_.playoutDelayMaxMs};
   stream::checkPlayoutDelay(sendOptions_.playoutDelay, "playout delay (serve --playout-delay MIN,MAX)");
 
+  std::shared_ptr<const stream::TlsContext> tls;
+  if (!config_.tlsCertFile.empty() || !config_.tlsKeyFile.empty()) {
+    if (config_.tlsCertFile.empty() || config_.tlsKeyFile.empty()) {
+      throw Error(Errc::kInvalidArgument,
+                  std::string(config_.tlsCertFile.empty() ? "--tls-key without --tls-cert"
+                                                          : "--tls-cert without --tls-key") +
+                      ": HTTPS needs both, the certificate chain (--tls-cert fullchain.pem) and its private key "
+                      "(--tls-key privkey.pem)");
+    }
+    tls = std::make_shared<const stream::TlsContext>(config_.tlsCertFile, config_.tlsKeyFile);
+    if (!tls->validityWarning().empty()) log::warn("stream: ", tls->validityWarning());
+    tls_ = true;
+  }
   http_ = std::make_unique<stream::DeadlineHttpServer>(httpLimits(config_));
+  http_->setTls(std::move(tls));
   installRoutes();
   const int port = http_->bindAndListen(config_.host, config_.port);
   if (port <= 0) throwBindError(config_.host, config_.port, port < 0 ? -port : EADDRNOTAVAIL);
@@ -160,7 +175,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     if (!http_->run()) log::error("stream: the HTTP server stopped with an error");
     httpExited_ = true;
   });
-  log::info("stream: serving ", hostPort(config_.host, boundPort_), " (WHEP at /whep)");
+  log::info("stream: serving ", hostPort(config_.host, boundPort_), tls_ ? " over HTTPS" : "", " (WHEP at /whep)");
   if (!loopbackHost_ && config_.whepToken.empty()) {
     log::warn("stream: listening on ", config_.host,
               " without a WHEP token (--whep-token): anyone who can reach it can watch");
@@ -365,7 +380,7 @@ std::uint16_t StreamServer::port() const {
   return impl_->boundPort_;
 }
 std::string StreamServer::url() const {
-  return "http://" + hostPort(impl_->config_.host, impl_->boundPort_) + "/";
+  return (impl_->tls_ ? "https://" : "http://") + hostPort(impl_->config_.host, impl_->boundPort_) + "/";
 }
 
 }  // namespace zerohop

@@ -106,6 +106,7 @@ class StreamServer::Impl {
   stream::ViewerSession::SendOptions sendOptions_;  // from config_ (the RTP header extensions)
   stream::IceServers iceServers_;  // checked in the constructor
   bool loopbackHost_ = false;
+  bool tls_ = false;  // HTTPS (config_.tlsCertFile/tlsKeyFile)
   std::uint16_t boundPort_ = 0;
 
   mutable std::mutex mutex_;

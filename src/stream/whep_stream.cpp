@@ -28,8 +28,8 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
     server_.streamKeyframeHandlers_[name_] = std::move(request);
   }
   std::string describe() const override {
-    return "WHEP viewers at http://" + server_.config_.host + ":" + std::to_string(server_.boundPort_) +
-           "/whep/" + name_;
+    return std::string("WHEP viewers at ") + (server_.tls_ ? "https://" : "http://") + server_.config_.host + ":" +
+           std::to_string(server_.boundPort_) + "/whep/" + name_;
   }
   std::size_t viewerCount() const override { return server_.viewerCount(name_); }
   bool wantsCodec(PixelFormat codec) const override { return server_.wantsCodec(name_, codec); }

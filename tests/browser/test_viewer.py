@@ -9,7 +9,11 @@ capture->display latency p50 of at most 150 ms (a loaded 2-core machine measures
 regression fails; p99 is printed, not bounded). Saves a screenshot and serve's
 log. Finally stops serve with SIGINT (a viewer still connected) and asserts it exits 0 within 2 s.
 
-usage: test_viewer.py [--netns] [--source test:1280x720@30] [--seconds 10] ZEROHOP_BINARY
+With --https, serve gets a self-signed certificate made with the openssl CLI (--tls-cert/--tls-key), the
+printed URL must be https://, and Chromium (which ignores certificate errors for this run) plays the page
+from the https origin: the same assertions then hold over TLS.
+
+usage: test_viewer.py [--netns] [--https] [--source test:1280x720@30] [--seconds 10] ZEROHOP_BINARY
 exit: 0 pass, 1 fail, 77 skipped (no chromium/chromedriver/selenium)
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -70,6 +75,8 @@ def main() -> int:
                     help="fail when the capture->display latency p50 is above this")
     ap.add_argument("--min-timecodes", type=float, default=0.9,
                     help="share of presented frames whose timecode must be read")
+    ap.add_argument("--https", action="store_true",
+                    help="serve over HTTPS with a self-signed certificate (serve --tls-cert/--tls-key)")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 
@@ -83,6 +90,19 @@ def main() -> int:
     tag = "viewer_" + "".join(c if c.isalnum() else "_" for c in args.source).strip("_")
 
     port = zb.free_port()
+    chromium_flags: tuple[str, ...] = ()
+    if args.https:
+        tag += "_https"
+        cert, key = out / f"{tag}.crt", out / f"{tag}.key"
+        made = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                               "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext",
+                               "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            print(f"FAIL: openssl req failed (scripts/install-deps.sh installs openssl): {made.stderr}")
+            return 1
+        args.serve_arg += ["--tls-cert", str(cert), "--tls-key", str(key)]
+        chromium_flags = ("--ignore-certificate-errors",)
     if args.command:
         tag = "viewer_" + "".join(c if c.isalnum() else "_" for c in Path(args.command.split()[0]).name)
         serve = zb.Serve(args.command.replace("{listen}", f"127.0.0.1:{port}").split(), [],
@@ -100,8 +120,11 @@ def main() -> int:
             print(serve.tail())
             return 1
         print(f"serve: {' '.join(serve.cmd)} -> {url}", flush=True)
+        if args.https and not url.startswith("https://"):
+            print(f"FAIL: serve --tls-cert printed {url}, want an https:// URL")
+            return 1
 
-        driver = zb.start_chromium(chromium, chromedriver, out / f"{tag}.chromedriver.log")
+        driver = zb.start_chromium(chromium, chromedriver, out / f"{tag}.chromedriver.log", chromium_flags)
         driver.get(url)
         if not wait_for(driver, "return !!window.zerohop && window.zerohop.state === 'playing'", 30):
             snap = driver.execute_script(SNAPSHOT_JS)

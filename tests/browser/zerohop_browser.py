@@ -161,7 +161,7 @@ class Serve:
                 with self._lock:
                     self._buf += chunk.decode("utf-8", "replace")
                     if self.url is None:
-                        m = re.search(r"open (http://\S+)", self._buf)
+                        m = re.search(r"open (https?://\S+)", self._buf)
                         if m:
                             self.url = m.group(1)
                             self._url_seen.set()
@@ -197,13 +197,13 @@ class Serve:
         return rc, took
 
 
-def start_chromium(chromium: str, chromedriver: str, log_path: Path | None = None):
+def start_chromium(chromium: str, chromedriver: str, log_path: Path | None = None, extra_flags: tuple[str, ...] = ()):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for f in CHROMIUM_FLAGS:
+    for f in (*CHROMIUM_FLAGS, *extra_flags):
         opts.add_argument(f)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=chromedriver, log_path=str(log_path) if log_path else os.devnull)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -209,6 +210,50 @@ TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
     EXPECT_EQ(r.exitCode, 2) << c.name << ": " << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.name << ": " << r.err;
   }
+}
+
+// A self-signed certificate for 127.0.0.1 and its key from the openssl CLI, as a user makes one.
+bool makeCert(const std::string& cert, const std::string& key) {
+  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+                          "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 -keyout '" + key + "' -out '" +
+                          cert + "' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// HTTPS: a key that is not the certificate's, or half of the pair, stops serve at start (exit 2)
+// naming the cause; the pair from a --config [serve] table serves https:// and prints that URL.
+TEST(Cli, TlsKeyMustMatchItsCertificateAndHttpsComesFromTheConfig) {
+  const std::string dir = ::testing::TempDir();
+  const std::string certA = dir + "/a.crt", keyA = dir + "/a.key", keyB = dir + "/b.key", certB = dir + "/b.crt";
+  ASSERT_TRUE(makeCert(certA, keyA) && makeCert(certB, keyB)) << "openssl req failed (scripts/install-deps.sh)";
+  const std::string listen = "127.0.0.1:" + std::to_string(freePort());
+  auto mismatch = run({kCli, "serve", "--listen", listen, "--tls-cert", certA, "--tls-key", keyB});
+  EXPECT_EQ(mismatch.exitCode, 2) << mismatch.err;
+  const auto lastLine = mismatch.err.substr(mismatch.err.rfind('\n', mismatch.err.size() - 2) + 1);
+  EXPECT_EQ(lastLine.rfind("zerohop: error: --tls-key " + keyB + " does not match the certificate in --tls-cert " +
+                               certA, 0),
+            0u)
+      << mismatch.err;
+  auto half = run({kCli, "serve", "--listen", listen, "--tls-cert", certA});
+  EXPECT_EQ(half.exitCode, 2) << half.err;
+  EXPECT_NE(half.err.find("--tls-cert without --tls-key"), std::string::npos) << half.err;
+
+  const std::string config = dir + "/https.toml";
+  { std::ofstream(config) << "[serve]\nlisten = \"" << listen << "\"\ntls-cert = \"" << certA << "\"\ntls-key = \"" << keyA << "\"\n"; }
+  ChildProcess serve({kCli, "--config", config, "serve", "--source", "test:320x180@15"});
+  auto line = serve.waitForStdoutLine("open https://", 15s);
+  ASSERT_TRUE(line) << serve.stderrText();
+  EXPECT_EQ(*line, "open https://" + listen + "/");
+  httplib::Client client("https://" + listen);
+  client.set_ca_cert_path(certA.c_str());
+  client.enable_server_certificate_verification(true);
+  auto stats = client.Get("/stats");
+  ASSERT_TRUE(stats) << httplib::to_string(stats.error());
+  EXPECT_EQ(stats->status, 200);
+  serve.signal(SIGTERM);
+  auto code = serve.waitExit(3s);
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 0);
 }
 
 // A camera list that cannot be served stops serve at start (exit 2), naming the camera.

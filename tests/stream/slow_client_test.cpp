@@ -1,13 +1,8 @@
 // Slow, half-open and never-reading HTTP clients (raw sockets) against DeadlineHttpServer and the
 // StreamServer built on it: they are cut off at their deadline and never hold up other clients.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "raw_client.hpp"
+#include "served_http.hpp"
 #include "stream/deadline_http_server.hpp"
 #include "zerohop/stream_server.hpp"
 
@@ -23,96 +20,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-// A connected TCP socket to 127.0.0.1:port; closes on destruction. `rcvbuf` > 0 shrinks its receive
-// buffer before connecting (a client that reads slowly, or not at all).
-class RawClient {
- public:
-  explicit RawClient(int port, int rcvbuf = 0) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~RawClient() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  bool connected() const { return connected_; }
-  bool send(const std::string& s) {
-    return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size());
-  }
-
-  /// Reads (and discards) until the server closes the connection; false if it is still open at `until`.
-  bool closedByServerBefore(Clock::time_point until) {
-    char buf[65536];
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return true;
-    }
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
-
-// A DeadlineHttpServer with short deadlines on a kernel-chosen loopback port, listening on its own thread.
-class Served {
- public:
-  static constexpr auto kRequest = 1000ms;
-  static constexpr auto kResponse = 1000ms;
-  static constexpr std::size_t kWorkers = 4;
-
-  static stream::HttpServerLimits limits() {
-    stream::HttpServerLimits l;
-    l.idleTimeout = kRequest;
-    l.requestDeadline = kRequest;
-    l.responseDeadline = kResponse;
-    l.fastWorkers = kWorkers;
-    return l;
-  }
-
-  Served() : server_(limits()) {
-    server_.Get("/small",
-                [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-    server_.Get("/big", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(std::string(8 << 20, 'x'), "application/octet-stream");  // far more than socket buffers
-    });
-    port_ = server_.bindAndListen("127.0.0.1", 0);
-    thread_ = std::thread([this] { server_.run(); });
-  }
-  ~Served() {
-    server_.requestStop();
-    thread_.join();
-  }
-  int port() const { return port_; }
-  stream::DeadlineHttpServer& server() { return server_; }
-
-  /// GET /small on a fresh connection; its duration, or -1 s when it failed.
-  std::chrono::duration<double> timedGet() {
-    httplib::Client cli("127.0.0.1", port_);
-    cli.set_read_timeout(10, 0);
-    const auto t0 = Clock::now();
-    auto r = cli.Get("/small");
-    if (!r || r->status != 200 || r->body != "ok") return -1s;
-    return Clock::now() - t0;
-  }
-
- private:
-  stream::DeadlineHttpServer server_;
-  int port_ = 0;
-  std::thread thread_;
-};
+using test::RawClient;
+using test::Served;
 
 TEST(SlowHttpClient, HalfSentRequestsAreCutAtTheDeadlineAndDoNotBlockOthers) {
   Served s;
