@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -64,18 +65,32 @@ Planes tight(const Frame& f) {
 
 class GpuPathFormat : public test::GpuTest, public ::testing::WithParamInterface<PixelFormat> {};
 
+// One camera-like frame of `format` through `path` from pinned memory; the source (kept alive with the
+// result, as the upload may still run) and its image for the reference come back with the output.
+struct Processed {
+  test::HostImage image;
+  std::unique_ptr<test::PlacedFrame> source;
+  GpuPathOutput out;
+};
+Processed processOne(GpuFramePath& path, PixelFormat format, std::uint32_t w, std::uint32_t h, std::mt19937& rng,
+                     std::uint64_t seq, std::int64_t captureNs, int device) {
+  Processed r{test::makeImage(format, w, h), nullptr, {}};
+  test::fillCameraLike(r.image, rng);
+  r.source = std::make_unique<test::PlacedFrame>(r.image, MemoryKind::kPinned, device);
+  r.source->frame.sequence = seq;
+  r.source->frame.times.mark(Stage::kCapture, captureNs);
+  r.out = path.process(r.source->frame);
+  return r;
+}
+
 TEST_P(GpuPathFormat, DeviceFrameAndHostCopyEqualTheCpuReference) {
   const PixelFormat format = GetParam();
   constexpr std::uint32_t w = 1280, h = 720;
   GpuFramePath path({device_, format, w, h, "", 8, "", /*hostCopy=*/true});
   std::mt19937 rng(7);
   for (std::uint64_t seq = 1; seq <= 3; ++seq) {
-    test::HostImage im = test::makeImage(format, w, h);
-    test::fillCameraLike(im, rng);
-    test::PlacedFrame src(im, MemoryKind::kPinned, device_);
-    src.frame.sequence = seq;
-    src.frame.times.mark(Stage::kCapture, 1000 + static_cast<std::int64_t>(seq));
-    const GpuPathOutput out = path.process(src.frame);
+    const Processed p = processOne(path, format, w, h, rng, seq, 1000 + static_cast<std::int64_t>(seq), device_);
+    const GpuPathOutput& out = p.out;
     ASSERT_NE(out.device, nullptr);
     ASSERT_NE(out.host, nullptr);
     EXPECT_EQ(out.device->memory, MemoryKind::kDevice);
@@ -84,7 +99,7 @@ TEST_P(GpuPathFormat, DeviceFrameAndHostCopyEqualTheCpuReference) {
     EXPECT_EQ(out.host->sequence, seq);
     EXPECT_EQ(out.host->times.at(Stage::kCapture), 1000 + static_cast<std::int64_t>(seq));
     EXPECT_GE(out.host->times.at(Stage::kConvert), out.host->times.at(Stage::kIngest));
-    const Planes want = tight(test::referenceConvert(im, PixelFormat::kNV12, ColorDesc{}));
+    const Planes want = tight(test::referenceConvert(p.image, PixelFormat::kNV12, ColorDesc{}));
     EXPECT_TRUE(samePlanes(tight(*out.host), want)) << formatName(format) << " host copy, frame " << seq;
     EXPECT_TRUE(samePlanes(tight(*out.device), want)) << formatName(format) << " device frame, frame " << seq;
   }
@@ -100,12 +115,8 @@ TEST_P(GpuPathFormat, DownloadLastCopiesTheFrameJustWrittenOnlyWhenAsked) {
   EXPECT_THROW(path.downloadLast(), Error) << "no frame processed yet";
   std::mt19937 rng(11);
   for (std::uint64_t seq = 1; seq <= 3; ++seq) {
-    test::HostImage im = test::makeImage(format, w, h);
-    test::fillCameraLike(im, rng);
-    test::PlacedFrame src(im, MemoryKind::kPinned, device_);
-    src.frame.sequence = seq;
-    src.frame.times.mark(Stage::kCapture, 500 + static_cast<std::int64_t>(seq));
-    const GpuPathOutput out = path.process(src.frame);
+    const Processed p = processOne(path, format, w, h, rng, seq, 500 + static_cast<std::int64_t>(seq), device_);
+    const GpuPathOutput& out = p.out;
     ASSERT_NE(out.device, nullptr);
     EXPECT_EQ(out.host, nullptr) << "process() downloaded without hostCopy";
     if (seq == 2) continue;  // a frame no VP8 viewer wanted: never downloaded
@@ -116,7 +127,7 @@ TEST_P(GpuPathFormat, DownloadLastCopiesTheFrameJustWrittenOnlyWhenAsked) {
     EXPECT_EQ(host.sequence, seq);
     EXPECT_EQ(host.times.at(Stage::kCapture), out.device->times.at(Stage::kCapture));
     EXPECT_EQ(host.times.at(Stage::kConvert), out.device->times.at(Stage::kConvert));
-    const Planes want = tight(test::referenceConvert(im, PixelFormat::kNV12, ColorDesc{}));
+    const Planes want = tight(test::referenceConvert(p.image, PixelFormat::kNV12, ColorDesc{}));
     EXPECT_TRUE(samePlanes(tight(host), want)) << formatName(format) << " download, frame " << seq;
   }
 }
