@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    // What POST /whep runs when the stream can also send VP8 (the CPU path).
+    // What POST /whep runs when the stream can also send VP8 (a pipeline on the CPU or GPU path).
     const auto choice = zerohop::stream::chooseVideo(std::string_view(reinterpret_cast<const char*>(data), size),
                                                      zerohop::stream::SendableCodecs{true, {}});
     if (choice.payloadType < 0 || choice.payloadType > 127) __builtin_trap();  // PT must be a valid RTP PT

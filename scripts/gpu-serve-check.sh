@@ -54,9 +54,10 @@
 # and fds end where they were at the first sample and RSS grew < 5 %.
 # VIEW_SOURCE (default test:1280x720@30), RECEIVE_FRAMES (default 300), RECEIVE_TIMEOUT (default 30),
 # LATENCY_P50_BUDGET_MS (default 300: the browser test sees 30-60 ms on a loaded 2-core box),
-# GPU_DEVICE (default 0), VIEW=0 skips the video comparison.
+# GPU_DEVICE (default 0), VIEW=0 skips the video comparison, VIEW_VP8=0 the GPU path's VP8 viewer (a third
+# serve --gpu $GPU_DEVICE whose receiver offers VP8 only; the check also wants "encoder: VP8 started" in its log).
 # Files in $OUT: gpu-serve-check.log (everything), probe.txt, serve.log, stats.jsonl, metrics.txt, tap.jsonl,
-# and per path (gpu, cpu): serve-PATH.log, receive-PATH.json (the receiver's summary),
+# and per path (gpu, cpu, gpu-vp8, share): serve-PATH.log, receive-PATH.json (the receiver's summary),
 # receive-PATH.csv (one row per decoded picture), loaded-PATH.txt (the libraries serve, its plugin
 # scanner and the receiver loaded).
 set -uo pipefail
@@ -365,12 +366,13 @@ fi
 # The C/C++ runtime and the NVIDIA driver come from the machine; any other library that serve or the
 # receiver loads from outside the bundle at the bundle's request is one the bundle lacks.
 machine_lib='/(ld-linux-x86-64|libc|libm|libmvec|libpthread|libdl|librt|libresolv|libutil|libnss_[a-z]+|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z-]+|libnvcuvid|libnvjpeg|libcudart)\.so|/gconv/'
-# view_run LABEL GPU_ARG PORT: serve on VIEW_SOURCE with --gpu GPU_ARG on 127.0.0.1:PORT; the bundle's receiver decodes
-# RECEIVE_FRAMES pictures over WHEP; then the library check and SIGINT. Results in $OUT/*-LABEL.*.
+# view_run LABEL GPU_ARG PORT [CODEC]: serve on VIEW_SOURCE with --gpu GPU_ARG on 127.0.0.1:PORT; the bundle's receiver
+# decodes RECEIVE_FRAMES pictures over WHEP (CODEC vp8: offering VP8 only, as Firefox ESR does); then the library
+# check and SIGINT. Results in $OUT/*-LABEL.*.
 view_run() {
-  local label=$1 gpu=$2 port=$3 log pid rc up=0 gaps n_inside nss_libs
+  local label=$1 gpu=$2 port=$3 codec=${4:-h264} log pid rc up=0 gaps n_inside nss_libs
   log=$OUT/serve-$label.log
-  step "video, $label path: zerohop serve --source $VIEW_SOURCE --gpu $gpu; zerohop-whep-receive --frames $RECEIVE_FRAMES"
+  step "video, $label path: zerohop serve --source $VIEW_SOURCE --gpu $gpu; zerohop-whep-receive --frames $RECEIVE_FRAMES --codec $codec"
   # LD_DEBUG=files: the loader logs every library it initialises, the ones dlopen()ed and closed again
   # too (NSS loads its token for SRTP set-up and unloads it), per process (serve, gst-plugin-scanner).
   rm -f "$OUT/ld-$label".*
@@ -396,7 +398,7 @@ view_run() {
   fi
   timeout $((RECEIVE_TIMEOUT + 20)) env "${bundle_env[@]}" LD_DEBUG=files LD_DEBUG_OUTPUT="$OUT/ld-$label.receiver" \
     "$B/bin/zerohop-whep-receive" "http://127.0.0.1:$port/whep" \
-    --frames "$RECEIVE_FRAMES" --timeout "$RECEIVE_TIMEOUT" --frames-log "$OUT/receive-$label.csv" \
+    --frames "$RECEIVE_FRAMES" --timeout "$RECEIVE_TIMEOUT" --frames-log "$OUT/receive-$label.csv" --codec "$codec" \
     > "$OUT/receive-$label.json" 2> "$OUT/receive-$label.err"
   rc=$?
   echo "receiver exit status $rc: $(cat "$OUT/receive-$label.json")"
@@ -453,7 +455,11 @@ EOF
   if grep -qE 'Could not initialize SRTP|pipeline error' "$log"; then
     fail "$label path: $(grep -oE '(Could not initialize SRTP|pipeline error).*' "$log" | head -1)"
   fi
-  if [[ $label == gpu || $label == share ]]; then
+  if [[ $codec == vp8 ]]; then
+    grep -q 'encoder: VP8 started' "$log" && pass "$label path: $(grep -o 'encoder: VP8 started.*' "$log" | head -1)" \
+      || fail "$label path: serve did not start the VP8 encode for a VP8-only viewer"
+  fi
+  if [[ $label == gpu* || $label == share ]]; then
     grep -q 'GPU path: ' "$log" && pass "gpu path: $(grep -o 'GPU path: .*' "$log" | head -1)" \
       || fail "serve --gpu $gpu did not take the GPU path: $(grep -oE '(CPU path|error).*' "$log" | head -1)"
   else
@@ -478,6 +484,9 @@ if [[ $VIEW -eq 1 ]]; then
     echo "skip: the GPU path is not measured here: no GPU (nvidia-smi lists none; EXPECT_GPU=1 forces it)"
   fi
   view_run cpu off $((PORT + 2))
+  # A viewer without H.264 (Firefox ESR's offer) on the GPU path: VP8 from a host copy of the NV12 frame
+  # (with NVENC, downloaded only while it watches).
+  if [[ $expect_gpu -eq 1 && ${VIEW_VP8:-1} -eq 1 ]]; then view_run gpu-vp8 "$GPU_DEVICE" $((PORT + 5)) vp8; fi
   if [[ $expect_gpu -eq 1 && ${SHARE_SOURCE:-1} -eq 1 ]]; then
     # serve --source share:NAME on a device share: an upstream serve publishes its GPU path's NV12
     # frames in VRAM, a second serve takes them as its camera (GPU path again) and the receiver decodes.
@@ -516,15 +525,15 @@ if [[ $VIEW -eq 1 ]]; then
 import json, os, sys
 out, budget, gpu, want = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1", int(sys.argv[4])
 bad = []
-print(f"{'path':5s} {'frames':>7s} {'timecodes':>9s} {'seq gaps':>8s} {'size':>9s} {'first ms':>8s} "
+print(f"{'path':7s} {'frames':>7s} {'timecodes':>9s} {'seq gaps':>8s} {'size':>9s} {'first ms':>8s} "
       f"{'p50 ms':>7s} {'p99 ms':>7s} {'max ms':>7s}")
 rows = {}
-for path in ("gpu", "cpu", "share"):
+for path in ("gpu", "cpu", "share", "gpu-vp8"):
     f = os.path.join(out, f"receive-{path}.json")
-    if path == "share" and not os.path.exists(f):
+    if path in ("share", "gpu-vp8") and not os.path.exists(f):
         continue
     if path == "gpu" and not gpu:
-        print(f"{path:5s} skipped: no GPU here")
+        print(f"{path:7s} skipped: no GPU here")
         continue
     try:
         r = json.loads(open(f).read().strip().splitlines()[-1])
@@ -533,7 +542,7 @@ for path in ("gpu", "cpu", "share"):
         continue
     rows[path] = r
     lat = r["latency_ms"]
-    print(f"{path:5s} {r['frames_decoded']:7d} {r['timecodes_read']:9d} {r['seq_missing']:8d} "
+    print(f"{path:7s} {r['frames_decoded']:7d} {r['timecodes_read']:9d} {r['seq_missing']:8d} "
           f"{str(r['width']) + 'x' + str(r['height']):>9s} {r['first_frame_ms']:8.0f} {lat['p50']:7.1f} "
           f"{lat['p99']:7.1f} {lat['max']:7.1f}")
     if r["error"]:

@@ -4,7 +4,8 @@
 // with one DMA and one kernel, written straight into a slot of the device-memory share ring when
 // sharing, so other processes read it in place. An encoder that takes device frames (NVENC) is given
 // that frame. An encoder that takes host frames (x264) also gets one copy back in page-locked host
-// memory: the only trip back to the CPU, made only because no GPU encoder is in use.
+// memory: the only trip back to the CPU, made only because no GPU encoder is in use. downloadLast()
+// makes that copy of one frame on demand (serve's VP8 encode for viewers without H.264, beside NVENC).
 //
 // choosePath() is the one place that decides between this path and the CPU path (serve and probe
 // both ask it). Builds without CUDA compile a stand-in whose choosePath() says "built without CUDA".
@@ -73,6 +74,7 @@ struct GpuPathConfig {
   std::uint32_t shareSlots = 8;
   std::string shareDirectory;  ///< empty: the default share directory of this user
   /// Also copy each NV12 frame back into page-locked host memory (for an encoder that takes host frames).
+  /// Without it, downloadLast() makes that copy of a frame on demand (serve: while a VP8 viewer watches).
   bool hostCopy = false;
   /// Non-null: every frame is converted straight into a slot of this device-memory share instead,
   /// which the caller owns (keeps alive longer than the path) and created with deviceLayout()'s layout.
@@ -106,6 +108,12 @@ class ZEROHOP_API GpuFramePath {
   /// Stage::kIngest/kConvert mark enqueueing, and with hostCopy kConvert marks the download's end.
   /// Throws Error; a failed frame fails alone.
   GpuPathOutput process(const Frame& src);
+  /// The NV12 frame the last process() wrote, in page-locked host memory, complete: with hostCopy the
+  /// copy process() made; without, one download of it now (its page-locked buffer is allocated on the
+  /// first call, so a path never asked costs nothing). Keeps sequence, colour and stage times (kConvert
+  /// is not marked again). Valid until the next process() or downloadLast(). Throws Error
+  /// (kInvalidArgument before a frame or after a failed one; kDevice from CUDA).
+  const Frame& downloadLast();
 
   /// "GPU path on CUDA device 0: yuyv -> NV12 in VRAM (copy ingest); device share 'cam0'; host copy for x264"
   std::string describe() const;

@@ -11,8 +11,8 @@
 // they are, no decode, no encode) and publishes each access unit to the stream server, which fans it
 // out to every viewer. Viewers' keyframe requests (join, PLI/FIR) set a flag the encode thread turns
 // into an IDR (encoder) or forwards to the camera (passthrough), at most one per kMinKeyframeGap.
-// On the CPU path, while a sink wants VP8 (a WHEP viewer whose offer has no usable H.264), the encode
-// thread also encodes each frame as VP8 and hands those units to the sinks that want them.
+// On the CPU and GPU paths, while a sink wants VP8 (a WHEP viewer whose offer has no usable H.264),
+// each frame is also encoded as VP8 (on a thread of its own) and those units go to the sinks that want them.
 // Thread-safety: thread-safe; construct, start() and stop() from one controlling thread.
 
 #include <cstdint>
@@ -59,7 +59,7 @@ struct PipelineConfig {
 
 /// The VP8 encode for viewers whose offer has no usable H.264 (docs/stream.md, "Codec choice").
 struct Vp8EncodeStatus {
-  bool available = false;         ///< this data path can make VP8 (the CPU path)
+  bool available = false;         ///< this data path can make VP8 (the CPU and GPU paths, not passthrough)
   std::string unavailableReason;  ///< why not, when !available
   bool running = false;           ///< a viewer receives VP8 now, so the encode runs
   std::string encoderName;        ///< "libvpx VP8 (...)" once it ran

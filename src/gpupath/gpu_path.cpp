@@ -6,6 +6,7 @@
 //   (nvJPEG; the hardware engines where the GPU has them), either recording the dst's event
 //   -> [share: commit on the writer's stream: the slot's interprocess event follows the write]
 //   -> [hostCopy: cudaMemcpy2DAsync per plane into the pinned frame; cudaStreamSynchronize]
+// downloadLast() makes the same copy after process() returned (the device frame is still the last one).
 // The device frame is not overwritten before the next process(): the share ring never hands the
 // slot it just published to its writer again, and our own pool has two frames used in turn.
 #include <cuda_runtime_api.h>
@@ -65,10 +66,13 @@ struct GpuFramePath::Impl {
     } else {
       ownFrames.emplace(layout, kOwnDeviceFrames, makeDeviceAllocator(c.device));
     }
-    if (c.hostCopy) {
-      hostFrames.emplace(computeLayout(PixelFormat::kNV12, c.width, c.height, 64), 1, makePinnedAllocator(c.device));
-      hostLease = hostFrames->tryAcquire();
-    }
+    if (c.hostCopy) allocateHost();
+  }
+
+  void allocateHost() {
+    hostFrames.emplace(computeLayout(PixelFormat::kNV12, config.width, config.height, 64), 1,
+                       makePinnedAllocator(config.device));
+    hostLease = hostFrames->tryAcquire();
   }
 
   Frame* deviceTarget() {
@@ -130,7 +134,31 @@ struct GpuFramePath::Impl {
     cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(GPU path download)");
   }
 
+  // Copies `dev` (the frame process() just wrote) into the page-locked frame, with its metadata.
+  const Frame& downloadInto(const Frame& dev) {
+    Frame& host = hostLease->frame();
+    download(dev, host);
+    host.sequence = dev.sequence;
+    host.wallClockMs = dev.wallClockMs;
+    host.keyframe = dev.keyframe;
+    host.color = dev.color;
+    host.times = dev.times;
+    hostCurrent = true;
+    return host;
+  }
+
+  const Frame& downloadLast() {
+    if (!last) {
+      throw Error(Errc::kInvalidArgument, "GPU path: no frame to download (none processed, or the last one failed)");
+    }
+    if (hostCurrent) return hostLease->frame();
+    if (!hostLease) allocateHost();
+    return downloadInto(*last);
+  }
+
   GpuPathOutput process(const Frame& src) {
+    last = nullptr;
+    hostCurrent = false;
     Frame* dst = deviceTarget();
     if (batcher) {
       batcher->decode(src, *dst);
@@ -145,15 +173,11 @@ struct GpuFramePath::Impl {
     } else if (share) {
       share->commit(std::move(slot), *dst, writerStream());
     }
+    last = dst;
     GpuPathOutput out{dst, nullptr};
     if (config.hostCopy) {
       Frame& host = hostLease->frame();
-      download(*dst, host);
-      host.sequence = dst->sequence;
-      host.wallClockMs = dst->wallClockMs;
-      host.keyframe = dst->keyframe;
-      host.color = dst->color;
-      host.times = dst->times;
+      downloadInto(*dst);
       host.times.mark(Stage::kConvert, monotonicNs());
       out.host = &host;
     }
@@ -175,8 +199,10 @@ struct GpuFramePath::Impl {
   Frame shareFrame;
   std::optional<BufferPool> ownFrames;
   std::optional<FrameLease> current;
-  std::optional<BufferPool> hostFrames;
+  std::optional<BufferPool> hostFrames;  // hostCopy, or since the first downloadLast()
   std::optional<FrameLease> hostLease;
+  const Frame* last = nullptr;  // the device frame the last successful process() wrote
+  bool hostCurrent = false;     // hostLease holds a copy of `last`
 };
 
 ImageLayout GpuFramePath::deviceLayout(std::uint32_t width, std::uint32_t height) {
@@ -187,6 +213,7 @@ GpuFramePath::GpuFramePath(const GpuPathConfig& config) : impl_(std::make_unique
 GpuFramePath::~GpuFramePath() = default;
 
 GpuPathOutput GpuFramePath::process(const Frame& src) { return impl_->process(src); }
+const Frame& GpuFramePath::downloadLast() { return impl_->downloadLast(); }
 
 std::string GpuFramePath::describe() const {
   const GpuPathConfig& c = impl_->config;

@@ -59,6 +59,7 @@ ImageLayout GpuFramePath::deviceLayout(std::uint32_t width, std::uint32_t height
 GpuFramePath::GpuFramePath(const GpuPathConfig&) { throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt); }
 GpuFramePath::~GpuFramePath() = default;
 GpuPathOutput GpuFramePath::process(const Frame&) { return {}; }
+const Frame& GpuFramePath::downloadLast() { throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt); }
 std::string GpuFramePath::describe() const { return "GPU path: not built"; }
 std::uint32_t GpuFramePath::shareReaders() const { return 0; }
 std::string GpuFramePath::shareSocketPath() const { return {}; }

@@ -22,7 +22,7 @@ class EncodeProcessor final : public FrameProcessor {
   bool requestKeyframe() override;
   bool setBitrate(std::uint32_t kbps) override;
   std::string encoderName() const override { return encoderName_; }
-  const Frame* lastHostFrame() const override { return last_ ? &*last_ : nullptr; }
+  const Frame* lastHostFrame() override { return last_ ? &*last_ : nullptr; }
   std::string vp8Unavailable() const override { return {}; }
 
  private:

@@ -41,9 +41,11 @@ class FrameProcessor {
   /// What produces the access units, for /stats and the log: "libx264 (...)", "passthrough (...)".
   virtual std::string encoderName() const = 0;
 
-  /// The host I420 frame the last process() encoded, for the VP8 encode (Vp8Encode) to take the same
-  /// picture: valid until the next process() or the processor's end; null when there was none.
-  virtual const Frame* lastHostFrame() const { return nullptr; }
+  /// The host frame the last process() encoded, for the VP8 encode (Vp8Encode) to take the same
+  /// picture: I420 on the CPU path, NV12 on the GPU path (x264's host copy, or with NVENC one download
+  /// made by this call: ask only while a sink wants VP8). Valid until the next process() or the
+  /// processor's end; null when there was none. Throws Error (the GPU path's download).
+  virtual const Frame* lastHostFrame() { return nullptr; }
   /// "" when this path can feed the VP8 encode (lastHostFrame()), else why not, in words a viewer's
   /// 422 and the log carry.
   virtual std::string vp8Unavailable() const = 0;

@@ -57,7 +57,11 @@ bool GpuProcessor::setBitrate(std::uint32_t kbps) {
 
 EncodedUnitPtr GpuProcessor::process(FrameLease& in) {
   const bool idr = std::exchange(forceKeyframe_, false);
+  processed_ = false;
+  lastHost_ = nullptr;
   const GpuPathOutput out = path_->process(in.frame());
+  processed_ = true;
+  lastHost_ = out.host;
   if (!deviceInput_) in.reset();  // the host copy waited for the upload: the camera buffer can go back now
   // NVENC reads the device frame on its stream after the frame's ready event and returns once the
   // access unit exists; the host copy is complete when process() returns. Either way the source
@@ -65,6 +69,15 @@ EncodedUnitPtr GpuProcessor::process(FrameLease& in) {
   EncodedUnitPtr unit = encoder_->encode(deviceInput_ ? *out.device : *out.host, idr);
   in.reset();
   return unit;
+}
+
+const Frame* GpuProcessor::lastHostFrame() {
+  if (!processed_) return nullptr;
+  if (lastHost_) return lastHost_;
+  // NVENC: the device frame stays as written until the next process() (GpuFramePath), so it is
+  // downloaded now, after the H.264 unit went out, and only for a frame the VP8 encode takes.
+  lastHost_ = &path_->downloadLast();
+  return lastHost_;
 }
 
 }  // namespace zerohop

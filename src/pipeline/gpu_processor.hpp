@@ -4,6 +4,8 @@
 // (GpuFramePath), straight into a slot of the pipeline's device frame share with --share. NVENC, where it can
 // open a session, encodes that device frame: nothing returns to the CPU. Otherwise x264 encodes one
 // copy of it in page-locked host memory, the only trip back, stated in the encoder name and the log.
+// The VP8 encode (viewers without H.264) takes that host copy, or beside NVENC a download of the
+// frame made only while a VP8 viewer watches (lastHostFrame()).
 // Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
 
 #include <memory>
@@ -27,16 +29,17 @@ class GpuProcessor final : public FrameProcessor {
   bool setBitrate(std::uint32_t kbps) override;
   std::string encoderName() const override { return encoderName_; }
   std::string describe() const { return path_->describe(); }
-  /// The GPU path does not feed the VP8 encode yet (it would need a host I420 copy of each frame).
-  std::string vp8Unavailable() const override {
-    return "the GPU data path does not feed the VP8 encode yet; serve with --gpu off for viewers without H.264";
-  }
+  /// The NV12 frame just encoded, in host memory: x264's copy, or (NVENC) one download of it now.
+  const Frame* lastHostFrame() override;
+  std::string vp8Unavailable() const override { return {}; }
 
  private:
   std::unique_ptr<GpuFramePath> path_;
   std::unique_ptr<VideoEncoder> encoder_;
   std::string encoderName_;
   bool deviceInput_ = false;  // NVENC takes the device frame; x264 the host copy
+  const Frame* lastHost_ = nullptr;  // x264: the host copy of the last frame processed
+  bool processed_ = false;           // the last process() converted its frame (downloadLast() has one)
   bool forceKeyframe_ = false;
   std::uint32_t appliedKbps_ = 0;     // the encoder's bitrate
   std::int64_t lastRateChangeNs_ = 0;  // NVENC: when it was last changed (each change costs an IDR)

@@ -272,11 +272,23 @@ class Pipeline::Impl {
     stats_.record(times);
   }
 
-  // Hands the frame the H.264 encode just took to the VP8 encode, while a sink wants VP8.
+  // Hands the frame the H.264 encode just took to the VP8 encode, while a sink wants VP8 (only then is
+  // it asked for: on the GPU path with NVENC, that is one download of the frame from VRAM).
   void sendVp8() {
     bool wanted = false;
     for (const auto& sink : sinks_) wanted = wanted || sink->wantsCodec(PixelFormat::kVP8);
-    vp8_->offer(processor_->lastHostFrame(), wanted, std::exchange(vp8Keyframe_, false));
+    const Frame* host = nullptr;
+    if (wanted) {
+      try {
+        host = processor_->lastHostFrame();
+      } catch (const Error& e) {  // the H.264 unit went out: only VP8 viewers lose this frame
+        if (!vp8InputFailed_) {
+          log::warn("encoder: VP8 gets no copy of the frame (", e.what(), "); VP8 viewers lose frames");
+        }
+        vp8InputFailed_ = true;
+      }
+    }
+    vp8_->offer(host, wanted, std::exchange(vp8Keyframe_, false));
   }
 
   PipelineConfig config_;
@@ -296,6 +308,7 @@ class Pipeline::Impl {
   std::string vp8Unavailable_;    // "" when this path can make VP8 (then vp8_ is set)
   std::unique_ptr<Vp8Encode> vp8_;  // fed by the encode thread; status() reads its status()
   bool vp8Keyframe_ = false;      // encode thread only
+  bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   BoundedQueue<FrameLease> queue_;
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};

@@ -1,6 +1,5 @@
 #include "vp8_encode.hpp"
 
-#include <cstring>
 #include <ctime>
 #include <utility>
 
@@ -30,20 +29,6 @@ EncoderStats sum(EncoderStats a, const EncoderStats& b) {
   return a;
 }
 
-// Copies an I420 frame's planes row by row and its metadata (sequence, times, capture clock).
-void copyI420(const Frame& src, Frame& dst) {
-  for (std::uint32_t p = 0; p < 3; ++p) {
-    const std::uint32_t rowBytes = p == 0 ? src.width : src.width / 2;
-    const std::uint32_t rows = p == 0 ? src.height : src.height / 2;
-    for (std::uint32_t r = 0; r < rows; ++r)
-      std::memcpy(dst.data[p] + std::size_t{r} * dst.pitch[p], src.data[p] + std::size_t{r} * src.pitch[p], rowBytes);
-  }
-  dst.sequence = src.sequence;
-  dst.wallClockMs = src.wallClockMs;
-  dst.times = src.times;
-  dst.color = src.color;
-}
-
 }  // namespace
 
 Vp8Encode::Vp8Encode(EncoderConfig config, std::function<void(const EncodedUnitPtr&)> deliver)
@@ -61,10 +46,15 @@ void Vp8Encode::offer(const Frame* frame, bool wanted, bool forceKeyframe) noexc
   if (forceKeyframe) keyframe_.store(true);
   wanted_.store(wanted);
   if (!wanted || !frame) return;
-  if (frame->format != PixelFormat::kI420 || frame->width != config_.width || frame->height != config_.height) return;
+  if (!Vp8Input::takes(*frame) || frame->width != config_.width || frame->height != config_.height) return;
   auto copy = copies_.tryAcquire();
   if (!copy) return;  // cannot happen: one slot encoding, one waiting, this one (the queue drops the oldest)
-  copyI420(*frame, copy->frame());
+  try {
+    input_.fill(*frame, copy->frame());
+  } catch (const Error& e) {
+    log::warn("encoder: VP8 dropped frame ", frame->sequence, ": ", e.what());
+    return;
+  }
   queue_.push(std::move(*copy));
 }
 

@@ -1,13 +1,15 @@
 #pragma once
 // The second encode, for WHEP viewers whose offer has no usable H.264 (Firefox ESR: VP8/VP9/AV1):
 // libvpx VP8 at the H.264 encode's size, rate, bitrate and keyframe interval, on a thread of its own,
-// fed a copy of the host I420 frame the H.264 encode took (FrameProcessor::lastHostFrame). It runs only
+// fed an I420 copy of the host frame the H.264 encode took (FrameProcessor::lastHostFrame: I420 on the
+// CPU path, the NV12 host copy on the GPU path, converted by Vp8Input). It runs only
 // while a sink wants VP8: the encode thread copies frames to it only then; the VP8 thread opens libvpx on
 // the first such frame (its first frame is a keyframe) and closes it within 100 ms of a frame no sink
 // wanted VP8 for.
 // A keyframe request from any viewer forces one here too while it runs.
 // Overflow: one frame waits at most; a newer one replaces it (live video drops the oldest), so the H.264
-// encode never waits on VP8 (the copy costs ~0.2 ms at 720p).
+// encode never waits on VP8 (the copy costs ~0.2 ms at 720p; the GPU path's download is its own cost,
+// docs/stream.md).
 // Thread-safety: offer() from the encode thread only; status() from any thread; `deliver` is called on
 // the VP8 thread. Ownership: the pipeline owns it and stops it (stop()) before its sinks go.
 
@@ -21,6 +23,7 @@
 #include <thread>
 
 #include "core/bounded_queue.hpp"
+#include "vp8_input.hpp"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/latency_stats.hpp"
@@ -37,8 +40,9 @@ class Vp8Encode {
   Vp8Encode(const Vp8Encode&) = delete;
   Vp8Encode& operator=(const Vp8Encode&) = delete;
 
-  /// One frame of the encode thread: `wanted` = some sink wants VP8 now; `frame` = the host I420 frame
-  /// the H.264 encode took (null: none). Copies it for the VP8 thread when wanted. Never throws.
+  /// One frame of the encode thread: `wanted` = some sink wants VP8 now; `frame` = the host frame the
+  /// H.264 encode took, I420 or NV12 (null: none). Writes it as I420 for the VP8 thread when wanted.
+  /// Never throws.
   void offer(const Frame* frame, bool wanted, bool forceKeyframe) noexcept;
   /// Ends the VP8 thread (the frame waiting is dropped); idempotent.
   void stop() noexcept;
@@ -51,6 +55,7 @@ class Vp8Encode {
 
   EncoderConfig config_;
   std::function<void(const EncodedUnitPtr&)> deliver_;
+  Vp8Input input_;                    // the encode thread's: writes offer()'s frame into a copy
   BufferPool copies_;                 // the frames handed over: one encoding, one waiting, one being copied
   BoundedQueue<FrameLease> queue_{1};  // drop oldest
   std::atomic<bool> keyframe_{false};  // a viewer asked: the next VP8 frame is a keyframe

@@ -235,7 +235,7 @@ stream::SendableCodecs StreamServer::Impl::sendable(const std::string& stream) c
   std::lock_guard lock(handlerMutex_);
   const auto it = sendable_.find(stream);
   if (it != sendable_.end()) return it->second;
-  return stream::SendableCodecs{false, "this stream is fed H.264 only (VP8 is made by a zerohop pipeline on the CPU path)"};
+  return stream::SendableCodecs{false, "this stream is fed H.264 only (VP8 is made by a zerohop pipeline, CPU or GPU path)"};
 }
 
 std::size_t StreamServer::Impl::viewerCount() const {

@@ -1,10 +1,12 @@
 // serve's GPU path (label gpu): source frames in page-locked memory become NV12 in VRAM, equal byte
-// for byte to the CPU reference; the host copy for x264 equals it too; with a share name, a reader in
+// for byte to the CPU reference; the host copy for x264, and the one downloadLast() makes on demand for
+// the VP8 encode beside NVENC, equal it too; with a share name, a reader in
 // another process gets the same bytes out of the device ring, in place.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,18 +65,32 @@ Planes tight(const Frame& f) {
 
 class GpuPathFormat : public test::GpuTest, public ::testing::WithParamInterface<PixelFormat> {};
 
+// One camera-like frame of `format` through `path` from pinned memory; the source (kept alive with the
+// result, as the upload may still run) and its image for the reference come back with the output.
+struct Processed {
+  test::HostImage image;
+  std::unique_ptr<test::PlacedFrame> source;
+  GpuPathOutput out;
+};
+Processed processOne(GpuFramePath& path, PixelFormat format, std::uint32_t w, std::uint32_t h, std::mt19937& rng,
+                     std::uint64_t seq, std::int64_t captureNs, int device) {
+  Processed r{test::makeImage(format, w, h), nullptr, {}};
+  test::fillCameraLike(r.image, rng);
+  r.source = std::make_unique<test::PlacedFrame>(r.image, MemoryKind::kPinned, device);
+  r.source->frame.sequence = seq;
+  r.source->frame.times.mark(Stage::kCapture, captureNs);
+  r.out = path.process(r.source->frame);
+  return r;
+}
+
 TEST_P(GpuPathFormat, DeviceFrameAndHostCopyEqualTheCpuReference) {
   const PixelFormat format = GetParam();
   constexpr std::uint32_t w = 1280, h = 720;
   GpuFramePath path({device_, format, w, h, "", 8, "", /*hostCopy=*/true});
   std::mt19937 rng(7);
   for (std::uint64_t seq = 1; seq <= 3; ++seq) {
-    test::HostImage im = test::makeImage(format, w, h);
-    test::fillCameraLike(im, rng);
-    test::PlacedFrame src(im, MemoryKind::kPinned, device_);
-    src.frame.sequence = seq;
-    src.frame.times.mark(Stage::kCapture, 1000 + static_cast<std::int64_t>(seq));
-    const GpuPathOutput out = path.process(src.frame);
+    const Processed p = processOne(path, format, w, h, rng, seq, 1000 + static_cast<std::int64_t>(seq), device_);
+    const GpuPathOutput& out = p.out;
     ASSERT_NE(out.device, nullptr);
     ASSERT_NE(out.host, nullptr);
     EXPECT_EQ(out.device->memory, MemoryKind::kDevice);
@@ -83,9 +99,36 @@ TEST_P(GpuPathFormat, DeviceFrameAndHostCopyEqualTheCpuReference) {
     EXPECT_EQ(out.host->sequence, seq);
     EXPECT_EQ(out.host->times.at(Stage::kCapture), 1000 + static_cast<std::int64_t>(seq));
     EXPECT_GE(out.host->times.at(Stage::kConvert), out.host->times.at(Stage::kIngest));
-    const Planes want = tight(test::referenceConvert(im, PixelFormat::kNV12, ColorDesc{}));
+    const Planes want = tight(test::referenceConvert(p.image, PixelFormat::kNV12, ColorDesc{}));
     EXPECT_TRUE(samePlanes(tight(*out.host), want)) << formatName(format) << " host copy, frame " << seq;
     EXPECT_TRUE(samePlanes(tight(*out.device), want)) << formatName(format) << " device frame, frame " << seq;
+  }
+}
+
+// Beside NVENC (no hostCopy) the VP8 encode asks for a host copy of a frame only while a VP8 viewer
+// watches: downloadLast() gives the frame process() just wrote, byte for byte, with its metadata;
+// process() alone never makes one (out.host stays null), and without a frame there is a clear error.
+TEST_P(GpuPathFormat, DownloadLastCopiesTheFrameJustWrittenOnlyWhenAsked) {
+  const PixelFormat format = GetParam();
+  constexpr std::uint32_t w = 640, h = 360;
+  GpuFramePath path({device_, format, w, h, "", 8, "", /*hostCopy=*/false});
+  EXPECT_THROW(path.downloadLast(), Error) << "no frame processed yet";
+  std::mt19937 rng(11);
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    const Processed p = processOne(path, format, w, h, rng, seq, 500 + static_cast<std::int64_t>(seq), device_);
+    const GpuPathOutput& out = p.out;
+    ASSERT_NE(out.device, nullptr);
+    EXPECT_EQ(out.host, nullptr) << "process() downloaded without hostCopy";
+    if (seq == 2) continue;  // a frame no VP8 viewer wanted: never downloaded
+    const Frame& host = path.downloadLast();
+    EXPECT_EQ(&path.downloadLast(), &host) << "asked twice for one frame: one copy";
+    EXPECT_EQ(host.memory, MemoryKind::kPinned);
+    EXPECT_EQ(host.format, PixelFormat::kNV12);
+    EXPECT_EQ(host.sequence, seq);
+    EXPECT_EQ(host.times.at(Stage::kCapture), out.device->times.at(Stage::kCapture));
+    EXPECT_EQ(host.times.at(Stage::kConvert), out.device->times.at(Stage::kConvert));
+    const Planes want = tight(test::referenceConvert(p.image, PixelFormat::kNV12, ColorDesc{}));
+    EXPECT_TRUE(samePlanes(tight(host), want)) << formatName(format) << " download, frame " << seq;
   }
 }
 

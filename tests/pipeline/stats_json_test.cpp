@@ -105,12 +105,13 @@ TEST(StatsJson, ShowsEachViewersCodecAndTheVp8Encode) {
   EXPECT_DOUBLE_EQ(v["stages"]["encode"]["p50_ms"].get<double>(), 20.0);
   EXPECT_FALSE(v.contains("unavailable"));
 
-  PipelineStatus gpu;
-  gpu.vp8.unavailableReason = "the GPU data path does not feed the VP8 encode yet";
-  auto off = nlohmann::json::parse(renderStatsJson(gpu, StatsContext{"test pattern", "h264_nvenc", "gpu"}))["vp8"];
+  PipelineStatus passthrough;
+  passthrough.vp8.unavailableReason = "the camera's H.264 is passed through undecoded";
+  auto off = nlohmann::json::parse(
+      renderStatsJson(passthrough, StatsContext{"h264 camera", "passthrough", "passthrough"}))["vp8"];
   EXPECT_EQ(off["available"], false);
   EXPECT_EQ(off["running"], false);
-  EXPECT_EQ(off["unavailable"], gpu.vp8.unavailableReason);
+  EXPECT_EQ(off["unavailable"], passthrough.vp8.unavailableReason);
   EXPECT_TRUE(off["encode_cpu_ms_mean"].is_null());
 }
 

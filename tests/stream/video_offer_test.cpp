@@ -109,14 +109,14 @@ TEST(VideoOffer, Vp8WhenTheOfferHasNoUsableH264AndTheStreamCanSendIt) {
 TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
   const std::string offer = withoutLines(chromiumOffer(), R"(a=rtpmap:\d+ H264/90000)");
   try {
-    chooseVideo(offer, SendableCodecs{false, "the GPU data path does not feed the VP8 encode yet"});
+    chooseVideo(offer, SendableCodecs{false, "the camera's H.264 is passed through undecoded"});
     FAIL() << "accepted a VP8 offer the stream cannot serve";
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_EQ(e.code(), Errc::kUnsupported);
     EXPECT_NE(what.find("it has no usable H.264 (it offers VP8, VP9"), std::string::npos) << what;
     EXPECT_NE(what.find("H.264 Constrained Baseline"), std::string::npos) << what;
-    EXPECT_NE(what.find("the GPU data path does not feed the VP8 encode yet"), std::string::npos) << what;
+    EXPECT_NE(what.find("the camera's H.264 is passed through undecoded"), std::string::npos) << what;
   }
   // Main-profile H.264 only, to a server that can send VP8 but the offer has none either.
   const std::string sdp =

@@ -68,11 +68,11 @@ TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp
   EXPECT_NE(r->body.find("H.264 Constrained Baseline"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("VP8 is not available"), std::string::npos) << r->body;
 
-  server_->setCodecAvailability(PixelFormat::kVP8, "the GPU data path does not feed the VP8 encode yet");
+  server_->setCodecAvailability(PixelFormat::kVP8, "the camera's H.264 is passed through undecoded");
   r = cli.Post("/whep", offer, "application/sdp");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
-  EXPECT_NE(r->body.find("the GPU data path does not feed the VP8 encode yet"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("the camera's H.264 is passed through undecoded"), std::string::npos) << r->body;
   EXPECT_EQ(server_->viewerCount(), 0u);
 }
 
