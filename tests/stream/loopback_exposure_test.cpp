@@ -197,6 +197,10 @@ TEST_F(LoopbackReceive, ExposureBogusOffersCannotFillTheViewerSlots) {
 }
 
 TEST_F(LoopbackReceive, ExposureDescriptorExhaustionAnswers503AndRecovers) {
+#ifdef ZEROHOP_TEST_UNDER_UBSAN
+  GTEST_SKIP() << "UBSan's vptr check needs a free descriptor (it probes memory through a pipe) and "
+                  "misreports every object once the table is full; this test runs in the default and TSan builds";
+#endif
   std::ifstream file(ZEROHOP_STREAM_TEST_DATA "/chromium_offer.sdp");
   const std::string offer((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(offer.empty());
