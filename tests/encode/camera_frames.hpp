@@ -15,6 +15,7 @@ extern "C" {
 
 #include "convert/test_image.hpp"
 #include "zerohop/converter.hpp"
+#include "zerohop/encoder.hpp"
 #include "zerohop/source.hpp"
 
 namespace zerohop::testing {
@@ -28,6 +29,18 @@ inline const bool kQuietFfmpeg = [] {
 inline constexpr std::uint32_t kW = 640, kH = 360;
 inline constexpr double kFps = 30;
 inline constexpr std::size_t kFrames = 150;
+
+/// An encoder config for these frames (640x360 at kFps): `encoder` at `kbps`, an IDR every `keyint`.
+inline EncoderConfig cameraConfig(const char* encoder, std::uint32_t kbps, std::uint32_t keyint) {
+  EncoderConfig c;
+  c.encoder = encoder;
+  c.width = kW;
+  c.height = kH;
+  c.fps = kFps;
+  c.bitrateKbps = kbps;
+  c.keyframeIntervalFrames = keyint;
+  return c;
+}
 
 /// kFrames consecutive test-camera frames converted to I420 and NV12, captured once per process.
 /// The camera runs at 120 frames/s only to keep the test short (its picture is a function of the

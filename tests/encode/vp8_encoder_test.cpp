@@ -27,16 +27,7 @@ constexpr std::size_t kFrames = 90;  // of the shared 150
 
 const std::vector<TestImage>& cameraFrames() { return testing::cameraFrames().i420; }
 
-EncoderConfig vp8Config(std::uint32_t kbps, std::uint32_t keyint) {
-  EncoderConfig c;
-  c.encoder = "vp8";
-  c.width = kW;
-  c.height = kH;
-  c.fps = kFps;
-  c.bitrateKbps = kbps;
-  c.keyframeIntervalFrames = keyint;
-  return c;
-}
+EncoderConfig vp8Config(std::uint32_t kbps, std::uint32_t keyint) { return testing::cameraConfig("vp8", kbps, keyint); }
 
 // libavcodec's native VP8 decoder (not libvpx): an independent reference for the stream.
 testing::H264TestDecoder vp8Decoder() { return testing::H264TestDecoder(AV_CODEC_ID_VP8); }

@@ -30,13 +30,7 @@ using testing::kH;
 using testing::kW;
 
 EncoderConfig config640(std::uint32_t kbps = 1500, std::uint32_t keyint = 30) {
-  EncoderConfig c;
-  c.width = kW;
-  c.height = kH;
-  c.fps = kFps;
-  c.bitrateKbps = kbps;
-  c.keyframeIntervalFrames = keyint;
-  return c;
+  return testing::cameraConfig("x264", kbps, keyint);
 }
 
 double kbpsOf(const std::vector<EncodedUnitPtr>& units, std::size_t first, std::size_t count) {
