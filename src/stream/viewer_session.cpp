@@ -543,7 +543,9 @@ GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info,
 
 std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback() const {
   if (!rtpbin_) return std::nullopt;
-  GstElement* rawSession = nullptr;  // the rtpsession element (it has "twcc-stats"); BUNDLE puts every stream in session 0
+  // Session 0: with BUNDLE this viewer's streams share one RTP session, whose rtpsession element
+  // carries the transport-cc statistics ("twcc-stats").
+  GstElement* rawSession = nullptr;
   g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
   GstPtr<GstElement> session(rawSession);
   if (!session || !g_object_class_find_property(G_OBJECT_GET_CLASS(session.get()), "twcc-stats")) return std::nullopt;
