@@ -27,6 +27,8 @@ struct TapOptions {
   bool json = false;
   double timeoutSeconds = 5;
   bool timecode = false;
+  int device = -1;                 // --device: the reader's CUDA device; -1 = the ring's
+  std::string deviceAccess = "auto";  // --device-access auto|copy
 };
 
 std::optional<Timecode> frameTimecode(const Frame& f) {
@@ -64,11 +66,21 @@ volatile sig_atomic_t gInterrupted = 0;
 void onInterrupt(int) { gInterrupted = 1; }
 
 int runTap(const TapOptions& o) {
-  Subscriber sub(o.name);
+  SubscribeOptions so;
+  so.device = o.device;
+  so.deviceAccess = o.deviceAccess == "copy" ? SubscribeOptions::DeviceAccess::kCopy : SubscribeOptions::DeviceAccess::kAuto;
+  Subscriber sub(o.name, so);
   const auto& info = sub.info();
   std::fprintf(stderr, "attached to '%s' (publisher pid %d, %u slots, %s memory, %s)\n", info.name.c_str(),
                static_cast<int>(info.publisherPid), info.slots, memoryKindName(info.memory),
                info.encoded ? "encoded units" : "images");
+  if (info.memory == MemoryKind::kDevice) {
+    std::fprintf(stderr, "ring on GPU %d, read on GPU %d: %s (%s)\n", info.ringDevice, info.readerDevice,
+                 info.deviceAccess.c_str(), info.deviceAccessReason.c_str());
+  } else if (o.device >= 0 || o.deviceAccess != "auto") {
+    std::fprintf(stderr, "note: '%s' is a host share: --device and --device-access apply to device shares only\n",
+                 info.name.c_str());
+  }
   if (o.timecode && info.encoded)
     throw Error(Errc::kInvalidArgument, "--timecode reads pictures, and '" + info.name +
                                             "' carries encoded units: tap the frame share instead");
@@ -143,6 +155,16 @@ Runner addTapCommand(CLI::App& app) {
                  "read the pixel timecode of every frame (test camera, zerohop-camemu; device frames too) and "
                  "exit 1 unless every one is readable and in order");
   cmd->add_option("--timeout", o->timeoutSeconds, "seconds to wait for a frame before giving up")->capture_default_str();
+  cmd->add_option("--device", o->device,
+                  "device shares: the CUDA device (ordinal) that reads the frames; another GPU than the ring's "
+                  "reads over peer access where the GPUs allow it, else through one device-to-device copy a "
+                  "frame (default: the ring's own GPU)")
+      ->check(CLI::Range(0, 1023));
+  cmd->add_option("--device-access", o->deviceAccess,
+                  "device shares: auto (in place, or peer access, else a copy) or copy (always one "
+                  "device-to-device copy into this reader's buffer; tests the fallback on one GPU)")
+      ->check(CLI::IsMember({"auto", "copy"}))
+      ->capture_default_str();
   return [o] { return runTap(*o); };
 }
 

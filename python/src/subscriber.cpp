@@ -24,12 +24,22 @@ std::chrono::milliseconds toMillis(double seconds, const char* what) {
 }  // namespace
 
 PySubscriber::PySubscriber(std::string name, double timeoutSeconds, std::optional<std::string> directory,
-                           std::optional<std::uint32_t> publisherUid)
+                           std::optional<std::uint32_t> publisherUid, std::optional<int> device,
+                           const std::string& deviceAccess)
     : name_(std::move(name)) {
   SubscribeOptions o;
   o.handshakeTimeout = toMillis(timeoutSeconds, "timeout");
   if (directory) o.directory = *directory;
   o.publisherUid = publisherUid;
+  if (device) {
+    if (*device < 0) throw Error(Errc::kInvalidArgument, "device must be a CUDA device ordinal >= 0 (or None)");
+    o.device = *device;
+  }
+  if (deviceAccess == "copy") {
+    o.deviceAccess = SubscribeOptions::DeviceAccess::kCopy;
+  } else if (deviceAccess != "auto") {
+    throw Error(Errc::kInvalidArgument, "device_access must be \"auto\" or \"copy\", not \"" + deviceAccess + "\"");
+  }
   py::gil_scoped_release nogil;
   subscriber_ = std::make_unique<Subscriber>(name_, std::move(o));
 }
@@ -118,6 +128,14 @@ py::dict PySubscriber::info() {
   d["memory"] = memoryKindName(i.memory);
   d["publisher_pid"] = i.publisherPid;
   d["session_id"] = i.sessionId;
+  d["transport"] = i.transport;
+  d["in_process"] = i.inProcess;
+  if (i.memory == MemoryKind::kDevice) {
+    d["ring_device"] = i.ringDevice;
+    d["reader_device"] = i.readerDevice;
+    d["device_access"] = i.deviceAccess;
+    d["device_access_reason"] = i.deviceAccessReason;
+  }
   return d;
 }
 
@@ -138,16 +156,22 @@ py::dict PySubscriber::stats() {
 
 void registerSubscriber(py::module_& m) {
   py::class_<PySubscriber>(m, "Subscriber", R"doc(
-Subscriber(name, timeout=2.0, directory=None, publisher_uid=None)
+Subscriber(name, timeout=2.0, directory=None, publisher_uid=None, device=None, device_access="auto")
 
 Connects to the share NAME (e.g. what `zerohop serve --share NAME` publishes) and maps its ring
 read-only. timeout: handshake limit in seconds. directory: the publisher's socket directory (default
 $XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-<uid>). publisher_uid: expected publisher uid (default ours).
+Device shares: device is the CUDA device (ordinal) whose kernels read the frames (default: the
+ring's own GPU); on another GPU the frames are read in place over peer access where the two GPUs
+allow it, else copied once device-to-device into this reader's buffer. device_access="copy" always
+makes that copy (e.g. to keep the reader's kernels off the link). info["device_access"] says which:
+"same-gpu", "peer" or "copy", and info["device_access_reason"] why.
 Raises NotFoundError (nobody publishes NAME), UnavailableError (refused), ProtocolError (version
 mismatch), TimeoutError (no answer). Thread-safe; usable as a context manager (close() on exit).)doc")
-      .def(py::init<std::string, double, std::optional<std::string>, std::optional<std::uint32_t>>(),
+      .def(py::init<std::string, double, std::optional<std::string>, std::optional<std::uint32_t>,
+                    std::optional<int>, const std::string&>(),
            py::arg("name"), py::arg("timeout") = 2.0, py::kw_only(), py::arg("directory") = py::none(),
-           py::arg("publisher_uid") = py::none())
+           py::arg("publisher_uid") = py::none(), py::arg("device") = py::none(), py::arg("device_access") = "auto")
       .def("latest", &PySubscriber::latest,
            "The newest published Frame (possibly one already returned), or None before the first publish. "
            "Raises UnavailableError once the publisher went away.")
@@ -163,7 +187,8 @@ mismatch), TimeoutError (no answer). Thread-safe; usable as a context manager (c
       .def_property_readonly("name", &PySubscriber::name)
       .def_property_readonly("info", &PySubscriber::info,
                              "dict: name, socket_path, format, width, height, encoded, slots, slot_capacity, "
-                             "memory, publisher_pid, session_id.")
+                             "memory, publisher_pid, session_id, transport, in_process; device shares also "
+                             "ring_device, reader_device, device_access, device_access_reason.")
       .def_property_readonly("stats", &PySubscriber::stats, "dict: frames, overruns, missed, reconnects.")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PySubscriber& s, py::args) { s.close(); })

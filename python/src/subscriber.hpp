@@ -21,7 +21,7 @@ namespace zerohop::python {
 class PySubscriber {
  public:
   PySubscriber(std::string name, double timeoutSeconds, std::optional<std::string> directory,
-               std::optional<std::uint32_t> publisherUid);
+               std::optional<std::uint32_t> publisherUid, std::optional<int> device, const std::string& deviceAccess);
 
   pybind11::object latest();
   /// None on timeout; `timeoutSeconds` None waits until a frame comes or the publisher goes away.

@@ -157,6 +157,9 @@ class ImageFramesTest(ShareTest):
         self.assertEqual(info["memory"], "host")
         self.assertFalse(info["encoded"])
         self.assertEqual(info["publisher_pid"], self.pub.pid)
+        self.assertEqual(info["transport"], "host-memfd")
+        self.assertFalse(info["in_process"])
+        self.assertNotIn("device_access", info)  # device shares only
         self.assertTrue(self.sub.connected)
 
     def test_next_frames_match_the_pattern_with_rising_sequence(self):
@@ -450,6 +453,14 @@ class FailureTest(ShareTest):
         self.assertIsInstance(cm.exception, ValueError)
         with self.assertRaises(zerohop.InvalidArgumentError):
             zerohop.Subscriber(self.name, timeout=-1, directory=self.dir)
+
+    def test_bad_device_options(self):
+        with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+            zerohop.Subscriber(self.name, directory=self.dir, device_access="peer")
+        self.assertIn('"auto" or "copy"', str(cm.exception))
+        with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+            zerohop.Subscriber(self.name, directory=self.dir, device=-1)
+        self.assertIn("device ordinal", str(cm.exception))
 
     def fake_publisher(self, reply):
         """A socket at NAME.sock that answers the Hello with `reply` (or nothing, when None)."""

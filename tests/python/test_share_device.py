@@ -146,6 +146,31 @@ class DeviceModeTest(unittest.TestCase):
             self.assertEqual(f.__dlpack_device__(), (KDLCUDA, 0))
             self.assertEqual(f.planes[1].__dlpack_device__(), (KDLCUDA, 0))
 
+    def test_forced_copy_reads_every_byte_from_this_readers_own_buffer(self):
+        """device_access="copy" (the fallback for GPUs without peer access, forced on one GPU): the info
+        says so and why, the frames are the pattern, and the planes are not the ring's slots."""
+        copy = zerohop.Subscriber(self.name, directory=self.dir, device=0, device_access="copy")
+        try:
+            info = copy.info
+            self.assertEqual((info["ring_device"], info["reader_device"], info["device_access"]), (0, 0, "copy"))
+            self.assertTrue(info["device_access_reason"])
+            self.assertEqual(self.sub.info["device_access"], "same-gpu")
+            checked = 0
+            for _ in range(20):
+                with copy.next(timeout=5.0) as f:
+                    self.assertEqual(f.__dlpack_device__(), (KDLCUDA, 0))
+                    ring = self.sub.latest()
+                    if ring is not None and ring.seq == f.seq:
+                        self.assertNotEqual(self.plane_pointer(f.planes[0]), self.plane_pointer(ring.planes[0]),
+                                            "the copy reader got the ring's own slot")
+                    if ring is not None:
+                        ring.release()
+                    if self.verify(f, versioned=False, stream=None):
+                        checked += 1
+            self.assertGreaterEqual(checked, 15)
+        finally:
+            copy.close()
+
     def verify(self, f, versioned, stream):
         """Exports both planes as a consumer would, checks the tensors and every byte."""
         kwargs = {"max_version": (1, 0)} if versioned else {}
