@@ -43,6 +43,7 @@
 #   NVDEC_BENCH 0 skips zerohop_nvdec_bench
 #   MULTI_GPU_BENCH 0 skips zerohop_multi_gpu_bench (reader on the same / another GPU; multi-gpu-bench.md)
 #   MULTI_GPU_BENCH_ARGS extra zerohop_multi_gpu_bench arguments (default: --frames 300)
+#   DOWNLOAD_BENCH 0 skips zerohop_gpu_download_bench (downloadLast() for VP8 beside NVENC; download-bench.md)
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
@@ -79,6 +80,7 @@ LIBRARY=${LIBRARY:-1}
 NVDEC_BENCH=${NVDEC_BENCH:-1}
 MULTI_GPU_BENCH=${MULTI_GPU_BENCH:-1}
 MULTI_GPU_BENCH_ARGS=${MULTI_GPU_BENCH_ARGS:-}
+DOWNLOAD_BENCH=${DOWNLOAD_BENCH:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -265,6 +267,12 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $MULTI_GPU_BENCH -ne 0 ]]; then
   # shellcheck disable=SC2086
   timeout 120 "$BUILD_DIR/bench/share_gpu/zerohop_multi_gpu_bench" $MULTI_GPU_BENCH_ARGS --out "$OUT/multi-gpu-bench.md" \
     || fail "multi-GPU benchmark"
+fi
+
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $DOWNLOAD_BENCH -ne 0 ]]; then
+  step "GPU path hand-off to a host encoder (downloadLast for VP8 beside NVENC, x264's host copy)"
+  timeout 120 "$BUILD_DIR/bench/gpu/zerohop_gpu_download_bench" --out "$OUT/download-bench.md" \
+    || fail "download benchmark"
 fi
 
 if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/dev/null; then
