@@ -45,7 +45,8 @@ SNAPSHOT_JS = """
 const z = window.zerohop;
 const w = (z && z.webrtc) || {};
 return z ? {state: z.state, error: z.error, framesPresented: z.framesPresented, decoded: w.framesDecoded,
-            codec: w.codec, bitrate: z.bitrate, now: performance.now(),
+            codec: w.codec, bitrate: z.bitrate, now: performance.now(), pli: w.pliCount, nack: w.nackCount,
+            lost: w.packetsLost,
             shown: (document.getElementById('bitrate') || {}).textContent} : null;
 """
 
@@ -148,6 +149,15 @@ def main() -> int:
             print(f"phase 1: under the link after {took:.1f} s: {vp8_rate()}", flush=True)
         except AssertionError as e:
             failures.append(f"{e}: {vp8_rate()}")
+        # Until the window: what Firefox presents and asks for each second (the step's stall, if any).
+        timeline = []
+        while time.monotonic() < t_on + max(args.settle_s, took) - 1:
+            p = snap()
+            timeline.append((round(time.monotonic() - t_on, 1), p.get("framesPresented"), p.get("lost"), p.get("nack"),
+                             p.get("pli"), stats().get("vp8", {}).get("keyframes")))
+            time.sleep(max(0.0, 1 - (time.monotonic() - t_on) % 1))
+        print(f"phase 1 until the window: (s since tbf, frames presented, packets lost, NACKs, PLIs, VP8 keyframes "
+              f"made): {timeline}", flush=True)
         time.sleep(max(0.0, t_on + max(args.settle_s, took) - time.monotonic()))
         s0 = snap()
         samples, h264_targets, viewer_targets = [], [], []
