@@ -152,7 +152,7 @@ window.zerohop = {
   camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
   cameras: [],            // [{name, state}] from /stats when the server has several cameras
   webrtc: null,           // inbound-rtp video figures from getStats()
-  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode, {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
+  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
 };
@@ -661,10 +661,14 @@ window.zerohop = {
     $('server-drops').textContent = `${dash(s.drops)} / ${dash(s.viewers)}`;
     $('encoder').textContent = dash(s.encoder);
     // Several cameras: each has its own viewer_sessions under cameras[] (the first one's also at the top).
-    const mine = [s, ...(s.cameras || [])].flatMap((c) => c.viewer_sessions || []).find((v) => v.id === zh.sessionId);
+    const cam = [s, ...(s.cameras || [])].find((c) => (c.viewer_sessions || []).some((v) => v.id === zh.sessionId)) || s;
+    const mine = (cam.viewer_sessions || []).find((v) => v.id === zh.sessionId);
     if (mine) zh.serverStart = {connect_ms: mine.connect_ms, first_frame_ms: mine.first_frame_ms};
-    // Congestion control: the encode's target and output, and what this viewer is sent and estimated at.
-    const b = s.bitrate || {};
+    // Congestion control: the target and output of the encode this viewer receives (a VP8 viewer's is the
+    // VP8 encode, with a target of its own), and what this viewer is sent and estimated at.
+    const vp8 = mine && mine.codec === 'VP8' && cam.vp8 && cam.vp8.bitrate;
+    const b = vp8 ? {congestion_control: (cam.bitrate || {}).congestion_control, target_kbps: vp8.target_kbps,
+                     sent_kbps: vp8.sent_kbps} : (cam.bitrate || {});
     const kbps = (v) => (num(v) !== null ? `${Math.round(v)} kb/s` : '–');
     zh.bitrate = {target_kbps: b.target_kbps, encoded_kbps: b.sent_kbps, congestion_control: b.congestion_control,
                   sent_kbps: mine && mine.sent_kbps, estimate_kbps: mine && mine.estimate_kbps,

@@ -68,6 +68,8 @@ struct Vp8EncodeStatus {
   std::int64_t encodeCpuNs = 0;   ///< encode thread CPU time spent in VP8 encodes, over every run
   std::int64_t encodeWallNs = 0;  ///< wall time of those encodes
   LatencySnapshot latency;        ///< capture -> send of its units (encode: ends after the H.264 unit was sent)
+  std::uint32_t encoderKbps = 0;  ///< the rate the running VP8 encoder codes for now; 0 while it does not run
+  StreamBitrate bitrate;          ///< congestion control's target for the VP8 encode (its weakest VP8 viewer) and what it made
 };
 
 struct PipelineStatus {

@@ -81,7 +81,8 @@ struct StreamConfig {
   std::uint32_t minBitrateKbps = 300;  ///< `serve --min-bitrate`; above the maximum it is the maximum
 };
 
-/// The bitrate of one stream's encode as congestion control sets it (StreamServer::bitrate()).
+/// The bitrate of one of a stream's encodes (H.264, or VP8) as congestion control sets it
+/// (StreamServer::bitrate(codec)). The limits are the stream's, the same for both.
 struct StreamBitrate {
   bool congestionControl = false;  ///< on, and a maximum was set (an encoder follows targetKbps)
   std::uint32_t minKbps = 0, maxKbps = 0;
@@ -109,6 +110,9 @@ struct ViewerStats {
   double lossPercent = -1;
   double rttMs = -1;
   double receivedKbps = -1;
+  /// The target of the encode it receives (its codec's: the weakest viewer of that codec); -1: none
+  /// (congestion control off, or no maximum set).
+  double encodeTargetKbps = -1;
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
@@ -122,12 +126,15 @@ class ZEROHOP_API WhepStream : public UnitSink {
   /// The start-up times and feedback of this stream's sessions that exist now, oldest first.
   virtual std::vector<ViewerStats> viewerStats() const = 0;
   virtual const std::string& name() const = 0;
-  /// The encode's bitrate ceiling for congestion control (the pipeline's configured bitrate); until it is
-  /// set (or with StreamConfig::congestionControl off) targetBitrateKbps() is 0.
+  /// The encodes' bitrate ceiling for congestion control (the pipeline's configured bitrate; H.264 and
+  /// VP8 alike); until it is set (or with StreamConfig::congestionControl off) targetBitrateKbps() is 0.
   virtual void setMaxBitrate(std::uint32_t kbps) = 0;
-  /// What the encoder of this stream should run at now (kb/s); 0 = leave it alone.
-  virtual std::uint32_t targetBitrateKbps() const = 0;
-  virtual StreamBitrate bitrate() const = 0;
+  /// What this stream's encoder of `codec` should run at now (kb/s): the weakest estimate of the viewers
+  /// that receive `codec` (kVP8: the VP8 encode; any other: the H.264 encode); 0 = leave it alone.
+  virtual std::uint32_t targetBitrateKbps(PixelFormat codec) const = 0;
+  std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(PixelFormat::kH264); }
+  virtual StreamBitrate bitrate(PixelFormat codec) const = 0;
+  StreamBitrate bitrate() const { return bitrate(PixelFormat::kH264); }
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
@@ -176,10 +183,11 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// that is empty or not of [A-Za-z0-9_-] (it is a URL path segment).
   std::shared_ptr<WhepStream> addStream(const std::string& name);
 
-  /// Congestion control of what publish() is fed: as WhepStream::setMaxBitrate, targetBitrateKbps, bitrate.
+  /// Congestion control of what publish() is fed: as WhepStream::setMaxBitrate, targetBitrateKbps, bitrate
+  /// (one target per codec; without one, H.264's).
   void setMaxBitrate(std::uint32_t kbps);
-  std::uint32_t targetBitrateKbps() const;
-  StreamBitrate bitrate() const;
+  std::uint32_t targetBitrateKbps(PixelFormat codec = PixelFormat::kH264) const;
+  StreamBitrate bitrate(PixelFormat codec = PixelFormat::kH264) const;
 
   /// Sessions that exist now (negotiating or connected), of every stream.
   std::size_t viewerCount() const;

@@ -92,19 +92,24 @@ EncodedUnitPtr encodeOneFrame(AVCodecContext* ctx, AVFrame* pic, AVPacket* packe
               stats.emptyOutputs, " so far)");
     return nullptr;
   }
-  unit->codec = codec;
-  unit->width = width;
-  unit->height = height;
   if (codec == PixelFormat::kH264) unit->keyframe = containsIdr(unit->bytes.data(), unit->bytes.size());
-  unit->sequence = frame.sequence;
-  unit->wallClockMs = frame.wallClockMs;
-  unit->ptsNs = frame.captureNs();
-  unit->times = frame.times;
-  unit->times.mark(Stage::kEncode, monotonicNs());
-  ++stats.unitsOut;
-  stats.bytesOut += unit->bytes.size();
-  if (unit->keyframe) ++stats.keyframes;
+  finishUnit(*unit, frame, codec, width, height, stats);
   return unit;
+}
+
+void finishUnit(EncodedUnit& unit, const Frame& frame, PixelFormat codec, std::uint32_t width, std::uint32_t height,
+                EncoderStats& stats) {
+  unit.codec = codec;
+  unit.width = width;
+  unit.height = height;
+  unit.sequence = frame.sequence;
+  unit.wallClockMs = frame.wallClockMs;
+  unit.ptsNs = frame.captureNs();
+  unit.times = frame.times;
+  unit.times.mark(Stage::kEncode, monotonicNs());
+  ++stats.unitsOut;
+  stats.bytesOut += unit.bytes.size();
+  if (unit.keyframe) ++stats.keyframes;
 }
 
 }  // namespace zerohop::encode

@@ -1,6 +1,5 @@
 #pragma once
-// One frame through a no-delay libavcodec encoder (libx264 zerolatency, h264_nvenc delay=0, libvpx
-// lag-in-frames 0): check and wrap a host frame, send the picture, take the single unit it returns and
+// One frame through a no-delay libavcodec encoder (libx264 zerolatency, h264_nvenc delay=0): check and wrap a host frame, send the picture, take the single unit it returns and
 // fill it from the frame's metadata.
 // Thread-safety: reentrant; the codec context is the caller's (thread-bound).
 
@@ -33,5 +32,10 @@ void wrapHostFrame(AVFrame* pic, const Frame& frame, const AVCodecContext* ctx, 
 EncodedUnitPtr encodeOneFrame(AVCodecContext* ctx, AVFrame* pic, AVPacket* packet, const Frame& frame,
                               const char* encoderName, PixelFormat codec, std::uint32_t width,
                               std::uint32_t height, EncoderStats& stats);
+
+/// Fills `unit` (bytes and keyframe flag already set) from `frame`: codec, size, sequence, wall clock,
+/// PTS, stage times with Stage::kEncode marked; counts it into `stats`.
+void finishUnit(EncodedUnit& unit, const Frame& frame, PixelFormat codec, std::uint32_t width, std::uint32_t height,
+                EncoderStats& stats);
 
 }  // namespace zerohop::encode

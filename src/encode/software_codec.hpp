@@ -1,5 +1,5 @@
 #pragma once
-// What the libavcodec software encoders (libx264, libvpx) set up the same way: find the encoder, allocate
+// What the libavcodec software encoder (libx264) sets up: find the encoder, allocate
 // its context, picture and packet, fill the picture settings every live encode shares (size, pixel
 // format, frame rate, keyframe interval, no B-frames, threads, colour description), set private options.
 // Thread-safety: reentrant; what it returns is the caller's (thread-bound).

@@ -1,10 +1,13 @@
 #include "vp8_encoder.hpp"
 
+#include <vpx/vp8cx.h>
+
+#include <cmath>
+#include <memory>
 #include <string>
 
-#include "av_error.hpp"
 #include "encode_step.hpp"
-#include "software_codec.hpp"
+#include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -14,47 +17,81 @@ namespace {
 // Rate control as WebRTC's own VP8 sender sets libvpx (buffer 1 s, start at 0.5 s, aim at 0.6 s),
 // quantiser 2..56, an intra frame at most 3x a frame's share: a keyframe spreads over a few frames'
 // budget instead of waiting on the wire, and CBR keeps the long-run rate at the configured bitrate.
-constexpr int kBufferMs = 1000, kInitialBufferMs = 500;
-constexpr const char* kMaxIntraPercent = "300";
+// The buffer is in milliseconds, so it scales with every new bitrate by itself.
+constexpr unsigned kBufferMs = 1000, kInitialBufferMs = 500, kOptimalBufferMs = 600;
+constexpr unsigned kMinQuantizer = 2, kMaxQuantizer = 56;
+constexpr int kMaxIntraPercent = 300;
+constexpr unsigned kNoPeriodicKeyframe = 1u << 30;
 
-void setOption(AVCodecContext* ctx, const char* key, const char* value) {
-  setPrivateOption(ctx, key, value, "libvpx");
+[[noreturn]] void throwVpx(const char* call, vpx_codec_ctx_t* ctx, vpx_codec_err_t err, const std::string& hint) {
+  std::string what = std::string(call) + ": " + vpx_codec_err_to_string(err);
+  if (ctx != nullptr) {
+    if (const char* detail = vpx_codec_error_detail(ctx)) what += std::string(" (") + detail + ")";
+  }
+  throw Error(Errc::kDevice, what + "; " + hint);
+}
+
+void control(vpx_codec_ctx_t* ctx, int id, int value, const char* name) {
+  if (const vpx_codec_err_t err = vpx_codec_control_(ctx, id, value); err != VPX_CODEC_OK) {
+    throwVpx(name, ctx, err, "this libvpx does not take that VP8 control");
+  }
+}
+
+// One tick per frame: 1/fps as a fraction (29.97 -> 1000/29970).
+vpx_rational_t frameTimebase(double fps) {
+  if (std::floor(fps) == fps) return {1, static_cast<int>(fps)};
+  return {1000, static_cast<int>(std::lround(fps * 1000))};
 }
 
 }  // namespace
 
-Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config) {
+Vp8Encoder::Codec::~Codec() {
+  if (open) vpx_codec_destroy(&ctx);
+}
+
+Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config), codec_(std::make_unique<Codec>()) {
   if (config.inputFormat != PixelFormat::kI420) {
     throw Error(Errc::kInvalidArgument, "VP8 (libvpx) encodes I420 frames; got " +
                                             std::string(formatName(config.inputFormat)) + " (convert to i420 first)");
   }
-  SoftwareCodec sw = openSoftwareCodec("libvpx", "libvpx", config, AV_PIX_FMT_YUV420P);
-  const AVCodec* codec = sw.codec;
-  ctx_ = std::move(sw.ctx);
-  picture_ = std::move(sw.picture);
-  packet_ = std::move(sw.packet);
-  AVCodecContext* c = ctx_.get();
-  c->keyint_min = 0;  // a forced keyframe is never refused for being too close to the last one
-  c->qmin = 2;
-  c->qmax = 56;
-  applyBitrate(config.bitrateKbps);
-
-  setOption(c, "deadline", "realtime");
-  setOption(c, "cpu-used", std::to_string(kCpuUsed).c_str());
-  setOption(c, "lag-in-frames", "0");  // one frame in, its frame out: no lookahead
-  setOption(c, "auto-alt-ref", "0");   // no hidden alt-ref frames (they need lookahead, and cost a packet)
-  setOption(c, "error-resilient", "default");  // decodable again after a lost frame once a reference arrives
-  setOption(c, "drop-threshold", "0");  // never skip a frame: every frame in gives one out
-  setOption(c, "max-intra-rate", kMaxIntraPercent);
-  setOption(c, "undershoot-pct", "100");
-  setOption(c, "overshoot-pct", "15");
-  setOption(c, "static-thresh", "1");
-
-  if (const int err = avcodec_open2(c, codec, nullptr); err < 0) {
-    throwAv(Errc::kDevice, "avcodec_open2(libvpx)", err,
-            "libvpx refused the settings (" + std::to_string(config.width) + "x" + std::to_string(config.height) +
-                "); see the libvpx log line above");
+  vpx_codec_iface_t* iface = vpx_codec_vp8_cx();
+  if (const vpx_codec_err_t err = vpx_codec_enc_config_default(iface, &cfg_, 0); err != VPX_CODEC_OK) {
+    throwVpx("vpx_codec_enc_config_default(VP8)", nullptr, err, "this libvpx cannot encode VP8");
   }
+  cfg_.g_w = config.width;
+  cfg_.g_h = config.height;
+  cfg_.g_timebase = frameTimebase(config.fps);
+  cfg_.g_threads = config.threads;
+  cfg_.g_pass = VPX_RC_ONE_PASS;
+  cfg_.g_lag_in_frames = 0;                              // one frame in, its frame out: no lookahead
+  cfg_.g_error_resilient = VPX_ERROR_RESILIENT_DEFAULT;  // decodable again after a loss once a reference arrives
+  cfg_.rc_end_usage = VPX_CBR;
+  cfg_.rc_target_bitrate = config.bitrateKbps;
+  cfg_.rc_min_quantizer = kMinQuantizer;
+  cfg_.rc_max_quantizer = kMaxQuantizer;
+  cfg_.rc_dropframe_thresh = 0;  // never skip a frame: every frame in gives one out
+  cfg_.rc_resize_allowed = 0;
+  cfg_.rc_undershoot_pct = 100;
+  cfg_.rc_overshoot_pct = 15;
+  cfg_.rc_buf_sz = kBufferMs;
+  cfg_.rc_buf_initial_sz = kInitialBufferMs;
+  cfg_.rc_buf_optimal_sz = kOptimalBufferMs;
+  cfg_.kf_mode = VPX_KF_AUTO;
+  cfg_.kf_min_dist = 0;  // a forced keyframe is never refused for being too close to the last one
+  cfg_.kf_max_dist = config.keyframeIntervalFrames ? config.keyframeIntervalFrames : kNoPeriodicKeyframe;
+
+  vpx_codec_ctx_t* ctx = &codec_->ctx;
+  if (const vpx_codec_err_t err = vpx_codec_enc_init(ctx, iface, &cfg_, 0); err != VPX_CODEC_OK) {
+    throwVpx("vpx_codec_enc_init(VP8)", ctx, err,
+             "libvpx refused the settings (" + std::to_string(config.width) + "x" + std::to_string(config.height) +
+                 " at " + std::to_string(config.bitrateKbps) + " kb/s)");
+  }
+  codec_->open = true;
+  control(ctx, VP8E_SET_CPUUSED, kCpuUsed, "VP8E_SET_CPUUSED");
+  control(ctx, VP8E_SET_ENABLEAUTOALTREF, 0, "VP8E_SET_ENABLEAUTOALTREF");  // alt-refs need lookahead
+  control(ctx, VP8E_SET_MAX_INTRA_BITRATE_PCT, kMaxIntraPercent, "VP8E_SET_MAX_INTRA_BITRATE_PCT");
+  control(ctx, VP8E_SET_STATIC_THRESHOLD, 1, "VP8E_SET_STATIC_THRESHOLD");
+
   const std::string keyframes = config.keyframeIntervalFrames
                                     ? "a keyframe every " + std::to_string(config.keyframeIntervalFrames) + " frames"
                                     : "keyframes on request only";
@@ -62,21 +99,16 @@ Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config) {
             config.threads, " thread(s)");
 }
 
-void Vp8Encoder::applyBitrate(std::uint32_t kbps) noexcept {
-  AVCodecContext* c = ctx_.get();
-  const std::int64_t bps = static_cast<std::int64_t>(kbps) * 1000;
-  c->bit_rate = bps;
-  c->rc_min_rate = bps;  // min == max == rate: libavcodec's libvpx wrapper selects VPX_CBR
-  c->rc_max_rate = bps;
-  c->rc_buffer_size = static_cast<int>(bps * kBufferMs / 1000);  // bits; the wrapper turns them into ms
-  c->rc_initial_buffer_occupancy = static_cast<int>(bps * kInitialBufferMs / 1000);
-}
-
 void Vp8Encoder::setBitrate(std::uint32_t kbps) {
-  // FFmpeg 5.1's libvpx wrapper reads the rate only in avcodec_open2; changing it would need a new
-  // encoder (and a keyframe). Nothing in zerohop changes a running encoder's bitrate yet.
-  throw Error(Errc::kUnsupported, "VP8: changing the bitrate (to " + std::to_string(kbps) +
-                                      " kb/s) needs a new encoder; open one with that bitrate");
+  if (kbps == 0) throw Error(Errc::kInvalidArgument, "VP8: a bitrate of 0 kb/s; give one above 0");
+  if (kbps == cfg_.rc_target_bitrate) return;
+  vpx_codec_enc_cfg_t next = cfg_;
+  next.rc_target_bitrate = kbps;
+  if (const vpx_codec_err_t err = vpx_codec_enc_config_set(&codec_->ctx, &next); err != VPX_CODEC_OK) {
+    throwVpx("vpx_codec_enc_config_set(VP8)", &codec_->ctx, err,
+             "the encoder stays at " + std::to_string(cfg_.rc_target_bitrate) + " kb/s");
+  }
+  cfg_ = next;
 }
 
 std::string Vp8Encoder::name() const {
@@ -86,10 +118,45 @@ std::string Vp8Encoder::name() const {
 
 EncodedUnitPtr Vp8Encoder::encode(const Frame& frame, bool forceKeyframe) {
   checkHostFrame(frame, config_, "VP8 (libvpx)");
-  AVFrame* pic = picture_.get();
-  wrapHostFrame(pic, frame, ctx_.get(), nextPts_++, forceKeyframe);
-  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libvpx", PixelFormat::kVP8, config_.width,
-                        config_.height, stats_);
+  vpx_image_t img{};
+  // Wraps the caller's planes (no copy: vpx_codec_encode copies the picture before it returns).
+  if (vpx_img_wrap(&img, VPX_IMG_FMT_I420, config_.width, config_.height, 1, frame.data[0]) == nullptr) {
+    throw Error(Errc::kInternal, "vpx_img_wrap(I420 " + std::to_string(config_.width) + "x" +
+                                     std::to_string(config_.height) + ") refused the frame");
+  }
+  for (int i = 0; i < 3; ++i) {
+    img.planes[i] = frame.data[i];
+    img.stride[i] = static_cast<int>(frame.pitch[i]);
+  }
+  vpx_codec_ctx_t* ctx = &codec_->ctx;
+  const vpx_enc_frame_flags_t flags = forceKeyframe ? VPX_EFLAG_FORCE_KF : 0;
+  if (const vpx_codec_err_t err = vpx_codec_encode(ctx, &img, nextPts_++, 1, flags, VPX_DL_REALTIME);
+      err != VPX_CODEC_OK) {
+    throwVpx("vpx_codec_encode(VP8)", ctx, err, "frame " + std::to_string(frame.sequence) + " dropped");
+  }
+  ++stats_.framesIn;
+
+  std::shared_ptr<EncodedUnit> unit;
+  vpx_codec_iter_t iter = nullptr;
+  while (const vpx_codec_cx_pkt_t* pkt = vpx_codec_get_cx_data(ctx, &iter)) {
+    if (pkt->kind != VPX_CODEC_CX_FRAME_PKT) continue;
+    if (unit) {  // lag-in-frames 0 never holds a frame back: two frames for one means wrong settings
+      throw Error(Errc::kInternal, "libvpx returned two VP8 frames for one frame: it is buffering frames "
+                                   "despite lag-in-frames 0");
+    }
+    unit = std::make_shared<EncodedUnit>();
+    const auto* bytes = static_cast<const std::uint8_t*>(pkt->data.frame.buf);
+    unit->bytes.assign(bytes, bytes + pkt->data.frame.sz);
+    unit->keyframe = (pkt->data.frame.flags & VPX_FRAME_IS_KEY) != 0;
+  }
+  if (!unit) {
+    ++stats_.emptyOutputs;
+    log::warn("encoder: libvpx produced no VP8 frame for frame ", frame.sequence, " (", stats_.emptyOutputs,
+              " so far)");
+    return nullptr;
+  }
+  finishUnit(*unit, frame, PixelFormat::kVP8, config_.width, config_.height, stats_);
+  return unit;
 }
 
 }  // namespace zerohop::encode

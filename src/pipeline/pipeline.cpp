@@ -184,6 +184,10 @@ class Pipeline::Impl {
     s.dataPath = dataPath_;
     if (vp8_) {
       s.vp8 = vp8_->status();
+      std::lock_guard lock(serverMutex_);
+      s.vp8.bitrate = server_    ? server_->bitrate(PixelFormat::kVP8)
+                      : viewers_ ? viewers_->bitrate(PixelFormat::kVP8)
+                                 : StreamBitrate{};
     } else {
       s.vp8.unavailableReason = vp8Unavailable_;
     }
@@ -231,9 +235,15 @@ class Pipeline::Impl {
     vp8Keyframe_ = true;  // the viewer that asked may be a VP8 one: its encode (if running) forces one too
   }
 
-  // The viewers' congestion control target goes to the encoder when it changed (no keyframe). The
-  // encode thread reads server_/viewers_ unlocked: they change only in stop(), after it has joined.
+  // The viewers' congestion control targets go to the encoders when they changed (no keyframe): the
+  // H.264 viewers' to the processor, the VP8 viewers' to the VP8 encode. The encode thread reads
+  // server_/viewers_ unlocked: they change only in stop(), after it has joined.
   void forwardBitrate() {
+    if (vp8_) {
+      vp8_->setTargetKbps(server_    ? server_->targetBitrateKbps(PixelFormat::kVP8)
+                          : viewers_ ? viewers_->targetBitrateKbps(PixelFormat::kVP8)
+                                     : 0);
+    }
     if (!followBitrate_) return;
     const std::uint32_t target = server_ ? server_->targetBitrateKbps() : viewers_ ? viewers_->targetBitrateKbps() : 0;
     if (target == 0 || target == appliedKbps_) return;

@@ -35,7 +35,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"sent_kbps", orNull(v.sentKbps)},
                               {"loss_pct", orNull(v.lossPercent)},
                               {"rtt_ms", orNull(v.rttMs)},
-                              {"received_kbps", orNull(v.receivedKbps)}});
+                              {"received_kbps", orNull(v.receivedKbps)},
+                              {"encode_target_kbps", orNull(v.encodeTargetKbps)}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
@@ -57,6 +58,9 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"encode_wall_ms_mean", vp8Frames > 0 ? nlohmann::json(s.vp8.encodeWallNs / 1e6 / vp8Frames) : nlohmann::json(nullptr)},
       {"stages", vp8Stages},
       {"total", percentilesJson(s.vp8.latency.total)},
+      {"bitrate", {{"target_kbps", s.vp8.bitrate.targetKbps},
+                   {"encoder_kbps", s.vp8.encoderKbps},
+                   {"sent_kbps", s.vp8.bitrate.sentKbps}}},
   };
   if (!s.vp8.available) vp8["unavailable"] = s.vp8.unavailableReason;
   nlohmann::json doc = {
@@ -86,12 +90,14 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
                                "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
                                "over the last window; estimate_kbps: congestion control's estimate for it, sent_kbps: the RTP rate sent to it, "
-                               "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no usable H.264"},
+                               "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no usable H.264; "
+                               "encode_target_kbps: the target of the encode it receives (its codec's)"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
-                   "that precede it"},
-      {"bitrate_note", "the encode follows its weakest viewer's estimate between min_kbps and max_kbps (target_kbps); "
-                       "sent_kbps: what the encoder made over the last second"},
+                   "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "
+                   "encoder_kbps: what the running encoder codes for, sent_kbps: what it made over the last second"},
+      {"bitrate_note", "the H.264 encode follows its weakest H.264 viewer's estimate between min_kbps and max_kbps "
+                       "(target_kbps; VP8 viewers count for vp8.bitrate only); sent_kbps: what the encoder made over the last second"},
   };
   return doc;
 }

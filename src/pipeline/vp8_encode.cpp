@@ -84,6 +84,7 @@ void Vp8Encode::close() noexcept {
   finished_ = sum(finished_, last);
   status_.encoder = finished_;
   status_.running = false;
+  status_.encoderKbps = 0;
   log::info("encoder: VP8 stopped (no viewer receives VP8)");
 }
 
@@ -93,8 +94,11 @@ void Vp8Encode::encodeOne(FrameLease& in) noexcept {
       std::lock_guard lock(mutex_);
       if (!status_.available) return;  // it failed to open once: not retried every frame
     }
+    EncoderConfig config = config_;
+    if (const std::uint32_t target = targetKbps_.load(); target != 0) config.bitrateKbps = target;  // where CC is now
     try {
-      encoder_ = makeEncoder(config_);
+      encoder_ = makeEncoder(config);
+      appliedKbps_ = config.bitrateKbps;
     } catch (const Error& e) {
       log::error("encoder: VP8 cannot open, so viewers without H.264 get no picture: ", e.what());
       std::lock_guard lock(mutex_);
@@ -107,8 +111,10 @@ void Vp8Encode::encodeOne(FrameLease& in) noexcept {
     status_.running = true;
     status_.encoderName = encoder_->name();
     ++status_.starts;
+    status_.encoderKbps = appliedKbps_;
     log::info("encoder: VP8 started for viewers without H.264 (", status_.encoderName, ")");
   }
+  followTarget();
   const std::int64_t wall0 = monotonicNs();
   const std::int64_t cpu0 = threadCpuNs();
   EncodedUnitPtr unit;
@@ -131,6 +137,22 @@ void Vp8Encode::encodeOne(FrameLease& in) noexcept {
   StageTimes times = unit->times;
   times.mark(Stage::kSend, monotonicNs());
   latency_.record(times);
+}
+
+// The VP8 viewers' target goes to the running encoder when it changed (libvpx: no keyframe).
+void Vp8Encode::followTarget() noexcept {
+  const std::uint32_t target = targetKbps_.load();
+  if (!followTarget_ || target == 0 || target == appliedKbps_) return;
+  try {
+    encoder_->setBitrate(target);
+    appliedKbps_ = target;
+  } catch (const Error& e) {
+    log::warn("encoder: VP8 cannot follow its viewers' bitrate (", e.what(), "); it stays at ", appliedKbps_, " kb/s");
+    followTarget_ = false;
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  status_.encoderKbps = appliedKbps_;
 }
 
 Vp8EncodeStatus Vp8Encode::status() const {

@@ -6,7 +6,8 @@
 // while a sink wants VP8: the encode thread copies frames to it only then; the VP8 thread opens libvpx on
 // the first such frame (its first frame is a keyframe) and closes it within 100 ms of a frame no sink
 // wanted VP8 for.
-// A keyframe request from any viewer forces one here too while it runs.
+// A keyframe request from any viewer forces one here too while it runs. Congestion control's VP8
+// target (setTargetKbps) is applied before the next frame, without a keyframe; a new encoder opens at it.
 // Overflow: one frame waits at most; a newer one replaces it (live video drops the oldest), so the H.264
 // encode never waits on VP8 (the copy costs ~0.2 ms at 720p; the GPU path's download is its own cost,
 // docs/stream.md).
@@ -44,6 +45,8 @@ class Vp8Encode {
   /// H.264 encode took, I420 or NV12 (null: none). Writes it as I420 for the VP8 thread when wanted.
   /// Never throws.
   void offer(const Frame* frame, bool wanted, bool forceKeyframe) noexcept;
+  /// Congestion control's target for the VP8 encode (kb/s; 0: keep the configured bitrate). Any thread.
+  void setTargetKbps(std::uint32_t kbps) noexcept { targetKbps_.store(kbps); }
   /// Ends the VP8 thread (the frame waiting is dropped); idempotent.
   void stop() noexcept;
   Vp8EncodeStatus status() const;
@@ -52,6 +55,7 @@ class Vp8Encode {
   void run() noexcept;
   void encodeOne(FrameLease& in) noexcept;
   void close() noexcept;
+  void followTarget() noexcept;
 
   EncoderConfig config_;
   std::function<void(const EncodedUnitPtr&)> deliver_;
@@ -60,6 +64,9 @@ class Vp8Encode {
   BoundedQueue<FrameLease> queue_{1};  // drop oldest
   std::atomic<bool> keyframe_{false};  // a viewer asked: the next VP8 frame is a keyframe
   std::atomic<bool> wanted_{false};    // at the encode thread's last frame, some sink wanted VP8
+  std::atomic<std::uint32_t> targetKbps_{0};  // congestion control's VP8 target; 0: none
+  std::uint32_t appliedKbps_ = 0;             // the VP8 thread's: what encoder_ codes for
+  bool followTarget_ = true;                  // false once the encoder refused a rate (logged once)
   std::unique_ptr<VideoEncoder> encoder_;  // the VP8 thread's; null while no sink wants VP8
   LatencyStats latency_{300};
   mutable std::mutex mutex_;  // guards status_ and finished_

@@ -1,7 +1,8 @@
 // Congestion control of StreamServer (docs/stream.md, "Congestion control"): every kBitrateTickMs the
 // loop thread reads each connected viewer's RTCP feedback from its RTP session, turns what is new into
-// a CongestionFeedback for that viewer's BitrateController, and sets each stream's encode target to
-// its weakest viewer's estimate (EncodeTarget). The encode thread reads the target (targetBitrateKbps).
+// a CongestionFeedback for that viewer's BitrateController, and sets each of a stream's encode targets
+// (H.264, VP8) to the weakest estimate of the viewers that receive that codec (EncodeTargets). The
+// encode threads read their codec's target (targetBitrateKbps).
 
 #include <algorithm>
 #include <numeric>
@@ -59,45 +60,53 @@ void StreamServer::Impl::setMaxBitrate(const std::string& stream, std::uint32_t 
   std::lock_guard lock(rateMutex_);
   StreamRate& r = streamRate(stream);
   if (!r.maxSet) {
-    r.target = stream::EncodeTarget(limitsOf(config_, kbps));  // starts at the maximum
+    r.targets = stream::EncodeTargets(limitsOf(config_, kbps));  // both start at the maximum
   } else {
-    r.target.setLimits(limitsOf(config_, kbps));
+    r.targets.setLimits(limitsOf(config_, kbps));
   }
   r.maxSet = kbps > 0;
   for (auto& [id, v] : viewerRates_) {
-    if (v.stream == stream) v.controller.setLimits(r.target.limits());
+    if (v.stream == stream) v.controller.setLimits(r.targets.limits());
   }
 }
 
-std::uint32_t StreamServer::Impl::targetBitrateKbps(const std::string& stream) const {
+std::uint32_t StreamServer::Impl::targetBitrateKbps(const std::string& stream, PixelFormat codec) const {
   if (!config_.congestionControl) return 0;
   std::lock_guard lock(rateMutex_);
   const auto it = streamRates_.find(stream);
-  return it != streamRates_.end() && it->second.maxSet ? it->second.target.targetKbps() : 0;
+  return it != streamRates_.end() && it->second.maxSet ? it->second.targets.targetKbps(codec) : 0;
 }
 
-StreamBitrate StreamServer::Impl::bitrate(const std::string& stream) const {
+StreamBitrate StreamServer::Impl::bitrate(const std::string& stream, PixelFormat codec) const {
   StreamBitrate b;
   std::lock_guard lock(rateMutex_);
   const auto it = streamRates_.find(stream);
   if (it == streamRates_.end()) return b;
   b.congestionControl = config_.congestionControl && it->second.maxSet;
-  b.minKbps = it->second.target.limits().minKbps;
-  b.maxKbps = it->second.target.limits().maxKbps;
-  b.targetKbps = b.congestionControl ? it->second.target.targetKbps() : 0;
-  b.sentKbps = it->second.sentKbps;
+  b.minKbps = it->second.targets.limits().minKbps;
+  b.maxKbps = it->second.targets.limits().maxKbps;
+  b.targetKbps = b.congestionControl ? it->second.targets.targetKbps(codec) : 0;
+  b.sentKbps = it->second.sent(codec).sentKbps;
   return b;
 }
 
-void StreamServer::Impl::countPublished(const std::string& stream, std::size_t bytes) {
+void StreamServer::Impl::countPublished(const std::string& stream, PixelFormat codec, std::size_t bytes) {
   std::lock_guard lock(rateMutex_);
-  streamRate(stream).bytesSinceTick += bytes;
+  streamRate(stream).sent(codec).bytesSinceTick += bytes;
+}
+
+void StreamServer::Impl::SentWindow::tick() {
+  window[windowNext] = std::exchange(bytesSinceTick, 0);
+  windowNext = (windowNext + 1) % std::size(window);
+  sentKbps = static_cast<double>(std::accumulate(std::begin(window), std::end(window), 0ull)) * 8 /
+             1000;  // the window is one second
 }
 
 void StreamServer::Impl::updateBitrates() {
   const std::int64_t now = monotonicNs();
   struct Viewer {
     std::string id, stream;
+    PixelFormat codec;
     std::shared_ptr<stream::ViewerSession> session;
     stream::ViewerSession::FeedbackReading reading;
   };
@@ -106,7 +115,9 @@ void StreamServer::Impl::updateBitrates() {
     std::lock_guard lock(mutex_);
     for (const auto& [id, s] : sessions_) {
       const auto named = sessionStream_.find(id);
-      if (s && s->connected() && named != sessionStream_.end()) viewers.push_back({id, named->second, s, {}});
+      if (s && s->connected() && named != sessionStream_.end()) {
+        viewers.push_back({id, named->second, s->codec(), s, {}});
+      }
     }
   }
   for (auto& v : viewers) v.reading = v.session->readFeedback();  // outside the table's lock
@@ -115,14 +126,15 @@ void StreamServer::Impl::updateBitrates() {
   std::erase_if(viewerRates_, [&](const auto& entry) {
     return std::none_of(viewers.begin(), viewers.end(), [&](const Viewer& v) { return v.id == entry.first; });
   });
-  std::map<std::string, std::vector<std::uint32_t>> estimates;  // stream -> its viewers' estimates
+  std::map<std::string, std::vector<stream::ViewerEstimate>> estimates;  // stream -> its viewers' estimates
   for (const auto& v : viewers) {
     StreamRate& stream = streamRate(v.stream);
     auto it = viewerRates_.find(v.id);
     if (it == viewerRates_.end()) {
-      // A new viewer starts at the encode's current rate: it has seen nothing else.
-      it = viewerRates_.emplace(v.id, ViewerRate{v.stream, stream::BitrateController(stream.target.limits(),
-                                                                                   stream.target.targetKbps()),
+      // A new viewer starts at its codec's encode's current rate: it has seen nothing else.
+      it = viewerRates_.emplace(v.id, ViewerRate{v.stream, v.codec,
+                                                 stream::BitrateController(stream.targets.limits(),
+                                                                           stream.targets.targetKbps(v.codec)),
                                                  {}, false, 0})
                .first;
     }
@@ -146,19 +158,23 @@ void StreamServer::Impl::updateBitrates() {
     if (f.receiveKbps) r.receivedKbps = *f.receiveKbps;
     r.last = v.reading;
     r.lastReadNs = now;
-    if (r.sawFeedback) estimates[v.stream].push_back(r.controller.estimateKbps());
+    if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps()});
   }
   for (auto& [name, stream] : streamRates_) {
-    stream.window[stream.windowNext] = std::exchange(stream.bytesSinceTick, 0);
-    stream.windowNext = (stream.windowNext + 1) % std::size(stream.window);
-    stream.sentKbps = static_cast<double>(std::accumulate(std::begin(stream.window), std::end(stream.window), 0ull)) *
-                      8 / 1000;  // the window is one second
+    stream.h264.tick();
+    stream.vp8.tick();
     if (!stream.maxSet || !config_.congestionControl) continue;
-    const std::uint32_t before = stream.target.targetKbps();
-    const std::uint32_t after = stream.target.update(now, estimates[name]);
-    if (after * 10 < before * 9 || before * 10 < after * 9) {  // a 10 % step or more: worth a line
-      log::info("stream", name.empty() ? "" : " " + name, ": bitrate ", before, " -> ", after,
-                " kb/s (the weakest of ", estimates[name].size(), " viewer(s))");
+    const std::uint32_t h264Before = stream.targets.targetKbps(PixelFormat::kH264);
+    const std::uint32_t vp8Before = stream.targets.targetKbps(PixelFormat::kVP8);
+    stream.targets.update(now, estimates[name]);
+    for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {
+      const std::uint32_t after = stream.targets.targetKbps(codec);
+      const std::size_t counted = stream.targets.viewersCounted(codec);
+      // A 10 % step or more is worth a line; the VP8 target moves alone (no VP8 viewer) quietly.
+      if ((after * 10 < before * 9 || before * 10 < after * 9) && (counted > 0 || codec == PixelFormat::kH264)) {
+        log::info("stream", name.empty() ? "" : " " + name, ": ", codec == PixelFormat::kVP8 ? "VP8" : "H.264",
+                  " bitrate ", before, " -> ", after, " kb/s (the weakest of ", counted, " viewer(s))");
+      }
     }
   }
 }
@@ -169,6 +185,10 @@ void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) c
   if (it == viewerRates_.end()) return;
   const ViewerRate& r = it->second;
   if (r.sawFeedback) t.estimateKbps = r.controller.estimateKbps();
+  const auto stream = streamRates_.find(r.stream);
+  if (config_.congestionControl && stream != streamRates_.end() && stream->second.maxSet) {
+    t.encodeTargetKbps = stream->second.targets.targetKbps(r.codec);
+  }
   t.sentKbps = r.sentKbps;
   t.lossPercent = r.lossPercent;
   t.rttMs = r.rttMs;
@@ -176,7 +196,7 @@ void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) c
 }
 
 void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate({}, kbps); }
-std::uint32_t StreamServer::targetBitrateKbps() const { return impl_->targetBitrateKbps({}); }
-StreamBitrate StreamServer::bitrate() const { return impl_->bitrate({}); }
+std::uint32_t StreamServer::targetBitrateKbps(PixelFormat codec) const { return impl_->targetBitrateKbps({}, codec); }
+StreamBitrate StreamServer::bitrate(PixelFormat codec) const { return impl_->bitrate({}, codec); }
 
 }  // namespace zerohop

@@ -204,7 +204,7 @@ StreamServer::Impl::~Impl() {
 
 void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
-  countPublished(stream, unit->bytes.size());
+  countPublished(stream, unit->codec, unit->bytes.size());
   std::lock_guard lock(mutex_);
   for (auto& [id, s] : sessions_) {
     if (!s) continue;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stream/bitrate_controller.hpp"
+#include "stream/encode_targets.hpp"
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/ice_servers.hpp"
@@ -92,12 +93,13 @@ class StreamServer::Impl {
   void reapStaleSessions();
 
   // Congestion control (stream_congestion.cpp): every kBitrateTickMs on the loop thread, each connected
-  // viewer's feedback updates its estimate, and each stream's target follows its weakest viewer.
+  // viewer's feedback updates its estimate, and each of a stream's encodes (H.264, VP8) follows the
+  // weakest viewer of its codec.
   static constexpr unsigned kBitrateTickMs = 250;
   void setMaxBitrate(const std::string& stream, std::uint32_t kbps);
-  std::uint32_t targetBitrateKbps(const std::string& stream) const;
-  StreamBitrate bitrate(const std::string& stream) const;
-  void countPublished(const std::string& stream, std::size_t bytes);
+  std::uint32_t targetBitrateKbps(const std::string& stream, PixelFormat codec) const;
+  StreamBitrate bitrate(const std::string& stream, PixelFormat codec) const;
+  void countPublished(const std::string& stream, PixelFormat codec, std::size_t bytes);
   void updateBitrates();
   /// Fills the congestion fields of `t` for session `id`.
   void fillCongestion(const std::string& id, ViewerStats& t) const;
@@ -123,20 +125,27 @@ class StreamServer::Impl {
 
   struct ViewerRate {  // one viewer's controller and what it last read (stream_congestion.cpp)
     std::string stream;
+    PixelFormat codec = PixelFormat::kH264;  // the encode it receives (its estimate counts for that one)
     stream::BitrateController controller;
     stream::ViewerSession::FeedbackReading last;
     bool sawFeedback = false;  // counts for its stream's target from its first report on
     std::int64_t lastReadNs = 0;
     double sentKbps = -1, lossPercent = -1, rttMs = -1, receivedKbps = -1;
   };
-  struct StreamRate {  // one stream's encode target
-    explicit StreamRate(stream::BitrateLimits limits) : target(limits) {}
-    stream::EncodeTarget target;
-    bool maxSet = false;
+  struct SentWindow {  // what one encode of a stream published over the last second
     std::uint64_t bytesSinceTick = 0;
     std::uint64_t window[1000 / kBitrateTickMs] = {};  // bytes published in each of the last ticks
     std::size_t windowNext = 0;
     double sentKbps = 0;
+    void tick();
+  };
+  struct StreamRate {  // one stream's encode targets (H.264, VP8)
+    explicit StreamRate(stream::BitrateLimits limits) : targets(limits) {}
+    stream::EncodeTargets targets;
+    bool maxSet = false;
+    SentWindow h264, vp8;
+    SentWindow& sent(PixelFormat codec) { return codec == PixelFormat::kVP8 ? vp8 : h264; }
+    const SentWindow& sent(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8 : h264; }
   };
   mutable std::mutex rateMutex_;  // guards viewerRates_, streamRates_; a leaf: nothing else is locked under it
   std::map<std::string, ViewerRate> viewerRates_;   // session id ->

@@ -39,8 +39,8 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&name_); }
   const std::string& name() const override { return name_; }
   void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(name_, kbps); }
-  std::uint32_t targetBitrateKbps() const override { return server_.targetBitrateKbps(name_); }
-  StreamBitrate bitrate() const override { return server_.bitrate(name_); }
+  std::uint32_t targetBitrateKbps(PixelFormat codec) const override { return server_.targetBitrateKbps(name_, codec); }
+  StreamBitrate bitrate(PixelFormat codec) const override { return server_.bitrate(name_, codec); }
 
  private:
   StreamServer::Impl& server_;

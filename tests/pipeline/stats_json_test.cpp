@@ -64,7 +64,7 @@ TEST(StatsJson, ListsEachViewersStartAndFeedback) {
   const auto& b = doc["viewer_sessions"][1];
   EXPECT_EQ(b["connected"], false);
   for (const char* key : {"connect_ms", "first_frame_ms", "twcc_packets_received", "twcc_loss_pct", "estimate_kbps",
-                          "sent_kbps", "loss_pct", "rtt_ms", "received_kbps"})
+                          "sent_kbps", "loss_pct", "rtt_ms", "received_kbps", "encode_target_kbps"})
     EXPECT_TRUE(b[key].is_null()) << key << ": " << b[key];
 }
 
@@ -139,6 +139,27 @@ TEST(StatsJson, ShowsTheBitrateTargetAndEachViewersEstimate) {
   EXPECT_DOUBLE_EQ(a["loss_pct"].get<double>(), 12.5);
   EXPECT_DOUBLE_EQ(a["rtt_ms"].get<double>(), 41);
   EXPECT_DOUBLE_EQ(a["received_kbps"].get<double>(), 930);
+}
+
+// One target per encode: the H.264 one at the top, the VP8 one under vp8, each viewer's own codec's.
+TEST(StatsJson, ShowsTheVp8EncodesOwnTargetAndEachViewersEncodeTarget) {
+  PipelineStatus s;
+  s.bitrate = StreamBitrate{true, 300, 2500, 2400, 2380};
+  s.vp8.running = true;
+  s.vp8.encoderKbps = 640;
+  s.vp8.bitrate = StreamBitrate{true, 300, 2500, 650, 610};
+  ViewerStats h264, vp8;
+  h264.encodeTargetKbps = 2400;
+  vp8.codec = "VP8";
+  vp8.encodeTargetKbps = 650;
+  s.viewerStats = {h264, vp8};
+  auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
+  EXPECT_EQ(doc["bitrate"]["target_kbps"], 2400);
+  EXPECT_EQ(doc["vp8"]["bitrate"]["target_kbps"], 650);
+  EXPECT_EQ(doc["vp8"]["bitrate"]["encoder_kbps"], 640);
+  EXPECT_DOUBLE_EQ(doc["vp8"]["bitrate"]["sent_kbps"].get<double>(), 610);
+  EXPECT_DOUBLE_EQ(doc["viewer_sessions"][0]["encode_target_kbps"].get<double>(), 2400);
+  EXPECT_DOUBLE_EQ(doc["viewer_sessions"][1]["encode_target_kbps"].get<double>(), 650);
 }
 
 }  // namespace

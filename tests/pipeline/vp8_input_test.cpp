@@ -1,7 +1,7 @@
 // The VP8 encode's input (label unit): the GPU path's NV12 host copy becomes the I420 frame libvpx
 // takes, byte for byte what libyuv's NV12ToI420 makes of it (and what de-interleaving the chroma by
 // hand makes), with the frame's sequence, clock, colour and stage times; the CPU path's I420 frame is
-// copied exactly; and Vp8Encode, fed NV12 frames, delivers VP8 units for them.
+// copied exactly; and Vp8Encode, fed NV12 frames, delivers VP8 units for them and follows its bitrate target.
 #include "vp8_input.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "test_image.hpp"
@@ -151,6 +152,54 @@ TEST(Vp8Input, Vp8EncodeDeliversUnitsForNv12Frames) {
     EXPECT_FALSE(units[i]->bytes.empty());
   }
   EXPECT_EQ(vp8.status().encoder.framesIn, std::uint64_t{kFrames});
+}
+
+// Congestion control's VP8 target: a running encode codes for it from its next frame on, with no
+// keyframe; an encode that (re)starts opens at it.
+TEST(Vp8Input, Vp8EncodeFollowsItsTargetWithoutAKeyframe) {
+  constexpr std::uint32_t w = 320, h = 180;
+  EncoderConfig config;
+  config.width = w;
+  config.height = h;
+  config.fps = 30;
+  config.bitrateKbps = 1500;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<EncodedUnitPtr> units;
+  Vp8Encode vp8(config, [&](const EncodedUnitPtr& unit) {
+    std::lock_guard lock(mutex);
+    units.push_back(unit);
+    changed.notify_all();
+  });
+  const auto encodeOne = [&](int i) {
+    const TestImage src = nv12Frame(w, h, static_cast<std::uint32_t>(i));
+    const std::size_t before = units.size();
+    vp8.offer(&src.frame(), /*wanted=*/true, false);
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 10s, [&] { return units.size() == before + 1; });
+  };
+  vp8.setTargetKbps(0);  // none yet: the configured bitrate
+  ASSERT_TRUE(encodeOne(0));
+  EXPECT_EQ(vp8.status().encoderKbps, 1500u);
+  vp8.setTargetKbps(600);
+  for (int i = 1; i < 4; ++i) ASSERT_TRUE(encodeOne(i)) << "frame " << i;
+  EXPECT_EQ(vp8.status().encoderKbps, 600u);
+  EXPECT_EQ(vp8.status().starts, 1u);  // the same encoder: no restart
+  for (std::size_t i = 1; i < units.size(); ++i) EXPECT_FALSE(units[i]->keyframe) << "unit " << i;
+  EXPECT_EQ(vp8.status().encoder.keyframes, 1u);
+
+  // No sink wants VP8: the encoder closes (within 100 ms); the next one opens at the target.
+  vp8.offer(nullptr, /*wanted=*/false, false);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (vp8.status().running && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  ASSERT_FALSE(vp8.status().running);
+  EXPECT_EQ(vp8.status().encoderKbps, 0u);
+  vp8.setTargetKbps(450);
+  ASSERT_TRUE(encodeOne(10));
+  EXPECT_EQ(vp8.status().starts, 2u);
+  EXPECT_EQ(vp8.status().encoderKbps, 450u);
+  EXPECT_NE(vp8.status().encoderName.find("CBR 450 kb/s"), std::string::npos) << vp8.status().encoderName;
+  vp8.stop();
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+#pragma once
+// One stream's encode targets, one per codec (docs/stream.md, "Congestion control"): the H.264 encode
+// (every viewer whose offer has H.264) and the VP8 encode (viewers without usable H.264, e.g. Firefox
+// ESR) are separate encodes, so each follows the weakest viewer of its own codec (EncodeTarget): a VP8
+// viewer on a slow link lowers the VP8 encode and never the H.264 one, and the other way round. A codec
+// with no viewer that counts rises towards the maximum (at EncodeTarget's pace), so the next viewer of
+// it starts near the maximum, as the H.264 encode always did. Both share the stream's limits.
+// Pure: time comes with the update. Thread-safety: thread-bound (the caller serialises).
+
+#include <cstdint>
+#include <vector>
+
+#include "stream/bitrate_controller.hpp"
+#include "zerohop/pixel_format.hpp"
+
+namespace zerohop::stream {
+
+/// One viewer that counts (connected, feedback seen): the codec it receives and its estimate.
+struct ViewerEstimate {
+  PixelFormat codec = PixelFormat::kH264;
+  std::uint32_t kbps = 0;
+};
+
+class EncodeTargets {
+ public:
+  /// Both targets start at the maximum.
+  explicit EncodeTargets(BitrateLimits limits) : h264_(limits), vp8_(limits) {}
+
+  /// Each codec's target from the estimates of its own viewers (a codec other than H.264 and VP8 counts
+  /// for none). Returns nothing; read targetKbps().
+  void update(std::int64_t nowNs, const std::vector<ViewerEstimate>& viewers);
+  /// kVP8: the VP8 encode's target; any other codec: the H.264 encode's.
+  std::uint32_t targetKbps(PixelFormat codec) const { return of(codec).targetKbps(); }
+  /// Viewers of `codec` the last update counted.
+  std::size_t viewersCounted(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8Count_ : h264Count_; }
+  const BitrateLimits& limits() const { return h264_.limits(); }
+  void setLimits(BitrateLimits limits);
+
+ private:
+  const EncodeTarget& of(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8_ : h264_; }
+
+  EncodeTarget h264_, vp8_;
+  std::size_t h264Count_ = 0, vp8Count_ = 0;
+};
+
+}  // namespace zerohop::stream
