@@ -143,7 +143,7 @@ for ((i = 0; i < CAMERAS; i++)); do
     fail "tap c$i: exit $rc: $(tail -2 "$OUT/tap-c$i.err" | tr '\n' ' ')"
   elif [[ $expect_gpu == 1 ]] && ! grep -q 'device memory' "$OUT/tap-c$i.err"; then
     fail "tap c$i: the share is not in device memory: $(head -1 "$OUT/tap-c$i.err")"
-  elif [[ $expect_gpu == 1 && $(access "$i") == copy ]] && ! grep -q ': copy (' "$OUT/tap-c$i.err"; then
+  elif [[ $expect_gpu == 1 && $(access "$i") == copy ]] && ! grep -qE 'read on GPU [0-9]+: copy' "$OUT/tap-c$i.err"; then
     fail "tap c$i: --device-access copy, but tap says: $(sed -n 2p "$OUT/tap-c$i.err")"
   else
     taps_ok=$((taps_ok + 1))

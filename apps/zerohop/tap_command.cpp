@@ -75,8 +75,9 @@ int runTap(const TapOptions& o) {
                static_cast<int>(info.publisherPid), info.slots, memoryKindName(info.memory),
                info.encoded ? "encoded units" : "images");
   if (info.memory == MemoryKind::kDevice) {
-    std::fprintf(stderr, "ring on GPU %d, read on GPU %d: %s (%s)\n", info.ringDevice, info.readerDevice,
-                 info.deviceAccess.c_str(), info.deviceAccessReason.c_str());
+    const std::string why = info.deviceAccessReason.empty() ? "" : " (" + info.deviceAccessReason + ")";
+    std::fprintf(stderr, "ring on GPU %d, read on GPU %d: %s%s\n", info.ringDevice, info.readerDevice,
+                 info.deviceAccess.c_str(), why.c_str());
   } else if (o.device >= 0 || o.deviceAccess != "auto") {
     std::fprintf(stderr, "note: '%s' is a host share: --device and --device-access apply to device shares only\n",
                  info.name.c_str());

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `zerohop tap` on a device ring (label gpu): the same GPU in place, then --device-access copy (the
 # fallback for GPUs without peer access, forced on one GPU). Each run must attach, say how it reads
-# (its second stderr line: "ring on GPU 0, read on GPU 0: same-gpu|copy (...)"), and print 30 frames.
+# (its second stderr line: "ring on GPU 0, read on GPU 0: same-gpu|copy (why)"), and print 30 frames.
 # The frames' pixels are checked byte for byte by test_share_device.py; this checks the CLI's option
 # and what it tells the user. Exit 77 (skipped) without a usable GPU.
 # usage: tap_device_copy.sh ZEROHOP_BINARY DEVICE_PUBLISHER
@@ -29,7 +29,7 @@ for access in auto copy; do
     echo "FAIL: tap --device-access $access exited $?:"; cat "$work/$access.err"; fail=1; continue
   fi
   want=$([[ $access == copy ]] && echo copy || echo same-gpu)
-  if ! grep -q "read on GPU 0: $want (" "$work/$access.err"; then
+  if ! grep -qE "read on GPU 0: $want( \(|$)" "$work/$access.err"; then
     echo "FAIL: tap --device-access $access did not say it reads '$want':"; cat "$work/$access.err"; fail=1
   fi
   frames=$(grep -c '^seq ' "$work/$access.out")
