@@ -4,9 +4,9 @@
 // time it is asked for: behind a full bottleneck queue the receiver asks again before the first copy
 // could arrive, the copies are lost in the same queue, and retransmissions grow to several times the
 // media rate (measured: 3 Mbit/s sent for 2 s into a 1 Mbit/s link, 7 Mbit/s with 100 ms RTT), which
-// keeps the queue full long after the encoder is under the link. The rules, as libwebrtc's sender has
-// them (its packet history resends a packet at most once per RTT; its retransmission rate limiter
-// keeps them to a share of the estimate):
+// keeps the queue full long after the encoder is under the link. The rules (libwebrtc's sender has the
+// first two kinds: its packet history resends a packet at most once per RTT, its rate limiter caps
+// retransmissions at the estimate; the 25 % share is ours, so media and repairs stay near the link):
 //   a packet is resent at most once per 0.9 x max(RTT, kMinRttNs) (the receiver asks again about once
 //   per RTT, Chromium every 100 ms when it knows no RTT; 10 % slack for their jitter);
 //   retransmissions over the last kWindowNs stay within kShare x the viewer's estimate;
