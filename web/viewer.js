@@ -147,7 +147,7 @@ window.zerohop = {
   sdp: null,              // {offer, answer} of the current session, for diagnosis
   iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
   iceServers: [],         // the STUN/TURN URLs the server gave (OPTIONS /whep Link headers)
-  candidatePair: null,    // the selected ICE pair: {local, remote} candidate types ('relay': via TURN)
+  candidatePair: null,    // the selected ICE pair: {local, remote} candidate types ('relay': via TURN), rttMs
   lastStats: null,        // last /stats JSON (of the camera played, when the server has several)
   camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
   cameras: [],            // [{name, state}] from /stats when the server has several cameras
@@ -577,7 +577,9 @@ window.zerohop = {
     if (pair) {
       const local = byId[pair.localCandidateId] || {}, remote = byId[pair.remoteCandidateId] || {};
       zh.candidatePair = {local: local.candidateType, remote: remote.candidateType,
-                          relayProtocol: local.relayProtocol || null, protocol: local.protocol};
+                          relayProtocol: local.relayProtocol || null, protocol: local.protocol,
+                          // ICE's round trip on this pair (STUN consent checks), ms
+                          rttMs: pair.currentRoundTripTime !== undefined ? 1000 * pair.currentRoundTripTime : null};
     }
     if (!inbound) return;
     const w = {

@@ -37,33 +37,62 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
   lastUpdateNs_ = f.nowNs;
   if (lastDecreaseNs_ == 0) lastDecreaseNs_ = f.nowNs;
   decision_ = Decision::kHold;
-  if (!f.fresh || f.nowNs < frozenUntilNs_) return estimateKbps();
+  if (!f.fresh) return estimateKbps();
 
-  const double loss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
-  if (f.rttMs) minRttMs_ = std::min(minRttMs_.value_or(*f.rttMs), *f.rttMs);
+  double loss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
+  if (f.lossFromTransportCc) {
+    // One window is ~300 ms of packets: at a few hundred kb/s that is a few dozen, and 2 % random loss
+    // puts single windows past 10 %. Half the weight on the window: a real burst still shows at once.
+    lossSmoothed_ = lossSmoothed_ ? 0.5 * *lossSmoothed_ + 0.5 * loss : loss;
+    loss = *lossSmoothed_;
+  }
+  if (f.rttMs) {
+    minRttMs_ = std::min(minRttMs_.value_or(*f.rttMs), *f.rttMs);
+    lastRttMs_ = *f.rttMs;
+  }
+  // Only a report that just came says the queue is full now (a stale RTT from a past burst does not).
   const bool queueFull = loss >= kLossLow && f.rttMs && *f.rttMs > *minRttMs_ + kQueueDelayMs;
   bool queueing = false;
-  if (f.receiveKbps && f.sendKbps && *f.sendKbps > 0) {
+  const bool transportRates = f.receiveKbps && f.sendKbps && *f.sendKbps > 0;
+  if (transportRates) {
     const double ratio = *f.receiveKbps / *f.sendKbps;
     queueing = ratio < kOveruseRatio || (ratio < kOveruseRatioTwice && lastWindowSlow_);
     lastWindowSlow_ = ratio < kOveruseRatioTwice;
   }
-  if (f.deltaOfDeltaMs && *f.deltaOfDeltaMs > kQueueGrowthMs) queueing = true;
-  if (loss > kLossHigh || queueing || queueFull) {
+  // The mean delta of delta is the window's delay growth over its packet count: the same queue growth
+  // reads smaller the more packets the window holds, so the threshold scales with the rate.
+  const double perPacketMs = kQueueGrowthMs * kQueueGrowthAtKbps / std::max(100.0, f.sendKbps.value_or(estimate_));
+  if (f.deltaOfDeltaMs && *f.deltaOfDeltaMs > perPacketMs) queueing = true;
+  const bool congested = loss > kLossHigh || queueing || queueFull;
+
+  auto decreaseTo = [&](double next) {
+    estimate_ = clampTo(std::min(next, estimate_), limits_);
+    decision_ = Decision::kDecrease;
+    const double rttMs = std::clamp(lastRttMs_.value_or(100.0), 0.0, 1000.0);
+    frozenUntilNs_ = f.nowNs + kSettleNs + static_cast<std::int64_t>(rttMs * 1e6);
+    lastDecreaseNs_ = f.nowNs;
+  };
+  if (f.nowNs < frozenUntilNs_) {
+    // Settling after a decrease. Only the path's own rate can lower the estimate again: while the path
+    // drops or queues, what the viewer received is what it carries, whatever we sent (a decrease from
+    // a window that still held the rate before a step lands above the path).
+    if (congested && f.receiveKbps && kBackoff * *f.receiveKbps < kRedecreaseBelow * estimate_) {
+      decreaseTo(kBackoff * *f.receiveKbps);
+    }
+    return estimateKbps();
+  }
+  if (congested) {
     // What got through is what the path carries now: go below it so its queue drains. Without that
     // measure, GCC's loss-based step. Not both: feedback about the queue of the rate before a decrease
     // (and the retransmissions it asked for) would compound them far under the path's rate.
-    const double next = f.receiveKbps ? kBackoff * *f.receiveKbps : estimate_ * (1.0 - 0.5 * std::max(loss, kLossHigh));
-    estimate_ = clampTo(std::min(next, estimate_), limits_);
-    decision_ = Decision::kDecrease;
-    const double rttMs = std::clamp(f.rttMs.value_or(100.0), 0.0, 1000.0);
-    frozenUntilNs_ = f.nowNs + kSettleNs + static_cast<std::int64_t>(rttMs * 1e6);
-    lastDecreaseNs_ = f.nowNs;
-  } else if (loss >= kLossLow) {
-    decision_ = Decision::kHold;
+    decreaseTo(f.receiveKbps ? kBackoff * *f.receiveKbps : estimate_ * (1.0 - 0.5 * std::max(loss, kLossHigh)));
+  } else if (loss >= kLossLow && !transportRates) {
+    decision_ = Decision::kHold;  // random loss, as far as the receiver reports tell
   } else {
-    const double rate = f.nowNs - lastDecreaseNs_ >= kFastAfterNs ? kFastIncreasePerSecond : kIncreasePerSecond;
-    estimate_ = clampTo(grown(estimate_, step, rate), limits_);
+    // Loss under 2 %, or 2..10 % while transport-cc shows no queue on the path (random loss: a radio
+    // link, a lossy relay): probe up, faster once no decrease was needed for a while.
+    const bool fast = f.nowNs - lastDecreaseNs_ >= kFastAfterNs;
+    estimate_ = clampTo(grown(estimate_, step, fast ? kFastIncreasePerSecond : kIncreasePerSecond), limits_);
     decision_ = Decision::kIncrease;
   }
   return estimateKbps();

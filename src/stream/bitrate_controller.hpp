@@ -6,18 +6,25 @@
 //   loss < 2 %, the link delivering what we send: increase 8 %/s (multiplicative), 15 %/s once
 //   kFastAfterNs have passed since the last decrease (the path has room: a link that got faster is
 //   found in seconds, not tens of seconds);
-//   loss 2..10 %: hold, unless the round trip has grown kQueueDelayMs past the least one seen (the loss
-//   comes from a full queue, not from a lossy radio link): then decrease as for overuse;
-//   loss > 10 %: decrease to estimate x (1 - 0.5 loss);
+//   loss 2..10 %: hold (random loss) when only receiver reports tell; with transport-cc showing no
+//   queue (below), increase as for loss < 2 % (a lossy link is not a full one); a receiver report that just came
+//   with the round trip kQueueDelayMs past the least one seen: the loss comes from a full queue, not
+//   from a lossy radio link: decrease as for overuse;
+//   loss > 10 %: decrease to estimate x (1 - 0.5 loss); transport-cc's loss (a ~300 ms window) is
+//   smoothed over windows first, the receiver report's (about a second) taken as it is;
 //   the viewer received less than kOveruseRatio of what we sent in the feedback window, or less than
 //   kOveruseRatioTwice in two windows in a row (a queue is building on its path, transport-cc only; it
 //   is seen before the queue overflows): decrease;
-//   transport-cc's mean delta of delta (arrival gap - send gap) over a window above kQueueGrowthMs: a
-//   queue grows on the path (the delay signal; ~0.01 ms on an idle path): decrease;
+//   transport-cc's mean delta of delta (arrival gap - send gap) over a window above kQueueGrowthMs x
+//   kQueueGrowthAtKbps / the send rate: a queue grows on the path (the delay signal; ~0.01 ms on an
+//   idle path): decrease;
 //   a decrease goes to kBackoff x the rate the viewer received at when transport-cc measured it (the
 //   path's rate now, so its queue drains), else by the loss-based step (at least 5 %).
 // A decrease is followed by no other change for one RTT + kSettle, so the next decision sees feedback
-// about the new rate. No feedback since the last update: hold (never increase blindly).
+// about the new rate; only a path still congested that received less than kRedecreaseBelow x the
+// estimate lowers it again meanwhile, to kBackoff x received (the first decrease after a step can come
+// from a window that held the rate before it). No feedback since the last update: hold (never
+// increase blindly).
 // EncodeTarget: the one encode's bitrate: the lowest estimate of the viewers that give feedback,
 // reached at once when it falls and at most 15 %/s when it rises (a weak viewer leaving does not jump
 // the rate), within [min, max].
@@ -41,7 +48,8 @@ struct CongestionFeedback {
   /// False: nothing new came from the viewer (the other fields are ignored, the estimate holds).
   bool fresh = false;
   std::optional<double> lossFraction;  ///< 0..1: transport-cc's last window, else the receiver report's fraction lost
-  std::optional<double> rttMs;         ///< from the receiver report (LSR/DLSR)
+  bool lossFromTransportCc = false;    ///< lossFraction is transport-cc's (~300 ms window: smoothed)
+  std::optional<double> rttMs;         ///< from a receiver report (LSR/DLSR) that came since the previous update
   std::optional<double> receiveKbps;   ///< transport-cc: the rate the viewer received our packets at, last window
   std::optional<double> sendKbps;      ///< transport-cc: the rate we sent the same packets at
   std::optional<double> deltaOfDeltaMs;  ///< transport-cc: mean (arrival gap - send gap) of the window's packets
@@ -52,7 +60,10 @@ class BitrateController {
   static constexpr double kIncreasePerSecond = 0.08;
   static constexpr double kFastIncreasePerSecond = 0.15;
   static constexpr std::int64_t kFastAfterNs = 8'000'000'000;
+  /// Mean delta of delta over which a queue grows, at kQueueGrowthAtKbps (scaled by kQueueGrowthAtKbps /
+  /// the window's send rate: the mean is the window's delay growth over its packet count).
   static constexpr double kQueueGrowthMs = 0.25;
+  static constexpr double kQueueGrowthAtKbps = 1000;
   static constexpr double kLossLow = 0.02;
   static constexpr double kLossHigh = 0.10;
   /// Received / sent in one transport-cc window under this: a queue builds (1.00 +- 0.01 on an idle path).
@@ -60,6 +71,8 @@ class BitrateController {
   /// ... or under this in two windows in a row.
   static constexpr double kOveruseRatioTwice = 0.92;
   static constexpr double kBackoff = 0.85;
+  /// While settling after a decrease: lower again only to kBackoff x received under this x the estimate.
+  static constexpr double kRedecreaseBelow = 0.9;
   static constexpr double kQueueDelayMs = 50;
   static constexpr std::int64_t kSettleNs = 300'000'000;
   /// Longest step an increase is computed over: a late update does not jump the rate.
@@ -84,6 +97,8 @@ class BitrateController {
   std::int64_t frozenUntilNs_ = 0;  // after a decrease: hold until then
   std::int64_t lastDecreaseNs_ = 0;  // or the first update
   std::optional<double> minRttMs_;   // the path without a queue (as far as we have seen it)
+  std::optional<double> lastRttMs_;  // the last report's, for the settling time
+  std::optional<double> lossSmoothed_;  // transport-cc loss, smoothed over windows
   bool lastWindowSlow_ = false;      // the previous transport-cc window was under kOveruseRatioTwice
 };
 

@@ -14,12 +14,17 @@
 namespace zerohop {
 namespace {
 
+// A decrease whose transport-cc window lost this much asks for a keyframe, at most once per gap a viewer.
+constexpr double kKeyframeAfterLoss = 0.2;
+constexpr std::int64_t kLossKeyframeGapNs = 2'000'000'000;
+
 stream::BitrateLimits limitsOf(const StreamConfig& config, std::uint32_t maxKbps) {
   return {std::min(config.minBitrateKbps, maxKbps), maxKbps};
 }
 
 // What is new in `now` against `last` (the previous reading of the same viewer): a transport-cc window
-// that changed, a receiver report with a new highest sequence number. Loss comes from transport-cc when
+// that changed, a receiver report with a new highest sequence number (the RTT only from a new one: an
+// old report's says nothing about the queue now). Loss comes from transport-cc when
 // it has news (every ~60 ms from Chromium), else from the receiver report (about once a second).
 stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackReading& now,
                                         const stream::ViewerSession::FeedbackReading& last, std::int64_t nowNs) {
@@ -30,10 +35,11 @@ stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackRea
                                t->packetsReceived != last.transport->packetsReceived ||
                                t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
   const bool newReport = now.report && (!last.report || now.report->highestSeq != last.report->highestSeq);
-  if (now.report && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
+  if (newReport && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
   if (newWindow) {
     f.fresh = true;
     f.lossFraction = t->lossPercent / 100.0;
+    f.lossFromTransportCc = true;
     if (t->sentKbps > 0 && t->receivedKbps > 0) {
       f.sendKbps = t->sentKbps;
       f.receiveKbps = t->receivedKbps;
@@ -122,7 +128,8 @@ void StreamServer::Impl::updateBitrates() {
   }
   for (auto& v : viewers) v.reading = v.session->readFeedback();  // outside the table's lock
 
-  std::lock_guard lock(rateMutex_);
+  std::vector<std::string> keyframeFor;  // streams to ask for a keyframe once the rate lock is let go
+  std::unique_lock lock(rateMutex_);
   std::erase_if(viewerRates_, [&](const auto& entry) {
     return std::none_of(viewers.begin(), viewers.end(), [&](const Viewer& v) { return v.id == entry.first; });
   });
@@ -141,11 +148,22 @@ void StreamServer::Impl::updateBitrates() {
     ViewerRate& r = it->second;
     const stream::CongestionFeedback f = feedbackFrom(v.reading, r.last, now);
     r.controller.update(f);
+    // A burst that lost a fifth of a window or more (a bottleneck that just appeared): a keyframe at the
+    // lowered rate repairs it at once, where retransmitting the burst through the same full queue takes
+    // seconds and freezes the picture meanwhile (the retransmission budget passes over requests older
+    // than that keyframe).
+    if (r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease && f.lossFraction &&
+        *f.lossFraction >= kKeyframeAfterLoss && now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
+      r.lossKeyframeNs = now;
+      keyframeFor.push_back(v.stream);
+      log::debug("stream: viewer ", v.id.substr(0, 8), " lost ", *f.lossFraction * 100, " % of a window: keyframe");
+    }
     if (f.fresh) {
+      const stream::ViewerSession::Retransmissions rtx = v.session->retransmissions();
       log::debug("stream: viewer ", v.id.substr(0, 8), " feedback: loss ", f.lossFraction.value_or(-1) * 100,
                  " %, rtt ", f.rttMs.value_or(-1), " ms, sent ", f.sendKbps.value_or(-1), " received ",
                  f.receiveKbps.value_or(-1), " kb/s, delta of delta ", f.deltaOfDeltaMs.value_or(0), " ms -> estimate ",
-                 r.controller.estimateKbps());
+                 r.controller.estimateKbps(), "; retransmitted ", rtx.resent, ", passed over ", rtx.refused, ", keyframes ", rtx.keyframes);
     }
     if (f.fresh) r.sawFeedback = true;
     if (r.lastReadNs != 0 && now > r.lastReadNs && v.reading.octetsSent >= r.last.octetsSent) {
@@ -156,6 +174,8 @@ void StreamServer::Impl::updateBitrates() {
     if (f.lossFraction) r.lossPercent = *f.lossFraction * 100;
     if (f.rttMs) r.rttMs = *f.rttMs;
     if (f.receiveKbps) r.receivedKbps = *f.receiveKbps;
+    // The estimate bounds what this viewer's NACKs may make us resend (retransmission_budget.hpp).
+    v.session->setRetransmissionPath(r.controller.estimateKbps(), r.rttMs > 0 ? r.rttMs : 0.0);
     r.last = v.reading;
     r.lastReadNs = now;
     if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps()});
@@ -177,6 +197,8 @@ void StreamServer::Impl::updateBitrates() {
       }
     }
   }
+  lock.unlock();
+  for (const std::string& stream : keyframeFor) requestKeyframe(stream);
 }
 
 void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) const {

@@ -131,6 +131,7 @@ class StreamServer::Impl {
     bool sawFeedback = false;  // counts for its stream's target from its first report on
     std::int64_t lastReadNs = 0;
     double sentKbps = -1, lossPercent = -1, rttMs = -1, receivedKbps = -1;
+    std::int64_t lossKeyframeNs = 0;  // when a loss burst of this viewer's last asked for a keyframe
   };
   struct SentWindow {  // what one encode of a stream published over the last second
     std::uint64_t bytesSinceTick = 0;

@@ -1,6 +1,7 @@
 #include "stream/viewer_session.hpp"
 
 #include <gst/app/gstappsrc.h>
+#include <gst/rtp/gstrtpbuffer.h>
 
 #include <algorithm>
 #include <string>
@@ -241,6 +242,11 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
     }
   }
 
+  // After webrtcbin's rtprtxsend (it makes one per RTP session): an element of ours that sees every
+  // packet going out and every retransmission request coming back, so requests the budget refuses
+  // never reach rtprtxsend (retransmission_budget.hpp).
+  g_signal_connect(webrtc, "request-aux-sender", G_CALLBACK(onRequestAuxSender), this);
+
   published_.store(true, std::memory_order_release);  // before any callback can run: see fromGst()
   g_signal_connect(webrtc, "notify::connection-state", G_CALLBACK(onConnectionState), this);
   g_signal_connect(webrtc, "notify::ice-connection-state", G_CALLBACK(onIceConnectionState), this);
@@ -287,6 +293,7 @@ ViewerSession::~ViewerSession() {
   // see: taking the callback lock again orders the last callback that still ran before the stop
   // (it found alive_ false) before this object is freed.
   { std::lock_guard lock(callbackMutex_); }
+  { std::lock_guard lock(rtxMutex_); }  // the same for the retransmission probes
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), nullptr, nullptr, nullptr);
   rtpbin_.reset();
@@ -615,6 +622,69 @@ ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
   }
   G_GNUC_END_IGNORE_DEPRECATIONS
   return r;
+}
+
+GstElement* ViewerSession::onRequestAuxSender(GstElement*, GObject*, gpointer data) {
+  GstElement* budget = gst_element_factory_make("identity", nullptr);
+  if (!budget) return nullptr;  // coreelements is always there; without it NACKs are served unbounded
+  GstPtr<GstPad> sink(gst_element_get_static_pad(budget, "sink"));
+  GstPtr<GstPad> src(gst_element_get_static_pad(budget, "src"));
+  gst_pad_add_probe(sink.get(), static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+                    onSentRtp, data, nullptr);
+  gst_pad_add_probe(src.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onRetransmissionRequest, data, nullptr);
+  return budget;  // floating: webrtcbin sinks it
+}
+
+GstPadProbeReturn ViewerSession::onSentRtp(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  auto* self = fromGst(data);
+  const std::int64_t now = monotonicNs();
+  auto note = [&](GstBuffer* buffer) {
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+    if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return;
+    // Our media SSRC only: rtprtxsend's own retransmissions (its RTX SSRC) pass here too.
+    // rtph264pay leaves DELTA_UNIT off the first packet of a keyframe and sets it on every other one
+    // (our appsrc flags delta units); rtpvp8pay sets no such flag, so VP8 keyframes are not seen here.
+    if (gst_rtp_buffer_get_ssrc(&rtp) == self->ssrc_) {
+      self->rtx_.onSent(gst_rtp_buffer_get_seq(&rtp), gst_buffer_get_size(buffer), now,
+                        self->choice_.codec == PixelFormat::kH264 &&
+                            !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT));
+    }
+    gst_rtp_buffer_unmap(&rtp);
+  };
+  std::lock_guard lock(self->rtxMutex_);
+  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    GstBufferList* list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+    for (guint i = 0; i < gst_buffer_list_length(list); ++i) note(gst_buffer_list_get(list, i));
+  } else if (GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info)) {
+    note(buffer);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+GstPadProbeReturn ViewerSession::onRetransmissionRequest(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
+  if (!event || GST_EVENT_TYPE(event) != GST_EVENT_CUSTOM_UPSTREAM ||
+      !gst_event_has_name(event, "GstRTPRetransmissionRequest")) {
+    return GST_PAD_PROBE_OK;
+  }
+  auto* self = fromGst(data);
+  guint seq = 0, ssrc = 0;
+  const GstStructure* s = gst_event_get_structure(event);
+  if (!gst_structure_get_uint(s, "seqnum", &seq) || !gst_structure_get_uint(s, "ssrc", &ssrc) || ssrc != self->ssrc_) {
+    return GST_PAD_PROBE_OK;  // not about our stream: rtprtxsend ignores it as before
+  }
+  std::lock_guard lock(self->rtxMutex_);
+  return self->rtx_.allow(static_cast<std::uint16_t>(seq), monotonicNs()) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
+}
+
+void ViewerSession::setRetransmissionPath(std::uint32_t estimateKbps, double rttMs) {
+  std::lock_guard lock(rtxMutex_);
+  rtx_.setPath(estimateKbps, rttMs);
+}
+
+ViewerSession::Retransmissions ViewerSession::retransmissions() const {
+  std::lock_guard lock(rtxMutex_);
+  return {rtx_.allowed(), rtx_.refused(), rtx_.allowedBytes(), rtx_.keyframes()};
 }
 
 GstPadProbeReturn ViewerSession::onFirstPacket(GstPad*, GstPadProbeInfo*, gpointer data) {

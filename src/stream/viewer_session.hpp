@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "stream/gst_handles.hpp"
+#include "stream/retransmission_budget.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_extension_payloads.hpp"
@@ -141,6 +142,13 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     std::uint64_t octetsSent = 0;  ///< RTP payload bytes of our media SSRC so far (no RTX)
   };
   FeedbackReading readFeedback() const;
+  /// The viewer's estimate (kb/s) and RTT (ms) for the retransmission budget (retransmission_budget.hpp).
+  void setRetransmissionPath(std::uint32_t estimateKbps, double rttMs);
+  struct Retransmissions {
+    std::uint64_t resent = 0, refused = 0, resentBytes = 0;  ///< NACKed packets resent / passed over so far
+    std::uint64_t keyframes = 0;                              ///< keyframes sent
+  };
+  Retransmissions retransmissions() const;
   /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
   /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
   std::string goneReason(std::int64_t nowNs) const;
@@ -167,6 +175,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static void onSsrcActive(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstPadProbeReturn onFirstPacket(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+  static GstElement* onRequestAuxSender(GstElement* webrtc, GObject* transport, gpointer self);
+  static GstPadProbeReturn onSentRtp(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+  static GstPadProbeReturn onRetransmissionRequest(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
 
   void end(const std::string& reason);
@@ -195,6 +206,11 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   bool gatheringComplete_ = false;
   bool stunOrTurn_ = false;  // ICE servers given: a gathering that does not complete is not fatal
   bool aborted_ = false;
+
+  // Which NACKed packets are resent: the probes around webrtcbin's rtprtxsend (send path, RTCP thread)
+  // and setRetransmissionPath (the owner's loop) meet here.
+  mutable std::mutex rtxMutex_;
+  RetransmissionBudget rtx_;
 
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)
   std::atomic<bool> connected_{false};

@@ -114,6 +114,51 @@ TEST(BitrateController, AGrowingQueueInTransportFeedbackIsCongestionBeforeAnyLos
   EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kDecrease);
 }
 
+// A transport-cc window: `sendKbps` sent, `receiveKbps` received, `loss` of its packets lost.
+CongestionFeedback window(std::int64_t now, double sendKbps, double receiveKbps, double loss = 0, double dodMs = 0.01) {
+  CongestionFeedback f;
+  f.nowNs = now;
+  f.fresh = true;
+  f.lossFraction = loss;
+  f.lossFromTransportCc = true;
+  f.sendKbps = sendKbps;
+  f.receiveKbps = receiveKbps;
+  f.deltaOfDeltaMs = dodMs;
+  return f;
+}
+
+TEST(BitrateController, TheDelaySignalScalesWithThePacketsInTheWindow) {
+  // The same mean delta of delta is a small queue growth over a few packets, a large one over many.
+  BitrateController slow(kLimits, 300);
+  EXPECT_GE(slow.update(window(kTick, 300, 300, 0, 0.4)), 300u) << "300 kb/s: 0.4 ms is jitter";
+  BitrateController fast(kLimits, 2500);
+  EXPECT_LT(fast.update(window(kTick, 2500, 2450, 0, 0.15)), 2500u) << "2500 kb/s: 0.15 ms is a queue";
+}
+
+TEST(BitrateController, RandomLossWithoutAQueueStillProbesUp) {
+  // 2 % random loss on a path with room (a lossy radio link, the relay of browser.congestion_delay):
+  // transport-cc shows no queue, so the 2..10 % band rises (8 %/s, later 15 %/s) instead of holding for good.
+  BitrateController c(kLimits, 800);
+  std::int64_t now = 0;
+  for (int i = 0; i < 40; ++i) {
+    const double loss = i % 8 == 3 ? 0.12 : 0.03;  // now and then one window of a few dozen packets past 10 %
+    c.update(window(now += kTick, c.estimateKbps(), c.estimateKbps() * (1 - loss), loss));
+    EXPECT_NE(c.lastDecision(), BitrateController::Decision::kDecrease) << "at tick " << i;
+  }
+  EXPECT_GT(c.estimateKbps(), 800 * std::pow(1.08, 9)) << "10 s at about 8 %/s";
+}
+
+TEST(BitrateController, LowersAgainWhileSettlingWhenThePathCarriesLess) {
+  // The step 2.5 -> 1 Mbit/s: the first window still holds traffic from before it, so its decrease lands
+  // above the path; the next window, inside the settling time, shows what the path carries.
+  BitrateController c(kLimits, 2500);
+  EXPECT_EQ(c.update(window(kTick, 2100, 1740, 0, 0.8)), 1479u);  // 0.85 x 1740
+  EXPECT_EQ(c.update(window(2 * kTick, 1830, 1130, 0.08, 3.9)), 961u);  // settling, yet 0.85 x 1130
+  EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kDecrease);
+  // A window that says the path carries about the estimate changes nothing while settling.
+  EXPECT_EQ(c.update(window(3 * kTick, 1100, 1100, 0.3, 3)), 961u);
+}
+
 TEST(BitrateController, NoOscillationOnSteadyFeedback) {
   for (const double loss : {0.0, 0.01, 0.05, 0.15, 0.40}) {
     BitrateController c(kLimits, 1200);

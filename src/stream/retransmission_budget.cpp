@@ -1,0 +1,47 @@
+#include "stream/retransmission_budget.hpp"
+
+#include <algorithm>
+
+namespace zerohop::stream {
+
+void RetransmissionBudget::onSent(std::uint16_t seq, std::size_t bytes, std::int64_t, bool keyframeStart) {
+  history_[seq % kHistory] = Packet{true, seq, static_cast<std::uint32_t>(bytes), 0};
+  if (keyframeStart) {
+    sawKeyframe_ = true;
+    ++keyframes_;
+    keyframeSeq_ = seq;
+  }
+}
+
+void RetransmissionBudget::setPath(std::uint32_t estimateKbps, double rttMs) {
+  estimateKbps_ = estimateKbps;
+  rttMs_ = rttMs;
+}
+
+bool RetransmissionBudget::allow(std::uint16_t seq, std::int64_t nowNs) {
+  while (!recent_.empty() && nowNs - recent_.front().first >= kWindowNs) {
+    recentBytes_ -= recent_.front().second;
+    recent_.pop_front();
+  }
+  Packet& p = history_[seq % kHistory];
+  const std::int64_t interval =
+      std::max(kMinRttNs, static_cast<std::int64_t>(std::clamp(rttMs_, 0.0, 1000.0) * 1e6)) / 10 * 9;
+  // Bytes the window may hold: kShare of the estimate over kWindowNs (kb/s x ns / 8e6 = bytes).
+  const double budget = kShare * estimateKbps_ * static_cast<double>(kWindowNs) / 8e6;
+  // Before the last keyframe (sequence numbers wrap: the signed distance).
+  const bool beforeKeyframe = sawKeyframe_ && static_cast<std::int16_t>(static_cast<std::uint16_t>(seq - keyframeSeq_)) < 0;
+  const bool ok = p.known && p.seq == seq && !beforeKeyframe && (p.lastResentNs == 0 || nowNs - p.lastResentNs >= interval) &&
+                  (estimateKbps_ == 0 || static_cast<double>(recentBytes_ + p.bytes) <= budget);
+  if (!ok) {
+    ++refused_;
+    return false;
+  }
+  p.lastResentNs = nowNs;
+  recent_.emplace_back(nowNs, p.bytes);
+  recentBytes_ += p.bytes;
+  ++allowed_;
+  allowedBytes_ += p.bytes;
+  return true;
+}
+
+}  // namespace zerohop::stream
