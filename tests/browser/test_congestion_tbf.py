@@ -18,7 +18,7 @@ the check that the test pattern fills the link, or the limit below would prove n
 Phase 1, tbf on: within --adapt-s (5 s) the encoder's output over its last second (/stats
 bitrate.sent_kbps) is under the link; then, from --settle-s (5 s) after the limit on (the step's own
 loss burst is not judged), over --hold-s (15 s),
->= 25 fps decoded by Chromium (getStats framesDecoded), at most 1 freeze (Chromium's freezeCount) and
+>= 25 fps decoded by Chromium (getStats framesDecoded), at most --max-freezes (1) freezes (Chromium's freezeCount) and
 the target never past 1.3 x the link (it probes up to the link and backs off); the page shows the
 target and what this viewer is sent (window.zerohop.bitrate, from /stats). What the step itself cost
 (freezes, NACKs, PLIs, losses and retransmissions until the judged window) is printed.
@@ -167,6 +167,9 @@ def main() -> int:
     ap.add_argument("--delay-ms", type=float, default=0,
                     help="three namespaces, media through a UDP relay in the router that adds this each way")
     ap.add_argument("--loss", type=int, default=0, help="with --delay-ms: %% of UDP to the viewer dropped")
+    ap.add_argument("--max-freezes", type=int, default=1,
+                    help="freezes allowed over --hold-s (CI's delayed run allows 2: with 100 ms RTT a repair "
+                         "at the top of the probing sawtooth can take past Chromium's freeze threshold)")
     ap.add_argument("--debug", action="store_true", help="serve logs each viewer's feedback and estimate")
     ap.add_argument("--artifacts", type=Path, default=Path("artifacts"))
     args = ap.parse_args()
@@ -282,8 +285,8 @@ def main() -> int:
         print(f"phase 1: page shows {s1.get('shown')!r} / {s1.get('shownViewer')!r}; {s1.get('bitrate')}", flush=True)
         if fps < 25:
             failures.append(f"only {fps:.1f} fps decoded behind the {args.link_kbit} kbit/s link")
-        if freezes > 1:
-            failures.append(f"{freezes} freezes in {args.hold_s:.0f} s behind the link")
+        if freezes > args.max_freezes:
+            failures.append(f"{freezes} freezes in {args.hold_s:.0f} s behind the link (allowed: {args.max_freezes})")
         pb = s1.get("bitrate") or {}
         if not pb.get("target_kbps") or pb.get("sent_kbps") is None or "kb/s" not in (s1.get("shown") or "") \
                 or "kb/s" not in (s1.get("shownViewer") or ""):
