@@ -33,7 +33,6 @@ exit: 0 pass, 1 fail, 77 skipped (not root, no tc/nft/chromium)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import select
 import shutil
@@ -41,7 +40,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -187,13 +185,7 @@ def main() -> int:
     stats_url = f"http://{net.server}:{port}/stats"
 
     def stats() -> dict:
-        # /stats crosses the shaped link too: a TCP segment tbf dropped costs a retransmission timeout.
-        try:
-            with urllib.request.urlopen(stats_url, timeout=5) as r:
-                return json.loads(r.read())
-        except (OSError, ValueError) as e:
-            print(f"note: GET /stats failed ({e}); asking again", flush=True)
-            return {}
+        return zb.stats_or_empty(stats_url)  # /stats crosses the shaped link too
 
     def bitrate() -> dict:
         return stats().get("bitrate", {})

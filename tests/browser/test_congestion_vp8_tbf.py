@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -91,13 +89,7 @@ def main() -> int:
     stats_url = f"http://{SERVER}:{port}/stats"
 
     def stats() -> dict:
-        # /stats crosses the shaped link too: a TCP segment tbf dropped costs a retransmission timeout.
-        try:
-            with urllib.request.urlopen(stats_url, timeout=5) as r:
-                return json.loads(r.read())
-        except (OSError, ValueError) as e:
-            print(f"note: GET /stats failed ({e}); asking again", flush=True)
-            return {}
+        return zb.stats_or_empty(stats_url)  # /stats crosses the shaped link too
 
     def vp8_rate() -> dict:
         return stats().get("vp8", {}).get("bitrate", {})

@@ -21,6 +21,19 @@ from pathlib import Path
 
 SKIP = 77
 
+
+def stats_or_empty(url: str) -> dict:
+    """serve's /stats JSON, or {} (with a note) when the request fails: through a shaped link a TCP
+    segment tbf dropped costs a retransmission timeout, so a caller polling it just asks again."""
+    import json
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return json.loads(r.read())
+    except (OSError, ValueError) as e:
+        print(f"note: GET /stats failed ({e}); asking again", flush=True)
+        return {}
+
 CHROMIUM_FLAGS = [
     "--headless=new",
     "--no-sandbox",

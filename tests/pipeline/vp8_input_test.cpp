@@ -118,23 +118,36 @@ TEST(Vp8Input, RefusesDeviceFramesAndOtherFormatsWithTheReason) {
   EXPECT_THROW(input.fill(yuyv.frame(), dst.frame()), Error);
 }
 
-// The GPU path's hand-off end to end on the CPU: NV12 frames offered while wanted come back as VP8
-// units of the same frames, the first a keyframe.
-TEST(Vp8Input, Vp8EncodeDeliversUnitsForNv12Frames) {
-  constexpr std::uint32_t w = 320, h = 180;
-  EncoderConfig config;
-  config.width = w;
-  config.height = h;
-  config.fps = 30;
-  config.bitrateKbps = 500;
+// A 320x180@30 VP8 encode at `kbps` whose units the test collects (and waits for, under `mutex`).
+struct CollectedVp8 {
+  static constexpr std::uint32_t w = 320, h = 180;
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<EncodedUnitPtr> units;
-  Vp8Encode vp8(config, [&](const EncodedUnitPtr& unit) {
+  Vp8Encode vp8;
+
+  explicit CollectedVp8(std::uint32_t kbps) : vp8(config(kbps), [this](const EncodedUnitPtr& unit) {
     std::lock_guard lock(mutex);
     units.push_back(unit);
     changed.notify_all();
-  });
+  }) {}
+
+  static EncoderConfig config(std::uint32_t kbps) {
+    EncoderConfig c;
+    c.width = w;
+    c.height = h;
+    c.fps = 30;
+    c.bitrateKbps = kbps;
+    return c;
+  }
+};
+
+// The GPU path's hand-off end to end on the CPU: NV12 frames offered while wanted come back as VP8
+// units of the same frames, the first a keyframe.
+TEST(Vp8Input, Vp8EncodeDeliversUnitsForNv12Frames) {
+  CollectedVp8 c(500);
+  constexpr std::uint32_t w = CollectedVp8::w, h = CollectedVp8::h;
+  auto& [mutex, changed, units, vp8] = c;
   constexpr int kFrames = 5;
   for (int i = 0; i < kFrames; ++i) {
     const TestImage src = nv12Frame(w, h, static_cast<std::uint32_t>(i));
@@ -157,20 +170,9 @@ TEST(Vp8Input, Vp8EncodeDeliversUnitsForNv12Frames) {
 // Congestion control's VP8 target: a running encode codes for it from its next frame on, with no
 // keyframe; an encode that (re)starts opens at it.
 TEST(Vp8Input, Vp8EncodeFollowsItsTargetWithoutAKeyframe) {
-  constexpr std::uint32_t w = 320, h = 180;
-  EncoderConfig config;
-  config.width = w;
-  config.height = h;
-  config.fps = 30;
-  config.bitrateKbps = 1500;
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<EncodedUnitPtr> units;
-  Vp8Encode vp8(config, [&](const EncodedUnitPtr& unit) {
-    std::lock_guard lock(mutex);
-    units.push_back(unit);
-    changed.notify_all();
-  });
+  CollectedVp8 c(1500);
+  constexpr std::uint32_t w = CollectedVp8::w, h = CollectedVp8::h;
+  auto& [mutex, changed, units, vp8] = c;
   const auto encodeOne = [&](int i) {
     const TestImage src = nv12Frame(w, h, static_cast<std::uint32_t>(i));
     const std::size_t before = units.size();
