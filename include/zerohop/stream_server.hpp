@@ -102,6 +102,12 @@ struct ViewerStats {
   int twccPacketsReceived = -1;
   double twccLossPercent = -1;
   std::string codec = "H264";  ///< what it receives: "H264" or "VP8" (chosen from its offer)
+  /// H.264 only: the level of the profile-level-id it offered and we answered ("3.1"), the level of the
+  /// stream's SPS when it joined ("4.0"; empty: not known, no keyframe published yet), and whether the
+  /// offered level covers it (1, 0; -1: not known or VP8). 0 means it receives above its offered level.
+  std::string h264LevelOffered;
+  std::string h264LevelSent;
+  int levelCovered = -1;
   /// Congestion control's view of this viewer (-1: not known yet): its bandwidth estimate, the RTP rate
   /// we sent it over the last second, the loss and round trip its feedback reported, the rate it received
   /// at (transport-cc).
