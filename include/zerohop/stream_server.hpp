@@ -59,7 +59,7 @@ struct StreamConfig {
 
   /// ICE servers (`serve --ice-server`, docs/stream.md "ICE"): stun://HOST[:PORT],
   /// turn://USER:PASS@HOST[:PORT][?transport=tcp], turns://USER:PASS@HOST[:PORT]. Every session's
-  /// webrtcbin uses them, and the WHEP player gets them as `Link: <...>; rel="ice-server"` headers
+  /// webrtcbin uses them (the WHIP session's too: PipelineConfig::stream's, via makeWhipSink), and the WHEP player gets them as `Link: <...>; rel="ice-server"` headers
   /// (RFC 9725 §4.6) on the 201 and on OPTIONS /whep. A malformed URL: Error(kInvalidArgument).
   std::vector<std::string> iceServers;
   /// TURN REST API shared secret (coturn's static-auth-secret): TURN servers given without USER:PASS get
@@ -213,7 +213,11 @@ class ZEROHOP_API StreamServer final : public UnitSink {
 /// --whip`): webrtcbin offers, the endpoint answers; reconnects with back-off when the endpoint goes
 /// away, and DELETEs its resource when destroyed (docs/stream.md, "WHIP"). `token` non-empty: sent as
 /// `Authorization: Bearer <token>`. Throws Error(kInvalidArgument) for a malformed URL.
-ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {});
+/// `ice`: its iceServers / turnSecret / turnCredentialSeconds give the WHIP session's webrtcbin its
+/// STUN/TURN servers, as they do the WHEP viewers' (`serve --ice-server`, `--turn-secret`); a malformed
+/// one throws Error(kInvalidArgument) here. The rest of `ice` is unused.
+ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {},
+                                                   const StreamConfig& ice = {});
 
 /// A UnitSink that sends the stream as RTP H.264 to a Janus streaming-plugin mountpoint or any RTP
 /// receiver (`serve --janus`; docs/stream.md, "Janus"): "HOST:PORT?mountpoint=ID[&secret=S]" (Janus's
