@@ -59,7 +59,7 @@ struct StreamConfig {
 
   /// ICE servers (`serve --ice-server`, docs/stream.md "ICE"): stun://HOST[:PORT],
   /// turn://USER:PASS@HOST[:PORT][?transport=tcp], turns://USER:PASS@HOST[:PORT]. Every session's
-  /// webrtcbin uses them, and the WHEP player gets them as `Link: <...>; rel="ice-server"` headers
+  /// webrtcbin uses them (the WHIP session's too: PipelineConfig::stream's, via makeWhipSink), and the WHEP player gets them as `Link: <...>; rel="ice-server"` headers
   /// (RFC 9725 §4.6) on the 201 and on OPTIONS /whep. A malformed URL: Error(kInvalidArgument).
   std::vector<std::string> iceServers;
   /// TURN REST API shared secret (coturn's static-auth-secret): TURN servers given without USER:PASS get
@@ -102,6 +102,12 @@ struct ViewerStats {
   int twccPacketsReceived = -1;
   double twccLossPercent = -1;
   std::string codec = "H264";  ///< what it receives: "H264" or "VP8" (chosen from its offer)
+  /// H.264 only: the level of the profile-level-id it offered and we answered ("3.1"), the level of the
+  /// stream's SPS when it joined ("4.0"; empty: not known, no keyframe published yet), and whether the
+  /// offered level covers it (1, 0; -1: not known or VP8). 0 means it receives above its offered level.
+  std::string h264LevelOffered;
+  std::string h264LevelSent;
+  int levelCovered = -1;
   /// Congestion control's view of this viewer (-1: not known yet): its bandwidth estimate, the RTP rate
   /// we sent it over the last second, the loss and round trip its feedback reported, the rate it received
   /// at (transport-cc).
@@ -207,7 +213,11 @@ class ZEROHOP_API StreamServer final : public UnitSink {
 /// --whip`): webrtcbin offers, the endpoint answers; reconnects with back-off when the endpoint goes
 /// away, and DELETEs its resource when destroyed (docs/stream.md, "WHIP"). `token` non-empty: sent as
 /// `Authorization: Bearer <token>`. Throws Error(kInvalidArgument) for a malformed URL.
-ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {});
+/// `ice`: its iceServers / turnSecret / turnCredentialSeconds give the WHIP session's webrtcbin its
+/// STUN/TURN servers, as they do the WHEP viewers' (`serve --ice-server`, `--turn-secret`); a malformed
+/// one throws Error(kInvalidArgument) here. The rest of `ice` is unused.
+ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {},
+                                                   const StreamConfig& ice = {});
 
 /// A UnitSink that sends the stream as RTP H.264 to a Janus streaming-plugin mountpoint or any RTP
 /// receiver (`serve --janus`; docs/stream.md, "Janus"): "HOST:PORT?mountpoint=ID[&secret=S]" (Janus's

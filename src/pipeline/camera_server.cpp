@@ -55,6 +55,10 @@ class CameraServer::Impl {
       if (i == 0) {
         p.whipUrl = config_.whipUrl;
         p.whipToken = config_.whipToken;
+        // The WHIP session's ICE servers are the viewers' (p.stream is otherwise unused with p.viewers).
+        p.stream.iceServers = config_.stream.iceServers;
+        p.stream.turnSecret = config_.stream.turnSecret;
+        p.stream.turnCredentialSeconds = config_.stream.turnCredentialSeconds;
         p.janus = config_.janus;
       }
       p.viewers = server_->addStream(cam.name);

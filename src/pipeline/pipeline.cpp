@@ -78,7 +78,7 @@ class Pipeline::Impl {
                                            }
                                          });
     }
-    if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken));
+    if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     if (server_) {
       server_->setStatsProvider([this] { return statsJson(); });

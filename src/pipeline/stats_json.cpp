@@ -31,6 +31,9 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                                                                   : nlohmann::json(v.twccPacketsReceived)},
                               {"twcc_loss_pct", orNull(v.twccLossPercent)},
                               {"codec", v.codec},
+                              {"h264_level_offered", v.h264LevelOffered.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.h264LevelOffered)},
+                              {"h264_level_sent", v.h264LevelSent.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.h264LevelSent)},
+                              {"level_covered", v.levelCovered < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.levelCovered == 1)},
                               {"estimate_kbps", orNull(v.estimateKbps)},
                               {"sent_kbps", orNull(v.sentKbps)},
                               {"loss_pct", orNull(v.lossPercent)},
@@ -91,7 +94,9 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
                                "over the last window; estimate_kbps: congestion control's estimate for it, sent_kbps: the RTP rate sent to it, "
                                "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no usable H.264; "
-                               "encode_target_kbps: the target of the encode it receives (its codec's)"},
+                               "encode_target_kbps: the target of the encode it receives (its codec's); h264_level_offered: the level of "
+                               "the profile-level-id it offered (and we answered), h264_level_sent: the stream's level (its SPS) when it "
+                               "joined, level_covered: false when we send above its offered level (null: not known)"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
                    "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "

@@ -248,6 +248,88 @@ SessionIceServers IceServers::forSession(std::int64_t nowUnix) const {
   return out;
 }
 
+namespace {
+
+// The value of parameter `name` in the parameters of one link ("; a=b; c=\"d\""), empty when absent.
+std::string linkParam(const std::string& params, const std::string& name) {
+  std::size_t i = 0;
+  while ((i = params.find(';', i)) != std::string::npos) {
+    ++i;
+    while (i < params.size() && params[i] == ' ') ++i;
+    const std::size_t eq = params.find('=', i);
+    if (eq == std::string::npos) return {};
+    std::string key = params.substr(i, eq - i);
+    while (!key.empty() && key.back() == ' ') key.pop_back();
+    std::size_t v = eq + 1;
+    while (v < params.size() && params[v] == ' ') ++v;
+    std::string value;
+    if (v < params.size() && params[v] == '"') {
+      for (++v; v < params.size() && params[v] != '"'; ++v) {
+        if (params[v] == '\\' && v + 1 < params.size()) ++v;
+        value += params[v];
+      }
+    } else {
+      const std::size_t end = params.find(';', v);
+      value = params.substr(v, end == std::string::npos ? std::string::npos : end - v);
+      while (!value.empty() && value.back() == ' ') value.pop_back();
+    }
+    if (lower(key) == name) return value;
+    i = v;
+  }
+  return {};
+}
+
+}  // namespace
+
+SessionIceServers iceServersFromLinks(const std::vector<std::string>& linkValues, std::size_t& skipped) {
+  SessionIceServers out;
+  skipped = 0;
+  for (const std::string& header : linkValues) {
+    // Links are "<uri>; params" separated by commas outside <> and quotes.
+    std::vector<std::string> links;
+    std::string cur;
+    bool inUri = false, inQuote = false, escaped = false;
+    for (char c : header) {
+      if (escaped) {
+        escaped = false;
+        cur += c;
+        continue;
+      }
+      if (c == '\\' && inQuote) escaped = true;
+      if (c == '<' && !inQuote) inUri = true;
+      if (c == '>' && !inQuote) inUri = false;
+      if (c == '"' && !inUri) inQuote = !inQuote;
+      if (c == ',' && !inUri && !inQuote) {
+        links.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    links.push_back(cur);
+    for (const std::string& link : links) {
+      const std::size_t open = link.find('<'), close = link.find('>');
+      if (open == std::string::npos || close == std::string::npos || close < open) continue;
+      const std::string params = link.substr(close + 1);
+      if (lower(linkParam(params, "rel")) != "ice-server") continue;
+      try {
+        IceServer s = parseIceServer(link.substr(open + 1, close - open - 1));
+        const IceCredentials creds{linkParam(params, "username"), linkParam(params, "credential")};
+        if (s.scheme == IceServer::Scheme::kStun) {
+          if (out.stunServer.empty()) out.stunServer = webrtcbinUrl(s, creds);
+        } else if (creds.username.empty() || creds.credential.empty()) {
+          ++skipped;  // a TURN server without credentials is of no use
+        } else {
+          out.turnServers.push_back(webrtcbinUrl(s, creds));
+        }
+      } catch (const Error&) {
+        ++skipped;
+      }
+    }
+  }
+  return out;
+}
+
 std::string advertiseHostAddress(const std::string& sdp, const std::string& address) {
   if (address.empty()) return sdp;
   std::string out;

@@ -71,6 +71,13 @@ std::string webrtcbinUrl(const IceServer& server, const IceCredentials& credenti
 /// plus username, credential and credential-type="password" for TURN.
 std::string iceServerLink(const IceServer& server, const IceCredentials& credentials);
 
+/// The ICE servers of a WHIP endpoint's 201 (RFC 9725 §4.6): every `<URI>; rel="ice-server"` link of
+/// `linkValues` (Link header values, each possibly holding several comma-separated links) whose URI is
+/// stun:/turn:/turns: and, for TURN, has username and credential parameters, made into webrtcbin URLs
+/// (stunServer: the first STUN one). Other links and ones we cannot read are passed over; `skipped`
+/// counts the rel="ice-server" ones passed over. linkHeaders stays empty.
+SessionIceServers iceServersFromLinks(const std::vector<std::string>& linkValues, std::size_t& skipped);
+
 /// `sdp` with the connection address of every host candidate replaced by `address` (serve --ice-host:
 /// a 1:1 NAT such as a cloud VM's public address, which this host cannot see; the ports stay). Other
 /// candidates and lines are unchanged. Empty `address`: `sdp` as it is.

@@ -37,14 +37,22 @@ class KeyframeRelay {
 
 class WhipSink final : public UnitSink {
  public:
-  WhipSink(const std::string& url, const std::string& token)
+  WhipSink(const std::string& url, const std::string& token, const StreamConfig& ice)
       : relay_(std::make_shared<KeyframeRelay>()), url_(url),
-        whip_({url, token}, [relay = relay_] { (*relay)(); }, loop_) {}
+        whip_(options(url, token, ice), [relay = relay_] { (*relay)(); }, loop_) {}
   void deliver(const EncodedUnitPtr& unit) override { whip_.push(unit); }
   void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
   std::string describe() const override { return "WHIP to " + url_; }
 
  private:
+  static stream::WhipPublisher::Options options(const std::string& url, const std::string& token,
+                                                const StreamConfig& ice) {
+    stream::WhipPublisher::Options o;
+    o.url = url;
+    o.token = token;
+    o.iceServers = stream::IceServers(ice.iceServers, ice.turnSecret, ice.turnCredentialSeconds);
+    return o;
+  }
   std::shared_ptr<KeyframeRelay> relay_;
   std::string url_;
   stream::GlibLoopThread loop_;  // the publisher's GStreamer work; outlives it (declared first)
@@ -72,8 +80,8 @@ class RtpSink final : public UnitSink {
 
 }  // namespace
 
-std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token) {
-  return std::make_unique<WhipSink>(url, token);
+std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token, const StreamConfig& ice) {
+  return std::make_unique<WhipSink>(url, token, ice);
 }
 
 std::unique_ptr<UnitSink> makeRtpSink(const std::string& target) { return std::make_unique<RtpSink>(target); }

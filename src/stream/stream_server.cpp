@@ -202,8 +202,33 @@ StreamServer::Impl::~Impl() {
   warmup_.reset();  // waits for a warm-up still running (a server destroyed right after its start)
 }
 
+namespace {
+
+// level_idc of the first SPS (NAL type 7) in an Annex B unit, 0 when it has none: the byte after
+// profile_idc and the constraint flags (ITU-T H.264 §7.3.2.1.1; those three bytes hold no emulation
+// prevention byte for any level_idc a real stream has).
+int spsLevelIdc(const std::vector<std::uint8_t>& b) {
+  for (std::size_t i = 0; i + 6 < b.size(); ++i) {
+    if (b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 1 && (b[i + 3] & 0x1f) == 7) {
+      const int profile = b[i + 4], constraints = b[i + 5], level = b[i + 6];
+      // Level 1b in Baseline/Main/Extended: level_idc 11 with constraint_set3_flag (as profileLevelIdLevel).
+      if (level == 11 && (constraints & 0x10) != 0 && (profile == 66 || profile == 77 || profile == 88)) return 9;
+      return level;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
+  if (unit->codec == PixelFormat::kH264 && unit->keyframe) {
+    if (const int level = spsLevelIdc(unit->bytes); level > 0) {
+      std::lock_guard lock(handlerMutex_);
+      h264Format_[stream] = H264Format{level, unit->width, unit->height};
+    }
+  }
   countPublished(stream, unit->codec, unit->bytes.size());
   std::lock_guard lock(mutex_);
   for (auto& [id, s] : sessions_) {
@@ -234,8 +259,17 @@ void StreamServer::Impl::setCodecAvailability(const std::string& stream, PixelFo
 stream::SendableCodecs StreamServer::Impl::sendable(const std::string& stream) const {
   std::lock_guard lock(handlerMutex_);
   const auto it = sendable_.find(stream);
-  if (it != sendable_.end()) return it->second;
-  return stream::SendableCodecs{false, "this stream is fed H.264 only (VP8 is made by a zerohop pipeline, CPU or GPU path)"};
+  stream::SendableCodecs out = it != sendable_.end() ? it->second
+      : stream::SendableCodecs{false, "this stream is fed H.264 only (VP8 is made by a zerohop pipeline, CPU or GPU path)"};
+  const auto f = h264Format_.find(stream);
+  out.h264Level = f == h264Format_.end() ? 0 : f->second.level;  // 0 before its first keyframe: not known
+  return out;
+}
+
+StreamServer::Impl::H264Format StreamServer::Impl::h264Format(const std::string& stream) const {
+  std::lock_guard lock(handlerMutex_);
+  const auto f = h264Format_.find(stream);
+  return f == h264Format_.end() ? H264Format{} : f->second;
 }
 
 std::size_t StreamServer::Impl::viewerCount() const {
@@ -283,6 +317,12 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
     t.connectMs = sinceCreated(*s, s->connectedNs());
     t.firstFrameMs = sinceCreated(*s, s->firstPacketNs());
     t.codec = s->codec() == PixelFormat::kVP8 ? "VP8" : "H264";
+    if (s->codec() == PixelFormat::kH264) {
+      const stream::VideoChoice& c = s->choice();
+      t.h264LevelOffered = c.offeredLevel > 0 ? stream::levelName(c.offeredLevel) : "";
+      t.h264LevelSent = c.streamLevel > 0 ? stream::levelName(c.streamLevel) : "";
+      t.levelCovered = c.streamLevel > 0 ? (c.levelCovered ? 1 : 0) : -1;
+    }
     if (const auto feedback = s->transportFeedback()) {
       t.twccPacketsReceived = static_cast<int>(feedback->packetsReceived);
       t.twccLossPercent = feedback->lossPercent;

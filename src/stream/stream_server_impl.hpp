@@ -122,6 +122,12 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
   std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
   std::map<std::string, stream::SendableCodecs> sendable_;  // per stream; guarded by handlerMutex_
+  struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)
+    int level = 0;
+    std::uint32_t width = 0, height = 0;
+  };
+  std::map<std::string, H264Format> h264Format_;  // per stream; guarded by handlerMutex_
+  H264Format h264Format(const std::string& stream) const;
 
   struct ViewerRate {  // one viewer's controller and what it last read (stream_congestion.cpp)
     std::string stream;

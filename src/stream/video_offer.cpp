@@ -224,7 +224,8 @@ std::vector<std::size_t> receivingVideo(const Offer& offer, std::string& refusal
 }
 
 // The best H.264 payload type of `m` (see the header's order) into `best`; its rank, 0 = none usable.
-int bestH264(const Media& m, int mediaIndex, VideoChoice& best) {
+// With the stream's level known, an id that covers it outranks every one that does not.
+int bestH264(const Media& m, int mediaIndex, int streamLevel, VideoChoice& best) {
   int bestRank = 0;
   for (int pt : m.formats) {
     const auto rm = m.rtpmap.find(pt);
@@ -233,10 +234,18 @@ int bestH264(const Media& m, int mediaIndex, VideoChoice& best) {
     const std::string params = fm == m.fmtp.end() ? std::string{} : fm->second;
     if (fmtpValue(params, "packetization-mode") != "1") continue;
     const std::string plid = fmtpValue(params, "profile-level-id");
-    const int r = rank(plid);
+    int r = rank(plid);
+    if (r == 0) continue;
+    const int level = profileLevelIdLevel(plid);
+    const bool covered = streamLevel == 0 || level >= streamLevel;
+    if (covered) r += 10;
     if (r > bestRank) {
       bestRank = r;
       best = VideoChoice{mediaIndex, pt, -1, plid};
+      best.levelAsymmetryAllowed = fmtpValue(params, "level-asymmetry-allowed") == "1";
+      best.offeredLevel = level;
+      best.streamLevel = streamLevel;
+      best.levelCovered = covered;
     }
   }
   return bestRank;
@@ -298,6 +307,25 @@ void completeChoice(const Media& m, VideoChoice& best) {
 
 }  // namespace
 
+int profileLevelIdLevel(std::string_view plid) {
+  if (plid.size() != 6 ||
+      !std::all_of(plid.begin(), plid.end(), [](unsigned char c) { return std::isxdigit(c) != 0; })) {
+    return 0;
+  }
+  const int profile = std::stoi(std::string(plid.substr(0, 2)), nullptr, 16);
+  const int constraints = std::stoi(std::string(plid.substr(2, 2)), nullptr, 16);
+  const int level = std::stoi(std::string(plid.substr(4, 2)), nullptr, 16);
+  // RFC 6184 §8.1: in Baseline/Main/Extended, level_idc 11 with constraint_set3_flag is level 1b.
+  const bool baseFamily = profile == 0x42 || profile == 0x4d || profile == 0x58;
+  if (level == 9 || (level == 11 && baseFamily && (constraints & 0x10) != 0)) return 9;
+  return level;
+}
+
+std::string levelName(int levelIdc) {
+  if (levelIdc == 9) return "1b";
+  return std::to_string(levelIdc / 10) + "." + std::to_string(levelIdc % 10);
+}
+
 VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
   const Offer offer = parseOffer(sdp);
   std::string refusal;
@@ -307,7 +335,7 @@ VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
   VideoChoice best;
   // H.264 whenever it is usable: the first video m-line with a usable H.264 is the one we serve.
   for (std::size_t mi : lines) {
-    if (bestH264(offer.media[mi], static_cast<int>(mi), best) > 0) {
+    if (bestH264(offer.media[mi], static_cast<int>(mi), sendable.h264Level, best) > 0) {
       completeChoice(offer.media[mi], best);
       return best;
     }

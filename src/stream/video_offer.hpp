@@ -9,10 +9,12 @@
 //   1. profile-level-id 42e01f exactly (Constrained Baseline, level 3.1: what browsers offer);
 //   2. another Constrained Baseline id (42e0xx, 42c0xx, 4240xx: constraint_set1 = 1);
 //   3. plain Baseline 4200xx (every Baseline decoder decodes Constrained Baseline).
-// Ties keep the offerer's order. An offer without such H.264 (Firefox ESR without OpenH264: VP8, VP9,
+// When the stream's level is known (SendableCodecs::h264Level, read from the stream's SPS), an id whose
+// level covers it comes before one whose level does not, then the order above. Ties keep the offerer's order. An offer without such H.264 (Firefox ESR without OpenH264: VP8, VP9,
 // AV1; Main/High only; packetization-mode 0 only) gets VP8 (the offer's first VP8 payload type) when
-// the stream can send it, else it is refused with a text naming what the offer had and what we send. The level in the id is the viewer's receive capability; browsers decode
-// higher levels, so the level is not enforced.
+// the stream can send it, else it is refused with a text naming what the offer had and what we send. The level in the id is the viewer's receive capability (RFC 6184 §8.1); when
+// no offered id covers the stream's level the choice still serves (browsers decode higher levels) and says
+// so: VideoChoice::levelCovered is false.
 // RTP header extensions: of that m-line's a=extmap lines (RFC 8285), those the sender writes
 // (sentExtensionUris: playout-delay, abs-capture-time, transport-wide-cc) are kept with the offer's
 // ids, so the answer can accept them as offered. A line we cannot read, an id outside 1-14/16-255, an
@@ -37,13 +39,25 @@ struct VideoChoice {
   std::vector<RtpExtension> extensions;  ///< offered extensions we send, in the offer's order
   bool transportCcFeedback = false;      ///< a=rtcp-fb:<payloadType or *> transport-cc was offered
   PixelFormat codec = PixelFormat::kH264;  ///< kH264 or kVP8 (then profileLevelId is empty)
+  bool levelAsymmetryAllowed = false;  ///< the chosen H.264 format's fmtp has level-asymmetry-allowed=1
+  int offeredLevel = 0;   ///< level_idc of profileLevelId (9 = level 1b), 0 for VP8
+  int streamLevel = 0;    ///< level_idc the stream sends (SendableCodecs::h264Level), 0 = not known
+  bool levelCovered = true;  ///< offeredLevel >= streamLevel (true while streamLevel is not known)
 };
 
 /// What the stream can send besides H.264: VP8 when its pipeline can run the second encode.
 struct SendableCodecs {
   bool vp8 = false;
   std::string vp8WhyNot;  ///< when !vp8 and non-empty: why (it goes into the refusal's text)
+  int h264Level = 0;      ///< level_idc of the stream's H.264 (its SPS), 0 = not known yet
 };
+
+/// The level of an H.264 profile-level-id ("42e01f" -> 31) as a comparable level_idc: level 1b
+/// (level_idc 11 with constraint_set3 in Baseline, or level_idc 9) is 9. 0 for an id that is not 6 hex digits.
+int profileLevelIdLevel(std::string_view profileLevelId);
+
+/// "3.1" for 31, "1b" for 9.
+std::string levelName(int levelIdc);
 
 /// Throws Error(kInvalidArgument) when `sdp` is not a well-formed SDP offer (the message says which
 /// line and why), Error(kUnsupported) when it is well formed but offers nothing `sendable` allows: the

@@ -185,8 +185,15 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
       G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE,
       "ssrc", G_TYPE_UINT, ssrc, nullptr));
   if (!vp8) {
+    // RFC 6184 §8.2.2: the answer keeps the offered profile; its level is the level the answerer receives
+    // (with level-asymmetry-allowed=1 in both) or at most the offer's (without). We receive no video, so
+    // the offered id is the honest answer either way, and level-asymmetry-allowed=1 is echoed when offered.
+    // The level we send is the offerer's receive level by §8.1; when the stream's is higher
+    // (choice_.levelCovered false) the viewer was told nothing else in SDP: /stats and the log say it.
     gst_caps_set_simple(prefs.get(), "packetization-mode", G_TYPE_STRING, "1", "profile-level-id", G_TYPE_STRING,
                         choice_.profileLevelId.c_str(), nullptr);
+    if (choice_.levelAsymmetryAllowed)
+      gst_caps_set_simple(prefs.get(), "level-asymmetry-allowed", G_TYPE_STRING, "1", nullptr);
   }
   // The header extensions: an extmap-<id> field in the preferences is what puts a=extmap:<id> <uri> in
   // the answer (webrtcbin keeps what both the offer and the preferences have, so the offer's id is

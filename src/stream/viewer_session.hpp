@@ -107,6 +107,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   const std::string& id() const { return id_; }
   /// What this viewer receives (VideoChoice::codec): kH264 or kVP8; push() takes units of it only.
   PixelFormat codec() const { return choice_.codec; }
+  /// The choice made from its offer (codec, payload type, the offered and the stream's H.264 level).
+  const VideoChoice& choice() const { return choice_; }
   bool connected() const { return connected_.load(); }
   /// CLOCK_MONOTONIC ns when the session was created (for a WHEP viewer: when its POST was taken).
   std::int64_t createdNs() const { return createdNs_; }

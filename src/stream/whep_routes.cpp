@@ -333,6 +333,14 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     } else {
       log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (H.264 pt ",
                 choice.payloadType, ", ", choice.profileLevelId, ")");
+      if (!choice.levelCovered) {
+        const H264Format f = h264Format(stream);
+        log::warn("stream: viewer ", id.substr(0, 8), " offered H.264 up to level ", stream::levelName(choice.offeredLevel),
+                  " (", choice.profileLevelId, "); the stream is level ", stream::levelName(choice.streamLevel), " (",
+                  f.width, "x", f.height, "); serving it anyway (Chromium decodes higher levels; Safari and Firefox with "
+                  "OpenH264 may not: lower --width/--height/--fps until the stream fits level ",
+                  stream::levelName(choice.offeredLevel), ")");
+      }
     }
   } catch (const Error& e) {
     release();

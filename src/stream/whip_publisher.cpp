@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "stream/glib_loop_thread.hpp"
 #include "stream/loopback_host.hpp"
@@ -120,13 +121,32 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   };
   events.post = [this](std::function<void()> task) { loop_.post(std::move(task)); };
 
+  // ICE servers: the configured ones (fresh TURN REST credentials each session), then the ones the
+  // endpoint names in Link rel="ice-server" headers (RFC 9725 §4.6). webrtcbin takes its servers before
+  // it gathers, and this client is non-trickle (the offer carries every candidate, no PATCH), so the
+  // endpoint's servers must be known before the offer: an OPTIONS pre-flight asks for them (as the
+  // viewer page asks OPTIONS /whep; an endpoint that answers OPTIONS without Link headers costs one
+  // round trip), and those of a 201 serve the next session (a reconnect). The configured STUN server
+  // wins over the endpoint's (webrtcbin takes one).
+  preflightEndpointIce();
+  SessionIce ice;
+  {
+    const SessionIceServers configured = options_.iceServers.forSession(static_cast<std::int64_t>(::time(nullptr)));
+    std::lock_guard lock(iceMutex_);
+    ice.stunServer = !configured.stunServer.empty() ? configured.stunServer : endpointIce_.stunServer;
+    ice.turnServers = configured.turnServers;
+    for (const std::string& t : endpointIce_.turnServers)
+      if (std::find(ice.turnServers.begin(), ice.turnServers.end(), t) == ice.turnServers.end()) ice.turnServers.push_back(t);
+    lastSessionIce_ = SessionIceServers{ice.stunServer, ice.turnServers, {}};
+  }
+
   // The offer's H.264: Constrained Baseline, packetization-mode 1, what the encoder produces.
   VideoChoice choice;
   choice.mediaIndex = 0;
   choice.payloadType = 96;
   choice.profileLevelId = "42e01f";
   auto session = std::make_shared<ViewerSession>("whip-" + std::to_string(attempt), choice,
-                                                 isLoopbackHost(endpoint_.host), std::move(events));
+                                                 isLoopbackHost(endpoint_.host), std::move(events), ice);
   {
     std::lock_guard lock(sessionMutex_);
     session_ = session;
@@ -150,6 +170,10 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   }
 
   const std::string offer = session->createOffer(kNegotiationTimeout);
+  if (!ice.turnServers.empty() && offer.find(" typ relay") == std::string::npos) {
+    log::warn("whip: session ", attempt, ": no relay candidate from the TURN server(s): unreachable, or the "
+              "credentials were refused; offering the direct candidates only");
+  }
   auto cli = clientFor(endpoint_, options_.token);
   auto res = cli->Post(endpoint_.target.c_str(), offer, "application/sdp");
   if (!res) {
@@ -163,6 +187,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
                     firstLine(res->body));
   }
   const HttpUrl resource = resolveLocation(endpoint_, res->get_header_value("Location"));
+  rememberEndpointIce(*res, "201");
   struct Delete {
     WhipPublisher& self;
     const HttpUrl& resource;
@@ -187,6 +212,43 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   stateCv_.wait(lock, [&] { return stopping_ || sessionEnded_; });
   if (sessionEnded_) log::warn("whip: the session ended: ", endReason_);
   return true;
+}
+
+void WhipPublisher::preflightEndpointIce() {
+  try {
+    auto cli = clientFor(endpoint_, options_.token);
+    cli->set_connection_timeout(1, 0);
+    cli->set_read_timeout(1, 0);
+    auto res = cli->Options(endpoint_.target.c_str());
+    if (res && res->status / 100 == 2 && res->has_header("Link")) rememberEndpointIce(*res, "OPTIONS");
+  } catch (const std::exception& e) {
+    log::info("whip: OPTIONS ", endpoint_.str(), ": ", e.what(), " (no ICE servers from the endpoint)");
+  }
+}
+
+void WhipPublisher::rememberEndpointIce(const httplib::Response& res, const char* answered) {
+  std::vector<std::string> links;
+  const std::size_t n = res.get_header_value_count("Link");
+  for (std::size_t i = 0; i < n; ++i) links.push_back(res.get_header_value("Link", i));
+  std::size_t skipped = 0;
+  SessionIceServers fromEndpoint = iceServersFromLinks(links, skipped);
+  if (skipped > 0)
+    log::warn("whip: ", skipped, " rel=\"ice-server\" Link header(s) of the ", answered,
+              " unreadable or without credentials; passed over");
+  std::lock_guard lock(iceMutex_);
+  const bool changed = fromEndpoint.stunServer != endpointIce_.stunServer || fromEndpoint.turnServers != endpointIce_.turnServers;
+  if (changed && (!fromEndpoint.stunServer.empty() || !fromEndpoint.turnServers.empty())) {
+    log::info("whip: the endpoint names ", fromEndpoint.turnServers.size(), " TURN and ",
+              fromEndpoint.stunServer.empty() ? 0 : 1,
+              " STUN server(s) in the Link headers of its ", answered,
+              std::string(answered) == "201" ? "; used from the next session on (this one gathered already)" : "");
+  }
+  endpointIce_ = std::move(fromEndpoint);
+}
+
+SessionIceServers WhipPublisher::lastSessionIce() const {
+  std::lock_guard lock(iceMutex_);
+  return lastSessionIce_;
 }
 
 void WhipPublisher::deleteResource(const HttpUrl& resource) {

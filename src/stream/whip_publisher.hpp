@@ -3,7 +3,9 @@
 // WHIP client (draft-ietf-wish-whip): POST the SDP offer (Content-Type application/sdp, optional
 // `Authorization: Bearer`), expect 201 Created with the answer and a Location naming the session
 // resource, DELETE that resource when the session ends or the publisher stops. Non-trickle: the
-// offer carries every ICE candidate, so no PATCH is sent.
+// offer carries every ICE candidate, so no PATCH is sent. ICE servers: the configured ones
+// (Options::iceServers) and those the endpoint names in rel="ice-server" Link headers (RFC 9725 §4.6)
+// of an OPTIONS asked before each offer; a 201's serve the next session (the offer was gathered).
 //
 // The WebRTC side is a ViewerSession (appsrc -> rtph264pay -> webrtcbin) driven as the offerer: the
 // same gating (nothing until a keyframe), overflow policy and keyframe requests (join, RTCP PLI/FIR)
@@ -25,8 +27,13 @@
 #include <string>
 #include <thread>
 
+#include "stream/ice_servers.hpp"
 #include "stream/whip_url.hpp"
 #include "zerohop/encoded_unit.hpp"
+
+namespace httplib {
+struct Response;
+}
 
 namespace zerohop::stream {
 
@@ -41,6 +48,9 @@ class WhipPublisher {
     std::chrono::milliseconds minBackoff{500};
     std::chrono::milliseconds maxBackoff{10000};
     std::chrono::milliseconds connectTimeout{15000};
+    /// `serve --ice-server` / `--turn-secret`: STUN/TURN servers every session's webrtcbin gets before
+    /// its offer (credentials from the secret made afresh for each session), as the WHEP viewers do.
+    IceServers iceServers;
   };
 
   /// Starts the worker (the first attempt happens at once). `onKeyframeRequest` is called on any
@@ -57,12 +67,20 @@ class WhipPublisher {
   bool connected() const { return connected_.load(); }
   /// Sessions that reached "connected" so far (1 after the first, 2 after one reconnect, ...).
   std::uint64_t sessionsConnected() const { return sessionsConnected_.load(); }
+  /// The STUN/TURN servers (webrtcbin URLs, credentials included) the latest session was given: the
+  /// configured ones, then the endpoint's (its OPTIONS, or its previous 201; docs/stream.md, "WHIP").
+  SessionIceServers lastSessionIce() const;
 
  private:
   void run();
   /// One session, from offer to its end; true when it connected.
   bool publishOnce(unsigned attempt);
   void deleteResource(const HttpUrl& resource);
+  /// OPTIONS on the endpoint before the offer: its rel="ice-server" Link headers, if any, for this session.
+  void preflightEndpointIce();
+  /// Keeps the rel="ice-server" Link headers of an OPTIONS or 201 answer for the session to come
+  /// (logged when they change).
+  void rememberEndpointIce(const httplib::Response& res, const char* answered);
   /// Waits `d` or until stopping; false when stopping.
   bool sleepUnlessStopping(std::chrono::milliseconds d);
 
@@ -73,6 +91,10 @@ class WhipPublisher {
 
   std::mutex sessionMutex_;  // guards session_ (push() runs under it)
   std::shared_ptr<ViewerSession> session_;
+
+  mutable std::mutex iceMutex_;       // guards the two below
+  SessionIceServers endpointIce_;     // from the Link headers of the endpoint's last 201
+  SessionIceServers lastSessionIce_;  // what the latest session's webrtcbin was given
 
   std::mutex stateMutex_;  // guards the fields below; never held while calling into a session
   std::condition_variable stateCv_;

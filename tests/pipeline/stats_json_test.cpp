@@ -76,6 +76,9 @@ TEST(StatsJson, ShowsEachViewersCodecAndTheVp8Encode) {
   h264.id = "00000001";
   vp8.id = "00000002";
   vp8.codec = "VP8";
+  h264.h264LevelOffered = "3.1";
+  h264.h264LevelSent = "4.0";
+  h264.levelCovered = 0;
   s.viewerStats = {h264, vp8};
   s.vp8.available = true;
   s.vp8.running = true;
@@ -95,6 +98,11 @@ TEST(StatsJson, ShowsEachViewersCodecAndTheVp8Encode) {
   auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
   EXPECT_EQ(doc["viewer_sessions"][0]["codec"], "H264");
   EXPECT_EQ(doc["viewer_sessions"][1]["codec"], "VP8");
+  EXPECT_EQ(doc["viewer_sessions"][0]["h264_level_offered"], "3.1");
+  EXPECT_EQ(doc["viewer_sessions"][0]["h264_level_sent"], "4.0");
+  EXPECT_EQ(doc["viewer_sessions"][0]["level_covered"], false);
+  EXPECT_TRUE(doc["viewer_sessions"][1]["h264_level_offered"].is_null());
+  EXPECT_TRUE(doc["viewer_sessions"][1]["level_covered"].is_null());
   const auto& v = doc["vp8"];
   EXPECT_EQ(v["running"], true);
   EXPECT_EQ(v["starts"], 1);

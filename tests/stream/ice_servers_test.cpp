@@ -105,6 +105,27 @@ TEST(IceServers, WebrtcbinAndLinkHeaderForms) {
             "credential-type=\"password\"");
 }
 
+TEST(IceServers, WhipEndpointLinkHeadersBecomeWebrtcbinUrls) {
+  // Two headers, the second holding two links; a non-ICE link, a TURN link without credentials and a
+  // malformed URI are passed over (the last two counted).
+  const std::vector<std::string> links = {
+      "<stun:10.0.0.1:3478>; rel=\"ice-server\"",
+      "<turn:10.0.0.2:3478?transport=udp>; rel=\"ice-server\"; username=\"1700000000:x\"; "
+      "credential=\"a,b\\\"c\"; credential-type=\"password\", <https://example.org/>; rel=\"help\"",
+      "<turn:10.0.0.3:3478>; rel=\"ice-server\", <turn:[10.0.0.4>; rel=\"ice-server\"; username=u; credential=p",
+      "<turns:10.0.0.5:443?transport=tcp>; REL=ice-server; username=u; credential=p"};
+  std::size_t skipped = 0;
+  const SessionIceServers s = iceServersFromLinks(links, skipped);
+  EXPECT_EQ(s.stunServer, "stun://10.0.0.1:3478");
+  ASSERT_EQ(s.turnServers.size(), 2u);
+  EXPECT_EQ(s.turnServers[0], "turn://1700000000%3Ax:a%2Cb%22c@10.0.0.2:3478");
+  EXPECT_EQ(s.turnServers[1], "turns://u:p@10.0.0.5:443");
+  EXPECT_EQ(skipped, 2u);
+  EXPECT_TRUE(s.linkHeaders.empty());
+  EXPECT_TRUE(iceServersFromLinks({}, skipped).turnServers.empty());
+  EXPECT_EQ(skipped, 0u);
+}
+
 TEST(IceServers, IceHostReplacesOnlyHostCandidateAddresses) {
   const std::string sdp =
       "v=0\r\n"

@@ -135,5 +135,90 @@ TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
   }
 }
 
+
+// An offer of two Constrained Baseline formats: 42e01f (level 3.1, first) and 42e028 (level 4.0).
+std::string twoLevelOffer() {
+  return "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
+         "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+         "a=recvonly\r\na=rtpmap:100 H264/90000\r\n"
+         "a=fmtp:100 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f\r\n"
+         "a=rtpmap:101 H264/90000\r\na=fmtp:101 packetization-mode=1;profile-level-id=42e028\r\n";
+}
+
+VideoChoice chooseAtLevel(const std::string& sdp, int level) {
+  SendableCodecs s;
+  s.h264Level = level;
+  return chooseVideo(sdp, s);
+}
+
+TEST(H264OfferLevel, ProfileLevelIdLevelReadsTheLevelAnd1b) {
+  EXPECT_EQ(profileLevelIdLevel("42e01f"), 31);
+  EXPECT_EQ(profileLevelIdLevel("42E028"), 40);
+  EXPECT_EQ(profileLevelIdLevel("42e02a"), 42);
+  EXPECT_EQ(profileLevelIdLevel("42f00b"), 9) << "constraint_set3 with level_idc 11 is level 1b";
+  EXPECT_EQ(profileLevelIdLevel("42e00b"), 11);
+  EXPECT_EQ(profileLevelIdLevel("42e0"), 0);
+  EXPECT_EQ(levelName(31), "3.1");
+  EXPECT_EQ(levelName(40), "4.0");
+  EXPECT_EQ(levelName(9), "1b");
+}
+
+TEST(H264OfferLevel, AFormatWhoseLevelCoversTheStreamIsPreferred) {
+  const std::string offer = twoLevelOffer();
+  VideoChoice c = chooseAtLevel(offer, 40);  // 1080p30
+  EXPECT_EQ(c.payloadType, 101);
+  EXPECT_EQ(c.profileLevelId, "42e028");
+  EXPECT_TRUE(c.levelCovered);
+  EXPECT_EQ(c.offeredLevel, 40);
+  EXPECT_EQ(c.streamLevel, 40);
+  EXPECT_FALSE(c.levelAsymmetryAllowed);
+
+  c = chooseAtLevel(offer, 31);  // 720p30: both cover it, so 42e01f as before
+  EXPECT_EQ(c.payloadType, 100);
+  EXPECT_TRUE(c.levelCovered);
+  EXPECT_TRUE(c.levelAsymmetryAllowed);
+
+  c = chooseAtLevel(offer, 0);  // level not known (nothing published yet): today's choice
+  EXPECT_EQ(c.payloadType, 100);
+  EXPECT_TRUE(c.levelCovered);
+  EXPECT_EQ(c.streamLevel, 0);
+}
+
+TEST(H264OfferLevel, NoOfferedLevelCoversTheStreamStillServesAndSaysSo) {
+  const VideoChoice c = chooseAtLevel(twoLevelOffer(), 42);  // 1080p60
+  EXPECT_EQ(c.payloadType, 100) << "no format covers 4.2: the usual order decides";
+  EXPECT_FALSE(c.levelCovered);
+  EXPECT_EQ(c.offeredLevel, 31);
+  EXPECT_EQ(c.streamLevel, 42);
+  // A covering plain Baseline beats a Constrained Baseline that does not cover.
+  const std::string withBaseline40 = twoLevelOffer() + "";
+  const std::string sdp = test::withoutLines(withBaseline40, R"(a=fmtp:101 .*)") +
+                          "a=fmtp:101 packetization-mode=1;profile-level-id=42002a\r\n";
+  const VideoChoice b = chooseAtLevel(sdp, 42);
+  EXPECT_EQ(b.payloadType, 101);
+  EXPECT_TRUE(b.levelCovered);
+}
+
+// The stream's level at the usual sizes against a browser's offer (Chromium: 42e01f and 42001f, level 3.1
+// only). The levels are h264LevelIdc's (ITU-T H.264 Table A-1), checked at these sizes by
+// H264Level.LowestLevelThatHoldsTheStreamNeverBelow31 (tests/encode): 720p30 3600 macroblocks x 30 = 108,000/s
+// (3.1), 720p60 216,000/s (3.2), 1080p30 8160 x 30 = 244,800/s (4.0), 1080p60 489,600/s (4.2).
+TEST(H264OfferLevel, ChromiumsLevel31CoversOnly720p30) {
+  struct Case {
+    std::uint32_t w, h;
+    double fps;
+    int level;
+  };
+  for (const Case& k : {Case{1280, 720, 30, 31}, Case{1280, 720, 60, 32}, Case{1920, 1080, 30, 40},
+                        Case{1920, 1080, 60, 42}}) {
+    SCOPED_TRACE(std::to_string(k.w) + "x" + std::to_string(k.h) + "@" + std::to_string(k.fps));
+    const int level = k.level;
+    const VideoChoice c = chooseAtLevel(chromiumOffer(), level);
+    EXPECT_EQ(c.profileLevelId, "42e01f");
+    EXPECT_EQ(c.levelCovered, level <= 31);
+    EXPECT_TRUE(c.levelAsymmetryAllowed);
+  }
+}
+
 }  // namespace
 }  // namespace zerohop::stream

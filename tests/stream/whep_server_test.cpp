@@ -54,6 +54,8 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
   EXPECT_NE(answer.find("a=rtpmap:" + p + " H264/90000"), std::string::npos) << answer;
   EXPECT_TRUE(std::regex_search(answer, std::regex("a=fmtp:" + p + " .*profile-level-id=42e01f"))) << answer;
   EXPECT_TRUE(std::regex_search(answer, std::regex("a=fmtp:" + p + " .*packetization-mode=1"))) << answer;
+  // RFC 6184 §8.2.2: Chromium offers level-asymmetry-allowed=1, and the answer says it too.
+  EXPECT_TRUE(std::regex_search(answer, std::regex("a=fmtp:" + p + " .*level-asymmetry-allowed=1"))) << answer;
   EXPECT_NE(answer.find("a=rtcp-fb:" + p + " nack\r"), std::string::npos) << answer;
   EXPECT_NE(answer.find("a=rtcp-fb:" + p + " nack pli"), std::string::npos) << answer;
   EXPECT_TRUE(
@@ -100,6 +102,33 @@ TEST(WhepServer, ChromiumOfferGetsSendonlyH264AnswerWithLoopbackCandidate) {
 // The endpoint's methods as RFC 9725 (WHIP) and draft-ietf-wish-whep-03 have them, checked with a
 // plain HTTP client: GET/HEAD 2xx with no content (§4.1), OPTIONS 200 with Accept-Post, methods it
 // does not define 405 with an Allow that names what it does, never 404.
+TEST(WhepServer, ViewerStatsSayWhenTheOfferedLevelDoesNotCoverTheStream) {
+  StreamServer server(loopbackConfig());
+  auto cli = clientFor(server);
+  auto r = cli.Post("/whep", test::chromiumOffer(), "application/sdp");
+  ASSERT_TRUE(r && r->status == 201);
+  auto stats = server.viewerStats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].h264LevelOffered, "3.1");
+  EXPECT_EQ(stats[0].h264LevelSent, "") << "no keyframe published yet: the stream's level is not known";
+  EXPECT_EQ(stats[0].levelCovered, -1);
+
+  // A 1080p30 keyframe: its SPS says level 4.0 (profile 66, constraint_set1, level_idc 40).
+  auto unit = std::make_shared<EncodedUnit>();
+  unit->width = 1920;
+  unit->height = 1080;
+  unit->keyframe = true;
+  unit->bytes = {0, 0, 0, 1, 0x67, 0x42, 0xc0, 0x28, 0xda, 0x01, 0xe0, 0x08, 0x9f, 0x96};
+  server.publish(unit);
+  r = cli.Post("/whep", test::chromiumOffer(), "application/sdp");
+  ASSERT_TRUE(r && r->status == 201);
+  stats = server.viewerStats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[1].h264LevelOffered, "3.1");
+  EXPECT_EQ(stats[1].h264LevelSent, "4.0");
+  EXPECT_EQ(stats[1].levelCovered, 0);
+}
+
 TEST(WhepServer, EndpointAnswersEachMethodAsTheRfcSays) {
   StreamServer server(loopbackConfig());
   auto cli = clientFor(server);
