@@ -557,8 +557,8 @@ GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info,
 
 std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback() const {
   if (!rtpbin_) return std::nullopt;
-  // Session 0: with BUNDLE this viewer's streams share one RTP session, whose rtpsession element
-  // carries the transport-cc statistics ("twcc-stats").
+  // rtpbin's RTP session id 0: with BUNDLE this viewer's streams share that one RTP session, whose
+  // rtpsession element carries the transport-cc statistics ("twcc-stats").
   GstElement* rawSession = nullptr;
   g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
   GstPtr<GstElement> session(rawSession);
