@@ -79,6 +79,9 @@ install(FILES ${PROJECT_BINARY_DIR}/zerohop.pc DESTINATION ${CMAKE_INSTALL_LIBDI
 if(TARGET gstzerohop)  # the GStreamer plugin (docs/gstreamer.md)
   install(TARGETS gstzerohop LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/gstreamer-1.0 COMPONENT runtime)
 endif()
+if(TARGET zerohop_nvrtc_compat)  # NVRTC for GStreamer 1.22's CUDA elements on CUDA 13 (docs/gstreamer.md)
+  install(TARGETS zerohop_nvrtc_compat LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/zerohop COMPONENT runtime)
+endif()
 
 # The emulated camera: the launcher in bin/, its LD_PRELOAD shim under lib/zerohop/ (the launcher
 # looks there, relative to itself, when the shim is not beside it as in the build tree).

@@ -7,11 +7,14 @@
 # Usage:
 #   here, once (the Debian build, configured with CUDA: "gstzerohop with CUDA memory" at configure):
 #     cmake --build build --target zerohop zerohop-whep-receive zerohop-camemu zerohop_camemu gstzerohop zerohop_gst_cuda_test \
-#       zerohop_share_gpu_peer zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test zerohop_interop_bench
+#       zerohop_share_gpu_peer zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test zerohop_ffmpeg_filter_gpu_test \
+#       zerohop_interop_bench zerohop_nvrtc_compat
 #     BUNDLE_GST_EXTRA="build/lib/gstreamer-1.0/libgstzerohop.so nvcodec" \
 #     BUNDLE_EXTRA="build/tests/gst/zerohop_gst_cuda_test build/tests/share/zerohop_share_gpu_peer
 #       build/tests/opencv/zerohop_opencv_gpu_test build/tests/ffmpeg/zerohop_ffmpeg_gpu_test
+#       build/tests/ffmpeg/zerohop_ffmpeg_filter_gpu_test build/lib/libzerohop-nvrtc-compat.so
 #       build/bench/interop/zerohop_interop_bench $(command -v gst-launch-1.0)" \
+#     BUNDLE_STUB="libflite libplacebo liblapack libblas libgfortran" \
 #       scripts/gpu-serve-bundle.sh build
 #   on the GPU machine, through the device tool:
 #     run(carry: [".gpu-bundle"], command: "bash scripts/gpu-gst-check.sh")
@@ -25,7 +28,11 @@
 # libGLdispatch, libgbm, libgudev-1.0, libudev, libwayland-client/-cursor/-egl/-server: loaded, never
 # used (no GL context is made). cudaconvert also compiles its kernels with NVRTC at run time: libnvrtc is
 # not carried; this script adds the machine's CUDA toolkit library folder (CUDA_LIB, default
-# /usr/local/cuda/lib64) to the search path so GStreamer's NVRTC loader can find it.
+# /usr/local/cuda/lib64) to the search path, and points GStreamer at bin/libzerohop-nvrtc-compat.so
+# (GST_CUDA_NVRTC_LIBNAME), which forwards to that NVRTC and raises GStreamer 1.22's compute_52 to the
+# lowest architecture CUDA 13's NVRTC targets (plugins/gst/nvrtc_compat.cpp).
+# The scale_cuda test links libavfilter, whose closure is carried with stand-ins for the libraries
+# of filters it never creates (BUNDLE_STUB, scripts/gpu-bundle-stub.py).
 #
 # Checks:
 #   1. every bundled library resolves (ldd) and names what comes from the machine;
@@ -34,18 +41,17 @@
 #   4. zerohop_gst_cuda_test: a device ring from another process (zerohop_share_gpu_peer) through
 #      zerohopsrc ! cudadownload and zerohopsrc ! cudaconvert ! cudadownload, every byte checked; and
 #      appsrc ! cudaupload ! zerohopsink read by that peer in another process, every byte checked by a
-#      kernel; no test may skip where a GPU is expected (nvidia-smi -L lists one; EXPECT_GPU=0|1 overrides)
-#      but the cudaconvert one for NVRTC: GStreamer 1.22 compiles cudaconvert's kernels for compute_52,
-#      which CUDA 13's NVRTC no longer targets, so there cudaconvert cannot run (printed as a note);
+#      kernel; no test may skip where a GPU is expected (nvidia-smi -L lists one; EXPECT_GPU=0|1 overrides);
 #   5. `zerohop serve --gpu 0 --share NAME` (the GPU path: NV12 in VRAM) read by
 #      gst-launch-1.0 zerohopsrc share=NAME num-buffers=FRAMES ! cudadownload ! video/x-raw,format=NV12 !
 #      fakesink: exits 0 with every buffer, and serve logged the GPU path.
 #   6. where the bundle has them (BUNDLE_EXTRA build/tests/opencv/zerohop_opencv_gpu_test
-#      build/tests/ffmpeg/zerohop_ffmpeg_gpu_test): GpuMat views of a device share read by a kernel, and
-#      device AVFrames; none may skip where a GPU is expected. (The scale_cuda filter-graph test is not
-#      carried: libavfilter's closure makes the bundle ~77 MiB, over the carry limit.)
+#      build/tests/ffmpeg/zerohop_ffmpeg_gpu_test build/tests/ffmpeg/zerohop_ffmpeg_filter_gpu_test):
+#      GpuMat views of a device share read by a kernel, device AVFrames, and a device AVFrame through
+#      FFmpeg's scale_cuda filter graph; none may skip where a GPU is expected.
 #   7. where the bundle has it (BUNDLE_EXTRA build/bench/interop/zerohop_interop_bench):
-#      the interop benchmark (INTEROP_BENCH_ARGS), into interop-bench.md.
+#      the interop benchmark (INTEROP_BENCH_ARGS) on a host share into interop-bench.md and, where a GPU
+#      is expected, on a device share (--memory device) into interop-bench-device.md.
 # Environment: OUT (default /tmp/gpu-gst-check), BUNDLE (default .gpu-bundle/zerohop-serve.tar.xz),
 # EXPECT_GPU, CUDA_LIB, FRAMES (default 90), PORT (default 18493), GPU_DEVICE (default 0).
 set -uo pipefail
@@ -61,13 +67,15 @@ SHARE=zhgst$$
 . scripts/gpu-bundle-lib.sh  # fail, pass, step, bundle_start, bundle_unpack, bundle_environment
 bundle_start gpu-gst-check.log "expect a GPU" zh-gst
 bundle_unpack "$BUNDLE" "$tmp"
-for f in gst/libgstzerohop.so gst/libgstnvcodec.so bin/zerohop_gst_cuda_test bin/zerohop_share_gpu_peer bin/gst-launch-1.0; do
+for f in gst/libgstzerohop.so gst/libgstnvcodec.so bin/zerohop_gst_cuda_test bin/zerohop_share_gpu_peer bin/gst-launch-1.0 \
+         bin/libzerohop-nvrtc-compat.so; do
   [[ -e $B/$f ]] || { echo "FAIL: the bundle has no $f (make it as the header of this script says)"; exit 1; }
 done
 # NVRTC (cudaconvert compiles its kernels at run time) from the machine's CUDA toolkit, when it has one.
 nvrtc_dir=""
 [[ -d $CUDA_LIB ]] && nvrtc_dir=$CUDA_LIB
 bundle_environment "$nvrtc_dir"
+bundle_env+=(GST_CUDA_NVRTC_LIBNAME="$B/bin/libzerohop-nvrtc-compat.so")
 inspect() { env "${bundle_env[@]}" "$B/bin/gst-inspect-1.0" "$@"; }
 
 step "1. libraries"
@@ -89,9 +97,9 @@ step "3. nvcodec's CUDA elements"
 for e in cudadownload cudaupload cudaconvert; do
   if inspect "$e" > "$OUT/inspect-$e.txt" 2>&1; then
     pass "gst-inspect-1.0 $e"
-  elif [[ $e == cudaconvert ]]; then
-    # nvcodec registers it only where GStreamer's NVRTC loader works; step 4 says whether that is why.
-    echo "note: no cudaconvert (nvcodec registers it only where NVRTC loads and compiles: see step 4)"
+  elif [[ $e == cudaconvert && $expect_gpu == 1 ]]; then
+    # nvcodec registers it only where GStreamer's NVRTC loader opens GST_CUDA_NVRTC_LIBNAME.
+    fail "no cudaconvert: GStreamer's NVRTC loader failed (GST_DEBUG=cudanvrtc:5; is $CUDA_LIB the CUDA toolkit's lib?)"
   elif [[ $expect_gpu == 1 ]]; then
     fail "no $e: nvcodec did not register it (libcuda.so.1 not loaded? GST_DEBUG=nvcodec:5,cudaloader:5)"
   else
@@ -106,18 +114,14 @@ env "${bundle_env[@]}" ZEROHOP_SHARE_GPU_PEER="$B/bin/zerohop_share_gpu_peer" ZE
 rc=$?
 cat "$OUT/gst-cuda-test.txt"
 skipped=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$OUT/gst-cuda-test.txt" || true)
-# The reason under each "Skipped": those starting "NVRTC:" are GStreamer 1.22 against this machine's
-# NVRTC (cudaconvert only), noted; any other skip on a GPU machine is a failure.
-reasons=$(grep -A1 ': Skipped$' "$OUT/gst-cuda-test.txt" | grep -vE ': Skipped$|^--$' || true)
-other=$(grep -v '^NVRTC:' <<< "$reasons" | grep -v '^$' || true)
+reasons=$(grep -A1 ': Skipped$' "$OUT/gst-cuda-test.txt" | grep -vE ': Skipped$|^--$' | grep -v '^$' || true)
 if [[ $rc -ne 0 ]]; then
   fail "zerohop_gst_cuda_test exited $rc"
-elif [[ $expect_gpu == 1 && -n $other ]]; then
-  fail "zerohop_gst_cuda_test skipped tests on a GPU machine: $other"
+elif [[ $expect_gpu == 1 && $skipped -ne 0 ]]; then
+  fail "zerohop_gst_cuda_test skipped tests on a GPU machine: $reasons"
 else
   pass "zerohop_gst_cuda_test passed ($skipped skipped)"
 fi
-grep '^NVRTC:' <<< "$reasons" | sed 's/^/note: /' || true
 
 step "5. serve --gpu $GPU_DEVICE --share $SHARE -> zerohopsrc ! cudadownload ($FRAMES buffers)"
 if [[ $expect_gpu != 1 ]]; then
@@ -157,7 +161,7 @@ else
 fi
 
 step "6. the OpenCV and FFmpeg views of device frames (when the bundle has them)"
-for t in zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test; do
+for t in zerohop_opencv_gpu_test zerohop_ffmpeg_gpu_test zerohop_ffmpeg_filter_gpu_test; do
   if [[ ! -x $B/bin/$t ]]; then
     echo "not in the bundle: $t"
     continue
@@ -180,6 +184,11 @@ if [[ -x $B/bin/zerohop_interop_bench ]]; then
   env "${bundle_env[@]}" timeout 240 "$B/bin/zerohop_interop_bench" ${INTEROP_BENCH_ARGS:-} > "$OUT/interop-bench.md" 2>&1 ||
     fail "zerohop_interop_bench exited $? (see $OUT/interop-bench.md)"
   cat "$OUT/interop-bench.md"
+  if [[ $expect_gpu == 1 ]]; then  # the same on a device share (slots in VRAM, a publisher process)
+    env "${bundle_env[@]}" timeout 240 "$B/bin/zerohop_interop_bench" ${INTEROP_BENCH_ARGS:-} --memory device \
+      > "$OUT/interop-bench-device.md" 2>&1 || fail "zerohop_interop_bench --memory device exited $? (see $OUT/interop-bench-device.md)"
+    cat "$OUT/interop-bench-device.md"
+  fi
 else
   echo "not in the bundle: zerohop_interop_bench"
 fi

@@ -114,13 +114,29 @@ for l in "${RUNTIME_LOADED[@]}"; do
   elves+=("$nss_dir/$l")
 done
 
+# BUNDLE_STUB: libraries of the closure to replace by stand-ins (scripts/gpu-bundle-stub.py: the same
+# SONAME and symbols, functions that abort if called), by file-name prefix, e.g. "libflite libplacebo
+# liblapack libblas libgfortran" for Debian's libavfilter, which links them for filters the scale_cuda
+# test never creates (their ~40 MiB would not travel). The closure is then taken through the stand-ins,
+# so what only they needed stays behind too.
+stub_dir=$stage/stubs
+mkdir -p "$stub_dir"
+if [[ -n ${BUNDLE_STUB:-} ]]; then
+  for l in $(ldd "${elves[@]}" | awk '/=> \// {print $3}' | sort -u); do
+    for p in $BUNDLE_STUB; do
+      if [[ $(basename "$l") == "$p"* ]]; then python3 scripts/gpu-bundle-stub.py "$l" "$stub_dir"; break; fi
+    done
+  done
+fi
+closure() { LD_LIBRARY_PATH="$stub_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "${elves[@]}"; }
+
 # The closure: ldd already follows DT_NEEDED transitively. "not found" fails the bundle.
-if ldd "${elves[@]}" | grep -q 'not found'; then
-  ldd "${elves[@]}" | grep 'not found' >&2
+if closure | grep -q 'not found'; then
+  closure | grep 'not found' >&2
   exit 1
 fi
 skip='/(libc|libm|libmvec|libpthread|libdl|librt|libresolv|libutil|ld-linux-x86-64|libstdc\+\+|libgcc_s|libcuda|libnvidia-[a-z-]+|libnvcuvid)\.so'
-mapfile -t libs < <(ldd "${elves[@]}" | awk '/=> \// {print $3}' | sort -u | grep -vE "$skip")
+mapfile -t libs < <(closure | awk '/=> \// {print $3}' | sort -u | grep -vE "$skip")
 for l in "${libs[@]}"; do
   [[ -e $root/lib/$(basename "$l") ]] || copy_stripped "$l" "$root/lib/$(basename "$l")"
 done
@@ -145,6 +161,7 @@ fi
   echo "gstreamer: $(pkg-config --modversion gstreamer-1.0 2>/dev/null || echo unknown)"
   echo "plugins: ${GST_PLUGINS[*]} ${BUNDLE_GST_EXTRA:-}"
   echo "libraries: ${#libs[@]} (run-time loaded: ${RUNTIME_LOADED[*]})"
+  echo "stand-ins (abort if called): $(ls "$stub_dir" | tr '\n' ' ')"
 } > "$root/BUNDLE-INFO"
 
 mkdir -p "$BUNDLE_DIR"

@@ -209,7 +209,8 @@ TEST_F(ZerohopSrcCuda, CudaconvertToI420KeepsEverySample) {
   gchar* ptx = gst_cuda_nvrtc_compile("extern \"C\" __global__ void zerohop_probe() {}");
   if (!ptx) {
     GTEST_SKIP() << "NVRTC: this libnvrtc does not compile for GStreamer 1.22 (it asks for compute_52; CUDA 13's "
-                    "NVRTC targets compute_75 and newer), so cudaconvert cannot run here";
+                    "NVRTC targets compute_75 and newer), so cudaconvert cannot run here; set "
+                    "GST_CUDA_NVRTC_LIBNAME to zerohop's libzerohop-nvrtc-compat.so (docs/gstreamer.md)";
   }
   g_free(ptx);
   // nvcodec registers cudaconvert only where NVRTC works (above); with NVRTC working its absence is a fault.

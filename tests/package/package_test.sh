@@ -32,6 +32,12 @@ if [[ -f $build/lib/gstreamer-1.0/libgstzerohop.so ]]; then  # media builds: the
   GST_PLUGIN_PATH=$libdir/gstreamer-1.0 GST_REGISTRY=$work/gst-registry.bin gst-inspect-1.0 zerohopsrc >/dev/null ||
     fail "gst-inspect-1.0 cannot load $libdir/gstreamer-1.0/libgstzerohop.so"
 fi
+if [[ -f $build/lib/libzerohop-nvrtc-compat.so ]]; then  # CUDA builds: NVRTC for GStreamer 1.22's CUDA elements
+  step "the installed NVRTC compatibility library exports NVRTC's calls"
+  compat=$libdir/zerohop/libzerohop-nvrtc-compat.so
+  [[ -f $compat ]] || fail "not installed: ${compat#$prefix/}"
+  nm -D --defined-only "$compat" | grep -q ' T nvrtcCompileProgram$' || fail "$compat does not export nvrtcCompileProgram"
+fi
 
 step "every installed header compiles alone, with no SDK include path"
 # No public header may include CUDA, V4L2, FFmpeg or GStreamer (they would compile here only
