@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,7 +74,7 @@ struct ServeOptions {
   std::string whipUrl;
   std::string whipToken;
   std::string janus;
-  std::vector<int> playoutDelayMs{0, 0};  // MIN,MAX
+  std::string playoutDelay = "auto";  // auto, or MIN,MAX
   std::vector<std::string> iceServers;
   std::string turnSecret;
   std::string iceHost;
@@ -197,8 +198,23 @@ int runServe(ServeOptions o) {
   config.stream.protectStats = o.protectStats;
   config.stream.tlsCertFile = o.tlsCert;
   config.stream.tlsKeyFile = o.tlsKey;
-  config.stream.playoutDelayMinMs = o.playoutDelayMs.at(0);
-  config.stream.playoutDelayMaxMs = o.playoutDelayMs.at(1);
+  if (o.playoutDelay == "auto") {
+    config.stream.adaptivePlayoutDelay = true;  // 0,0, raised for a viewer whose lost packets come back slowly
+  } else {
+    const auto comma = o.playoutDelay.find(',');
+    char* end = nullptr;
+    const long minMs = std::strtol(o.playoutDelay.c_str(), &end, 10);
+    const bool minOk = comma != std::string::npos && end == o.playoutDelay.c_str() + comma && comma > 0;
+    const long maxMs = minOk ? std::strtol(o.playoutDelay.c_str() + comma + 1, &end, 10) : 0;
+    if (!minOk || *end != '\0' || end == o.playoutDelay.c_str() + comma + 1 || minMs < INT_MIN || minMs > INT_MAX ||
+        maxMs < INT_MIN || maxMs > INT_MAX) {
+      throw Error(Errc::kInvalidArgument, "--playout-delay '" + o.playoutDelay +
+                                              "': give auto, or MIN,MAX in milliseconds (e.g. 0,0 or 100,200)");
+    }
+    config.stream.adaptivePlayoutDelay = false;  // fixed: what the user asked for, always
+    config.stream.playoutDelayMinMs = static_cast<int>(minMs);
+    config.stream.playoutDelayMaxMs = static_cast<int>(maxMs);
+  }
   config.stream.congestionControl = o.congestionControl == "on";
   config.stream.minBitrateKbps = o.minBitrateKbps;
   config.whipUrl = o.whipUrl;
@@ -335,11 +351,11 @@ Runner addServeCommand(CLI::App& app) {
                   "also send RTP H.264 to a Janus streaming-plugin RTP mountpoint: HOST:PORT?mountpoint=ID"
                   "[&secret=S] (Janus's HTTP API tells its ports) or HOST:PORT[?rtcp=PORT&pt=N] (its video "
                   "port; its rtcpport, default PORT+1, carries keyframe requests back)");
-  cmd->add_option("--playout-delay", o->playoutDelayMs,
-                  "MIN,MAX ms: the RTP playout-delay the viewers' browsers are asked to keep between capture and "
-                  "display (0..40950, steps of 10); 0,0 displays each frame as soon as it is decoded (live)")
-      ->delimiter(',')
-      ->expected(2)
+  cmd->add_option("--playout-delay", o->playoutDelay,
+                  "the RTP playout-delay the viewers' browsers are asked to keep between capture and display: "
+                  "MIN,MAX ms (0..40950, steps of 10; 0,0 displays each frame as soon as it is decoded), fixed; "
+                  "or auto: 0,0, raised for a viewer whose lost packets come back slowly (RTT >= 60 ms) to "
+                  "1.5 x RTT + 50 ms, so frames wait for their retransmission instead of freezing (docs/stream.md)")
       ->capture_default_str();
   cmd->add_option("--ice-server", o->iceServers,
                   "a STUN/TURN server for the viewers (repeatable): stun://HOST[:PORT], "

@@ -49,6 +49,12 @@ struct StreamConfig {
   /// otherwise, or when min > max.
   int playoutDelayMinMs = 0;
   int playoutDelayMaxMs = 0;
+  /// Raise one viewer's playout delay while its path repairs lost packets slowly (its NACKs keep coming
+  /// and its RTT is 60 ms or more): the minimum becomes 1.5 x RTT + 50 ms, so a frame that needed a
+  /// retransmission is still shown in time instead of freezing the picture; back to the delay above
+  /// 20 s after the last retransmission. `serve --playout-delay auto` (the default); a fixed
+  /// `--playout-delay MIN,MAX` turns it off. See docs/stream.md, "Playout delay".
+  bool adaptivePlayoutDelay = true;
   /// Non-empty: POST /whep plays the stream of this name (addStream(); `serve`'s first camera) instead
   /// of what publish() is fed. POST /whep/NAME plays any named stream either way.
   std::string defaultStream;
@@ -116,6 +122,10 @@ struct ViewerStats {
   double lossPercent = -1;
   double rttMs = -1;
   double receivedKbps = -1;
+  /// The playout delay (ms) it is asked for now (StreamConfig::adaptivePlayoutDelay raises it while its
+  /// lost packets come back slowly); -1: not known yet, or its offer had no playout-delay extension.
+  int playoutDelayMinMs = -1;
+  int playoutDelayMaxMs = -1;
   /// The target of the encode it receives (its codec's: the weakest viewer of that codec); -1: none
   /// (congestion control off, or no maximum set).
   double encodeTargetKbps = -1;

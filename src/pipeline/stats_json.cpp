@@ -39,6 +39,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"loss_pct", orNull(v.lossPercent)},
                               {"rtt_ms", orNull(v.rttMs)},
                               {"received_kbps", orNull(v.receivedKbps)},
+                              {"playout_delay_ms", v.playoutDelayMinMs < 0 ? nlohmann::json(nullptr)
+                                                                           : nlohmann::json({v.playoutDelayMinMs, v.playoutDelayMaxMs})},
                               {"encode_target_kbps", orNull(v.encodeTargetKbps)}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
@@ -96,7 +98,9 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no usable H.264; "
                                "encode_target_kbps: the target of the encode it receives (its codec's); h264_level_offered: the level of "
                                "the profile-level-id it offered (and we answered), h264_level_sent: the stream's level (its SPS) when it "
-                               "joined, level_covered: false when we send above its offered level (null: not known)"},
+                               "joined, level_covered: false when we send above its offered level (null: not known); "
+                               "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
+                               "lost packets come back one long round trip later; null: not sent)"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
                    "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "

@@ -8,7 +8,7 @@ namespace {
 
 struct PlayoutDelayExt {
   GstRTPHeaderExtension parent;
-  gint packed;  // the 3 payload bytes as one number; set before the pipeline runs, read with g_atomic_int_get
+  gint packed;  // the 3 payload bytes as one number; written and read with g_atomic_int_*
 };
 struct PlayoutDelayExtClass {
   GstRTPHeaderExtensionClass parent_class;
@@ -42,10 +42,18 @@ GstRTPHeaderExtension* newPlayoutDelayExtension(PlayoutDelay delay) {
   checkPlayoutDelay(delay, "playout delay");
   static std::once_flag once;
   std::call_once(once, [] { registerHeaderExtension("zerohoprtphdrextplayoutdelay", zh_playout_delay_ext_get_type()); });
-  auto* ext = static_cast<PlayoutDelayExt*>(g_object_new(zh_playout_delay_ext_get_type(), nullptr));
+  auto* ext = GST_RTP_HEADER_EXTENSION(g_object_new(zh_playout_delay_ext_get_type(), nullptr));
+  setPlayoutDelayExtension(ext, delay);
+  return ext;
+}
+
+bool setPlayoutDelayExtension(GstRTPHeaderExtension* ext, PlayoutDelay delay) {
+  if (!ext || !G_TYPE_CHECK_INSTANCE_TYPE(ext, zh_playout_delay_ext_get_type())) return false;
+  checkPlayoutDelay(delay, "playout delay");
   const auto bytes = encodePlayoutDelay(delay);
-  g_atomic_int_set(&ext->packed, static_cast<gint>((guint32{bytes[0]} << 16) | (guint32{bytes[1]} << 8) | bytes[2]));
-  return GST_RTP_HEADER_EXTENSION(ext);
+  g_atomic_int_set(&reinterpret_cast<PlayoutDelayExt*>(ext)->packed,
+                   static_cast<gint>((guint32{bytes[0]} << 16) | (guint32{bytes[1]} << 8) | bytes[2]));
+  return true;
 }
 
 }  // namespace zerohop::stream

@@ -46,6 +46,9 @@ GstCaps* captureWallClockCaps();
 
 /// A new playout-delay extension (floating reference, as any new element) writing `delay` (checked).
 GstRTPHeaderExtension* newPlayoutDelayExtension(PlayoutDelay delay);
+/// The delay a playout-delay extension from newPlayoutDelayExtension() writes from its next packet on
+/// (checked as checkPlayoutDelay; thread-safe). False, changing nothing, for any other extension.
+bool setPlayoutDelayExtension(GstRTPHeaderExtension* ext, PlayoutDelay delay);
 /// A new abs-capture-time extension (floating reference).
 GstRTPHeaderExtension* newAbsCaptureTimeExtension();
 

@@ -176,6 +176,7 @@ void StreamServer::Impl::updateBitrates() {
     if (f.receiveKbps) r.receivedKbps = *f.receiveKbps;
     // The estimate bounds what this viewer's NACKs may make us resend (retransmission_budget.hpp).
     v.session->setRetransmissionPath(r.controller.estimateKbps(), r.rttMs > 0 ? r.rttMs : 0.0);
+    if (config_.adaptivePlayoutDelay) adaptPlayoutDelay(v.id, *v.session, r, now);
     r.last = v.reading;
     r.lastReadNs = now;
     if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps()});
@@ -201,6 +202,27 @@ void StreamServer::Impl::updateBitrates() {
   for (const std::string& stream : keyframeFor) requestKeyframe(stream);
 }
 
+// A viewer whose path repairs losses slowly gets a playout delay that covers one repair, and the
+// configured one back once the repairs stop (adaptive_playout_delay.hpp).
+void StreamServer::Impl::adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r,
+                                           std::int64_t nowNs) {
+  if (!r.playout) {
+    r.playout.emplace(sendOptions_.playoutDelay);
+    r.playoutSent = session.setPlayoutDelay(sendOptions_.playoutDelay);  // false: its offer had no extension
+  }
+  if (!r.playoutSent) return;
+  const stream::PlayoutDelay before = r.playout->current();
+  const stream::PlayoutDelay after = r.playout->update(nowNs, session.retransmissions().resent, r.rttMs);
+  if (after == before) return;
+  session.setPlayoutDelay(after);
+  log::info("stream: viewer ", id.substr(0, 8), " playout delay ", before.minMs, ",", before.maxMs, " -> ", after.minMs, ",",
+            after.maxMs, " ms (",
+            r.playout->raised() ? "its lost packets are resent one round trip of " + std::to_string(static_cast<int>(r.rttMs)) +
+                                      " ms later: frames wait for them instead of freezing"
+                                : "no retransmissions for a while",
+            ")");
+}
+
 void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) const {
   std::lock_guard lock(rateMutex_);
   const auto it = viewerRates_.find(id);
@@ -215,6 +237,10 @@ void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) c
   t.lossPercent = r.lossPercent;
   t.rttMs = r.rttMs;
   t.receivedKbps = r.receivedKbps;
+  if (r.playout && r.playoutSent) {
+    t.playoutDelayMinMs = r.playout->current().minMs;
+    t.playoutDelayMaxMs = r.playout->current().maxMs;
+  }
 }
 
 void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate({}, kbps); }

@@ -14,10 +14,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "stream/adaptive_playout_delay.hpp"
 #include "stream/bitrate_controller.hpp"
 #include "stream/encode_targets.hpp"
 #include "stream/deadline_http_server.hpp"
@@ -101,6 +103,8 @@ class StreamServer::Impl {
   StreamBitrate bitrate(const std::string& stream, PixelFormat codec) const;
   void countPublished(const std::string& stream, PixelFormat codec, std::size_t bytes);
   void updateBitrates();
+  struct ViewerRate;
+  void adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r, std::int64_t nowNs);
   /// Fills the congestion fields of `t` for session `id`.
   void fillCongestion(const std::string& id, ViewerStats& t) const;
 
@@ -138,6 +142,8 @@ class StreamServer::Impl {
     std::int64_t lastReadNs = 0;
     double sentKbps = -1, lossPercent = -1, rttMs = -1, receivedKbps = -1;
     std::int64_t lossKeyframeNs = 0;  // when a loss burst of this viewer's last asked for a keyframe
+    std::optional<stream::AdaptivePlayoutDelay> playout;  // with StreamConfig::adaptivePlayoutDelay
+    bool playoutSent = false;  // its offer had the playout-delay extension: playout is what it gets
   };
   struct SentWindow {  // what one encode of a stream published over the last second
     std::uint64_t bytesSinceTick = 0;

@@ -203,6 +203,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
     if (!element) continue;
     gst_object_ref_sink(element.get());  // the new element's floating reference becomes ours
     g_signal_emit_by_name(pay, "add-extension", element.get());
+    if (ext.uri == kPlayoutDelayUri) playoutDelayExt_.reset(GST_RTP_HEADER_EXTENSION(gst_object_ref(element.get())));
     gst_structure_set(gst_caps_get_structure(prefs.get(), 0), ("extmap-" + std::to_string(ext.id)).c_str(),
                       G_TYPE_STRING, ext.uri.c_str(), nullptr);
     if (ext.uri == kTransportWideCcUri && choice_.transportCcFeedback)
@@ -687,6 +688,10 @@ GstPadProbeReturn ViewerSession::onRetransmissionRequest(GstPad*, GstPadProbeInf
 void ViewerSession::setRetransmissionPath(std::uint32_t estimateKbps, double rttMs) {
   std::lock_guard lock(rtxMutex_);
   rtx_.setPath(estimateKbps, rttMs);
+}
+
+bool ViewerSession::setPlayoutDelay(PlayoutDelay delay) {
+  return playoutDelayExt_ && setPlayoutDelayExtension(playoutDelayExt_.get(), delay);
 }
 
 ViewerSession::Retransmissions ViewerSession::retransmissions() const {

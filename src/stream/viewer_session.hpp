@@ -22,6 +22,7 @@
 // run on one of this session's own GStreamer threads.
 
 #include <gst/gst.h>
+#include <gst/rtp/gstrtphdrext.h>
 
 #include <atomic>
 #include <chrono>
@@ -151,6 +152,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     std::uint64_t keyframes = 0;                              ///< keyframes sent
   };
   Retransmissions retransmissions() const;
+  /// The playout delay written from the next packet on (AdaptivePlayoutDelay); false when the viewer's
+  /// offer had no playout-delay extension, so nothing is sent. Thread-safe.
+  bool setPlayoutDelay(PlayoutDelay delay);
   /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
   /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
   std::string goneReason(std::int64_t nowNs) const;
@@ -214,6 +218,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   mutable std::mutex rtxMutex_;
   RetransmissionBudget rtx_;
 
+  GstPtr<GstRTPHeaderExtension> playoutDelayExt_;  // the payloader's, when negotiated (setPlayoutDelay)
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)
   std::atomic<bool> connected_{false};
   std::atomic<bool> published_{false};

@@ -169,6 +169,8 @@ def main() -> int:
                     help="freezes allowed over --hold-s (CI's delayed run allows 2: with 100 ms RTT a repair "
                          "at the top of the probing sawtooth can take past Chromium's freeze threshold)")
     ap.add_argument("--debug", action="store_true", help="serve logs each viewer's feedback and estimate")
+    ap.add_argument("--playout-delay", default=None, help="serve --playout-delay MIN,MAX (default: serve's auto; with --delay-ms the test then "
+                    "checks that serve raised the viewer's playout delay)")
     ap.add_argument("--artifacts", type=Path, default=Path("artifacts"))
     args = ap.parse_args()
     if args.loss and not args.delay_ms:
@@ -203,7 +205,8 @@ def main() -> int:
         net.up(art)
         binary = [args.zerohop, "--log-level", "debug", "serve"] if args.debug else args.zerohop
         serve = zb.Serve(binary, ["--source", args.source, "--listen", f"{net.server}:{port}",
-                                  "--bitrate", str(args.bitrate), "--status-interval", "1", *net.serve_args],
+                                  "--bitrate", str(args.bitrate), "--status-interval", "1", *net.serve_args,
+                                  *(["--playout-delay", args.playout_delay] if args.playout_delay else [])],
                          art / f"{name}.serve.log", wrap=[IP, "netns", "exec", net.server_ns])
         if not serve.wait_url(15):
             return zb.report_failure("serve did not print its URL", serve)
@@ -232,6 +235,16 @@ def main() -> int:
             viewers = stats().get("viewer_sessions") or [{}]
             print(f"phase 0: the delay applies: Chromium's pair {(snap() or {}).get('pair')}, serve's RTCP RTT "
                   f"{viewers[0].get('rtt_ms')} ms", flush=True)
+            if args.playout_delay is None:
+                # serve's --playout-delay auto: the 2 % loss is repaired one 100 ms round trip later, so the
+                # viewer's playout delay goes up to cover a repair (that is what keeps freezes away here).
+                raised = lambda: ((stats().get("viewer_sessions") or [{}])[0].get("playout_delay_ms") or [0])[0]  # noqa: E731
+                try:
+                    zb.wait_until("serve raises the viewer's playout delay", lambda: raised() >= 2 * args.delay_ms, 10, 0.25)
+                    print(f"phase 0: playout delay {(stats().get('viewer_sessions') or [{}])[0].get('playout_delay_ms')} ms",
+                          flush=True)
+                except AssertionError as e:
+                    failures.append(f"{e}: {(stats().get('viewer_sessions') or [{}])[0]}")
 
         # Phase 1: the bottleneck.
         base = snap() or {}
