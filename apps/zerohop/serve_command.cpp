@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -201,19 +200,16 @@ int runServe(ServeOptions o) {
   if (o.playoutDelay == "auto") {
     config.stream.adaptivePlayoutDelay = true;  // 0,0, raised for a viewer whose lost packets come back slowly
   } else {
-    const auto comma = o.playoutDelay.find(',');
-    char* end = nullptr;
-    const long minMs = std::strtol(o.playoutDelay.c_str(), &end, 10);
-    const bool minOk = comma != std::string::npos && end == o.playoutDelay.c_str() + comma && comma > 0;
-    const long maxMs = minOk ? std::strtol(o.playoutDelay.c_str() + comma + 1, &end, 10) : 0;
-    if (!minOk || *end != '\0' || end == o.playoutDelay.c_str() + comma + 1 || minMs < INT_MIN || minMs > INT_MAX ||
-        maxMs < INT_MIN || maxMs > INT_MAX) {
+    // The numbers' range and steps are StreamServer's to check (its error names them).
+    int minMs = 0, maxMs = 0;
+    char tail = 0;
+    if (std::sscanf(o.playoutDelay.c_str(), "%d,%d%c", &minMs, &maxMs, &tail) != 2) {
       throw Error(Errc::kInvalidArgument, "--playout-delay '" + o.playoutDelay +
                                               "': give auto, or MIN,MAX in milliseconds (e.g. 0,0 or 100,200)");
     }
     config.stream.adaptivePlayoutDelay = false;  // fixed: what the user asked for, always
-    config.stream.playoutDelayMinMs = static_cast<int>(minMs);
-    config.stream.playoutDelayMaxMs = static_cast<int>(maxMs);
+    config.stream.playoutDelayMinMs = minMs;
+    config.stream.playoutDelayMaxMs = maxMs;
   }
   config.stream.congestionControl = o.congestionControl == "on";
   config.stream.minBitrateKbps = o.minBitrateKbps;

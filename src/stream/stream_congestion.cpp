@@ -219,7 +219,7 @@ void StreamServer::Impl::adaptPlayoutDelay(const std::string& id, stream::Viewer
             after.maxMs, " ms (",
             r.playout->raised() ? "its lost packets are resent one round trip of " + std::to_string(static_cast<int>(r.rttMs)) +
                                       " ms later: frames wait for them instead of freezing"
-                                : "no retransmissions for a while",
+                                : "its repairs stopped, or its round trip is short again",
             ")");
 }
 
