@@ -4,6 +4,27 @@
 
 namespace zerohop::stream {
 
+bool isVp8KeyframeStart(const std::uint8_t* p, std::size_t size) {
+  // RFC 7741 §4.2: X R N S R PID(3), then with X: I L T K RSV(4); I: a 7- or 15-bit PictureID (M bit);
+  // L: TL0PICIDX; T or K: TID/Y/KEYIDX. §4.3: the VP8 payload header's first byte has P (bit 0) = 0
+  // for a keyframe; it is there only in the first packet of partition 0.
+  if (!p || size < 2) return false;
+  const std::uint8_t first = p[0];
+  if ((first & 0x10) == 0 || (first & 0x07) != 0) return false;  // not the start of partition 0
+  std::size_t at = 1;
+  if (first & 0x80) {
+    if (at >= size) return false;
+    const std::uint8_t ext = p[at++];
+    if (ext & 0x80) {  // PictureID
+      if (at >= size) return false;
+      at += (p[at] & 0x80) ? 2 : 1;
+    }
+    if (ext & 0x40) ++at;  // TL0PICIDX
+    if (ext & 0x30) ++at;  // TID/Y/KEYIDX
+  }
+  return at < size && (p[at] & 0x01) == 0;
+}
+
 void RetransmissionBudget::onSent(std::uint16_t seq, std::size_t bytes, std::int64_t, bool keyframeStart) {
   history_[seq % kHistory] = Packet{true, seq, static_cast<std::uint32_t>(bytes), 0};
   if (keyframeStart) {
@@ -29,8 +50,10 @@ bool RetransmissionBudget::allow(std::uint16_t seq, std::int64_t nowNs) {
   // Bytes the window may hold: kShare of the estimate over kWindowNs (kb/s x ns / 8e6 = bytes).
   const double budget = kShare * estimateKbps_ * static_cast<double>(kWindowNs) / 8e6;
   // Before the last keyframe (sequence numbers wrap: the signed distance).
-  const bool beforeKeyframe = sawKeyframe_ && static_cast<std::int16_t>(static_cast<std::uint16_t>(seq - keyframeSeq_)) < 0;
-  const bool ok = p.known && p.seq == seq && !beforeKeyframe && (p.lastResentNs == 0 || nowNs - p.lastResentNs >= interval) &&
+  const bool beforeKeyframe =
+      sawKeyframe_ && static_cast<std::int16_t>(static_cast<std::uint16_t>(seq - keyframeSeq_)) < 0;
+  const bool ok = p.known && p.seq == seq && !beforeKeyframe &&
+                  (p.lastResentNs == 0 || nowNs - p.lastResentNs >= interval) &&
                   (estimateKbps_ == 0 || static_cast<double>(recentBytes_ + p.bytes) <= budget);
   if (!ok) {
     ++refused_;

@@ -23,6 +23,11 @@
 
 namespace zerohop::stream {
 
+/// True when an RTP payload of rtpvp8pay (RFC 7741) is the first packet of a VP8 keyframe: the payload
+/// descriptor says start of partition 0 (S = 1, PID = 0), and the VP8 payload header after it has P = 0.
+/// False for anything shorter or malformed. Pure.
+bool isVp8KeyframeStart(const std::uint8_t* payload, std::size_t size);
+
 class RetransmissionBudget {
  public:
   static constexpr std::size_t kHistory = 1024;  ///< > rtprtxsend's 500 packets (webrtcbin sets it)

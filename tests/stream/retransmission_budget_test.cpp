@@ -1,9 +1,9 @@
 // RetransmissionBudget (src/stream/retransmission_budget.hpp): a NACKed packet is resent once per RTT
 // at most, retransmissions stay within a share of the estimate over half a second, and packets that
 // left the history (or were never sent), or went out before the last keyframe, are not resent.
-#include <gtest/gtest.h>
-
 #include "stream/retransmission_budget.hpp"
+
+#include <gtest/gtest.h>
 
 namespace zerohop::stream {
 namespace {
@@ -28,7 +28,8 @@ TEST(RetransmissionBudget, WithoutAKnownRoundTripWaitsNinetyMilliseconds) {
   b.onSent(1, 1200, 0);
   EXPECT_TRUE(b.allow(1, 5 * kMs));
   EXPECT_FALSE(b.allow(1, 60 * kMs));
-  EXPECT_TRUE(b.allow(1, 5 * kMs + 90 * kMs)) << "Chromium asks again every 100 ms: its next request is served";
+  EXPECT_TRUE(b.allow(1, 5 * kMs + 90 * kMs))
+      << "Chromium asks again every 100 ms: its next request is served";
 }
 
 TEST(RetransmissionBudget, KeepsRetransmissionsWithinAQuarterOfTheEstimate) {
@@ -63,12 +64,45 @@ TEST(RetransmissionBudget, NeverResendsWhatItDidNotSeeOrNoLongerHolds) {
 TEST(RetransmissionBudget, NothingFromBeforeTheLastKeyframe) {
   RetransmissionBudget b;
   b.setPath(1000, 50);
-  for (std::uint16_t s = 65530; s != 5; ++s) b.onSent(s, 1000, 0, s == 2);  // a keyframe from 2 on, across the wrap
+  for (std::uint16_t s = 65530; s != 5; ++s)
+    b.onSent(s, 1000, 0, s == 2);  // a keyframe from 2 on, across the wrap
   EXPECT_FALSE(b.allow(65533, kMs)) << "the receiver decodes from the keyframe on";
   EXPECT_FALSE(b.allow(1, kMs));
   EXPECT_TRUE(b.allow(2, kMs)) << "the keyframe's own packets are repaired";
   EXPECT_TRUE(b.allow(4, kMs));
   EXPECT_EQ(b.keyframes(), 1u);
+}
+
+}  // namespace
+}  // namespace zerohop::stream
+
+namespace zerohop::stream {
+namespace {
+
+// RFC 7741 payload descriptors as rtpvp8pay writes them, with and without its optional fields.
+TEST(Vp8KeyframeStart, TheFirstPacketOfAKeyframeIsSeenWhateverTheDescriptorCarries) {
+  const std::vector<std::vector<std::uint8_t>> keyframes = {
+      {0x10, 0x50},                          // S, PID 0; payload header P = 0 (the frame tag's bit 0)
+      {0x90, 0x80, 0x05, 0x50},              // X; I with a 7-bit PictureID
+      {0x90, 0x80, 0x81, 0x23, 0x50},        // X; I with a 15-bit PictureID (M)
+      {0x90, 0xc0, 0x81, 0x23, 0x07, 0x50},  // X; I (15 bits) and L (TL0PICIDX)
+      {0x90, 0xa0, 0x05, 0x40, 0x50},        // X; I (7 bits) and T (TID/Y/KEYIDX)
+  };
+  for (const auto& p : keyframes) EXPECT_TRUE(isVp8KeyframeStart(p.data(), p.size())) << p.size();
+}
+
+TEST(Vp8KeyframeStart, InterframesLaterPacketsAndShortPayloadsAreNot) {
+  const std::vector<std::vector<std::uint8_t>> others = {
+      {0x10, 0x51},                    // P = 1: an interframe
+      {0x90, 0x80, 0x81, 0x23, 0x31},  // the same behind a 15-bit PictureID
+      {0x00, 0x50},                    // not the start of a partition
+      {0x11, 0x50},                    // the start of partition 1
+      {0x90, 0x80, 0x81},              // cut inside the PictureID
+      {0x90},                          // cut after the first byte
+      {},
+  };
+  for (const auto& p : others) EXPECT_FALSE(isVp8KeyframeStart(p.data(), p.size())) << p.size();
+  EXPECT_FALSE(isVp8KeyframeStart(nullptr, 4));
 }
 
 }  // namespace
