@@ -134,8 +134,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   gst_pipeline_use_clock(GST_PIPELINE(pipeline_.get()), clock);
   gst_object_unref(clock);
 
-  GstCapsPtr srcCaps(
-      gst_caps_from_string(vp8 ? "video/x-vp8" : "video/x-h264,stream-format=byte-stream,alignment=au"));
+  GstCapsPtr srcCaps(gst_caps_from_string(vp8 ? "video/x-vp8" : "video/x-h264,stream-format=byte-stream,alignment=au"));
   g_object_set(appsrc, "caps", srcCaps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp",
                FALSE, "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
   // A fixed SSRC known before any media flows, so the answer's a=ssrc / a=ssrc-group:FID lines name
@@ -167,8 +166,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   }
 
   if (!gst_element_link(appsrc, pay)) {
-    throw Error(Errc::kInternal,
-                std::string("gst_element_link(appsrc, ") + (vp8 ? "rtpvp8pay" : "rtph264pay") + ") failed");
+    throw Error(Errc::kInternal, std::string("gst_element_link(appsrc, ") + (vp8 ? "rtpvp8pay" : "rtph264pay") + ") failed");
   }
 
   GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc, "sink_%u"));
@@ -182,18 +180,18 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   GstPtr<GstWebRTCRTPTransceiver> trans(rawTrans);
   if (!trans) throw Error(Errc::kInternal, "webrtcbin sink pad has no transceiver");
   GstCapsPtr prefs(gst_caps_new_simple(
-      "application/x-rtp", "media", G_TYPE_STRING, "video", "encoding-name", G_TYPE_STRING,
-      vp8 ? "VP8" : "H264", "clock-rate", G_TYPE_INT, 90000, "payload", G_TYPE_INT, choice_.payloadType,
-      "rtcp-fb-nack", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-ccm-fir",
-      G_TYPE_BOOLEAN, TRUE, "ssrc", G_TYPE_UINT, ssrc, nullptr));
+      "application/x-rtp", "media", G_TYPE_STRING, "video", "encoding-name", G_TYPE_STRING, vp8 ? "VP8" : "H264",
+      "clock-rate", G_TYPE_INT, 90000, "payload", G_TYPE_INT, choice_.payloadType, "rtcp-fb-nack",
+      G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE,
+      "ssrc", G_TYPE_UINT, ssrc, nullptr));
   if (!vp8) {
     // RFC 6184 §8.2.2: the answer keeps the offered profile; its level is the level the answerer receives
     // (with level-asymmetry-allowed=1 in both) or at most the offer's (without). We receive no video, so
     // the offered id is the honest answer either way, and level-asymmetry-allowed=1 is echoed when offered.
     // The level we send is the offerer's receive level by §8.1; when the stream's is higher
     // (choice_.levelCovered false) the viewer was told nothing else in SDP: /stats and the log say it.
-    gst_caps_set_simple(prefs.get(), "packetization-mode", G_TYPE_STRING, "1", "profile-level-id",
-                        G_TYPE_STRING, choice_.profileLevelId.c_str(), nullptr);
+    gst_caps_set_simple(prefs.get(), "packetization-mode", G_TYPE_STRING, "1", "profile-level-id", G_TYPE_STRING,
+                        choice_.profileLevelId.c_str(), nullptr);
     if (choice_.levelAsymmetryAllowed)
       gst_caps_set_simple(prefs.get(), "level-asymmetry-allowed", G_TYPE_STRING, "1", nullptr);
   }
@@ -205,8 +203,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
     if (!element) continue;
     gst_object_ref_sink(element.get());  // the new element's floating reference becomes ours
     g_signal_emit_by_name(pay, "add-extension", element.get());
-    if (ext.uri == kPlayoutDelayUri)
-      playoutDelayExt_.reset(GST_RTP_HEADER_EXTENSION(gst_object_ref(element.get())));
+    if (ext.uri == kPlayoutDelayUri) playoutDelayExt_.reset(GST_RTP_HEADER_EXTENSION(gst_object_ref(element.get())));
     gst_structure_set(gst_caps_get_structure(prefs.get(), 0), ("extmap-" + std::to_string(ext.id)).c_str(),
                       G_TYPE_STRING, ext.uri.c_str(), nullptr);
     if (ext.uri == kTransportWideCcUri && choice_.transportCcFeedback)
@@ -320,8 +317,8 @@ void ViewerSession::abort() {
 GstPromisePtr ViewerSession::callWebrtc(const char* signal, gpointer arg, Deadline deadline,
                                         std::chrono::milliseconds timeout) {
   auto waiter = std::make_shared<Waiter>();
-  GstPromisePtr promise(
-      gst_promise_new_with_change_func(Waiter::onChange, new Waiter::Ref(waiter), Waiter::destroy));
+  GstPromisePtr promise(gst_promise_new_with_change_func(
+      Waiter::onChange, new Waiter::Ref(waiter), Waiter::destroy));
   g_signal_emit_by_name(webrtc_, signal, arg, promise.get());
   std::unique_lock lock(waiter->mutex);
   while (!waiter->done) {
@@ -367,8 +364,7 @@ void ViewerSession::setRemote(GstWebRTCSDPType type, const std::string& sdp, Dea
   callWebrtc("set-remote-description", desc.get(), deadline, timeout);
 }
 
-std::string ViewerSession::describeLocally(const char* create, Deadline deadline,
-                                           std::chrono::milliseconds timeout) {
+std::string ViewerSession::describeLocally(const char* create, Deadline deadline, std::chrono::milliseconds timeout) {
   const bool offer = std::string(create) == "create-offer";
   GstPromisePtr promise = callWebrtc(create, nullptr, deadline, timeout);
   GstWebRTCSessionDescription* rawDesc = nullptr;
@@ -385,8 +381,7 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
   GCharPtr madeText(gst_sdp_message_as_text(made->sdp));
   const RepairSsrcLines repair = takeRepairSsrcLines(madeText.get());
   const SessionDescriptionPtr desc = descriptionFromText(made->type, repair.kept);
-  if (!desc)
-    throw Error(Errc::kInternal, "gst_sdp_message_new_from_text failed on webrtcbin's own description");
+  if (!desc) throw Error(Errc::kInternal, "gst_sdp_message_new_from_text failed on webrtcbin's own description");
   callWebrtc("set-local-description", desc.get(), deadline, timeout);
 
   {
@@ -399,8 +394,7 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
       // in libnice): answer with the candidates found so far, so the direct path still works.
       if (!stunOrTurn_) {
         throw Error(Errc::kTimeout, "ICE gathering did not complete within " +
-                                        std::to_string(timeout.count()) +
-                                        " ms (no usable network interface?)");
+                                        std::to_string(timeout.count()) + " ms (no usable network interface?)");
       }
       log::warn("stream: viewer ", id_.substr(0, 8), ": ICE gathering incomplete after ", timeout.count(),
                 " ms: a STUN/TURN server (--ice-server) did not answer; answering with the candidates found "
@@ -486,8 +480,7 @@ void ViewerSession::onIceConnectionState(GstElement* webrtc, GParamSpec*, gpoint
     self->end("ICE failed (the viewer is unreachable or left)");
   if (state == GST_WEBRTC_ICE_CONNECTION_STATE_CLOSED) self->end("ICE closed");
   if (state == GST_WEBRTC_ICE_CONNECTION_STATE_DISCONNECTED) self->noteDisconnected(true);
-  if (state == GST_WEBRTC_ICE_CONNECTION_STATE_CONNECTED ||
-      state == GST_WEBRTC_ICE_CONNECTION_STATE_COMPLETED)
+  if (state == GST_WEBRTC_ICE_CONNECTION_STATE_CONNECTED || state == GST_WEBRTC_ICE_CONNECTION_STATE_COMPLETED)
     self->noteDisconnected(false);
 }
 
@@ -570,8 +563,7 @@ std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback
   GstElement* rawSession = nullptr;
   g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
   GstPtr<GstElement> session(rawSession);
-  if (!session || !g_object_class_find_property(G_OBJECT_GET_CLASS(session.get()), "twcc-stats"))
-    return std::nullopt;
+  if (!session || !g_object_class_find_property(G_OBJECT_GET_CLASS(session.get()), "twcc-stats")) return std::nullopt;
   GstStructure* raw = nullptr;
   g_object_get(session.get(), "twcc-stats", &raw, nullptr);
   std::unique_ptr<GstStructure, decltype(&gst_structure_free)> stats(raw, gst_structure_free);
@@ -616,26 +608,22 @@ ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
   StructurePtr stats(raw, gst_structure_free);
   const GValue* sources = stats ? gst_structure_get_value(stats.get(), "source-stats") : nullptr;
   G_GNUC_BEGIN_IGNORE_DEPRECATIONS  // GValueArray is what rtpsession's "source-stats" holds in 1.22
-      if (!sources || !G_VALUE_HOLDS(sources, g_value_array_get_type())) return r;
+  if (!sources || !G_VALUE_HOLDS(sources, g_value_array_get_type())) return r;
   const auto* array = static_cast<const GValueArray*>(g_value_get_boxed(sources));
   for (guint i = 0; array && i < array->n_values; ++i) {
     const GValue* v = g_value_array_get_nth(const_cast<GValueArray*>(array), i);
     const GstStructure* s = v && GST_VALUE_HOLDS_STRUCTURE(v) ? gst_value_get_structure(v) : nullptr;
     guint ssrc = 0, rbSsrc = 0;
     gboolean internal = FALSE, haveRb = FALSE;
-    if (!s || !gst_structure_get_uint(s, "ssrc", &ssrc) ||
-        !gst_structure_get_boolean(s, "internal", &internal))
-      continue;
+    if (!s || !gst_structure_get_uint(s, "ssrc", &ssrc) || !gst_structure_get_boolean(s, "internal", &internal)) continue;
     guint64 octets = 0;
-    if (internal && ssrc == ssrc_ && gst_structure_get_uint64(s, "octets-sent", &octets))
-      r.octetsSent = octets;
+    if (internal && ssrc == ssrc_ && gst_structure_get_uint64(s, "octets-sent", &octets)) r.octetsSent = octets;
     // The viewer's report block about our stream is kept on the viewer's source (the RTCP sender).
     guint fraction = 0, roundTrip = 0, highest = 0;
     if (!internal && gst_structure_get_boolean(s, "have-rb", &haveRb) && haveRb &&
         gst_structure_get_uint(s, "rb-ssrc", &rbSsrc) && rbSsrc == ssrc_ &&
         gst_structure_get_uint(s, "rb-fractionlost", &fraction) &&
-        gst_structure_get_uint(s, "rb-exthighestseq", &highest) &&
-        (!r.report || highest > r.report->highestSeq)) {
+        gst_structure_get_uint(s, "rb-exthighestseq", &highest) && (!r.report || highest > r.report->highestSeq)) {
       gst_structure_get_uint(s, "rb-round-trip", &roundTrip);
       r.report = FeedbackReading::ReceiverReport{fraction / 256.0, roundTrip * 1000.0 / 65536.0, highest};
     }
@@ -649,8 +637,7 @@ GstElement* ViewerSession::onRequestAuxSender(GstElement*, GObject*, gpointer da
   if (!budget) return nullptr;  // coreelements is always there; without it NACKs are served unbounded
   GstPtr<GstPad> sink(gst_element_get_static_pad(budget, "sink"));
   GstPtr<GstPad> src(gst_element_get_static_pad(budget, "src"));
-  gst_pad_add_probe(sink.get(),
-                    static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+  gst_pad_add_probe(sink.get(), static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
                     onSentRtp, data, nullptr);
   gst_pad_add_probe(src.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onRetransmissionRequest, data, nullptr);
   return budget;  // floating: webrtcbin sinks it
@@ -694,13 +681,11 @@ GstPadProbeReturn ViewerSession::onRetransmissionRequest(GstPad*, GstPadProbeInf
   auto* self = fromGst(data);
   guint seq = 0, ssrc = 0;
   const GstStructure* s = gst_event_get_structure(event);
-  if (!gst_structure_get_uint(s, "seqnum", &seq) || !gst_structure_get_uint(s, "ssrc", &ssrc) ||
-      ssrc != self->ssrc_) {
+  if (!gst_structure_get_uint(s, "seqnum", &seq) || !gst_structure_get_uint(s, "ssrc", &ssrc) || ssrc != self->ssrc_) {
     return GST_PAD_PROBE_OK;  // not about our stream: rtprtxsend ignores it as before
   }
   std::lock_guard lock(self->rtxMutex_);
-  return self->rtx_.allow(static_cast<std::uint16_t>(seq), monotonicNs()) ? GST_PAD_PROBE_OK
-                                                                          : GST_PAD_PROBE_DROP;
+  return self->rtx_.allow(static_cast<std::uint16_t>(seq), monotonicNs()) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
 }
 
 void ViewerSession::setRetransmissionPath(std::uint32_t estimateKbps, double rttMs) {
@@ -740,8 +725,7 @@ GstBusSyncReply ViewerSession::onBusMessage(GstBus*, GstMessage* message, gpoint
     auto* self = fromGst(data);
     std::lock_guard lock(self->callbackMutex_);
     if (self->alive_ && self->events_.post) {
-      std::shared_ptr<GstElement> pipeline(GST_ELEMENT(gst_object_ref(self->pipeline_.get())),
-                                           gst_object_unref);
+      std::shared_ptr<GstElement> pipeline(GST_ELEMENT(gst_object_ref(self->pipeline_.get())), gst_object_unref);
       self->events_.post([pipeline] { gst_bin_recalculate_latency(GST_BIN(pipeline.get())); });
     }
     gst_message_unref(message);  // a sync handler that returns DROP owns the message
