@@ -50,10 +50,8 @@ bool RetransmissionBudget::allow(std::uint16_t seq, std::int64_t nowNs) {
   // Bytes the window may hold: kShare of the estimate over kWindowNs (kb/s x ns / 8e6 = bytes).
   const double budget = kShare * estimateKbps_ * static_cast<double>(kWindowNs) / 8e6;
   // Before the last keyframe (sequence numbers wrap: the signed distance).
-  const bool beforeKeyframe =
-      sawKeyframe_ && static_cast<std::int16_t>(static_cast<std::uint16_t>(seq - keyframeSeq_)) < 0;
-  const bool ok = p.known && p.seq == seq && !beforeKeyframe &&
-                  (p.lastResentNs == 0 || nowNs - p.lastResentNs >= interval) &&
+  const bool beforeKeyframe = sawKeyframe_ && static_cast<std::int16_t>(static_cast<std::uint16_t>(seq - keyframeSeq_)) < 0;
+  const bool ok = p.known && p.seq == seq && !beforeKeyframe && (p.lastResentNs == 0 || nowNs - p.lastResentNs >= interval) &&
                   (estimateKbps_ == 0 || static_cast<double>(recentBytes_ + p.bytes) <= budget);
   if (!ok) {
     ++refused_;

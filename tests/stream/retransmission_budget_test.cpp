@@ -1,9 +1,11 @@
 // RetransmissionBudget (src/stream/retransmission_budget.hpp): a NACKed packet is resent once per RTT
 // at most, retransmissions stay within a share of the estimate over half a second, and packets that
 // left the history (or were never sent), or went out before the last keyframe, are not resent.
-#include "stream/retransmission_budget.hpp"
-
 #include <gtest/gtest.h>
+
+#include <vector>
+
+#include "stream/retransmission_budget.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -28,8 +30,7 @@ TEST(RetransmissionBudget, WithoutAKnownRoundTripWaitsNinetyMilliseconds) {
   b.onSent(1, 1200, 0);
   EXPECT_TRUE(b.allow(1, 5 * kMs));
   EXPECT_FALSE(b.allow(1, 60 * kMs));
-  EXPECT_TRUE(b.allow(1, 5 * kMs + 90 * kMs))
-      << "Chromium asks again every 100 ms: its next request is served";
+  EXPECT_TRUE(b.allow(1, 5 * kMs + 90 * kMs)) << "Chromium asks again every 100 ms: its next request is served";
 }
 
 TEST(RetransmissionBudget, KeepsRetransmissionsWithinAQuarterOfTheEstimate) {
@@ -64,8 +65,7 @@ TEST(RetransmissionBudget, NeverResendsWhatItDidNotSeeOrNoLongerHolds) {
 TEST(RetransmissionBudget, NothingFromBeforeTheLastKeyframe) {
   RetransmissionBudget b;
   b.setPath(1000, 50);
-  for (std::uint16_t s = 65530; s != 5; ++s)
-    b.onSent(s, 1000, 0, s == 2);  // a keyframe from 2 on, across the wrap
+  for (std::uint16_t s = 65530; s != 5; ++s) b.onSent(s, 1000, 0, s == 2);  // a keyframe from 2 on, across the wrap
   EXPECT_FALSE(b.allow(65533, kMs)) << "the receiver decodes from the keyframe on";
   EXPECT_FALSE(b.allow(1, kMs));
   EXPECT_TRUE(b.allow(2, kMs)) << "the keyframe's own packets are repaired";
