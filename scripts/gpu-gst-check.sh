@@ -14,7 +14,7 @@
 #       build/tests/opencv/zerohop_opencv_gpu_test build/tests/ffmpeg/zerohop_ffmpeg_gpu_test
 #       build/tests/ffmpeg/zerohop_ffmpeg_filter_gpu_test build/lib/libzerohop-nvrtc-compat.so
 #       build/bench/interop/zerohop_interop_bench $(command -v gst-launch-1.0)" \
-#     BUNDLE_STUB="libflite libplacebo liblapack libblas libgfortran" \
+#     BUNDLE_STUB="libflite libplacebo liblapack libblas libgfortran librsvg" \
 #       scripts/gpu-serve-bundle.sh build
 #   on the GPU machine, through the device tool:
 #     run(carry: [".gpu-bundle"], command: "bash scripts/gpu-gst-check.sh")

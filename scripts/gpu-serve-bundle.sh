@@ -116,9 +116,10 @@ done
 
 # BUNDLE_STUB: libraries of the closure to replace by stand-ins (scripts/gpu-bundle-stub.py: the same
 # SONAME and symbols, functions that abort if called), by file-name prefix, e.g. "libflite libplacebo
-# liblapack libblas libgfortran" for Debian's libavfilter, which links them for filters the scale_cuda
-# test never creates (their ~40 MiB would not travel). The closure is then taken through the stand-ins,
-# so what only they needed stays behind too.
+# liblapack libblas libgfortran librsvg" for Debian's libavfilter and libavcodec, which link them for
+# filters and decoders the scale_cuda test and serve never use (their ~50 MiB would not travel; 58 MiB
+# packed with them left out). The closure is then taken through the stand-ins, so what only they needed
+# stays behind too.
 stub_dir=$stage/stubs
 mkdir -p "$stub_dir"
 if [[ -n ${BUNDLE_STUB:-} ]]; then
