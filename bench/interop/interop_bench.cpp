@@ -1,5 +1,5 @@
 // zerohop_interop_bench: publish -> frame in the reader's hands, for the ways in through the GStreamer
-// element and the FFmpeg wrapper, next to zerohop::Subscriber, on one host share in one run
+// element and the FFmpeg wrapper, next to zerohop::Subscriber, on one share (host by default) in one run
 // (docs/benchmarks.md, "Pipelines"):
 //   subscriber  Subscriber::next() returned (the reference)
 //   gstreamer   `zerohopsrc share=NAME ! appsink sync=false`: the appsink's new-sample callback ran
@@ -382,6 +382,11 @@ Options parse(int argc, char** argv) {
       const std::string m = argv[i + 1];
       if (m != "host" && m != "device") throw Error(Errc::kInvalidArgument, "--memory host|device, not " + m);
       o.device = m == "device";
+#ifndef ZEROHOP_INTEROP_BENCH_CUDA
+      if (o.device)
+        throw Error(Errc::kUnavailable, "--memory device: this benchmark was built without CUDA (configure with "
+                                        "the CUDA toolkit and gstreamer-cuda-1.0 found)");
+#endif
     } else if (k == "--size") {
       if (std::sscanf(argv[i + 1], "%ux%u", &o.width, &o.height) != 2)
         throw Error(Errc::kInvalidArgument, "--size WxH");
