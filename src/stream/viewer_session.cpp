@@ -301,6 +301,7 @@ ViewerSession::~ViewerSession() {
   // see: taking the callback lock again orders the last callback that still ran before the stop
   // (it found alive_ false) before this object is freed.
   { std::lock_guard lock(callbackMutex_); }
+  { std::lock_guard lock(signalMutex_); }  // the state-notify callbacks (found by TSan: a log line read id_)
   { std::lock_guard lock(rtxMutex_); }  // the same for the retransmission probes
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), nullptr, nullptr, nullptr);
@@ -452,6 +453,7 @@ void ViewerSession::end(const std::string& reason) {
 
 void ViewerSession::onConnectionState(GstElement* webrtc, GParamSpec*, gpointer data) {
   auto* self = fromGst(data);
+  std::lock_guard scope(self->signalMutex_);
   GstWebRTCPeerConnectionState state{};
   g_object_get(webrtc, "connection-state", &state, nullptr);
   log::debug("stream: viewer ", self->id_.substr(0, 8), " connection ", connectionStateName(state));
@@ -474,6 +476,7 @@ void ViewerSession::onConnectionState(GstElement* webrtc, GParamSpec*, gpointer 
 
 void ViewerSession::onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer data) {
   auto* self = fromGst(data);
+  std::lock_guard scope(self->signalMutex_);
   GstWebRTCICEConnectionState state{};
   g_object_get(webrtc, "ice-connection-state", &state, nullptr);
   if (state == GST_WEBRTC_ICE_CONNECTION_STATE_FAILED)
@@ -520,6 +523,7 @@ std::string ViewerSession::goneReason(std::int64_t nowNs) const {
 
 void ViewerSession::onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointer data) {
   auto* self = fromGst(data);
+  std::lock_guard scope(self->signalMutex_);
   GstWebRTCICEGatheringState state{};
   g_object_get(webrtc, "ice-gathering-state", &state, nullptr);
   if (state != GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) return;
@@ -530,6 +534,7 @@ void ViewerSession::onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointe
 
 void ViewerSession::onByeOrTimeout(GstElement*, guint, guint ssrc, gpointer data) {
   auto* self = fromGst(data);
+  std::lock_guard scope(self->signalMutex_);
   self->end("the viewer's RTCP stopped (BYE or timeout, ssrc " + std::to_string(ssrc) + ")");
 }
 

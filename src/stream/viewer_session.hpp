@@ -203,6 +203,10 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
 
   // Guards callbacks against the destructor: a callback runs only while alive_ is true.
   mutable std::mutex callbackMutex_;
+  // Held by each of webrtcbin's state-notify callbacks for its whole run (they read members before
+  // they know whether to take callbackMutex_); the destructor takes it once the pipeline is stopped.
+  // Order: signalMutex_ before callbackMutex_, never the reverse.
+  std::mutex signalMutex_;
   bool alive_ = true;
   bool ended_ = false;
 
