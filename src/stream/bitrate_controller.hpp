@@ -59,7 +59,7 @@ class BitrateController {
  public:
   static constexpr double kIncreasePerSecond = 0.08;
   static constexpr double kFastIncreasePerSecond = 0.15;
-  static constexpr std::int64_t kFastAfterNs = 8'000'000'000;
+  static constexpr std::int64_t kFastAfterNs = 4'000'000'000;
   /// Mean delta of delta over which a queue grows, at kQueueGrowthAtKbps (scaled by kQueueGrowthAtKbps /
   /// the window's send rate: the mean is the window's delay growth over its packet count).
   static constexpr double kQueueGrowthMs = 0.25;
