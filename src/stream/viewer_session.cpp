@@ -261,8 +261,8 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   g_signal_connect(webrtc, "notify::ice-gathering-state", G_CALLBACK(onIceGatheringState), this);
   rtpbin_.reset(gst_bin_get_by_name(GST_BIN(webrtc), "rtpbin"));
   if (rtpbin_) {
-    g_signal_connect(rtpbin_.get(), "on-bye-ssrc", G_CALLBACK(onByeOrTimeout), this);
-    g_signal_connect(rtpbin_.get(), "on-timeout", G_CALLBACK(onByeOrTimeout), this);
+    g_signal_connect(rtpbin_.get(), "on-bye-ssrc", G_CALLBACK(onBye), this);
+    g_signal_connect(rtpbin_.get(), "on-timeout", G_CALLBACK(onTimeout), this);
     g_signal_connect(rtpbin_.get(), "on-ssrc-active", G_CALLBACK(onSsrcActive), this);
   }
   GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc, "src"));
@@ -532,10 +532,35 @@ void ViewerSession::onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointe
   self->waitCv_.notify_all();
 }
 
-void ViewerSession::onByeOrTimeout(GstElement*, guint, guint ssrc, gpointer data) {
+void ViewerSession::onBye(GstElement*, guint, guint ssrc, gpointer data) {
   auto* self = fromGst(data);
   std::lock_guard scope(self->signalMutex_);
-  self->end("the viewer's RTCP stopped (BYE or timeout, ssrc " + std::to_string(ssrc) + ")");
+  self->end("the viewer said goodbye (RTCP BYE, ssrc " + std::to_string(ssrc) + ")");
+}
+
+// rtpsession times out its own sources too: the SSRC it made up for its first receiver report, once the
+// sender's SSRC took over, is marked BYE and then removed with "on-timeout" (GStreamer 1.22 session_cleanup;
+// seen 10-16 s into a Firefox session whose retransmission SSRC had just stopped, where it ended a viewer
+// that was still reporting). Only an SSRC the viewer's reports came from ends the session; a viewer whose
+// reports all stop is found by goneReason() as well.
+void ViewerSession::onTimeout(GstElement*, guint, guint ssrc, gpointer data) {
+  auto* self = fromGst(data);
+  std::lock_guard scope(self->signalMutex_);
+  bool viewers = false;
+  {
+    std::lock_guard lock(self->callbackMutex_);
+    viewers = std::find(self->viewerSsrcs_.begin(), self->viewerSsrcs_.end(), ssrc) != self->viewerSsrcs_.end();
+  }
+  if (!viewers) {
+    log::debug("stream: viewer ", self->id_.substr(0, 8), ": RTP source ", ssrc, " timed out; not the viewer's");
+    return;
+  }
+  self->end("the viewer's RTCP stopped (ssrc " + std::to_string(ssrc) + " timed out)");
+}
+
+std::vector<std::uint32_t> ViewerSession::viewerSsrcs() const {
+  std::lock_guard lock(callbackMutex_);
+  return {viewerSsrcs_.begin(), viewerSsrcs_.end()};
 }
 
 void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) {
@@ -546,6 +571,9 @@ void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) 
   // task joins use GLib's futex locks, which ThreadSanitizer cannot see).
   std::lock_guard lock(self->callbackMutex_);
   if (!self->alive_) return;
+  if (std::find(self->viewerSsrcs_.begin(), self->viewerSsrcs_.end(), ssrc) == self->viewerSsrcs_.end() &&
+      self->viewerSsrcs_.size() < kMaxViewerSsrcs)
+    self->viewerSsrcs_.push_back(ssrc);
   const std::int64_t now = monotonicNs();
   const std::int64_t previous = self->lastRtcpNs_.exchange(now);
   if (previous != 0 && now - previous > self->longestRtcpGapNs_.load())

@@ -6,8 +6,8 @@
 // every viewer's GstBuffer wraps the same immutable EncodedUnit.
 //
 // Life: negotiate() (on the HTTP thread) -> connected (webrtcbin's connection-state) -> push()
-// delivers units -> the session reports its end (peer closed, ICE failed, RTCP BYE or timeout,
-// pipeline error) through Events::onEnded; its owner then destroys it off GStreamer's threads.
+// delivers units -> the session reports its end (peer closed, ICE failed, RTCP BYE, the timeout of an
+// SSRC the viewer reported from, pipeline error) through Events::onEnded; its owner then destroys it off GStreamer's threads.
 // A viewer that vanishes without a word (killed browser, pulled cable) is found by the owner's
 // periodic goneReason(): ICE/peer connection "disconnected" for kDisconnectGrace, or RTCP silence:
 // no report from the viewer for four times the longest gap it has shown between reports, at least
@@ -74,6 +74,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// (the floor: an AVPF receiver's longest regular interval, 7.5 s, plus a margin; see above).
   static constexpr std::chrono::seconds kRtcpSilence{10};
   static constexpr std::chrono::seconds kRtcpSilenceMax{20};
+  /// The viewer SSRCs remembered (a browser reports from one or two).
+  static constexpr std::size_t kMaxViewerSsrcs = 8;
 
   /// Builds the pipeline and brings it to PLAYING. `loopbackIce`: gather ICE candidates on
   /// 127.0.0.1 only (the HTTP front listens on a loopback address, so the viewer is on this host).
@@ -155,6 +157,11 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// The playout delay written from the next packet on (AdaptivePlayoutDelay); false when the viewer's
   /// offer had no playout-delay extension, so nothing is sent. Thread-safe.
   bool setPlayoutDelay(PlayoutDelay delay);
+  /// The SSRCs the viewer's RTCP reports came from so far (a browser uses one or two): only the
+  /// timeout of one of these ends the session.
+  std::vector<std::uint32_t> viewerSsrcs() const;
+  /// webrtcbin's RTP bin, for tests that emit its signals (on-timeout) as GStreamer would.
+  GstElement* rtpBinForTesting() const { return rtpbin_.get(); }
   /// Why a connected viewer should be considered gone at `nowNs` (CLOCK_MONOTONIC), or "" while it
   /// looks alive: disconnected for longer than kDisconnectGrace, or RTCP silent (see above).
   std::string goneReason(std::int64_t nowNs) const;
@@ -177,7 +184,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static void onConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
   static void onIceConnectionState(GstElement* webrtc, GParamSpec*, gpointer self);
   static void onIceGatheringState(GstElement* webrtc, GParamSpec*, gpointer self);
-  static void onByeOrTimeout(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
+  static void onBye(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
+  static void onTimeout(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static void onSsrcActive(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstPadProbeReturn onFirstPacket(GstPad* pad, GstPadProbeInfo* info, gpointer self);
@@ -229,6 +237,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
 
   // Liveness (CLOCK_MONOTONIC ns; 0 = never / not now), written on GStreamer threads.
   guint ssrc_ = 0;  // ours, to tell our own RTCP from the viewer's
+  std::vector<guint> viewerSsrcs_;  // the SSRCs the viewer's reports came from (under callbackMutex_)
   std::atomic<std::int64_t> connectedNs_{0};
   std::atomic<std::int64_t> firstPacketNs_{0};
   std::atomic<std::int64_t> lastRtcpNs_{0};
