@@ -18,7 +18,7 @@ PlayoutDelay AdaptivePlayoutDelay::update(std::int64_t nowNs, std::uint64_t retr
     if (minMs > current_.minMs) current_ = {minMs, std::max({configured_.maxMs, 2 * minMs, current_.maxMs})};
   } else if (raised() &&
              (nowNs - lastRepairNs_ >= kHoldNs || (rttMs_ > 0 && rttMs_ < kRelease * kRepairRttMs))) {
-    current_ = configured_;
+    current_ = back();
   }
   return current_;
 }

@@ -11,7 +11,12 @@
 // its RTT is at least kRepairRttMs, the minimum delay becomes ceil10(kRttFactor x RTT + kMarginMs) (210
 // ms at 105 ms RTT), the maximum twice that, so the receiver holds each frame long enough for one
 // repair to land; kHoldNs after the last request (or once the RTT falls under kRepairRttMs x kRelease),
-// it goes back to the configured delay. On a LAN or loopback (RTT of a few ms) it never moves.
+// it goes back to the configured delay, except that a configured 0,0 comes back as 10,20 ms
+// (kBackMinMs, kBackMaxMs): Firefox ESR stops presenting video (it still decodes) when a stream that had
+// a playout delay switches to a minimum of 0, whatever the maximum (260,520 -> 0,0 and -> 0,10: 2 of 2
+// runs each, 11-12 fps presented of 30 decoded; -> 10,20: 3 of 3 at 29.4 fps; docs/stream.md; Janus saw
+// the same, meetecho/janus-gateway#2981). A stream that starts at 0,0 plays in both browsers. On a LAN or
+// loopback (RTT of a few ms) it never moves.
 //
 // Pure: time comes in with each update (CLOCK_MONOTONIC ns). Thread-safety: thread-bound.
 
@@ -29,6 +34,9 @@ class AdaptivePlayoutDelay {
   static constexpr double kMarginMs = 50;
   static constexpr int kCeilingMs = 1000;
   static constexpr std::int64_t kHoldNs = 20'000'000'000;
+  /// What a configured 0,0 comes back as (see above).
+  static constexpr int kBackMinMs = kPlayoutDelayUnitMs;
+  static constexpr int kBackMaxMs = 2 * kPlayoutDelayUnitMs;
 
   /// `configured`: what the viewer gets while its path repairs fast (serve's --playout-delay, 0,0 by
   /// default).
@@ -38,7 +46,12 @@ class AdaptivePlayoutDelay {
   /// Returns the delay to send from now on.
   PlayoutDelay update(std::int64_t nowNs, std::uint64_t retransmitted, double rttMs);
   PlayoutDelay current() const { return current_; }
-  bool raised() const { return !(current_ == configured_); }
+  /// The minimum is above what it comes back to (covering repairs now).
+  bool raised() const { return current_.minMs > back().minMs; }
+  /// What a raised delay comes back to: the configured one, 0,kBackMaxMs for a configured 0,0.
+  PlayoutDelay back() const {
+    return configured_.minMs == 0 && configured_.maxMs == 0 ? PlayoutDelay{kBackMinMs, kBackMaxMs} : configured_;
+  }
 
  private:
   PlayoutDelay configured_;

@@ -143,10 +143,20 @@ def main() -> int:
             failures.append(f"{e}: {vp8_rate()}")
         # Until the window: what Firefox presents and asks for each second (the step's stall, if any).
         timeline = []
+        delays = []  # the viewer's playout delay (serve's `auto`) as it changed, with s since tbf
+
+        def note_delay(doc: dict) -> None:
+            for v in doc.get("viewer_sessions", [])[:1]:
+                d = v.get("playout_delay_ms")
+                if d is not None and (not delays or delays[-1][1] != d):
+                    delays.append((round(time.monotonic() - t_on, 1), d))
+
         while time.monotonic() < t_on + max(args.settle_s, took) - 1:
             p = snap()
+            doc = stats()
+            note_delay(doc)
             timeline.append((round(time.monotonic() - t_on, 1), p.get("framesPresented"), p.get("lost"), p.get("nack"),
-                             p.get("pli"), stats().get("vp8", {}).get("keyframes")))
+                             p.get("pli"), doc.get("vp8", {}).get("keyframes")))
             time.sleep(max(0.0, 1 - (time.monotonic() - t_on) % 1))
         print(f"phase 1 until the window: (s since tbf, frames presented, packets lost, NACKs, PLIs, VP8 keyframes "
               f"made): {timeline}", flush=True)
@@ -159,6 +169,7 @@ def main() -> int:
             doc = stats()
             if not doc:
                 continue
+            note_delay(doc)
             v = doc.get("vp8", {}).get("bitrate", {})
             samples.append((round(time.monotonic() - t_on, 1), v.get("target_kbps"), v.get("encoder_kbps"),
                             round(v.get("sent_kbps", 0))))
@@ -174,6 +185,7 @@ def main() -> int:
         print(f"phase 1: {fps:.1f} fps presented over {dt:.1f} s; (s since tbf, vp8 target, encoder, sent): "
               f"{samples}; h264 targets {h264_targets}", flush=True)
         print(f"phase 1: page shows {s1.get('shown')!r}; {s1.get('bitrate')}", flush=True)
+        print(f"phase 1: the viewer's playout delay (s since tbf, ms): {delays}", flush=True)
         if ids1 != ids0:
             failures.append(f"Firefox reconnected behind the link (viewers {ids0} -> {ids1}): it stalled for 6 s")
         if fps < args.min_fps:

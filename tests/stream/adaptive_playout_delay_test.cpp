@@ -37,15 +37,22 @@ TEST(AdaptivePlayoutDelay, ComesBackTwentySecondsAfterTheLastRetransmission) {
     now += kSecond / 4;
     EXPECT_TRUE(p.update(now, 1, 100).minMs > 0) << "held at " << now / 1e9 << " s";
   }
-  EXPECT_EQ(p.update(kSecond + AdaptivePlayoutDelay::kHoldNs, 1, 100), (PlayoutDelay{0, 0}));
+  // Back to the configured 0,0 as 10,20: Firefox stops presenting on a switch to a minimum of 0
+  // (adaptive_playout_delay.hpp).
+  EXPECT_EQ(p.update(kSecond + AdaptivePlayoutDelay::kHoldNs, 1, 100), (PlayoutDelay{10, 20}));
   EXPECT_FALSE(p.raised());
+  EXPECT_EQ(p.update(kSecond + AdaptivePlayoutDelay::kHoldNs + kSecond, 2, 100).minMs, 200) << "raised again";
 }
 
 TEST(AdaptivePlayoutDelay, ComesBackAtOnceWhenTheRoundTripFalls) {
   AdaptivePlayoutDelay p({0, 0});
   p.update(kSecond, 1, 100);
   ASSERT_TRUE(p.raised());
-  EXPECT_EQ(p.update(2 * kSecond, 1, 30), (PlayoutDelay{0, 0}));
+  EXPECT_EQ(p.update(2 * kSecond, 1, 30), (PlayoutDelay{10, 20}));
+  AdaptivePlayoutDelay configured({50, 300});
+  configured.update(kSecond, 1, 100);
+  ASSERT_TRUE(configured.raised());
+  EXPECT_EQ(configured.update(2 * kSecond, 1, 30), (PlayoutDelay{50, 300})) << "a configured delay comes back as it is";
 }
 
 TEST(AdaptivePlayoutDelay, TheConfiguredDelayIsTheFloorAndTheCeilingIsOneSecond) {
