@@ -48,7 +48,7 @@ class AdaptivePlayoutDelay {
   PlayoutDelay current() const { return current_; }
   /// The minimum is above what it comes back to (covering repairs now).
   bool raised() const { return current_.minMs > back().minMs; }
-  /// What a raised delay comes back to: the configured one, 0,kBackMaxMs for a configured 0,0.
+  /// What a raised delay comes back to: the configured one, kBackMinMs,kBackMaxMs for a configured 0,0.
   PlayoutDelay back() const {
     return configured_.minMs == 0 && configured_.maxMs == 0 ? PlayoutDelay{kBackMinMs, kBackMaxMs} : configured_;
   }

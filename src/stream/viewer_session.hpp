@@ -7,7 +7,8 @@
 //
 // Life: negotiate() (on the HTTP thread) -> connected (webrtcbin's connection-state) -> push()
 // delivers units -> the session reports its end (peer closed, ICE failed, RTCP BYE, the timeout of an
-// SSRC the viewer reported from, pipeline error) through Events::onEnded; its owner then destroys it off GStreamer's threads.
+// SSRC the viewer reported from, pipeline error) through Events::onEnded; its owner then destroys it
+// off GStreamer's threads.
 // A viewer that vanishes without a word (killed browser, pulled cable) is found by the owner's
 // periodic goneReason(): ICE/peer connection "disconnected" for kDisconnectGrace, or RTCP silence:
 // no report from the viewer for four times the longest gap it has shown between reports, at least

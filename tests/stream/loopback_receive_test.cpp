@@ -6,10 +6,10 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <mutex>
-#include <functional>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -131,9 +131,9 @@ TEST(ViewerSessionLoopback, OnlyTheTimeoutOfAnSsrcTheViewerReportedFromEndsIt) {
   GstElement* rtpbin = session->rtpBinForTesting();
   ASSERT_NE(rtpbin, nullptr);
 
-  guint ours = 0x5eed0001;  // neither the viewer's nor ours: the session's made-up SSRC
-  while (std::find(ssrcs.begin(), ssrcs.end(), ours) != ssrcs.end()) ++ours;
-  g_signal_emit_by_name(rtpbin, "on-timeout", 0u, ours);
+  guint madeUp = 0x5eed0001;  // not the viewer's: like the session's own first-report SSRC
+  while (std::find(ssrcs.begin(), ssrcs.end(), madeUp) != ssrcs.end()) ++madeUp;
+  g_signal_emit_by_name(rtpbin, "on-timeout", 0u, madeUp);
   {
     std::lock_guard lock(mutex);
     EXPECT_EQ(endedWith, "") << "the timeout of an SSRC the viewer never reported from ended the session";
