@@ -95,20 +95,20 @@ def main() -> int:
     if args.netns:
         zb.enter_private_network()
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
+    # One serve at a time: a second one encoding beside A would take CPU from A's figures.
     live = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{zb.free_port()}"],
                     out / "playout_live.serve.log")
-    held = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{zb.free_port()}",
-                                   "--playout-delay", "200,300"], out / "playout_held.serve.log")
+    held = None
     driver = None
     serve = live
     try:
-        urls = [live.wait_url(20), held.wait_url(20)]
-        if not all(urls):
-            raise AssertionError("a zerohop serve printed no 'open http://' line within 20 s")
+        url = live.wait_url(20)
+        if not url:
+            raise AssertionError("zerohop serve printed no 'open http://' line within 20 s")
         driver = zb.start_chromium(chromium, chromedriver)
 
         # A: 0,0 and the time to first frame.
-        driver.get(urls[0])
+        driver.get(url)
         st = wait_state(driver, "A plays with abs-capture-time and the timecode read",
                         lambda s: s["frames"] > 60 and s["pixel"] and s["abs"] and s["jitter"] is not None, 30)
         problems = check_answer(st["sdp"])
@@ -148,8 +148,16 @@ def main() -> int:
                                  f"page's {ttff[-1]:.0f} ms from the same POST")
 
         # B: a 200 ms minimum the browser must honour.
+        driver.get("about:blank")
+        live.stop(2.0)
+        held = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{zb.free_port()}",
+                                       "--playout-delay", "200,300"], out / "playout_held.serve.log")
         serve = held
-        driver.get(urls[1])
+        url = held.wait_url(20)
+        if not url:
+            raise AssertionError("the second zerohop serve (--playout-delay 200,300) printed no 'open http://' line "
+                                 "within 20 s")
+        driver.get(url)
         st = wait_state(driver, "B plays and its jitter buffer fills to the 200 ms minimum",
                         lambda s: s["frames"] > 30 and s["pixel"] and s["jitter"] is not None and s["jitter"] >= 150,
                         20)
@@ -162,7 +170,8 @@ def main() -> int:
     finally:
         zb.quit_browser(driver)
         live.stop(2.0)
-        held.stop(2.0)
+        if held:
+            held.stop(2.0)
     print("PASS")
     return 0
 
