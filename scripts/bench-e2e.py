@@ -11,7 +11,10 @@ Prints a markdown table (and writes it to --out if given).
 usage: scripts/bench-e2e.py [--zerohop build/apps/zerohop/zerohop] [--seconds 30]
                             [--sizes 1280x720@30 1920x1080@30] [--bitrate 2500] [--preset veryfast]
                             [--keyint 120] [--no-reference] [--no-zerohop] [--netns] [--out FILE]
-                            [--repeat N]
+                            [--repeat N] [--wire] [--variant LABEL=SERVE_ARGS ...]
+The browser's parts of each run (capture→received from abs-capture-time, received→compositor,
+compositor→expected on screen) are the viewer page's p50 of its last 5 s, read every 2 s, medianed. --wire
+adds capture→wire from the packets themselves (tests/browser/rtp_wire_probe.py).
 --repeat N runs every sender N times per size, interleaved (A B, B A, A B ...), and reports the median of the
 run medians and the median of the per-round ratios: one run locks onto one phase between capture, the
 receiver's playout and the display's vsync, so single-run medians of the same sender scatter by a frame.
@@ -87,13 +90,14 @@ def server_stats(url: str) -> dict:
         return {}
 
 
-def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriver: str, logs: Path) -> dict:
+def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriver: str, logs: Path,
+            wire, extra: list[str]) -> dict:
     row = {"sender": sender, "source": size}
     port = zb.free_port()
     serve_args = ["--source", f"test:{size}", "--listen", f"127.0.0.1:{port}", "--bitrate", str(args.bitrate),
                   "--encoder", "x264", "--preset", args.preset, "--keyint", str(args.keyint)]
-    tag = f"{sender}_{size.replace('@', '_')}"
-    serve = zb.Serve(binary, serve_args, logs / f"bench_{tag}.serve.log")
+    tag = f"{sender.replace(' ', '_')}_{size.replace('@', '_')}"
+    serve = zb.Serve(binary, serve_args + extra, logs / f"bench_{tag}.serve.log")
     driver = None
     try:
         url = serve.wait_url(30)
@@ -111,6 +115,10 @@ def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriv
             return row
         time.sleep(args.warmup)
         snap = "const z = window.zerohop; return [z.latencyCount, z.framesPresented, z.freezes, performance.now()]"
+        parts_js = ("const z = window.zerohop; return [z.captureToReceiveP50, z.receiveToPresentationP50, "
+                    "z.presentationToDisplayP50]")
+        parts: list[list[float]] = [[], [], []]  # the page's p50 of its last 5 s, read every 2 s
+        wire_mark = wire.mark() if wire else 0
         count0, frames0, freezes0, t0 = driver.execute_script(snap)
         browser_root = driver.service.process.pid
         cpu_s0, cpu_b0, wall0 = cpu_seconds(serve.proc.pid), tree_cpu_seconds(browser_root), time.monotonic()
@@ -120,6 +128,9 @@ def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriv
         while True:
             time.sleep(min(2.0, max(0.0, end - time.monotonic())))
             count, lat = driver.execute_script("return [window.zerohop.latencyCount, window.zerohop.latencyMs.slice(-1000)]")
+            for values, v in zip(parts, driver.execute_script(parts_js)):
+                if isinstance(v, (int, float)):
+                    values.append(v)
             new = count - seen
             if new > 0:
                 samples += lat[-new:] if new <= len(lat) else lat
@@ -130,6 +141,7 @@ def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriv
         cpu_s1, cpu_b1 = cpu_seconds(serve.proc.pid), tree_cpu_seconds(browser_root)
         count1, frames1, freezes1, t1 = driver.execute_script(snap)
         stats = server_stats(url)
+        wire_samples = wire.samples(wire_mark) if wire else []
         driver.save_screenshot(str(logs / f"bench_{tag}.png"))
         row.update(
             samples=len(samples),
@@ -141,6 +153,11 @@ def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriv
             server_total_p50=(stats.get("total") or {}).get("p50_ms"),
             server_stages={k: v.get("p50_ms") for k, v in (stats.get("stages") or {}).items()},
             encoder=stats.get("encoder"),
+            wire_p50=zb.percentile([w[1] for w in wire_samples], 0.5) if wire_samples else None,
+            wire_p99=zb.percentile([w[1] for w in wire_samples], 0.99) if wire_samples else None,
+            receive_p50=zb.percentile(parts[0], 0.5) if parts[0] else None,
+            present_p50=zb.percentile(parts[1], 0.5) if parts[1] else None,
+            display_p50=zb.percentile(parts[2], 0.5) if parts[2] else None,
         )
         return row
     finally:
@@ -154,6 +171,28 @@ def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriv
 
 def fmt(v, spec=".1f", unit=""):
     return "–" if v is None else f"{v:{spec}}{unit}"
+
+
+SCATTER_PARTS = (("p50", "capture→display"), ("wire_p50", "capture→wire"), ("receive_p50", "capture→received"),
+                 ("present_p50", "received→compositor"), ("display_p50", "compositor→expected on screen"))
+
+
+def scatter_lines(rows: list[dict], sizes: list[str], repeat: int) -> list[str]:
+    """Run-to-run scatter (max - min of the run medians) of every part, per sender and size: where a
+    difference between runs of the same sender comes from."""
+    if repeat < 2:
+        return []
+    out = ["", "Run-to-run scatter (max − min of the run medians), by part:"]
+    for size in sizes:
+        for sender in dict.fromkeys(r["sender"] for r in rows if r["source"] == size and "error" not in r):
+            runs = [r for r in rows if r["sender"] == sender and r["source"] == size and "error" not in r]
+            cells = []
+            for key, name in SCATTER_PARTS:
+                values = [r[key] for r in runs if r.get(key) is not None]
+                if len(values) >= 2:
+                    cells.append(f"{name} {max(values) - min(values):.1f} ms ({min(values):.1f}–{max(values):.1f})")
+            out.append(f"- {sender} {size}, {len(runs)} runs: " + "; ".join(cells))
+    return out
 
 
 def main() -> int:
@@ -176,11 +215,30 @@ def main() -> int:
     ap.add_argument("--logs", default="/tmp/zerohop-bench", help="server logs and screenshots")
     ap.add_argument("--out", help="also write the markdown to this file")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved runs per sender and size (default 1)")
+    ap.add_argument("--variant", action="append", default=[], metavar="LABEL=SERVE_ARGS",
+                    help="also run zerohop with these extra serve arguments, as sender 'zerohop LABEL', interleaved "
+                         "with the others (repeatable), e.g. --variant pd0-100='--playout-delay 0,100'")
+    ap.add_argument("--wire", action="store_true",
+                    help="also measure capture -> wire from the packets on loopback (abs-capture-time against the "
+                         "kernel's timestamp of each frame's last packet; tests/browser/rtp_wire_probe.py); needs "
+                         "--netns and root")
     args = ap.parse_args()
 
     chromium, chromedriver = zb.find_browser()
+    if args.wire and not args.netns:
+        print("error: --wire reads every packet on loopback: give --netns too, so it sees only this benchmark's",
+              file=sys.stderr)
+        return 2
     if args.netns:
         zb.enter_private_network()
+    wire = None
+    if args.wire:
+        from rtp_wire_probe import WireProbe
+        try:
+            wire = WireProbe("lo")
+        except PermissionError:
+            print("error: --wire needs CAP_NET_RAW (run as root)", file=sys.stderr)
+            return 2
     logs = Path(args.logs)
     logs.mkdir(parents=True, exist_ok=True)
     senders = []
@@ -188,7 +246,14 @@ def main() -> int:
         if not Path(args.zerohop).exists():
             print(f"error: {args.zerohop} not found: build it (cmake --build build) or pass --zerohop", file=sys.stderr)
             return 2
-        senders.append(("zerohop", args.zerohop))
+        senders.append(("zerohop", args.zerohop, []))
+        for variant in args.variant:
+            label, _, extra = variant.partition("=")
+            if not label or not extra:
+                print(f"error: --variant {variant!r}: give LABEL=SERVE_ARGS, e.g. pd0-100='--playout-delay 0,100'",
+                      file=sys.stderr)
+                return 2
+            senders.append((f"zerohop {label}", args.zerohop, extra.split()))
     if not args.no_reference:
         # Default: the same test frames (picture, noise, timecode, pacing) through GStreamer's x264enc
         # into the same webrtcbin sender, so only the convert+encode path differs.
@@ -196,17 +261,17 @@ def main() -> int:
             if not REFERENCE_NATIVE.exists():
                 print(f"error: {REFERENCE_NATIVE} not found: build it (cmake --build build)", file=sys.stderr)
                 return 2
-            senders.append(("gstreamer", str(REFERENCE_NATIVE)))
+            senders.append(("gstreamer", str(REFERENCE_NATIVE), []))
         else:
-            senders.append(("gstreamer-py", str(REFERENCE_PY)))
+            senders.append(("gstreamer-py", str(REFERENCE_PY), []))
 
     rows = []
     for size in args.sizes:
         for rnd in range(args.repeat):
             # Alternate the order each round so neither sender always runs first (warm caches, drift).
-            for name, binary in (senders if rnd % 2 == 0 else list(reversed(senders))):
+            for name, binary, extra in (senders if rnd % 2 == 0 else list(reversed(senders))):
                 print(f"... {name} {size} (run {rnd + 1}/{args.repeat}): {args.seconds:.0f} s", file=sys.stderr, flush=True)
-                row = measure(name, binary, size, args, chromium, chromedriver, logs)
+                row = measure(name, binary, size, args, chromium, chromedriver, logs, wire, extra)
                 row["round"] = rnd
                 if "error" in row:
                     print(f"    {row['error']}", file=sys.stderr)
@@ -218,42 +283,49 @@ def main() -> int:
         f"x264 {args.preset}, {args.bitrate} kbit/s, keyframe every {args.keyint} frames, one viewer on loopback:",
         "",
         "| sender | source | viewer fps | samples | latency p50 | latency p99 | server capture→send p50 "
+        "| capture→wire p50 / p99 | capture→received | →compositor | →expected on screen "
         "| serve CPU (% of one core) | Chromium CPU |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['sender']} | {r['source']} | failed: {r['error'][:80]} | | | | | | |")
+            lines.append(f"| {r['sender']} | {r['source']} | failed: {r['error'][:80]} |" + " |" * 10)
             continue
+        wire_cell = "–" if r["wire_p50"] is None else f"{r['wire_p50']:.1f} / {r['wire_p99']:.1f} ms"
         lines.append(
             f"| {r['sender']} | {r['source']} | {fmt(r['fps'])} | {r['samples']} | {fmt(r['p50'], unit=' ms')} "
-            f"| {fmt(r['p99'], unit=' ms')} | {fmt(r['server_total_p50'], unit=' ms')} | {fmt(r['serve_cpu'], '.0f', ' %')} "
+            f"| {fmt(r['p99'], unit=' ms')} | {fmt(r['server_total_p50'], unit=' ms')} | {wire_cell} "
+            f"| {fmt(r['receive_p50'], unit=' ms')} | {fmt(r['present_p50'], unit=' ms')} "
+            f"| {fmt(r['display_p50'], unit=' ms')} | {fmt(r['serve_cpu'], '.0f', ' %')} "
             f"| {fmt(r['browser_cpu'], '.0f', ' %')} |")
     ratios = []
+    reference = next((name for name, _, _ in senders if name.startswith("gstreamer")), None)
     for size in args.sizes:
-        per_round = []
-        for rnd in range(args.repeat):
-            z = next((r for r in rows if r["sender"] == "zerohop" and r["source"] == size and r["round"] == rnd
-                      and r.get("p50")), None)
-            g = next((r for r in rows if r["sender"] == "gstreamer" and r["source"] == size and r["round"] == rnd
-                      and r.get("p50")), None)
-            if z and g:
-                per_round.append((z["p50"], g["p50"], z["p50"] / g["p50"], z["p99"] / g["p99"]))
-        if not per_round:
-            continue
-        if len(per_round) == 1:
-            _, _, m, q = per_round[0]
-            ratios.append(f"{size}: zerohop/GStreamer median {m:.2f}×, p99 {q:.2f}×")
-        else:
+        for ours in [name for name, _, _ in senders if name.startswith("zerohop")] if reference else []:
+            per_round = []
+            for rnd in range(args.repeat):
+                z = next((r for r in rows if r["sender"] == ours and r["source"] == size and r["round"] == rnd
+                          and r.get("p50")), None)
+                g = next((r for r in rows if r["sender"] == reference and r["source"] == size and r["round"] == rnd
+                          and r.get("p50")), None)
+                if z and g:
+                    per_round.append((z["p50"], g["p50"], z["p50"] / g["p50"], z["p99"] / g["p99"]))
+            if not per_round:
+                continue
+            if len(per_round) == 1:
+                _, _, m, q = per_round[0]
+                ratios.append(f"{size}: {ours}/{reference} median {m:.2f}×, p99 {q:.2f}×")
+                continue
             zs, gs, ms = [r[0] for r in per_round], [r[1] for r in per_round], [r[2] for r in per_round]
             wins = sum(1 for r in ms if r <= 1.0)
             ratios.append(
-                f"{size}: over {len(per_round)} interleaved rounds, median of run medians zerohop "
-                f"{zb.percentile(zs, 0.5):.1f} ms vs GStreamer {zb.percentile(gs, 0.5):.1f} ms "
+                f"{size}: over {len(per_round)} interleaved rounds, median of run medians {ours} "
+                f"{zb.percentile(zs, 0.5):.1f} ms vs {reference} {zb.percentile(gs, 0.5):.1f} ms "
                 f"({zb.percentile(zs, 0.5) / zb.percentile(gs, 0.5):.2f}×); per-round ratios "
-                f"{', '.join(f'{r:.2f}' for r in ms)} (median {zb.percentile(ms, 0.5):.2f}×; zerohop ≤ 1.0× in {wins} of {len(ms)})")
+                f"{', '.join(f'{r:.2f}' for r in ms)} (median {zb.percentile(ms, 0.5):.2f}×; ≤ 1.0× in {wins} of {len(ms)})")
     if ratios:
-        lines += ["", "Ratio: " + "; ".join(ratios) + "."]
+        lines += ["", "Ratio: " + ";\n".join(ratios) + "."]
+    lines += scatter_lines(rows, args.sizes, args.repeat)
     for r in rows:
         if r.get("server_stages"):
             lines.append(f"\n{r['sender']} {r['source']} server stages p50: " + ", ".join(
@@ -262,7 +334,8 @@ def main() -> int:
         lines += ["", "The GStreamer reference (bench/e2e/gst_baseline.cpp) takes the same test-camera frames "
                       "(picture, noise, timecode, pacing) through appsrc → videoconvert → x264enc (tune=zerolatency, same "
                       "preset, threads=1, CBR, one-frame VBV, no B-frames, constrained baseline) → appsink, and sends the "
-                      "access units through the same webrtcbin sender as serve: only the convert+encode path differs."]
+                      "access units through the same webrtcbin sender as serve, without the playout-delay extension (GStreamer's "
+                      "webrtcbin sends none): the convert+encode path and that extension differ."]
     if any(r["sender"] == "gstreamer-py" for r in rows):
         lines += ["", "The Python GStreamer reference (tests/browser/gst_whep_reference.py) is a plain appsrc → x264enc "
                       "→ rtph264pay → webrtcbin sender with its own signalling, drawing the same timecode into its own "
