@@ -198,14 +198,17 @@ int runServe(ServeOptions o) {
   config.stream.tlsCertFile = o.tlsCert;
   config.stream.tlsKeyFile = o.tlsKey;
   if (o.playoutDelay == "auto") {
-    config.stream.adaptivePlayoutDelay = true;  // 0,0, raised for a viewer whose lost packets come back slowly
+    config.stream.adaptivePlayoutDelay = true;  // the default delay, raised for a viewer whose lost packets come back slowly
+  } else if (o.playoutDelay == "off") {
+    config.stream.adaptivePlayoutDelay = false;
+    config.stream.sendPlayoutDelay = false;  // what GStreamer's webrtcbin alone sends: nothing
   } else {
     // The numbers' range and steps are StreamServer's to check (its error names them).
     int minMs = 0, maxMs = 0;
     char tail = 0;
     if (std::sscanf(o.playoutDelay.c_str(), "%d,%d%c", &minMs, &maxMs, &tail) != 2) {
       throw Error(Errc::kInvalidArgument, "--playout-delay '" + o.playoutDelay +
-                                              "': give auto, or MIN,MAX in milliseconds (e.g. 0,0 or 100,200)");
+                                              "': give auto, off, or MIN,MAX in milliseconds (e.g. 0,100 or 100,200)");
     }
     config.stream.adaptivePlayoutDelay = false;  // fixed: what the user asked for, always
     config.stream.playoutDelayMinMs = minMs;
@@ -351,7 +354,8 @@ Runner addServeCommand(CLI::App& app) {
                   "the RTP playout-delay the viewers' browsers are asked to keep between capture and display: "
                   "MIN,MAX ms (0..40950, steps of 10; 0,0 displays each frame as soon as it is decoded), fixed; "
                   "or auto: 0,0, raised for a viewer whose lost packets come back slowly (RTT >= 60 ms) to "
-                  "1.5 x RTT + 50 ms, so frames wait for their retransmission instead of freezing (docs/stream.md)")
+                  "1.5 x RTT + 50 ms, so frames wait for their retransmission instead of freezing (docs/stream.md); "
+                  "or off: not sent, the browser's own default, as with a plain GStreamer webrtcbin sender")
       ->capture_default_str();
   cmd->add_option("--ice-server", o->iceServers,
                   "a STUN/TURN server for the viewers (repeatable): stun://HOST[:PORT], "

@@ -2,8 +2,9 @@
 //
 // The same test-camera frames (picture, timecode, pacing) go through a plain GStreamer pipeline,
 //   appsrc (YUYV) ! videoconvert ! x264enc (our settings) ! appsink
-// and the access units go into the same WebRTC sender (StreamServer) serve uses. Only the
-// convert+encode part differs, so the browser-measured latency compares our pipeline with GStreamer's.
+// and the access units go into the same WebRTC sender (StreamServer) serve uses, without the
+// playout-delay extension (GStreamer's webrtcbin sends none). The convert+encode part and that extension
+// differ, so the browser-measured latency compares our sender with what GStreamer gives a user.
 //
 // Usage: zerohop-gst-baseline [serve] --source test:1280x720@30 --listen 127.0.0.1:8090 [--bitrate 2500]
 //          [--keyint 120] [--preset superfast]
@@ -110,6 +111,10 @@ int main(int argc, char** argv) {
     zerohop::StreamConfig sc;
     sc.host = o.host;
     sc.port = o.port;
+    // GStreamer's webrtcbin alone sends no playout-delay, and that extension decides how Chromium schedules
+    // each frame's display (docs/benchmarks.md): leave it out, as a plain GStreamer sender would.
+    // abs-capture-time stays: it only carries the capture time the benchmark reads.
+    sc.sendPlayoutDelay = false;
     zerohop::StreamServer server(sc);
     std::atomic<bool> keyframe{true};
     server.setKeyframeRequestHandler([&] { keyframe = true; });

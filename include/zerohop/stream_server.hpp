@@ -55,6 +55,9 @@ struct StreamConfig {
   /// 20 s after the last retransmission. `serve --playout-delay auto` (the default); a fixed
   /// `--playout-delay MIN,MAX` turns it off. See docs/stream.md, "Playout delay".
   bool adaptivePlayoutDelay = true;
+  /// false: the playout-delay extension is not negotiated at all, as with GStreamer's webrtcbin alone (the
+  /// comparison sender of the benchmarks; or a receiver that mishandles it). Nothing is then raised.
+  bool sendPlayoutDelay = true;
   /// Non-empty: POST /whep plays the stream of this name (addStream(); `serve`'s first camera) instead
   /// of what publish() is fed. POST /whep/NAME plays any named stream either way.
   std::string defaultStream;

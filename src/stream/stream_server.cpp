@@ -146,6 +146,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
                 "StreamConfig::maxViewers is 0: no viewer could ever connect; use 1 or more");
   }
   sendOptions_.playoutDelay = stream::PlayoutDelay{config_.playoutDelayMinMs, config_.playoutDelayMaxMs};
+  sendOptions_.omitPlayoutDelay = !config_.sendPlayoutDelay;
   stream::checkPlayoutDelay(sendOptions_.playoutDelay, "playout delay (serve --playout-delay MIN,MAX)");
 
   std::shared_ptr<const stream::TlsContext> tls;

@@ -109,7 +109,7 @@ class StreamServer::Impl {
   void fillCongestion(const std::string& id, ViewerStats& t) const;
 
   StreamConfig config_;
-  stream::ViewerSession::SendOptions sendOptions_;  // from config_ (the RTP header extensions)
+  stream::ViewerSession::SendOptions sendOptions_{};  // from config_ (the RTP header extensions)
   stream::IceServers iceServers_;  // checked in the constructor
   bool loopbackHost_ = false;
   bool tls_ = false;  // HTTPS (config_.tlsCertFile/tlsKeyFile)

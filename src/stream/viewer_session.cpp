@@ -199,6 +199,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   // the answer (webrtcbin keeps what both the offer and the preferences have, so the offer's id is
   // used); the payloader writes them.
   for (const RtpExtension& ext : choice_.extensions) {
+    if (ext.uri == kPlayoutDelayUri && send.omitPlayoutDelay) continue;
     GstPtr<GstRTPHeaderExtension> element(makeRtpExtension(ext, send.playoutDelay));
     if (!element) continue;
     gst_object_ref_sink(element.get());  // the new element's floating reference becomes ours

@@ -66,6 +66,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// (VideoChoice::extensions: playout-delay with these bounds, abs-capture-time, transport-wide-cc).
   struct SendOptions {
     PlayoutDelay playoutDelay;  ///< 0/0: render each frame as soon as it is decoded
+    bool omitPlayoutDelay;  ///< true: the extension is left out of the answer even when offered
   };
 
   static constexpr unsigned kMaxQueuedUnits = 8;

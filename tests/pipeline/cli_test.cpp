@@ -62,6 +62,7 @@ TEST(Cli, BadPlayoutDelaySaysWhatIsAccepted) {
   auto one = run({kCli, "serve", "--playout-delay", "100", "--listen", "127.0.0.1:" + std::to_string(freePort())});
   EXPECT_EQ(one.exitCode, 2);
   EXPECT_NE((one.out + one.err).find("--playout-delay"), std::string::npos) << one.err;
+  EXPECT_NE((one.out + one.err).find("auto, off, or MIN,MAX"), std::string::npos) << one.err;
 }
 
 TEST(Cli, BadCongestionControlOptionsAreRefusedByName) {

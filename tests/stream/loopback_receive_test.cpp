@@ -213,6 +213,36 @@ TEST(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
   EXPECT_EQ(steps + 1, static_cast<int>(e.twccSeqnums.size())) << "transport-wide sequence numbers do not count packets";
 }
 
+// StreamConfig::sendPlayoutDelay = false (serve --playout-delay off): the answer leaves playout-delay out
+// though the viewer offered it, and no packet carries it; the other two stay.
+TEST(RtpHeaderExtensionsLoopback, PlayoutDelayOffLeavesItOutOfAnswerAndPackets) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(30);
+  ASSERT_FALSE(units.empty());
+  StreamConfig config;
+  config.port = 0;
+  config.sendPlayoutDelay = false;
+  StreamServer server(config);
+  Publisher publisher(server, units);
+  LoopbackViewer viewer(true);
+  ASSERT_TRUE(connectOverWhep(viewer, server));
+  EXPECT_EQ(viewer.answerSdp.find(stream::kPlayoutDelayUri), std::string::npos) << viewer.answerSdp;
+  EXPECT_NE(viewer.answerSdp.find(stream::kAbsCaptureTimeUri), std::string::npos) << viewer.answerSdp;
+  publisher.stamp = [](const EncodedUnitPtr& next) {  // captured now: a capture time to send
+    auto unit = std::make_shared<EncodedUnit>(*next);
+    unit->ptsNs = monotonicNs();
+    return unit;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] { return viewer.receivedUnits < 10 && std::chrono::steady_clock::now() < deadline; });
+  ASSERT_GE(viewer.receivedUnits.load(), 10);
+  const ReceivedExtensions e = viewer.extensions();
+  ASSERT_GT(e.packets, 10);
+  EXPECT_TRUE(e.playoutDelays.empty()) << e.playoutDelays.size() << " packets carried playout-delay";
+  EXPECT_FALSE(e.captureUnixNs.empty()) << "abs-capture-time is still sent";
+}
+
 // The WebRTC sender without the HTTP server, for programs with signalling of their own: the viewer's
 // offer in, the answer out, units pushed; the viewer decodes them and its keyframe requests come back.
 TEST(WebRtcSessionLoopback, OfferInAnswerOutUnitsPushedWithoutTheHttpServer) {
