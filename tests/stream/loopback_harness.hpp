@@ -384,7 +384,10 @@ inline ::testing::AssertionResult connectOverWhep(LoopbackViewer& viewer, const 
 
 // A StreamServer on loopback publishing 3 s of test units at 30 fps, and a GStreamer viewer that has
 // negotiated with it over WHEP.
-class LoopbackReceive : public ::testing::Test {
+// A StreamServer on a free port with a Publisher of the 90 test units, and a LoopbackViewer connected
+// to it over WHEP once the test calls start() with its StreamConfig (and whether the viewer offers the
+// low-latency header extensions).
+class LoopbackServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const std::string missing = missingLoopbackElement(); !missing.empty())
@@ -392,11 +395,12 @@ class LoopbackReceive : public ::testing::Test {
     units_ = encodeTestUnits(90);
     ASSERT_EQ(units_.size(), 90u);
     ASSERT_TRUE(units_[0]->keyframe);
-    StreamConfig config;
+  }
+  void start(StreamConfig config, bool offerExtensions = false) {
     config.port = 0;
     server_ = std::make_unique<StreamServer>(config);
     publisher_ = std::make_unique<Publisher>(*server_, units_);
-    viewer_ = std::make_unique<LoopbackViewer>();
+    viewer_ = std::make_unique<LoopbackViewer>(offerExtensions);
     ASSERT_TRUE(connectOverWhep(*viewer_, *server_));
   }
   // The server (and every session that may still call the keyframe handler) goes before the publisher.
@@ -409,6 +413,16 @@ class LoopbackReceive : public ::testing::Test {
   std::unique_ptr<StreamServer> server_;
   std::unique_ptr<Publisher> publisher_;
   std::unique_ptr<LoopbackViewer> viewer_;  // destroyed first
+};
+
+// The same, started with the default StreamConfig and a plain viewer before each test.
+class LoopbackReceive : public LoopbackServerTest {
+ protected:
+  void SetUp() override {
+    LoopbackServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    start(StreamConfig{});
+  }
 };
 
 }  // namespace zerohop::loopback

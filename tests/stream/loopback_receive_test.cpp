@@ -152,19 +152,16 @@ TEST(ViewerSessionLoopback, OnlyTheTimeoutOfAnSsrcTheViewerReportedFromEndsIt) {
 // transport-wide-cc (at ids of its own choosing) gets them in the answer with its ids, and every packet
 // it receives carries them: the configured playout delay in each, the capture wall clock (NTP) in the
 // first packet of each frame, a transport-wide sequence number that counts every packet.
-TEST(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  const std::vector<EncodedUnitPtr> units = encodeTestUnits(30);
-  ASSERT_FALSE(units.empty());
+// A viewer that offers the three extensions, to a server started with the test's StreamConfig.
+class RtpHeaderExtensionsLoopback : public LoopbackServerTest {};
+
+TEST_F(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
   StreamConfig config;
-  config.port = 0;
   config.playoutDelayMinMs = 100;  // not the default, so the value seen on the wire is the configured one
   config.playoutDelayMaxMs = 250;
-  StreamServer server(config);
-  Publisher publisher(server, units);
-  LoopbackViewer viewer(true);
-  ASSERT_TRUE(connectOverWhep(viewer, server));
+  ASSERT_NO_FATAL_FAILURE(start(config, true));
+  LoopbackViewer& viewer = *viewer_;
+  Publisher& publisher = *publisher_;
   using R = ReceivedExtensions;
   for (const std::string& line :
        {"a=extmap:" + std::to_string(R::kPlayoutDelayId) + " " + std::string(stream::kPlayoutDelayUri),
@@ -215,18 +212,12 @@ TEST(RtpHeaderExtensionsLoopback, AnswerHasThemAndPacketsCarryThem) {
 
 // StreamConfig::sendPlayoutDelay = false (serve --playout-delay off): the answer leaves playout-delay out
 // though the viewer offered it, and no packet carries it; the other two stay.
-TEST(RtpHeaderExtensionsLoopback, PlayoutDelayOffLeavesItOutOfAnswerAndPackets) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  const std::vector<EncodedUnitPtr> units = encodeTestUnits(30);
-  ASSERT_FALSE(units.empty());
+TEST_F(RtpHeaderExtensionsLoopback, PlayoutDelayOffLeavesItOutOfAnswerAndPackets) {
   StreamConfig config;
-  config.port = 0;
   config.sendPlayoutDelay = false;
-  StreamServer server(config);
-  Publisher publisher(server, units);
-  LoopbackViewer viewer(true);
-  ASSERT_TRUE(connectOverWhep(viewer, server));
+  ASSERT_NO_FATAL_FAILURE(start(config, true));
+  LoopbackViewer& viewer = *viewer_;
+  Publisher& publisher = *publisher_;
   EXPECT_EQ(viewer.answerSdp.find(stream::kPlayoutDelayUri), std::string::npos) << viewer.answerSdp;
   EXPECT_NE(viewer.answerSdp.find(stream::kAbsCaptureTimeUri), std::string::npos) << viewer.answerSdp;
   publisher.stamp = [](const EncodedUnitPtr& next) {  // captured now: a capture time to send
