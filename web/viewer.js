@@ -93,6 +93,42 @@ function zerohopCaptureEpochMs(source, rtpTimestamp) {
   return source.captureTimestamp - ZEROHOP_NTP_UNIX_OFFSET_MS + dRtp / 90;
 }
 
+const ZEROHOP_LUMA_FORMATS = new Set(['I420', 'I420A', 'I422', 'I444', 'NV12']);  // 8-bit luma in plane 0
+
+/**
+ * The timecode strip's middle row of `video`'s current frame, read without converting the frame:
+ * WebCodecs copies two rows of the luma plane (VideoFrame.copyTo with a rect), where a canvas would
+ * convert all of the frame to RGB first (~5 ms a 720p frame on a small CPU). Resolves to an
+ * ImageData-like {width, height: 1, data: RGBA} for zerohopReadTimecode (grey from luma, limited range
+ * expanded as the canvas would), or rejects where this browser or frame cannot (no VideoFrame, a frame
+ * in GPU memory or in a format without an 8-bit luma plane): the caller reads through a canvas then.
+ */
+async function zerohopReadStripRow(video, width) {
+  const cell = zerohopTimecodeCellSize(width);
+  const stripW = cell * ZEROHOP_TC_CELLS;
+  const frame = new VideoFrame(video, {timestamp: 0});  // throws without WebCodecs or a frame
+  try {
+    if (!ZEROHOP_LUMA_FORMATS.has(frame.format)) throw new Error(`frame format ${frame.format}`);
+    const vis = frame.visibleRect || {x: 0, y: 0};
+    const row = Math.floor(cell / 2);
+    const top = (vis.y + row) & ~1;  // chroma-aligned
+    const rect = {x: vis.x & ~1, y: top, width: (stripW + 1) & ~1, height: 2};
+    const buffer = new Uint8Array(frame.allocationSize({rect}));
+    const layout = await frame.copyTo(buffer, {rect});
+    const luma = buffer.subarray(layout[0].offset + (vis.y + row - top) * layout[0].stride);
+    const full = frame.colorSpace && frame.colorSpace.fullRange;
+    const data = new Uint8ClampedArray(stripW * 4);
+    for (let x = 0; x < stripW; ++x) {
+      const v = full ? luma[x] : ((luma[x] - 16) * 255) / 219;
+      data[4 * x] = data[4 * x + 1] = data[4 * x + 2] = v;
+      data[4 * x + 3] = 255;
+    }
+    return {width: stripW, height: 1, data};
+  } finally {
+    frame.close();
+  }
+}
+
 /** Nearest-rank percentile (as the server's LatencyStats), q in (0, 1]. null for no samples. */
 function zerohopPercentile(values, q) {
   if (!values.length) return null;
@@ -444,14 +480,33 @@ window.zerohop = {
       resolvePending(null, presented);
       return;
     }
+    // The frame is taken now (the read may finish later); the results are used in frame order.
+    const read = readStripRow(width, cell, stripW);
+    readChain = readChain.then(() => read).then((row) => onStripRow(row, width, presented, now, displayAt));
+  }
+
+  // WebCodecs while it works (zh.stripReader says which), else the canvas from then on.
+  zh.stripReader = typeof VideoFrame === 'function' ? 'webcodecs' : 'canvas';
+  let readChain = Promise.resolve();
+  function readStripRow(width, cell, stripW) {
+    if (zh.stripReader === 'webcodecs') {
+      return zerohopReadStripRow(video, width).catch((e) => {
+        zh.stripReader = 'canvas';
+        console.log(`timecode: reading through a canvas (WebCodecs cannot: ${e.message || e})`);
+        return null;  // this frame is lost; the next one is read through the canvas
+      });
+    }
     if (stripCanvas.width !== stripW || stripCanvas.height !== cell) {
       stripCanvas.width = stripW;
       stripCanvas.height = cell;
       stripCtx.imageSmoothingEnabled = false;
     }
     stripCtx.drawImage(video, 0, 0, stripW, cell, 0, 0, stripW, cell);
-    const row = stripCtx.getImageData(0, Math.floor(cell / 2), stripW, 1);
-    const tc = zerohopReadTimecode(row, width);
+    return Promise.resolve(stripCtx.getImageData(0, Math.floor(cell / 2), stripW, 1));
+  }
+
+  function onStripRow(row, width, presented, now, displayAt) {
+    const tc = row && zerohopReadTimecode(row, width);
     if (!tc) { zh.timecodeErrors++; resolvePending(null, presented); return; }
     zh.timecodesRead++;
     if (zh.lastTimecode) {

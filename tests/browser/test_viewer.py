@@ -37,7 +37,7 @@ return {state: z.state, error: z.error, connects: z.connects, framesPresented: z
         staleReads: z.staleReads, latencyCount: z.latencyCount,
         freezes: z.freezes, maxGapMs: z.maxGapMs, longGaps: z.longGaps, fps: z.fps,
         latencyP50: z.latencyP50, latencyP99: z.latencyP99, latencyMs: z.latencyMs.slice(),
-        sequenceGaps: z.sequenceGaps, iceState: z.iceState, webrtc: z.webrtc, playback: z.playback, lastStats: z.lastStats,
+        sequenceGaps: z.sequenceGaps, stripReader: z.stripReader, iceState: z.iceState, webrtc: z.webrtc, playback: z.playback, lastStats: z.lastStats,
         now: performance.now()};
 """
 
@@ -162,7 +162,8 @@ def main() -> int:
         print(f"window {dt:.1f} s: {presented} frames presented ({fps:.1f} fps), {callbacks} frame callbacks, "
               f"{read} timecodes read ({100.0 * read / max(1, presented):.1f} % of presented), "
               f"{s1['timecodeErrors'] - s0['timecodeErrors']} unreadable, {stale} stale (late callback), "
-              f"{s1['sequenceGaps'] - s0['sequenceGaps']} sequence numbers skipped")
+              f"{s1['sequenceGaps'] - s0['sequenceGaps']} sequence numbers skipped, read through "
+              f"{s1.get('stripReader')}")
         print(f"freezes: page {freezes_page} (max gap {max_gap:.0f} ms), webrtc freezeCount +{freeze_count}; "
               f"webrtc: framesDecoded={w1.get('framesDecoded')} framesDropped={w1.get('framesDropped')} "
               f"nack={w1.get('nackCount')} pli={w1.get('pliCount')} codec={w1.get('codec')} "
@@ -178,6 +179,9 @@ def main() -> int:
             failures.append(f"{freezes_page} freeze(s): longest gap between presented frames {max_gap:.0f} ms")
         if freeze_count > 0:
             failures.append(f"WebRTC reported {freeze_count} freeze(s) (freezeCount)")
+        if s1.get("stripReader") != "webcodecs":  # Chromium decodes in software here: WebCodecs must work
+            failures.append(f"the page read the timecode through {s1.get('stripReader')!r}, not WebCodecs "
+                            "(its console says why)")
         if presented and read < args.min_timecodes * presented:
             failures.append(f"timecodes read from {read} of {presented} presented frames, "
                             f"want >= {100 * args.min_timecodes:.0f} %")

@@ -8,7 +8,8 @@
    check value and Python's crc on random bytes, and zerohopLatencyMs across the 2^44 wrap.
 2. Video: writes I420 frames with the strip drawn in luma 235/16 (as the test camera does), encodes
    them with ffmpeg (H.264 if this Chromium plays it, else VP8), plays the file in a <video> and reads
-   every presented frame through requestVideoFrameCallback + canvas, as the viewer page does.
+   every presented frame through requestVideoFrameCallback, both ways the viewer page does: a canvas, and
+   WebCodecs (zerohopReadStripRow: two luma rows copied out of the frame, no RGB conversion).
 
 usage: timecode_page_test.py [--web DIR]   (exit 0 pass, 1 fail, 77 skipped)
 """
@@ -104,9 +105,10 @@ video.muted = true; video.playsInline = true;
 document.body.appendChild(video);
 const canvas = document.createElement('canvas');
 const ctx = canvas.getContext('2d', {willReadFrequently: true});
-const read = [];
-let callbacks = 0, errors = 0;
-const finish = (why) => done({why, callbacks, errors, read, width: video.videoWidth, height: video.videoHeight});
+const read = [], readWc = [];
+let callbacks = 0, errors = 0, wcErrors = 0, wcFailure = null, wcPending = Promise.resolve();
+const finish = (why) => wcPending.then(() => done({why, callbacks, errors, read, readWc, wcErrors, wcFailure,
+                                                   width: video.videoWidth, height: video.videoHeight}));
 video.onerror = () => finish('error: ' + (video.error && video.error.message));
 video.onended = () => finish('ended');
 setTimeout(() => finish('timeout'), 30000);
@@ -116,6 +118,12 @@ function onFrame(now, md) {
   const w = md.width, cell = zerohopTimecodeCellSize(w);
   canvas.width = cell * 76; canvas.height = cell;
   ctx.drawImage(video, 0, 0, cell * 76, cell, 0, 0, cell * 76, cell);
+  // The page's other reader: the same frame's strip through WebCodecs (two luma rows, no RGB frame).
+  const wc = zerohopReadStripRow(video, w).then((row) => {
+    const tc = zerohopReadTimecode(row, w);
+    if (tc) readWc.push({wallClockMs: tc.wallClockMs, sequence: tc.sequence}); else wcErrors++;
+  }, (e) => { wcFailure = wcFailure || String(e); });
+  wcPending = wcPending.then(() => wc);
   try {
     const tc = zerohopReadTimecode(ctx.getImageData(0, Math.floor(cell / 2), cell * 76, 1), w);
     if (tc) read.push({wallClockMs: tc.wallClockMs, sequence: tc.sequence}); else errors++;
@@ -285,6 +293,20 @@ def main() -> int:
                     failures.append(f"video: {got['errors']} presented frames had an unreadable timecode")
                 if len(distinct) < len(frames) * 0.9:
                     failures.append(f"video: only {len(distinct)} of {len(frames)} frames read")
+                # The WebCodecs reader (zerohopReadStripRow) on the same presented frames.
+                read_wc = [(r["wallClockMs"], r["sequence"]) for r in got["readWc"]]
+                print(f"video through WebCodecs: {len(read_wc)} timecodes read, {got['wcErrors']} unreadable, "
+                      f"{len(set(read_wc))}/{len(frames)} distinct frames"
+                      + (f"; failed: {got['wcFailure']}" if got["wcFailure"] else ""))
+                if got["wcFailure"]:
+                    failures.append(f"video: zerohopReadStripRow failed: {got['wcFailure']}")
+                if [r for r in read_wc if r not in expected]:
+                    failures.append(f"video: WebCodecs read timecodes never encoded, e.g. "
+                                    f"{[r for r in read_wc if r not in expected][:3]}")
+                if got["wcErrors"]:
+                    failures.append(f"video: {got['wcErrors']} presented frames unreadable through WebCodecs")
+                if len(set(read_wc)) < len(frames) * 0.9:
+                    failures.append(f"video: only {len(set(read_wc))} of {len(frames)} frames read through WebCodecs")
         finally:
             if failures:
                 print(zb.browser_console(driver))
