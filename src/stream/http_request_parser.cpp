@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 
 namespace zerohop::stream {
 namespace {
@@ -44,6 +45,33 @@ std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+// RFC 9110 §12.5.3: does an Accept-Encoding value (every line's, comma-joined) take gzip? Listed with a
+// weight above 0, or not listed while "*" is. A weight is zero as "0", "0." or "0.0", "0.00", "0.000".
+bool acceptsGzip(std::string_view value) {
+  std::optional<bool> gzip, any;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    std::string_view item = value.substr(0, comma);
+    value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
+    const std::size_t semi = item.find(';');
+    const std::string coding = lower(trimmed(item.substr(0, semi)));
+    bool positive = true;
+    for (std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1); !params.empty();) {
+      const std::size_t next = params.find(';');
+      const std::string param = lower(trimmed(params.substr(0, next)));
+      params.remove_prefix(next == std::string_view::npos ? params.size() : next + 1);
+      if (param.rfind("q=", 0) == 0) {
+        const std::string_view q = std::string_view(param).substr(2);
+        positive = !(!q.empty() && q.size() <= 5 && q.front() == '0' &&
+                     (q.size() == 1 || (q[1] == '.' && q.find_first_not_of('0', 2) == std::string_view::npos)));
+      }
+    }
+    if (coding == "gzip" || coding == "x-gzip") gzip = positive;
+    if (coding == "*") any = positive;
+  }
+  return gzip.value_or(any.value_or(false));
 }
 
 bool methodMayCarryBody(std::string_view m) {
@@ -119,6 +147,7 @@ HttpRequestFraming frameHttpRequest(std::string_view in, const HttpRequestLimits
   if (headEnd == std::string_view::npos) return f;
 
   std::string kept;
+  std::string acceptEncoding;  // every Accept-Encoding line's value, comma-joined
   bool sawLength = false, sawTransferEncoding = false, sawHost = false;
   std::uint64_t length = 0;
   std::string_view rest = head;  // "Name: value\r\n" lines; the last one's CRLF is that of the empty line
@@ -162,6 +191,10 @@ HttpRequestFraming frameHttpRequest(std::string_view in, const HttpRequestLimits
       f.expectContinue = true;
       continue;
     }
+    if (key == "accept-encoding") {
+      acceptEncoding.append(acceptEncoding.empty() ? "" : ",").append(value);
+      continue;  // written back below, narrowed to gzip
+    }
     // Whole bodies, one request per connection: ranges and connection options do not apply.
     if (key == "range" || key == "if-range" || key == "connection" || key == "keep-alive" || key == "upgrade" ||
         key == "te" || key == "trailer") {
@@ -192,6 +225,7 @@ HttpRequestFraming frameHttpRequest(std::string_view in, const HttpRequestLimits
   f.state = State::kComplete;
   f.canonical.reserve(lineEnd + kept.size() + 64 + length);
   f.canonical.append(line).append("\r\n").append(kept);
+  if (acceptsGzip(acceptEncoding)) f.canonical.append("Accept-Encoding: gzip\r\n");
   if (sawLength) f.canonical.append("Content-Length: ").append(std::to_string(length)).append("\r\n");
   f.canonical.append("\r\n").append(in.substr(bodyStart, length));
   return f;

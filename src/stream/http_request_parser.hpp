@@ -6,8 +6,11 @@
 // Transfer-Encoding, no body on GET/HEAD/OPTIONS/DELETE, and limits on the request line, the header
 // block, the header count and the body. What it accepts it rewrites as `canonical`: the request
 // line, the headers it keeps (Range, Expect, Connection and Keep-Alive are dropped; the server
-// answers whole bodies, once, and closes) and exactly Content-Length bytes of body, so whatever
-// reads `canonical` next (cpp-httplib's lenient parser) cannot see a different request.
+// answers whole bodies, once, and closes; Accept-Encoding becomes "gzip" where the client takes gzip,
+// else goes: cpp-httplib would answer "br" with brotli at its highest quality, ~7 ms of CPU for a 5 KB
+// /stats that each viewer page polls every second, and 80 ms for the page's script) and exactly
+// Content-Length bytes of body, so whatever reads `canonical` next (cpp-httplib's lenient parser)
+// cannot see a different request.
 // Pure function of its input (no sockets): reentrant. Fuzzed by fuzz/http_request_fuzzer.cpp.
 
 #include <cstddef>

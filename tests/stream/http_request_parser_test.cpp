@@ -99,5 +99,25 @@ TEST(HttpRequestFraming, RangesAndConnectionOptionsAreDropped) {
   EXPECT_EQ(f.canonical, "GET /app.js HTTP/1.1\r\nHost: x\r\n\r\n");
 }
 
+TEST(HttpRequestFraming, AcceptEncodingIsNarrowedToGzipOrDropped) {
+  auto canonicalWith = [](const std::string& acceptEncoding) {
+    return frame("GET /stats HTTP/1.1\r\nHost: x\r\n" + acceptEncoding + "\r\n").canonical;
+  };
+  const std::string gzip = "GET /stats HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n";
+  const std::string none = "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_EQ(canonicalWith("Accept-Encoding: gzip, deflate, br, zstd\r\n"), gzip) << "Chromium's";
+  EXPECT_EQ(canonicalWith("Accept-Encoding: br\r\n"), none);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: br;q=1.0, GZIP;q=0.5\r\n"), gzip);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: gzip;q=0, br\r\n"), none);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: gzip ; q=0.000\r\n"), none);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: gzip;q=0.001\r\n"), gzip);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: *\r\n"), gzip);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: *, gzip;q=0\r\n"), none);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: br\r\nAccept-Encoding: x-gzip\r\n"), gzip) << "two lines";
+  EXPECT_EQ(canonicalWith("Accept-Encoding: identity\r\n"), none);
+  EXPECT_EQ(canonicalWith("Accept-Encoding: \r\n"), none);
+  EXPECT_EQ(canonicalWith(""), none);
+}
+
 }  // namespace
 }  // namespace zerohop::stream
