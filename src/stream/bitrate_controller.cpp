@@ -24,6 +24,12 @@ double grown(double kbps, std::int64_t stepNs, double ratePerSecond) {
 
 }  // namespace
 
+double BitrateController::increasePerSecond(std::int64_t sinceDecreaseNs) {
+  if (sinceDecreaseNs < kFastAfterNs) return kIncreasePerSecond;
+  const double pastFast = static_cast<double>(sinceDecreaseNs - kFastAfterNs) / 1e9;
+  return std::min(kMaxIncreasePerSecond, kFastIncreasePerSecond + kIncreaseGrowthPerSecond * pastFast);
+}
+
 BitrateController::BitrateController(BitrateLimits limits, std::uint32_t startKbps)
     : limits_(ordered(limits)), estimate_(clampTo(startKbps, limits_)) {}
 
@@ -90,9 +96,8 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
     decision_ = Decision::kHold;  // random loss, as far as the receiver reports tell
   } else {
     // Loss under 2 %, or 2..10 % while transport-cc shows no queue on the path (random loss: a radio
-    // link, a lossy relay): probe up, faster once no decrease was needed for a while.
-    const bool fast = f.nowNs - lastDecreaseNs_ >= kFastAfterNs;
-    estimate_ = clampTo(grown(estimate_, step, fast ? kFastIncreasePerSecond : kIncreasePerSecond), limits_);
+    // link, a lossy relay): probe up, faster and faster once no decrease was needed for a while.
+    estimate_ = clampTo(grown(estimate_, step, increasePerSecond(f.nowNs - lastDecreaseNs_)), limits_);
     decision_ = Decision::kIncrease;
   }
   return estimateKbps();

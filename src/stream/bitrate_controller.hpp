@@ -4,8 +4,9 @@
 // BitrateController: one viewer's bandwidth estimate from its feedback, GCC's loss-based controller
 // (draft-ietf-rmcat-gcc-02 §6) with a throughput signal from transport-cc feedback:
 //   loss < 2 %, the link delivering what we send: increase 8 %/s (multiplicative), 15 %/s once
-//   kFastAfterNs have passed since the last decrease (the path has room: a link that got faster is
-//   found in seconds, not tens of seconds);
+//   kFastAfterNs have passed since the last decrease, and from there 10 points faster each second up to
+//   50 %/s (the path has room: a link that got faster, or a limit lifted while the estimate sat at the
+//   minimum, is found in seconds, not tens of seconds; a decrease starts over at 8 %/s);
 //   loss 2..10 %: hold (random loss) when only receiver reports tell; with transport-cc showing no
 //   queue (below), increase as for loss < 2 % (a lossy link is not a full one); a receiver report that just came
 //   with the round trip kQueueDelayMs past the least one seen: the loss comes from a full queue, not
@@ -26,8 +27,8 @@
 // from a window that held the rate before it). No feedback since the last update: hold (never
 // increase blindly).
 // EncodeTarget: the one encode's bitrate: the lowest estimate of the viewers that give feedback,
-// reached at once when it falls and at most 15 %/s when it rises (a weak viewer leaving does not jump
-// the rate), within [min, max].
+// reached at once when it falls and no faster than a viewer's estimate may rise (a weak viewer leaving
+// does not jump the rate), within [min, max].
 // Both are pure: time comes in with the feedback (CLOCK_MONOTONIC ns). Thread-safety: thread-bound
 // (the caller serialises); reentrant (no shared state).
 
@@ -60,6 +61,9 @@ class BitrateController {
   static constexpr double kIncreasePerSecond = 0.08;
   static constexpr double kFastIncreasePerSecond = 0.15;
   static constexpr std::int64_t kFastAfterNs = 4'000'000'000;
+  /// Past kFastAfterNs the increase per second grows by this each second, up to kMaxIncreasePerSecond.
+  static constexpr double kIncreaseGrowthPerSecond = 0.10;
+  static constexpr double kMaxIncreasePerSecond = 0.50;
   /// Mean delta of delta over which a queue grows, at kQueueGrowthAtKbps (scaled by kQueueGrowthAtKbps /
   /// the window's send rate: the mean is the window's delay growth over its packet count).
   static constexpr double kQueueGrowthMs = 0.25;
@@ -83,6 +87,9 @@ class BitrateController {
   /// Starts at `startKbps` (clamped to the limits).
   BitrateController(BitrateLimits limits, std::uint32_t startKbps);
 
+  /// The multiplicative increase per second `sinceDecreaseNs` after the last decrease (or the first update).
+  static double increasePerSecond(std::int64_t sinceDecreaseNs);
+
   /// Applies one update; returns the new estimate in kb/s.
   std::uint32_t update(const CongestionFeedback& feedback);
   std::uint32_t estimateKbps() const { return static_cast<std::uint32_t>(estimate_ + 0.5); }
@@ -105,7 +112,7 @@ class BitrateController {
 class EncodeTarget {
  public:
   /// How fast the target may rise (a viewer's fastest increase).
-  static constexpr double kRisePerSecond = BitrateController::kFastIncreasePerSecond;
+  static constexpr double kRisePerSecond = BitrateController::kMaxIncreasePerSecond;
   explicit EncodeTarget(BitrateLimits limits) : limits_(limits), target_(limits.maxKbps) {}
   /// `viewerEstimates`: the estimates of the viewers that count (connected, feedback seen); none: the
   /// target rises towards the maximum. Returns the new target in kb/s.
