@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #include "zerohop/error.hpp"
 
@@ -10,6 +15,23 @@ namespace zerohop {
 namespace {
 
 std::uint8_t clamp8(int v) { return static_cast<std::uint8_t>(std::clamp(v, 0, 255)); }
+
+// dst = src + up - down per byte, saturating (one of up, down is 0 at each byte): 16 bytes a step.
+void copyWithNoise(std::uint8_t* dst, const std::uint8_t* src, const std::uint8_t* up, const std::uint8_t* down,
+                   std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    v = _mm_adds_epu8(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(up + i)));
+    v = _mm_subs_epu8(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(down + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
+  }
+#elif defined(__ARM_NEON)
+  for (; i + 16 <= n; i += 16) vst1q_u8(dst + i, vqsubq_u8(vqaddq_u8(vld1q_u8(src + i), vld1q_u8(up + i)), vld1q_u8(down + i)));
+#endif
+  for (; i < n; ++i) dst[i] = clamp8(src[i] + up[i] - down[i]);
+}
 
 // Smooth value noise from a coarse random lattice, bilinearly interpolated.
 class ValueNoise {
@@ -75,15 +97,20 @@ PatternFrames::PatternFrames(PixelFormat format, std::uint32_t width, std::uint3
       }
     }
   }
-  noise_.resize(std::size_t{1} << 20);
+  // Luma bytes only: even offsets for YUYV, odd for UYVY; render() starts each row at an even offset.
+  noiseUp_.assign(std::size_t{1} << 20, 0);
+  noiseDown_.assign(noiseUp_.size(), 0);
   std::normal_distribution<float> gauss(0.0f, 3.0f);
   std::mt19937 rng(99);
-  for (auto& n : noise_) n = static_cast<std::int8_t>(std::clamp(std::lround(gauss(rng)), -12L, 12L));
+  for (std::size_t i = yuyv ? 0 : 1; i < noiseUp_.size(); i += 2) {
+    const long n = std::clamp(std::lround(gauss(rng)), -12L, 12L);
+    (n >= 0 ? noiseUp_[i] : noiseDown_[i]) = static_cast<std::uint8_t>(n >= 0 ? n : -n);
+  }
 }
 
 void PatternFrames::render(Frame& frame, std::uint64_t index, const Timecode& tc) {
   const bool yuyv = format_ == PixelFormat::kYUYV;
-  const std::uint32_t lumaOffset = yuyv ? 0 : 1;
+  const std::uint32_t lumaOffset = yuyv ? 0 : 1;  // of the ball below
   // Slow diagonal pan, like a handheld camera, in even pixel steps (4:2:2 macropixels).
   const double t = static_cast<double>(index);
   const auto dx = static_cast<std::uint32_t>((width_ / 2.0) * (1 + std::sin(t * 0.013))) & ~1u;
@@ -92,10 +119,10 @@ void PatternFrames::render(Frame& frame, std::uint64_t index, const Timecode& tc
   for (std::uint32_t y = 0; y < height_; ++y) {
     std::uint8_t* dst = frame.data[0] + std::size_t{y} * frame.pitch[0];
     const std::uint8_t* src = texture_.data() + (std::size_t{y + dy} * texWidth_ + dx) * 2;
-    std::memcpy(dst, src, rowBytes);
-    // Sensor noise on luma: a fresh window of the noise table each frame and row.
-    const std::int8_t* n = noise_.data() + (rng_() % (noise_.size() - rowBytes));
-    for (std::size_t i = lumaOffset; i < rowBytes; i += 2) dst[i] = clamp8(dst[i] + n[i]);
+    // Sensor noise on luma: a fresh window of the noise table each frame and row (an even start, so
+    // the table's luma bytes meet the row's).
+    const std::size_t n = (rng_() % (noiseUp_.size() - rowBytes)) & ~std::size_t{1};
+    copyWithNoise(dst, src, noiseUp_.data() + n, noiseDown_.data() + n, rowBytes);
   }
   // A bright object bouncing across the picture (fast motion) with a dark ring.
   const std::uint32_t r = std::max<std::uint32_t>(8, height_ / 10);

@@ -27,7 +27,10 @@ class PatternFrames {
   std::uint32_t texWidth_;   // pixels, even
   std::uint32_t texHeight_;
   std::vector<std::uint8_t> texture_;  // packed 4:2:2 in the output's byte order, texWidth_*2 bytes a row
-  std::vector<std::int8_t> noise_;     // a long table of small signed noise values
+  // Sensor noise: a long table of small signed values split into what is added and what is taken
+  // away (one of the two is 0 at each byte, both are 0 at chroma bytes), for saturating byte adds.
+  std::vector<std::uint8_t> noiseUp_;
+  std::vector<std::uint8_t> noiseDown_;
   std::minstd_rand rng_{12345};
 };
 
