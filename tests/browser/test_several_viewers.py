@@ -55,7 +55,10 @@ def main() -> int:
             print("FAIL: zerohop serve printed no 'open http://' line within 20 s\n" + serve.tail())
             return 1
         for _ in range(args.viewers):
-            d = zb.start_chromium(chromium, chromedriver)
+            # A small window: this test is about one encode feeding several viewers, not about
+            # compositing big pages. Four 1400x1040 windows cost their GPU processes ~47 % of a core on a
+            # 2-core box (640x480: ~28 %), CPU that serve's encode then lacks when anything else runs.
+            d = zb.start_chromium(chromium, chromedriver, extra_flags=("--window-size=640,480",))
             d.get(url)
             drivers.append(d)
 

@@ -216,7 +216,9 @@ def start_chromium(chromium: str, chromedriver: str, log_path: Path | None = Non
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for f in (*CHROMIUM_FLAGS, *extra_flags):
+    # A flag given in extra_flags replaces the default of the same name (e.g. --window-size).
+    overridden = {f.split("=", 1)[0] for f in extra_flags}
+    for f in (*(f for f in CHROMIUM_FLAGS if f.split("=", 1)[0] not in overridden), *extra_flags):
         opts.add_argument(f)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=chromedriver, log_path=str(log_path) if log_path else os.devnull)
