@@ -53,11 +53,14 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
     loss = *lossSmoothed_;
   }
   if (f.rttMs) {
-    minRttMs_ = std::min(minRttMs_.value_or(*f.rttMs), *f.rttMs);
+    while (!minRttWindow_.empty() && minRttWindow_.back().second >= *f.rttMs) minRttWindow_.pop_back();
+    minRttWindow_.emplace_back(f.nowNs, *f.rttMs);
+    while (minRttWindow_.front().first < f.nowNs - kMinRttWindowNs) minRttWindow_.pop_front();
     lastRttMs_ = *f.rttMs;
   }
   // Only a report that just came says the queue is full now (a stale RTT from a past burst does not).
-  const bool queueFull = loss >= kLossLow && f.rttMs && *f.rttMs > *minRttMs_ + kQueueDelayMs;
+  const bool queueFull =
+      loss >= kLossLow && f.rttMs && *f.rttMs > minRttWindow_.front().second + kQueueDelayMs;
   bool queueing = false;
   const bool transportRates = f.receiveKbps && f.sendKbps && *f.sendKbps > 0;
   if (transportRates) {

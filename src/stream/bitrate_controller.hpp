@@ -9,8 +9,9 @@
 //   minimum, is found in seconds, not tens of seconds; a decrease starts over at 8 %/s);
 //   loss 2..10 %: hold (random loss) when only receiver reports tell; with transport-cc showing no
 //   queue (below), increase as for loss < 2 % (a lossy link is not a full one); a receiver report that just came
-//   with the round trip kQueueDelayMs past the least one seen: the loss comes from a full queue, not
-//   from a lossy radio link: decrease as for overuse;
+//   with the round trip kQueueDelayMs past the least one of the last kMinRttWindowNs: the loss comes
+//   from a full queue, not from a lossy radio link: decrease as for overuse (a round trip that grew for
+//   good, a new route, is the baseline once the window has passed: it is not a queue to drain);
 //   loss > 10 %: decrease to estimate x (1 - 0.5 loss); transport-cc's loss (a ~300 ms window) is
 //   smoothed over windows first, the receiver report's (about a second) taken as it is;
 //   the viewer received less than kOveruseRatio of what we sent in the feedback window, or less than
@@ -33,7 +34,9 @@
 // (the caller serialises); reentrant (no shared state).
 
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace zerohop::stream {
@@ -78,6 +81,8 @@ class BitrateController {
   /// While settling after a decrease: lower again only to kBackoff x received under this x the estimate.
   static constexpr double kRedecreaseBelow = 0.9;
   static constexpr double kQueueDelayMs = 50;
+  /// The least round trip is taken over this window (BBR's min_rtt filter is 10 s, too).
+  static constexpr std::int64_t kMinRttWindowNs = 10'000'000'000;
   static constexpr std::int64_t kSettleNs = 300'000'000;
   /// Longest step an increase is computed over: a late update does not jump the rate.
   static constexpr std::int64_t kMaxStepNs = 1'000'000'000;
@@ -103,7 +108,9 @@ class BitrateController {
   std::int64_t lastUpdateNs_ = 0;
   std::int64_t frozenUntilNs_ = 0;  // after a decrease: hold until then
   std::int64_t lastDecreaseNs_ = 0;  // or the first update
-  std::optional<double> minRttMs_;   // the path without a queue (as far as we have seen it)
+  // The path without a queue, as far as the last kMinRttWindowNs showed it: (time, RTT) samples with
+  // rising RTTs, the front the least (a monotonic queue: each sample goes in and out once).
+  std::deque<std::pair<std::int64_t, double>> minRttWindow_;
   std::optional<double> lastRttMs_;  // the last report's, for the settling time
   std::optional<double> lossSmoothed_;  // transport-cc loss, smoothed over windows
   bool lastWindowSlow_ = false;      // the previous transport-cc window was under kOveruseRatioTwice

@@ -226,6 +226,28 @@ TEST(BitrateController, LossWithAGrownRoundTripIsAFullQueueNotRandomLoss) {
   EXPECT_LT(c.update(lossy(3 * kTick, 0.05, 140)), 1500u);  // +100 ms of queue: back off
 }
 
+TEST(BitrateController, ARoundTripThatGrewForGoodIsTheBaselineAfterTenSeconds) {
+  // browser.congestion_delay once: the round trip went from 103 to 160 ms and stayed there, with 2 %
+  // random loss and transport-cc showing no queue. Against the least RTT of the whole session every
+  // lossy receiver report read as a full queue, and the estimate sat at the minimum for good.
+  BitrateController c(kLimits, 1000);
+  std::int64_t now = 0;
+  auto report = [&](double rttMs) {
+    CongestionFeedback f = window(now += kTick, c.estimateKbps(), 0.95 * c.estimateKbps(), 0.05);
+    f.rttMs = rttMs;
+    return c.update(f);
+  };
+  for (int i = 0; i < 4 * 5; ++i) report(103);
+  const std::uint32_t before = c.estimateKbps();
+  EXPECT_GT(before, 1000u) << "5 % random loss without a queue probes up";
+  EXPECT_LT(report(160), before) << "the round trip 57 ms up with loss: a full queue";
+  for (int i = 0; i < 4 * 10; ++i) report(160);  // the 103 ms sample leaves the window
+  const std::uint32_t after10s = c.estimateKbps();
+  for (int i = 0; i < 4 * 10; ++i) EXPECT_NE(report(160), 0u);
+  EXPECT_GT(c.estimateKbps(), 1.5 * after10s) << "160 ms is the path now: lossy reports no longer lower it";
+  EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kIncrease);
+}
+
 TEST(BitrateController, LimitsAreKeptWhateverTheFeedback) {
   BitrateController c({500, 1000}, 5000);
   EXPECT_EQ(c.estimateKbps(), 1000u);
