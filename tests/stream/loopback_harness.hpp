@@ -403,6 +403,16 @@ class LoopbackServerTest : public ::testing::Test {
     viewer_ = std::make_unique<LoopbackViewer>(offerExtensions);
     ASSERT_TRUE(connectOverWhep(*viewer_, *server_));
   }
+  // Publishes until the viewer received `units` units (at most 15 s); `out`: the header extensions of
+  // the packets it received, more than `units` of them.
+  void publishUntilReceived(int units, ReceivedExtensions& out) {
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    publisher_->publishWhile(
+        [&] { return viewer_->receivedUnits < units && std::chrono::steady_clock::now() < deadline; });
+    ASSERT_GE(viewer_->receivedUnits.load(), units);
+    out = viewer_->extensions();
+    ASSERT_GT(out.packets, units);
+  }
   // The server (and every session that may still call the keyframe handler) goes before the publisher.
   void TearDown() override {
     viewer_.reset();
