@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -241,12 +242,14 @@ int runServe(ServeOptions o) {
   const double interval = o.statusInterval > 0 ? o.statusInterval : (tty ? 1.0 : 10.0);
   double sinceStatus = 0;
   int exitCode = kExitOk;
+  std::chrono::steady_clock::time_point stopAsked;
   for (;;) {
     timespec wait{0, 250'000'000};
     const int sig = sigtimedwait(&stopSignals, nullptr, &wait);
     if (sig == SIGINT || sig == SIGTERM) {
       if (tty) std::fprintf(stderr, "\n");
       log::info("stopping (", sig == SIGINT ? "SIGINT" : "SIGTERM", ")");
+      stopAsked = std::chrono::steady_clock::now();
       break;
     }
     if (auto failure = server.failure(); !failure.empty()) {
@@ -266,6 +269,10 @@ int runServe(ServeOptions o) {
     }
   }
   server.stop();
+  if (exitCode == kExitOk) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - stopAsked);
+    log::info("stopped in ", ms.count(), " ms");  // every pipeline joined, every viewer closed
+  }
   return exitCode;
 }
 

@@ -32,7 +32,7 @@ void warmUp() {
   }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  log::debug("stream: WebRTC warmed up in ", ms, " ms (plugins, DTLS certificate)");
+  log::info("stream: WebRTC ready in ", ms, " ms (plugins loaded, DTLS certificate made)");
   warm.store(true);
 }
 

@@ -54,11 +54,22 @@ void ChildProcess::pump(int timeoutMs) {
 
 std::optional<std::string> ChildProcess::waitForStdoutLine(const std::string& needle,
                                                            std::chrono::milliseconds timeout) {
+  return waitForLine(out_, needle, timeout);
+}
+
+std::optional<std::string> ChildProcess::waitForStderrLine(const std::string& needle,
+                                                           std::chrono::milliseconds timeout) {
+  return waitForLine(err_, needle, timeout);
+}
+
+// `text` is out_ or err_, which pump() appends to.
+std::optional<std::string> ChildProcess::waitForLine(const std::string& text, const std::string& needle,
+                                                     std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     std::size_t start = 0;
-    for (std::size_t nl; (nl = out_.find('\n', start)) != std::string::npos; start = nl + 1) {
-      std::string line = out_.substr(start, nl - start);
+    for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::string line = text.substr(start, nl - start);
       if (line.find(needle) != std::string::npos) return line;
     }
     if (waitExit(std::chrono::milliseconds(0))) return std::nullopt;

@@ -26,6 +26,8 @@ class ChildProcess {
 
   /// Reads stdout until a line containing `needle` appears; returns that line.
   std::optional<std::string> waitForStdoutLine(const std::string& needle, std::chrono::milliseconds timeout);
+  /// The same for stderr.
+  std::optional<std::string> waitForStderrLine(const std::string& needle, std::chrono::milliseconds timeout);
   void signal(int sig);
   /// Exit code (or 128+signal), nullopt if it did not exit in time.
   std::optional<int> waitExit(std::chrono::milliseconds timeout);
@@ -34,6 +36,8 @@ class ChildProcess {
 
  private:
   void pump(int timeoutMs);
+  std::optional<std::string> waitForLine(const std::string& text, const std::string& needle,
+                                         std::chrono::milliseconds timeout);
   pid_t pid_ = -1;
   int outFd_ = -1;
   int errFd_ = -1;
