@@ -24,6 +24,10 @@ double grown(double kbps, std::int64_t stepNs, double ratePerSecond) {
 
 }  // namespace
 
+double BitrateController::windowPackets(double sendKbps) {
+  return std::max(1.0, sendKbps * kPacketsPerWindowPerKbps);
+}
+
 double BitrateController::increasePerSecond(std::int64_t sinceDecreaseNs) {
   if (sinceDecreaseNs < kFastAfterNs) return kIncreasePerSecond;
   const double pastFast = static_cast<double>(sinceDecreaseNs - kFastAfterNs) / 1e9;
@@ -45,11 +49,16 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
   decision_ = Decision::kHold;
   if (!f.fresh) return estimateKbps();
 
-  double loss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
+  const double windowLoss = std::clamp(f.lossFraction.value_or(0.0), 0.0, 1.0);
+  double loss = windowLoss;
+  // About how many packets the transport-cc window held: one packet more or less lost moves its loss and
+  // its received/sent ratio by 1/packets (1/15 at 400 kb/s), which random loss does all the time.
+  const double packets = windowPackets(f.sendKbps.value_or(estimate_));
   if (f.lossFromTransportCc) {
-    // One window is ~300 ms of packets: at a few hundred kb/s that is a few dozen, and 2 % random loss
-    // puts single windows past 10 %. Half the weight on the window: a real burst still shows at once.
-    lossSmoothed_ = lossSmoothed_ ? 0.5 * *lossSmoothed_ + 0.5 * loss : loss;
+    // Smoothed over windows, each weighed by its packets (half from kFullWeightPackets up): at a few
+    // hundred kb/s 2 % random loss puts single windows past 10 %; a real burst still shows in a window or two.
+    const double weight = std::clamp(packets / kFullWeightPackets * 0.5, kLeastLossWeight, 0.5);
+    lossSmoothed_ = lossSmoothed_ ? (1 - weight) * *lossSmoothed_ + weight * loss : loss;
     loss = *lossSmoothed_;
   }
   if (f.rttMs) {
@@ -64,9 +73,13 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
   bool queueing = false;
   const bool transportRates = f.receiveKbps && f.sendKbps && *f.sendKbps > 0;
   if (transportRates) {
+    // A packet or two lost at random is not a queue: the shortfall they explain is excused (two packets
+    // for the one-window rule, one for the two-window rule); more loss counts, as a full queue's does.
     const double ratio = *f.receiveKbps / *f.sendKbps;
-    queueing = ratio < kOveruseRatio || (ratio < kOveruseRatioTwice && lastWindowSlow_);
-    lastWindowSlow_ = ratio < kOveruseRatioTwice;
+    const double once = ratio / (1 - std::min(windowLoss, 2 / packets));
+    const double twice = ratio / (1 - std::min(windowLoss, 1 / packets));
+    queueing = once < kOveruseRatio || (twice < kOveruseRatioTwice && lastWindowSlow_);
+    lastWindowSlow_ = twice < kOveruseRatioTwice;
   }
   // The mean delta of delta is the window's delay growth over its packet count: the same queue growth
   // reads smaller the more packets the window holds, so the threshold scales with the rate.

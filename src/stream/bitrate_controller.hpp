@@ -13,10 +13,12 @@
 //   from a full queue, not from a lossy radio link: decrease as for overuse (a round trip that grew for
 //   good, a new route, is the baseline once the window has passed: it is not a queue to drain);
 //   loss > 10 %: decrease to estimate x (1 - 0.5 loss); transport-cc's loss (a ~300 ms window) is
-//   smoothed over windows first, the receiver report's (about a second) taken as it is;
+//   smoothed over windows first, each weighed by the packets it held (a dozen at 300 kb/s, where one
+//   lost packet is 8 %), the receiver report's (about a second) taken as it is;
 //   the viewer received less than kOveruseRatio of what we sent in the feedback window, or less than
 //   kOveruseRatioTwice in two windows in a row (a queue is building on its path, transport-cc only; it
-//   is seen before the queue overflows): decrease;
+//   is seen before the queue overflows; the shortfall of up to two, and one, packets lost is excused:
+//   random loss, not a queue): decrease;
 //   transport-cc's mean delta of delta (arrival gap - send gap) over a window above kQueueGrowthMs x
 //   kQueueGrowthAtKbps / the send rate: a queue grows on the path (the delay signal; ~0.01 ms on an
 //   idle path): decrease;
@@ -84,6 +86,13 @@ class BitrateController {
   /// The least round trip is taken over this window (BBR's min_rtt filter is 10 s, too).
   static constexpr std::int64_t kMinRttWindowNs = 10'000'000'000;
   static constexpr std::int64_t kSettleNs = 300'000'000;
+  /// Packets in one transport-cc window per kb/s sent: GStreamer's twcc-stats window is 300 ms, and
+  /// packets of at most 1000 bytes (H.264 at a few hundred kb/s: ~850) make 0.0375 per kb/s.
+  static constexpr double kPacketsPerWindowPerKbps = 0.0375;
+  /// A transport-cc window of this many packets or more has half the weight in the smoothed loss
+  /// (800 kb/s); fewer, proportionally less, but at least kLeastLossWeight.
+  static constexpr double kFullWeightPackets = 30;
+  static constexpr double kLeastLossWeight = 0.1;
   /// Longest step an increase is computed over: a late update does not jump the rate.
   static constexpr std::int64_t kMaxStepNs = 1'000'000'000;
 
@@ -92,6 +101,8 @@ class BitrateController {
   /// Starts at `startKbps` (clamped to the limits).
   BitrateController(BitrateLimits limits, std::uint32_t startKbps);
 
+  /// About how many packets a transport-cc window of `sendKbps` holds (at least 1).
+  static double windowPackets(double sendKbps);
   /// The multiplicative increase per second `sinceDecreaseNs` after the last decrease (or the first update).
   static double increasePerSecond(std::int64_t sinceDecreaseNs);
 
