@@ -187,6 +187,7 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
     }
   }
   if (t.values.count("preset")) c.encoder.preset = t.values.at("preset");
+  if (t.values.count("threads")) c.encoder.threads = static_cast<int>(number(t, "threads", 0, 64, where));
   if (t.values.count("gpu")) {
     c.gpu = t.values.at("gpu");
     if (c.gpu != "auto" && c.gpu != "off" &&

@@ -55,6 +55,7 @@ struct ServeOptions {
   std::uint32_t keyint = 120;
   std::string encoder = "auto";
   std::string preset = "auto";
+  int encoderThreads = 1;
   bool intraRefresh = false;
   std::string gpu = "auto";
   std::uint32_t maxViewers = 16;
@@ -127,6 +128,7 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
   defaults.encoder.bitrateKbps = o.bitrateKbps;
   defaults.encoder.keyframeIntervalFrames = o.keyint;
   defaults.encoder.preset = o.preset;
+  defaults.encoder.threads = o.encoderThreads;
   defaults.encoder.intraRefresh = o.intraRefresh;
   defaults.gpu = o.gpu;
   std::vector<CameraConfig> cameras;
@@ -289,7 +291,7 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--camera", o->cameras,
                   "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
                   "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
-                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, gpu, share)")
+                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
@@ -315,6 +317,11 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--preset", o->preset,
                   "x264 preset (ultrafast..medium), or auto: superfast up to 1080p30's macroblock rate (720p60 "
                   "included), ultrafast above (1080p60), as measured on a 2-core box; NVENC: p1..p7 (auto: p1)")
+      ->capture_default_str();
+  cmd->add_option("--encoder-threads", o->encoderThreads,
+                  "x264 (and VP8) threads per camera, each encoding a slice of every frame: a frame is ready sooner "
+                  "where cores are free, for some more CPU (docs/benchmarks.md); 0: by the number of cores")
+      ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_flag("--intra-refresh", o->intraRefresh,
                 "NVENC: refresh the picture with an intra-coded region that sweeps it over --keyint frames instead of periodic IDRs "

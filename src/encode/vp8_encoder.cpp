@@ -2,9 +2,11 @@
 
 #include <vpx/vp8cx.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "encode_step.hpp"
 #include "zerohop/clock.hpp"
@@ -61,7 +63,8 @@ Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config), codec_(st
   cfg_.g_w = config.width;
   cfg_.g_h = config.height;
   cfg_.g_timebase = frameTimebase(config.fps);
-  cfg_.g_threads = config.threads;
+  // 0 is "one per core" in EncoderConfig; libvpx reads 0 as one thread.
+  cfg_.g_threads = config.threads > 0 ? static_cast<unsigned>(config.threads) : std::max(1u, std::thread::hardware_concurrency());
   cfg_.g_pass = VPX_RC_ONE_PASS;
   cfg_.g_lag_in_frames = 0;                              // one frame in, its frame out: no lookahead
   cfg_.g_error_resilient = VPX_ERROR_RESILIENT_DEFAULT;  // decodable again after a loss once a reference arrives
@@ -96,7 +99,7 @@ Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config), codec_(st
                                     ? "a keyframe every " + std::to_string(config.keyframeIntervalFrames) + " frames"
                                     : "keyframes on request only";
   log::info("encoder: ", name(), ", ", config.width, "x", config.height, "@", config.fps, ", ", keyframes, ", ",
-            config.threads, " thread(s)");
+            cfg_.g_threads, " thread(s)");
 }
 
 void Vp8Encoder::setBitrate(std::uint32_t kbps) {

@@ -60,7 +60,8 @@ X264Encoder::X264Encoder(const EncoderConfig& config)
           ? "an IDR every " + std::to_string(config.keyframeIntervalFrames) + " frames"
           : "IDRs on request only";
   log::info("encoder: ", name(), ", ", config.width, "x", config.height, "@", config.fps, ", level ",
-            levelIdc_ / 10, ".", levelIdc_ % 10, ", ", keyframes, ", ", config.threads, " thread(s)");
+            levelIdc_ / 10, ".", levelIdc_ % 10, ", ", keyframes, ", ",
+            config.threads > 0 ? std::to_string(config.threads) + " thread(s)" : std::string("x264's thread count (by cores)"));
 }
 
 void X264Encoder::applyBitrate(std::uint32_t kbps) noexcept {

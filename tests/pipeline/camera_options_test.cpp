@@ -72,6 +72,7 @@ listen = "127.0.0.1:0"
 name = "front"   # the door
 source = 'v4l2:/dev/video0?format=mjpeg'
 bitrate = 1200
+threads = 4
 gpu = "1"
 share = "front_raw"
 
@@ -88,11 +89,13 @@ encoder = "x264"
   EXPECT_EQ(front.name, "front");
   EXPECT_EQ(front.source.format, PixelFormat::kMJPEG);
   EXPECT_EQ(front.encoder.bitrateKbps, 1200u);
+  EXPECT_EQ(front.encoder.threads, 4);
   EXPECT_EQ(front.gpu, "1");
   EXPECT_EQ(front.shareName, "front_raw");
   const CameraConfig back = cameraFromTable(tables[1], d, f.path);
   EXPECT_EQ(back.name, "back");
   EXPECT_EQ(back.encoder.bitrateKbps, 2500u);
+  EXPECT_EQ(back.encoder.threads, 1) << "serve's --encoder-threads";
   EXPECT_EQ(back.encoder.encoder, "x264");
   EXPECT_TRUE(back.shareName.empty());
 }
@@ -125,6 +128,13 @@ TEST(CameraOptions, TableMistakesNameTheCamera) {
     const auto t = readCameraTables(f.path);
     const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
     EXPECT_NE(e.find("camera \"a\""), std::string::npos) << e;
+    EXPECT_NE(e.find("line 4"), std::string::npos) << e;
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\nthreads = 65\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("threads"), std::string::npos) << e;
     EXPECT_NE(e.find("line 4"), std::string::npos) << e;
   }
   {

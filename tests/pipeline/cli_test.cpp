@@ -150,10 +150,12 @@ TEST(Cli, GpuAndNvencRequestsThatCannotBeMetFailNamingTheCause) {
 
 TEST(Cli, ServeReportsStatsAndStopsCleanlyOnSigint) {
   const auto port = freePort();
-  ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port)});
+  ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port),
+                      "--encoder-threads", "2"});
   auto line = serve.waitForStdoutLine("open http://", 15s);
   ASSERT_TRUE(line) << serve.stderrText();
   EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/");
+  EXPECT_TRUE(serve.waitForStderrLine("2 thread(s)", 10s)) << "--encoder-threads reaches x264\n" << serve.stderrText();
 
   httplib::Client client("127.0.0.1", port);
   nlohmann::json stats;
