@@ -76,8 +76,8 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
     // A packet or two lost at random is not a queue: the shortfall they explain is excused (two packets
     // for the one-window rule, one for the two-window rule); more loss counts, as a full queue's does.
     const double ratio = *f.receiveKbps / *f.sendKbps;
-    const double once = ratio / (1 - std::min(windowLoss, 2 / packets));
-    const double twice = ratio / (1 - std::min(windowLoss, 1 / packets));
+    const double once = ratio / (1 - std::min({windowLoss, 2 / packets, 0.5}));  // never more than half
+    const double twice = ratio / (1 - std::min({windowLoss, 1 / packets, 0.5}));
     queueing = once < kOveruseRatio || (twice < kOveruseRatioTwice && lastWindowSlow_);
     lastWindowSlow_ = twice < kOveruseRatioTwice;
   }
