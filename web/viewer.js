@@ -146,6 +146,7 @@ const ZEROHOP_FREEZE_GAP_MS = 500;        // a gap this long between presented f
 const ZEROHOP_STALL_RECONNECT_MS = 6000;  // no frame for this long while connected: reconnect
 const ZEROHOP_FIRST_FRAME_TIMEOUT_MS = 15000;  // connected but nothing shown for this long: reconnect
 const ZEROHOP_CHART_SECONDS = 60;
+const ZEROHOP_WEBCODECS_MISSES_IN_A_ROW = 10;  // passing WebCodecs errors before the canvas takes over
 const ZEROHOP_ABS_CAPTURE_TIME_URI = 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time';
 
 // What the browser tests read. Updated in place while the page runs.
@@ -157,6 +158,7 @@ window.zerohop = {
   frameCallbacks: 0,      // requestVideoFrameCallback invocations (one timecode read attempt each)
   timecodesRead: 0,
   timecodeErrors: 0,
+  stripReadMisses: 0,     // frames WebCodecs could not take (InvalidStateError; see readStripRow)
   staleReads: 0,          // timecodes read from a newer frame than the callback's (late callback): no sample
   lastTimecode: null,     // {wallClockMs, sequence}
   sequenceGaps: 0,        // frames missing between consecutive read timecodes
@@ -485,15 +487,31 @@ window.zerohop = {
     readChain = readChain.then(() => read).then((row) => onStripRow(row, width, presented, now, displayAt));
   }
 
-  // WebCodecs while it works (zh.stripReader says which), else the canvas from then on.
+  // WebCodecs while it works (zh.stripReader says which), else the canvas from then on. An
+  // InvalidStateError ("Invalid source state": the element had no current frame at that moment, as
+  // around a resize) loses that one frame only; the canvas takes over after
+  // ZEROHOP_WEBCODECS_MISSES_IN_A_ROW of them, or at once on any other error (no luma plane, ...).
   zh.stripReader = typeof VideoFrame === 'function' ? 'webcodecs' : 'canvas';
+  zh.stripReadMisses = 0;  // frames WebCodecs could not take for a passing reason
+  let missesInARow = 0;
   let readChain = Promise.resolve();
   function readStripRow(width, cell, stripW) {
     if (zh.stripReader === 'webcodecs') {
-      return zerohopReadStripRow(video, width).catch((e) => {
-        zh.stripReader = 'canvas';
-        console.log(`timecode: reading through a canvas (WebCodecs cannot: ${e.message || e})`);
-        return null;  // this frame is lost; the next one is read through the canvas
+      return zerohopReadStripRow(video, width).then((row) => {
+        missesInARow = 0;
+        return row;
+      }, (e) => {
+        const passing = e && e.name === 'InvalidStateError';
+        if (passing) {
+          zh.stripReadMisses++;
+          missesInARow++;
+        }
+        if (zh.stripReader === 'webcodecs' && (!passing || missesInARow >= ZEROHOP_WEBCODECS_MISSES_IN_A_ROW)) {
+          zh.stripReader = 'canvas';
+          console.log(`timecode: reading through a canvas (WebCodecs cannot: ${e.message || e}`
+                      + `${passing ? `, ${missesInARow} frames in a row` : ''})`);
+        }
+        return null;  // this frame is lost; the next one is read again (or through the canvas)
       });
     }
     if (stripCanvas.width !== stripW || stripCanvas.height !== cell) {

@@ -37,7 +37,7 @@ return {state: z.state, error: z.error, connects: z.connects, framesPresented: z
         staleReads: z.staleReads, latencyCount: z.latencyCount,
         freezes: z.freezes, maxGapMs: z.maxGapMs, longGaps: z.longGaps, fps: z.fps,
         latencyP50: z.latencyP50, latencyP99: z.latencyP99, latencyMs: z.latencyMs.slice(),
-        sequenceGaps: z.sequenceGaps, stripReader: z.stripReader, iceState: z.iceState, webrtc: z.webrtc, playback: z.playback, lastStats: z.lastStats,
+        sequenceGaps: z.sequenceGaps, stripReader: z.stripReader, stripReadMisses: z.stripReadMisses, iceState: z.iceState, webrtc: z.webrtc, playback: z.playback, lastStats: z.lastStats,
         now: performance.now()};
 """
 
@@ -163,7 +163,7 @@ def main() -> int:
               f"{read} timecodes read ({100.0 * read / max(1, presented):.1f} % of presented), "
               f"{s1['timecodeErrors'] - s0['timecodeErrors']} unreadable, {stale} stale (late callback), "
               f"{s1['sequenceGaps'] - s0['sequenceGaps']} sequence numbers skipped, read through "
-              f"{s1.get('stripReader')}")
+              f"{s1.get('stripReader')} (WebCodecs missed {s1.get('stripReadMisses')} frames since the start)")
         print(f"freezes: page {freezes_page} (max gap {max_gap:.0f} ms), webrtc freezeCount +{freeze_count}; "
               f"webrtc: framesDecoded={w1.get('framesDecoded')} framesDropped={w1.get('framesDropped')} "
               f"nack={w1.get('nackCount')} pli={w1.get('pliCount')} codec={w1.get('codec')} "

@@ -257,6 +257,16 @@ def main() -> int:
             if wrap != [15, 40, -30, 3.5]:
                 failures.append(f"zerohopLatencyMs across the 2^44 wrap: got {wrap}, want [15, 40, -30, 3.5]")
 
+            # A video element with no frame yet: the page's WebCodecs reader rejects with InvalidStateError,
+            # which the page takes as a passing miss (that frame only), not as a reason to read through a canvas.
+            no_frame = driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "zerohopReadStripRow(document.createElement('video'), 1280)"
+                ".then(() => done('resolved'), (e) => done(e && e.name))")
+            if no_frame != "InvalidStateError":
+                failures.append(f"zerohopReadStripRow on a video with no frame: {no_frame!r}, want 'InvalidStateError' "
+                                f"(viewer.js's readStripRow keys its passing misses on that name)")
+
             # --- canvas cases ---
             cases = canvas_cases()
             results = driver.execute_script(CANVAS_JS, cases)
