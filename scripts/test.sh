@@ -15,6 +15,13 @@
 # for scikit-build-core and pybind11; tests/python/pip_install_test.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The wall time of each phase, printed at the end (CI has a 90-minute budget: this says where it goes).
+phase_times=()
+phase_start=$SECONDS
+phase_done() {
+  phase_times+=("$(printf '  %-22s %5d s' "$1" $((SECONDS - phase_start)))")
+  phase_start=$SECONDS
+}
 : "${ZEROHOP_SANITIZERS:=1}"
 if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
   : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser package fuzz soak asan asan-nosym tsan}"
@@ -38,12 +45,14 @@ ASAN_NOSYM_TESTS='^(WhepServer\.BrokenOffersGetTheRight4xxWithAReason|LoopbackRe
 if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
   scripts/install-deps.sh
 fi
+phase_done "install"
 # Every program, Python module and GStreamer element the tests use comes from a package install-deps.sh
 # brings (~20 s): a fresh Debian 12 has nothing else. A gap fails the run at the end.
 deps_ok=1
 if ! deps=$(scripts/check-deps.sh); then echo "$deps"; deps_ok=0; else echo "${deps##*$'\n'}"; fi
 cmake --preset default -B "$BUILD_DIR" -DZEROHOP_REQUIRE_NVJPEG=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
+phase_done "build default"
 
 # libFuzzer targets (clang, ASan+UBSan): a short smoke over the committed corpus (label fuzz). The same
 # build (no media libraries) also compiles the emulated camera, whose MJPEG/H.264 encoders are then stubs.
@@ -53,14 +62,17 @@ cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER
   -DZEROHOP_WITH_PYTHON=OFF -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$FUZZ_DIR" -j"$(nproc)" --target fuzz_whep_offer fuzz_http_request fuzz_share_wire fuzz_mjpeg_frame fuzz_jpeg_strips fuzz_capi \
   zerohop_camemu zerohop-camemu
+phase_done "build fuzz"
 
 # Sanitizer builds: no CUDA, Python, fuzzers or benchmarks (see CMakePresets.json).
 if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j"$(nproc)"
+  phase_done "build asan"
   cmake --preset tsan >/dev/null
   # shellcheck disable=SC2086 # a list of targets
   cmake --build --preset tsan -j"$(nproc)" --target $TSAN_TARGETS
+  phase_done "build tsan"
 fi
 
 # The tests of build-tsan whose program was built there (only TSAN_TARGETS are): CTest numbers of the
@@ -108,6 +120,7 @@ run_label() {
   ran[$name]=$(( ${total:-0} - skipped ))
   rm -f "$log"
   if [[ $rc -ne 0 ]]; then status=1; fi
+  phase_done "tests $name"
 }
 
 for label in $ZEROHOP_ALL_LABELS; do
@@ -124,6 +137,8 @@ for label in $ZEROHOP_ALL_LABELS; do
   esac
 done
 
+echo "=== wall time per phase ($(nproc) cores)"
+printf '%s\n' "${phase_times[@]}"
 echo "=== tests run per label"
 for label in $ZEROHOP_ALL_LABELS; do
   printf '  %-8s %s\n' "$label" "${ran[$label]}"
