@@ -71,6 +71,8 @@ def main() -> int:
                          "HOST:PORT (e.g. a program streaming its own frames through zerohop::FrameStream)")
     ap.add_argument("--expect-encoder", default="",
                     help="fail unless the server's /stats encoder name contains this (e.g. passthrough)")
+    ap.add_argument("--expect-log", action="append", default=[], metavar="TEXT",
+                    help="fail unless serve's log contains this (repeatable), e.g. '2 thread(s)'")
     ap.add_argument("--max-latency-p50", type=float, default=150.0, metavar="MS",
                     help="fail when the capture->display latency p50 is above this")
     ap.add_argument("--min-timecodes", type=float, default=0.9,
@@ -188,6 +190,9 @@ def main() -> int:
         encoder = (s1.get("lastStats") or {}).get("encoder", "")
         if args.expect_encoder and args.expect_encoder not in encoder:
             failures.append(f"server /stats encoder is {encoder!r}, want one containing {args.expect_encoder!r}")
+        for text in args.expect_log:
+            if text not in serve.output():
+                failures.append(f"serve's log has no {text!r}")
         decoded = (w1.get("framesDecoded") or 0) - (w0.get("framesDecoded") or 0)
         # getStats is polled once a second: the rate is over the reports' own timestamps, not the window's.
         stats_dt = ((w1.get("timestamp") or 0) - (w0.get("timestamp") or 0)) / 1000.0
