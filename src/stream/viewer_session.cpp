@@ -12,6 +12,7 @@
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_header_extensions.hpp"
 #include "stream/sdp_repair_ssrc.hpp"
+#include "stream/webrtc_warmup.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -417,13 +418,31 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
   return withRepairSsrcLines(text.get(), repair);
 }
 
+namespace {
+
+// The process's DTLS certificate is made once, in the first dtlsdec (webrtc_warmup.hpp); a session
+// negotiating meanwhile blocks inside webrtcbin until it exists. That wait (0.3-1 s, over 3 s under
+// ASan on a busy box) is not webrtcbin hanging, so it happens here, before the timeout starts.
+void waitForWebrtcWarmUp(const std::string& id) {
+  if (webrtcWarm()) return;
+  const auto start = std::chrono::steady_clock::now();
+  warmUpWebrtcOnce();
+  log::debug("stream: viewer ", id.substr(0, 8), " waited ",
+             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count(),
+             " ms for the WebRTC warm-up (DTLS certificate)");
+}
+
+}  // namespace
+
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
+  waitForWebrtcWarmUp(id_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
   return describeLocally("create-answer", deadline, timeout);
 }
 
 std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
+  waitForWebrtcWarmUp(id_);
   return describeLocally("create-offer", std::chrono::steady_clock::now() + timeout, timeout);
 }
 
