@@ -424,9 +424,8 @@ namespace {
 // negotiating meanwhile blocks inside webrtcbin until it exists. That wait (0.3-1 s, over 3 s under
 // ASan on a busy box) is not webrtcbin hanging, so it happens here, before the timeout starts.
 void waitForWebrtcWarmUp(const std::string& id) {
-  if (webrtcWarm()) return;
   const auto start = std::chrono::steady_clock::now();
-  warmUpWebrtcOnce();
+  if (!waitForStartedWarmUp()) return;  // none running (done, or the server was made without one)
   log::debug("stream: viewer ", id.substr(0, 8), " waited ",
              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count(),
              " ms for the WebRTC warm-up (DTLS certificate)");

@@ -13,6 +13,7 @@
 namespace zerohop::stream {
 namespace {
 
+std::atomic<bool> started{false};
 std::atomic<bool> warm{false};
 
 // What a ViewerSession makes (appsrc, rtph264pay, webrtcbin) and what webrtcbin makes inside it for
@@ -24,6 +25,7 @@ constexpr const char* kFactories[] = {
 };
 
 void warmUp() {
+  started.store(true);
   ensureGstInit();
   const auto start = std::chrono::steady_clock::now();
   for (const char* factory : kFactories) {
@@ -47,8 +49,15 @@ bool webrtcWarm() noexcept {
   return warm.load();
 }
 
+bool waitForStartedWarmUp() {
+  if (warm.load() || !started.load()) return false;
+  warmUpWebrtcOnce();  // started: call_once returns when the running call has finished
+  return true;
+}
+
 WebrtcWarmup::WebrtcWarmup() {
   if (webrtcWarm()) return;
+  started.store(true);  // before the thread runs: a session negotiating from now on waits for it
   try {
     thread_ = std::thread(warmUpWebrtcOnce);
   } catch (const std::system_error& e) {  // no thread: the first session warms up instead

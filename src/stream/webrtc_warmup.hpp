@@ -17,6 +17,9 @@ namespace zerohop::stream {
 void warmUpWebrtcOnce();
 /// Whether warmUpWebrtcOnce() has finished in this process.
 bool webrtcWarm() noexcept;
+/// Returns once a warm-up that has started in this process (on any thread) has finished; at once when
+/// none has started (it starts none). True when it had to wait.
+bool waitForStartedWarmUp();
 
 /// warmUpWebrtcOnce() on a thread of its own, so that starting a server does not wait for it. The
 /// destructor joins that thread: destroyed within a second of its start, it waits for the rest.
