@@ -492,7 +492,6 @@ window.zerohop = {
   // around a resize) loses that one frame only; the canvas takes over after
   // ZEROHOP_WEBCODECS_MISSES_IN_A_ROW of them, or at once on any other error (no luma plane, ...).
   zh.stripReader = typeof VideoFrame === 'function' ? 'webcodecs' : 'canvas';
-  zh.stripReadMisses = 0;  // frames WebCodecs could not take for a passing reason
   let missesInARow = 0;
   let readChain = Promise.resolve();
   function readStripRow(width, cell, stripW) {

@@ -418,30 +418,18 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
   return withRepairSsrcLines(text.get(), repair);
 }
 
-namespace {
-
 // The process's DTLS certificate is made once, in the first dtlsdec (webrtc_warmup.hpp); a session
-// negotiating meanwhile blocks inside webrtcbin until it exists. That wait (0.3-1 s, over 3 s under
-// ASan on a busy box) is not webrtcbin hanging, so it happens here, before the timeout starts.
-void waitForWebrtcWarmUp(const std::string& id) {
-  const auto start = std::chrono::steady_clock::now();
-  if (!waitForStartedWarmUp()) return;  // none running (done, or the server was made without one)
-  log::debug("stream: viewer ", id.substr(0, 8), " waited ",
-             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count(),
-             " ms for the WebRTC warm-up (DTLS certificate)");
-}
-
-}  // namespace
-
+// negotiating meanwhile would block inside webrtcbin until it exists. That wait (0.3-1 s, over 3 s under
+// ASan on a busy box) is not webrtcbin hanging, so it happens first, before the timeout starts.
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
-  waitForWebrtcWarmUp(id_);
+  waitForStartedWarmUp();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
   return describeLocally("create-answer", deadline, timeout);
 }
 
 std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
-  waitForWebrtcWarmUp(id_);
+  waitForStartedWarmUp();  // as in negotiate()
   return describeLocally("create-offer", std::chrono::steady_clock::now() + timeout, timeout);
 }
 

@@ -51,7 +51,11 @@ bool webrtcWarm() noexcept {
 
 bool waitForStartedWarmUp() {
   if (warm.load() || !started.load()) return false;
+  const auto start = std::chrono::steady_clock::now();
   warmUpWebrtcOnce();  // started: call_once returns when the running call has finished
+  log::debug("stream: waited ",
+             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count(),
+             " ms for the WebRTC warm-up (DTLS certificate)");
   return true;
 }
 

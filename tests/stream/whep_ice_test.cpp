@@ -14,8 +14,8 @@
 #include <regex>
 #include <string>
 
-#include "test_sdp.hpp"
 #include "stream/webrtc_warmup.hpp"
+#include "test_sdp.hpp"
 #include "test_server.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
