@@ -21,6 +21,13 @@ if(ZEROHOP_SANITIZE)
   if("undefined" IN_LIST ZEROHOP_SANITIZE)
     list(APPEND _zerohop_san_flags -fno-sanitize-recover=all)
   endif()
+  # The presets build these at -O1 with line tables only (-g1): stack traces keep function, file and
+  # line, and the build takes ~45 % less time than at -O2 -g (CI's longest phase). GCC's
+  # -Wmaybe-uninitialized is unreliable under sanitizer instrumentation at -O1 (false reports inside
+  # libstdc++'s <regex>); the default build keeps it.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    list(APPEND _zerohop_san_flags -Wno-maybe-uninitialized)
+  endif()
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${_zerohop_san_flags}>")
   add_link_options(-fsanitize=${_zerohop_sanitizers})
   message(STATUS "zerohop: sanitizers ${_zerohop_sanitizers}")
