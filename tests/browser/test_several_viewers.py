@@ -35,6 +35,9 @@ def main() -> int:
     ap.add_argument("--min-fps", type=float, default=20.0, help="each viewer must decode at least this")
     ap.add_argument("--min-timecode-share", type=float, default=0.8,
                     help="each page must read the timecode in at least this share of its presented frames")
+    ap.add_argument("--min-machine-x264-fps", type=float, default=0.0, metavar="FPS",
+                    help="skip (77) when one core here encodes 720p x264 at less than this (the figure is "
+                         "printed); 0: no check")
     ap.add_argument("--netns", action="store_true")
     ap.add_argument("--artifacts", default=None)
     args = ap.parse_args()
@@ -42,6 +45,7 @@ def main() -> int:
         print(f"FAIL: {args.zerohop} does not exist (build the zerohop target)")
         return 1
     chromium, chromedriver = zb.find_browser()
+    zb.require_x264_fps(args.min_machine_x264_fps, f"{args.viewers} viewers at {args.min_fps:.0f} fps each")
     if args.netns:
         zb.enter_private_network()
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())

@@ -79,6 +79,9 @@ def main() -> int:
                     help="share of presented frames whose timecode must be read")
     ap.add_argument("--https", action="store_true",
                     help="serve over HTTPS with a self-signed certificate (serve --tls-cert/--tls-key)")
+    ap.add_argument("--min-machine-x264-fps", type=float, default=0.0, metavar="FPS",
+                    help="skip (77) when one core here encodes 720p x264 at less than this (a frame-rate "
+                         "check that needs the CPU; the figure is printed); 0: no check")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 
@@ -86,6 +89,7 @@ def main() -> int:
         print(f"FAIL: {args.zerohop} does not exist (build the zerohop target)")
         return 1
     chromium, chromedriver = zb.find_browser()
+    zb.require_x264_fps(args.min_machine_x264_fps, f"{args.min_fps:.0f} fps presented")
     if args.netns or args.netns_lan:
         zb.enter_private_network(lan=args.netns_lan)
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())

@@ -252,6 +252,53 @@ def percentile(values: list[float], q: float) -> float | None:
     return s[min(len(s) - 1, max(idx, 1) - 1)]
 
 
+def x264_720p_fps(frames: int = 180) -> tuple[float, float] | None:
+    """How fast one core of this machine encodes 1280x720 H.264 as serve's CPU path does (libx264
+    superfast, zerolatency, one thread, 2500 kb/s), with nothing of ours involved: ffmpeg from its own
+    moving test source. Returns (fps by CPU time, fps by wall time), or None without ffmpeg/libx264.
+    CPU time is a core's speed; wall time also counts whatever else takes the cores now (another
+    program, or a virtual machine's host)."""
+    import resource
+    cmd = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi",
+           "-i", "testsrc2=size=1280x720:rate=60,format=yuv420p", "-frames:v", str(frames),
+           "-c:v", "libx264", "-preset", "superfast", "-tune", "zerolatency", "-threads", "1", "-b:v", "2500k",
+           "-f", "null", "-"]
+    if not shutil.which("ffmpeg"):
+        return None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        print(f"note: the x264 speed check failed: {done.stderr.strip()[-300:]}", flush=True)
+        return None
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return frames / max(cpu, 1e-3), frames / max(wall, 1e-3)
+
+
+def require_x264_fps(min_fps: float, needs: str) -> None:
+    """Skips (77, with the figures) when this machine encodes 720p x264 at less than MIN_FPS, by CPU or
+    by wall time, whichever is lower (see x264_720p_fps): a test whose check is a frame rate that needs
+    that much CPU (serve's encode beside Chromium's decode on the same cores) would only measure the
+    machine. Prints the figures either way, so a run's log says how fast its machine was. MIN_FPS 0: no
+    check."""
+    if min_fps <= 0:
+        return
+    speed = x264_720p_fps()
+    if speed is None:
+        print("note: no ffmpeg with libx264 to measure this machine's speed; running the check anyway", flush=True)
+        return
+    cpu_fps, wall_fps = speed
+    print(f"machine: ffmpeg's libx264 (superfast, zerolatency, 1 thread) encodes 1280x720 at {cpu_fps:.0f} fps "
+          f"of one core's CPU time ({wall_fps:.0f} fps by wall time); this test needs >= {min_fps:.0f}",
+          flush=True)
+    if min(cpu_fps, wall_fps) < min_fps:
+        skip(f"this machine is too slow to show {needs}: it encodes 1280x720 with x264 at "
+             f"{min(cpu_fps, wall_fps):.0f} fps on one core, this test needs >= {min_fps:.0f} (the encode "
+             f"shares the cores with Chromium)")
+
+
 def serve_test_args(doc: str, source: str = "test:640x360@30"):
     """The command line every serve test takes: ZEROHOP_BINARY (the zerohop executable), --source, --netns,
     --artifacts. Add a test's own options to the returned parser, then call parse_serve_test_args."""
