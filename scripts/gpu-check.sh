@@ -45,6 +45,10 @@
 #   MULTI_GPU_BENCH_ARGS extra zerohop_multi_gpu_bench arguments (default: --frames 300)
 #   DOWNLOAD_BENCH 0 skips zerohop_gpu_download_bench (downloadLast() for VP8 beside NVENC; download-bench.md)
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
+#   BUDGET_S    seconds the whole run may take (default 570: the device machine allows 600 s a call).
+#               A later step (memcheck, a benchmark, the MPS pass) whose usual time no longer fits is left
+#               out, said so at the end (not a failure); 0: no budget. Run a left-out part alone with the
+#               switches above, e.g. GPU_TESTS=Share GPU_BENCH=0 JPEG_BENCH=0 CAMERAS_BENCH=0 ... .
 #
 # Exit status: 3 when configure or build failed; 0 when the build passed and the gpu tests passed (or all skipped for lack of a GPU
 # on a machine that has none); 1 when anything failed, when zero gpu tests ran, or when a GPU is
@@ -58,7 +62,7 @@ for a in "$@"; do
   case "$a" in
     --no-bench) BENCH=0 ;;
     --no-sanitize) SANITIZE=0 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -uo pipefail/{/^#/p}' "$0"; exit 0 ;;
     *) echo "unknown argument: $a" >&2; exit 1 ;;
   esac
 done
@@ -71,9 +75,9 @@ SHARE_BENCH_ARGS=${SHARE_BENCH_ARGS:---frames 150}  # 1080p60: 21 rows of 2.5 s 
 GPU_BENCH=${GPU_BENCH:-1}
 SHARE_BENCH=${SHARE_BENCH:-1}
 JPEG_BENCH=${JPEG_BENCH:-1}
-JPEG_BENCH_ARGS=${JPEG_BENCH_ARGS:---iterations 200}
+JPEG_BENCH_ARGS=${JPEG_BENCH_ARGS:---iterations 100}
 CAMERAS_BENCH=${CAMERAS_BENCH:-1}
-CAMERAS_BENCH_ARGS=${CAMERAS_BENCH_ARGS:-}
+CAMERAS_BENCH_ARGS=${CAMERAS_BENCH_ARGS:---seconds 5}
 MPS=${MPS:-1}
 GPU_TESTS=${GPU_TESTS:-}
 LIBRARY=${LIBRARY:-1}
@@ -81,6 +85,7 @@ NVDEC_BENCH=${NVDEC_BENCH:-1}
 MULTI_GPU_BENCH=${MULTI_GPU_BENCH:-1}
 MULTI_GPU_BENCH_ARGS=${MULTI_GPU_BENCH_ARGS:-}
 DOWNLOAD_BENCH=${DOWNLOAD_BENCH:-1}
+BUDGET_S=${BUDGET_S:-570}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -89,6 +94,16 @@ exec > >(tee "$LOG") 2>&1
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 step() { echo; echo "==== $* ($(date -u +%H:%M:%S))"; }
+# fits NAME SECONDS: true when a step that usually takes SECONDS still fits in BUDGET_S (SECONDS counts
+# from the start of this script); otherwise says so and records NAME for the result line.
+left_out=()
+fits() {
+  local left=$((BUDGET_S - SECONDS))
+  if [[ $BUDGET_S -eq 0 || $2 -le $left ]]; then return 0; fi
+  echo; echo "==== left out: $1 (usually ~$2 s; $left s left of BUDGET_S=$BUDGET_S)"
+  left_out+=("$1")
+  return 1
+}
 
 step "machine"
 uname -a
@@ -219,7 +234,7 @@ PY
   rm -rf "$run_dir"
 fi
 
-if [[ $have_gpu -eq 1 && $SANITIZE -eq 1 ]] && command -v compute-sanitizer >/dev/null; then
+if [[ $have_gpu -eq 1 && $SANITIZE -eq 1 ]] && command -v compute-sanitizer >/dev/null && fits memcheck 150; then
   step "compute-sanitizer memcheck (conversion pairs, RGBA, scale, signalled ingest)"
   timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$BUILD_DIR/tests/gpu/zerohop_gpu_test" --gtest_filter='AllPairs/*yuyv_to_nv12:AllPairs/*uyvy_to_i420:AllPairs/*nv12_to_i420:AllPairs/*i420_to_nv12:AllPairs/*rgb24_to_nv12:AllPairs/*bgrx_to_i420:GpuConvert.ReadyEvent*:GpuConvert.WaitsOn*:Formats/GpuToRgba.*:Jobs/GpuScale.*_0:Jobs/GpuScale.*_1:Jobs/GpuScale.*_2:Jobs/GpuScale.*_3:GpuScale.Refuses*:GpuConvert.Signalled*' --gtest_brief=1 \
@@ -230,52 +245,52 @@ if [[ $have_gpu -eq 1 && $SANITIZE -eq 1 ]] && command -v compute-sanitizer >/de
   [[ $mc_rc -ne 0 && $mc_rc -ne 124 ]] && fail "compute-sanitizer memcheck (rc $mc_rc)"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $GPU_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $GPU_BENCH -ne 0 ]] && fits "ingest benchmark" 20; then
   step "benchmark"
   # shellcheck disable=SC2086
   "$BUILD_DIR/bench/gpu/zerohop_gpu_bench" $BENCH_ARGS --out "$OUT/gpu-bench.md" || fail "benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $NVDEC_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $NVDEC_BENCH -ne 0 ]] && fits "NVDEC benchmark" 15; then
   step "NVDEC benchmark (H.264 1080p access unit -> NV12 in VRAM)"
   "$BUILD_DIR/bench/gpu/zerohop_nvdec_bench" --out "$OUT/nvdec-bench.md" || fail "nvdec benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $JPEG_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $JPEG_BENCH -ne 0 ]] && fits "MJPEG benchmark" 150; then
   step "MJPEG benchmark (nvJPEG backends vs libjpeg-turbo + upload, batched)"
   # shellcheck disable=SC2086
   timeout 300 "$BUILD_DIR/bench/gpu/zerohop_gpu_jpeg_bench" $JPEG_BENCH_ARGS --out "$OUT/gpu-jpeg-bench.md" \
     || fail "MJPEG benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $CAMERAS_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $CAMERAS_BENCH -ne 0 ]] && fits "cameras benchmark" 60; then
   step "cameras per GPU (1080p30 MJPEG cameras through one JpegBatcher into device rings)"
   # shellcheck disable=SC2086
   timeout 300 "$BUILD_DIR/bench/gpu/zerohop_gpu_cameras_bench" $CAMERAS_BENCH_ARGS --out "$OUT/cameras-bench.md" \
     || fail "cameras benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $SHARE_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $SHARE_BENCH -ne 0 ]] && fits "share benchmark" 75; then
   step "share benchmark (device ring over CUDA IPC vs host round trip), without MPS"
   # shellcheck disable=SC2086
   timeout 240 "$BUILD_DIR/bench/share_gpu/zerohop_share_gpu_bench" $SHARE_BENCH_ARGS --label "without MPS" \
     --out "$OUT/share-gpu-bench.md" || fail "share benchmark (without MPS)"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $MULTI_GPU_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $MULTI_GPU_BENCH -ne 0 ]] && fits "multi-GPU benchmark" 30; then
   step "multi-GPU hand-off benchmark (reader on the same GPU / another GPU: peer, copy; 1080p60)"
   # shellcheck disable=SC2086
   timeout 120 "$BUILD_DIR/bench/share_gpu/zerohop_multi_gpu_bench" $MULTI_GPU_BENCH_ARGS --out "$OUT/multi-gpu-bench.md" \
     || fail "multi-GPU benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $DOWNLOAD_BENCH -ne 0 ]]; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $DOWNLOAD_BENCH -ne 0 ]] && fits "download benchmark" 20; then
   step "GPU path hand-off to a host encoder (downloadLast for VP8 beside NVENC, x264's host copy)"
   timeout 120 "$BUILD_DIR/bench/gpu/zerohop_gpu_download_bench" --out "$OUT/download-bench.md" \
     || fail "download benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/dev/null; then
+if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/dev/null && fits "MPS pass" 120; then
   step "MPS pass: start nvidia-cuda-mps-control -d, share gpu tests + share benchmark, quit"
   # A private pipe/log directory: nothing else on the machine is switched to MPS, and the daemon's
   # clients (our processes) find it through the same variables.
@@ -293,10 +308,12 @@ if [[ $have_gpu -eq 1 && $MPS -ne 0 ]] && command -v nvidia-cuda-mps-control >/d
     echo "NOTE: nvidia-cuda-mps-control -d failed; no MPS numbers"
   fi
   unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-elif [[ $have_gpu -eq 1 ]]; then
+elif [[ $have_gpu -eq 1 && ! " ${left_out[*]} " =~ " MPS pass " ]]; then
   echo "NOTE: nvidia-cuda-mps-control not found (or MPS=0): no MPS pass"
 fi
 
 step "result"
+echo "took $SECONDS s"
+[[ ${#left_out[@]} -gt 0 ]] && echo "left out for time (BUDGET_S=$BUDGET_S; 0 runs everything): $(IFS=,; echo "${left_out[*]}" | sed 's/,/, /g')"
 [[ $status -eq 0 ]] && echo "gpu-check: OK (gpu tests ran: $ran, skipped: $skipped, GPU: $have_gpu)" || echo "gpu-check: FAILED"
 exit $status
