@@ -256,7 +256,7 @@ if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $NVDEC_BENCH -ne 0 ]] && fits "NVDEC be
   "$BUILD_DIR/bench/gpu/zerohop_nvdec_bench" --out "$OUT/nvdec-bench.md" || fail "nvdec benchmark"
 fi
 
-if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $JPEG_BENCH -ne 0 ]] && fits "MJPEG benchmark" 150; then
+if [[ $have_gpu -eq 1 && $BENCH -eq 1 && $JPEG_BENCH -ne 0 ]] && fits "MJPEG benchmark" 220; then
   step "MJPEG benchmark (nvJPEG backends vs libjpeg-turbo + upload, batched)"
   # shellcheck disable=SC2086
   timeout 300 "$BUILD_DIR/bench/gpu/zerohop_gpu_jpeg_bench" $JPEG_BENCH_ARGS --out "$OUT/gpu-jpeg-bench.md" \
