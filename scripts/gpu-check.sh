@@ -314,6 +314,9 @@ fi
 
 step "result"
 echo "took $SECONDS s"
-[[ ${#left_out[@]} -gt 0 ]] && echo "left out for time (BUDGET_S=$BUDGET_S; 0 runs everything): $(IFS=,; echo "${left_out[*]}" | sed 's/,/, /g')"
+if [[ ${#left_out[@]} -gt 0 ]]; then
+  joined=$(printf '%s, ' "${left_out[@]}")
+  echo "left out for time (BUDGET_S=$BUDGET_S; 0 runs everything): ${joined%, }"
+fi
 [[ $status -eq 0 ]] && echo "gpu-check: OK (gpu tests ran: $ran, skipped: $skipped, GPU: $have_gpu)" || echo "gpu-check: FAILED"
 exit $status
