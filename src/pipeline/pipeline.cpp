@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/bounded_queue.hpp"
+#include "encode_backlog.hpp"
 #include "frame_processor.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
@@ -271,6 +272,12 @@ class Pipeline::Impl {
         log::warn("frame ", in->frame().sequence, " dropped: ", e.what());
         stats_.addDrops(1);
       }
+      if (auto behind = backlog_.onFrame(monotonicNs(), queue_.dropped())) {
+        // Named by its source: with several cameras, the one whose encode is behind.
+        log::warn("encoder (", info_.description, "): ",
+                  describeBacklog(*behind, stats_.snapshot().stage[static_cast<std::size_t>(Stage::kEncode)].p50Ms,
+                                  info_.fps));
+      }
     }
   }
 
@@ -320,6 +327,7 @@ class Pipeline::Impl {
   bool vp8Keyframe_ = false;      // encode thread only
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   BoundedQueue<FrameLease> queue_;
+  EncodeBacklog backlog_;  // encode thread only
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};
   std::atomic<bool> keyframeRequested_{true};
