@@ -45,7 +45,7 @@
 #   MULTI_GPU_BENCH_ARGS extra zerohop_multi_gpu_bench arguments (default: --frames 300)
 #   DOWNLOAD_BENCH 0 skips zerohop_gpu_download_bench (downloadLast() for VP8 beside NVENC; download-bench.md)
 #   MPS         0 skips the MPS pass (default: run it when nvidia-cuda-mps-control exists)
-#   BUDGET_S    seconds the whole run may take (default 570: the device machine allows 600 s a call).
+#   BUDGET_S    seconds the whole run may take (default 570, for a runner that allows 600 s a command).
 #               A later step (memcheck, a benchmark, the MPS pass) whose usual time no longer fits is left
 #               out, said so at the end (not a failure); 0: no budget. Run a left-out part alone with the
 #               switches above, e.g. GPU_TESTS=Share GPU_BENCH=0 JPEG_BENCH=0 CAMERAS_BENCH=0 ... .
