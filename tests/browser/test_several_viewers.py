@@ -35,9 +35,7 @@ def main() -> int:
     ap.add_argument("--min-fps", type=float, default=20.0, help="each viewer must decode at least this")
     ap.add_argument("--min-timecode-share", type=float, default=0.8,
                     help="each page must read the timecode in at least this share of its presented frames")
-    ap.add_argument("--min-machine-x264-fps", type=float, default=0.0, metavar="FPS",
-                    help="skip (77) when one core here encodes 720p x264 at less than this (the figure is "
-                         "printed); 0: no check")
+    zb.add_machine_speed_option(ap)
     ap.add_argument("--netns", action="store_true")
     ap.add_argument("--artifacts", default=None)
     args = ap.parse_args()

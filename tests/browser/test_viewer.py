@@ -79,9 +79,7 @@ def main() -> int:
                     help="share of presented frames whose timecode must be read")
     ap.add_argument("--https", action="store_true",
                     help="serve over HTTPS with a self-signed certificate (serve --tls-cert/--tls-key)")
-    ap.add_argument("--min-machine-x264-fps", type=float, default=0.0, metavar="FPS",
-                    help="skip (77) when one core here encodes 720p x264 at less than this (a frame-rate "
-                         "check that needs the CPU; the figure is printed); 0: no check")
+    zb.add_machine_speed_option(ap)
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 

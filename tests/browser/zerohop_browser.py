@@ -277,6 +277,13 @@ def x264_720p_fps(frames: int = 180) -> tuple[float, float] | None:
     return frames / max(cpu, 1e-3), frames / max(wall, 1e-3)
 
 
+def add_machine_speed_option(ap) -> None:
+    """--min-machine-x264-fps, for a test whose check is a frame rate that needs the CPU (require_x264_fps)."""
+    ap.add_argument("--min-machine-x264-fps", type=float, default=0.0, metavar="FPS",
+                    help="skip (77) when one core here encodes 720p x264 at less than this (the figure is "
+                         "printed); 0: no check")
+
+
 def require_x264_fps(min_fps: float, needs: str) -> None:
     """Skips (77, with the figures) when this machine encodes 720p x264 at less than MIN_FPS, by CPU or
     by wall time, whichever is lower (see x264_720p_fps): a test whose check is a frame rate that needs
