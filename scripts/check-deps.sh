@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # the emulated camera's third-party clients (ffmpeg, v4l2-ctl, gst-launch-1.0), Janus, coturn (turnserver), the asan-nosym
 # label's mount namespace (unshare, mount), the build (cmake, ctest, ninja, pkg-config, c++, clang).
 PROGRAMS=(chromium chromedriver firefox-esr ip nft ffmpeg v4l2-ctl gst-launch-1.0 gst-inspect-1.0 janus turnserver /usr/bin/python3 unshare mount
-  cmake ctest ninja pkg-config g++ clang)
+  cmake ctest ninja make ccache pkg-config g++ clang)
 # Python modules the tests import beyond the standard library.
 PY_MODULES=(selenium prometheus_client gi numpy)
 # GStreamer elements the tests and serve build pipelines from.

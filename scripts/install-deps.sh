@@ -7,7 +7,7 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 packages=(
   # build
-  cmake ninja-build pkg-config g++ git
+  cmake ninja-build make ccache pkg-config g++ git
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
