@@ -116,6 +116,7 @@ RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
     if (isIdr(unit)) pending_ = std::make_unique<ArrivedUnit>(std::move(unit));
   }
   lastUnitNs_ = monotonicNs();
+  offered_ = session_->offered();
   info_.format = PixelFormat::kH264;
   info_.memory = MemoryKind::kHost;
   if (GstCaps* caps = gst_sample_get_caps(pending_->sample.get())) {
@@ -310,6 +311,11 @@ std::string rtspSourceString(const SourceSpec& spec) { return rtsp::rtspUrlOf(sp
 
 std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions&) {
   return std::make_unique<rtsp::RtspSource>(rtsp::rtspUrlOf(spec));
+}
+
+RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {
+  const rtsp::RtspSource source(rtsp::rtspUrlOf(spec));
+  return {source.offered(), source.info()};
 }
 
 }  // namespace zerohop

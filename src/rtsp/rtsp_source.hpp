@@ -38,6 +38,15 @@ std::string rtspSourceString(const SourceSpec& spec);
 /// Opens an RTSP camera (RtspSource). SourceOptions do not apply (the frames are GStreamer's buffers).
 std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions& options = {});
 
+/// What an RTSP camera offers, for `zerohop probe rtsp://...`.
+struct RtspCameraInfo {
+  std::string offered;  ///< every stream of its SDP: "video H264/90000, audio PCMA/8000"
+  SourceInfo video;     ///< its H.264: size and rate as its SPS states them
+};
+/// Connects, reads the camera's SDP and its first IDR (it plays the stream up to one keyframe: the size is
+/// in the SPS), and disconnects. Throws Error as opening the source does.
+RtspCameraInfo probeRtspCamera(const SourceSpec& spec);
+
 namespace rtsp {
 
 /// How an RtspSource connects and reconnects.
@@ -62,6 +71,8 @@ class RtspSource final : public FrameSource {
   SourceInfo info() const override { return info_; }
   std::optional<FrameLease> next(std::chrono::milliseconds timeout) override;
   SourceCounters counters() const override;
+  /// The streams the camera's SDP offered ("video H264/90000, audio PCMA/8000").
+  const std::string& offered() const { return offered_; }
 
  private:
   class Leases;
@@ -78,6 +89,7 @@ class RtspSource final : public FrameSource {
   std::unique_ptr<RtspSession> session_;
   std::unique_ptr<ArrivedUnit> pending_;  // the first unit, read by the constructor
   SourceInfo info_;
+  std::string offered_;
   std::int64_t lastUnitNs_ = 0;
   std::int64_t nextAttemptNs_ = 0;
   std::chrono::milliseconds delay_{0};

@@ -1,6 +1,7 @@
 // `zerohop serve --source rtsp://...` as a user runs it, against the test RTSP camera: the camera's H.264 is
 // passed through (/stats says passthrough and names the camera), its password appears in no output, /stats
-// or /metrics, and a camera nobody serves ends serve with a line saying so.
+// or /metrics, and a camera nobody serves ends serve with a line saying so; `zerohop probe rtsp://...` says
+// what the camera offers.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -59,6 +60,20 @@ TEST(RtspServe, ACameraNobodyServesEndsServeSayingSo) {
   EXPECT_NE(r.err.find("cannot reach the camera at 127.0.0.1:" + std::to_string(cameraPort)), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("hunter2"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("hunter2"), std::string::npos) << r.out;
+}
+
+TEST(RtspProbe, SaysWhatTheCameraOffersWithoutItsPassword) {
+  TestCamera camera({"--user", "admin", "--password", "hunter2", "--auth", "digest"});
+  const auto r = zerohop::testing::run({kCli, "probe", camera.url("admin:hunter2")});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("rtsp://***@127.0.0.1:" + std::to_string(camera.port()) + "/test"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("offers      video H264/90000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h264 320x240 @30 fps"), std::string::npos) << r.out;
+  EXPECT_EQ((r.out + r.err).find("hunter2"), std::string::npos) << r.out << r.err;
+  TestCamera audioOnly({"--codec", "pcma"});
+  const auto none = zerohop::testing::run({kCli, "probe", audioOnly.url()});
+  EXPECT_EQ(none.exitCode, 3) << none.err;
+  EXPECT_NE(none.err.find("the camera offers audio PCMA/8000 and no H.264 video"), std::string::npos) << none.err;
 }
 
 }  // namespace
