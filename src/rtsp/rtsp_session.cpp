@@ -2,8 +2,14 @@
 #include "rtsp/rtsp_session.hpp"
 
 #include <gst/app/gstappsink.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -13,6 +19,7 @@ namespace zerohop::rtsp {
 namespace {
 
 constexpr std::uint64_t kTcpTimeoutUs = 5'000'000;  // connecting, and each RTSP request's answer
+constexpr int kProbeConnectMs = 1000;                 // our own connect, for the reason rtspsrc does not give
 
 void ensureGstInit() {
   static std::once_flag once;
@@ -43,6 +50,42 @@ std::string lastLine(const gchar* debug) {
   while (!d.empty() && (d.back() == '\n' || d.back() == ' ')) d.pop_back();
   const auto nl = d.rfind('\n');
   return nl == std::string::npos ? std::string{} : d.substr(nl + 1);
+}
+
+// Why a TCP connection to host:port fails, in the system's words ("Connection refused", "No route to
+// host"), from one connect of our own bounded by `timeoutMs`: rtspsrc's own error says only "Failed to
+// connect. (Generic error)". Empty when the connection succeeds (the failure was past connecting) or the
+// host name does not resolve (then the resolver's words).
+std::string connectFailure(std::string host, std::uint16_t port, int timeoutMs) {
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    return std::string("cannot resolve ") + host + ": " + ::gai_strerror(rc);
+  std::string why;
+  for (addrinfo* a = found; a && why.empty(); a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int err = 0;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      err = errno;
+      if (err == EINPROGRESS) {
+        pollfd p{fd, POLLOUT, 0};
+        if (::poll(&p, 1, timeoutMs) == 1) {
+          socklen_t len = sizeof err;
+          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        } else {
+          err = ETIMEDOUT;
+        }
+      }
+    }
+    ::close(fd);
+    if (err == 0) break;  // it connects: the failure came after connecting
+    why = err == ETIMEDOUT ? "no answer within " + std::to_string(timeoutMs) + " ms" : std::strerror(err);
+  }
+  ::freeaddrinfo(found);
+  return why;
 }
 
 }  // namespace
@@ -100,7 +143,10 @@ struct RtspSession::Shared {
     const std::string words = std::string(error ? error->message : "unknown error") + (detail.empty() ? "" : " " + detail);
     if (resource && (error->code == GST_RESOURCE_ERROR_OPEN_READ_WRITE || error->code == GST_RESOURCE_ERROR_OPEN_READ ||
                      error->code == GST_RESOURCE_ERROR_READ || error->code == GST_RESOURCE_ERROR_WRITE)) {
-      return {FailureKind::kUnreachable, "cannot reach the camera at " + where + " (" + words +
+      // Connecting failed: the system's reason, from a connect of our own (on GStreamer's thread, bounded).
+      std::string reason;
+      if (error->code == GST_RESOURCE_ERROR_OPEN_READ_WRITE) reason = connectFailure(url.host, url.port, kProbeConnectMs);
+      return {FailureKind::kUnreachable, "cannot reach the camera at " + where + " (" + (reason.empty() ? words : reason) +
                                              "): check that it is on, the address and port, and the network"};
     }
     return {FailureKind::kOther, words};
