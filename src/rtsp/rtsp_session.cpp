@@ -19,7 +19,7 @@ namespace zerohop::rtsp {
 namespace {
 
 constexpr std::uint64_t kTcpTimeoutUs = 5'000'000;  // connecting, and each RTSP request's answer
-constexpr int kProbeConnectMs = 1000;                 // our own connect, for the reason rtspsrc does not give
+constexpr int kProbeConnectMs = 1000;               // our own connect, for the reason rtspsrc does not give
 
 void ensureGstInit() {
   static std::once_flag once;
@@ -118,14 +118,17 @@ struct RtspSession::Shared {
     const bool resource = error && error->domain == GST_RESOURCE_ERROR;
     if (resource && error->code == GST_RESOURCE_ERROR_NOT_AUTHORIZED) {
       return {FailureKind::kUnauthorized,
-              url.user.empty() ? "the camera asks for credentials (401 Unauthorized): give them in the URL, "
-                                 "rtsp://USER:PASSWORD@" + where + url.path
-                               : "the camera refused the user and password (401 Unauthorized): check them in the URL "
-                                 "(percent-encode '@', ':', '/' and '?' in them, e.g. %40 for '@')"};
+              url.user.empty()
+                  ? "the camera asks for credentials (401 Unauthorized): give them in the URL, "
+                    "rtsp://USER:PASSWORD@" +
+                        where + url.path
+                  : "the camera refused the user and password (401 Unauthorized): check them in the URL "
+                    "(percent-encode '@', ':', '/' and '?' in them, e.g. %40 for '@')"};
     }
     if (resource && error->code == GST_RESOURCE_ERROR_NOT_FOUND) {
-      return {FailureKind::kNotFound, "the camera has no stream at " + url.path +
-                                          " (404 Not Found): check the path (the camera's manual or web page names it)"};
+      return {FailureKind::kNotFound,
+              "the camera has no stream at " + url.path +
+                  " (404 Not Found): check the path (the camera's manual or web page names it)"};
     }
     std::string offeredNow;
     bool selectedNow = false;
@@ -135,18 +138,23 @@ struct RtspSession::Shared {
       selectedNow = selected;
     }
     if (!offeredNow.empty() && !selectedNow) {
-      return {FailureKind::kNoUsableStream,
-              "the camera offers " + offeredNow +
-                  " and no H.264 video; zerohop passes H.264 through and does not decode other codecs yet (H.265 "
-                  "and the others are a later slice): set the camera's stream to H.264"};
+      return {
+          FailureKind::kNoUsableStream,
+          "the camera offers " + offeredNow +
+              " and no H.264 video; zerohop passes H.264 through and does not decode other codecs yet (H.265 "
+              "and the others are a later slice): set the camera's stream to H.264"};
     }
-    const std::string words = std::string(error ? error->message : "unknown error") + (detail.empty() ? "" : " " + detail);
-    if (resource && (error->code == GST_RESOURCE_ERROR_OPEN_READ_WRITE || error->code == GST_RESOURCE_ERROR_OPEN_READ ||
-                     error->code == GST_RESOURCE_ERROR_READ || error->code == GST_RESOURCE_ERROR_WRITE)) {
+    const std::string words =
+        std::string(error ? error->message : "unknown error") + (detail.empty() ? "" : " " + detail);
+    if (resource &&
+        (error->code == GST_RESOURCE_ERROR_OPEN_READ_WRITE || error->code == GST_RESOURCE_ERROR_OPEN_READ ||
+         error->code == GST_RESOURCE_ERROR_READ || error->code == GST_RESOURCE_ERROR_WRITE)) {
       // Connecting failed: the system's reason, from a connect of our own (on GStreamer's thread, bounded).
       std::string reason;
-      if (error->code == GST_RESOURCE_ERROR_OPEN_READ_WRITE) reason = connectFailure(url.host, url.port, kProbeConnectMs);
-      return {FailureKind::kUnreachable, "cannot reach the camera at " + where + " (" + (reason.empty() ? words : reason) +
+      if (error->code == GST_RESOURCE_ERROR_OPEN_READ_WRITE)
+        reason = connectFailure(url.host, url.port, kProbeConnectMs);
+      return {FailureKind::kUnreachable, "cannot reach the camera at " + where + " (" +
+                                             (reason.empty() ? words : reason) +
                                              "): check that it is on, the address and port, and the network"};
     }
     return {FailureKind::kOther, words};
@@ -207,7 +215,8 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
         std::lock_guard lock(shared->mutex);
         why = shared->lastWarning;
       }
-      shared->fail({FailureKind::kEnded, "the stream ended" + (why.empty() ? std::string{} : " (" + why + ")")});
+      shared->fail(
+          {FailureKind::kEnded, "the stream ended" + (why.empty() ? std::string{} : " (" + why + ")")});
       break;
     }
     default:
@@ -269,10 +278,12 @@ RtspSession::RtspSession(const RtspUrl& url) : shared_(std::make_shared<Shared>(
     GstElement* filter = add("capsfilter", "gstreamer1.0-plugins-base");
     GstElement* sink = add("appsink", "gstreamer1.0-plugins-base");
     shared_->depay = depay;
-    g_object_set(src, "location", url.location().c_str(), "latency", static_cast<guint>(url.latencyMs), "tcp-timeout",
-                 static_cast<guint64>(kTcpTimeoutUs), "add-reference-timestamp-meta", TRUE, nullptr);
+    g_object_set(src, "location", url.location().c_str(), "latency", static_cast<guint>(url.latencyMs),
+                 "tcp-timeout", static_cast<guint64>(kTcpTimeoutUs), "add-reference-timestamp-meta", TRUE,
+                 nullptr);
     gst_util_set_object_arg(G_OBJECT(src), "protocols", url.protocols.c_str());
-    if (!url.user.empty()) g_object_set(src, "user-id", url.user.c_str(), "user-pw", url.password.c_str(), nullptr);
+    if (!url.user.empty())
+      g_object_set(src, "user-id", url.user.c_str(), "user-pw", url.password.c_str(), nullptr);
     g_signal_connect(src, "select-stream", G_CALLBACK(onSelectStream), shared_.get());
     g_signal_connect(src, "pad-added", G_CALLBACK(onPadAdded), shared_.get());
     g_object_set(parse, "config-interval", -1, nullptr);  // SPS/PPS before every IDR
@@ -284,7 +295,8 @@ RtspSession::RtspSession(const RtspUrl& url) : shared_(std::make_shared<Shared>(
     callbacks.new_sample = onNewSample;
     gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, shared_.get(), nullptr);
     if (!gst_element_link_many(depay, parse, filter, sink, nullptr))
-      throw Error(Errc::kInternal, "gst_element_link_many(rtph264depay ! h264parse ! capsfilter ! appsink) failed");
+      throw Error(Errc::kInternal,
+                  "gst_element_link_many(rtph264depay ! h264parse ! capsfilter ! appsink) failed");
     GstBus* bus = gst_element_get_bus(pipeline_);
     gst_bus_set_sync_handler(bus, onBusMessage, shared_.get(), nullptr);
     gst_object_unref(bus);
@@ -305,10 +317,11 @@ RtspSession::~RtspSession() {
   gst_object_unref(pipeline_);
 }
 
-std::variant<std::monostate, ArrivedUnit, SessionFailure> RtspSession::wait(std::int64_t deadlineMonotonicNs) {
+std::variant<std::monostate, ArrivedUnit, SessionFailure> RtspSession::wait(
+    std::int64_t deadlineMonotonicNs) {
   std::unique_lock lock(shared_->mutex);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::nanoseconds(std::max<std::int64_t>(0, deadlineMonotonicNs - monotonicNs()));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<std::int64_t>(
+                                                               0, deadlineMonotonicNs - monotonicNs()));
   shared_->ready.wait_until(lock, deadline, [&] { return !shared_->units.empty() || shared_->failure; });
   if (!shared_->units.empty()) {
     ArrivedUnit unit = std::move(shared_->units.front());

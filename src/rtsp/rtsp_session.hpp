@@ -1,7 +1,8 @@
 #pragma once
 // One connection to an RTSP camera: a GStreamer pipeline
 //   rtspsrc (TCP interleaved or UDP; Basic/Digest; RTCP SR times as reference-timestamp metas)
-//     -> rtph264depay -> h264parse (SPS/PPS before every IDR; byte-stream, one access unit a buffer) -> appsink
+//     -> rtph264depay -> h264parse (SPS/PPS before every IDR; byte-stream, one access unit a buffer) ->
+//     appsink
 // started by the constructor and stopped by the destructor. Only the camera's first H.264 video stream is
 // set up (select-stream), so audio and other streams cost nothing. GStreamer's streaming threads hand
 // access units and failures to the thread that calls wait(), through a queue of kQueueDepth units that
@@ -73,7 +74,8 @@ class RtspSession {
   /// The streams the camera's SDP offered, "video H264/90000, audio PCMA/8000" (empty before DESCRIBE).
   std::string offered() const;
 
-  struct Shared;  ///< what GStreamer's threads write (queue, failure, offered streams); opaque, for the callbacks
+  struct Shared;  ///< what GStreamer's threads write (queue, failure, offered streams); opaque, for the
+                  ///< callbacks
 
  private:
   std::shared_ptr<Shared> shared_;

@@ -23,9 +23,12 @@ constexpr double kAssumedFps = 30;
 
 Errc errcOf(FailureKind kind) {
   switch (kind) {
-    case FailureKind::kNotFound: return Errc::kNotFound;
-    case FailureKind::kNoUsableStream: return Errc::kUnsupported;
-    default: return Errc::kUnavailable;
+    case FailureKind::kNotFound:
+      return Errc::kNotFound;
+    case FailureKind::kNoUsableStream:
+      return Errc::kUnsupported;
+    default:
+      return Errc::kUnavailable;
   }
 }
 
@@ -104,13 +107,16 @@ RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
   const std::int64_t deadline = monotonicNs() + std::chrono::nanoseconds(policy_.openTimeout).count();
   while (!pending_) {
     auto got = session_->wait(deadline);
-    if (const auto* failure = std::get_if<SessionFailure>(&got)) throw Error(errcOf(failure->kind), name_ + ": " + failure->message);
+    if (const auto* failure = std::get_if<SessionFailure>(&got))
+      throw Error(errcOf(failure->kind), name_ + ": " + failure->message);
     if (std::holds_alternative<std::monostate>(got)) {
       const std::string offered = session_->offered();
       throw Error(Errc::kUnavailable,
                   name_ + ": no H.264 IDR within " + seconds(policy_.openTimeout) + " s of connecting (" +
-                      (offered.empty() ? std::string("the camera did not describe its streams") : "the camera offers " + offered) +
-                      "); check the address and the camera's keyframe interval, or try ?protocols=tcp if UDP is blocked on the way");
+                      (offered.empty() ? std::string("the camera did not describe its streams")
+                                       : "the camera offers " + offered) +
+                      "); check the address and the camera's keyframe interval, or try ?protocols=tcp if UDP "
+                      "is blocked on the way");
     }
     auto& unit = std::get<ArrivedUnit>(got);
     if (isIdr(unit)) pending_ = std::make_unique<ArrivedUnit>(std::move(unit));
@@ -124,18 +130,21 @@ RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
     gint width = 0, height = 0, num = 0, den = 1;
     gst_structure_get_int(s, "width", &width);
     gst_structure_get_int(s, "height", &height);
-    if (gst_structure_get_fraction(s, "framerate", &num, &den) && num > 0 && den > 0) info_.fps = double(num) / den;
+    if (gst_structure_get_fraction(s, "framerate", &num, &den) && num > 0 && den > 0)
+      info_.fps = double(num) / den;
     info_.width = static_cast<std::uint32_t>(std::max(width, 0));
     info_.height = static_cast<std::uint32_t>(std::max(height, 0));
   }
   if (info_.width == 0 || info_.height == 0)
-    throw Error(Errc::kProtocol, name_ + ": the camera's H.264 has no readable size (no SPS before its first frame)");
+    throw Error(Errc::kProtocol,
+                name_ + ": the camera's H.264 has no readable size (no SPS before its first frame)");
   if (info_.fps <= 0) {
     info_.fps = kAssumedFps;
     log::warn(name_, ": the camera's H.264 states no frame rate; assuming ", kAssumedFps, " fps");
   }
-  info_.description = "RTSP camera " + name_ + " h264 " + std::to_string(info_.width) + "x" + std::to_string(info_.height) +
-                      "@" + std::to_string(static_cast<int>(std::lround(info_.fps))) + " over " + url_.protocols;
+  info_.description = "RTSP camera " + name_ + " h264 " + std::to_string(info_.width) + "x" +
+                      std::to_string(info_.height) + "@" +
+                      std::to_string(static_cast<int>(std::lround(info_.fps))) + " over " + url_.protocols;
 }
 
 RtspSource::~RtspSource() = default;
@@ -165,8 +174,9 @@ void RtspSource::lose(const SessionFailure& failure) {
   const bool unauthorized = failure.kind == FailureKind::kUnauthorized;
   const auto wait = unauthorized ? policy_.unauthorizedRetry : delay_;
   nextAttemptNs_ = monotonicNs() + std::chrono::nanoseconds(wait).count();
-  log::warn(name_, ": ", failure.message, "; next try in ", seconds(wait), " s",
-            unauthorized ? " (not sooner: fast retries with wrong credentials can lock the camera's account)" : "");
+  log::warn(
+      name_, ": ", failure.message, "; next try in ", seconds(wait), " s",
+      unauthorized ? " (not sooner: fast retries with wrong credentials can lock the camera's account)" : "");
 }
 
 std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
@@ -204,7 +214,8 @@ std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
       continue;
     }
     if (monotonicNs() - lastUnitNs_ >= stallNs) {
-      lose({FailureKind::kStalled, "no access unit for " + seconds(policy_.stallTimeout) + " s (camera gone or network down)"});
+      lose({FailureKind::kStalled,
+            "no access unit for " + seconds(policy_.stallTimeout) + " s (camera gone or network down)"});
       continue;
     }
     return std::nullopt;
@@ -220,12 +231,14 @@ void RtspSource::noteClock(const CaptureTime& t) {
       log::info(name_, ": capture times are arrival times until the camera's first RTCP sender report");
       break;
     case CaptureClock::kCamera:
-      log::info(name_, ": capture times now come from the camera's clock (RTCP sender reports); frames arrive ",
+      log::info(name_,
+                ": capture times now come from the camera's clock (RTCP sender reports); frames arrive ",
                 static_cast<double>(t.cameraBehindNs) / 1e6, " ms after capture");
       break;
     case CaptureClock::kCameraClockOff:
-      log::warn(name_, ": the camera's clock is ", std::fabs(static_cast<double>(t.cameraBehindNs)) / 1e9, " s ",
-                t.cameraBehindNs > 0 ? "behind" : "ahead of", " this host's, so capture times are arrival times; "
+      log::warn(name_, ": the camera's clock is ", std::fabs(static_cast<double>(t.cameraBehindNs)) / 1e9,
+                " s ", t.cameraBehindNs > 0 ? "behind" : "ahead of",
+                " this host's, so capture times are arrival times; "
                 "set the camera and this host to NTP for latency measured from the camera");
       break;
   }
@@ -235,7 +248,8 @@ FrameLease RtspSource::deliver(ArrivedUnit&& unit) {
   GstBuffer* buffer = gst_sample_get_buffer(unit.sample.get());
   if (!buffer) throw Error(Errc::kInternal, name_ + ": an access unit without a buffer");
   const GstReferenceTimestampMeta* ntp = gst_buffer_get_reference_timestamp_meta(buffer, ntpCaps());
-  const CaptureTime t = captureTimeOf(ntp ? ntp->timestamp : 0, unit.arrivalMonotonicNs, unit.arrivalRealtimeNs);
+  const CaptureTime t =
+      captureTimeOf(ntp ? ntp->timestamp : 0, unit.arrivalMonotonicNs, unit.arrivalRealtimeNs);
   noteClock(t);
   Frame f;
   f.format = PixelFormat::kH264;
@@ -244,7 +258,8 @@ FrameLease RtspSource::deliver(ArrivedUnit&& unit) {
   if (GstCaps* caps = gst_sample_get_caps(unit.sample.get())) {  // a camera reconfigured since: its new size
     gint width = 0, height = 0;
     const GstStructure* s = gst_caps_get_structure(caps, 0);
-    if (gst_structure_get_int(s, "width", &width) && gst_structure_get_int(s, "height", &height) && width > 0 && height > 0) {
+    if (gst_structure_get_int(s, "width", &width) && gst_structure_get_int(s, "height", &height) &&
+        width > 0 && height > 0) {
       f.width = static_cast<std::uint32_t>(width);
       f.height = static_cast<std::uint32_t>(height);
     }
@@ -253,7 +268,8 @@ FrameLease RtspSource::deliver(ArrivedUnit&& unit) {
   f.planeCount = 1;
   f.keyframe = !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
   // A discontinuity inside a connection is RTP packets lost on the way (the depayloader marks it).
-  if (sessionUnits_++ > 0 && GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DISCONT)) drops_.fetch_add(1, std::memory_order_relaxed);
+  if (sessionUnits_++ > 0 && GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DISCONT))
+    drops_.fetch_add(1, std::memory_order_relaxed);
   const Leases::Held held = leases_->hold(std::move(unit.sample));
   f.data[0] = held.data;
   f.bytesUsed = held.size;
@@ -307,7 +323,9 @@ SourceSpec parseRtspSourceSpec(std::string_view text) {
   return spec;
 }
 
-std::string rtspSourceString(const SourceSpec& spec) { return rtsp::rtspUrlOf(spec).masked(); }
+std::string rtspSourceString(const SourceSpec& spec) {
+  return rtsp::rtspUrlOf(spec).masked();
+}
 
 std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions&) {
   return std::make_unique<rtsp::RtspSource>(rtsp::rtspUrlOf(spec));

@@ -9,11 +9,10 @@
 // Faults: a connection that fails or ends, or sends nothing for RtspPolicy::stallTimeout, is logged (the
 // camera named, credentials masked), counted as a stall, and reopened with back-off; a 401 waits
 // RtspPolicy::unauthorizedRetry before the next try (no fast retry loop against a camera that locks
-// accounts). Opening (the constructor) connects and waits for the first IDR, to learn the size; each connection
-// starts at an IDR (the units before it cannot be decoded and are skipped).
-// A keyframe request cannot reach the camera (RTSP has none): requestKeyframe() is false.
-// Decoding (frames for --share, VP8 viewers, H.265 cameras) is a later slice; the spec refuses format,
-// size and fps options saying so.
+// accounts). Opening (the constructor) connects and waits for the first IDR, to learn the size; each
+// connection starts at an IDR (the units before it cannot be decoded and are skipped). A keyframe request
+// cannot reach the camera (RTSP has none): requestKeyframe() is false. Decoding (frames for --share, VP8
+// viewers, H.265 cameras) is a later slice; the spec refuses format, size and fps options saying so.
 // Thread-safety: thread-bound (one thread calls next()), except counters() and requestKeyframe()
 // (thread-safe); its FrameLeases may be released on any thread and may outlive it.
 
@@ -55,7 +54,7 @@ struct RtspPolicy {
   std::chrono::milliseconds firstRetry{500};           ///< first reconnect after a loss, doubling ...
   std::chrono::milliseconds maxRetry{10000};           ///< ... up to this
   std::chrono::milliseconds unauthorizedRetry{30000};  ///< after a 401
-  std::chrono::milliseconds stallTimeout{5000};        ///< no access unit this long: the connection is dropped
+  std::chrono::milliseconds stallTimeout{5000};  ///< no access unit this long: the connection is dropped
 };
 
 class RtspSession;
@@ -64,8 +63,9 @@ struct ArrivedUnit;
 
 class RtspSource final : public FrameSource {
  public:
-  /// Connects and waits for the first IDR (up to policy.openTimeout). Throws Error: kUnavailable (unreachable, 401, no
-  /// IDR in time), kNotFound (404), kUnsupported (no H.264 video offered, GStreamer element missing).
+  /// Connects and waits for the first IDR (up to policy.openTimeout). Throws Error: kUnavailable
+  /// (unreachable, 401, no IDR in time), kNotFound (404), kUnsupported (no H.264 video offered, GStreamer
+  /// element missing).
   RtspSource(const RtspUrl& url, RtspPolicy policy = {});
   ~RtspSource() override;
   SourceInfo info() const override { return info_; }
@@ -93,7 +93,7 @@ class RtspSource final : public FrameSource {
   std::int64_t lastUnitNs_ = 0;
   std::int64_t nextAttemptNs_ = 0;
   std::chrono::milliseconds delay_{0};
-  bool outage_ = false;  // lost and not yet back
+  bool outage_ = false;                // lost and not yet back
   std::array<bool, 3> clockLogged_{};  // per CaptureClock: its first frame was logged
   std::uint64_t sequence_ = 0;
   std::uint64_t sessionUnits_ = 0;      // access units of the current session

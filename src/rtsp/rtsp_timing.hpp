@@ -11,16 +11,17 @@
 namespace zerohop::rtsp {
 
 enum class CaptureClock : std::uint8_t {
-  kArrival,        ///< no sender report yet: the frame's arrival time
-  kCamera,         ///< the camera's wall clock (RTCP SR), mapped onto this host's clocks
-  kCameraClockOff, ///< a sender report, but the camera's clock is out of step with this host's: arrival
+  kArrival,         ///< no sender report yet: the frame's arrival time
+  kCamera,          ///< the camera's wall clock (RTCP SR), mapped onto this host's clocks
+  kCameraClockOff,  ///< a sender report, but the camera's clock is out of step with this host's: arrival
 };
 
 struct CaptureTime {
   std::int64_t monotonicNs = 0;  ///< CLOCK_MONOTONIC of the capture
   std::int64_t realtimeNs = 0;   ///< CLOCK_REALTIME of the capture
   CaptureClock clock = CaptureClock::kArrival;
-  std::int64_t cameraBehindNs = 0;  ///< arrival minus the camera's time (negative: the camera's clock is ahead)
+  std::int64_t cameraBehindNs =
+      0;  ///< arrival minus the camera's time (negative: the camera's clock is ahead)
 };
 
 /// A camera time up to this far after the frame's arrival is taken as clock skew and clamped to the arrival.
@@ -30,6 +31,7 @@ inline constexpr std::int64_t kCameraBehindLimitNs = 10'000'000'000;
 
 /// `ntpNs`: the camera's time of the frame, ns since 1900 (0 = none); `arrival*`: this host's clocks
 /// when the frame arrived.
-CaptureTime captureTimeOf(std::uint64_t ntpNs, std::int64_t arrivalMonotonicNs, std::int64_t arrivalRealtimeNs) noexcept;
+CaptureTime captureTimeOf(std::uint64_t ntpNs, std::int64_t arrivalMonotonicNs,
+                          std::int64_t arrivalRealtimeNs) noexcept;
 
 }  // namespace zerohop::rtsp

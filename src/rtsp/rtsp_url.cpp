@@ -11,7 +11,8 @@ namespace {
 
 constexpr std::string_view kScheme = "rtsp://";
 constexpr const char* kExample =
-    "; e.g. rtsp://192.168.1.20:554/stream1, rtsp://admin:secret@cam.local/cam/realmonitor?channel=1&subtype=0, "
+    "; e.g. rtsp://192.168.1.20:554/stream1, "
+    "rtsp://admin:secret@cam.local/cam/realmonitor?channel=1&subtype=0, "
     "rtsp://cam.local/stream1?protocols=udp&latency=100";
 
 [[noreturn]] void bad(const std::string& what) {
@@ -35,7 +36,8 @@ std::string percentDecode(std::string_view s, const char* what) {
     }
     const int hi = i + 2 < s.size() ? hexDigit(s[i + 1]) : -1;
     const int lo = i + 2 < s.size() ? hexDigit(s[i + 2]) : -1;
-    if (hi < 0 || lo < 0) bad(std::string("the ") + what + " in the URL has a '%' not followed by two hex digits");
+    if (hi < 0 || lo < 0)
+      bad(std::string("the ") + what + " in the URL has a '%' not followed by two hex digits");
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
   }
@@ -57,7 +59,8 @@ std::string checkedProtocols(std::string_view value) {
     const auto plus = rest.find('+');
     const std::string_view one = rest.substr(0, plus);
     if (one != "tcp" && one != "udp" && one != "udp-mcast")
-      bad("unknown RTSP protocol '" + std::string(one) + "' (tcp, udp, udp-mcast; several joined with '+', e.g. udp+tcp)");
+      bad("unknown RTSP protocol '" + std::string(one) +
+          "' (tcp, udp, udp-mcast; several joined with '+', e.g. udp+tcp)");
     rest = plus == std::string_view::npos ? std::string_view{} : rest.substr(plus + 1);
   }
   return std::string(value);
@@ -73,8 +76,10 @@ std::string RtspUrl::masked() const {
   std::string out = std::string(kScheme) + (user.empty() && password.empty() ? "" : "***@") + host +
                     (port == 554 ? "" : ":" + std::to_string(port)) + path;
   char sep = path.find('?') == std::string::npos ? '?' : '&';
-  if (protocols != RtspUrl{}.protocols) out += std::exchange(sep, '&') + std::string("protocols=") + protocols;
-  if (latencyMs != RtspUrl{}.latencyMs) out += std::exchange(sep, '&') + std::string("latency=") + std::to_string(latencyMs);
+  if (protocols != RtspUrl{}.protocols)
+    out += std::exchange(sep, '&') + std::string("protocols=") + protocols;
+  if (latencyMs != RtspUrl{}.latencyMs)
+    out += std::exchange(sep, '&') + std::string("latency=") + std::to_string(latencyMs);
   return out;
 }
 
@@ -97,7 +102,8 @@ RtspUrl parseRtspUrl(std::string_view text) {
   std::string_view host = authority;
   if (!host.empty() && host.front() == '[') {  // IPv6 literal
     const auto close = host.find(']');
-    if (close == std::string_view::npos) bad("an IPv6 host must be written in brackets, e.g. rtsp://[fe80::1]:554/stream");
+    if (close == std::string_view::npos)
+      bad("an IPv6 host must be written in brackets, e.g. rtsp://[fe80::1]:554/stream");
     url.host = std::string(host.substr(0, close + 1));
     host = host.substr(close + 1);
     if (!host.empty() && host.front() != ':') bad("unexpected text after the IPv6 host's ']'");
@@ -105,7 +111,8 @@ RtspUrl parseRtspUrl(std::string_view text) {
   } else {
     const auto colon = host.rfind(':');
     url.host = std::string(host.substr(0, colon));
-    if (colon != std::string_view::npos) url.port = static_cast<std::uint16_t>(parseNumber(host.substr(colon + 1), 65535, "port"));
+    if (colon != std::string_view::npos)
+      url.port = static_cast<std::uint16_t>(parseNumber(host.substr(colon + 1), 65535, "port"));
   }
   if (url.host.empty()) bad("the URL has no host");
   if (url.port == 0) bad("port 0 is not a camera's port");
@@ -128,15 +135,17 @@ RtspUrl parseRtspUrl(std::string_view text) {
       url.latencyMs = parseNumber(value, 10000, "latency (ms)");
     } else if (key == "format") {
       if (value != "h264")
-        throw Error(Errc::kUnsupported,
-                    "an RTSP camera's H.264 is passed through to viewers undecoded: format=" + std::string(value) +
-                        " would need it decoded, which zerohop's RTSP source does not do yet (a later slice: "
-                        "decoded frames for --share, VP8 viewers and H.265 cameras); leave format out");
+        throw Error(
+            Errc::kUnsupported,
+            "an RTSP camera's H.264 is passed through to viewers undecoded: format=" + std::string(value) +
+                " would need it decoded, which zerohop's RTSP source does not do yet (a later slice: "
+                "decoded frames for --share, VP8 viewers and H.265 cameras); leave format out");
     } else if (key == "size" || key == "fps") {
-      throw Error(Errc::kUnsupported, "an RTSP camera's " + std::string(key) +
-                                          " is the camera's own (set it in the camera's settings): its H.264 is "
-                                          "passed through undecoded, so zerohop cannot scale or resample it; leave " +
-                                          std::string(key) + " out");
+      throw Error(Errc::kUnsupported,
+                  "an RTSP camera's " + std::string(key) +
+                      " is the camera's own (set it in the camera's settings): its H.264 is "
+                      "passed through undecoded, so zerohop cannot scale or resample it; leave " +
+                      std::string(key) + " out");
     } else if (!kv.empty()) {
       cameraQuery += (cameraQuery.empty() ? "" : "&") + std::string(kv);
     }

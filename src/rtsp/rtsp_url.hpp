@@ -6,8 +6,8 @@
 // Query keys zerohop knows (protocols, latency; and format, size, fps, which are refused: the camera's H.264
 // is passed through undecoded) are zerohop's; every other key stays in the camera's own URL, since many
 // cameras select their stream there (`/cam/realmonitor?channel=1&subtype=0`).
-// User and password are percent-decoded (a password holding '@', ':', '/' or '?' is written %40, %3A, %2F, %3F).
-// Thread-safety: reentrant.
+// User and password are percent-decoded (a password holding '@', ':', '/' or '?' is written %40, %3A, %2F,
+// %3F). Thread-safety: reentrant.
 
 #include <cstdint>
 #include <string>
@@ -16,11 +16,11 @@
 namespace zerohop::rtsp {
 
 struct RtspUrl {
-  std::string host;      ///< "192.168.1.20", "cam.local", "[fe80::1]" (brackets kept)
+  std::string host;  ///< "192.168.1.20", "cam.local", "[fe80::1]" (brackets kept)
   std::uint16_t port = 554;
-  std::string path;      ///< "/stream1", with the camera's own query ("/cam/realmonitor?channel=1")
-  std::string user;      ///< decoded; empty = no credentials
-  std::string password;  ///< decoded; never printed
+  std::string path;               ///< "/stream1", with the camera's own query ("/cam/realmonitor?channel=1")
+  std::string user;               ///< decoded; empty = no credentials
+  std::string password;           ///< decoded; never printed
   std::string protocols = "tcp";  ///< lower transports: "tcp", "udp", "udp-mcast" joined with '+'
   std::uint32_t latencyMs = 200;  ///< the jitter buffer's hold for a missing packet (UDP reordering, loss)
 

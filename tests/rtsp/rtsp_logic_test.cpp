@@ -107,7 +107,8 @@ TEST(RtspCaptureTime, ArrivalWithoutASenderReport) {
 
 TEST(RtspCaptureTime, TheCameraClockMovesTheCaptureBeforeTheArrival) {
   const std::int64_t arrivalReal = 1'700'000'000'000 * kMs;
-  const std::uint64_t ntp = kNtpEpochNs + static_cast<std::uint64_t>(arrivalReal - 30 * kMs);  // captured 30 ms earlier
+  const std::uint64_t ntp =
+      kNtpEpochNs + static_cast<std::uint64_t>(arrivalReal - 30 * kMs);  // captured 30 ms earlier
   const CaptureTime t = captureTimeOf(ntp, 5'000 * kMs, arrivalReal);
   EXPECT_EQ(t.clock, CaptureClock::kCamera);
   EXPECT_EQ(t.monotonicNs, 4'970 * kMs);
@@ -117,7 +118,8 @@ TEST(RtspCaptureTime, TheCameraClockMovesTheCaptureBeforeTheArrival) {
 
 TEST(RtspCaptureTime, ACameraClockSlightlyAheadIsClampedToTheArrival) {
   const std::int64_t arrivalReal = 1'700'000'000'000 * kMs;
-  const CaptureTime t = captureTimeOf(kNtpEpochNs + static_cast<std::uint64_t>(arrivalReal + 200 * kMs), 5'000 * kMs, arrivalReal);
+  const CaptureTime t = captureTimeOf(kNtpEpochNs + static_cast<std::uint64_t>(arrivalReal + 200 * kMs),
+                                      5'000 * kMs, arrivalReal);
   EXPECT_EQ(t.clock, CaptureClock::kCamera);
   EXPECT_EQ(t.monotonicNs, 5'000 * kMs);
   EXPECT_EQ(t.realtimeNs, arrivalReal);
@@ -126,7 +128,8 @@ TEST(RtspCaptureTime, ACameraClockSlightlyAheadIsClampedToTheArrival) {
 TEST(RtspCaptureTime, ACameraClockOutOfStepIsNotBelieved) {
   const std::int64_t arrivalReal = 1'700'000'000'000 * kMs;
   for (const std::int64_t offset : {-2'000 * kMs, 20'000 * kMs}) {
-    const CaptureTime t = captureTimeOf(kNtpEpochNs + static_cast<std::uint64_t>(arrivalReal - offset), 5'000 * kMs, arrivalReal);
+    const CaptureTime t = captureTimeOf(kNtpEpochNs + static_cast<std::uint64_t>(arrivalReal - offset),
+                                        5'000 * kMs, arrivalReal);
     EXPECT_EQ(t.clock, CaptureClock::kCameraClockOff) << offset;
     EXPECT_EQ(t.monotonicNs, 5'000 * kMs);
     EXPECT_EQ(t.cameraBehindNs, offset);

@@ -3,8 +3,9 @@
 // SPS/PPS, capture times come from the camera's RTCP sender reports, Digest credentials work, wrong ones say
 // 401 and are not retried fast, an unreachable camera says so, a camera that goes away is reconnected with
 // back-off and its frames flow again, and the serve pipeline passes its H.264 through to NAME.h264 undecoded.
-#include <gtest/gtest.h>
+#include "rtsp/rtsp_source.hpp"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,10 +17,9 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "rtsp_test_camera.hpp"
 #include "encode/annexb.hpp"
 #include "h264_test_decoder.hpp"
-#include "rtsp/rtsp_source.hpp"
+#include "rtsp_test_camera.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -149,12 +149,14 @@ TEST(RtspSource, CaptureTimesComeFromTheCameraOnceItSendsASenderReport) {
     EXPECT_GE(behind, 0) << "a frame is not captured after it arrives";
     EXPECT_LT(behind, 1'000'000'000) << "the same host's clock: well under a second";
     if (behind > 0) ++before;
-    EXPECT_NEAR(static_cast<double>(lease->frame().wallClockMs), static_cast<double>(realtimeNs() / 1'000'000), 2000.0);
+    EXPECT_NEAR(static_cast<double>(lease->frame().wallClockMs),
+                static_cast<double>(realtimeNs() / 1'000'000), 2000.0);
     ++cameraTimed;
   }
   EXPECT_EQ(cameraTimed, 10) << logs.all();
   EXPECT_GE(before, 5) << "the camera's times are not the arrival times";
-  EXPECT_EQ(logs.containing("arrival times until the camera's first RTCP sender report").size(), 1u) << logs.all();
+  EXPECT_EQ(logs.containing("arrival times until the camera's first RTCP sender report").size(), 1u)
+      << logs.all();
 }
 
 TEST(RtspSource, DigestCredentialsWithReservedCharactersAreAccepted) {
@@ -197,7 +199,8 @@ TEST(RtspSource, CredentialsRefusedAfterAReconnectWaitInsteadOfRetryingFast) {
   const std::int64_t end = monotonicNs() + 10'000'000'000;
   while (logs.containing("401 Unauthorized").empty() && monotonicNs() < end) source.next(100ms);
   ASSERT_FALSE(logs.containing("401 Unauthorized").empty()) << logs.all();
-  EXPECT_NE(logs.containing("401 Unauthorized").front().find("next try in 30 s"), std::string::npos) << logs.all();
+  EXPECT_NE(logs.containing("401 Unauthorized").front().find("next try in 30 s"), std::string::npos)
+      << logs.all();
   const int connections = second.connections(300ms);  // its output up to the 401 read
   const std::int64_t windowEnd = monotonicNs() + 2'000'000'000;
   while (monotonicNs() < windowEnd) EXPECT_FALSE(source.next(100ms));
@@ -214,8 +217,10 @@ TEST(RtspSource, UnreachableCameraIsNamedClearly) {
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_EQ(e.code(), Errc::kUnavailable);
-    EXPECT_NE(what.find("cannot reach the camera at 127.0.0.1:" + std::to_string(port) + " (Connection refused)"),
-              std::string::npos) << what;
+    EXPECT_NE(
+        what.find("cannot reach the camera at 127.0.0.1:" + std::to_string(port) + " (Connection refused)"),
+        std::string::npos)
+        << what;
     EXPECT_NE(what.find("rtsp://***@127.0.0.1"), std::string::npos) << what;
     EXPECT_EQ(what.find("hunter2"), std::string::npos) << what;
   }
@@ -241,7 +246,8 @@ TEST(RtspSource, ACameraThatGoesAwayIsReconnectedWithBackoff) {
   EXPECT_NE(tries[0].find("next try in 0.2 s"), std::string::npos) << logs.all();
   EXPECT_NE(tries[1].find("next try in 0.4 s"), std::string::npos) << logs.all();
   EXPECT_NE(tries[2].find("next try in 0.8 s"), std::string::npos) << logs.all();
-  EXPECT_NE(tries[0].find(std::to_string(port)), std::string::npos) << "the line names the camera: " << tries[0];
+  EXPECT_NE(tries[0].find(std::to_string(port)), std::string::npos)
+      << "the line names the camera: " << tries[0];
   // Back on the same port: frames flow again.
   camera = std::make_unique<TestCamera>(std::vector<std::string>{}, port);
   zerohop::testing::H264TestDecoder decoder;

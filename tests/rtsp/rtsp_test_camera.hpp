@@ -18,7 +18,8 @@ namespace zerohop::rtsp {
 class TestCamera {
  public:
   explicit TestCamera(std::vector<std::string> args = {}, std::uint16_t port = 0) {
-    std::vector<std::string> argv{"/usr/bin/python3", ZEROHOP_RTSP_CAMERA_SCRIPT, "--port", std::to_string(port)};
+    std::vector<std::string> argv{"/usr/bin/python3", ZEROHOP_RTSP_CAMERA_SCRIPT, "--port",
+                                  std::to_string(port)};
     argv.insert(argv.end(), args.begin(), args.end());
     process_ = std::make_unique<testing::ChildProcess>(argv);
     const auto line = process_->waitForStdoutLine("PORT ", std::chrono::seconds(20));
@@ -27,7 +28,8 @@ class TestCamera {
   }
   std::uint16_t port() const { return port_; }
   std::string url(const std::string& userinfo = "") const {
-    return "rtsp://" + (userinfo.empty() ? "" : userinfo + "@") + "127.0.0.1:" + std::to_string(port_) + "/test";
+    return "rtsp://" + (userinfo.empty() ? "" : userinfo + "@") + "127.0.0.1:" + std::to_string(port_) +
+           "/test";
   }
   /// The RTSP connections it has taken so far, after reading its output for `window`.
   int connections(std::chrono::milliseconds window = std::chrono::milliseconds(0)) {
