@@ -1,5 +1,6 @@
 #pragma once
-// A minimal PNG writer: 8-bit RGB, no interlace, every row filter 0, deflated by zlib.
+// A minimal PNG writer for the examples (vulkan_reader, gl_reader): 8-bit RGB, no interlace,
+// every row filter 0, deflated by zlib (link ZLIB::ZLIB).
 #include <cstdint>
 #include <string>
 
