@@ -20,6 +20,9 @@ namespace rtsp {
 namespace {
 
 constexpr double kAssumedFps = 30;
+// Above this a stated rate is a broken VUI, not a camera's (seen: 1000000000/1 from an encoder given a
+// variable-rate input); it is treated as no rate at all.
+constexpr double kMaxPlausibleFps = 1000;
 
 Errc errcOf(FailureKind kind) {
   switch (kind) {
@@ -138,9 +141,12 @@ RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
   if (info_.width == 0 || info_.height == 0)
     throw Error(Errc::kProtocol,
                 name_ + ": the camera's H.264 has no readable size (no SPS before its first frame)");
-  if (info_.fps <= 0) {
+  if (info_.fps <= 0 || info_.fps > kMaxPlausibleFps) {
+    log::warn(name_, ": the camera's H.264 states ",
+              info_.fps <= 0 ? std::string("no frame rate")
+                             : "an implausible frame rate (" + std::to_string(info_.fps) + ")",
+              "; assuming ", kAssumedFps, " fps");
     info_.fps = kAssumedFps;
-    log::warn(name_, ": the camera's H.264 states no frame rate; assuming ", kAssumedFps, " fps");
   }
   info_.description = "RTSP camera " + name_ + " h264 " + std::to_string(info_.width) + "x" +
                       std::to_string(info_.height) + "@" +

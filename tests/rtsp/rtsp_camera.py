@@ -5,6 +5,9 @@ Prints `PORT <n>` once it listens (port 0 = the kernel's choice), then one `CONN
 RTSP client connection and `PLAY` when a client starts playing, so a test can count a source's attempts.
 Authentication (--user/--password) takes Basic or Digest (--auth); a client without the right
 credentials gets 401. Exits on SIGTERM/SIGINT. Small and cheap by default (320x240@30, x264 ultrafast).
+With --share NAME its picture is a zerohop share's frames instead of a test pattern (zerohopsrc, so
+GST_PLUGIN_PATH must name the plugin; e.g. a `zerohop serve --share NAME` of the test camera): the stream
+then carries the project's pixel timecode, for latency read end to end (tests/browser/with_rtsp_camera.sh).
 """
 import argparse
 import signal
@@ -33,20 +36,27 @@ def main():
     p.add_argument("--user")
     p.add_argument("--password")
     p.add_argument("--auth", choices=["basic", "digest"], default="digest")
+    p.add_argument("--share", help="encode this zerohop share's frames (its size and rate) instead of a pattern")
+    p.add_argument("--bitrate", type=int, default=300, help="x264 kbit/s")
     args = p.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
     Gst.init(None)
     if args.codec == "h264":
-        enc = (f"x264enc tune=zerolatency speed-preset=ultrafast key-int-max={args.keyint} bitrate=300 "
+        enc = (f"x264enc tune=zerolatency speed-preset=ultrafast key-int-max={args.keyint} bitrate={args.bitrate} "
                "! video/x-h264,profile=constrained-baseline ! rtph264pay name=pay0 pt=96")
     elif args.codec == "pcma":
         enc = None
     else:
         enc = f"x265enc tune=zerolatency speed-preset=ultrafast key-int-max={args.keyint} ! rtph265pay name=pay0 pt=96"
-    launch = (f"( videotestsrc is-live=true pattern=ball ! video/x-raw,width={width},height={height},"
-              f"framerate={args.fps}/1 ! {enc} )" if enc else
-              "( audiotestsrc is-live=true ! audio/x-raw,rate=8000 ! alawenc ! rtppcmapay name=pay0 pt=8 )")
+    if args.share and enc:
+        # The share's newest frame, never a queue of old ones (a live camera drops, it does not fall behind).
+        launch = (f"( zerohopsrc share={args.share} latency=0 ! queue max-size-buffers=1 leaky=downstream ! videoconvert "
+                  f"! video/x-raw,format=I420 ! {enc} )")
+    else:
+        launch = (f"( videotestsrc is-live=true pattern=ball ! video/x-raw,width={width},height={height},"
+                  f"framerate={args.fps}/1 ! {enc} )" if enc else
+                  "( audiotestsrc is-live=true ! audio/x-raw,rate=8000 ! alawenc ! rtppcmapay name=pay0 pt=8 )")
 
     server = GstRtspServer.RTSPServer()
     server.set_address("127.0.0.1")
