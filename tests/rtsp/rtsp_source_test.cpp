@@ -134,6 +134,29 @@ TEST(RtspSource, UdpAccessUnitsArriveAndDecode) {
   EXPECT_GE(readAndDecode(*source, 30, 10s), 28);
 }
 
+// A second, independent server: an ffmpeg-made libx264 clip, packetized and sent by FFmpeg's RTP muxer
+// (its RTCP, its SDP), behind rtsp_clip_server.py's own RTSP; nothing of GStreamer on the camera's side.
+TEST(RtspSource, SecondServerTcpAccessUnitsArriveAndDecode) {
+  TestCamera camera({}, 0, ZEROHOP_RTSP_CLIP_SERVER_SCRIPT);
+  auto source = openSource(parseSourceSpec(camera.url()));
+  const SourceInfo info = source->info();
+  EXPECT_EQ(info.format, PixelFormat::kH264);
+  EXPECT_EQ(info.width, 320u);
+  EXPECT_EQ(info.height, 240u);
+  EXPECT_NEAR(info.fps, 30.0, 0.01);
+  EXPECT_NE(info.description.find("over tcp"), std::string::npos) << info.description;
+  EXPECT_GE(readAndDecode(*source, 40, 10s), 38);
+  EXPECT_EQ(source->counters().frames, 40u);
+  EXPECT_EQ(camera.connections(500ms), 1) << "one connection, no reconnect";
+}
+
+TEST(RtspSource, SecondServerUdpAccessUnitsArriveAndDecode) {
+  TestCamera camera({}, 0, ZEROHOP_RTSP_CLIP_SERVER_SCRIPT);
+  auto source = openSource(parseSourceSpec(camera.url() + "?protocols=udp"));
+  EXPECT_NE(source->info().description.find("over udp"), std::string::npos) << source->info().description;
+  EXPECT_GE(readAndDecode(*source, 30, 10s), 28);
+}
+
 TEST(RtspSource, CaptureTimesComeFromTheCameraOnceItSendsASenderReport) {
   LogLines logs;
   TestCamera camera;

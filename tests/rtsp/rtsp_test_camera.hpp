@@ -14,12 +14,14 @@
 
 namespace zerohop::rtsp {
 
-// The test camera, started on port 0 (the kernel's choice) or a given one (a restart).
+// The test camera, started on port 0 (the kernel's choice) or a given one (a restart). `script` picks the
+// server: rtsp_camera.py (GStreamer's RTSP server) or rtsp_clip_server.py (FFmpeg's RTP, RTSP of its own);
+// both take --port and print the same lines.
 class TestCamera {
  public:
-  explicit TestCamera(std::vector<std::string> args = {}, std::uint16_t port = 0) {
-    std::vector<std::string> argv{"/usr/bin/python3", ZEROHOP_RTSP_CAMERA_SCRIPT, "--port",
-                                  std::to_string(port)};
+  explicit TestCamera(std::vector<std::string> args = {}, std::uint16_t port = 0,
+                      std::string script = ZEROHOP_RTSP_CAMERA_SCRIPT) {
+    std::vector<std::string> argv{"/usr/bin/python3", std::move(script), "--port", std::to_string(port)};
     argv.insert(argv.end(), args.begin(), args.end());
     process_ = std::make_unique<testing::ChildProcess>(argv);
     const auto line = process_->waitForStdoutLine("PORT ", std::chrono::seconds(20));
