@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "rtsp/decoded_source.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -308,6 +309,7 @@ RtspUrl rtspUrlOf(const SourceSpec& spec) {
   if (const auto* v = option("password")) url.password = *v;
   if (const auto* v = option("protocols")) url.protocols = *v;
   if (const auto* v = option("latency")) url.latencyMs = static_cast<std::uint32_t>(std::stoul(*v));
+  url.decode = spec.format == PixelFormat::kI420;
   return url;
 }
 
@@ -319,7 +321,7 @@ SourceSpec parseRtspSourceSpec(std::string_view text) {
   SourceSpec spec;
   spec.kind = "rtsp";
   spec.path = url.location();
-  spec.format = PixelFormat::kH264;
+  spec.format = url.decode ? PixelFormat::kI420 : PixelFormat::kH264;
   if (!url.user.empty()) {
     spec.options["user"] = url.user;
     spec.options["password"] = url.password;
@@ -334,7 +336,10 @@ std::string rtspSourceString(const SourceSpec& spec) {
 }
 
 std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions&) {
-  return std::make_unique<rtsp::RtspSource>(rtsp::rtspUrlOf(spec));
+  const rtsp::RtspUrl url = rtsp::rtspUrlOf(spec);
+  auto h264 = std::make_unique<rtsp::RtspSource>(url);
+  if (url.decode) return std::make_unique<rtsp::DecodedH264Source>(std::move(h264));
+  return h264;
 }
 
 RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {

@@ -11,8 +11,9 @@
 // RtspPolicy::unauthorizedRetry before the next try (no fast retry loop against a camera that locks
 // accounts). Opening (the constructor) connects and waits for the first IDR, to learn the size; each
 // connection starts at an IDR (the units before it cannot be decoded and are skipped). A keyframe request
-// cannot reach the camera (RTSP has none): requestKeyframe() is false. Decoding (frames for --share, VP8
-// viewers, H.265 cameras) is a later slice; the spec refuses format, size and fps options saying so.
+// cannot reach the camera (RTSP has none): requestKeyframe() is false. `format=i420` wraps it in a
+// DecodedH264Source (decoded_source.hpp: frames for --share and VP8 viewers); H.265 cameras are a later
+// slice; the spec refuses size and fps options saying so.
 // Thread-safety: thread-bound (one thread calls next()), except counters() and requestKeyframe()
 // (thread-safe); its FrameLeases may be released on any thread and may outlive it.
 

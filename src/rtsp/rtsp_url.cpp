@@ -80,6 +80,7 @@ std::string RtspUrl::masked() const {
     out += std::exchange(sep, '&') + std::string("protocols=") + protocols;
   if (latencyMs != RtspUrl{}.latencyMs)
     out += std::exchange(sep, '&') + std::string("latency=") + std::to_string(latencyMs);
+  if (decode) out += std::exchange(sep, '&') + std::string("format=i420");
   return out;
 }
 
@@ -134,17 +135,20 @@ RtspUrl parseRtspUrl(std::string_view text) {
     } else if (key == "latency") {
       url.latencyMs = parseNumber(value, 10000, "latency (ms)");
     } else if (key == "format") {
-      if (value != "h264")
-        throw Error(
-            Errc::kUnsupported,
-            "an RTSP camera's H.264 is passed through to viewers undecoded: format=" + std::string(value) +
-                " would need it decoded, which zerohop's RTSP source does not do yet (a later slice: "
-                "decoded frames for --share, VP8 viewers and H.265 cameras); leave format out");
+      if (value == "i420") {
+        url.decode = true;
+      } else if (value != "h264") {
+        throw Error(Errc::kUnsupported,
+                    "an RTSP camera's format is h264 (its H.264 passed through to viewers undecoded, the "
+                    "default) or i420 (decoded on the CPU, for --share frames and VP8 viewers, and encoded "
+                    "again for H.264 viewers), not " +
+                        std::string(value));
+      }
     } else if (key == "size" || key == "fps") {
       throw Error(Errc::kUnsupported,
                   "an RTSP camera's " + std::string(key) +
-                      " is the camera's own (set it in the camera's settings): its H.264 is "
-                      "passed through undecoded, so zerohop cannot scale or resample it; leave " +
+                      " is the camera's own (set it in the camera's settings): zerohop does not scale or "
+                      "resample it; leave " +
                       std::string(key) + " out");
     } else if (!kv.empty()) {
       cameraQuery += (cameraQuery.empty() ? "" : "&") + std::string(kv);

@@ -3,8 +3,8 @@
 // credentials kept out of everything that is printed. Pure (no network, no GStreamer): the source spec
 // parser and the RTSP source both use it.
 //
-// Query keys zerohop knows (protocols, latency; and format, size, fps, which are refused: the camera's H.264
-// is passed through undecoded) are zerohop's; every other key stays in the camera's own URL, since many
+// Query keys zerohop knows (protocols, latency, format=h264|i420; size and fps are refused: they are the
+// camera's own) are zerohop's; every other key stays in the camera's own URL, since many
 // cameras select their stream there (`/cam/realmonitor?channel=1&subtype=0`).
 // User and password are percent-decoded (a password holding '@', ':', '/' or '?' is written %40, %3A, %2F,
 // %3F). Thread-safety: reentrant.
@@ -23,6 +23,7 @@ struct RtspUrl {
   std::string password;           ///< decoded; never printed
   std::string protocols = "tcp";  ///< lower transports: "tcp", "udp", "udp-mcast" joined with '+'
   std::uint32_t latencyMs = 200;  ///< the jitter buffer's hold for a missing packet (UDP reordering, loss)
+  bool decode = false;  ///< `format=i420`: decoded on the CPU (DecodedH264Source), not passed through
 
   /// The URL the client connects to: no credentials, no zerohop options.
   std::string location() const;

@@ -7,7 +7,7 @@
 # choice), SIGINT/SIGTERM passed on to it; stops both when it ends and exits with its status.
 # Needs GST_PLUGIN_PATH naming the zerohop GStreamer plugin. Logs: $CHAIN_LOG (default /dev/null).
 set -u
-zerohop=$1 camera=$2 share=$3
+zerohop=$1 camera=$2 share="$3-$$"  # unique per run: tests may run side by side
 shift 3
 [[ ${1:-} == -- ]] && shift
 log=${CHAIN_LOG:-/dev/null}

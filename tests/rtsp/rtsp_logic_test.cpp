@@ -74,12 +74,15 @@ TEST(RtspUrl, BadAddressesAndDecodingUsesAreRefusedWithTheReason) {
   EXPECT_EQ(codeOf("rtsp://u:p%4@cam/x"), Errc::kInvalidArgument);
   EXPECT_EQ(codeOf("rtsp://[fe80::1/x"), Errc::kInvalidArgument);
   EXPECT_NO_THROW(parseRtspUrl("rtsp://cam/x?format=h264"));
+  EXPECT_FALSE(parseRtspUrl("rtsp://cam/x?format=h264").decode);
+  EXPECT_TRUE(parseRtspUrl("rtsp://cam/x?format=i420").decode);
+  EXPECT_EQ(parseRtspUrl("rtsp://u:p@cam/x?format=i420").masked(), "rtsp://***@cam/x?format=i420");
   try {
-    parseRtspUrl("rtsp://cam/x?format=i420");
-    ADD_FAILURE() << "format=i420 accepted";
+    parseRtspUrl("rtsp://cam/x?format=nv12");
+    ADD_FAILURE() << "format=nv12 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("later slice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("i420"), std::string::npos) << e.what();
   }
   EXPECT_EQ(codeOf("rtsp://cam/x?size=640x480"), Errc::kUnsupported);
   EXPECT_EQ(codeOf("rtsp://cam/x?fps=15"), Errc::kUnsupported);
@@ -93,6 +96,9 @@ TEST(RtspSourceSpec, ParsedAsAnRtspSourceAndPrintedMasked) {
   EXPECT_EQ(toString(spec), "rtsp://***@127.0.0.1:8554/test?protocols=udp");
   EXPECT_EQ(toString(spec).find("hunter2"), std::string::npos);
   EXPECT_EQ(toString(parseSourceSpec("rtsp://127.0.0.1/test")), "rtsp://127.0.0.1/test");
+  const SourceSpec decoded = parseSourceSpec("rtsp://127.0.0.1/test?format=i420");
+  EXPECT_EQ(decoded.format, PixelFormat::kI420) << "format=i420: the source yields decoded frames";
+  EXPECT_EQ(toString(decoded), "rtsp://127.0.0.1/test?format=i420");
 }
 
 constexpr std::int64_t kMs = 1'000'000;

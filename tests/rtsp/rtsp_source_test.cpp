@@ -157,6 +157,50 @@ TEST(RtspSource, SecondServerUdpAccessUnitsArriveAndDecode) {
   EXPECT_GE(readAndDecode(*source, 30, 10s), 28);
 }
 
+// format=i420: the camera's H.264 decoded on the CPU; each frame an I420 picture of the camera's size with
+// the access unit's sequence and times, the ball pattern's picture (not a flat plane).
+TEST(RtspSource, FormatI420DecodesTheCamerasH264OnTheCpu) {
+  TestCamera camera;
+  auto source = openSource(parseSourceSpec(camera.url() + "?format=i420"));
+  const SourceInfo info = source->info();
+  EXPECT_EQ(info.format, PixelFormat::kI420);
+  EXPECT_EQ(info.memory, MemoryKind::kHost);
+  EXPECT_EQ(info.width, 320u);
+  EXPECT_EQ(info.height, 240u);
+  EXPECT_NE(info.description.find("decoded to I420"), std::string::npos) << info.description;
+  int read = 0;
+  std::uint64_t lastSequence = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (read < 30 && monotonicNs() < end) {
+    auto lease = source->next(500ms);
+    if (!lease) continue;
+    const Frame& f = lease->frame();
+    ASSERT_EQ(f.format, PixelFormat::kI420);
+    ASSERT_EQ(f.planeCount, 3u);
+    EXPECT_EQ(f.width, 320u);
+    EXPECT_EQ(f.height, 240u);
+    EXPECT_GE(f.pitch[0], 320u);
+    EXPECT_GE(f.pitch[1], 160u);
+    if (read > 0) {
+      EXPECT_GT(f.sequence, lastSequence);
+    }
+    lastSequence = f.sequence;
+    EXPECT_GT(f.captureNs(), 0);
+    EXPECT_LE(f.captureNs(), f.times.at(Stage::kIngest));
+    int lo = 255, hi = 0;
+    for (std::uint32_t y = 0; y < f.height; y += 8) {
+      for (std::uint32_t x = 0; x < f.width; x += 8) {
+        lo = std::min<int>(lo, f.data[0][y * f.pitch[0] + x]);
+        hi = std::max<int>(hi, f.data[0][y * f.pitch[0] + x]);
+      }
+    }
+    EXPECT_GT(hi - lo, 64) << "a decoded picture of the pattern, not a flat plane";
+    ++read;
+  }
+  EXPECT_EQ(read, 30);
+  EXPECT_EQ(source->counters().drops, 0u);
+}
+
 TEST(RtspSource, CaptureTimesComeFromTheCameraOnceItSendsASenderReport) {
   LogLines logs;
   TestCamera camera;
