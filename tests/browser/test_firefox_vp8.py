@@ -75,6 +75,8 @@ def main() -> int:
     ap = zb.serve_test_args(__doc__, source="test:640x360@30")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--min-fps", type=float, default=25.0)
+    ap.add_argument("--wrap", default="",
+                    help="command prefix for serve, e.g. with_rtsp_camera.sh ... -- (an RTSP camera, decoded)")
     args = zb.parse_serve_test_args(ap)
 
     firefox = os.environ.get("ZEROHOP_FIREFOX") or shutil.which("firefox-esr")
@@ -93,7 +95,7 @@ def main() -> int:
 
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
     serve = zb.Serve(args.zerohop, ["--source", args.source, "--gpu", "off", "--listen", f"10.77.0.1:{zb.free_port()}"],
-                     out / "firefox_vp8.serve.log")
+                     out / "firefox_vp8.serve.log", wrap=args.wrap.split())
     driver = None
     failures: list[str] = []
     try:
