@@ -5,6 +5,7 @@ extern "C" {
 #include <libavutil/frame.h>
 }
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
