@@ -53,7 +53,8 @@ static snd_pcm_sframes_t zh_pointer(snd_pcm_ioplug_t *io) {
     return (snd_pcm_sframes_t)(c->delivered % io->buffer_size);
   }
   const uint64_t p = produced(c);
-  if (p - c->delivered >= io->buffer_size) return -EPIPE; /* a card stops there too */
+  /* The reader is a whole buffer behind: a card stops there too. */
+  if (p > io->appl_ptr && p - io->appl_ptr >= io->buffer_size) return -EPIPE;
   return (snd_pcm_sframes_t)(p % io->buffer_size);
 }
 
