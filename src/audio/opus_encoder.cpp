@@ -13,6 +13,7 @@ namespace {
 
 // The largest packet libopus makes: 1275 bytes a frame, at most 3 frames (RFC 6716 3.2.5); 4000 is its own advice.
 constexpr int kMaxPacketBytes = 4000;
+constexpr std::int64_t kResyncNs = 5'000'000;
 
 [[noreturn]] void opusFailed(const char* call, int rc) {
   throw Error(Errc::kDevice, std::string(call) + " failed: " + opus_strerror(rc));
@@ -93,10 +94,12 @@ std::vector<OpusPacket> OpusAudioEncoder::encode(const AudioFrame& block) {
   }
   const auto pendingFrames = static_cast<std::int64_t>(pending_.size() / settings_.channels);
   const std::int64_t expectedNs = pendingNs_ + framesToNs(pendingFrames);
-  // More than half a millisecond off: blocks were dropped upstream (or the clock jumped); start the
-  // timestamps again from this block, keeping the samples already pending.
-  if (pending_.empty() || std::llabs(block.captureNs - expectedNs) > 500'000) {
+  // Packet times follow the sample count, so the jitter of a device's stamps (its delay is read in
+  // whole periods on some cards) does not reach them. More than 5 ms off (half a 10 ms block): blocks were
+  // dropped upstream or the clock jumped; start again from this block, keeping the samples pending.
+  if (!timed_ || std::llabs(block.captureNs - expectedNs) > kResyncNs) {
     pendingNs_ = block.captureNs - framesToNs(pendingFrames);
+    timed_ = true;
   }
   pending_.insert(pending_.end(), block.samples.begin(), block.samples.end());
 

@@ -39,7 +39,8 @@ class OpusAudioEncoder {
   OpusAudioEncoder& operator=(OpusAudioEncoder&&) noexcept;
 
   /// Appends `block` (its channel count must be the encoder's) and returns the packets now complete.
-  /// A gap in capture time (blocks dropped upstream) restarts the timestamp from the new block.
+  /// Packet times advance by the samples encoded; a block more than 5 ms from where the samples say it
+  /// should be (blocks dropped upstream) restarts them from that block.
   std::vector<OpusPacket> encode(const AudioFrame& block);
 
   void setBitrate(std::uint32_t bps);
@@ -59,7 +60,8 @@ class OpusAudioEncoder {
   OpusSettings settings_;
   std::unique_ptr<OpusEncoder, Deleter> enc_;
   std::vector<std::int16_t> pending_;  // interleaved samples not yet a whole packet
-  std::int64_t pendingNs_ = 0;         // capture instant of pending_'s first sample
+  std::int64_t pendingNs_ = 0;         // capture instant of pending_'s first sample (the next one's when empty)
+  bool timed_ = false;                 // pendingNs_ was set from a block
   std::uint64_t sequence_ = 0;
 };
 

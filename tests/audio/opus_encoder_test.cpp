@@ -97,7 +97,7 @@ TEST(OpusEncoder, RoundTripKeepsATonesEnergyAndPhase) {
   EXPECT_LT(energyRatio, 1.25);
 }
 
-TEST(OpusEncoder, PacketsCarryTheCaptureInstantOfTheirFirstSample) {
+TEST(OpusEncoder, PacketsCarryTheCaptureInstantOfTheirFirstSampleCountedInSamples) {
   OpusSettings settings;
   settings.channels = 2;
   settings.frameMs = 10;
@@ -106,14 +106,16 @@ TEST(OpusEncoder, PacketsCarryTheCaptureInstantOfTheirFirstSample) {
   auto blocks = toneBlocks(5'000'000'000, 2);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     if (i >= 50) blocks[i].captureNs += 1'000'000'000;  // 50 blocks went missing upstream: a gap of 1 s
+    blocks[i].captureNs += (i % 2 == 0 ? 1 : -1) * 2'000'000;  // a device's jitter: +-2 ms, not a gap
     for (auto& p : enc.encode(blocks[i])) packets.push_back(std::move(p));
   }
   ASSERT_EQ(packets.size(), 100u);  // 10 ms packets of 10 ms blocks
   for (std::size_t k = 0; k < packets.size(); ++k) {
     EXPECT_EQ(packets[k].frames, 480u);
     EXPECT_EQ(packets[k].sequence, k);
-    const std::int64_t gap = k >= 50 ? 1'000'000'000 : 0;
-    EXPECT_EQ(packets[k].captureNs, 5'000'000'000 + static_cast<std::int64_t>(k) * 10'000'000 + gap) << k;
+    // From the first block's stamp (+2 ms of jitter), then from the first block after the gap (+2 ms).
+    const std::int64_t origin = k >= 50 ? 6'000'000'000 + 2'000'000 : 5'000'000'000 + 2'000'000;
+    EXPECT_EQ(packets[k].captureNs, origin + static_cast<std::int64_t>(k) * 10'000'000) << k;
   }
 }
 
