@@ -13,10 +13,10 @@ namespace zerohop::audio {
 struct AudioCaptureDevice {
   int card = -1;
   int device = -1;
-  std::string cardId;       ///< "C920"
-  std::string cardName;     ///< "HD Pro Webcam C920"
-  std::string deviceName;   ///< the PCM's own name, "USB Audio"
-  std::string usbPath;      ///< "usb-0000:00:14.0-1.2", empty when not a USB device
+  std::string cardId;      ///< "C920"
+  std::string cardName;    ///< "HD Pro Webcam C920"
+  std::string deviceName;  ///< the PCM's own name, "USB Audio"
+  std::string usbPath;     ///< "usb-0000:00:14.0-1.2", empty when not a USB device
   /// The string to give `alsa:`: "hw:CARD,DEV" (plughw: converts and resamples).
   std::string pcmName() const { return "hw:" + std::to_string(card) + "," + std::to_string(device); }
 };

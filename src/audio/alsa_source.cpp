@@ -13,7 +13,9 @@
 namespace zerohop::audio {
 namespace {
 
-std::string alsaName(const AlsaSettings& s) { return "alsa:" + s.device; }
+std::string alsaName(const AlsaSettings& s) {
+  return "alsa:" + s.device;
+}
 
 // What to do about a device that refuses our format: hw: devices get their plughw: twin.
 std::string formatFix(const std::string& device) {
@@ -30,18 +32,21 @@ Error openError(const std::string& device, int err) {
     case ENOENT:
     case ENXIO:
     case ENODEV:
-      msg += "no such capture device: `zerohop probe` lists the capture devices (hw:CARD,DEV), "
-             "`arecord -L` every PCM name alsa-lib knows";
+      msg +=
+          "no such capture device: `zerohop probe` lists the capture devices (hw:CARD,DEV), "
+          "`arecord -L` every PCM name alsa-lib knows";
       return Error(Errc::kNotFound, std::move(msg));
     case EBUSY:
-      msg += "the device is in use by another program (`fuser -v /dev/snd/*` names it); stop it, or "
-             "open a sharing PCM (dsnoop, or `default` through PulseAudio/PipeWire)";
+      msg +=
+          "the device is in use by another program (`fuser -v /dev/snd/*` names it); stop it, or "
+          "open a sharing PCM (dsnoop, or `default` through PulseAudio/PipeWire)";
       return Error(Errc::kUnavailable, std::move(msg));
     case EACCES:
     case EPERM:
       msg += "no permission for /dev/snd: add the user to the 'audio' group";
       return Error(Errc::kUnavailable, std::move(msg));
-    default: return Error(errcFromErrno(-err), std::move(msg));
+    default:
+      return Error(errcFromErrno(-err), std::move(msg));
   }
 }
 
@@ -64,15 +69,16 @@ void configure(snd_pcm_t* pcm, const AlsaSettings& s) {
     snd_pcm_hw_params_get_channels_min(hw, &lo);
     snd_pcm_hw_params_get_channels_max(hw, &hi);
     throw Error(Errc::kUnsupported, dev + ": the device refuses " + std::to_string(s.channels) +
-                                        " channels (it offers " + std::to_string(lo) + ".." + std::to_string(hi) +
-                                        "); ask for a count in that range, or " + formatFix(s.device));
+                                        " channels (it offers " + std::to_string(lo) + ".." +
+                                        std::to_string(hi) + "); ask for a count in that range, or " +
+                                        formatFix(s.device));
   }
   if ((rc = snd_pcm_hw_params_set_rate(pcm, hw, kSampleRate, 0)) < 0) {
     unsigned lo = 0, hi = 0;
     snd_pcm_hw_params_get_rate_min(hw, &lo, nullptr);
     snd_pcm_hw_params_get_rate_max(hw, &hi, nullptr);
-    throw Error(Errc::kUnsupported, dev + ": the device refuses 48000 Hz (it offers " + std::to_string(lo) + ".." +
-                                        std::to_string(hi) + " Hz); " + formatFix(s.device));
+    throw Error(Errc::kUnsupported, dev + ": the device refuses 48000 Hz (it offers " + std::to_string(lo) +
+                                        ".." + std::to_string(hi) + " Hz); " + formatFix(s.device));
   }
   snd_pcm_uframes_t period = s.periodFrames;
   if ((rc = snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nullptr)) < 0)
@@ -82,7 +88,8 @@ void configure(snd_pcm_t* pcm, const AlsaSettings& s) {
     throw refused("a buffer of " + std::to_string(buffer) + " frames", rc);
   if ((rc = snd_pcm_hw_params(pcm, hw)) < 0) throw refused("48 kHz S16 capture", rc);
   if (period != s.periodFrames) {
-    log::debug(dev, ": period ", period, " frames (asked ", s.periodFrames, "); blocks stay ", s.periodFrames);
+    log::debug(dev, ": period ", period, " frames (asked ", s.periodFrames, "); blocks stay ",
+               s.periodFrames);
   }
 }
 
@@ -171,7 +178,8 @@ std::optional<AudioFrame> AlsaSource::next(std::chrono::milliseconds timeout) {
       continue;
     }
     if (avail >= period) {  // a whole block is there: read it without blocking
-      const snd_pcm_sframes_t n = snd_pcm_readi(pcm, f.samples.data(), static_cast<snd_pcm_uframes_t>(period));
+      const snd_pcm_sframes_t n =
+          snd_pcm_readi(pcm, f.samples.data(), static_cast<snd_pcm_uframes_t>(period));
       if (n == period) break;
       if (n < 0) {
         recover(static_cast<int>(n));
@@ -201,7 +209,9 @@ std::optional<AudioFrame> AlsaSource::next(std::chrono::milliseconds timeout) {
 // --- ReconnectingAudioSource ---
 
 namespace {
-bool deviceGone(const Error& e) { return e.code() == Errc::kNotFound || e.code() == Errc::kUnavailable; }
+bool deviceGone(const Error& e) {
+  return e.code() == Errc::kNotFound || e.code() == Errc::kUnavailable;
+}
 }  // namespace
 
 ReconnectingAudioSource::ReconnectingAudioSource(std::string name, Opener open, AudioReconnectPolicy policy)
@@ -261,8 +271,8 @@ std::optional<AudioFrame> ReconnectingAudioSource::next(std::chrono::millisecond
       return session_->next(std::max(left, std::chrono::milliseconds(0)));
     } catch (const Error& e) {
       if (!deviceGone(e)) throw;
-      log::warn(name_, ": audio device lost (", e.what(), "); the picture goes on, reopening with back-off up to ",
-                policy_.maxDelay.count(), " ms");
+      log::warn(name_, ": audio device lost (", e.what(),
+                "); the picture goes on, reopening with back-off up to ", policy_.maxDelay.count(), " ms");
       std::unique_ptr<AudioSource> old;
       {
         std::lock_guard lock(mutex_);

@@ -21,7 +21,7 @@ typedef struct _snd_pcm snd_pcm_t;  // alsa-lib
 namespace zerohop::audio {
 
 struct AlsaSettings {
-  std::string device = "default";    ///< alsa-lib PCM name
+  std::string device = "default";  ///< alsa-lib PCM name
   std::uint32_t channels = 1;
   std::uint32_t periodFrames = 480;  ///< 10 ms at 48 kHz
   std::uint32_t periods = 4;         ///< ring of the device: 40 ms before an overrun

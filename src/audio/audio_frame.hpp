@@ -22,8 +22,8 @@ constexpr std::int64_t framesToNs(std::int64_t frames) noexcept {
 struct AudioFrame {
   std::vector<std::int16_t> samples;  ///< interleaved, channels() values a sample frame
   std::uint32_t channels = 1;
-  std::int64_t captureNs = 0;   ///< CLOCK_MONOTONIC instant of the first sample
-  std::uint64_t sequence = 0;   ///< block counter of its source
+  std::int64_t captureNs = 0;  ///< CLOCK_MONOTONIC instant of the first sample
+  std::uint64_t sequence = 0;  ///< block counter of its source
   /// Sample frames (samples per channel) in this block.
   std::size_t frameCount() const noexcept { return channels == 0 ? 0 : samples.size() / channels; }
   /// How long this block lasts.

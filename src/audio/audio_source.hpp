@@ -12,16 +12,16 @@
 namespace zerohop::audio {
 
 struct AudioSourceInfo {
-  std::string name;          ///< "test", "alsa:hw:1,0", ...
+  std::string name;  ///< "test", "alsa:hw:1,0", ...
   std::uint32_t channels = 1;
   std::uint32_t periodFrames = 480;  ///< sample frames a block (480: 10 ms)
 };
 
 struct AudioSourceCounters {
-  std::uint64_t blocks = 0;     ///< blocks delivered
-  std::uint64_t overruns = 0;   ///< capture overruns (ALSA EPIPE): samples lost, stream restarted
-  std::uint64_t errors = 0;     ///< other recovered faults (suspend, short reads)
-  std::uint64_t reopens = 0;    ///< times the device came back after it was lost (ENODEV)
+  std::uint64_t blocks = 0;    ///< blocks delivered
+  std::uint64_t overruns = 0;  ///< capture overruns (ALSA EPIPE): samples lost, stream restarted
+  std::uint64_t errors = 0;    ///< other recovered faults (suspend, short reads)
+  std::uint64_t reopens = 0;   ///< times the device came back after it was lost (ENODEV)
 };
 
 class AudioSource {

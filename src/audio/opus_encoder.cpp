@@ -11,7 +11,8 @@
 namespace zerohop::audio {
 namespace {
 
-// The largest packet libopus makes: 1275 bytes a frame, at most 3 frames (RFC 6716 3.2.5); 4000 is its own advice.
+// The largest packet libopus makes: 1275 bytes a frame, at most 3 frames (RFC 6716 3.2.5); 4000 is its own
+// advice.
 constexpr int kMaxPacketBytes = 4000;
 constexpr std::int64_t kResyncNs = 5'000'000;
 
@@ -21,7 +22,8 @@ constexpr std::int64_t kResyncNs = 5'000'000;
 
 void check(const OpusSettings& s) {
   if (s.channels != 1 && s.channels != 2)
-    throw Error(Errc::kInvalidArgument, "opus: " + std::to_string(s.channels) + " channels; Opus here takes 1 or 2");
+    throw Error(Errc::kInvalidArgument,
+                "opus: " + std::to_string(s.channels) + " channels; Opus here takes 1 or 2");
   if (s.frameMs != 10 && s.frameMs != 20)
     throw Error(Errc::kInvalidArgument, "opus: " + std::to_string(s.frameMs) + " ms frames; give 10 or 20");
   if (s.bitrateBps < 6'000 || s.bitrateBps > 510'000)
@@ -34,7 +36,9 @@ void check(const OpusSettings& s) {
 
 }  // namespace
 
-void OpusAudioEncoder::Deleter::operator()(OpusEncoder* e) const noexcept { opus_encoder_destroy(e); }
+void OpusAudioEncoder::Deleter::operator()(OpusEncoder* e) const noexcept {
+  opus_encoder_destroy(e);
+}
 
 OpusAudioEncoder::OpusAudioEncoder(const OpusSettings& settings) : settings_(settings) {
   check(settings_);
@@ -47,7 +51,8 @@ OpusAudioEncoder::OpusAudioEncoder(const OpusSettings& settings) : settings_(set
   control(OPUS_SET_PACKET_LOSS_PERC_REQUEST, static_cast<std::int32_t>(settings_.expectedLossPercent),
           "OPUS_SET_PACKET_LOSS_PERC");
   control(OPUS_SET_DTX_REQUEST, settings_.dtx ? 1 : 0, "OPUS_SET_DTX");
-  // Live sound: the encoder's own lookahead is all the delay it adds; complexity 5 keeps it a few % of a core.
+  // Live sound: the encoder's own lookahead is all the delay it adds; complexity 5 keeps it a few % of a
+  // core.
   control(OPUS_SET_COMPLEXITY_REQUEST, 5, "OPUS_SET_COMPLEXITY");
 }
 

@@ -15,19 +15,19 @@ struct OpusEncoder;  // libopus
 namespace zerohop::audio {
 
 struct OpusSettings {
-  std::uint32_t channels = 1;            ///< 1 or 2
-  std::uint32_t frameMs = 20;            ///< 10 or 20
-  std::uint32_t bitrateBps = 64'000;     ///< 6'000 .. 510'000
-  bool inbandFec = true;                 ///< LBRR: a loss is concealed from the next packet
-  std::uint32_t expectedLossPercent = 0; ///< 0..100; FEC spends bits only when this is above 0
-  bool dtx = false;                      ///< send almost nothing during silence
+  std::uint32_t channels = 1;             ///< 1 or 2
+  std::uint32_t frameMs = 20;             ///< 10 or 20
+  std::uint32_t bitrateBps = 64'000;      ///< 6'000 .. 510'000
+  bool inbandFec = true;                  ///< LBRR: a loss is concealed from the next packet
+  std::uint32_t expectedLossPercent = 0;  ///< 0..100; FEC spends bits only when this is above 0
+  bool dtx = false;                       ///< send almost nothing during silence
 };
 
 struct OpusPacket {
   std::vector<std::uint8_t> data;
-  std::int64_t captureNs = 0;   ///< capture instant of the packet's first sample
-  std::uint32_t frames = 0;     ///< sample frames it carries (960 for 20 ms)
-  std::uint64_t sequence = 0;   ///< packet counter
+  std::int64_t captureNs = 0;  ///< capture instant of the packet's first sample
+  std::uint32_t frames = 0;    ///< sample frames it carries (960 for 20 ms)
+  std::uint64_t sequence = 0;  ///< packet counter
 };
 
 class OpusAudioEncoder {
@@ -60,8 +60,8 @@ class OpusAudioEncoder {
   OpusSettings settings_;
   std::unique_ptr<OpusEncoder, Deleter> enc_;
   std::vector<std::int16_t> pending_;  // interleaved samples not yet a whole packet
-  std::int64_t pendingNs_ = 0;         // capture instant of pending_'s first sample (the next one's when empty)
-  bool timed_ = false;                 // pendingNs_ was set from a block
+  std::int64_t pendingNs_ = 0;  // capture instant of pending_'s first sample (the next one's when empty)
+  bool timed_ = false;          // pendingNs_ was set from a block
   std::uint64_t sequence_ = 0;
 };
 

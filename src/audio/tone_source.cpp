@@ -47,8 +47,8 @@ void renderTone(std::span<std::int16_t> out, std::int64_t originNs, std::uint64_
 
 ToneSource::ToneSource(ToneSettings settings) : settings_(settings) {
   if (settings_.channels == 0 || settings_.channels > 8) {
-    throw Error(Errc::kInvalidArgument, "test tone: " + std::to_string(settings_.channels) +
-                                            " channels asked for; give 1 to 8");
+    throw Error(Errc::kInvalidArgument,
+                "test tone: " + std::to_string(settings_.channels) + " channels asked for; give 1 to 8");
   }
   if (settings_.periodFrames == 0) settings_.periodFrames = 480;
 }

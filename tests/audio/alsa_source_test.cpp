@@ -41,7 +41,8 @@ Error openError(const std::string& device) {
 TEST(AlsaSource, ReadsKnownSamplesFromAFileFedPcm) {
   const auto& cfg = alsaTestConfig();
   std::vector<std::int16_t> known(4'800);
-  for (std::size_t i = 0; i < known.size(); ++i) known[i] = static_cast<std::int16_t>((i * 37) % 65'536 - 32'768);
+  for (std::size_t i = 0; i < known.size(); ++i)
+    known[i] = static_cast<std::int16_t>((i * 37) % 65'536 - 32'768);
   std::ofstream(cfg.knownSamples(), std::ios::binary)
       .write(reinterpret_cast<const char*>(known.data()), static_cast<std::streamsize>(known.size() * 2));
 
@@ -115,7 +116,8 @@ TEST(AlsaSource, DeviceWithout48kHzIsRefusedWithTheFix) {
   alsaTestConfig();
   const Error e = openError("zh_44k");
   EXPECT_EQ(e.code(), Errc::kUnsupported) << e.what();
-  EXPECT_NE(std::string(e.what()).find("48000 Hz (it offers 44100..44100 Hz)"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("48000 Hz (it offers 44100..44100 Hz)"), std::string::npos)
+      << e.what();
   EXPECT_NE(std::string(e.what()).find("plug"), std::string::npos) << e.what();
 }
 
@@ -132,7 +134,8 @@ TEST(AlsaSource, PlugResamplesADeviceWithout48kHz) {
 
 TEST(AlsaSource, ResumesAfterTheDeviceIsUnpluggedAndBack) {
   const auto& cfg = alsaTestConfig();
-  auto source = openAlsaSource(settingsFor("zh_mic"), {std::chrono::milliseconds(10), std::chrono::milliseconds(50)});
+  auto source =
+      openAlsaSource(settingsFor("zh_mic"), {std::chrono::milliseconds(10), std::chrono::milliseconds(50)});
   ASSERT_TRUE(source->next(2s));
 
   std::ofstream(cfg.goneFile()).put('x');  // unplugged

@@ -2,18 +2,18 @@
 // The capture PCMs the audio tests open, defined in a test-local ALSA configuration (alsa.conf, then
 // ours: ALSA_CONFIG_PATH), all going through the same snd_pcm_* calls a sound card does:
 //   zh_known       a file-fed PCM (alsa-lib's file plugin over null) that captures known samples
-//   zh_mic         the test clock PCM (clock_pcm_plugin.c): real-time, overruns, unplug (gone file), busy (lock)
-//   zh_44k         the clock PCM offering only 44.1 kHz;  zh_44k_plug  the same behind alsa-lib's plug (resampled)
+//   zh_mic         the test clock PCM (clock_pcm_plugin.c): real-time, overruns, unplug (gone file), busy
+//   (lock) zh_44k         the clock PCM offering only 44.1 kHz;  zh_44k_plug  the same behind alsa-lib's plug
+//   (resampled)
 // Written once per process into a directory named after the process, removed at exit.
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace zerohop::audio::test {
 

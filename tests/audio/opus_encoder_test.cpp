@@ -56,7 +56,8 @@ TEST(OpusEncoder, RoundTripKeepsATonesEnergyAndPhase) {
     in.insert(in.end(), b.samples.begin(), b.samples.end());
     for (const auto& p : enc.encode(b)) {
       std::vector<std::int16_t> pcm(960);
-      const int n = opus_decode(dec.get(), p.data.data(), static_cast<opus_int32>(p.data.size()), pcm.data(), 960, 0);
+      const int n =
+          opus_decode(dec.get(), p.data.data(), static_cast<opus_int32>(p.data.size()), pcm.data(), 960, 0);
       ASSERT_EQ(n, 960);
       out.insert(out.end(), pcm.begin(), pcm.end());
     }
@@ -90,7 +91,8 @@ TEST(OpusEncoder, RoundTripKeepsATonesEnergyAndPhase) {
   // A 1 kHz tone repeats every 48 samples: the lag is the lookahead modulo that period, give or take
   // the decoder's resampler (libopus 1.3.1 at 64 kb/s: 3 samples early); 4 samples is 30 degrees of phase.
   const auto d = static_cast<long>((bestLag + 48 - static_cast<std::size_t>(lookahead) % 48) % 48);
-  EXPECT_LE(std::min(d, 48 - d), 4) << "decoded tone delayed by " << bestLag << " samples mod 48; lookahead " << lookahead;
+  EXPECT_LE(std::min(d, 48 - d), 4) << "decoded tone delayed by " << bestLag << " samples mod 48; lookahead "
+                                    << lookahead;
   EXPECT_GT(best, 0.99) << "decoded tone does not match the input";
   const double energyRatio = correlation(bestLag).second;
   EXPECT_GT(energyRatio, 0.8);
@@ -142,10 +144,12 @@ TEST(OpusEncoder, FecRecoversALostPacketFromTheNext) {
   std::vector<std::int16_t> pcm(960);
   for (std::size_t k = 0; k < 20; ++k)
     ASSERT_EQ(opus_decode(dec.get(), packets[k].data.data(), static_cast<opus_int32>(packets[k].data.size()),
-                          pcm.data(), 960, 0), 960);
+                          pcm.data(), 960, 0),
+              960);
   // Packet 20 is lost: its sound comes from the redundancy in packet 21 (decode_fec = 1).
   ASSERT_EQ(opus_decode(dec.get(), packets[21].data.data(), static_cast<opus_int32>(packets[21].data.size()),
-                        pcm.data(), 960, 1), 960);
+                        pcm.data(), 960, 1),
+            960);
   double energy = 0;
   for (auto v : pcm) energy += static_cast<double>(v) * v;
   const double toneEnergy = 960 * (0.25 * 32'767) * (0.25 * 32'767) / 2;

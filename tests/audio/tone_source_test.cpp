@@ -37,8 +37,10 @@ TEST(ToneSource, ClickStartsAtTheFirstSampleOnOrAfterEachMarker) {
   EXPECT_LT(clickNs - marker, 20'834);
   EXPECT_EQ(pcm[static_cast<std::size_t>(k) * 2], pcm[static_cast<std::size_t>(k) * 2 + 1]);  // both channels
   // It lasts clickNs (2 ms: 96 samples), then the sine is back, well below click level.
-  for (long i = k; i < k + 95; ++i) EXPECT_EQ(std::abs(pcm[static_cast<std::size_t>(i) * 2]), kClickLevel) << i;
-  for (long i = k + 97; i < k + 200; ++i) EXPECT_LT(std::abs(pcm[static_cast<std::size_t>(i) * 2]), 8'200) << i;
+  for (long i = k; i < k + 95; ++i)
+    EXPECT_EQ(std::abs(pcm[static_cast<std::size_t>(i) * 2]), kClickLevel) << i;
+  for (long i = k + 97; i < k + 200; ++i)
+    EXPECT_LT(std::abs(pcm[static_cast<std::size_t>(i) * 2]), 8'200) << i;
 }
 
 TEST(ToneSource, RenderIsAPureFunctionOfTheClock) {
