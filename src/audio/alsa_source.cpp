@@ -289,9 +289,26 @@ std::optional<AudioFrame> ReconnectingAudioSource::next(std::chrono::millisecond
   }
 }
 
+std::string convertingDevice(const std::string& device) {
+  if (device.rfind("hw:", 0) == 0) return "plug" + device;
+  if (device.empty() || device == "default" || device.find(':') != std::string::npos) return {};
+  return "plug:" + device;  // alsa.conf's plug PCM over a name an asoundrc defines
+}
+
 std::unique_ptr<AudioSource> openAlsaSource(const AlsaSettings& settings, AudioReconnectPolicy policy) {
-  return std::make_unique<ReconnectingAudioSource>(
-      "alsa:" + settings.device, [settings] { return std::make_unique<AlsaSource>(settings); }, policy);
+  auto open = [settings]() -> std::unique_ptr<AudioSource> {
+    try {
+      return std::make_unique<AlsaSource>(settings);
+    } catch (const Error& e) {
+      const std::string plug = convertingDevice(settings.device);
+      if (e.code() != Errc::kUnsupported || plug.empty()) throw;
+      log::info(e.what(), "; opening alsa:", plug, " instead");
+      AlsaSettings converting = settings;
+      converting.device = plug;
+      return std::make_unique<AlsaSource>(converting);
+    }
+  };
+  return std::make_unique<ReconnectingAudioSource>("alsa:" + settings.device, std::move(open), policy);
 }
 
 }  // namespace zerohop::audio

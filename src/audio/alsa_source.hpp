@@ -89,7 +89,12 @@ class ReconnectingAudioSource final : public AudioSource {
   AudioSourceInfo info_;
 };
 
-/// `alsa:DEVICE` as a reconnecting source.
+/// The PCM that converts and resamples for `device`: "plughw:C,D" for "hw:C,D", "plug:NAME" for a plain
+/// name an asoundrc defines; empty where alsa-lib converts already or the name takes arguments.
+std::string convertingDevice(const std::string& device);
+
+/// `alsa:DEVICE` as a reconnecting source. A device that refuses 48 kHz S16 (or the channel count) is
+/// opened through convertingDevice() instead, where alsa-lib resamples, with a log line saying so.
 std::unique_ptr<AudioSource> openAlsaSource(const AlsaSettings& settings, AudioReconnectPolicy policy = {});
 
 }  // namespace zerohop::audio

@@ -132,6 +132,20 @@ TEST(AlsaSource, PlugResamplesADeviceWithout48kHz) {
   EXPECT_EQ(source.counters().overruns, 0u);
 }
 
+TEST(AlsaSource, OpenedBySpecADeviceWithout48kHzIsResampledThroughPlug) {
+  alsaTestConfig();
+  auto source = openAlsaSource(settingsFor("zh_44k", 1, kRoomyPeriods));
+  EXPECT_EQ(source->info().name, "alsa:plug:zh_44k");
+  for (int i = 0; i < 5; ++i) {
+    auto block = source->next(2s);
+    ASSERT_TRUE(block) << "block " << i;
+    EXPECT_EQ(block->frameCount(), 480u);
+  }
+  EXPECT_EQ(convertingDevice("hw:1,0"), "plughw:1,0");
+  EXPECT_EQ(convertingDevice("plughw:1,0"), "");
+  EXPECT_EQ(convertingDevice("default"), "");
+}
+
 TEST(AlsaSource, ResumesAfterTheDeviceIsUnpluggedAndBack) {
   const auto& cfg = alsaTestConfig();
   auto source =
