@@ -39,6 +39,8 @@ packages=(
   python3-prometheus-client
   # benchmark: the plain GStreamer reference sender (tests/browser/gst_whep_reference.py)
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gir1.2-gst-plugins-bad-1.0
+  # tests/rtsp: the test IP camera is GStreamer's RTSP server (tests/rtsp/rtsp_camera.py)
+  gir1.2-gst-rtsp-server-1.0
   # the Python module (python/) and its tests: pybind11, headers for /usr/bin/python3, numpy (tests);
   # venv for `pip install .` into a fresh venv (label package; its build requirements come from PyPI)
   pybind11-dev python3-dev python3-numpy python3-venv

@@ -2,6 +2,9 @@
 #include <sstream>
 
 #include "zerohop/error.hpp"
+#if ZEROHOP_HAVE_RTSP
+#include "rtsp/rtsp_source.hpp"
+#endif
 #include "zerohop/source.hpp"
 
 namespace zerohop {
@@ -9,7 +12,7 @@ namespace {
 
 constexpr const char* kExamples =
     "; examples: test:1280x720@30, test:1920x1080@60?format=uyvy, "
-    "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr, share:cam0";
+    "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr, share:cam0, rtsp://user:pw@192.168.1.20/stream1";
 
 [[noreturn]] void bad(const std::string& what) {
   throw Error(Errc::kInvalidArgument, "bad --source: " + what + kExamples);
@@ -54,6 +57,9 @@ void checkEncodable(const SourceSpec& spec) {
 }  // namespace
 
 SourceSpec parseSourceSpec(std::string_view text) {
+#if ZEROHOP_HAVE_RTSP
+  if (text.substr(0, 7) == "rtsp://") return parseRtspSourceSpec(text);  // its query is partly the camera's
+#endif
   SourceSpec spec;
   std::string_view query;
   if (auto q = text.find('?'); q != std::string_view::npos) {
@@ -77,7 +83,7 @@ SourceSpec parseSourceSpec(std::string_view text) {
     if (rest.empty()) bad("share needs the name another process publishes, e.g. share:cam0");
     spec.path = std::string(rest);
   } else {
-    bad("unknown source kind '" + spec.kind + "' (use test, v4l2 or share)");
+    bad("unknown source kind '" + spec.kind + "' (use test, v4l2, share or rtsp://)");
   }
   while (!query.empty()) {
     const auto amp = query.find('&');
@@ -110,6 +116,9 @@ SourceSpec parseSourceSpec(std::string_view text) {
 }
 
 std::string toString(const SourceSpec& spec) {
+#if ZEROHOP_HAVE_RTSP
+  if (spec.kind == "rtsp") return rtspSourceString(spec);  // credentials masked
+#endif
   std::ostringstream os;
   os << spec.kind << ':';
   if (spec.kind == "v4l2" || spec.kind == "share") os << spec.path;
