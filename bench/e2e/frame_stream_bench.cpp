@@ -65,7 +65,7 @@ LatencySnapshot runFrameStream(const Args& a, std::string& path) {
   Frame host;
   bindLayout(host, layout, staging.data(), MemoryKind::kHost);
   for (std::uint64_t n = 1; std::chrono::steady_clock::now() < end; ++n) {
-    WriteSlot slot = s.input().acquireWrite();
+    InputSlot slot = s.input().acquireWrite();
     Frame& f = slot.frame();
     Frame& draw = a.device ? host : f;  // device slots: drawn on the host, then one copy up
     draw.format = PixelFormat::kYUYV;
@@ -126,7 +126,7 @@ int main(int argc, char** argv) try {
   std::vector<double> own50, own99, serve50, serve99, ownIngest, serveIngest, ownRest, serveRest;
   // From ingest on (convert + encode + send p50s): what the pipeline adds after the frame exists. The
   // test camera counts rendering its frame as ingest; a FrameStream frame is ingested when the
-  // pipeline's reader takes it from the input ring.
+  // pipeline's capture thread takes it from the input queue.
   auto rest = [](const LatencySnapshot& l) {
     return l.stage[std::size_t(Stage::kConvert)].p50Ms + l.stage[std::size_t(Stage::kEncode)].p50Ms +
            l.stage[std::size_t(Stage::kSend)].p50Ms;
