@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "zerohop/export.h"
 #include "zerohop/frame.hpp"
