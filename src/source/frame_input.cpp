@@ -84,7 +84,7 @@ class FrameInputCore final : public SlotOwner, public std::enable_shared_from_th
           dropped = std::move(queue_.front());
           queue_.pop_front();
           ++dropped_;
-        } else if (!released_.wait_until(lock, deadline, [&] { return !free_.empty(); })) {
+        } else if (!released_.wait_until(lock, deadline, [&] { return !free_.empty() || !queue_.empty(); })) {
           throw Error(Errc::kUnavailable, "FrameInput: all " + std::to_string(bases_.size()) +
                                               " slots stayed held for " + std::to_string(config_.acquireTimeout.count()) +
                                               " ms: commit or drop the slots you acquired");
@@ -117,6 +117,7 @@ class FrameInputCore final : public SlotOwner, public std::enable_shared_from_th
       }
     }
     queued_.notify_one();
+    released_.notify_all();  // an acquire waiting for a slot may take this frame's place instead
   }
 
   void commit(InputSlot&& slot, const Frame& meta, void* cudaStream) {
