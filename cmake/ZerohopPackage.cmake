@@ -16,7 +16,7 @@ if(TARGET zerohop_gpu)
   set(ZEROHOP_HAS_GPU_01 1)
 endif()
 if(ZEROHOP_WITH_MEDIA)
-  list(APPEND _zerohop_parts zerohop_nvenc_probe zerohop_convert zerohop_encode zerohop_stream zerohop_pipeline)
+  list(APPEND _zerohop_parts zerohop_rtsp zerohop_nvenc_probe zerohop_convert zerohop_encode zerohop_stream zerohop_pipeline)
   list(APPEND _zerohop_parts zerohop_ffmpeg)  # AVFrames in and out (include/zerohop/ffmpeg.hpp)
   set(ZEROHOP_HAS_STREAM_01 1)
 endif()
@@ -56,6 +56,8 @@ if(ZEROHOP_HAS_STREAM_01)
 endif()
 # OpenCV views: header-only and opt-in (it includes OpenCV's headers; nothing else includes it).
 list(APPEND _zerohop_headers opencv.hpp)
+# Vulkan import of host-ring frames: header-only and opt-in too (it includes <vulkan/vulkan.h>; docs/textures.md).
+list(APPEND _zerohop_headers vulkan.hpp)
 if(ZEROHOP_HAS_STREAM_01)
   list(APPEND _zerohop_headers ffmpeg.hpp)  # declares AVFrame; includes no FFmpeg header
 endif()

@@ -24,7 +24,9 @@ PROGRAMS=(chromium chromedriver firefox-esr ip nft ffmpeg v4l2-ctl gst-launch-1.
 PY_MODULES=(selenium prometheus_client gi numpy)
 # GStreamer elements the tests and serve build pipelines from.
 GST_ELEMENTS=(webrtcbin nicesrc nicesink dtlssrtpenc srtpenc rtph264pay rtph264depay h264parse x264enc videotestsrc
-  appsrc appsink rtpbin v4l2src rtpvp8pay rtpvp8depay vp8enc vp8dec)
+  appsrc appsink rtpbin v4l2src rtpvp8pay rtpvp8depay vp8enc vp8dec rtspsrc audiotestsrc alawenc rtppcmapay)
+# GObject-introspection typelibs the Python tests load (gi.require_version): the test RTSP camera's server.
+GI_TYPELIBS=(GstRtspServer-1.0 GstRtsp-1.0)
 OPTIONAL=(nvidia-smi gdb)
 
 # install-deps.sh's package list: the words of its packages=( ... ) array, comments dropped.
@@ -101,6 +103,15 @@ for e in "${GST_ELEMENTS[@]}"; do
     continue
   fi
   check "GStreamer element $e" "$path" "the stream/browser tests"
+done
+
+for t in "${GI_TYPELIBS[@]}"; do
+  path=$(ls /usr/lib/*/girepository-1.0/"$t".typelib 2>/dev/null | head -1 || true)
+  if [[ -z $path ]]; then
+    fail "GI typelib $t is not installed: add its gir1.2-* package to scripts/install-deps.sh"
+    continue
+  fi
+  check "GI typelib $t" "$path" "tests/rtsp/rtsp_camera.py"
 done
 
 if [[ $status -eq 0 ]]; then

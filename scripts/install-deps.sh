@@ -37,9 +37,14 @@ packages=(
   python3-prometheus-client
   # benchmark: the plain GStreamer reference sender (tests/browser/gst_whep_reference.py)
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gir1.2-gst-plugins-bad-1.0
+  # tests/rtsp: the test IP camera is GStreamer's RTSP server (tests/rtsp/rtsp_camera.py)
+  gir1.2-gst-rtsp-server-1.0
   # the Python module (python/) and its tests: pybind11, headers for /usr/bin/python3, numpy (tests);
   # venv for `pip install .` into a fresh venv (label package; its build requirements come from PyPI)
   pybind11-dev python3-dev python3-numpy python3-venv
+  # frames as GPU textures (examples/vulkan_reader, zerohop/vulkan.hpp; label package): the Vulkan loader
+  # and headers, Mesa's lavapipe (Vulkan on the CPU) for the tests, glslang to rebuild the example's shader
+  libvulkan-dev mesa-vulkan-drivers glslang-tools zlib1g-dev
 )
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -qq

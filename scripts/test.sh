@@ -37,6 +37,9 @@ TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test z
 # LD_PRELOAD library cannot run inside an uninstrumented program. Our capture code still runs under
 # the emulator there (capture.emulated.*).
 ASAN_SKIP='^camemu\.client\.'
+# Long holds run once, in the default build, not again under each sanitizer: what they check is time
+# passing (a viewer kept 90 s), which instrumentation does not change (docs/testing.md).
+LONG_HOLDS='NotReapedFor90Seconds'
 # Run once more under ASan with the loader's debug symbols hidden (label asan-nosym): a fresh Debian
 # has no libc6-dbg, and a suppression that needs a symbol only it names (the GLib quark table's, once
 # matched by _dl_init) failed only there. Two tests that load GLib's and webrtcbin's quarks (~25 s).
@@ -46,6 +49,24 @@ if [[ "${ZEROHOP_SKIP_INSTALL:-0}" != 1 ]]; then
   scripts/install-deps.sh
 fi
 phase_done "install"
+# This machine's speed, to tell a slow day from a slow change: ffmpeg's libx264 as serve encodes (720p,
+# superfast, zerolatency, one thread), nothing of ours involved. Measured before the builds and again
+# before the tests; both are printed with the phase table.
+machine_speed() {
+  /usr/bin/python3 - <<'PY' 2>/dev/null || echo "unmeasured (no ffmpeg with libx264)"
+import sys
+sys.path.insert(0, "tests/browser")
+import zerohop_browser as zb
+speed = zb.x264_720p_fps()
+if speed is None:
+    raise SystemExit(1)
+cpu, wall = speed
+print(f"x264 720p {1000 / cpu:.1f} ms a frame of CPU ({cpu:.0f} fps; {wall:.0f} fps by wall time)")
+PY
+}
+if command -v ccache >/dev/null; then ccache --zero-stats >/dev/null; fi  # this run's hits and misses
+speed_before_builds=$(machine_speed)
+echo "machine: $speed_before_builds"
 # Every program, Python module and GStreamer element the tests use comes from a package install-deps.sh
 # brings (~20 s): a fresh Debian 12 has nothing else. A gap fails the run at the end.
 deps_ok=1
@@ -105,6 +126,8 @@ without_debug_symbols() {
   unshare "${ns[@]}" sh -c 'mount -t tmpfs -o ro,size=4k zerohop-nodebug /usr/lib/debug && exec "$@"' sh "$@"
 }
 
+speed_before_tests=$(machine_speed)
+echo "machine: $speed_before_tests"
 status=0
 declare -A ran
 # run_label NAME CTEST-ARGS...: runs one group of tests, records how many ran (not skipped) in ran[NAME].
@@ -129,20 +152,32 @@ run_label() {
 
 for label in $ZEROHOP_ALL_LABELS; do
   case $label in
-    asan) run_label asan --preset asan -L '^(unit|ipc|media)$' -E "$ASAN_SKIP" -j2 ;;
+    asan) run_label asan --preset asan -L '^(unit|ipc|media)$' -E "$ASAN_SKIP|$LONG_HOLDS" -j2 ;;
     asan-nosym)
       if [[ -d /usr/lib/debug ]]; then RUN_WRAPPER=without_debug_symbols; fi
       run_label asan-nosym --preset asan -R "$ASAN_NOSYM_TESTS" -j1
       RUN_WRAPPER="" ;;
-    tsan) run_label tsan --preset tsan -I "$(tsan_tests)" -j2 ;;
+    tsan) run_label tsan --preset tsan -I "$(tsan_tests)" -E "$LONG_HOLDS" -j2 ;;
     fuzz) run_label fuzz --test-dir "$FUZZ_DIR" -L '^fuzz$' -j2 ;;
     browser | soak | package) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 ;;
     *) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j2 ;;
   esac
 done
 
-echo "=== wall time per phase ($(nproc) cores)"
+echo "=== wall time per phase ($(nproc) cores; machine before the builds: $speed_before_builds;"
+echo "    before the tests: $speed_before_tests)"
 printf '%s\n' "${phase_times[@]}"
+printf '  %-22s %5d s\n' "total" "$SECONDS"
+if command -v ccache >/dev/null; then
+  echo "=== compiler cache (ccache, outside the clone): $(ccache --print-stats 2>/dev/null | awk -F'\t' '
+    $1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" {hit += $2}
+    $1 == "cache_miss" {miss = $2} END {printf "%d hits, %d misses since its statistics were zeroed", hit, miss}')"
+fi
+echo "=== the 25 slowest tests (seconds of their last run, from CTest's cost data; [tree])"
+for tree in "$BUILD_DIR" "$FUZZ_DIR" build-asan build-tsan; do
+  awk -v tree="$tree" 'NF == 3 && $1 != "---" {printf "%8.1f  %s [%s]\n", $3, $1, tree}' \
+    "$tree/Testing/Temporary/CTestCostData.txt" 2>/dev/null || true
+done | sort -rn | head -25
 echo "=== tests run per label"
 for label in $ZEROHOP_ALL_LABELS; do
   printf '  %-8s %s\n' "$label" "${ran[$label]}"

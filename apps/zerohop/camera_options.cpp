@@ -4,6 +4,7 @@
 #include <charconv>
 #include <fstream>
 
+#include "rtsp/rtsp_url.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop::cli {
@@ -138,19 +139,20 @@ std::vector<CameraTable> readCameraTables(const std::string& path) {
   return tables;
 }
 
-CameraConfig parseCameraArgument(const std::string& argument, const CameraDefaults& defaults) {
-  const auto eq = argument.find('=');
+CameraConfig parseCameraArgument(const std::string& text, const CameraDefaults& defaults) {
+  const std::string argument = rtsp::maskCredentials(text);  // as quoted in errors: an RTSP password never
+  const auto eq = text.find('=');
   if (eq == std::string::npos) {
     bad("--camera " + argument + ": give NAME=SOURCE, e.g. --camera front=v4l2:/dev/video0");
   }
   CameraConfig c;
-  c.name = argument.substr(0, eq);
+  c.name = text.substr(0, eq);
   if (!isValidCameraName(c.name)) {
     bad("--camera " + argument + ": camera \"" + c.name +
         "\": a name is 1 to 64 letters, digits, '_' or '-' (it is the URL /whep/NAME), e.g. front_door");
   }
   try {
-    c.source = parseSourceSpec(argument.substr(eq + 1));
+    c.source = parseSourceSpec(text.substr(eq + 1));
   } catch (const Error& e) {
     bad("--camera " + argument + ": camera \"" + c.name + "\": " + e.what());
   }

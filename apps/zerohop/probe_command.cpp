@@ -7,6 +7,7 @@
 
 #include "camera_options.hpp"
 #include "commands.hpp"
+#include "rtsp/rtsp_source.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_path.hpp"
@@ -27,6 +28,7 @@ struct ProbeOptions {
   int gpu = -1;  // -1: the first usable device
   std::vector<std::string> cameras;  // --camera NAME=SOURCE
   std::string configPath;            // --config, for its [[camera]] tables
+  std::string rtspCamera;            // rtsp://...: only what that camera offers
 };
 
 // serve's cameras (--camera, [[camera]] of --config), checked as serve checks them.
@@ -81,7 +83,22 @@ void printConfiguredCameras(const std::vector<CameraConfig>& cams) {
   }
 }
 
+// An IP camera: its streams, its H.264's size and rate, and what serve does with it.
+int runRtspProbe(const std::string& url) {
+  const SourceSpec spec = parseSourceSpec(url);
+  if (spec.kind != "rtsp") throw Error(Errc::kInvalidArgument, "zerohop probe takes an rtsp:// camera address, e.g. rtsp://192.168.1.20/stream1");
+  const RtspCameraInfo camera = probeRtspCamera(spec);
+  std::printf("%s\n", toString(spec).c_str());
+  std::printf("  offers      %s\n", camera.offered.c_str());
+  std::printf("  video       h264 %ux%u @%g fps (from its first IDR: the probe plays the stream up to one keyframe)\n",
+              camera.video.width, camera.video.height, camera.video.fps);
+  std::printf("  serve       passes its H.264 through to WebRTC viewers (no decode, no encode); its other streams "
+              "are not taken yet\n");
+  return 0;
+}
+
 int runProbe(const ProbeOptions& o) {
+  if (!o.rtspCamera.empty()) return runRtspProbe(o.rtspCamera);
   std::printf("zerohop %s\n\n", kVersion);
   std::printf("sources\n");
   std::printf("  test        built-in test camera (test:WxH@FPS), YUYV/UYVY with a pixel timecode\n");
@@ -156,6 +173,8 @@ Runner addProbeCommand(CLI::App& app) {
   cmd->add_option("--camera", o->cameras,
                   "NAME=SOURCE, repeatable, as serve takes it: also say what each camera would use "
                   "([[camera]] tables of --config are listed too)");
+  cmd->add_option("camera", o->rtspCamera,
+                  "an IP camera, rtsp://[user:password@]host[:port]/path: say only what it offers (streams, size, rate)");
   return [o, cmd] {
     if (const CLI::Option* config = cmd->get_parent()->get_config_ptr(); config && config->count() > 0) {
       o->configPath = config->as<std::string>();

@@ -16,8 +16,9 @@ bool PassthroughProcessor::requestKeyframe() {
   if (source_.requestKeyframe()) return true;
   if (!warnedNoKeyframeControl_) {
     warnedNoKeyframeControl_ = true;
-    log::warn("passthrough: the camera does not take keyframe requests (no V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME); "
-              "viewers' requests cannot be honoured and new viewers wait for the camera's next IDR");
+    log::warn("passthrough: the camera does not take keyframe requests (a V4L2 camera without "
+              "V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME, or an RTSP camera); viewers' requests cannot be honoured and new "
+              "viewers wait for the camera's next IDR");
   }
   return false;
 }

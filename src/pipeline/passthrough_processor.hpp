@@ -23,7 +23,7 @@ class PassthroughProcessor final : public FrameProcessor {
   std::string encoderName() const override { return encoderName_; }
   std::string vp8Unavailable() const override {
     return "the camera's H.264 is passed through undecoded, so there are no frames to encode as VP8; "
-           "serve a raw or MJPEG camera format for viewers without H.264";
+           "serve a raw or MJPEG camera format for viewers without H.264 (an RTSP camera's H.264 is not decoded yet)";
   }
 
  private:

@@ -31,7 +31,7 @@ std::unique_ptr<FrameSource> open(const SourceSpec& spec, const SourceOptions&) 
 }  // namespace
 
 SourceKind shareSourceKind() {
-  return {"share", "share:NAME[?dir=/abs/dir&fps=N]", parseTarget, parseOption, print, open};
+  return {"share", "share:NAME[?dir=/abs/dir&fps=N]", "share:cam0", parseTarget, parseOption, print, open};
 }
 
 }  // namespace zerohop

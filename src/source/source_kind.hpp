@@ -4,9 +4,9 @@
 // libcamera's PipelineHandlerFactory and GStreamer's element factories: a kind is a name with its
 // parser, its printer and its opener; nothing else in the library switches on a kind's name.
 //
-// Adding a kind (e.g. rtsp) is one new file and one line:
-//   1. src/source/rtsp_kind.cpp defines `SourceKind rtspSourceKind()`: its name, the synopsis shown in
-//      errors, how it parses the part after "rtsp:" (parseTarget) and the query options of its own
+// Adding a kind (rtsp_kind.cpp is the latest) is one new file and one line:
+//   1. src/source/foo_kind.cpp defines `SourceKind fooSourceKind()`: its name, the synopsis and examples
+//      shown in errors, how it parses the part after "rtsp:" (parseTarget) and the query options of its own
 //      (parseOption; format, size and fps are every kind's and parsed before it is asked), how it
 //      prints them back (print), and how it opens (open). Report a bad spec with badSourceSpec().
 //   2. Declare it below and add it to builtinSourceKinds() in source_registry.cpp (and the file to
@@ -45,6 +45,7 @@ class SourceSpecText {
 struct SourceKind {
   std::string_view name;      ///< the part before ':' ("test")
   std::string_view synopsis;  ///< for messages: "test[:WxH[@FPS]]"
+  std::string_view examples;  ///< for a bad spec's message: "test:1280x720@30, test:1920x1080@60?format=uyvy"
   /// Parses the part after "NAME:" (empty when the spec has none) into `spec`, whose kind is set.
   /// Throws through badSourceSpec().
   void (*parseTarget)(std::string_view target, SourceSpec& spec);
@@ -56,6 +57,9 @@ struct SourceKind {
   void (*print)(const SourceSpec& spec, SourceSpecText& text);
   /// Opens the source `spec` names. Throws Error with the cause and the fix.
   std::unique_ptr<FrameSource> (*open)(const SourceSpec& spec, const SourceOptions& options);
+  /// Optional, for a kind whose spec is a URL of its own (rtsp://host/path?camera's-query): parses the
+  /// whole text, query included; parseTarget and parseOption are then not called.
+  SourceSpec (*parseText)(std::string_view text) = nullptr;
 };
 
 /// Every registered kind, in the order messages list them.
@@ -77,5 +81,6 @@ std::string fpsText(double fps);
 SourceKind testSourceKind();   // test_kind.cpp
 SourceKind v4l2SourceKind();   // v4l2_kind.cpp
 SourceKind shareSourceKind();  // share_kind.cpp
+SourceKind rtspSourceKind();   // rtsp_kind.cpp (media builds: ZEROHOP_HAVE_RTSP)
 
 }  // namespace zerohop

@@ -10,16 +10,15 @@
 namespace zerohop {
 namespace {
 
-constexpr const char* kExamples =
-    "; examples: test:1280x720@30, test:1920x1080@60?format=uyvy, "
-    "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr, share:cam0";
-
 /// The registered kinds: one line per kind (source_kind.hpp says how to add one).
 const std::vector<SourceKind>& builtinSourceKinds() {
   static const std::vector<SourceKind> kinds = {
       testSourceKind(),
       v4l2SourceKind(),
       shareSourceKind(),
+#if ZEROHOP_HAVE_RTSP
+      rtspSourceKind(),
+#endif
   };
   return kinds;
 }
@@ -74,7 +73,15 @@ const SourceKind* findSourceKind(std::string_view name) noexcept {
   return nullptr;
 }
 
-void badSourceSpec(const std::string& what) { throw Error(Errc::kInvalidArgument, "bad --source: " + what + kExamples); }
+void badSourceSpec(const std::string& what) {
+  std::string examples;
+  for (const SourceKind& kind : sourceKinds()) {
+    if (kind.examples.empty()) continue;
+    examples += examples.empty() ? "; examples: " : ", ";
+    examples += kind.examples;
+  }
+  throw Error(Errc::kInvalidArgument, "bad --source: " + what + examples);
+}
 
 void parseSourceSize(std::string_view s, SourceSpec& spec) {
   const auto x = s.find('x');
@@ -107,15 +114,16 @@ void printCommonOptions(const SourceSpec& spec, SourceSpecText& text, bool sizeI
 
 SourceSpec parseSourceSpec(std::string_view text) {
   SourceSpec spec;
+  spec.kind = std::string(text.substr(0, text.find_first_of(":?")));
+  const SourceKind* kind = findSourceKind(spec.kind);
+  if (!kind) badSourceSpec("unknown source kind '" + spec.kind + "' (use " + kindNames() + ")");
+  if (kind->parseText) return kind->parseText(text);  // a URL of its own, query included
   std::string_view query;
   if (auto q = text.find('?'); q != std::string_view::npos) {
     query = text.substr(q + 1);
     text = text.substr(0, q);
   }
   const auto colon = text.find(':');
-  spec.kind = std::string(text.substr(0, colon));
-  const SourceKind* kind = findSourceKind(spec.kind);
-  if (!kind) badSourceSpec("unknown source kind '" + spec.kind + "' (use " + kindNames() + ")");
   kind->parseTarget(colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1), spec);
   while (!query.empty()) {
     const auto amp = query.find('&');

@@ -25,6 +25,9 @@ std::unique_ptr<FrameSource> open(const SourceSpec& spec, const SourceOptions& o
 
 }  // namespace
 
-SourceKind testSourceKind() { return {"test", "test[:WxH[@FPS]][?format=yuyv]", parseTarget, nullptr, print, open}; }
+SourceKind testSourceKind() {
+  return {"test", "test[:WxH[@FPS]][?format=yuyv]", "test:1280x720@30, test:1920x1080@60?format=uyvy", parseTarget,
+          nullptr, print, open};
+}
 
 }  // namespace zerohop

@@ -33,8 +33,8 @@ std::unique_ptr<FrameSource> open(const SourceSpec& spec, const SourceOptions& o
 }  // namespace
 
 SourceKind v4l2SourceKind() {
-  return {"v4l2", "v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr]", parseTarget, parseOption, print,
-          open};
+  return {"v4l2", "v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr]",
+          "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr", parseTarget, parseOption, print, open};
 }
 
 }  // namespace zerohop

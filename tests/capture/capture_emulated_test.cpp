@@ -334,11 +334,15 @@ TEST(Capture, ReopeningLeaksNothing) {
 TEST(CaptureFaults, ErrorFlaggedBuffersAreDroppedAndCounted) {
   ZEROHOP_REQUIRE_EMULATOR("error-every=3");
   auto source = openV4l2Source(spec("format=yuyv&size=640x480&fps=60"));
-  for (int i = 0; i < 12; ++i) {
+  // Read until five error-flagged buffers were counted (about 12 frames; a loaded machine may skip ticks,
+  // so the count of frames it takes varies: bounded at 120 frames instead of assumed).
+  int delivered = 0;
+  for (; delivered < 120 && source->counters().errors < 5; ++delivered) {
     FrameLease f = nextFrame(*source);
     EXPECT_NE((f->sequence + 1) % 3, 0u) << "an error-flagged frame was delivered";
   }
-  EXPECT_GE(source->counters().errors, 5u);  // (drops may be non-zero on a loaded machine: skipped ticks)
+  EXPECT_GE(source->counters().errors, 5u) << "after " << delivered << " frames";
+  EXPECT_GE(delivered, 8) << "error-every=3 leaves two good frames of three";
 }
 
 TEST(CaptureFaults, BrokenJpegsNeverReachTheConsumer) {

@@ -381,7 +381,15 @@ TEST(ZerohopSrc, ABufferHeldPastItsLeaseCountsAnOverrunWhenFreed) {
   GstSample* held = p.pull(5s);
   ASSERT_NE(held, nullptr);
   EXPECT_EQ(uint64Property(p, "src", "overruns"), 0u);
-  std::this_thread::sleep_for(1300ms);  // the lease expires; 4 slots at 100 fps: the slot is rewritten
+  // The lease expires after the share's lease timeout (1 s: a time by definition, so waited as time),
+  // then the publisher (4 slots) must write every slot again: that is waited for on its own counter
+  // (a slow publisher on a busy box takes longer; the old fixed 1.3 s did not wait for it).
+  std::this_thread::sleep_for(1100ms);
+  const auto expiredAt = pub.stats().publishes;
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       pub.stats().publishes < expiredAt + 8 && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(20ms);
+  ASSERT_GE(pub.stats().publishes, expiredAt + 8) << "the publisher stopped publishing";
   gst_sample_unref(held);
   // The counter reaches the property with the next frame the element reads.
   guint64 overruns = 0;
@@ -412,9 +420,12 @@ TEST(ZerohopSrc, AStalledPipelineNeverSlowsThePublisher) {
   std::this_thread::sleep_for(1s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double publishRate = static_cast<double>(pub.stats().publishes - published0) / seconds;
-  EXPECT_GT(publishRate, 60.0) << "the publisher slowed down with the pipeline";
+  // A publisher held back by the pipeline would publish at its 10 buffers a second; paced alone it
+  // publishes ~100. Three times the pipeline's rate tells the two apart also when a sanitizer on a busy
+  // 2-core box slows the publisher's own loop (a bound of 60 was flaky there).
+  EXPECT_GT(publishRate, 30.0) << "the publisher slowed down with the pipeline";
   EXPECT_LT(uint64Property(p, "src", "frames"), 20u) << "the pipeline did not stall";
-  EXPECT_GT(uint64Property(p, "src", "drops"), 40u) << "missed frames are not counted";
+  EXPECT_GT(uint64Property(p, "src", "drops"), 15u) << "missed frames are not counted";
 }
 
 TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {

@@ -57,6 +57,10 @@ for h in "$prefix"/include/zerohop/*; do
     pkg-config --exists opencv4 || { echo "  (opencv.hpp: no opencv4 here, not compiled)"; continue; }
     read -ra sdk <<<"$(pkg-config --cflags opencv4 | sed "s/-I/-isystem /g")"  # its own warnings are not ours
   fi
+  if [[ $name == vulkan.hpp ]]; then  # the opt-in Vulkan import: Vulkan's headers, nothing else
+    pkg-config --exists vulkan || { echo "  (vulkan.hpp: no Vulkan headers here, not compiled)"; continue; }
+    read -ra sdk <<<"$(pkg-config --cflags vulkan | sed "s/-I/-isystem /g")"
+  fi
   echo "#include <zerohop/$name>" | g++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "${sdk[@]}" -x c++ - \
     || fail "$name does not compile alone as C++20"
 done

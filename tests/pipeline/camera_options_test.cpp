@@ -64,6 +64,15 @@ TEST(CameraOptions, BadArgumentsNameTheCamera) {
   EXPECT_NE(usageError([] { parseCameraArgument("a=bogus:1", {}); }).find("camera \"a\""), std::string::npos);
 }
 
+TEST(CameraOptions, AnRtspCameraIsTakenAndItsPasswordNeverQuoted) {
+  const CameraConfig c = parseCameraArgument("door=rtsp://admin:hunter2@192.168.1.20/stream1", {});
+  EXPECT_EQ(c.source.kind, "rtsp");
+  EXPECT_EQ(toString(c.source), "rtsp://***@192.168.1.20/stream1");
+  const std::string error = usageError([] { parseCameraArgument("door=rtsp://admin:hunter2@cam:0/x", {}); });
+  EXPECT_EQ(error.find("hunter2"), std::string::npos) << error;
+  EXPECT_NE(error.find("--camera door=rtsp://***@cam:0/x"), std::string::npos) << error;
+}
+
 TEST(CameraOptions, TablesGiveEachCameraItsSettings) {
   TomlFile f(R"([serve]
 listen = "127.0.0.1:0"

@@ -42,7 +42,14 @@ void expectStopsCleanly(ChildProcess& serve, int signal, std::chrono::millisecon
   EXPECT_EQ(*code, 0) << err;
   const auto at = err.find("stopped in ");
   ASSERT_NE(at, std::string::npos) << err;
-  EXPECT_LT(std::stoi(err.substr(at + 11)), bound.count()) << err.substr(at);
+#ifdef ZEROHOP_SANITIZED
+  // Instrumented code runs 2-15x slower (TSan at the top), on 2 cores shared with the other tests: the
+  // stop's own time gets three times the bound there (1.5 s was exceeded under TSan on a busy box).
+  const auto stopBound = bound * 3;
+#else
+  const auto stopBound = bound;
+#endif
+  EXPECT_LT(std::stoi(err.substr(at + 11)), stopBound.count()) << err.substr(at);
 #ifndef ZEROHOP_SANITIZED
   EXPECT_LT(took, bound);
 #else

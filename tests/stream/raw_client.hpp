@@ -39,6 +39,15 @@ class RawClient {
     return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size());
   }
 
+  /// True while the server has not closed the connection (looks without waiting or consuming data).
+  bool stillOpen() {
+    char b;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return true;
+    const ssize_t n = ::recv(fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
+  }
+
   /// Reads until the server closes the connection (keeping the first 4 KiB, see received()); false
   /// if it is still open at `until`.
   bool closedByServerBefore(std::chrono::steady_clock::time_point until) {

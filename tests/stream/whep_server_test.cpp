@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <regex>
 #include <string>
 
@@ -369,7 +371,22 @@ TEST(WhepServer, SeveralViewersAtOnceAndShutdownWithSessionsOpen) {
   EXPECT_EQ(server->viewerCount(), 3u);
   EXPECT_NE(locations[0], locations[1]);
   EXPECT_NE(locations[1], locations[2]);
-  server.reset();  // ends every session and joins its threads
+  // Shutdown with the three sessions open: the destructor ends every session and joins its threads in
+  // bounded time (on its own thread, so a hang fails here instead of at CTest's timeout), and then
+  // nothing listens on the port any more.
+  const int port = server->port();
+  auto done = std::async(std::launch::async, [&] { server.reset(); });
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(15)), std::future_status::ready)
+      << "the server did not shut down within 15 s with sessions open";
+  done.get();
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_NE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "the port still accepts after shutdown";
+  ::close(fd);
 }
 
 TEST(WhepServer, PortInUseThrowsUnavailableWithTheFix) {

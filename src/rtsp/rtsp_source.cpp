@@ -1,0 +1,339 @@
+// RtspSource (rtsp_source.hpp): an RTSP camera's H.264 access units as source frames.
+#include "rtsp/rtsp_source.hpp"
+
+#include <gst/gst.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+#include "rtsp/rtsp_session.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop {
+namespace rtsp {
+namespace {
+
+constexpr double kAssumedFps = 30;
+
+Errc errcOf(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kNotFound:
+      return Errc::kNotFound;
+    case FailureKind::kNoUsableStream:
+      return Errc::kUnsupported;
+    default:
+      return Errc::kUnavailable;
+  }
+}
+
+std::string seconds(std::chrono::milliseconds d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(d.count()) / 1000.0);
+  return text;
+}
+
+// A unit h264parse marked as no delta unit: an IDR (with SPS/PPS before it, config-interval=-1).
+bool isIdr(const ArrivedUnit& unit) {
+  GstBuffer* buffer = gst_sample_get_buffer(unit.sample.get());
+  return buffer && !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+}
+
+GstCaps* ntpCaps() {
+  static GstCaps* caps = gst_caps_new_empty_simple("timestamp/x-ntp");  // lives as long as the process
+  return caps;
+}
+
+}  // namespace
+
+/// The GstSamples behind outstanding FrameLeases, mapped for reading; releasing a lease unmaps and
+/// drops its sample. Thread-safe.
+class RtspSource::Leases final : public SlotOwner {
+ public:
+  struct Held {
+    std::uint32_t id = 0;
+    std::uint8_t* data = nullptr;
+    std::size_t size = 0;
+  };
+
+  /// Maps the sample's buffer and keeps both; throws Error if the buffer cannot be mapped.
+  Held hold(SamplePtr sample) {
+    Entry entry;
+    entry.sample = std::move(sample);
+    GstBuffer* buffer = gst_sample_get_buffer(entry.sample.get());
+    if (!buffer || !gst_buffer_map(buffer, &entry.map, GST_MAP_READ))
+      throw Error(Errc::kInternal, "gst_buffer_map failed on an RTSP access unit");
+    Held held{0, entry.map.data, entry.map.size};
+    std::lock_guard lock(mutex_);
+    held.id = next_++;
+    held_.emplace(held.id, std::move(entry));
+    return held;
+  }
+
+  void releaseSlot(std::uint32_t slot) noexcept override {
+    Entry dropped;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = held_.find(slot);
+      if (it == held_.end()) return;
+      dropped = std::move(it->second);
+      held_.erase(it);
+    }
+    gst_buffer_unmap(gst_sample_get_buffer(dropped.sample.get()), &dropped.map);
+  }
+
+  ~Leases() override {
+    for (auto& [id, entry] : held_) gst_buffer_unmap(gst_sample_get_buffer(entry.sample.get()), &entry.map);
+  }
+
+ private:
+  struct Entry {
+    SamplePtr sample;
+    GstMapInfo map{};
+  };
+  std::mutex mutex_;
+  std::uint32_t next_ = 0;
+  std::unordered_map<std::uint32_t, Entry> held_;
+};
+
+RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
+    : url_(url), name_(url.masked()), policy_(policy), leases_(std::make_shared<Leases>()) {
+  startSession();
+  const std::int64_t deadline = monotonicNs() + std::chrono::nanoseconds(policy_.openTimeout).count();
+  while (!pending_) {
+    auto got = session_->wait(deadline);
+    if (const auto* failure = std::get_if<SessionFailure>(&got))
+      throw Error(errcOf(failure->kind), name_ + ": " + failure->message);
+    if (std::holds_alternative<std::monostate>(got)) {
+      const std::string offered = session_->offered();
+      throw Error(Errc::kUnavailable,
+                  name_ + ": no H.264 IDR within " + seconds(policy_.openTimeout) + " s of connecting (" +
+                      (offered.empty() ? std::string("the camera did not describe its streams")
+                                       : "the camera offers " + offered) +
+                      "); check the address and the camera's keyframe interval, or try ?protocols=tcp if UDP "
+                      "is blocked on the way");
+    }
+    auto& unit = std::get<ArrivedUnit>(got);
+    if (isIdr(unit)) pending_ = std::make_unique<ArrivedUnit>(std::move(unit));
+  }
+  lastUnitNs_ = monotonicNs();
+  offered_ = session_->offered();
+  info_.format = PixelFormat::kH264;
+  info_.memory = MemoryKind::kHost;
+  if (GstCaps* caps = gst_sample_get_caps(pending_->sample.get())) {
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    gint width = 0, height = 0, num = 0, den = 1;
+    gst_structure_get_int(s, "width", &width);
+    gst_structure_get_int(s, "height", &height);
+    if (gst_structure_get_fraction(s, "framerate", &num, &den) && num > 0 && den > 0)
+      info_.fps = double(num) / den;
+    info_.width = static_cast<std::uint32_t>(std::max(width, 0));
+    info_.height = static_cast<std::uint32_t>(std::max(height, 0));
+  }
+  if (info_.width == 0 || info_.height == 0)
+    throw Error(Errc::kProtocol,
+                name_ + ": the camera's H.264 has no readable size (no SPS before its first frame)");
+  if (info_.fps <= 0) {
+    info_.fps = kAssumedFps;
+    log::warn(name_, ": the camera's H.264 states no frame rate; assuming ", kAssumedFps, " fps");
+  }
+  info_.description = "RTSP camera " + name_ + " h264 " + std::to_string(info_.width) + "x" +
+                      std::to_string(info_.height) + "@" +
+                      std::to_string(static_cast<int>(std::lround(info_.fps))) + " over " + url_.protocols;
+}
+
+RtspSource::~RtspSource() = default;
+
+void RtspSource::startSession() {
+  session_ = std::make_unique<RtspSession>(url_);
+  sessionDropsSeen_ = 0;
+  sessionUnits_ = 0;
+  lastUnitNs_ = monotonicNs();  // a connection that brings nothing for stallTimeout is dropped too
+}
+
+void RtspSource::countSessionDrops() {
+  const std::uint64_t dropped = session_->dropped();
+  drops_.fetch_add(dropped - sessionDropsSeen_, std::memory_order_relaxed);
+  sessionDropsSeen_ = dropped;
+}
+
+void RtspSource::lose(const SessionFailure& failure) {
+  session_.reset();  // stops the pipeline; samples still leased stay valid
+  if (!outage_) {
+    outage_ = true;
+    stalls_.fetch_add(1, std::memory_order_relaxed);
+    delay_ = policy_.firstRetry;
+  } else {
+    delay_ = std::min(delay_ * 2, policy_.maxRetry);
+  }
+  const bool unauthorized = failure.kind == FailureKind::kUnauthorized;
+  const auto wait = unauthorized ? policy_.unauthorizedRetry : delay_;
+  nextAttemptNs_ = monotonicNs() + std::chrono::nanoseconds(wait).count();
+  log::warn(
+      name_, ": ", failure.message, "; next try in ", seconds(wait), " s",
+      unauthorized ? " (not sooner: fast retries with wrong credentials can lock the camera's account)" : "");
+}
+
+std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
+  const std::int64_t deadline = monotonicNs() + std::chrono::nanoseconds(timeout).count();
+  const std::int64_t stallNs = std::chrono::nanoseconds(policy_.stallTimeout).count();
+  for (;;) {
+    if (pending_) {
+      ArrivedUnit unit = std::move(*pending_);
+      pending_.reset();
+      return deliver(std::move(unit));
+    }
+    if (!session_) {
+      const std::int64_t now = monotonicNs();
+      if (now < nextAttemptNs_) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(deadline, nextAttemptNs_) - now));
+        if (monotonicNs() >= deadline) return std::nullopt;
+        continue;
+      }
+      startSession();
+    }
+    auto got = session_->wait(std::min(deadline, lastUnitNs_ + stallNs));
+    countSessionDrops();
+    if (auto* unit = std::get_if<ArrivedUnit>(&got)) {
+      lastUnitNs_ = monotonicNs();
+      // A connection starts at the camera's next IDR: what comes before it cannot be decoded.
+      if (sessionUnits_ == 0 && !isIdr(*unit)) continue;
+      if (outage_) {
+        outage_ = false;
+        log::info(name_, ": camera is back, frames flow again");
+      }
+      return deliver(std::move(*unit));
+    }
+    if (const auto* failure = std::get_if<SessionFailure>(&got)) {
+      lose(*failure);
+      continue;
+    }
+    if (monotonicNs() - lastUnitNs_ >= stallNs) {
+      lose({FailureKind::kStalled,
+            "no access unit for " + seconds(policy_.stallTimeout) + " s (camera gone or network down)"});
+      continue;
+    }
+    return std::nullopt;
+  }
+}
+
+void RtspSource::noteClock(const CaptureTime& t) {
+  const auto kind = static_cast<std::size_t>(t.clock);
+  if (clockLogged_[kind]) return;
+  clockLogged_[kind] = true;
+  switch (t.clock) {
+    case CaptureClock::kArrival:
+      log::info(name_, ": capture times are arrival times until the camera's first RTCP sender report");
+      break;
+    case CaptureClock::kCamera:
+      log::info(name_,
+                ": capture times now come from the camera's clock (RTCP sender reports); frames arrive ",
+                static_cast<double>(t.cameraBehindNs) / 1e6, " ms after capture");
+      break;
+    case CaptureClock::kCameraClockOff:
+      log::warn(name_, ": the camera's clock is ", std::fabs(static_cast<double>(t.cameraBehindNs)) / 1e9,
+                " s ", t.cameraBehindNs > 0 ? "behind" : "ahead of",
+                " this host's, so capture times are arrival times; "
+                "set the camera and this host to NTP for latency measured from the camera");
+      break;
+  }
+}
+
+FrameLease RtspSource::deliver(ArrivedUnit&& unit) {
+  GstBuffer* buffer = gst_sample_get_buffer(unit.sample.get());
+  if (!buffer) throw Error(Errc::kInternal, name_ + ": an access unit without a buffer");
+  const GstReferenceTimestampMeta* ntp = gst_buffer_get_reference_timestamp_meta(buffer, ntpCaps());
+  const CaptureTime t =
+      captureTimeOf(ntp ? ntp->timestamp : 0, unit.arrivalMonotonicNs, unit.arrivalRealtimeNs);
+  noteClock(t);
+  Frame f;
+  f.format = PixelFormat::kH264;
+  f.width = info_.width;
+  f.height = info_.height;
+  if (GstCaps* caps = gst_sample_get_caps(unit.sample.get())) {  // a camera reconfigured since: its new size
+    gint width = 0, height = 0;
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    if (gst_structure_get_int(s, "width", &width) && gst_structure_get_int(s, "height", &height) &&
+        width > 0 && height > 0) {
+      f.width = static_cast<std::uint32_t>(width);
+      f.height = static_cast<std::uint32_t>(height);
+    }
+  }
+  f.memory = MemoryKind::kHost;
+  f.planeCount = 1;
+  f.keyframe = !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+  // A discontinuity inside a connection is RTP packets lost on the way (the depayloader marks it).
+  if (sessionUnits_++ > 0 && GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DISCONT))
+    drops_.fetch_add(1, std::memory_order_relaxed);
+  const Leases::Held held = leases_->hold(std::move(unit.sample));
+  f.data[0] = held.data;
+  f.bytesUsed = held.size;
+  f.capacity = held.size;
+  f.sequence = sequence_++;
+  f.times.mark(Stage::kCapture, t.monotonicNs);
+  f.times.mark(Stage::kIngest, unit.arrivalMonotonicNs);
+  f.wallClockMs = t.realtimeNs / 1'000'000;
+  frames_.fetch_add(1, std::memory_order_relaxed);
+  return FrameLease(leases_, held.id, f);
+}
+
+SourceCounters RtspSource::counters() const {
+  SourceCounters c;
+  c.frames = frames_.load(std::memory_order_relaxed);
+  c.drops = drops_.load(std::memory_order_relaxed);
+  c.stalls = stalls_.load(std::memory_order_relaxed);
+  return c;
+}
+
+namespace {
+
+RtspUrl rtspUrlOf(const SourceSpec& spec) {
+  RtspUrl url = parseRtspUrl(spec.path);
+  auto option = [&](const char* key) -> const std::string* {
+    auto it = spec.options.find(key);
+    return it == spec.options.end() ? nullptr : &it->second;
+  };
+  if (const auto* v = option("user")) url.user = *v;
+  if (const auto* v = option("password")) url.password = *v;
+  if (const auto* v = option("protocols")) url.protocols = *v;
+  if (const auto* v = option("latency")) url.latencyMs = static_cast<std::uint32_t>(std::stoul(*v));
+  return url;
+}
+
+}  // namespace
+}  // namespace rtsp
+
+SourceSpec parseRtspSourceSpec(std::string_view text) {
+  const rtsp::RtspUrl url = rtsp::parseRtspUrl(text);
+  SourceSpec spec;
+  spec.kind = "rtsp";
+  spec.path = url.location();
+  spec.format = PixelFormat::kH264;
+  if (!url.user.empty()) {
+    spec.options["user"] = url.user;
+    spec.options["password"] = url.password;
+  }
+  spec.options["protocols"] = url.protocols;
+  spec.options["latency"] = std::to_string(url.latencyMs);
+  return spec;
+}
+
+std::string rtspSourceString(const SourceSpec& spec) {
+  return rtsp::rtspUrlOf(spec).masked();
+}
+
+std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions&) {
+  return std::make_unique<rtsp::RtspSource>(rtsp::rtspUrlOf(spec));
+}
+
+RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {
+  const rtsp::RtspSource source(rtsp::rtspUrlOf(spec));
+  return {source.offered(), source.info()};
+}
+
+}  // namespace zerohop

@@ -1,0 +1,105 @@
+#pragma once
+// An IP camera as a FrameSource: `rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS]`.
+//
+// The camera's H.264 access units (rtspsrc -> rtph264depay -> h264parse, SPS/PPS before every IDR) become
+// H.264 frames, which the pipeline passes through to WebRTC viewers with no decode and no encode, as it
+// does a V4L2 H.264 camera's. Each frame is a lease on the GstSample it arrived in (no copy here).
+// Capture time: the camera's wall clock from its RTCP sender reports when it has sent one and its clock is
+// in step with this host's, else the arrival (rtsp_timing.hpp); the first frame timed each way is logged.
+// Faults: a connection that fails or ends, or sends nothing for RtspPolicy::stallTimeout, is logged (the
+// camera named, credentials masked), counted as a stall, and reopened with back-off; a 401 waits
+// RtspPolicy::unauthorizedRetry before the next try (no fast retry loop against a camera that locks
+// accounts). Opening (the constructor) connects and waits for the first IDR, to learn the size; each
+// connection starts at an IDR (the units before it cannot be decoded and are skipped). A keyframe request
+// cannot reach the camera (RTSP has none): requestKeyframe() is false. Decoding (frames for --share, VP8
+// viewers, H.265 cameras) is a later slice; the spec refuses format, size and fps options saying so.
+// Thread-safety: thread-bound (one thread calls next()), except counters() and requestKeyframe()
+// (thread-safe); its FrameLeases may be released on any thread and may outlive it.
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+#include "rtsp/rtsp_timing.hpp"
+#include "rtsp/rtsp_url.hpp"
+#include "zerohop/source.hpp"
+
+namespace zerohop {
+
+/// `rtsp://...` as a source spec (kind "rtsp"): path is the camera's URL without credentials or
+/// zerohop's options; options hold user, password, protocols and latency. Throws Error like parseSourceSpec.
+SourceSpec parseRtspSourceSpec(std::string_view text);
+/// The spec as printed: the URL with its credentials masked (`rtsp://***@host/path`).
+std::string rtspSourceString(const SourceSpec& spec);
+/// Opens an RTSP camera (RtspSource). SourceOptions do not apply (the frames are GStreamer's buffers).
+std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions& options = {});
+
+/// What an RTSP camera offers, for `zerohop probe rtsp://...`.
+struct RtspCameraInfo {
+  std::string offered;  ///< every stream of its SDP: "video H264/90000, audio PCMA/8000"
+  SourceInfo video;     ///< its H.264: size and rate as its SPS states them
+};
+/// Connects, reads the camera's SDP and its first IDR (it plays the stream up to one keyframe: the size is
+/// in the SPS), and disconnects. Throws Error as opening the source does.
+RtspCameraInfo probeRtspCamera(const SourceSpec& spec);
+
+namespace rtsp {
+
+/// How an RtspSource connects and reconnects.
+struct RtspPolicy {
+  std::chrono::milliseconds openTimeout{10000};        ///< the constructor's wait for the first IDR
+  std::chrono::milliseconds firstRetry{500};           ///< first reconnect after a loss, doubling ...
+  std::chrono::milliseconds maxRetry{10000};           ///< ... up to this
+  std::chrono::milliseconds unauthorizedRetry{30000};  ///< after a 401
+  std::chrono::milliseconds stallTimeout{5000};  ///< no access unit this long: the connection is dropped
+};
+
+class RtspSession;
+struct SessionFailure;
+struct ArrivedUnit;
+
+class RtspSource final : public FrameSource {
+ public:
+  /// Connects and waits for the first IDR (up to policy.openTimeout). Throws Error: kUnavailable
+  /// (unreachable, 401, no IDR in time), kNotFound (404), kUnsupported (no H.264 video offered, GStreamer
+  /// element missing).
+  RtspSource(const RtspUrl& url, RtspPolicy policy = {});
+  ~RtspSource() override;
+  SourceInfo info() const override { return info_; }
+  std::optional<FrameLease> next(std::chrono::milliseconds timeout) override;
+  SourceCounters counters() const override;
+  /// The streams the camera's SDP offered ("video H264/90000, audio PCMA/8000").
+  const std::string& offered() const { return offered_; }
+
+ private:
+  class Leases;
+  FrameLease deliver(ArrivedUnit&& unit);
+  void lose(const SessionFailure& failure);
+  void startSession();
+  void countSessionDrops();
+  void noteClock(const CaptureTime& t);
+
+  RtspUrl url_;
+  std::string name_;  // the masked URL, for log lines
+  RtspPolicy policy_;
+  std::shared_ptr<Leases> leases_;
+  std::unique_ptr<RtspSession> session_;
+  std::unique_ptr<ArrivedUnit> pending_;  // the first unit, read by the constructor
+  SourceInfo info_;
+  std::string offered_;
+  std::int64_t lastUnitNs_ = 0;
+  std::int64_t nextAttemptNs_ = 0;
+  std::chrono::milliseconds delay_{0};
+  bool outage_ = false;                // lost and not yet back
+  std::array<bool, 3> clockLogged_{};  // per CaptureClock: its first frame was logged
+  std::uint64_t sequence_ = 0;
+  std::uint64_t sessionUnits_ = 0;      // access units of the current session
+  std::uint64_t sessionDropsSeen_ = 0;  // the current session's queue drops already counted
+  std::atomic<std::uint64_t> frames_{0}, drops_{0}, stalls_{0};
+};
+
+}  // namespace rtsp
+}  // namespace zerohop

@@ -1,0 +1,317 @@
+// RTSP cameras against a real RTSP server the test starts (GStreamer's, tests/rtsp/rtsp_camera.py, H.264
+// of a test pattern at 320x240@30): the camera's access units arrive over TCP and UDP and decode, IDRs carry
+// SPS/PPS, capture times come from the camera's RTCP sender reports, Digest credentials work, wrong ones say
+// 401 and are not retried fast, an unreachable camera says so, a camera that goes away is reconnected with
+// back-off and its frames flow again, and the serve pipeline passes its H.264 through to NAME.h264 undecoded.
+#include "rtsp/rtsp_source.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "encode/annexb.hpp"
+#include "h264_test_decoder.hpp"
+#include "rtsp_test_camera.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+#include "zerohop/pipeline.hpp"
+#include "zerohop/share.hpp"
+
+namespace zerohop::rtsp {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+
+// Log lines, kept while it lives (and still written to stderr for the test's output).
+class LogLines {
+ public:
+  LogLines() {
+    log::setSink([this](log::Level, std::string_view line) {
+      std::fprintf(stderr, "[zerohop] %.*s\n", static_cast<int>(line.size()), line.data());
+      std::lock_guard lock(mutex_);
+      lines_.emplace_back(line);
+    });
+  }
+  ~LogLines() { log::setSink({}); }
+  std::vector<std::string> containing(const std::string& needle) const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& l : lines_) {
+      if (l.find(needle) != std::string::npos) out.push_back(l);
+    }
+    return out;
+  }
+  std::string all() const {
+    std::lock_guard lock(mutex_);
+    std::string out;
+    for (const auto& l : lines_) out += l + "\n";
+    return out;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+EncodedUnit asUnit(const Frame& f) {
+  EncodedUnit unit;
+  unit.bytes.assign(f.data[0], f.data[0] + f.bytesUsed);
+  return unit;
+}
+
+bool hasNal(const std::uint8_t* data, std::size_t size, int type) {
+  const auto types = encode::nalTypes(data, size);
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+// Reads `count` frames (each wait bounded), decodes each; returns the pictures decoded.
+int readAndDecode(FrameSource& source, int count, std::chrono::seconds within) {
+  zerohop::testing::H264TestDecoder decoder;
+  int pictures = 0, read = 0, idrs = 0;
+  std::uint64_t lastSequence = 0;
+  const std::int64_t end = monotonicNs() + std::chrono::nanoseconds(within).count();
+  while (read < count && monotonicNs() < end) {
+    auto lease = source.next(500ms);
+    if (!lease) continue;
+    const Frame& f = lease->frame();
+    EXPECT_EQ(f.format, PixelFormat::kH264);
+    if (read > 0) {
+      EXPECT_EQ(f.sequence, lastSequence + 1);
+    }
+    lastSequence = f.sequence;
+    EXPECT_GT(f.captureNs(), 0);
+    EXPECT_LE(f.captureNs(), f.times.at(Stage::kIngest));
+    if (encode::containsIdr(f.data[0], f.bytesUsed)) {
+      ++idrs;
+      EXPECT_TRUE(f.keyframe);
+      EXPECT_TRUE(hasNal(f.data[0], f.bytesUsed, encode::kNalSps)) << "IDR without SPS";
+      EXPECT_TRUE(hasNal(f.data[0], f.bytesUsed, encode::kNalPps)) << "IDR without PPS";
+    }
+    if (read == 0) {
+      EXPECT_TRUE(f.keyframe) << "each connection starts at an IDR";
+    }
+    for (const auto& picture : decoder.decode(asUnit(f))) {
+      EXPECT_EQ(picture->width, 320);
+      EXPECT_EQ(picture->height, 240);
+      ++pictures;
+    }
+    ++read;
+  }
+  EXPECT_EQ(read, count);
+  EXPECT_GE(idrs, 1);
+  return pictures;
+}
+
+TEST(RtspSource, TcpAccessUnitsArriveAndDecode) {
+  TestCamera camera;
+  const SourceSpec spec = parseSourceSpec(camera.url());
+  auto source = openSource(spec);
+  const SourceInfo info = source->info();
+  EXPECT_EQ(info.format, PixelFormat::kH264);
+  EXPECT_EQ(info.width, 320u);
+  EXPECT_EQ(info.height, 240u);
+  EXPECT_NEAR(info.fps, 30.0, 0.01);
+  EXPECT_NE(info.description.find("over tcp"), std::string::npos) << info.description;
+  EXPECT_GE(readAndDecode(*source, 40, 10s), 38);  // the decoder may hold none back in low-delay mode
+  EXPECT_EQ(source->counters().frames, 40u);
+  EXPECT_FALSE(source->requestKeyframe()) << "RTSP has no keyframe request; the source must not claim one";
+}
+
+TEST(RtspSource, UdpAccessUnitsArriveAndDecode) {
+  TestCamera camera;
+  auto source = openSource(parseSourceSpec(camera.url() + "?protocols=udp"));
+  EXPECT_NE(source->info().description.find("over udp"), std::string::npos) << source->info().description;
+  EXPECT_GE(readAndDecode(*source, 30, 10s), 28);
+}
+
+TEST(RtspSource, CaptureTimesComeFromTheCameraOnceItSendsASenderReport) {
+  LogLines logs;
+  TestCamera camera;
+  auto source = openSource(parseSourceSpec(camera.url()));
+  // rtpbin sends its first sender report a second or two in; every frame after it carries the camera's time.
+  // (Arrival-timed frames have capture == ingest exactly; camera-timed ones a capture before the arrival.)
+  int cameraTimed = 0, before = 0;
+  const std::int64_t end = monotonicNs() + 15'000'000'000;
+  while (cameraTimed < 10 && monotonicNs() < end) {
+    auto lease = source->next(500ms);
+    if (!lease || logs.containing("from the camera's clock").empty()) continue;
+    const std::int64_t behind = lease->frame().times.at(Stage::kIngest) - lease->frame().captureNs();
+    EXPECT_GE(behind, 0) << "a frame is not captured after it arrives";
+    EXPECT_LT(behind, 1'000'000'000) << "the same host's clock: well under a second";
+    if (behind > 0) ++before;
+    EXPECT_NEAR(static_cast<double>(lease->frame().wallClockMs),
+                static_cast<double>(realtimeNs() / 1'000'000), 2000.0);
+    ++cameraTimed;
+  }
+  EXPECT_EQ(cameraTimed, 10) << logs.all();
+  EXPECT_GE(before, 5) << "the camera's times are not the arrival times";
+  EXPECT_EQ(logs.containing("arrival times until the camera's first RTCP sender report").size(), 1u)
+      << logs.all();
+}
+
+TEST(RtspSource, DigestCredentialsWithReservedCharactersAreAccepted) {
+  TestCamera camera({"--user", "admin", "--password", "p@ss:w/rd", "--auth", "digest"});
+  auto source = openSource(parseSourceSpec(camera.url("admin:p%40ss%3Aw%2Frd")));
+  EXPECT_EQ(source->info().description.find("p@ss"), std::string::npos) << source->info().description;
+  EXPECT_NE(source->info().description.find("***@"), std::string::npos) << source->info().description;
+  EXPECT_GE(readAndDecode(*source, 10, 10s), 8);
+}
+
+TEST(RtspSource, WrongCredentialsSay401AndAreNotRetried) {
+  LogLines logs;
+  TestCamera camera({"--user", "admin", "--password", "right", "--auth", "basic"});
+  try {
+    openSource(parseSourceSpec(camera.url("admin:wrongpass")));
+    FAIL() << "opened with a wrong password";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+    EXPECT_NE(what.find("401 Unauthorized"), std::string::npos) << what;
+    EXPECT_NE(what.find("user and password"), std::string::npos) << what;
+    EXPECT_EQ(what.find("wrongpass"), std::string::npos) << what;
+  }
+  EXPECT_LE(camera.connections(1s), 1) << "one connection, no retry loop";
+  EXPECT_EQ(logs.all().find("wrongpass"), std::string::npos) << logs.all();
+}
+
+TEST(RtspSource, CredentialsRefusedAfterAReconnectWaitInsteadOfRetryingFast) {
+  LogLines logs;
+  auto first = std::make_unique<TestCamera>();
+  const std::uint16_t port = first->port();
+  RtspPolicy fast;  // without the 401 rule, this would retry every 100-200 ms
+  fast.firstRetry = 100ms;
+  fast.maxRetry = 200ms;
+  RtspSource source(parseRtspUrl(first->url("admin:oldpass")), fast);
+  ASSERT_TRUE(source.next(5s));
+  first->kill();
+  // The camera comes back with another password: the source's next connection gets 401.
+  TestCamera second({"--user", "admin", "--password", "newpass", "--auth", "basic"}, port);
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (logs.containing("401 Unauthorized").empty() && monotonicNs() < end) source.next(100ms);
+  ASSERT_FALSE(logs.containing("401 Unauthorized").empty()) << logs.all();
+  EXPECT_NE(logs.containing("401 Unauthorized").front().find("next try in 30 s"), std::string::npos)
+      << logs.all();
+  const int connections = second.connections(300ms);  // its output up to the 401 read
+  const std::int64_t windowEnd = monotonicNs() + 2'000'000'000;
+  while (monotonicNs() < windowEnd) EXPECT_FALSE(source.next(100ms));
+  EXPECT_EQ(second.connections(100ms), connections) << "a connection within 2 s of the 401";
+  EXPECT_EQ(logs.all().find("oldpass"), std::string::npos);
+}
+
+TEST(RtspSource, UnreachableCameraIsNamedClearly) {
+  const std::uint16_t port = zerohop::testing::freePort();  // nobody listens there
+  const std::int64_t start = monotonicNs();
+  try {
+    openSource(parseSourceSpec("rtsp://admin:hunter2@127.0.0.1:" + std::to_string(port) + "/test"));
+    FAIL() << "opened a camera nobody serves";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), Errc::kUnavailable);
+    EXPECT_NE(
+        what.find("cannot reach the camera at 127.0.0.1:" + std::to_string(port) + " (Connection refused)"),
+        std::string::npos)
+        << what;
+    EXPECT_NE(what.find("rtsp://***@127.0.0.1"), std::string::npos) << what;
+    EXPECT_EQ(what.find("hunter2"), std::string::npos) << what;
+  }
+  EXPECT_LT(monotonicNs() - start, 8'000'000'000) << "a refused connection fails within the TCP timeout";
+}
+
+TEST(RtspSource, ACameraThatGoesAwayIsReconnectedWithBackoff) {
+  LogLines logs;
+  auto camera = std::make_unique<TestCamera>();
+  const std::uint16_t port = camera->port();
+  RtspPolicy policy;
+  policy.firstRetry = 200ms;
+  policy.maxRetry = 800ms;
+  RtspSource source(parseRtspUrl(camera->url()), policy);
+  ASSERT_TRUE(source.next(5s));
+  camera->kill();
+  // While it is down (after the few units already on their way): tries spaced 0.2, 0.4, 0.8, 0.8 s.
+  const std::int64_t downUntil = monotonicNs() + 2'500'000'000;
+  while (monotonicNs() < downUntil) source.next(100ms);
+  const auto tries = logs.containing("next try in");
+  ASSERT_GE(tries.size(), 3u) << logs.all();
+  EXPECT_LE(tries.size(), 6u) << logs.all();
+  EXPECT_NE(tries[0].find("next try in 0.2 s"), std::string::npos) << logs.all();
+  EXPECT_NE(tries[1].find("next try in 0.4 s"), std::string::npos) << logs.all();
+  EXPECT_NE(tries[2].find("next try in 0.8 s"), std::string::npos) << logs.all();
+  EXPECT_NE(tries[0].find(std::to_string(port)), std::string::npos)
+      << "the line names the camera: " << tries[0];
+  // Back on the same port: frames flow again.
+  camera = std::make_unique<TestCamera>(std::vector<std::string>{}, port);
+  zerohop::testing::H264TestDecoder decoder;
+  int pictures = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (pictures < 10 && monotonicNs() < end) {
+    auto lease = source.next(500ms);
+    if (lease) pictures += static_cast<int>(decoder.decode(asUnit(lease->frame())).size());
+  }
+  EXPECT_GE(pictures, 10) << logs.all();
+  EXPECT_EQ(logs.containing("camera is back").size(), 1u) << logs.all();
+  EXPECT_EQ(source.counters().stalls, 1u) << "one outage";
+}
+
+TEST(RtspSource, ACameraWithoutH264VideoIsRefusedWithWhatItOffers) {
+  TestCamera camera({"--codec", "pcma"});
+  try {
+    openSource(parseSourceSpec(camera.url()));
+    FAIL() << "opened a camera with no video";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), Errc::kUnsupported) << what;
+    EXPECT_NE(what.find("audio PCMA/8000"), std::string::npos) << what;
+    EXPECT_NE(what.find("no H.264 video"), std::string::npos) << what;
+  }
+}
+
+// The serve pipeline with an RTSP camera: passthrough (no decode, no encode), every IDR on NAME.h264 with
+// SPS/PPS, the units decode, and nothing it reports holds the camera's password.
+TEST(RtspPipeline, CameraH264IsPassedThroughAndDecodes) {
+  TestCamera camera({"--user", "admin", "--password", "hunter2", "--auth", "digest"});
+  PipelineConfig config;
+  config.source = parseSourceSpec(camera.url("admin:hunter2"));
+  config.stream.port = 0;
+  config.shareName = "zh-rtsp-" + std::to_string(::getpid());
+  Pipeline pipeline(config);
+  pipeline.start();
+  Subscriber units(config.shareName + ".h264");
+  zerohop::testing::H264TestDecoder decoder;
+  int pictures = 0, idrs = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (pictures < 30 && monotonicNs() < end) {
+    auto f = units.next(500ms);
+    if (!f) continue;
+    const Frame& frame = f->frame();
+    const bool idr = encode::containsIdr(frame.data[0], frame.bytesUsed);
+    if (idrs == 0 && !idr) continue;  // the reader joined between two IDRs
+    if (idr) {
+      ++idrs;
+      EXPECT_TRUE(hasNal(frame.data[0], frame.bytesUsed, encode::kNalSps));
+      EXPECT_TRUE(hasNal(frame.data[0], frame.bytesUsed, encode::kNalPps));
+    }
+    pictures += static_cast<int>(decoder.decode(asUnit(frame)).size());
+  }
+  const std::string statsText = pipeline.statsJson();
+  pipeline.stop();
+  EXPECT_GE(pictures, 30);
+  EXPECT_GE(idrs, 1);
+  const auto stats = nlohmann::json::parse(statsText);
+  EXPECT_NE(stats["encoder"].get<std::string>().find("passthrough"), std::string::npos) << statsText;
+  EXPECT_FALSE(stats["stages"].contains("encode")) << statsText;
+  EXPECT_EQ(statsText.find("hunter2"), std::string::npos) << statsText;
+  EXPECT_TRUE(pipeline.failure().empty()) << pipeline.failure();
+}
+
+}  // namespace
+}  // namespace zerohop::rtsp
