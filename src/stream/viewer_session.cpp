@@ -12,6 +12,7 @@
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_header_extensions.hpp"
 #include "stream/sdp_repair_ssrc.hpp"
+#include "stream/sdp_sections.hpp"
 #include "stream/webrtc_warmup.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -424,8 +425,21 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
   waitForStartedWarmUp();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
-  return describeLocally("create-answer", deadline, timeout);
+  if (choice_.mediaIndex < 0) {
+    setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
+    return describeLocally("create-answer", deadline, timeout);
+  }
+  // webrtcbin sees the chosen video section only: it would accept an m=application (data channels, an
+  // SCTP association per viewer) and receive offered audio. The others are answered rejected.
+  const OfferCut cut = keepOnlySection(offerSdp, choice_.mediaIndex);
+  if (!cut.rejectedKinds.empty()) {
+    std::string kinds;
+    for (const std::string& k : cut.rejectedKinds) kinds += (kinds.empty() ? "m=" : ", m=") + k;
+    log::info("stream: viewer ", id_.substr(0, 8), ": rejected (port 0) what this server does not send or take: ",
+              kinds);
+  }
+  setRemote(GST_WEBRTC_SDP_TYPE_OFFER, cut.offer, deadline, timeout);
+  return withRejectedSections(describeLocally("create-answer", deadline, timeout), cut);
 }
 
 std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
@@ -439,6 +453,12 @@ void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milli
 
 void ViewerSession::push(const EncodedUnitPtr& unit) {
   if (!connected_.load() || !unit || unit->bytes.empty() || unit->codec != choice_.codec) return;
+  if (unit->keyframe) {
+    keyframeDeferred_.store(false);
+  } else if (keyframeDeferred_.load() && keyframeLimit_.allow(monotonicNs())) {
+    keyframeDeferred_.store(false);
+    requestKeyframe();
+  }
   if (feed_->push(unit)) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
     requestKeyframe();
@@ -591,7 +611,19 @@ GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info,
   GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
   if (event && GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_UPSTREAM &&
       gst_event_has_name(event, "GstForceKeyUnit")) {
-    fromGst(data)->requestKeyframe();
+    // The viewer's RTCP PLI/FIR: at most one forced keyframe a second from each viewer (the encode is shared).
+    auto* self = fromGst(data);
+    // One inside the gap is deferred: push() forces it once the gap has passed, unless a keyframe
+    // reached the viewer meanwhile.
+    if (self->keyframeLimit_.allow(monotonicNs())) {
+      self->requestKeyframe();
+    } else {
+      self->keyframeDeferred_.store(true);
+      if (self->keyframeLimit_.refused() % 100 == 1) {
+        log::debug("stream: viewer ", self->id_.substr(0, 8), ": ", self->keyframeLimit_.refused(),
+                   " keyframe requests (PLI/FIR) held back so far: more than one a second");
+      }
+    }
   }
   return GST_PAD_PROBE_OK;
 }

@@ -19,6 +19,9 @@
 // so they are found 10 s after they vanish. libnice's own checks take 25-30 s.
 // Overflow policy: if more than kMaxQueuedUnits wait in the appsrc (the viewer's pipeline is stuck),
 // new units are dropped until the next keyframe, and a keyframe is requested.
+// The viewer's keyframe requests (RTCP PLI/FIR) force at most one keyframe a second on the shared encode
+// (keyframe_request_limit.hpp); its offer's sections other than the chosen video are answered rejected
+// and never reach webrtcbin (sdp_sections.hpp).
 // Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
 // run on one of this session's own GStreamer threads.
 
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "stream/gst_handles.hpp"
+#include "stream/keyframe_request_limit.hpp"
 #include "stream/retransmission_budget.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
@@ -231,6 +235,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   // and setRetransmissionPath (the owner's loop) meet here.
   mutable std::mutex rtxMutex_;
   RetransmissionBudget rtx_;
+  KeyframeRequestLimit keyframeLimit_;  // the viewer's PLI/FIR (onUpstreamEvent, RTCP thread; push())
+  std::atomic<bool> keyframeDeferred_{false};  // a PLI/FIR held back by keyframeLimit_, not yet served
 
   GstPtr<GstRTPHeaderExtension> playoutDelayExt_;  // the payloader's, when negotiated (setPlayoutDelay)
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)

@@ -44,7 +44,11 @@ TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
   EXPECT_GE(publisher.keyframeRequests.load(), 1) << "no keyframe request when the viewer connected";
   EXPECT_EQ(server.viewerCount(), 1u);
 
-  // RTCP PLI from the viewer reaches the keyframe handler.
+  // RTCP PLI from the viewer reaches the keyframe handler, once a second has passed since the last one
+  // it may have sent (the depayloader asks at start): a viewer forces at most one keyframe a second
+  // (keyframe_request_limit.hpp).
+  const auto quiet = std::chrono::steady_clock::now() + 1100ms;
+  publisher.publishWhile([&] { return std::chrono::steady_clock::now() < quiet; });
   const int before = publisher.keyframeRequests.load();
   ASSERT_TRUE(viewer.sendPictureLossIndication());
   const auto pliDeadline = std::chrono::steady_clock::now() + 5s;
@@ -65,6 +69,21 @@ TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
   EXPECT_EQ(server.viewerCount(), 0u) << "a vanished viewer was not cleaned up within 24 s";
   std::printf("vanished viewer reaped after %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - closedAt).count());
+}
+
+// A viewer cannot make serve open data channels (a hostile one opened 1,000, taking serve to 2,038
+// threads): its offer's m=application is answered rejected (port 0) and serve's webrtcbin never sees it,
+// so no SCTP association exists and the viewer's channel never opens, while its video plays.
+TEST_F(LoopbackServerTest, AnOfferedDataChannelIsRejectedAndTheVideoStillPlays) {
+  start(StreamConfig{}, false, true);
+  if (HasFatalFailure()) return;
+  ASSERT_NE(viewer_->answerSdp.find("m=application 0 "), std::string::npos) << viewer_->answerSdp;
+  EXPECT_EQ(viewer_->answerSdp.find("a=sctp-port"), std::string::npos) << viewer_->answerSdp;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  publisher_->publishWhile([&] { return viewer_->receivedUnits < 30 && std::chrono::steady_clock::now() < deadline; });
+  EXPECT_GE(viewer_->receivedUnits.load(), 30) << "the video must play with the data channel rejected";
+  EXPECT_NE(viewer_->dataChannelState(), GST_WEBRTC_DATA_CHANNEL_STATE_OPEN)
+      << "the viewer's data channel opened: serve answered SCTP";
 }
 
 // The other side of the reaper: a GStreamer receiver that stays is never taken for a vanished one. It
