@@ -30,7 +30,7 @@ struct OfferCut {
 
 /// Splits `offer` around its m-section number `keepIndex` (0-based, as VideoChoice::mediaIndex).
 /// Throws Error(kInvalidArgument) when the offer has no such section or the kept one has no a=mid
-/// (WebRTC needs one in every m-section: RFC 8829 §5.2.1; webrtcbin aborts the process without).
+/// (WebRTC needs one in every m-section: RFC 8829 §5.2.1; the section is found by it in the answer).
 OfferCut keepOnlySection(std::string_view offer, int keepIndex);
 
 /// `answer` (webrtcbin's answer to OfferCut::offer: one m-section) with the rejected sections put
