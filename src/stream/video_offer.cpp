@@ -44,6 +44,7 @@ struct Media {
   std::vector<RtpExtension> extmap;   // the readable a=extmap lines we send (see the header)
   std::vector<int> extmapIdsSeen;     // every id an a=extmap line used, to pass over duplicates
   std::vector<std::string> transportCc;  // payload types (or "*") with a=rtcp-fb:<pt> transport-cc
+  std::vector<std::string> nack;         // payload types (or "*") with a=rtcp-fb:<pt> nack (plain: not "nack pli")
   bool hasUfrag = false, hasPwd = false, hasFingerprint = false;
 };
 
@@ -205,6 +206,7 @@ Offer parseOffer(std::string_view sdp) {
     } else if (cur && name == "rtcp-fb") {
       const auto words = splitSpaces(arg);
       if (words.size() >= 2 && lower(words[1]) == "transport-cc") cur->transportCc.emplace_back(words[0]);
+      if (words.size() == 2 && lower(words[1]) == "nack") cur->nack.emplace_back(words[0]);
     } else if (cur && (name == "rtpmap" || name == "fmtp")) {
       const auto sp = arg.find(' ');
       int pt = -1;
@@ -322,6 +324,9 @@ void completeChoice(const Media& m, VideoChoice& best) {
   best.transportCcFeedback =
       std::find_if(m.transportCc.begin(), m.transportCc.end(),
                    [&](const std::string& p) { return p == chosenPt || p == "*"; }) != m.transportCc.end();
+  best.nackFeedback = std::find_if(m.nack.begin(), m.nack.end(), [&](const std::string& p) {
+                        return p == chosenPt || p == "*";
+                      }) != m.nack.end();
   for (int pt : m.formats) {
     const auto rm = m.rtpmap.find(pt);
     const auto fm = m.fmtp.find(pt);

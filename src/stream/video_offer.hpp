@@ -40,6 +40,7 @@ struct VideoChoice {
   std::string profileLevelId;  ///< as offered, lower case, e.g. "42e01f"
   std::vector<RtpExtension> extensions;  ///< offered extensions we send, in the offer's order
   bool transportCcFeedback = false;      ///< a=rtcp-fb:<payloadType or *> transport-cc was offered
+  bool nackFeedback = false;  ///< a=rtcp-fb:<payloadType or *> nack was offered: the viewer asks for what it misses
   PixelFormat codec = PixelFormat::kH264;  ///< kH264 or kVP8 (then profileLevelId is empty)
   bool levelAsymmetryAllowed = false;  ///< the chosen H.264 format's fmtp has level-asymmetry-allowed=1
   int offeredLevel = 0;   ///< level_idc of profileLevelId (9 = level 1b), 0 for VP8

@@ -650,6 +650,10 @@ std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback
 
 ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
   FeedbackReading r;
+  {
+    std::lock_guard lock(rtxMutex_);
+    r.nackRequests = rtx_.allowed() + rtx_.refused();
+  }
   if (!rtpbin_) return r;
   GstElement* rawSession = nullptr;
   g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);

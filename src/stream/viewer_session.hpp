@@ -151,6 +151,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     std::optional<ReceiverReport> report;
     std::optional<TransportWindow> transport;
     std::uint64_t octetsSent = 0;  ///< RTP payload bytes of our media SSRC so far (no RTX)
+    std::uint64_t nackRequests = 0;  ///< packets the viewer asked to be resent so far (RTCP NACK, repeats counted)
   };
   FeedbackReading readFeedback() const;
   /// The viewer's estimate (kb/s) and RTT (ms) for the retransmission budget (retransmission_budget.hpp).

@@ -30,6 +30,7 @@ TEST(H264Offer, ChromiumOfferPicks42e01fAndItsRtx) {
   EXPECT_EQ(c.payloadType, expected);
   EXPECT_EQ(c.profileLevelId, "42e01f");
   EXPECT_EQ(c.mediaIndex, 0);
+  EXPECT_TRUE(c.nackFeedback) << "Chromium offers a=rtcp-fb:<pt> nack: its receiver reports are checked against its NACKs";
   // Chromium pairs every codec with an rtx payload type: a=fmtp:<rtx> apt=<pt>.
   EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.rtxPayloadType) + " apt=" + std::to_string(expected)),
             std::string::npos);
@@ -54,6 +55,7 @@ TEST(H264Offer, PrefersConstrainedBaselineOverBaselineRegardlessOfOrder) {
   EXPECT_EQ(c.payloadType, 101);
   EXPECT_EQ(c.profileLevelId, "42c01e");
   EXPECT_EQ(c.rtxPayloadType, -1);
+  EXPECT_FALSE(c.nackFeedback) << "no a=rtcp-fb nack offered";
 }
 
 TEST(H264Offer, MalformedOffersAreInvalidArgument) {
