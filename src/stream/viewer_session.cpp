@@ -267,6 +267,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
     g_signal_connect(rtpbin_.get(), "on-bye-ssrc", G_CALLBACK(onBye), this);
     g_signal_connect(rtpbin_.get(), "on-timeout", G_CALLBACK(onTimeout), this);
     g_signal_connect(rtpbin_.get(), "on-ssrc-active", G_CALLBACK(onSsrcActive), this);
+    g_signal_connect(rtpbin_.get(), "on-new-ssrc", G_CALLBACK(onNewSsrc), this);
   }
   GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc, "src"));
   gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onUpstreamEvent, this, nullptr);
@@ -306,6 +307,10 @@ ViewerSession::~ViewerSession() {
   { std::lock_guard lock(callbackMutex_); }
   { std::lock_guard lock(signalMutex_); }  // the state-notify callbacks (found by TSan: a log line read id_)
   { std::lock_guard lock(rtxMutex_); }  // the same for the retransmission probes
+  if (GObject* session = std::exchange(rtcpSession_, nullptr)) {
+    g_signal_handlers_disconnect_by_data(session, this);
+    g_object_unref(session);
+  }
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), nullptr, nullptr, nullptr);
   rtpbin_.reset();
@@ -607,6 +612,35 @@ void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) 
     self->longestRtcpGapNs_.store(now - previous);  // one writer: this session's RTP thread
 }
 
+// The viewer's first SSRC in RTP session 0 (with BUNDLE, the one session of this viewer): the session exists
+// now, so every RTCP compound packet it receives is read from here on (onReceivingRtcp).
+void ViewerSession::onNewSsrc(GstElement* rtpbin, guint session, guint, gpointer data) {
+  auto* self = fromGst(data);
+  if (session != 0) return;
+  std::lock_guard lock(self->callbackMutex_);
+  if (!self->alive_ || self->rtcpSession_) return;
+  GObject* internal = nullptr;
+  g_signal_emit_by_name(rtpbin, "get-internal-session", 0u, &internal);
+  if (!internal) return;
+  self->rtcpSession_ = internal;  // the reference the signal gave
+  g_signal_connect(internal, "on-receiving-rtcp", G_CALLBACK(onReceivingRtcp), self);
+}
+
+void ViewerSession::onReceivingRtcp(GObject*, GstBuffer* buffer, gpointer data) {
+  auto* self = fromGst(data);
+  GstMapInfo map;
+  if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_READ)) return;
+  const std::vector<RtcpReportBlock> blocks = rtcpReportBlocks(map.data, map.size);
+  gst_buffer_unmap(buffer, &map);
+  std::lock_guard lock(self->callbackMutex_);  // orders this RTCP-thread call before the destructor
+  if (!self->alive_) return;
+  for (const RtcpReportBlock& b : blocks) {
+    if (b.source != self->ssrc_) continue;  // the RTX SSRC's block, or about someone else
+    std::lock_guard reportLock(self->reportMutex_);
+    if (!self->mediaReport_ || b.extHighestSeq >= self->mediaReport_->extHighestSeq) self->mediaReport_ = b;
+  }
+}
+
 GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info, gpointer data) {
   GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
   if (event && GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_UPSTREAM &&
@@ -705,7 +739,17 @@ ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
     }
   }
   G_GNUC_END_IGNORE_DEPRECATIONS
+  // rtpsession's stats keep the viewer's last block about any of our sources: when that was the RTX
+  // SSRC's, the media block read from the packet itself (without an RTT: LSR/DLSR are rtpsession's to turn).
+  std::lock_guard lock(reportMutex_);
+  if (mediaReport_ && (!r.report || mediaReport_->extHighestSeq > r.report->highestSeq))
+    r.report = FeedbackReading::ReceiverReport{mediaReport_->fractionLost, 0, mediaReport_->extHighestSeq};
   return r;
+}
+
+std::optional<RtcpReportBlock> ViewerSession::lastMediaReport() const {
+  std::lock_guard lock(reportMutex_);
+  return mediaReport_;
 }
 
 GstElement* ViewerSession::onRequestAuxSender(GstElement*, GObject*, gpointer data) {

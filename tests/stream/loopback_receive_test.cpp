@@ -167,6 +167,40 @@ TEST(ViewerSessionLoopback, OnlyTheTimeoutOfAnSsrcTheViewerReportedFromEndsIt) {
   viewer.close();
 }
 
+// Every report block of the viewer's RTCP is read from the packets themselves (rtpsession's stats keep
+// only its last block about any of our sources, the RTX one's for a viewer that lists it last, as aiortc
+// does): the live session's parsed media block is the one congestion control reads.
+TEST(ViewerSessionLoopback, TheViewersReportBlocksAreReadFromItsRtcp) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
+  ASSERT_EQ(units.size(), 90u);
+  LoopbackViewer viewer;
+  const std::string offer = viewer.createOffer();
+  stream::GlibLoopThread loop;
+  stream::ViewerSession::Events events;
+  events.post = [&loop](std::function<void()> task) { loop.post(std::move(task)); };
+  auto session = std::make_shared<stream::ViewerSession>("rb-test", stream::chooseH264(offer), true, events);
+  ASSERT_TRUE(viewer.applyAnswer(session->negotiate(offer, 3000ms)));
+  std::size_t next = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while ((viewer.receivedUnits < 10 || !session->lastMediaReport()) && std::chrono::steady_clock::now() < deadline) {
+    session->push(units[next]);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  ASSERT_GE(viewer.receivedUnits.load(), 10);
+  const std::optional<stream::RtcpReportBlock> block = session->lastMediaReport();
+  ASSERT_TRUE(block) << "no report block about our media SSRC read from the viewer's RTCP within 15 s";
+  EXPECT_EQ(block->source, session->mediaSsrc());
+  EXPECT_GT(block->extHighestSeq, 0u);
+  const auto reading = session->readFeedback();
+  ASSERT_TRUE(reading.report);
+  EXPECT_GE(reading.report->highestSeq, block->extHighestSeq);
+  session.reset();  // before the loop thread
+  viewer.close();
+}
+
 // The RTP header extensions for low latency: a viewer that offers playout-delay, abs-capture-time and
 // transport-wide-cc (at ids of its own choosing) gets them in the answer with its ids, and every packet
 // it receives carries them: the configured playout delay in each, the capture wall clock (NTP) in the
