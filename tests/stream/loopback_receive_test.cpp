@@ -71,6 +71,29 @@ TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - closedAt).count());
 }
 
+// One viewer's keyframe requests force at most one keyframe a second on the encode every viewer shares
+// (a hostile viewer's 100 PLIs a second forced 3.7 a second on everyone): a viewer asking 90 times a
+// second for 3 s reaches the keyframe handler at most once a second, and does reach it.
+TEST_F(LoopbackReceive, APliFloodForcesAtMostOneKeyframeASecond) {
+  Publisher& publisher = *publisher_;
+  LoopbackViewer& viewer = *viewer_;
+  const auto joined = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] { return viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < joined; });
+  ASSERT_GE(viewer.receivedUnits.load(), 30);
+  const int before = publisher.keyframeRequests.load();
+  const auto start = std::chrono::steady_clock::now();
+  int sent = 0;
+  publisher.publishWhile([&] {
+    for (int i = 0; i < 3; ++i) sent += viewer.sendPictureLossIndication() ? 1 : 0;
+    return std::chrono::steady_clock::now() - start < 3s;
+  });
+  const int forced = publisher.keyframeRequests.load() - before;
+  std::printf("PLI flood: %d requests in 3 s -> %d keyframe requests\n", sent, forced);
+  EXPECT_GE(sent, 150);
+  EXPECT_GE(forced, 2) << "the viewer's requests must still reach the encoder";
+  EXPECT_LE(forced, 4) << "more than one forced keyframe a second from one viewer";
+}
+
 // A viewer cannot make serve open data channels (a hostile one opened 1,000, taking serve to 2,038
 // threads): its offer's m=application is answered rejected (port 0) and serve's webrtcbin never sees it,
 // so no SCTP association exists and the viewer's channel never opens, while its video plays.
