@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
   libavcodec-dev libavutil-dev libswscale-dev libvpx-dev
+  # sound: ALSA capture (alsa-lib) and the Opus encode (src/audio)
+  libasound2-dev libopus-dev
   # tests/ffmpeg's scale_cuda filter-graph test (label gpu; built here, run on a GPU machine)
   libavfilter-dev
   # NVENC API and CUDA driver types for the run-time-loaded NVENC probe/encoder (nv-codec-headers)

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "audio/alsa_devices.hpp"
 #include "camera_options.hpp"
 #include "commands.hpp"
 #include "rtsp/rtsp_source.hpp"
@@ -83,6 +84,23 @@ void printConfiguredCameras(const std::vector<CameraConfig>& cams) {
   }
 }
 
+// ALSA capture devices, each with its USB path: a camera's microphone shows the camera's bus_info.
+void printAudioCapture() {
+  std::printf("\naudio capture\n");
+  std::vector<audio::AudioCaptureDevice> mics;
+  try {
+    mics = audio::probeAudioCaptureDevices();
+  } catch (const Error& e) {
+    std::printf("  alsa        could not enumerate the sound cards: %s\n", e.what());
+    return;
+  }
+  if (mics.empty()) {
+    std::printf("  alsa        no capture devices (no sound card with a capture PCM; /dev/snd)\n");
+    return;
+  }
+  for (const auto& m : mics) std::printf("%s\n", audio::describe(m).c_str());
+}
+
 // An IP camera: its streams, its H.264's size and rate, and what serve does with it.
 int runRtspProbe(const std::string& url) {
   const SourceSpec spec = parseSourceSpec(url);
@@ -112,6 +130,7 @@ int runProbe(const ProbeOptions& o) {
     std::printf("  v4l2        no V4L2 capture device found (/dev/video*); zerohop-camemu emulates one\n");
   }
   for (const auto& cam : cameras) std::printf("%s\n", describeCaptureDevice(cam).c_str());
+  printAudioCapture();
   std::printf("\n");
 
   std::printf("gpu\n");

@@ -38,7 +38,7 @@ int main(int argc, char** argv) try {
   const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / config.fps));
   auto due = std::chrono::steady_clock::now();
   for (std::uint64_t n = 1; !stop; ++n) {
-    zerohop::WriteSlot slot = stream.input().acquireWrite();  // a slot of the input ring, written in place
+    zerohop::InputSlot slot = stream.input().acquireWrite();  // a slot of the input pool, written in place
     zerohop::Frame& f = slot.frame();
     for (std::uint32_t y = 0; y < f.height; ++y)  // your renderer, camera or decoder writes here
       for (std::uint32_t x = 0; x < f.width; ++x) f.data[0][y * f.pitch[0] + x] = static_cast<std::uint8_t>(x + y + 4 * n);

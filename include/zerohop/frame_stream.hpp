@@ -3,16 +3,17 @@
 // zerohop's encode and WebRTC path, from host or GPU memory, with the same per-stage timing as
 // `zerohop serve`.
 //
-//   your frames -> input() (a Publisher: write slots in place, or publish() copies)
+//   your frames -> input() (a FrameInput: write slots in place, or publish() copies)
 //     -> GPU path (device frames, or --gpu auto with a CUDA device): NV12 in VRAM -> NVENC where a
 //        session opens, else x264 on one host copy;  CPU path: libyuv -> x264
 //     -> WHEP viewers on config.stream's address, and WHIP / Janus when configured
 //
-// Frames are handed over through a share ring in this process (input()): the encoder never makes
-// your thread wait; when it falls behind, the oldest frames are skipped (status().source.drops).
-// Thread-safety: thread-safe; input() may be used from any thread (Publisher is thread-safe).
-// Lifetime: the destructor ends every viewer session, stops the threads and frees the ring; slots
-// acquired from input() and not committed must be dropped before it.
+// Frames are handed to the pipeline in this process (input(): a bounded queue of leases on the
+// input's pool; no share, no socket, no directory): the encoder never makes your thread wait; when it
+// falls behind, the oldest frames are dropped (status().source.drops).
+// Thread-safety: thread-safe; input() may be used from any thread (FrameInput is thread-safe).
+// Lifetime: the destructor ends every viewer session and stops the threads; slots acquired from
+// input() and not committed must be dropped before it.
 
 #include <memory>
 #include <string>
@@ -20,8 +21,8 @@
 
 #include "zerohop/encoder.hpp"
 #include "zerohop/export.h"
+#include "zerohop/frame_input.hpp"
 #include "zerohop/pipeline.hpp"
-#include "zerohop/share.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -35,7 +36,7 @@ struct FrameStreamConfig {
   /// reads them in VRAM where it can run).
   MemoryKind memory = MemoryKind::kHost;
   int cudaDevice = 0;
-  std::uint32_t slots = 4;    ///< input ring depth
+  std::uint32_t slots = 4;    ///< frames that may wait for the encoder (input queue depth; drop oldest past it)
   EncoderConfig encoder;      ///< width/height/fps are taken from above
   StreamConfig stream;        ///< where viewers connect (port 0: a free one, see url())
   std::string gpu = "auto";   ///< "auto", "off" or a device number (see choosePath)
@@ -50,8 +51,8 @@ struct FrameStreamConfig {
 
 class ZEROHOP_API FrameStream {
  public:
-  /// Creates the input ring, the encoder and the server (binds the port) and starts streaming.
-  /// Throws Error (kInvalidArgument: a layout the ring or the encoder refuses; kUnavailable: the
+  /// Creates the input, the encoder and the server (binds the port) and starts streaming.
+  /// Throws Error (kInvalidArgument: a layout the input or the encoder refuses; kUnavailable: the
   /// port is taken, no usable device for device frames).
   explicit FrameStream(FrameStreamConfig config);
   ~FrameStream();
@@ -60,7 +61,7 @@ class ZEROHOP_API FrameStream {
 
   /// Where your frames go: acquireWrite() + commit() writes in place (device slots: commit with the
   /// stream that wrote them; nothing is copied), publish() copies a frame of yours in.
-  Publisher& input();
+  FrameInput& input();
   std::string url() const;          ///< the viewer page, "http://127.0.0.1:PORT/"
   PipelineStatus status() const;    ///< per-stage latency, fps, drops, viewers
   std::string statsJson() const;    ///< the body of GET /stats

@@ -16,6 +16,7 @@
 // Thread-safety: thread-safe; construct, start() and stop() from one controlling thread.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,11 @@
 namespace zerohop {
 
 struct PipelineConfig {
-  SourceSpec source;
+  SourceSpec source;  ///< the source to open (through the source registry), unless openSource is set
+  /// Non-null: the pipeline's source is the object this returns (called once, in the constructor, with
+  /// the buffer options the chosen data path wants), and `source` is unused: e.g. a FrameInput's
+  /// openSource, a program's own frames in process (zerohop/frame_input.hpp; FrameStream).
+  std::function<std::unique_ptr<FrameSource>(const SourceOptions&)> openSource;
   EncoderConfig encoder;   ///< width/height/fps are taken from the source
   StreamConfig stream;
   /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",

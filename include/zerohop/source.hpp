@@ -20,20 +20,24 @@
 
 namespace zerohop {
 
-/// A parsed `--source` argument: `test[:WxH[@FPS]][?format=yuyv]` or `v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr]`.
+/// A parsed `--source` argument, `KIND[:TARGET][?key=value&...]`: `test[:WxH[@FPS]][?format=yuyv]`,
+/// `v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr]` or `share:NAME[?dir=/abs/dir]`.
+/// Every kind is parsed, printed and opened through one registry (src/source/source_kind.hpp);
+/// format, size and fps are every kind's options.
 struct SourceSpec {
-  std::string kind;  ///< "test" or "v4l2"
-  std::string path;  ///< device path for v4l2
+  std::string kind;  ///< a registered kind's name: "test", "v4l2", "share"
+  std::string path;  ///< the target: device path for v4l2, share name for share
   PixelFormat format = PixelFormat::kUnknown;  ///< kUnknown = the source's choice
   std::uint32_t width = 0;
   std::uint32_t height = 0;
   double fps = 0;
-  std::map<std::string, std::string> options;  ///< the remaining query options (memory=...)
+  std::map<std::string, std::string> options;  ///< the kind's own query options (memory=..., dir=...)
 };
 
 /// Parses a source spec. Throws Error(kInvalidArgument) whose message says what is wrong and
 /// shows a correct example.
 ZEROHOP_API SourceSpec parseSourceSpec(std::string_view text);
+/// The spec as text parseSourceSpec() takes back.
 ZEROHOP_API std::string toString(const SourceSpec& spec);
 
 struct SourceInfo {
@@ -74,7 +78,8 @@ struct SourceOptions {
   std::uint32_t bufferCount = 4;
 };
 
-/// Opens the source a spec names. Throws Error with the cause and the fix.
+/// Opens the source a spec names, through its kind's opener. Throws Error with the cause and the fix
+/// (kInvalidArgument for a kind nobody registered).
 ZEROHOP_API std::unique_ptr<FrameSource> openSource(const SourceSpec& spec, const SourceOptions& options = {});
 
 }  // namespace zerohop

@@ -273,8 +273,9 @@ ZEROHOP_API zh_status zh_publisher_get_stats(zh_publisher* publisher, zh_publish
  * zh_stream encodes frames you make (host or GPU memory) and sends them to WebRTC viewers (WHEP on
  * the address you choose) and, when given, to a WHIP endpoint. Write frames through its input
  * publisher: zh_publisher_acquire + zh_publisher_commit (in place; device slots: commit with the
- * stream that wrote them) or zh_publisher_publish (copies). The encoder never makes you wait: when
- * it falls behind, the oldest frames are skipped. Thread-safe. Libraries built without the stream
+ * stream that wrote them) or zh_publisher_publish (copies). The input is in process (a bounded queue
+ * of slots the stream's encoder reads: no share, no socket). The encoder never makes you wait: when
+ * it falls behind, the oldest frames are dropped. Thread-safe. Libraries built without the stream
  * part answer ZH_ERR_UNSUPPORTED. */
 typedef struct zh_stream zh_stream;
 
@@ -300,7 +301,8 @@ typedef struct zh_stream_options {
 ZEROHOP_API zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream);
 /* Ends every viewer session, stops, frees (NULL: nothing to do). The input publisher ends with it. */
 ZEROHOP_API zh_status zh_stream_close(zh_stream* stream);
-/* The stream's input: a publisher handle owned by the stream (zh_publisher_close refuses it). */
+/* The stream's input: a publisher handle owned by the stream (zh_publisher_close refuses it). Its
+ * zh_publisher_get_stats: readers_connected 1 (the stream), publishes = frames committed, overruns 0. */
 ZEROHOP_API zh_status zh_stream_input(zh_stream* stream, zh_publisher** input);
 /* The viewer page's URL, "http://127.0.0.1:PORT/", NUL-terminated into buf (ZH_ERR_INVALID_ARGUMENT
  * when it does not fit, with the size needed in *needed when needed is not NULL). */

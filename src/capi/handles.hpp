@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "zerohop/frame_input.hpp"
 #include "zerohop/share.hpp"
 #include "zerohop/zerohop.h"
 
@@ -19,18 +20,24 @@ struct zh_frame {
   zerohop::SharedFrame frame;
 };
 
+/// A share's publisher (zh_publisher_create), or a zh_stream's in-process input (zh_stream_input):
+/// the same C functions write into either.
 struct zh_publisher {
   /// Owns its publisher (zh_publisher_create).
-  explicit zh_publisher(std::unique_ptr<zerohop::Publisher> p) : owned(std::move(p)), publisher(*owned) {}
-  /// Borrows a publisher another handle owns (zh_stream_input): closing it is the owner's job.
-  explicit zh_publisher(zerohop::Publisher& borrowed) : publisher(borrowed) {}
+  explicit zh_publisher(std::unique_ptr<zerohop::Publisher> p) : owned(std::move(p)), publisher(owned.get()) {}
+  /// Borrows the input of a stream another handle owns (zh_stream_input): closing it is the owner's job.
+  explicit zh_publisher(zerohop::FrameInput& borrowed) : input(&borrowed) {}
   std::unique_ptr<zerohop::Publisher> owned;
-  zerohop::Publisher& publisher;
+  zerohop::Publisher* publisher = nullptr;  // exactly one of publisher and input is set
+  zerohop::FrameInput* input = nullptr;
 };
 
 struct zh_slot {
   zh_slot(zerohop::WriteSlot s, zh_publisher* p) : slot(std::move(s)), owner(p) {}
-  zerohop::WriteSlot slot;
+  zh_slot(zerohop::InputSlot s, zh_publisher* p) : inputSlot(std::move(s)), owner(p) {}
+  zerohop::Frame& frame() noexcept { return inputSlot ? inputSlot.frame() : slot.frame(); }
+  zerohop::WriteSlot slot;       // from a share's publisher
+  zerohop::InputSlot inputSlot;  // from a stream's input
   const zh_publisher* owner;  // which publisher handed it out (compared, never dereferenced)
 };
 

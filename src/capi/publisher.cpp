@@ -1,4 +1,5 @@
-// The C API's publisher side: zh_publisher_* and zh_slot_* over zerohop::Publisher / WriteSlot.
+// The C API's publisher side: zh_publisher_* and zh_slot_* over zerohop::Publisher / WriteSlot, and over
+// a zh_stream's FrameInput / InputSlot (zh_stream_input).
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -112,7 +113,8 @@ zh_status zh_publisher_acquire(zh_publisher* publisher, zh_slot** slot) {
   *slot = nullptr;
   if (!capi::publishers().contains(publisher)) return badHandle(fn, "publisher");
   return guarded(fn, [&] {
-    auto* h = new zh_slot(publisher->publisher.acquireWrite(), publisher);
+    auto* h = publisher->input ? new zh_slot(publisher->input->acquireWrite(), publisher)
+                               : new zh_slot(publisher->publisher->acquireWrite(), publisher);
     capi::slots().add(h);
     *slot = h;
     return ZH_OK;
@@ -125,7 +127,7 @@ zh_status zh_slot_get_info(const zh_slot* slot, zh_frame_info* info) {
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
   if (info->struct_size < offsetof(zh_frame_info, cuda_event) + sizeof(void*))
     return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info.struct_size is too small: set it to sizeof(zh_frame_info)");
-  capi::describeFrame(const_cast<zh_slot*>(slot)->slot.frame(), 0, 0, info);
+  capi::describeFrame(const_cast<zh_slot*>(slot)->frame(), 0, 0, info);
   return ZH_OK;
 }
 
@@ -141,10 +143,14 @@ zh_status zh_publisher_commit(zh_publisher* publisher, zh_slot* slot, const zh_f
   if (!metaSized(meta)) return fail(fn, ZH_ERR_INVALID_ARGUMENT, kMetaSize);
   return guarded(fn, [&] {
     Frame m = metaFrame(meta);
-    if (cuda_stream)
-      publisher->publisher.commit(std::move(owned->slot), m, cuda_stream);
+    if (publisher->input && cuda_stream)
+      publisher->input->commit(std::move(owned->inputSlot), m, cuda_stream);
+    else if (publisher->input)
+      publisher->input->commit(std::move(owned->inputSlot), m);
+    else if (cuda_stream)
+      publisher->publisher->commit(std::move(owned->slot), m, cuda_stream);
     else
-      publisher->publisher.commit(std::move(owned->slot), m);
+      publisher->publisher->commit(std::move(owned->slot), m);
     return ZH_OK;
   });
 }
@@ -188,10 +194,14 @@ zh_status zh_publisher_publish(zh_publisher* publisher, const zh_frame_info* fra
     }
     if (frame->cuda_event && !f.gpu.readyEvent) f.gpu.readyEvent = frame->cuda_event;
     f.gpu.device = frame->cuda_device;
-    if (cuda_stream)
-      publisher->publisher.publish(f, cuda_stream);
+    if (publisher->input && cuda_stream)
+      publisher->input->publish(f, cuda_stream);
+    else if (publisher->input)
+      publisher->input->publish(f);
+    else if (cuda_stream)
+      publisher->publisher->publish(f, cuda_stream);
     else
-      publisher->publisher.publish(f);
+      publisher->publisher->publish(f);
     return ZH_OK;
   });
 }
@@ -203,7 +213,15 @@ zh_status zh_publisher_get_stats(zh_publisher* publisher, zh_publisher_stats* st
   if (stats->struct_size < sizeof(zh_publisher_stats))
     return fail(fn, ZH_ERR_INVALID_ARGUMENT, "stats.struct_size is too small: set it to sizeof(zh_publisher_stats)");
   return guarded(fn, [&] {
-    const ShareStats s = publisher->publisher.stats();
+    if (publisher->input) {  // a stream's input: its one reader is the stream's pipeline
+      const FrameInputStats s = publisher->input->stats();
+      stats->readers_connected = 1;
+      stats->publishes = s.committed;
+      stats->overruns = 0;
+      stats->bytes_copied = s.bytesCopied;
+      return ZH_OK;
+    }
+    const ShareStats s = publisher->publisher->stats();
     stats->readers_connected = s.readersConnected;
     stats->publishes = s.publishes;
     stats->overruns = s.overruns;

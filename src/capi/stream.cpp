@@ -13,7 +13,7 @@ using zerohop::capi::guarded;
 struct zh_stream {
   explicit zh_stream(FrameStreamConfig c) : stream(std::move(c)), input(stream.input()) {}
   FrameStream stream;
-  zh_publisher input;  // borrows stream.input()
+  zh_publisher input;  // borrows stream.input() (a FrameInput)
 };
 
 namespace zerohop::capi {

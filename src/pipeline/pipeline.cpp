@@ -55,7 +55,7 @@ class Pipeline::Impl {
     if (device.usable) {  // a source that fills no buffers of its own (share:) never calls it
       sourceOptions.allocatorFactory = [dev = device.device] { return makeIngestAllocator(dev); };
     }
-    source_ = openSource(config_.source, sourceOptions);
+    source_ = config_.openSource ? config_.openSource(sourceOptions) : openSource(config_.source, sourceOptions);
     info_ = source_->info();
     const bool passthrough = isPassthroughSource(info_);
     const GpuPathChoice gpu = choosePath(device, info_.format);

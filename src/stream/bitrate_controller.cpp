@@ -134,4 +134,9 @@ std::uint32_t EncodeTarget::update(std::int64_t nowNs, const std::vector<std::ui
   return targetKbps();
 }
 
+double creditedReportLoss(double fractionLost, std::uint64_t nacked, std::uint64_t expected) {
+  if (expected == 0) return nacked > 0 ? fractionLost : 0.0;
+  return std::min(fractionLost, static_cast<double>(nacked) / static_cast<double>(expected));
+}
+
 }  // namespace zerohop::stream

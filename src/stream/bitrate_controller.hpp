@@ -61,6 +61,15 @@ struct CongestionFeedback {
   std::optional<double> deltaOfDeltaMs;  ///< transport-cc: mean (arrival gap - send gap) of the window's packets
 };
 
+/// The loss a receiver report may claim against the shared encode when no transport-cc tells (one viewer's
+/// claim otherwise pulls every viewer's picture down: a hostile viewer claiming 50 % loss drove the encode to
+/// --min-bitrate in 3-9 s): its fraction lost, but no more than the packets it asked to be resent (RTCP
+/// NACK, repeats counted) over the packets the report's interval covered (`expected`: its extended highest
+/// sequence number less the previous report's). A viewer that negotiated NACK asks for what it misses
+/// (browsers do, within a round trip), so loss its NACKs do not show is not believed. `expected` 0 (the
+/// first report): believed only when it NACKed anything. Pure.
+double creditedReportLoss(double fractionLost, std::uint64_t nacked, std::uint64_t expected);
+
 class BitrateController {
  public:
   static constexpr double kIncreasePerSecond = 0.08;

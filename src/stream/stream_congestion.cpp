@@ -26,8 +26,11 @@ stream::BitrateLimits limitsOf(const StreamConfig& config, std::uint32_t maxKbps
 // that changed, a receiver report with a new highest sequence number (the RTT only from a new one: an
 // old report's says nothing about the queue now). Loss comes from transport-cc when
 // it has news (every ~60 ms from Chromium), else from the receiver report (about once a second).
+// A viewer that negotiated NACK has its receiver reports' loss checked against its NACKs
+// (creditedReportLoss): `nacksAtLastReport`, its NACK count when the previous report came.
 stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackReading& now,
-                                        const stream::ViewerSession::FeedbackReading& last, std::int64_t nowNs) {
+                                        const stream::ViewerSession::FeedbackReading& last, std::int64_t nowNs,
+                                        bool nackNegotiated, std::uint64_t nacksAtLastReport) {
   stream::CongestionFeedback f;
   f.nowNs = nowNs;
   const auto& t = now.transport;
@@ -48,6 +51,12 @@ stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackRea
   } else if (newReport && !t) {
     f.fresh = true;
     f.lossFraction = now.report->fractionLost;
+    if (nackNegotiated) {
+      const std::uint64_t expected = last.report && now.report->highestSeq > last.report->highestSeq
+                                         ? now.report->highestSeq - last.report->highestSeq
+                                         : 0;
+      f.lossFraction = stream::creditedReportLoss(now.report->fractionLost, now.nackRequests - nacksAtLastReport, expected);
+    }
   }
   return f;
 }
@@ -146,7 +155,10 @@ void StreamServer::Impl::updateBitrates() {
                .first;
     }
     ViewerRate& r = it->second;
-    const stream::CongestionFeedback f = feedbackFrom(v.reading, r.last, now);
+    const stream::CongestionFeedback f =
+        feedbackFrom(v.reading, r.last, now, v.session->choice().nackFeedback, r.nacksAtReport);
+    if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
+      r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);
     // A burst that lost a fifth of a window or more (a bottleneck that just appeared): a keyframe at the
     // lowered rate repairs it at once, where retransmitting the burst through the same full queue takes

@@ -142,6 +142,7 @@ class StreamServer::Impl {
     std::int64_t lastReadNs = 0;
     double sentKbps = -1, lossPercent = -1, rttMs = -1, receivedKbps = -1;
     std::int64_t lossKeyframeNs = 0;  // when a loss burst of this viewer's last asked for a keyframe
+    std::uint64_t nacksAtReport = 0;  // its NACK count when its latest receiver report came (creditedReportLoss)
     std::optional<stream::AdaptivePlayoutDelay> playout;  // with StreamConfig::adaptivePlayoutDelay
     bool playoutSent = false;  // its offer had the playout-delay extension: playout is what it gets
   };

@@ -44,6 +44,7 @@ struct Media {
   std::vector<RtpExtension> extmap;   // the readable a=extmap lines we send (see the header)
   std::vector<int> extmapIdsSeen;     // every id an a=extmap line used, to pass over duplicates
   std::vector<std::string> transportCc;  // payload types (or "*") with a=rtcp-fb:<pt> transport-cc
+  std::vector<std::string> nack;         // payload types (or "*") with a=rtcp-fb:<pt> nack (plain: not "nack pli")
   bool hasUfrag = false, hasPwd = false, hasFingerprint = false;
 };
 
@@ -111,6 +112,33 @@ void addExtmap(Media& m, std::string_view arg) {
   m.extmap.push_back(RtpExtension{id, uri});
 }
 
+// "a=fingerprint:<hash function> <bytes>" (RFC 8122 §5): a hash function of the IANA registry and as many
+// colon-separated hex bytes as it makes. Anything else would be accepted now and fail the DTLS handshake
+// later, so the offer is refused at once, saying why.
+void checkFingerprint(std::size_t lineNo, std::string_view arg) {
+  static const std::map<std::string, std::size_t> kBytes = {{"sha-1", 20},   {"sha-224", 28}, {"sha-256", 32},
+                                                            {"sha-384", 48}, {"sha-512", 64}, {"md5", 16},
+                                                            {"md2", 16}};
+  const auto words = splitSpaces(arg);
+  const std::string shown = std::string(arg.substr(0, 40)) + (arg.size() > 40 ? "..." : "");
+  const auto hash = words.size() == 2 ? kBytes.find(lower(words[0])) : kBytes.end();
+  if (hash == kBytes.end()) {
+    malformed(lineNo, "a=fingerprint:" + shown +
+                          " is not <hash function> <hex bytes> with a hash function of RFC 8122 (sha-256, ...); "
+                          "the DTLS handshake could not check the viewer's certificate");
+  }
+  const std::string_view hex = words[1];
+  const std::size_t want = hash->second;
+  bool ok = hex.size() == want * 3 - 1;
+  for (std::size_t i = 0; ok && i < hex.size(); ++i) {
+    ok = i % 3 == 2 ? hex[i] == ':' : std::isxdigit(static_cast<unsigned char>(hex[i])) != 0;
+  }
+  if (!ok) {
+    malformed(lineNo, "a=fingerprint:" + shown + " is not " + std::to_string(want) + " colon-separated hex bytes, as " +
+                          hash->first + " makes; the DTLS handshake could not check the viewer's certificate");
+  }
+}
+
 Offer parseOffer(std::string_view sdp) {
   Offer offer;
   std::vector<Media>& media = offer.media;
@@ -168,6 +196,7 @@ Offer parseOffer(std::string_view sdp) {
     } else if (name == "ice-pwd") {
       (cur ? cur->hasPwd : sessionPwd) = true;
     } else if (name == "fingerprint") {
+      checkFingerprint(lineNo, arg);
       (cur ? cur->hasFingerprint : sessionFingerprint) = true;
     } else if (cur &&
                (name == "sendrecv" || name == "recvonly" || name == "sendonly" || name == "inactive")) {
@@ -177,6 +206,7 @@ Offer parseOffer(std::string_view sdp) {
     } else if (cur && name == "rtcp-fb") {
       const auto words = splitSpaces(arg);
       if (words.size() >= 2 && lower(words[1]) == "transport-cc") cur->transportCc.emplace_back(words[0]);
+      if (words.size() == 2 && lower(words[1]) == "nack") cur->nack.emplace_back(words[0]);
     } else if (cur && (name == "rtpmap" || name == "fmtp")) {
       const auto sp = arg.find(' ');
       int pt = -1;
@@ -294,6 +324,9 @@ void completeChoice(const Media& m, VideoChoice& best) {
   best.transportCcFeedback =
       std::find_if(m.transportCc.begin(), m.transportCc.end(),
                    [&](const std::string& p) { return p == chosenPt || p == "*"; }) != m.transportCc.end();
+  best.nackFeedback = std::find_if(m.nack.begin(), m.nack.end(), [&](const std::string& p) {
+                        return p == chosenPt || p == "*";
+                      }) != m.nack.end();
   for (int pt : m.formats) {
     const auto rm = m.rtpmap.find(pt);
     const auto fm = m.fmtp.find(pt);
@@ -364,5 +397,26 @@ VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
 }
 
 VideoChoice chooseH264(std::string_view sdp) { return chooseVideo(sdp, SendableCodecs{}); }
+
+void checkPublishAnswer(std::string_view answer, int payloadType) {
+  Offer parsed;
+  try {
+    parsed = parseOffer(answer);
+  } catch (const Error& e) {
+    throw Error(Errc::kProtocol, std::string("the answer is not usable SDP: ") + e.what());
+  }
+  std::string sections;
+  for (const Media& m : parsed.media) {
+    const bool receives = m.direction == "recvonly" || m.direction == "sendrecv";
+    if (m.kind == "video" && m.port != 0 && receives &&
+        std::find(m.formats.begin(), m.formats.end(), payloadType) != m.formats.end()) {
+      return;
+    }
+    sections += (sections.empty() ? "m=" : ", m=") + m.kind + " port " + std::to_string(m.port) + " " + m.direction;
+  }
+  throw Error(Errc::kProtocol, "the answer has no usable video section (it has " + sections +
+                                   "); it must accept the offer's H.264 video (payload type " +
+                                   std::to_string(payloadType) + ") as recvonly or sendrecv");
+}
 
 }  // namespace zerohop::stream

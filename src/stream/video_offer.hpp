@@ -20,6 +20,8 @@
 // ids, so the answer can accept them as offered. A line we cannot read, an id outside 1-14/16-255, an
 // id or URI offered twice, or a direction other than sendrecv/recvonly is passed over (no extension
 // is ever a reason to refuse an offer).
+// An a=fingerprint that is not "<hash function> <hex bytes>" of RFC 8122 (the bytes as many as the hash
+// makes) makes the offer malformed: it would be taken now and fail the DTLS handshake later.
 // Thread-safety: reentrant.
 
 #include <string>
@@ -38,6 +40,7 @@ struct VideoChoice {
   std::string profileLevelId;  ///< as offered, lower case, e.g. "42e01f"
   std::vector<RtpExtension> extensions;  ///< offered extensions we send, in the offer's order
   bool transportCcFeedback = false;      ///< a=rtcp-fb:<payloadType or *> transport-cc was offered
+  bool nackFeedback = false;  ///< a=rtcp-fb:<payloadType or *> nack was offered: the viewer asks for what it misses
   PixelFormat codec = PixelFormat::kH264;  ///< kH264 or kVP8 (then profileLevelId is empty)
   bool levelAsymmetryAllowed = false;  ///< the chosen H.264 format's fmtp has level-asymmetry-allowed=1
   int offeredLevel = 0;   ///< level_idc of profileLevelId (9 = level 1b), 0 for VP8
@@ -66,5 +69,10 @@ VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable);
 
 /// chooseVideo() for a sender of H.264 only (WHIP answers, the standalone WebRtcSession).
 VideoChoice chooseH264(std::string_view sdp);
+
+/// Checks the answer a WHIP endpoint gave to our offer of H.264 with `payloadType`: it must be SDP as an
+/// offer is (a=fingerprint well formed included) and have an open (port != 0) video section that
+/// receives (recvonly or sendrecv) that payload type. Throws Error(kProtocol) saying what it has instead.
+void checkPublishAnswer(std::string_view answer, int payloadType);
 
 }  // namespace zerohop::stream

@@ -12,6 +12,7 @@
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_header_extensions.hpp"
 #include "stream/sdp_repair_ssrc.hpp"
+#include "stream/sdp_sections.hpp"
 #include "stream/webrtc_warmup.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -266,6 +267,7 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
     g_signal_connect(rtpbin_.get(), "on-bye-ssrc", G_CALLBACK(onBye), this);
     g_signal_connect(rtpbin_.get(), "on-timeout", G_CALLBACK(onTimeout), this);
     g_signal_connect(rtpbin_.get(), "on-ssrc-active", G_CALLBACK(onSsrcActive), this);
+    g_signal_connect(rtpbin_.get(), "on-new-ssrc", G_CALLBACK(onNewSsrc), this);
   }
   GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc, "src"));
   gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onUpstreamEvent, this, nullptr);
@@ -305,6 +307,10 @@ ViewerSession::~ViewerSession() {
   { std::lock_guard lock(callbackMutex_); }
   { std::lock_guard lock(signalMutex_); }  // the state-notify callbacks (found by TSan: a log line read id_)
   { std::lock_guard lock(rtxMutex_); }  // the same for the retransmission probes
+  if (GObject* session = std::exchange(rtcpSession_, nullptr)) {
+    g_signal_handlers_disconnect_by_data(session, this);
+    g_object_unref(session);
+  }
   GstPtr<GstBus> bus(gst_element_get_bus(pipeline_.get()));
   gst_bus_set_sync_handler(bus.get(), nullptr, nullptr, nullptr);
   rtpbin_.reset();
@@ -424,8 +430,21 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
   waitForStartedWarmUp();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
-  return describeLocally("create-answer", deadline, timeout);
+  if (choice_.mediaIndex < 0) {
+    setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
+    return describeLocally("create-answer", deadline, timeout);
+  }
+  // webrtcbin sees the chosen video section only: it would accept an m=application (data channels, an
+  // SCTP association per viewer) and receive offered audio. The others are answered rejected.
+  const OfferCut cut = keepOnlySection(offerSdp, choice_.mediaIndex);
+  if (!cut.rejectedKinds.empty()) {
+    std::string kinds;
+    for (const std::string& k : cut.rejectedKinds) kinds += (kinds.empty() ? "m=" : ", m=") + k;
+    log::info("stream: viewer ", id_.substr(0, 8), ": rejected (port 0) what this server does not send or take: ",
+              kinds);
+  }
+  setRemote(GST_WEBRTC_SDP_TYPE_OFFER, cut.offer, deadline, timeout);
+  return withRejectedSections(describeLocally("create-answer", deadline, timeout), cut);
 }
 
 std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
@@ -439,6 +458,12 @@ void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milli
 
 void ViewerSession::push(const EncodedUnitPtr& unit) {
   if (!connected_.load() || !unit || unit->bytes.empty() || unit->codec != choice_.codec) return;
+  if (unit->keyframe) {
+    keyframeDeferred_.store(false);
+  } else if (keyframeDeferred_.load() && keyframeLimit_.allow(monotonicNs())) {
+    keyframeDeferred_.store(false);
+    requestKeyframe();
+  }
   if (feed_->push(unit)) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
     requestKeyframe();
@@ -587,11 +612,52 @@ void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) 
     self->longestRtcpGapNs_.store(now - previous);  // one writer: this session's RTP thread
 }
 
+// The viewer's first SSRC in RTP session 0 (with BUNDLE, the one session of this viewer): the session exists
+// now, so every RTCP compound packet it receives is read from here on (onReceivingRtcp).
+void ViewerSession::onNewSsrc(GstElement* rtpbin, guint session, guint, gpointer data) {
+  auto* self = fromGst(data);
+  if (session != 0) return;
+  std::lock_guard lock(self->callbackMutex_);
+  if (!self->alive_ || self->rtcpSession_) return;
+  GObject* internal = nullptr;
+  g_signal_emit_by_name(rtpbin, "get-internal-session", 0u, &internal);
+  if (!internal) return;
+  self->rtcpSession_ = internal;  // the reference the signal gave
+  g_signal_connect(internal, "on-receiving-rtcp", G_CALLBACK(onReceivingRtcp), self);
+}
+
+void ViewerSession::onReceivingRtcp(GObject*, GstBuffer* buffer, gpointer data) {
+  auto* self = fromGst(data);
+  GstMapInfo map;
+  if (!buffer || !gst_buffer_map(buffer, &map, GST_MAP_READ)) return;
+  const std::vector<RtcpReportBlock> blocks = rtcpReportBlocks(map.data, map.size);
+  gst_buffer_unmap(buffer, &map);
+  std::lock_guard lock(self->callbackMutex_);  // orders this RTCP-thread call before the destructor
+  if (!self->alive_) return;
+  for (const RtcpReportBlock& b : blocks) {
+    if (b.source != self->ssrc_) continue;  // the RTX SSRC's block, or about someone else
+    std::lock_guard reportLock(self->reportMutex_);
+    if (!self->mediaReport_ || b.extHighestSeq >= self->mediaReport_->extHighestSeq) self->mediaReport_ = b;
+  }
+}
+
 GstPadProbeReturn ViewerSession::onUpstreamEvent(GstPad*, GstPadProbeInfo* info, gpointer data) {
   GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
   if (event && GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_UPSTREAM &&
       gst_event_has_name(event, "GstForceKeyUnit")) {
-    fromGst(data)->requestKeyframe();
+    // The viewer's RTCP PLI/FIR: at most one forced keyframe a second from each viewer (the encode is shared).
+    auto* self = fromGst(data);
+    // One inside the gap is deferred: push() forces it once the gap has passed, unless a keyframe
+    // reached the viewer meanwhile.
+    if (self->keyframeLimit_.allow(monotonicNs())) {
+      self->requestKeyframe();
+    } else {
+      self->keyframeDeferred_.store(true);
+      if (self->keyframeLimit_.refused() % 100 == 1) {
+        log::debug("stream: viewer ", self->id_.substr(0, 8), ": ", self->keyframeLimit_.refused(),
+                   " keyframe requests (PLI/FIR) held back so far: more than one a second");
+      }
+    }
   }
   return GST_PAD_PROBE_OK;
 }
@@ -618,6 +684,10 @@ std::optional<ViewerSession::TransportFeedback> ViewerSession::transportFeedback
 
 ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
   FeedbackReading r;
+  {
+    std::lock_guard lock(rtxMutex_);
+    r.nackRequests = rtx_.allowed() + rtx_.refused();
+  }
   if (!rtpbin_) return r;
   GstElement* rawSession = nullptr;
   g_signal_emit_by_name(rtpbin_.get(), "get-session", 0u, &rawSession);
@@ -669,7 +739,17 @@ ViewerSession::FeedbackReading ViewerSession::readFeedback() const {
     }
   }
   G_GNUC_END_IGNORE_DEPRECATIONS
+  // rtpsession's stats keep the viewer's last block about any of our sources: when that was the RTX
+  // SSRC's, the media block read from the packet itself (without an RTT: LSR/DLSR are rtpsession's to turn).
+  std::lock_guard lock(reportMutex_);
+  if (mediaReport_ && (!r.report || mediaReport_->extHighestSeq > r.report->highestSeq))
+    r.report = FeedbackReading::ReceiverReport{mediaReport_->fractionLost, 0, mediaReport_->extHighestSeq};
   return r;
+}
+
+std::optional<RtcpReportBlock> ViewerSession::lastMediaReport() const {
+  std::lock_guard lock(reportMutex_);
+  return mediaReport_;
 }
 
 GstElement* ViewerSession::onRequestAuxSender(GstElement*, GObject*, gpointer data) {

@@ -19,6 +19,9 @@
 // so they are found 10 s after they vanish. libnice's own checks take 25-30 s.
 // Overflow policy: if more than kMaxQueuedUnits wait in the appsrc (the viewer's pipeline is stuck),
 // new units are dropped until the next keyframe, and a keyframe is requested.
+// The viewer's keyframe requests (RTCP PLI/FIR) force at most one keyframe a second on the shared encode
+// (keyframe_request_limit.hpp); its offer's sections other than the chosen video are answered rejected
+// and never reach webrtcbin (sdp_sections.hpp).
 // Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
 // run on one of this session's own GStreamer threads.
 
@@ -37,7 +40,9 @@
 #include <vector>
 
 #include "stream/gst_handles.hpp"
+#include "stream/keyframe_request_limit.hpp"
 #include "stream/retransmission_budget.hpp"
+#include "stream/rtcp_report_blocks.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_extension_payloads.hpp"
@@ -147,8 +152,14 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     std::optional<ReceiverReport> report;
     std::optional<TransportWindow> transport;
     std::uint64_t octetsSent = 0;  ///< RTP payload bytes of our media SSRC so far (no RTX)
+    std::uint64_t nackRequests = 0;  ///< packets the viewer asked to be resent so far (RTCP NACK, repeats counted)
   };
   FeedbackReading readFeedback() const;
+  /// The viewer's latest RTCP report block about our media SSRC, read from its compound packets (every
+  /// block, whatever its place: rtcp_report_blocks.hpp); nullopt before one came.
+  std::optional<RtcpReportBlock> lastMediaReport() const;
+  /// Our media SSRC (the answer's a=ssrc).
+  std::uint32_t mediaSsrc() const { return ssrc_; }
   /// The viewer's estimate (kb/s) and RTT (ms) for the retransmission budget (retransmission_budget.hpp).
   void setRetransmissionPath(std::uint32_t estimateKbps, double rttMs);
   struct Retransmissions {
@@ -189,6 +200,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static void onBye(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static void onTimeout(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static void onSsrcActive(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
+  static void onNewSsrc(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
+  static void onReceivingRtcp(GObject* session, GstBuffer* buffer, gpointer self);
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstPadProbeReturn onFirstPacket(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstElement* onRequestAuxSender(GstElement* webrtc, GObject* transport, gpointer self);
@@ -231,6 +244,13 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   // and setRetransmissionPath (the owner's loop) meet here.
   mutable std::mutex rtxMutex_;
   RetransmissionBudget rtx_;
+  // Every report block the viewer sends (rtcp_report_blocks.hpp): rtpsession's stats keep only its last
+  // block about any of our sources, which may be the RTX one's. Written on the RTCP thread.
+  GObject* rtcpSession_ = nullptr;  // rtpbin's internal session 0 (a reference), once it exists
+  mutable std::mutex reportMutex_;
+  std::optional<RtcpReportBlock> mediaReport_;  // the viewer's latest block about our media SSRC
+  KeyframeRequestLimit keyframeLimit_;  // the viewer's PLI/FIR (onUpstreamEvent, RTCP thread; push())
+  std::atomic<bool> keyframeDeferred_{false};  // a PLI/FIR held back by keyframeLimit_, not yet served
 
   GstPtr<GstRTPHeaderExtension> playoutDelayExt_;  // the payloader's, when negotiated (setPlayoutDelay)
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)

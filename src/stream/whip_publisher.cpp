@@ -7,6 +7,7 @@
 
 #include "stream/glib_loop_thread.hpp"
 #include "stream/loopback_host.hpp"
+#include "stream/video_offer.hpp"
 #include "stream/viewer_session.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -15,13 +16,24 @@ namespace zerohop::stream {
 namespace {
 
 constexpr std::chrono::milliseconds kNegotiationTimeout{5000};
+// What one request to the endpoint may take, connect, headers and body together: an answer trickled a
+// byte a second is cut off here (cpp-httplib's own timeouts are per read, so they never end it).
+constexpr std::chrono::milliseconds kExchangeTimeout{5000};
+// OPTIONS before the offer and DELETE at the end: shorter, and the DELETE also runs while stopping.
+constexpr std::chrono::milliseconds kSideExchangeTimeout{1500};
+// An SDP answer is a few KB; a body past this is refused as it arrives (never held whole).
+constexpr std::size_t kMaxAnswerBytes = 256 * 1024;
+// 307/308 redirects of the POST followed, at most (WHIP load balancing redirects once or twice).
+constexpr int kMaxRedirects = 5;
+// WHIP's offer: one H.264 video m-line with this payload type (publishOnce).
+constexpr int kOfferPayloadType = 96;
 
 std::unique_ptr<httplib::Client> clientFor(const HttpUrl& url, const std::string& token) {
   auto cli = std::make_unique<httplib::Client>(url.origin());
-  cli->set_connection_timeout(3, 0);
+  cli->set_connection_timeout(2, 0);
   cli->set_read_timeout(5, 0);
   cli->set_write_timeout(5, 0);
-  cli->set_follow_location(true);  // WHIP allows 307/308 redirects of the POST
+  cli->set_follow_location(false);  // redirects are followed in publishOnce, the token kept to its origin
   cli->set_keep_alive(false);
   if (!token.empty()) cli->set_bearer_token_auth(token);
   return cli;
@@ -41,6 +53,74 @@ WhipPublisher::WhipPublisher(Options options, std::function<void()> onKeyframeRe
       onKeyframeRequest_(std::move(onKeyframeRequest)),
       loop_(loop) {
   worker_ = std::thread([this] { run(); });
+}
+
+httplib::Response WhipPublisher::exchange(const std::string& method, const HttpUrl& url, const std::string& sdp,
+                                          std::chrono::milliseconds limit, bool stopWithPublisher) {
+  // The bearer token goes to the origin of --whip only: never to another one a redirect or a Location names.
+  auto cli = clientFor(url, url.origin() == endpoint_.origin() ? options_.token : std::string());
+  httplib::Request req;
+  req.method = method;
+  req.path = url.target;
+  if (!sdp.empty()) {
+    req.body = sdp;
+    req.set_header("Content-Type", "application/sdp");
+  }
+  std::string body;
+  bool tooLarge = false;
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    if (body.size() + n > kMaxAnswerBytes) {
+      tooLarge = true;
+      return false;
+    }
+    body.append(data, n);
+    return true;
+  };
+  bool done = false, timedOut = false, stopped = false;
+  {
+    std::lock_guard lock(stateMutex_);
+    if (stopWithPublisher && stopping_) throw Error(Errc::kUnavailable, "stopping");
+  }
+  // Cuts the exchange short at its deadline or when the publisher stops: httplib's stop() shuts the
+  // socket down, which ends a blocked read at once; again every 50 ms while a connect has no socket yet.
+  std::thread watchdog([&] {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::unique_lock lock(stateMutex_);
+    const auto cut = [&] { return done || (stopWithPublisher && stopping_); };
+    if (stateCv_.wait_until(lock, deadline, cut) && done) return;
+    while (!done) {
+      if (stopWithPublisher && stopping_) {
+        stopped = true;
+      } else {
+        timedOut = true;
+      }
+      cli->stop();
+      stateCv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; });
+    }
+  });
+  httplib::Result res = cli->send(req);
+  {
+    std::lock_guard lock(stateMutex_);
+    done = true;
+  }
+  stateCv_.notify_all();
+  watchdog.join();
+  const std::string what = method + " " + url.str();
+  if (tooLarge) {
+    throw Error(Errc::kProtocol, what + ": the answer's body is over " + std::to_string(kMaxAnswerBytes / 1024) +
+                                     " KB (an SDP answer is a few KB); refused, nothing more read");
+  }
+  if (stopped) throw Error(Errc::kUnavailable, what + ": cut short, the publisher is stopping");
+  if (timedOut) {
+    throw Error(Errc::kTimeout, what + ": no complete answer (headers and body) within " +
+                                    std::to_string(limit.count()) + " ms; the endpoint is too slow or trickles it");
+  }
+  if (!res) {
+    throw Error(Errc::kUnavailable, what + " failed: " + httplib::to_string(res.error()) + " (is the WHIP endpoint up?)");
+  }
+  httplib::Response out = *res;
+  out.body = std::move(body);
+  return out;
 }
 
 WhipPublisher::~WhipPublisher() {
@@ -143,7 +223,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   // The offer's H.264: Constrained Baseline, packetization-mode 1, what the encoder produces.
   VideoChoice choice;
   choice.mediaIndex = 0;
-  choice.payloadType = 96;
+  choice.payloadType = kOfferPayloadType;
   choice.profileLevelId = "42e01f";
   auto session = std::make_shared<ViewerSession>("whip-" + std::to_string(attempt), choice,
                                                  isLoopbackHost(endpoint_.host), std::move(events), ice);
@@ -174,27 +254,52 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
     log::warn("whip: session ", attempt, ": no relay candidate from the TURN server(s): unreachable, or the "
               "credentials were refused; offering the direct candidates only");
   }
-  auto cli = clientFor(endpoint_, options_.token);
-  auto res = cli->Post(endpoint_.target.c_str(), offer, "application/sdp");
-  if (!res) {
-    throw Error(Errc::kUnavailable, "POST " + endpoint_.target + " failed: " +
-                                        httplib::to_string(res.error()) + " (is the WHIP endpoint up?)");
+  // POST, following 307/308 redirects (RFC 9725 §4.5) as a browser would: the token only to the origin
+  // of --whip, so a redirect elsewhere is followed without it (and said so).
+  HttpUrl target = endpoint_;
+  httplib::Response res;
+  for (int redirects = 0;; ++redirects) {
+    res = exchange("POST", target, offer, kExchangeTimeout, true);
+    if (res.status != 307 && res.status != 308) break;
+    const std::string location = res.get_header_value("Location");
+    if (location.empty())
+      throw Error(Errc::kProtocol, "POST " + target.str() + " answered " + std::to_string(res.status) + " without a Location");
+    if (redirects == kMaxRedirects) {
+      throw Error(Errc::kProtocol, "POST " + endpoint_.str() + ": more than " + std::to_string(kMaxRedirects) +
+                                       " redirects (a loop?); the last to " + location);
+    }
+    const HttpUrl next = resolveLocation(target, location);
+    if (next.origin() != endpoint_.origin() && !options_.token.empty()) {
+      log::warn("whip: POST ", target.str(), " redirected (", res.status, ") to another origin, ", next.origin(),
+                ": following it without the bearer token (--whip-token is sent to ", endpoint_.origin(), " only)");
+    } else {
+      log::info("whip: POST ", target.str(), " redirected (", res.status, ") to ", next.str());
+    }
+    target = next;
   }
-  if (res->status != 201) {
-    throw Error(res->status == 401 || res->status == 403 ? Errc::kInvalidArgument : Errc::kUnavailable,
-                "POST " + endpoint_.target + " answered " + std::to_string(res->status) +
-                    " (want 201 Created)" + (res->status == 401 ? ", check --whip-token" : "") + ": " +
-                    firstLine(res->body));
+  if (res.status != 201) {
+    const bool offOrigin = target.origin() != endpoint_.origin();
+    throw Error(res.status == 401 || res.status == 403 ? Errc::kInvalidArgument : Errc::kUnavailable,
+                "POST " + target.str() + " answered " + std::to_string(res.status) + " (want 201 Created)" +
+                    (res.status == 401 ? (offOrigin ? ", sent without the token (another origin than --whip's)"
+                                                    : ", check --whip-token")
+                                       : "") +
+                    ": " + firstLine(res.body));
   }
-  const HttpUrl resource = resolveLocation(endpoint_, res->get_header_value("Location"));
-  rememberEndpointIce(*res, "201");
+  const HttpUrl resource = resolveLocation(target, res.get_header_value("Location"));
+  rememberEndpointIce(res, "201");
   struct Delete {
     WhipPublisher& self;
     const HttpUrl& resource;
     ~Delete() { self.deleteResource(resource); }
   } deleteOnExit{*this, resource};
 
-  session->applyAnswer(res->body, kNegotiationTimeout);
+  try {
+    checkPublishAnswer(res.body, kOfferPayloadType);
+  } catch (const Error& e) {
+    throw Error(e.code(), "refused the answer of POST " + target.str() + ": " + e.what());
+  }
+  session->applyAnswer(res.body, kNegotiationTimeout);
   log::info("whip: session ", attempt, " negotiated with ", endpoint_.str(), " (resource ", resource.str(),
             ")");
 
@@ -216,11 +321,8 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
 
 void WhipPublisher::preflightEndpointIce() {
   try {
-    auto cli = clientFor(endpoint_, options_.token);
-    cli->set_connection_timeout(1, 0);
-    cli->set_read_timeout(1, 0);
-    auto res = cli->Options(endpoint_.target.c_str());
-    if (res && res->status / 100 == 2 && res->has_header("Link")) rememberEndpointIce(*res, "OPTIONS");
+    const httplib::Response res = exchange("OPTIONS", endpoint_, {}, kSideExchangeTimeout, true);
+    if (res.status / 100 == 2 && res.has_header("Link")) rememberEndpointIce(res, "OPTIONS");
   } catch (const std::exception& e) {
     log::info("whip: OPTIONS ", endpoint_.str(), ": ", e.what(), " (no ICE servers from the endpoint)");
   }
@@ -253,15 +355,11 @@ SessionIceServers WhipPublisher::lastSessionIce() const {
 
 void WhipPublisher::deleteResource(const HttpUrl& resource) {
   try {
-    auto cli = clientFor(resource, options_.token);
-    cli->set_connection_timeout(1, 0);
-    cli->set_read_timeout(1, 0);
-    auto res = cli->Delete(resource.target.c_str());
-    if (!res) {
-      log::info("whip: DELETE ", resource.str(), ": ", httplib::to_string(res.error()), " (endpoint gone)");
-    } else if (res->status / 100 != 2) {
-      log::info("whip: DELETE ", resource.str(), " answered ", res->status, ": ", firstLine(res->body));
-    }
+    // Not cut short by stopping: the resource is freed on the way out, within kSideExchangeTimeout.
+    const httplib::Response res = exchange("DELETE", resource, {}, kSideExchangeTimeout, false);
+    if (res.status / 100 != 2) log::info("whip: DELETE ", resource.str(), " answered ", res.status, ": ", firstLine(res.body));
+  } catch (const Error& e) {
+    log::info("whip: ", e.what(), " (endpoint gone?)");
   } catch (const std::exception& e) {
     log::warn("whip: DELETE ", resource.str(), ": ", e.what());
   }

@@ -15,8 +15,16 @@
 //                   timeout, pipeline error) -> DELETE -> wait back-off -> offer -> ...
 // Back-off: 0.5 s after the first failure, doubling to 10 s; back to 0.5 s once a session connected.
 // A session that has not connected 15 s after the answer counts as failed.
+// A hostile or broken endpoint harms only this publisher (docs/reliability.md, "Hostile peers"): the
+// bearer token goes to the origin of `url` only (a 307/308 to another origin is followed without it,
+// and logged; the resource's DELETE too); each exchange is bounded as a whole (5 s for the POST,
+// connect, headers and body; 1.5 s for OPTIONS and DELETE), so an answer trickled a byte a second ends
+// with a line that says so; a body over 256 KB is refused as it arrives; an answer without an open video
+// section that receives our H.264 is refused, saying what it had.
 // Thread-safety: thread-safe (push() from the encode thread, everything else internal). Owns one
-// worker thread; the destructor stops it, ends the session and DELETEs the resource (bounded, ~2 s).
+// worker thread (and, during each HTTP exchange, a watchdog thread that bounds it); the destructor
+// cuts an exchange in progress short, stops the worker, ends the session and DELETEs the resource
+// (bounded: 1.5 s).
 
 #include <atomic>
 #include <chrono>
@@ -76,6 +84,13 @@ class WhipPublisher {
   /// One session, from offer to its end; true when it connected.
   bool publishOnce(unsigned attempt);
   void deleteResource(const HttpUrl& resource);
+  /// One request (`sdp`, when not empty, as its application/sdp body) to `url`, bounded: the whole
+  /// exchange within `limit`, a body of at most 256 KB; the bearer token only when `url` is on the
+  /// endpoint's origin. `stopWithPublisher`: the destructor cuts it short. The response's body is read
+  /// into Response::body. Throws Error: kTimeout (past `limit`), kProtocol (body too large),
+  /// kUnavailable (no answer, or cut short by stopping).
+  httplib::Response exchange(const std::string& method, const HttpUrl& url, const std::string& sdp,
+                             std::chrono::milliseconds limit, bool stopWithPublisher);
   /// OPTIONS on the endpoint before the offer: its rel="ice-server" Link headers, if any, for this session.
   void preflightEndpointIce();
   /// Keeps the rel="ice-server" Link headers of an OPTIONS or 201 answer for the session to come

@@ -403,3 +403,23 @@ TEST(EncodeTarget, FollowsTheWeakestViewerDownAtOnceAndUpNoFasterThanAViewerMayR
 
 }  // namespace
 }  // namespace zerohop::stream
+
+namespace zerohop::stream {
+namespace {
+
+// One viewer's receiver reports may lower the shared encode only as far as its NACKs back them.
+TEST(CreditedReportLoss, AClaimTheNacksDoNotBackIsNotBelieved) {
+  // A hostile viewer: 50 % claimed over 300 packets, not one NACKed.
+  EXPECT_EQ(creditedReportLoss(0.5, 0, 300), 0.0);
+  // It NACKs 15 of them: 5 % is believed, not 50 % (the controller holds between 2 and 10 %).
+  EXPECT_DOUBLE_EQ(creditedReportLoss(0.5, 15, 300), 0.05);
+  // An honest viewer behind a lossy link asks for everything it misses (and some twice).
+  EXPECT_DOUBLE_EQ(creditedReportLoss(0.2, 60, 300), 0.2);
+  EXPECT_DOUBLE_EQ(creditedReportLoss(0.2, 90, 300), 0.2);
+  // The first report (no interval known): believed once the viewer has NACKed anything.
+  EXPECT_EQ(creditedReportLoss(0.3, 0, 0), 0.0);
+  EXPECT_DOUBLE_EQ(creditedReportLoss(0.3, 4, 0), 0.3);
+}
+
+}  // namespace
+}  // namespace zerohop::stream

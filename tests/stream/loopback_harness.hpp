@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "stream/rtp_extension_payloads.hpp"
@@ -144,6 +145,21 @@ class LoopbackViewer {
   }
   ~LoopbackViewer() { close(); }
 
+  /// Asks for a data channel before the offer, so the offer has an m=application section (as a viewer
+  /// that tries to make the server open data channels). False when webrtcbin made none.
+  bool addDataChannel() {
+    GstWebRTCDataChannel* channel = nullptr;
+    g_signal_emit_by_name(webrtc_, "create-data-channel", "probe", nullptr, &channel);
+    channel_ = channel;  // our reference, released in close()
+    return channel != nullptr;
+  }
+  /// The data channel's ready-state (addDataChannel()); CLOSED when there is none.
+  GstWebRTCDataChannelState dataChannelState() const {
+    GstWebRTCDataChannelState state = GST_WEBRTC_DATA_CHANNEL_STATE_CLOSED;
+    if (channel_) g_object_get(channel_, "ready-state", &state, nullptr);
+    return state;
+  }
+
   std::string createOffer() {
     GstPromise* p = gst_promise_new();
     g_signal_emit_by_name(webrtc_, "create-offer", nullptr, p);
@@ -207,6 +223,7 @@ class LoopbackViewer {
     // The streaming threads are stopped now, but through GLib's futex locks, which ThreadSanitizer
     // cannot see: taking the probe's lock orders its last call before whatever frees this viewer.
     { std::lock_guard lock(probeMutex_); }
+    if (channel_) gst_object_unref(std::exchange(channel_, nullptr));
     gst_object_unref(pipeline_);
     pipeline_ = nullptr;
   }
@@ -319,6 +336,7 @@ class LoopbackViewer {
   const PixelFormat codec_;
   GstElement* pipeline_ = nullptr;
   GstElement* webrtc_ = nullptr;
+  GstWebRTCDataChannel* channel_ = nullptr;  // addDataChannel()
   ReceivedExtensions extensions_;  // under probeMutex_
   std::atomic<GstPad*> sinkPad_{nullptr};
   std::atomic<bool> ready_{false};
@@ -396,11 +414,14 @@ class LoopbackServerTest : public ::testing::Test {
     ASSERT_EQ(units_.size(), 90u);
     ASSERT_TRUE(units_[0]->keyframe);
   }
-  void start(StreamConfig config, bool offerExtensions = false) {
+  void start(StreamConfig config, bool offerExtensions = false, bool offerDataChannel = false) {
     config.port = 0;
     server_ = std::make_unique<StreamServer>(config);
     publisher_ = std::make_unique<Publisher>(*server_, units_);
     viewer_ = std::make_unique<LoopbackViewer>(offerExtensions);
+    if (offerDataChannel) {
+      ASSERT_TRUE(viewer_->addDataChannel());
+    }
     ASSERT_TRUE(connectOverWhep(*viewer_, *server_));
   }
   // Publishes until the viewer received `units` units (at most 15 s); `out`: the header extensions of

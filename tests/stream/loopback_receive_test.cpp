@@ -44,7 +44,11 @@ TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
   EXPECT_GE(publisher.keyframeRequests.load(), 1) << "no keyframe request when the viewer connected";
   EXPECT_EQ(server.viewerCount(), 1u);
 
-  // RTCP PLI from the viewer reaches the keyframe handler.
+  // RTCP PLI from the viewer reaches the keyframe handler, once a second has passed since the last one
+  // it may have sent (the depayloader asks at start): a viewer forces at most one keyframe a second
+  // (keyframe_request_limit.hpp).
+  const auto quiet = std::chrono::steady_clock::now() + 1100ms;
+  publisher.publishWhile([&] { return std::chrono::steady_clock::now() < quiet; });
   const int before = publisher.keyframeRequests.load();
   ASSERT_TRUE(viewer.sendPictureLossIndication());
   const auto pliDeadline = std::chrono::steady_clock::now() + 5s;
@@ -65,6 +69,44 @@ TEST_F(LoopbackReceive, ViewerReceivesPublishedUnitsAndIsReapedWhenItVanishes) {
   EXPECT_EQ(server.viewerCount(), 0u) << "a vanished viewer was not cleaned up within 24 s";
   std::printf("vanished viewer reaped after %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - closedAt).count());
+}
+
+// One viewer's keyframe requests force at most one keyframe a second on the encode every viewer shares
+// (a hostile viewer's 100 PLIs a second forced 3.7 a second on everyone): a viewer asking 90 times a
+// second for 3 s reaches the keyframe handler at most once a second, and does reach it.
+TEST_F(LoopbackReceive, APliFloodForcesAtMostOneKeyframeASecond) {
+  Publisher& publisher = *publisher_;
+  LoopbackViewer& viewer = *viewer_;
+  const auto joined = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] { return viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < joined; });
+  ASSERT_GE(viewer.receivedUnits.load(), 30);
+  const int before = publisher.keyframeRequests.load();
+  const auto start = std::chrono::steady_clock::now();
+  int sent = 0;
+  publisher.publishWhile([&] {
+    for (int i = 0; i < 3; ++i) sent += viewer.sendPictureLossIndication() ? 1 : 0;
+    return std::chrono::steady_clock::now() - start < 3s;
+  });
+  const int forced = publisher.keyframeRequests.load() - before;
+  std::printf("PLI flood: %d requests in 3 s -> %d keyframe requests\n", sent, forced);
+  EXPECT_GE(sent, 150);
+  EXPECT_GE(forced, 2) << "the viewer's requests must still reach the encoder";
+  EXPECT_LE(forced, 4) << "more than one forced keyframe a second from one viewer";
+}
+
+// A viewer cannot make serve open data channels (a hostile one opened 1,000, taking serve to 2,038
+// threads): its offer's m=application is answered rejected (port 0) and serve's webrtcbin never sees it,
+// so no SCTP association exists and the viewer's channel never opens, while its video plays.
+TEST_F(LoopbackServerTest, AnOfferedDataChannelIsRejectedAndTheVideoStillPlays) {
+  start(StreamConfig{}, false, true);
+  if (HasFatalFailure()) return;
+  ASSERT_NE(viewer_->answerSdp.find("m=application 0 "), std::string::npos) << viewer_->answerSdp;
+  EXPECT_EQ(viewer_->answerSdp.find("a=sctp-port"), std::string::npos) << viewer_->answerSdp;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  publisher_->publishWhile([&] { return viewer_->receivedUnits < 30 && std::chrono::steady_clock::now() < deadline; });
+  EXPECT_GE(viewer_->receivedUnits.load(), 30) << "the video must play with the data channel rejected";
+  EXPECT_NE(viewer_->dataChannelState(), GST_WEBRTC_DATA_CHANNEL_STATE_OPEN)
+      << "the viewer's data channel opened: serve answered SCTP";
 }
 
 // The other side of the reaper: a GStreamer receiver that stays is never taken for a vanished one. It
@@ -144,6 +186,40 @@ TEST(ViewerSessionLoopback, OnlyTheTimeoutOfAnSsrcTheViewerReportedFromEndsIt) {
     EXPECT_NE(endedWith.find("timed out"), std::string::npos)
         << "the timeout of the viewer's own SSRC did not end the session: '" << endedWith << "'";
   }
+  session.reset();  // before the loop thread
+  viewer.close();
+}
+
+// Every report block of the viewer's RTCP is read from the packets themselves (rtpsession's stats keep
+// only its last block about any of our sources, the RTX one's for a viewer that lists it last, as aiortc
+// does): the live session's parsed media block is the one congestion control reads.
+TEST(ViewerSessionLoopback, TheViewersReportBlocksAreReadFromItsRtcp) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
+  ASSERT_EQ(units.size(), 90u);
+  LoopbackViewer viewer;
+  const std::string offer = viewer.createOffer();
+  stream::GlibLoopThread loop;
+  stream::ViewerSession::Events events;
+  events.post = [&loop](std::function<void()> task) { loop.post(std::move(task)); };
+  auto session = std::make_shared<stream::ViewerSession>("rb-test", stream::chooseH264(offer), true, events);
+  ASSERT_TRUE(viewer.applyAnswer(session->negotiate(offer, 3000ms)));
+  std::size_t next = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while ((viewer.receivedUnits < 10 || !session->lastMediaReport()) && std::chrono::steady_clock::now() < deadline) {
+    session->push(units[next]);
+    next = (next + 1) % units.size();
+    std::this_thread::sleep_for(33ms);
+  }
+  ASSERT_GE(viewer.receivedUnits.load(), 10);
+  const std::optional<stream::RtcpReportBlock> block = session->lastMediaReport();
+  ASSERT_TRUE(block) << "no report block about our media SSRC read from the viewer's RTCP within 15 s";
+  EXPECT_EQ(block->source, session->mediaSsrc());
+  EXPECT_GT(block->extHighestSeq, 0u);
+  const auto reading = session->readFeedback();
+  ASSERT_TRUE(reading.report);
+  EXPECT_GE(reading.report->highestSeq, block->extHighestSeq);
   session.reset();  // before the loop thread
   viewer.close();
 }

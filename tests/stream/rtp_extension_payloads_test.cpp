@@ -117,7 +117,7 @@ TEST(H264OfferExtensions, ChromiumOfferKeepsOurExtensionsWithItsIds) {
 TEST(H264OfferExtensions, UnusableExtmapLinesArePassedOver) {
   const std::string head =
       "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
-      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB\r\n"
       "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=42e01f\r\n";
   const std::string abs(kAbsCaptureTimeUri), delay(kPlayoutDelayUri), twcc(kTransportWideCcUri);
   const VideoChoice c = chooseH264(head +

@@ -30,6 +30,7 @@ TEST(H264Offer, ChromiumOfferPicks42e01fAndItsRtx) {
   EXPECT_EQ(c.payloadType, expected);
   EXPECT_EQ(c.profileLevelId, "42e01f");
   EXPECT_EQ(c.mediaIndex, 0);
+  EXPECT_TRUE(c.nackFeedback) << "Chromium offers a=rtcp-fb:<pt> nack: its receiver reports are checked against its NACKs";
   // Chromium pairs every codec with an rtx payload type: a=fmtp:<rtx> apt=<pt>.
   EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.rtxPayloadType) + " apt=" + std::to_string(expected)),
             std::string::npos);
@@ -47,13 +48,14 @@ TEST(H264Offer, FallsBackToBaselineWhen42e01fIsAbsent) {
 TEST(H264Offer, PrefersConstrainedBaselineOverBaselineRegardlessOfOrder) {
   const std::string sdp =
       "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
-      "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB\r\n"
       "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=42001f\r\n"
       "a=rtpmap:101 h264/90000\r\na=fmtp:101 profile-level-id=42C01E;packetization-mode=1\r\n";
   const VideoChoice c = chooseH264(sdp);
   EXPECT_EQ(c.payloadType, 101);
   EXPECT_EQ(c.profileLevelId, "42c01e");
   EXPECT_EQ(c.rtxPayloadType, -1);
+  EXPECT_FALSE(c.nackFeedback) << "no a=rtcp-fb nack offered";
 }
 
 TEST(H264Offer, MalformedOffersAreInvalidArgument) {
@@ -121,7 +123,7 @@ TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
   // Main-profile H.264 only, to a server that can send VP8 but the offer has none either.
   const std::string sdp =
       "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
-      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB\r\n"
       "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=4d001f\r\n";
   try {
     chooseVideo(sdp, SendableCodecs{true, {}});
@@ -139,7 +141,7 @@ TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {
 // An offer of two Constrained Baseline formats: 42e01f (level 3.1, first) and 42e028 (level 4.0).
 std::string twoLevelOffer() {
   return "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n"
-         "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 00\r\n"
+         "m=video 9 UDP/TLS/RTP/SAVPF 100 101\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\na=fingerprint:sha-256 AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB\r\n"
          "a=recvonly\r\na=rtpmap:100 H264/90000\r\n"
          "a=fmtp:100 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f\r\n"
          "a=rtpmap:101 H264/90000\r\na=fmtp:101 packetization-mode=1;profile-level-id=42e028\r\n";

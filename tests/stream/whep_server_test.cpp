@@ -231,6 +231,19 @@ TEST(WhepServer, BrokenOffersGetTheRight4xxWithAReason) {
   EXPECT_EQ(vp8->status, 422);  // well-formed but unusable; 406 would mean an SDP counter-offer in WHEP
   EXPECT_NE(vp8->body.find("H.264"), std::string::npos) << vp8->body;
 
+  // A garbage DTLS fingerprint is refused at offer time (it would take 201 and fail the handshake later).
+  auto fingerprint =
+      cli.Post("/whep", test::withoutLines(offer, "a=fingerprint:.*") + "a=fingerprint:sha-256 00\r\n", "application/sdp");
+  ASSERT_TRUE(fingerprint);
+  EXPECT_EQ(fingerprint->status, 400);
+  EXPECT_NE(fingerprint->body.find("a=fingerprint:sha-256 00 is not"), std::string::npos) << fingerprint->body;
+
+  // A video m-line without a=mid is refused before webrtcbin sees it, saying so.
+  auto noMid = cli.Post("/whep", test::withoutLines(offer, "a=mid:.*"), "application/sdp");
+  ASSERT_TRUE(noMid);
+  EXPECT_EQ(noMid->status, 400);
+  EXPECT_NE(noMid->body.find("no a=mid"), std::string::npos) << noMid->body;
+
   auto json = cli.Post("/whep", offer, "application/json");
   ASSERT_TRUE(json);
   EXPECT_EQ(json->status, 415);

@@ -74,5 +74,29 @@ TEST(SourceSpec, ToStringRoundTrips) {
   EXPECT_EQ(toString(parseSourceSpec("v4l2:/dev/video3?format=mjpeg")), "v4l2:/dev/video3?format=mjpeg");
 }
 
+// Every kind comes from the one registry: an unknown kind's message lists the registered ones, and a
+// kind's own options are its alone and printed back by it.
+TEST(SourceSpec, KindsAndTheirOwnOptionsComeFromTheRegistry) {
+  try {
+    parseSourceSpec("ftp://camera/stream");
+    ADD_FAILURE() << "accepted a kind nobody registered";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("unknown source kind 'ftp' (use test, v4l2"), std::string::npos) << e.what();
+  }
+  try {
+    parseSourceSpec("test?dir=/tmp");
+    ADD_FAILURE() << "the test camera took the share's dir option";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown option 'dir' for a test source"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(toString(parseSourceSpec("share:cam0?dir=/run/cams")), "share:cam0?dir=/run/cams");
+  EXPECT_EQ(toString(parseSourceSpec("v4l2:/dev/video1?memory=userptr")), "v4l2:/dev/video1?memory=userptr");
+  EXPECT_EQ(toString(parseSourceSpec("test:640x360@30?format=uyvy")), "test:640x360@30?format=uyvy");
+  SourceSpec unknown;
+  unknown.kind = "nosuch";
+  EXPECT_THROW(openSource(unknown), Error);
+}
+
 }  // namespace
 }  // namespace zerohop

@@ -1,0 +1,132 @@
+#include "audio/opus_encoder.hpp"
+
+#include <opus/opus.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::audio {
+namespace {
+
+// The largest packet libopus makes: 1275 bytes a frame, at most 3 frames (RFC 6716 3.2.5); 4000 is its own
+// advice.
+constexpr int kMaxPacketBytes = 4000;
+constexpr std::int64_t kResyncNs = 5'000'000;
+
+[[noreturn]] void opusFailed(const char* call, int rc) {
+  throw Error(Errc::kDevice, std::string(call) + " failed: " + opus_strerror(rc));
+}
+
+void check(const OpusSettings& s) {
+  if (s.channels != 1 && s.channels != 2)
+    throw Error(Errc::kInvalidArgument,
+                "opus: " + std::to_string(s.channels) + " channels; Opus here takes 1 or 2");
+  if (s.frameMs != 10 && s.frameMs != 20)
+    throw Error(Errc::kInvalidArgument, "opus: " + std::to_string(s.frameMs) + " ms frames; give 10 or 20");
+  if (s.bitrateBps < 6'000 || s.bitrateBps > 510'000)
+    throw Error(Errc::kInvalidArgument,
+                "opus: bitrate " + std::to_string(s.bitrateBps) + " b/s is outside 6000..510000");
+  if (s.expectedLossPercent > 100)
+    throw Error(Errc::kInvalidArgument,
+                "opus: expected loss " + std::to_string(s.expectedLossPercent) + " % is outside 0..100");
+}
+
+}  // namespace
+
+void OpusAudioEncoder::Deleter::operator()(OpusEncoder* e) const noexcept {
+  opus_encoder_destroy(e);
+}
+
+OpusAudioEncoder::OpusAudioEncoder(const OpusSettings& settings) : settings_(settings) {
+  check(settings_);
+  int rc = OPUS_OK;
+  enc_.reset(opus_encoder_create(static_cast<opus_int32>(kSampleRate), static_cast<int>(settings_.channels),
+                                 OPUS_APPLICATION_VOIP, &rc));
+  if (rc != OPUS_OK || !enc_) opusFailed("opus_encoder_create", rc);
+  control(OPUS_SET_BITRATE_REQUEST, static_cast<std::int32_t>(settings_.bitrateBps), "OPUS_SET_BITRATE");
+  control(OPUS_SET_INBAND_FEC_REQUEST, settings_.inbandFec ? 1 : 0, "OPUS_SET_INBAND_FEC");
+  control(OPUS_SET_PACKET_LOSS_PERC_REQUEST, static_cast<std::int32_t>(settings_.expectedLossPercent),
+          "OPUS_SET_PACKET_LOSS_PERC");
+  control(OPUS_SET_DTX_REQUEST, settings_.dtx ? 1 : 0, "OPUS_SET_DTX");
+  // Live sound: the encoder's own lookahead is all the delay it adds; complexity 5 keeps it a few % of a
+  // core.
+  control(OPUS_SET_COMPLEXITY_REQUEST, 5, "OPUS_SET_COMPLEXITY");
+}
+
+OpusAudioEncoder::~OpusAudioEncoder() = default;
+OpusAudioEncoder::OpusAudioEncoder(OpusAudioEncoder&&) noexcept = default;
+OpusAudioEncoder& OpusAudioEncoder::operator=(OpusAudioEncoder&&) noexcept = default;
+
+void OpusAudioEncoder::control(int request, std::int32_t value, const char* what) {
+  const int rc = opus_encoder_ctl(enc_.get(), request, static_cast<opus_int32>(value));
+  if (rc != OPUS_OK) opusFailed((std::string("opus_encoder_ctl(") + what + ")").c_str(), rc);
+}
+
+void OpusAudioEncoder::setBitrate(std::uint32_t bps) {
+  OpusSettings s = settings_;
+  s.bitrateBps = bps;
+  check(s);
+  control(OPUS_SET_BITRATE_REQUEST, static_cast<std::int32_t>(bps), "OPUS_SET_BITRATE");
+  settings_ = s;
+}
+
+void OpusAudioEncoder::setExpectedLoss(std::uint32_t percent) {
+  OpusSettings s = settings_;
+  s.expectedLossPercent = percent;
+  check(s);
+  control(OPUS_SET_PACKET_LOSS_PERC_REQUEST, static_cast<std::int32_t>(percent), "OPUS_SET_PACKET_LOSS_PERC");
+  settings_ = s;
+}
+
+void OpusAudioEncoder::setInbandFec(bool on) {
+  control(OPUS_SET_INBAND_FEC_REQUEST, on ? 1 : 0, "OPUS_SET_INBAND_FEC");
+  settings_.inbandFec = on;
+}
+
+void OpusAudioEncoder::setDtx(bool on) {
+  control(OPUS_SET_DTX_REQUEST, on ? 1 : 0, "OPUS_SET_DTX");
+  settings_.dtx = on;
+}
+
+std::vector<OpusPacket> OpusAudioEncoder::encode(const AudioFrame& block) {
+  if (block.channels != settings_.channels) {
+    throw Error(Errc::kInvalidArgument, "opus: a block of " + std::to_string(block.channels) +
+                                            " channels reached an encoder made for " +
+                                            std::to_string(settings_.channels));
+  }
+  const auto pendingFrames = static_cast<std::int64_t>(pending_.size() / settings_.channels);
+  const std::int64_t expectedNs = pendingNs_ + framesToNs(pendingFrames);
+  // Packet times follow the sample count, so the jitter of a device's stamps (its delay is read in
+  // whole periods on some cards) does not reach them. More than 5 ms off (half a 10 ms block): blocks were
+  // dropped upstream or the clock jumped; start again from this block, keeping the samples pending.
+  if (!timed_ || std::llabs(block.captureNs - expectedNs) > kResyncNs) {
+    pendingNs_ = block.captureNs - framesToNs(pendingFrames);
+    timed_ = true;
+  }
+  pending_.insert(pending_.end(), block.samples.begin(), block.samples.end());
+
+  std::vector<OpusPacket> out;
+  const std::size_t perPacket = static_cast<std::size_t>(frameSize()) * settings_.channels;
+  std::size_t used = 0;
+  while (pending_.size() - used >= perPacket) {
+    OpusPacket p;
+    p.data.resize(kMaxPacketBytes);
+    const opus_int32 n = opus_encode(enc_.get(), pending_.data() + used, static_cast<int>(frameSize()),
+                                     p.data.data(), kMaxPacketBytes);
+    if (n < 0) opusFailed("opus_encode", n);
+    p.data.resize(static_cast<std::size_t>(n));
+    p.frames = frameSize();
+    p.captureNs = pendingNs_;
+    p.sequence = sequence_++;
+    pendingNs_ += framesToNs(frameSize());
+    used += perPacket;
+    out.push_back(std::move(p));
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(used));
+  return out;
+}
+
+}  // namespace zerohop::audio

@@ -1,0 +1,144 @@
+// Answers accept only what serve sends: the offer cut down to the chosen video section for webrtcbin,
+// every other section answered rejected (port 0), and the offer checks a hostile peer meets first
+// (a garbage DTLS fingerprint; a WHIP answer without usable video).
+#include "stream/sdp_sections.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "stream/video_offer.hpp"
+#include "test_sdp.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+const std::string kFingerprint =
+    "a=fingerprint:sha-256 AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB\r\n";
+
+// What a hostile WHEP viewer offers: audio, then the video serve sends, then a data channel, bundled.
+std::string audioVideoDataOffer() {
+  return "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE a v d\r\n" + kFingerprint +
+         "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:a\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\n"
+         "a=sendrecv\r\na=rtpmap:111 opus/48000/2\r\n"
+         "m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=mid:v\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\n"
+         "a=recvonly\r\na=rtpmap:100 H264/90000\r\na=fmtp:100 packetization-mode=1;profile-level-id=42e01f\r\n"
+         "m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=mid:d\r\n"
+         "a=ice-ufrag:u\r\na=ice-pwd:p\r\na=sctp-port:5000\r\na=max-message-size:262144\r\n";
+}
+
+TEST(OfferSections, WebrtcbinSeesOnlyTheChosenVideoSection) {
+  const std::string offer = audioVideoDataOffer();
+  const VideoChoice choice = chooseH264(offer);
+  ASSERT_EQ(choice.mediaIndex, 1);
+  const OfferCut cut = keepOnlySection(offer, choice.mediaIndex);
+  EXPECT_EQ(cut.offer.find("m=application"), std::string::npos) << cut.offer;
+  EXPECT_EQ(cut.offer.find("sctp-port"), std::string::npos) << cut.offer;
+  EXPECT_EQ(cut.offer.find("m=audio"), std::string::npos) << cut.offer;
+  EXPECT_NE(cut.offer.find("a=group:BUNDLE v\r\n"), std::string::npos) << "the group names the kept mid only: " << cut.offer;
+  EXPECT_NE(cut.offer.find("m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=mid:v\r\n"), std::string::npos);
+  EXPECT_NE(cut.offer.find(kFingerprint), std::string::npos) << "session lines are kept";
+  // What webrtcbin is given is still an offer serve accepts, its video now the first section.
+  EXPECT_EQ(chooseH264(cut.offer).mediaIndex, 0);
+  ASSERT_EQ(cut.rejectedKinds.size(), 2u);
+  EXPECT_EQ(cut.rejectedKinds[0], "audio");
+  EXPECT_EQ(cut.rejectedKinds[1], "application");
+}
+
+TEST(OfferSections, TheAnswerRejectsEveryOtherSectionInOfferOrder) {
+  const OfferCut cut = keepOnlySection(audioVideoDataOffer(), 1);
+  const std::string webrtcbinAnswer =
+      "v=0\r\no=- 1 0 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE v\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=ice-ufrag:U\r\na=ice-pwd:P\r\na=mid:v\r\n"
+      "a=setup:active\r\na=fingerprint:sha-256 F0\r\na=sendonly\r\n";
+  const std::string answer = withRejectedSections(webrtcbinAnswer, cut);
+  // Each rejected section also carries the answer's credentials, fingerprint and role (webrtcbin as a
+  // viewer checks them in every section).
+  const std::string transport = "a=ice-ufrag:U\r\na=ice-pwd:P\r\na=setup:active\r\na=fingerprint:sha-256 F0\r\n";
+  EXPECT_EQ(answer,
+            "v=0\r\no=- 1 0 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE v\r\n"
+            "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:a\r\n" + transport +
+            webrtcbinAnswer.substr(webrtcbinAnswer.find("m=video")) +
+            "m=application 0 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=mid:d\r\n" + transport);
+}
+
+TEST(OfferSections, ChromiumsOfferPassesUnchanged) {
+  const std::string offer = test::chromiumOffer();
+  const OfferCut cut = keepOnlySection(offer, chooseH264(offer).mediaIndex);
+  EXPECT_EQ(test::withoutLines(cut.offer, "$^"), test::withoutLines(offer, "$^")) << "one bundled video section: nothing to cut";
+  EXPECT_TRUE(cut.before.empty());
+  EXPECT_TRUE(cut.after.empty());
+  EXPECT_EQ(withRejectedSections("v=0\r\nm=video 9 X 1\r\n", cut), "v=0\r\nm=video 9 X 1\r\n");
+}
+
+TEST(OfferSections, AVideoSectionWithoutMidIsRefused) {
+  const std::string offer = test::withoutLines(test::chromiumOffer(), "a=mid:.*");
+  try {
+    keepOnlySection(offer, 0);
+    FAIL() << "an offer without a=mid went on to webrtcbin";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("no a=mid"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(keepOnlySection(test::chromiumOffer(), 1), Error) << "there is no second section";
+}
+
+TEST(OfferFingerprint, AGarbageDtlsFingerprintIsRefusedAtOfferTimeSayingWhy) {
+  const std::string good = test::chromiumOffer();
+  for (const std::string& bad : {std::string("a=fingerprint:sha-256 00"), std::string("a=fingerprint:sha-256 zz"),
+                                 std::string("a=fingerprint:sha-999 AB:CD"), std::string("a=fingerprint:garbage"),
+                                 std::string("a=fingerprint:sha-1 AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB"),
+                                 std::string("a=fingerprint:sha-256 ABAB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:")}) {
+    const std::string offer = test::withoutLines(good, "a=fingerprint:.*") + bad + "\r\n";
+    try {
+      chooseH264(offer);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kInvalidArgument) << bad;  // 400 at offer time
+      EXPECT_NE(std::string(e.what()).find("DTLS handshake could not check"), std::string::npos) << e.what();
+    }
+  }
+  // The well-formed ones of every hash function in RFC 8122's registry, in either case.
+  for (const auto& [hash, bytes] : {std::pair{"sha-1", 20}, {"SHA-256", 32}, {"sha-512", 64}, {"md5", 16}}) {
+    std::string fp = std::string("a=fingerprint:") + hash + " ";
+    for (int i = 0; i < bytes; ++i) fp += i == 0 ? "0f" : ":A0";
+    EXPECT_NO_THROW(chooseH264(test::withoutLines(good, "a=fingerprint:.*") + fp + "\r\n")) << fp;
+  }
+}
+
+std::string answerWith(const std::string& media) {
+  return "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n" + kFingerprint + media;
+}
+
+TEST(PublishAnswer, AnAnswerWithoutUsableVideoIsRefusedSayingWhatItHad) {
+  EXPECT_NO_THROW(checkPublishAnswer(answerWith("m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=recvonly\r\n"), 96));
+  const struct {
+    std::string media, says;
+  } cases[] = {
+      {"m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=recvonly\r\n", "it has m=audio port 9 recvonly"},
+      {"m=video 0 UDP/TLS/RTP/SAVPF 96\r\n", "m=video port 0"},
+      {"m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=inactive\r\n", "m=video port 9 inactive"},
+      {"m=video 9 UDP/TLS/RTP/SAVPF 97\r\na=recvonly\r\n", "payload type 96"},
+  };
+  for (const auto& c : cases) {
+    try {
+      checkPublishAnswer(answerWith(c.media), 96);
+      ADD_FAILURE() << "accepted " << c.media;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kProtocol);
+      EXPECT_NE(std::string(e.what()).find("no usable video section"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+    }
+  }
+  try {
+    checkPublishAnswer("<html>hello</html>", 96);
+    ADD_FAILURE() << "accepted HTML";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kProtocol);
+    EXPECT_NE(std::string(e.what()).find("not usable SDP"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zerohop::stream

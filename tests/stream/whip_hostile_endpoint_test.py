@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""`zerohop serve --whip URL --whip-token T` against hostile WHIP endpoints (http.server on 127.0.0.1, port 0),
+one serve each, all at once:
+  redirect  a 307 to another origin (another port): followed without the token, said so in the log; the
+            other origin never sees an Authorization header, the endpoint's own origin does;
+  huge      a 201 whose body never ends (100 MB a try): refused past 256 KB, saying so; over two more tries
+            serve's RSS grows by less than 16 MB (unbounded, it read the whole body: 84 -> 1,118 MB in one try);
+  trickle   an answer trickled a byte a second: cut off after 5 s with a line that says so; then SIGTERM in
+            the middle of the next trickled answer ends serve within 3 s;
+  audio     a 201 whose SDP has only an audio m-line: refused, saying it has no usable video section, and
+            the resource DELETEd.
+No serve log line may hold the token.
+
+usage: whip_hostile_endpoint_test.py ZEROHOP_BINARY     exit: 0 pass, 1 fail
+"""
+import http.server
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+TOKEN = "whip-hostile-secret-31"
+FINGERPRINT = "a=fingerprint:sha-256 " + ":".join(["AB"] * 32)
+AUDIO_ONLY = ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n" + FINGERPRINT + "\r\n"
+              "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=ice-ufrag:u\r\n"
+              "a=ice-pwd:pppppppppppppppppppppp\r\na=setup:passive\r\na=recvonly\r\na=rtpmap:111 opus/48000/2\r\n")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Endpoint:
+    """A WHIP endpoint that misbehaves as `mode` says, recording what it was sent."""
+
+    def __init__(self, mode: str, redirect_to: "Endpoint | None" = None):
+        self.mode, self.redirect_to = mode, redirect_to
+        self.lock = threading.Lock()
+        self.posts, self.deletes, self.auth_seen = 0, 0, []
+        ep = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_OPTIONS(self):
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_DELETE(self):
+                with ep.lock:
+                    ep.deletes += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with ep.lock:
+                    ep.posts += 1
+                    ep.auth_seen.append(self.headers.get("Authorization"))
+                try:
+                    getattr(ep, "answer_" + ep.mode)(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # serve hung up: what it should do
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/whip"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def answer_redirect(self, h):
+        h.send_response(307)
+        h.send_header("Location", self.redirect_to.url)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    def answer_refuse(self, h):  # the other origin: whatever it is sent, it does not serve
+        h.send_response(403)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    def answer_huge(self, h):
+        h.send_response(201)
+        h.send_header("Location", "/whip/r1")
+        h.send_header("Content-Type", "application/sdp")
+        h.send_header("Content-Length", str(1 << 30))
+        h.end_headers()
+        chunk = b"a=x:" + b"y" * 65530 + b"\r\n"
+        for _ in range(1600):  # up to 100 MB, as fast as serve reads it
+            h.wfile.write(chunk)
+
+    def answer_trickle(self, h):
+        for byte in b"HTTP/1.1 201 Created\r\nLocation: /whip/r1\r\n":
+            h.wfile.write(bytes([byte]))
+            h.wfile.flush()
+            time.sleep(1)
+
+    def answer_audio(self, h):
+        body = AUDIO_ONLY.encode()
+        h.send_response(201)
+        h.send_header("Location", "/whip/r1")
+        h.send_header("Content-Type", "application/sdp")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    def stats(self):
+        with self.lock:
+            return self.posts, self.deletes, list(self.auth_seen)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Serve:
+    def __init__(self, binary: str, whip_url: str):
+        self.proc = subprocess.Popen([binary, "serve", "--source", "test:320x180@15", "--listen",
+                                      f"127.0.0.1:{free_port()}", "--whip", whip_url, "--whip-token", TOKEN],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.lines, self.lock = [], threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            with self.lock:
+                self.lines.append(raw.decode("utf-8", "replace").rstrip())
+
+    def log(self) -> str:
+        with self.lock:
+            return "\n".join(self.lines)
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) / 1024
+
+    def wait_log(self, pattern: str, timeout: float) -> "str | None":
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = re.search(pattern, self.log())
+            if m:
+                return m.group(0)
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.1)
+        return None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def wait(cond, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return cond()
+
+
+def case_redirect(binary: str, bad: list) -> None:
+    other = Endpoint("refuse")
+    ep = Endpoint("redirect", redirect_to=other)
+    serve = Serve(binary, ep.url)
+    try:
+        if not wait(lambda: other.stats()[0] >= 2, 20):
+            bad.append(f"redirect: the other origin got {other.stats()[0]} POSTs, want 2 (serve log:\n{serve.log()})")
+        line = serve.wait_log(r"redirected \(307\) to another origin.*without the bearer token[^\n]*", 5)
+        print(f"redirect: {line}")
+        if not line:
+            bad.append("redirect: no log line saying the redirect is followed without the token")
+        if any(a is not None for a in other.stats()[2]):
+            bad.append(f"redirect: the other origin was sent Authorization: {other.stats()[2]}")
+        if not ep.stats()[2] or ep.stats()[2][0] != "Bearer " + TOKEN:
+            bad.append(f"redirect: the endpoint's own origin did not get the token: {ep.stats()[2]}")
+        if TOKEN in serve.log():
+            bad.append("redirect: serve's log holds the token")
+    finally:
+        serve.stop()
+        ep.close()
+        other.close()
+
+
+def case_huge(binary: str, bad: list) -> None:
+    ep = Endpoint("huge")
+    serve = Serve(binary, ep.url)
+    try:
+        line = serve.wait_log(r"body is over 256 KB[^\n]*", 20)
+        print(f"huge: {line}")
+        if not line:
+            bad.append(f"huge: no line refusing the body past 256 KB (serve log:\n{serve.log()})")
+            return
+        before, posts = serve.rss_mb(), ep.stats()[0]
+        if not wait(lambda: ep.stats()[0] >= posts + 2, 10):  # two more endless answers
+            bad.append("huge: serve did not try again after the refusal")
+        wait(lambda: serve.log().count("body is over 256 KB") >= 3, 5)
+        after = serve.rss_mb()
+        print(f"huge: serve RSS {before:.1f} -> {after:.1f} MB over {ep.stats()[0] - posts} more endless answers")
+        if after - before > 16:
+            bad.append(f"huge: serve's RSS grew {after - before:.1f} MB on endless answers")
+        if TOKEN in serve.log():
+            bad.append("huge: serve's log holds the token")
+    finally:
+        serve.stop()
+        ep.close()
+
+
+def case_trickle(binary: str, bad: list) -> None:
+    ep = Endpoint("trickle")
+    serve = Serve(binary, ep.url)
+    try:
+        t0 = time.monotonic()
+        line = serve.wait_log(r"no complete answer \(headers and body\) within 5000 ms[^\n]*", 15)
+        print(f"trickle: after {time.monotonic() - t0:.1f} s: {line}")
+        if not line:
+            bad.append(f"trickle: no line saying the trickled answer timed out (serve log:\n{serve.log()})")
+            return
+        if not wait(lambda: ep.stats()[0] >= 2, 5):
+            bad.append("trickle: no second attempt after the time-out")
+            return
+        time.sleep(1)  # well inside the second trickled answer
+        t0 = time.monotonic()
+        serve.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = serve.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.monotonic() - t0
+        print(f"trickle: SIGTERM during a trickled answer: exit {rc} in {took:.2f} s")
+        if rc is None or took > 3:
+            bad.append(f"trickle: SIGTERM took {took:.2f} s (exit {rc}); want an exit within 3 s")
+    finally:
+        serve.stop()
+        ep.close()
+
+
+def case_audio(binary: str, bad: list) -> None:
+    ep = Endpoint("audio")
+    serve = Serve(binary, ep.url)
+    try:
+        line = serve.wait_log(r"no usable video section[^\n]*", 20)
+        print(f"audio: {line}")
+        if not line:
+            bad.append(f"audio: an audio-only answer was not refused as such (serve log:\n{serve.log()})")
+        elif "m=audio" not in line:
+            bad.append(f"audio: the refusal does not say what the answer had: {line}")
+        if not wait(lambda: ep.stats()[1] >= 1, 5):
+            bad.append("audio: the refused session's resource was not DELETEd")
+        if "ICE failed" in serve.log():
+            bad.append("audio: serve still tried the session (\"ICE failed\")")
+    finally:
+        serve.stop()
+        ep.close()
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 1
+    binary, bad = sys.argv[1], []
+    cases = [threading.Thread(target=c, args=(binary, bad)) for c in (case_redirect, case_huge, case_trickle, case_audio)]
+    for c in cases:
+        c.start()
+    for c in cases:
+        c.join(60)
+    if any(c.is_alive() for c in cases):
+        bad.append("a case did not finish within 60 s")
+    for b in bad:
+        print("FAIL: " + b)
+    if not bad:
+        print("PASS")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
