@@ -1,5 +1,7 @@
-// The `rtsp` source kind: an IP camera, `rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS]`
-// (src/rtsp: RtspSource). The URL is the camera's own, query included, so the kind parses the whole text.
+// The `rtsp` source kind: an IP camera,
+// `rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS&format=h264|i420]` (src/rtsp:
+// RtspSource; format=i420 decodes on the CPU, DecodedH264Source). The URL is the camera's own, query
+// included, so the kind parses the whole text.
 #include "rtsp/rtsp_source.hpp"
 #include "source_kind.hpp"
 
@@ -14,8 +16,13 @@ void print(const SourceSpec& spec, SourceSpecText& text) {
 }  // namespace
 
 SourceKind rtspSourceKind() {
-  SourceKind kind{"rtsp", "rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS]",
-                  "rtsp://user:pw@192.168.1.20/stream1", nullptr, nullptr, print, openRtspSource};
+  SourceKind kind{"rtsp",
+                  "rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS&format=h264|i420]",
+                  "rtsp://user:pw@192.168.1.20/stream1",
+                  nullptr,
+                  nullptr,
+                  print,
+                  openRtspSource};
   kind.parseText = parseRtspSourceSpec;
   return kind;
 }
