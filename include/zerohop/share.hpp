@@ -247,8 +247,10 @@ struct SubscriberStats {
 struct SubscribeOptions {
   std::string directory;  ///< empty = the publisher's default directory for this uid
   std::chrono::milliseconds handshakeTimeout{2000};
-  /// How long the constructor waits for NAME to be published when nobody publishes it yet (a
-  /// publisher started after its readers); 0 = kNotFound at once.
+  /// How long the constructor waits for NAME to be published while nobody serves it: not yet
+  /// published (a publisher started after its readers), or its publisher died and left its socket
+  /// file (SIGKILL) until a new one replaces it. 0 = fail at once (kNotFound, or kUnavailable for
+  /// a dead publisher's socket).
   std::chrono::milliseconds waitForPublisher{0};
   std::optional<std::uint32_t> publisherUid;  ///< empty = must be our own uid
   /// next() first spins this long watching the ring's wake word (no system call), then sleeps in a
@@ -324,8 +326,9 @@ class ZEROHOP_API SharedFrame {
 /// first subscription of a process logs whether MPS runs and what a hand-off costs.
 class ZEROHOP_API Subscriber {
  public:
-  /// Connects and handshakes, waiting up to options.waitForPublisher for NAME to appear. Throws
-  /// kNotFound (nobody publishes NAME by then), kUnavailable (refused,
+  /// Connects and handshakes, waiting up to options.waitForPublisher for NAME to be served (also
+  /// through a dead publisher's socket file until its successor is up). Throws kNotFound (nobody
+  /// published NAME by then), kUnavailable (its publisher died and none came back by then; refused,
   /// e.g. wrong uid), kProtocol (version mismatch or foreign peer, with both versions named),
   /// kTimeout (no answer), kInvalidArgument (SubscribeOptions::device names no CUDA device).
   explicit Subscriber(std::string name, SubscribeOptions options = {});
@@ -344,7 +347,7 @@ class ZEROHOP_API Subscriber {
   /// kUnavailable when the publisher goes away, also while waiting.
   std::optional<SharedFrame> next(std::chrono::milliseconds timeout);
   /// Drops the current session (outstanding SharedFrames stay readable) and handshakes again,
-  /// e.g. with a restarted publisher. Throws like the constructor.
+  /// e.g. with a restarted publisher, without waiting. Throws like the constructor.
   void reconnect();
   /// False once the publisher has been seen gone (checked without blocking).
   bool connected() const;

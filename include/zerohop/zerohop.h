@@ -207,8 +207,10 @@ ZEROHOP_API const char* zh_status_name(zh_status status);
 ZEROHOP_API const char* zh_format_name(zh_format format);
 
 /* ---- reader -------------------------------------------------------------------------------- */
-/* Connects to share `name`, waiting up to timeout_ms (0: not at all) for it to be published.
- * ZH_ERR_NOT_FOUND when nobody publishes it by then, ZH_ERR_PROTOCOL on a version mismatch. */
+/* Connects to share `name`, waiting up to timeout_ms (0: not at all) for it to be published: also
+ * when its publisher died and left its socket file, until a restarted publisher replaces it.
+ * ZH_ERR_NOT_FOUND when nobody published it by then, ZH_ERR_UNAVAILABLE when its publisher died
+ * and none came back by then, ZH_ERR_PROTOCOL on a version mismatch. */
 ZEROHOP_API zh_status zh_reader_open(const char* name, int32_t timeout_ms, zh_reader** reader);
 ZEROHOP_API zh_status zh_reader_open_with(const char* name, const zh_reader_options* options, zh_reader** reader);
 /* Ends the reader (NULL: nothing to do). Frames it handed out stay valid until released. */
@@ -218,7 +220,8 @@ ZEROHOP_API zh_status zh_reader_close(zh_reader* reader);
 ZEROHOP_API zh_status zh_reader_next(zh_reader* reader, int32_t timeout_ms, zh_frame** frame);
 /* The newest published frame (possibly one returned before); waits up to timeout_ms for the first. */
 ZEROHOP_API zh_status zh_reader_latest(zh_reader* reader, int32_t timeout_ms, zh_frame** frame);
-/* Handshakes again, e.g. with a restarted publisher. */
+/* Handshakes again, e.g. with a restarted publisher (no wait: ZH_ERR_UNAVAILABLE or
+ * ZH_ERR_NOT_FOUND while none is there; call again later, or open a new reader with a timeout). */
 ZEROHOP_API zh_status zh_reader_reconnect(zh_reader* reader);
 ZEROHOP_API zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info);
 ZEROHOP_API zh_status zh_reader_get_stats(zh_reader* reader, zh_reader_stats* stats);

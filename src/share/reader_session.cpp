@@ -26,25 +26,55 @@ namespace {
 
 }  // namespace
 
+UniqueFd ReaderSession::dial(const std::string& name, const std::string& socketPath, bool& stale) {
+  int err = 0;
+  UniqueFd fd = tryConnectSeqpacket(socketPath, err);
+  stale = false;
+  if (fd) return fd;
+  // Chosen by the errno, never by its text (strerror is translated under other locales).
+  if (err == ECONNREFUSED) {  // a socket file nobody listens on
+    stale = true;
+    return fd;
+  }
+  if (errcFromErrno(err) == Errc::kNotFound) return fd;  // no socket file (ENOENT)
+  const std::string why =
+      "connect(" + socketPath + ") failed: " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
+  const Errc code = errcFromErrno(err);
+  throw Error(code == Errc::kIo ? Errc::kUnavailable : code, "cannot reach publisher '" + name + "': " + why);
+}
+
+Error ReaderSession::absent(const std::string& name, const std::string& socketPath, bool stale) {
+  if (stale) {
+    return Error(Errc::kUnavailable, "publisher '" + name + "' went away (stale socket " + socketPath +
+                                         ": its process ended without closing the share); it is read again " +
+                                         "once a publisher of that name is back: reconnect then, or open " +
+                                         "with a timeout to wait for it");
+  }
+  return Error(Errc::kNotFound, "no publisher '" + name + "' (no socket " + socketPath + ")");
+}
+
+Error ReaderSession::wentAway(const std::string& name) {
+  return Error(Errc::kUnavailable, "publisher '" + name +
+                                       "' went away: reconnect to read it again once it is back (frames "
+                                       "still held stay readable)");
+}
+
 std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, const std::string& socketPath,
                                                       const SubscribeOptions& options,
                                                       std::shared_ptr<ReaderCounters> counters) {
+  bool stale = false;
+  UniqueFd socket = dial(name, socketPath, stale);
+  if (!socket) throw absent(name, socketPath, stale);
+  return handshake(name, socketPath, std::move(socket), options, std::move(counters));
+}
+
+std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name, const std::string& socketPath,
+                                                        UniqueFd socket, const SubscribeOptions& options,
+                                                        std::shared_ptr<ReaderCounters> counters) {
   std::shared_ptr<ReaderSession> s(new ReaderSession());
   s->name_ = name;
   s->counters_ = std::move(counters);
-  int err = 0;
-  s->socket_ = tryConnectSeqpacket(socketPath, err);
-  if (!s->socket_) {
-    // Chosen by the errno, never by its text (strerror is translated under other locales).
-    if (err == ECONNREFUSED) {  // a socket file nobody listens on: its publisher died
-      throw Error(Errc::kUnavailable, "publisher '" + name + "' went away (stale socket " + socketPath + ")");
-    }
-    const std::string why = "connect(" + socketPath + ") failed: " + std::strerror(err) + " (errno " +
-                            std::to_string(err) + ")";
-    const Errc code = errcFromErrno(err);
-    if (code == Errc::kNotFound) throw Error(Errc::kNotFound, "no publisher '" + name + "' (" + why + ")");
-    throw Error(code == Errc::kIo ? Errc::kUnavailable : code, "cannot reach publisher '" + name + "': " + why);
-  }
+  s->socket_ = std::move(socket);
   // The publisher must be who we expect: our own uid unless told otherwise.
   const PeerCredentials cred = peerCredentials(s->socket_.get());
   const uid_t expected = options.publisherUid ? *options.publisherUid : ::geteuid();
@@ -258,7 +288,7 @@ bool ReaderSession::gone() const {
 }
 
 void ReaderSession::ensureAlive() const {
-  if (gone()) throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away");
+  if (gone()) throw wentAway(name_);
 }
 
 std::optional<std::pair<std::uint64_t, std::uint32_t>> ReaderSession::latest() const noexcept {

@@ -1,11 +1,15 @@
 // The C API (zerohop.h) against real shares in this process: round trips through both directions,
 // and every misuse a caller can make answered with a status and a message, never a crash.
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -60,6 +64,59 @@ class CApi : public ::testing::Test {
     zh_frame_meta meta = ZH_FRAME_META_INIT;
     meta.sequence = sequence;
     ASSERT_EQ(zh_publisher_commit(pub, slot, &meta, nullptr), ZH_OK) << zh_last_error();
+  }
+
+  // A publisher in a child process: after `delay`, creates the share (I420 64x48), says so on the
+  // returned pipe (one byte) and publishes a frame every 5 ms until it is killed. The child uses the
+  // C API only and never returns into the test.
+  struct ChildPublisher {
+    pid_t pid = -1;
+    int ready = -1;  // read end: one byte once the share is up
+  };
+  ChildPublisher forkPublisher(std::chrono::milliseconds delay = std::chrono::milliseconds(0)) const {
+    int fds[2];
+    if (::pipe(fds) != 0) return {};
+    const zh_publisher_options po = hostImages();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
+      std::this_thread::sleep_for(delay);  // the publisher's late (re)start is what is tested
+      zh_publisher* pub = nullptr;
+      if (zh_publisher_create(name_.c_str(), &po, &pub) != ZH_OK) ::_exit(2);
+      const char up = 'r';
+      if (::write(fds[1], &up, 1) != 1) ::_exit(3);
+      for (std::uint64_t seq = 1;; ++seq) {
+        zh_slot* slot = nullptr;
+        zh_frame_info info = ZH_FRAME_INFO_INIT;
+        if (zh_publisher_acquire(pub, &slot) != ZH_OK || zh_slot_get_info(slot, &info) != ZH_OK) ::_exit(4);
+        std::memset(info.planes[0], static_cast<int>(seq & 0xFF), info.pitches[0]);
+        zh_frame_meta meta = ZH_FRAME_META_INIT;
+        meta.sequence = seq;
+        if (zh_publisher_commit(pub, slot, &meta, nullptr) != ZH_OK) ::_exit(5);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the publisher's frame rate
+      }
+    }
+    ::close(fds[1]);
+    if (pid < 0) {
+      ::close(fds[0]);
+      return {};
+    }
+    return {pid, fds[0]};
+  }
+  // True once `child` says its share is up (bounded: a hang guard).
+  static bool waitReady(const ChildPublisher& child) {
+    pollfd p{child.ready, POLLIN, 0};
+    char c = 0;
+    return ::poll(&p, 1, 20000) == 1 && ::read(child.ready, &c, 1) == 1;
+  }
+  static void killChild(ChildPublisher& child) {
+    if (child.pid > 0) {
+      ::kill(child.pid, SIGKILL);
+      ::waitpid(child.pid, nullptr, 0);
+    }
+    if (child.ready >= 0) ::close(child.ready);
+    child = {};
   }
 
   std::string dir_;
@@ -223,6 +280,61 @@ TEST_F(CApi, OpenWaitsForAPublisherThatStartsLater) {
   EXPECT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
   zh_reader_close(reader);
   later.join();
+}
+
+// The header's promise: open waits up to its timeout whether the share never existed or its
+// publisher was killed (its socket file left behind) and is coming back.
+TEST_F(CApi, OpenWaitsThroughAKilledPublishersSocketUntilItIsBack) {
+  ChildPublisher first = forkPublisher();
+  ASSERT_GT(first.pid, 0);
+  ASSERT_TRUE(waitReady(first)) << "the first publisher did not start";
+  killChild(first);
+  const std::string socketPath = dir_ + "/" + name_ + ".sock";
+  ASSERT_EQ(::access(socketPath.c_str(), F_OK), 0) << "SIGKILL should leave the socket file behind";
+
+  // No wait asked: at once, saying what happened and how to wait.
+  zh_reader* reader = nullptr;
+  auto ro = readerOptions(0);
+  EXPECT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_ERR_UNAVAILABLE);
+  std::string msg = zh_last_error();
+  EXPECT_NE(msg.find("stale socket " + socketPath), std::string::npos) << msg;
+  EXPECT_NE(msg.find("timeout"), std::string::npos) << msg;
+  // A wait and nobody comes back: the whole wait, then the same answer.
+  ro = readerOptions(300);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_ERR_UNAVAILABLE);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms) << "gave up before its timeout";
+  EXPECT_EQ(reader, nullptr);
+
+  // The publisher restarts 300 ms into a 20 s wait: the open attaches to it.
+  ChildPublisher second = forkPublisher(300ms);
+  ASSERT_GT(second.pid, 0);
+  ro = readerOptions(20000);
+  t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 15s);
+  zh_share_info share = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.publisher_pid, second.pid);
+  zh_frame* frame = nullptr;
+  ASSERT_EQ(zh_reader_next(reader, 5000, &frame), ZH_OK) << zh_last_error();
+  zh_frame_info info = ZH_FRAME_INFO_INIT;
+  ASSERT_EQ(zh_frame_get_info(frame, &info), ZH_OK) << zh_last_error();
+  EXPECT_EQ(static_cast<const std::uint8_t*>(info.planes[0])[0], info.sequence & 0xFF);
+  EXPECT_EQ(zh_frame_release(frame), ZH_OK);
+
+  // Killed again: the reader says how to come back, and reconnect does once the next one is up.
+  killChild(second);
+  EXPECT_EQ(zh_reader_next(reader, 5000, &frame), ZH_ERR_UNAVAILABLE);
+  msg = zh_last_error();
+  EXPECT_NE(msg.find("went away: reconnect"), std::string::npos) << msg;
+  ChildPublisher third = forkPublisher();
+  ASSERT_TRUE(waitReady(third));
+  ASSERT_EQ(zh_reader_reconnect(reader), ZH_OK) << zh_last_error();
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.publisher_pid, third.pid);
+  EXPECT_EQ(zh_reader_close(reader), ZH_OK);
+  killChild(third);
 }
 
 TEST_F(CApi, AShareNobodyPublishesIsNotFoundWithWhatToDo) {

@@ -10,11 +10,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "child_process.hpp"
+#include "zerohop/share.hpp"
 
 namespace zerohop {
 namespace {
@@ -455,6 +457,46 @@ TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
   auto fromConfig = run({kCli, "--config", path, "serve", "--listen", listen});
   EXPECT_EQ(fromConfig.exitCode, 2) << fromConfig.err;
   EXPECT_NE(fromConfig.err.find("--ice-server \"turn:/x\""), std::string::npos) << fromConfig.err;
+}
+
+}  // namespace
+}  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+// tap --wait: a share not yet published is waited for (without it tap gives up at once).
+TEST(Cli, TapWaitsForItsShareWithWait) {
+  char tmpl[] = "/tmp/zh-cli-tap-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string runtime = tmpl;
+  const std::string name = "tapwait" + std::to_string(::getpid());
+  const std::string env = "XDG_RUNTIME_DIR=" + runtime;  // tap's share directory: $XDG_RUNTIME_DIR/zerohop
+  auto now = run({"/usr/bin/env", env, kCli, "tap", name, "--count", "1"});
+  EXPECT_NE(now.exitCode, 0);
+  EXPECT_NE(now.err.find("no publisher '" + name + "'"), std::string::npos) << now.err;
+
+  ChildProcess tap({"/usr/bin/env", env, kCli, "tap", name, "--wait", "20", "--count", "3", "--timeout", "10"});
+  std::this_thread::sleep_for(300ms);  // the publisher's late start is what is tested
+  ShareOptions so;
+  so.directory = runtime + "/zerohop";
+  const ImageLayout layout = computeLayout(PixelFormat::kNV12, 64, 48);
+  Publisher pub(name, SlotLayout::images(layout, 4), so);
+  std::vector<std::uint8_t> pixels(layout.totalBytes, 0x40);
+  Frame f;
+  bindLayout(f, layout, pixels.data(), MemoryKind::kHost);
+  std::optional<int> code;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  for (std::uint64_t seq = 1; !code && std::chrono::steady_clock::now() < deadline; ++seq) {
+    f.sequence = seq;
+    pub.publish(f);
+    code = tap.waitExit(10ms);  // the publisher's frame interval
+  }
+  ASSERT_TRUE(code) << "tap did not finish: " << tap.stderrText();
+  EXPECT_EQ(*code, 0) << tap.stderrText();
+  EXPECT_NE(tap.stderrText().find("attached to '" + name + "'"), std::string::npos) << tap.stderrText();
+  EXPECT_EQ(std::count(tap.stdoutText().begin(), tap.stdoutText().end(), '\n'), 3) << tap.stdoutText();
+  std::filesystem::remove_all(runtime);
 }
 
 }  // namespace

@@ -488,10 +488,53 @@ TEST_F(ShareIpc, AStaleSocketOfADeadPublisherIsUnavailable) {
     ADD_FAILURE() << "subscribed through a socket nobody listens on";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
-    EXPECT_NE(std::string(e.what()).find("publisher '" + name_ + "' went away (stale socket " + socketPath() + ")"),
+    EXPECT_NE(std::string(e.what()).find("publisher '" + name_ + "' went away (stale socket " + socketPath() + ":"),
               std::string::npos)
         << e.what();
   }
+  // Asked to wait, and nobody comes back: it waits the whole time, then says the same.
+  SubscribeOptions waiting = subscribeOptions();
+  waiting.waitForPublisher = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Subscriber sub(name_, waiting);
+    ADD_FAILURE() << "subscribed through a socket nobody listens on";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms) << "gave up before waitForPublisher";
+}
+
+// A reader opened while its publisher lies dead (SIGKILL left the socket file) waits for the
+// restarted one, as it waits for a share not yet published.
+TEST_F(ShareIpc, SubscribingWaitsThroughAKilledPublishersSocketUntilItRestarts) {
+  {
+    Child killed(peer({"publish", name_, dir_, "4"}));
+    ASSERT_EQ(killed.readLine(), "ready");
+    killed.kill();
+  }
+  ASSERT_TRUE(std::filesystem::exists(socketPath())) << "SIGKILL should leave the socket file behind";
+  std::unique_ptr<Publisher> restarted;
+  std::thread restart([&] {
+    std::this_thread::sleep_for(300ms);  // the publisher's late restart is what is tested
+    restarted = std::make_unique<Publisher>(name_, SlotLayout::images(layout_, 4), shareOptions());
+  });
+  SubscribeOptions waiting = subscribeOptions();
+  waiting.waitForPublisher = 20s;
+  std::optional<Subscriber> sub;
+  try {
+    sub.emplace(name_, waiting);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "did not wait for the restarted publisher: " << e.what();
+  }
+  restart.join();
+  ASSERT_TRUE(sub);
+  EXPECT_EQ(sub->info().publisherPid, ::getpid());
+  publishSeq(*restarted, 7);
+  auto f = sub->next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 7u);
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
 }
 
 TEST_F(ShareIpc, BadNamesAndMismatchedFramesAreInvalidArguments) {
