@@ -30,7 +30,13 @@
  * commit with that stream; nothing is copied.
  *
  * Info structs (zh_frame_info, zh_share_info, ...) start with struct_size: set it to sizeof the
- * struct before the call (the ZH_*_INIT macros do). Later versions only add members at the end.
+ * struct before the call (the ZH_*_INIT macros do, initialising every member, so they build
+ * warning-free under -Wextra). Later versions only add members at the end, and accept every
+ * struct_size from a struct's first release up: members past the caller's struct take their
+ * defaults (inputs) or are not written (outputs).
+ *
+ * Enum values (zh_status, zh_format, zh_memory, zh_stage) are fixed numbers: a released value never
+ * changes meaning; a value a function does not know is ZH_ERR_INVALID_ARGUMENT.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -116,7 +122,9 @@ typedef struct zh_frame_info {
   int32_t keyframe;            /* encoded shares: 1 for a self-contained unit (IDR) */
   void* cuda_event;            /* device frames: the producer's cudaEvent_t (opaque); NULL otherwise */
 } zh_frame_info;
-#define ZH_FRAME_INFO_INIT {sizeof(zh_frame_info)}
+#define ZH_FRAME_INFO_INIT \
+  {sizeof(zh_frame_info), ZH_FORMAT_UNKNOWN, 0, 0, ZH_MEMORY_HOST, 0, 0, {NULL, NULL, NULL}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, \
+   {0, 0, 0, 0, 0}, 0, NULL}
 
 /* What a share holds, as a reader sees it. */
 typedef struct zh_share_info {
@@ -136,7 +144,8 @@ typedef struct zh_share_info {
   int32_t reader_device;   /* the device this reader's frames are on (zh_reader_options.cuda_device) */
   char device_access[16];  /* "same-gpu", "peer" (read over the link in place), "copy" (one device-to-device copy a frame); "" for host shares */
 } zh_share_info;
-#define ZH_SHARE_INFO_INIT {sizeof(zh_share_info)}
+#define ZH_SHARE_INFO_INIT \
+  {sizeof(zh_share_info), ZH_FORMAT_UNKNOWN, 0, 0, 0, 0, 0, ZH_MEMORY_HOST, 0, 0, {0}, 0, 0, {0}}
 
 typedef struct zh_reader_options {
   uint32_t struct_size;
@@ -156,7 +165,7 @@ typedef struct zh_reader_stats {
   uint64_t missed;     /* publishes next() skipped because they were already overwritten */
   uint64_t reconnects;
 } zh_reader_stats;
-#define ZH_READER_STATS_INIT {sizeof(zh_reader_stats)}
+#define ZH_READER_STATS_INIT {sizeof(zh_reader_stats), 0, 0, 0, 0}
 
 typedef struct zh_publisher_options {
   uint32_t struct_size;
@@ -172,7 +181,8 @@ typedef struct zh_publisher_options {
   uint32_t max_readers;    /* 0: 32 */
   int32_t lease_timeout_ms; /* 0: 1000 */
 } zh_publisher_options;
-#define ZH_PUBLISHER_OPTIONS_INIT {sizeof(zh_publisher_options)}
+#define ZH_PUBLISHER_OPTIONS_INIT \
+  {sizeof(zh_publisher_options), ZH_FORMAT_UNKNOWN, 0, 0, 0, 0, 0, ZH_MEMORY_HOST, 0, NULL, 0, 0}
 
 /* What travels with a committed or published frame. */
 typedef struct zh_frame_meta {
@@ -184,7 +194,7 @@ typedef struct zh_frame_meta {
   int32_t keyframe;
   void* cuda_event;        /* device shares, commit without a stream: a cudaEvent_t recorded after the write */
 } zh_frame_meta;
-#define ZH_FRAME_META_INIT {sizeof(zh_frame_meta)}
+#define ZH_FRAME_META_INIT {sizeof(zh_frame_meta), 0, 0, {0, 0, 0, 0, 0}, 0, 0, NULL}
 
 typedef struct zh_publisher_stats {
   uint32_t struct_size;
@@ -193,7 +203,7 @@ typedef struct zh_publisher_stats {
   uint64_t overruns;     /* publishes that had to overwrite a slot a reader leased */
   uint64_t bytes_copied; /* payload bytes the publisher copied (commits of acquired slots copy none) */
 } zh_publisher_stats;
-#define ZH_PUBLISHER_STATS_INIT {sizeof(zh_publisher_stats)}
+#define ZH_PUBLISHER_STATS_INIT {sizeof(zh_publisher_stats), 0, 0, 0, 0}
 
 /* ---- library ------------------------------------------------------------------------------- */
 /* "0.1.0". Reentrant. */
@@ -298,7 +308,8 @@ typedef struct zh_stream_options {
   const char* whip_token;
   const char* share_name;  /* NULL: none; else also share the frames as NAME and H.264 as NAME.h264 */
 } zh_stream_options;
-#define ZH_STREAM_OPTIONS_INIT {sizeof(zh_stream_options)}
+#define ZH_STREAM_OPTIONS_INIT \
+  {sizeof(zh_stream_options), ZH_FORMAT_UNKNOWN, 0, 0, 0.0, ZH_MEMORY_HOST, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL}
 
 ZEROHOP_API zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream);
 /* Ends every viewer session, stops, frees (NULL: nothing to do). The input publisher ends with it. */
