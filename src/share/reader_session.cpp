@@ -13,6 +13,7 @@
 #include "share/in_process_slots.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
+#include "share/wire_codes.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -181,7 +182,7 @@ std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name,
     }
   }
   if (onDevice) {
-    if (g.memory != static_cast<std::uint32_t>(MemoryKind::kDevice) ||
+    if (g.memory != kWireMemoryDevice ||
         g.mode != static_cast<std::uint32_t>(RingMode::kImage) || deviceSlots.slotCount != g.slotCount ||
         deviceSlots.slotStride != g.slotStride || deviceEvents.events.size() != g.slotCount) {
       protocolError(name, "device slot and event handles disagree with the control block");
@@ -228,7 +229,14 @@ std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name,
   ShareInfo& info = s->info_;
   info.name = name;
   info.socketPath = socketPath;
-  info.layout.format = static_cast<PixelFormat>(g.format);
+  const auto format = formatFromWire(g.format);
+  const auto memory = memoryFromWire(g.memory);
+  if (!format || !memory) {
+    protocolError(name, "control block names pixel format " + std::to_string(g.format) + " and memory " +
+                            std::to_string(g.memory) + ", not both codes of share protocol v" +
+                            std::to_string(kProtocolVersion));
+  }
+  info.layout.format = *format;
   info.layout.width = g.width;
   info.layout.height = g.height;
   info.layout.planeCount = g.planeCount;
@@ -240,7 +248,7 @@ std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name,
   info.encoded = g.mode == static_cast<std::uint32_t>(RingMode::kEncoded);
   info.slots = g.slotCount;
   info.slotCapacity = g.slotCapacity;
-  info.memory = static_cast<MemoryKind>(g.memory);
+  info.memory = *memory;
   info.publisherPid = g.producerPid;
   info.sessionId = g.sessionId;
   info.inProcess = s->inProcess_;
@@ -329,11 +337,20 @@ std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint6
   if (device_) view = device_->view(slot, g.slotCapacity);
   std::uint8_t* base =
       device_ ? view.base : const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
-  f.format = static_cast<PixelFormat>(r.format);
+  const auto format = formatFromWire(r.format);
+  const auto matrix = matrixFromWire(r.matrix);
+  const auto range = rangeFromWire(r.range);
+  if (!format || !matrix || !range) {  // a record never exposed with numbers the protocol does not define
+    releaseSlot(*entry);
+    throw Error(Errc::kProtocol, "publisher '" + name_ + "': slot record has pixel format " +
+                                     std::to_string(r.format) + ", matrix " + std::to_string(r.matrix) +
+                                     ", range " + std::to_string(r.range) + ": not all share protocol codes");
+  }
+  f.format = *format;
   f.width = r.width;
   f.height = r.height;
-  f.color.matrix = static_cast<ColorMatrix>(r.matrix);
-  f.color.range = static_cast<ColorRange>(r.range);
+  f.color.matrix = *matrix;
+  f.color.range = *range;
   f.memory = device_ ? MemoryKind::kDevice : MemoryKind::kHost;
   if (device_) {
     f.gpu.readyEvent = view.readyEvent;
