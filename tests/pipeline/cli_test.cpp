@@ -204,13 +204,18 @@ TEST(Cli, ServeSaysWhenTheEncodeFallsBehindTheSource) {
 namespace zerohop {
 namespace {
 
-TEST(Cli, WhepTokenIsRequiredAndThePrintedUrlCarriesIt) {
+// The token is a secret: stdout (journald, CI logs) shows it masked, with where it came from.
+TEST(Cli, WhepTokenIsRequiredAndNeverPrinted) {
   const auto port = freePort();
   ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port),
                       "--whep-token", "tok123"});
   auto line = serve.waitForStdoutLine("open http://", 15s);
   ASSERT_TRUE(line) << serve.stderrText();
-  EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/?token=tok123");
+  EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/");
+  auto note = serve.waitForStdoutLine("WHEP token ", 15s);
+  ASSERT_TRUE(note) << serve.stderrText();
+  EXPECT_EQ(*note, "WHEP token ******** (6 characters), from --whep-token: viewers open the page with ?token=TOKEN");
+  EXPECT_EQ(serve.stderrText().find("tok123"), std::string::npos) << serve.stderrText();
   httplib::Client client("127.0.0.1", port);
   auto r = client.Post("/whep", "v=0\r\n", "application/sdp");
   ASSERT_TRUE(r);
@@ -406,7 +411,12 @@ TEST(Cli, TokenFromFileOrEnvironmentGuardsWhepAndProtectedStats) {
     ChildProcess serve(argv);
     auto line = serve.waitForStdoutLine("open http://", 15s);
     ASSERT_TRUE(line) << serve.stderrText();
-    EXPECT_NE(line->find("?token=filetok"), std::string::npos) << *line;
+    EXPECT_EQ(line->find("filetok"), std::string::npos) << "the token printed: " << *line;
+    auto note = serve.waitForStdoutLine("WHEP token ", 15s);
+    ASSERT_TRUE(note) << serve.stderrText();
+    EXPECT_EQ(note->find("filetok"), std::string::npos) << "the token printed: " << *note;
+    EXPECT_NE(note->find(fromEnv ? "from ZEROHOP_WHEP_TOKEN" : "from --whep-token-file " + file), std::string::npos)
+        << *note;
     httplib::Client client("127.0.0.1", port);
     auto post = client.Post("/whep", "v=0\r\n", "application/sdp");
     ASSERT_TRUE(post);
