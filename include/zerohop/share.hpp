@@ -200,6 +200,8 @@ class ZEROHOP_API Publisher {
 struct ShareInfo {
   std::string name;
   std::string socketPath;
+  /// Encoded rings: format is the codec, and width/height the picture size of the newest unit the
+  /// reader saw (at subscription, then each one it reads); 0x0 before the first unit.
   ImageLayout layout{};
   bool encoded = false;
   std::uint32_t slots = 0;

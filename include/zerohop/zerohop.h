@@ -130,7 +130,7 @@ typedef struct zh_frame_info {
 typedef struct zh_share_info {
   uint32_t struct_size;
   zh_format format;
-  uint32_t width;
+  uint32_t width;        /* encoded shares: the picture size of the newest unit seen; 0x0 before the first */
   uint32_t height;
   int32_t encoded;       /* 1: slots hold encoded units (H.264, MJPEG) */
   uint32_t slots;

@@ -264,6 +264,15 @@ std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name,
     // The subscription's first line says how its GPU reads the ring: a copy is never silent.
     if (access.mode != "same-gpu") log::info("share '", name, "': ", access.mode, ": ", access.reason);
   }
+  // An encoded ring describes no picture (each unit carries its own size): the newest unit's, if any.
+  if (info.encoded && info.layout.width == 0) {
+    if (const auto l = s->latest()) {
+      if (const auto snap = readRecord(s->slotHeaders_[l->second])) {
+        info.layout.width = snap->record.width;
+        info.layout.height = snap->record.height;
+      }
+    }
+  }
   log::debug("share '", name, "': subscribed as reader ", w.readerId, " (", g.slotCount,
              " slots, publisher pid ", g.producerPid, ")");
   return s;

@@ -90,6 +90,7 @@ class Subscriber::Impl {
       if (!l) return std::nullopt;
       if (auto f = s.tryRead(l->second, l->first)) {
         lastIndex_ = std::max(lastIndex_, f->publishIndex());
+        noteUnitSize(*f);
         return f;
       }
       counters_->overruns.fetch_add(1, std::memory_order_relaxed);  // rewritten while we looked
@@ -115,6 +116,7 @@ class Subscriber::Impl {
           }
           learnPeriod(*f);
           lastIndex_ = f->publishIndex();
+          noteUnitSize(*f);
           return f;
         }
         counters_->overruns.fetch_add(1, std::memory_order_relaxed);
@@ -141,6 +143,13 @@ class Subscriber::Impl {
       }
       s.waitForPublish(seen, std::chrono::nanoseconds(std::min(deadline - now, kLivenessSliceNs)));
     }
+  }
+
+  /// Encoded rings: info() reports the picture size of the newest unit handed out.
+  void noteUnitSize(const SharedFrame& f) {
+    if (!info_.encoded || f->width == 0) return;
+    info_.layout.width = f->width;
+    info_.layout.height = f->height;
   }
 
   /// The publisher's frame period from consecutive frames' commit times (EWMA), for `anticipate`.

@@ -234,9 +234,16 @@ TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
   zh_reader* reader = nullptr;
   const auto ro = readerOptions();
   ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  zh_share_info share = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.format, ZH_FORMAT_H264);
+  EXPECT_EQ(share.encoded, 1);
+  EXPECT_EQ(share.width, 0u) << "no unit yet: no picture size to tell";
   const std::uint8_t unit[] = {0, 0, 0, 1, 0x65, 1, 2, 3};
   zh_frame_info src = ZH_FRAME_INFO_INIT;
   src.format = ZH_FORMAT_H264;
+  src.width = 640;  // the picture the unit encodes
+  src.height = 360;
   src.plane_count = 1;
   src.planes[0] = const_cast<std::uint8_t*>(unit);
   src.bytes_used = sizeof unit;
@@ -254,6 +261,18 @@ TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
   EXPECT_EQ(info.sequence, 9u);
   EXPECT_EQ(std::memcmp(info.planes[0], unit, sizeof unit), 0);
   zh_frame_release(frame);
+  // The share's picture size is the units' (the ring itself describes none): once the reader has
+  // seen one, and at once for a reader that opens after one was published.
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.width, 640u);
+  EXPECT_EQ(share.height, 360u);
+  zh_reader* later = nullptr;
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &later), ZH_OK) << zh_last_error();
+  zh_share_info laterShare = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(later, &laterShare), ZH_OK) << zh_last_error();
+  EXPECT_EQ(laterShare.width, 640u);
+  EXPECT_EQ(laterShare.height, 360u);
+  zh_reader_close(later);
   // A unit larger than the slots: refused with the sizes named.
   std::string big(2000, 'x');
   src.planes[0] = big.data();
