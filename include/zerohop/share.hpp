@@ -59,6 +59,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
@@ -225,6 +226,21 @@ struct ShareInfo {
   std::string deviceAccess;
   std::string deviceAccessReason;  ///< one line: why that mode
 };
+
+/// One share of a share directory, as listShares() finds it.
+struct ShareListing {
+  std::string name;
+  std::string socketPath;
+  /// A publisher listens on the socket. False: the file of a publisher that died without closing
+  /// (SIGKILL); a Subscriber opened with waitForPublisher attaches once a new one replaces it.
+  bool live = false;
+};
+/// The shares in `directory` (empty: this user's default, $XDG_RUNTIME_DIR/zerohop or
+/// /tmp/zerohop-<uid>), sorted by name, found without connecting to any (no publisher sees a
+/// client): a socket is live when the kernel lists it as listening (/proc/net/unix, this network
+/// namespace). A missing directory is an empty list. Throws Error (opendir's errno) when the
+/// directory cannot be read. Reentrant.
+ZEROHOP_API std::vector<ShareListing> listShares(const std::string& directory = {});
 
 /// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
 struct MpsStatus {

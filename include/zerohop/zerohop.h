@@ -94,6 +94,17 @@ typedef enum zh_stage {
   ZH_STAGE_MAX_ENUM = 0x7fffffff
 } zh_stage;
 
+/* How much the library says (zh_set_log_callback). */
+typedef enum zh_log_level {
+  ZH_LOG_TRACE = 0,
+  ZH_LOG_DEBUG = 1,
+  ZH_LOG_INFO = 2,
+  ZH_LOG_WARN = 3,
+  ZH_LOG_ERROR = 4,
+  ZH_LOG_OFF = 5, /* as min_level: nothing */
+  ZH_LOG_LEVEL_MAX_ENUM = 0x7fffffff
+} zh_log_level;
+
 #define ZH_MAX_PLANES 3
 
 typedef struct zh_reader zh_reader;
@@ -215,6 +226,21 @@ ZEROHOP_API const char* zh_last_error(void);
 ZEROHOP_API const char* zh_status_name(zh_status status);
 /* "nv12", "h264", ... Reentrant. */
 ZEROHOP_API const char* zh_format_name(zh_format format);
+
+/* The shares published in `directory` (NULL: the default, $XDG_RUNTIME_DIR/zerohop or
+ * /tmp/zerohop-UID): the live ones' names, each followed by '\n', sorted, NUL-terminated into buf
+ * (ZH_ERR_INVALID_ARGUMENT when it does not fit, with the size needed in *needed when needed is not
+ * NULL). Connects to none of them; a dead publisher's left-over socket is not listed. Reentrant. */
+ZEROHOP_API zh_status zh_list_shares(const char* directory, char* buf, size_t size, size_t* needed);
+
+/* Receives the library's log lines: `message` is one line, NUL-terminated, valid during the call. */
+typedef void (*zh_log_callback)(zh_log_level level, const char* message, void* user_data);
+/* From now on the library's log lines at min_level and above go to `callback` (NULL: to stderr, the
+ * default) with `user_data`. It is called on whichever zerohop thread logs, one call at a time; it
+ * must return quickly and must not call zh_ functions. Meant for start-up; the level is
+ * process-wide (the C++ zerohop::log::setLevel). Lines that codec libraries (libx264, FFmpeg's own)
+ * write to stderr themselves do not pass through it. ZH_ERR_INVALID_ARGUMENT for an unknown level. */
+ZEROHOP_API zh_status zh_set_log_callback(zh_log_callback callback, void* user_data, zh_log_level min_level);
 
 /* ---- reader -------------------------------------------------------------------------------- */
 /* Connects to share `name`, waiting up to timeout_ms (0: not at all) for it to be published: also

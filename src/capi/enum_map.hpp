@@ -1,13 +1,15 @@
 #pragma once
-// The C API's enums are fixed numbers (zerohop.h writes each one down): zh_format, zh_memory and
-// zh_stage map to and from the C++ enums value by value, never by casting an ordinal, so reordering
-// a C++ enum cannot change the ABI. The static_asserts below fail the build when a number or a
-// mapping drifts. A C value with no mapping is nullopt: the caller answers ZH_ERR_INVALID_ARGUMENT.
+// The C API's enums are fixed numbers (zerohop.h writes each one down): zh_format, zh_memory,
+// zh_stage and zh_log_level map to and from the C++ enums value by value, never by casting an
+// ordinal, so reordering a C++ enum cannot change the ABI. The static_asserts below fail the build
+// when a number or a mapping drifts. A C value with no mapping is nullopt: the caller answers
+// ZH_ERR_INVALID_ARGUMENT.
 // Thread-safety: constexpr functions, reentrant.
 #include <cstddef>
 #include <optional>
 
 #include "zerohop/frame.hpp"
+#include "zerohop/log.hpp"
 #include "zerohop/pixel_format.hpp"
 #include "zerohop/zerohop.h"
 
@@ -119,6 +121,30 @@ inline void stagesFromC(const std::int64_t (&in)[ZH_STAGE_COUNT], StageTimes& t)
   for (int i = 0; i < ZH_STAGE_COUNT; ++i) t.mark(stageFromC(static_cast<zh_stage>(i)), in[i]);
 }
 
+constexpr std::optional<log::Level> logLevelFromC(zh_log_level l) noexcept {
+  switch (l) {
+    case ZH_LOG_TRACE: return log::Level::kTrace;
+    case ZH_LOG_DEBUG: return log::Level::kDebug;
+    case ZH_LOG_INFO: return log::Level::kInfo;
+    case ZH_LOG_WARN: return log::Level::kWarn;
+    case ZH_LOG_ERROR: return log::Level::kError;
+    case ZH_LOG_OFF: return log::Level::kOff;
+    default: return std::nullopt;
+  }
+}
+
+constexpr zh_log_level logLevelToC(log::Level l) noexcept {
+  switch (l) {
+    case log::Level::kTrace: return ZH_LOG_TRACE;
+    case log::Level::kDebug: return ZH_LOG_DEBUG;
+    case log::Level::kInfo: return ZH_LOG_INFO;
+    case log::Level::kWarn: return ZH_LOG_WARN;
+    case log::Level::kError: return ZH_LOG_ERROR;
+    case log::Level::kOff: break;
+  }
+  return ZH_LOG_OFF;
+}
+
 // The numbers are the ABI: released values never change (zerohop.h; docs/library.md).
 static_assert(ZH_FORMAT_UNKNOWN == 0 && ZH_FORMAT_YUYV == 1 && ZH_FORMAT_UYVY == 2 && ZH_FORMAT_NV12 == 3 &&
               ZH_FORMAT_I420 == 4 && ZH_FORMAT_RGB24 == 5 && ZH_FORMAT_BGRX == 6 && ZH_FORMAT_RGBA == 7 &&
@@ -150,6 +176,16 @@ constexpr bool memoriesRoundTrip() {
   return !memoryFromC(static_cast<zh_memory>(ZH_MEMORY_DEVICE + 1));
 }
 static_assert(memoriesRoundTrip());
+static_assert(ZH_LOG_TRACE == 0 && ZH_LOG_DEBUG == 1 && ZH_LOG_INFO == 2 && ZH_LOG_WARN == 3 && ZH_LOG_ERROR == 4 &&
+              ZH_LOG_OFF == 5);
+constexpr bool logLevelsRoundTrip() {
+  for (int l = ZH_LOG_TRACE; l <= ZH_LOG_OFF; ++l) {
+    const auto cpp = logLevelFromC(static_cast<zh_log_level>(l));
+    if (!cpp || logLevelToC(*cpp) != l) return false;
+  }
+  return !logLevelFromC(static_cast<zh_log_level>(ZH_LOG_OFF + 1));
+}
+static_assert(logLevelsRoundTrip());
 constexpr bool stagesDistinct() {
   for (int a = 0; a < ZH_STAGE_COUNT; ++a) {
     if (stageFromC(static_cast<zh_stage>(a)) == Stage::kCount) return false;

@@ -13,7 +13,10 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/unique_fd.hpp"
 #include "share/unix_socket.hpp"
@@ -354,6 +357,65 @@ TEST_F(CApi, OpenWaitsThroughAKilledPublishersSocketUntilItIsBack) {
   EXPECT_EQ(share.publisher_pid, third.pid);
   EXPECT_EQ(zh_reader_close(reader), ZH_OK);
   killChild(third);
+}
+
+TEST_F(CApi, ListSharesNamesTheLiveOnes) {
+  char buf[256];
+  std::size_t needed = 0;
+  ASSERT_EQ(zh_list_shares(dir_.c_str(), buf, sizeof buf, &needed), ZH_OK) << zh_last_error();
+  EXPECT_STREQ(buf, "");
+  zh_publisher* pub = nullptr;
+  const auto po = hostImages();
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
+  ASSERT_EQ(zh_list_shares(dir_.c_str(), buf, sizeof buf, &needed), ZH_OK) << zh_last_error();
+  EXPECT_EQ(std::string(buf), name_ + "\n");
+  EXPECT_EQ(needed, name_.size() + 2);
+  EXPECT_EQ(zh_list_shares(dir_.c_str(), buf, 3, &needed), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(needed, name_.size() + 2) << "the size needed, for a second call";
+  EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
+  ASSERT_EQ(zh_list_shares(dir_.c_str(), buf, sizeof buf, nullptr), ZH_OK) << zh_last_error();
+  EXPECT_STREQ(buf, "") << "a closed share is gone";
+}
+
+// The library's log lines reach a C callback, at the level asked for.
+TEST_F(CApi, LogLinesGoToTheCallback) {
+  struct Lines {
+    std::mutex mutex;  // the publisher's server thread logs too
+    std::vector<std::pair<zh_log_level, std::string>> got;
+    bool has(zh_log_level level, const std::string& text) {
+      std::lock_guard lock(mutex);
+      for (const auto& [l, m] : got)
+        if (l == level && m.find(text) != std::string::npos) return true;
+      return false;
+    }
+  } lines;
+  const zh_log_callback collect = [](zh_log_level level, const char* message, void* user) {
+    auto* l = static_cast<Lines*>(user);
+    std::lock_guard lock(l->mutex);
+    l->got.emplace_back(level, message);
+  };
+  ASSERT_EQ(zh_set_log_callback(collect, &lines, ZH_LOG_DEBUG), ZH_OK) << zh_last_error();
+  zh_publisher* pub = nullptr;
+  const auto po = hostImages();
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
+  zh_reader* reader = nullptr;
+  const auto ro = readerOptions();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  EXPECT_TRUE(lines.has(ZH_LOG_DEBUG, "share '" + name_ + "': subscribed as reader"));
+  zh_reader_close(reader);
+  // At ZH_LOG_INFO the debug line is not passed on.
+  ASSERT_EQ(zh_set_log_callback(collect, &lines, ZH_LOG_INFO), ZH_OK) << zh_last_error();
+  {
+    std::lock_guard lock(lines.mutex);
+    lines.got.clear();
+  }
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  EXPECT_FALSE(lines.has(ZH_LOG_DEBUG, "subscribed as reader"));
+  zh_reader_close(reader);
+  EXPECT_EQ(zh_set_log_callback(collect, &lines, static_cast<zh_log_level>(17)), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zh_last_error()).find("17 is not a zh_log_level"), std::string::npos) << zh_last_error();
+  EXPECT_EQ(zh_set_log_callback(nullptr, nullptr, ZH_LOG_INFO), ZH_OK);  // back to stderr
+  EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
 }
 
 TEST_F(CApi, AShareNobodyPublishesIsNotFoundWithWhatToDo) {

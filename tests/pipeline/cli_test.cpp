@@ -509,5 +509,23 @@ TEST(Cli, TapWaitsForItsShareWithWait) {
   std::filesystem::remove_all(runtime);
 }
 
+// zerohop shares: one live share a line on stdout.
+TEST(Cli, SharesListsWhatIsPublished) {
+  char tmpl[] = "/tmp/zh-cli-shares-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto none = run({kCli, "shares", "--dir", dir});
+  EXPECT_EQ(none.exitCode, 0) << none.err;
+  EXPECT_EQ(none.out, "");
+  ShareOptions so;
+  so.directory = dir;
+  const std::string name = "listed" + std::to_string(::getpid());
+  Publisher pub(name, SlotLayout::images(computeLayout(PixelFormat::kNV12, 64, 48), 2), so);
+  auto one = run({kCli, "shares", "--dir", dir});
+  EXPECT_EQ(one.exitCode, 0) << one.err;
+  EXPECT_EQ(one.out, name + "\n");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace zerohop

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -535,6 +536,29 @@ TEST_F(ShareIpc, SubscribingWaitsThroughAKilledPublishersSocketUntilItRestarts) 
   ASSERT_TRUE(f);
   EXPECT_EQ(f->frame().sequence, 7u);
   EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+}
+
+// listShares: a live publisher, a dead one's socket file and files that are no shares, told apart
+// without a connection (the publisher sees no client).
+TEST_F(ShareIpc, ListSharesTellsLiveFromDeadWithoutConnecting) {
+  Publisher live("b-live", SlotLayout::images(layout_, 2), shareOptions());
+  {
+    Child killed(peer({"publish", "a-dead", dir_, "2"}));
+    ASSERT_EQ(killed.readLine(), "ready");
+    killed.kill();
+  }
+  { std::ofstream(dir_ + "/c-file.sock") << "not a socket"; }
+  { std::ofstream(dir_ + "/notes.txt") << "not a share"; }
+  const auto shares = listShares(dir_);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_EQ(shares[0].name, "a-dead");
+  EXPECT_FALSE(shares[0].live);
+  EXPECT_EQ(shares[0].socketPath, dir_ + "/a-dead.sock");
+  EXPECT_EQ(shares[1].name, "b-live");
+  EXPECT_TRUE(shares[1].live);
+  EXPECT_EQ(live.stats().rejectedClients, 0u);
+  EXPECT_EQ(live.stats().readersConnected, 0u);
+  EXPECT_TRUE(listShares(dir_ + "/none").empty()) << "a directory nobody published in: no shares";
 }
 
 TEST_F(ShareIpc, BadNamesAndMismatchedFramesAreInvalidArguments) {
