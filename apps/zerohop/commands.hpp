@@ -14,5 +14,6 @@ Runner addServeCommand(CLI::App& app);
 Runner addProbeCommand(CLI::App& app);
 Runner addTapCommand(CLI::App& app);
 Runner addRecordCommand(CLI::App& app);
+Runner addSharesCommand(CLI::App& app);
 
 }  // namespace zerohop::cli

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   auto probe = zerohop::cli::addProbeCommand(app);
   auto tap = zerohop::cli::addTapCommand(app);
   auto record = zerohop::cli::addRecordCommand(app);
-  app.footer("Examples:\n  zerohop serve --source test:1280x720@30 --listen 127.0.0.1:8080\n  zerohop probe\n  zerohop tap cam0 --count 10");
+  auto shares = zerohop::cli::addSharesCommand(app);
+  app.footer("Examples:\n  zerohop serve --source test:1280x720@30 --listen 127.0.0.1:8080\n  zerohop probe\n  zerohop shares\n  zerohop tap cam0 --count 10");
 
   try {
     app.parse(argc, argv);
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("probe")) return probe();
     if (app.got_subcommand("tap")) return tap();
     if (app.got_subcommand("record")) return record();
+    if (app.got_subcommand("shares")) return shares();
   } catch (const zerohop::Error& e) {
     return zerohop::cli::reportError(e);
   } catch (const std::exception& e) {

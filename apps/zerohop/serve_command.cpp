@@ -120,6 +120,21 @@ std::string whepToken(const ServeOptions& o) {
   return o.whepToken;
 }
 
+// Where the WHEP token came from, for the line that says one is set (never the token itself).
+std::string whepTokenSource(const ServeOptions& o) {
+  if (!o.whepTokenFile.empty()) return "--whep-token-file " + o.whepTokenFile;
+  const char* env = std::getenv("ZEROHOP_WHEP_TOKEN");
+  if (env && o.whepToken == env) return "ZEROHOP_WHEP_TOKEN";  // the command line wins over it: same value
+  return o.configPath.empty() ? "--whep-token" : "--whep-token or " + o.configPath;
+}
+
+// A secret as a user may see it: its first two characters when it is long enough that they give
+// little away (16 or more), the rest as '*', and its length: "ab****** (32 characters)".
+std::string maskedSecret(const std::string& secret) {
+  const std::size_t shown = secret.size() >= 16 ? 2 : 0;
+  return secret.substr(0, shown) + std::string(8, '*') + " (" + std::to_string(secret.size()) + " characters)";
+}
+
 // The cameras to serve: [[camera]] tables, then --camera arguments, or else --source as camera
 // "cam0". Each takes serve's encoder and --gpu options unless its table says otherwise.
 std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
@@ -237,7 +252,12 @@ int runServe(ServeOptions o) {
   const sigset_t stopSignals = blockStopSignals();
   CameraServer server(std::move(config));
   server.start();
-  std::printf("open %s%s\n", server.url().c_str(), o.whepToken.empty() ? "" : ("?token=" + o.whepToken).c_str());
+  // The token itself is never printed (stdout ends up in journald and CI logs): a viewer adds it.
+  std::printf("open %s\n", server.url().c_str());
+  if (!o.whepToken.empty()) {
+    std::printf("WHEP token %s, from %s: viewers open the page with ?token=TOKEN\n", maskedSecret(o.whepToken).c_str(),
+                whepTokenSource(o).c_str());
+  }
   std::fflush(stdout);
 
   const bool tty = isatty(STDERR_FILENO) != 0;

@@ -26,6 +26,7 @@ struct TapOptions {
   std::uint64_t count = 0;  // 0 = until interrupted
   bool json = false;
   double timeoutSeconds = 5;
+  double waitSeconds = 0;  // --wait: for NAME to be published (or its dead publisher to restart)
   bool timecode = false;
   int device = -1;                 // --device: the reader's CUDA device; -1 = the ring's
   std::string deviceAccess = "auto";  // --device-access auto|copy
@@ -67,6 +68,7 @@ void onInterrupt(int) { gInterrupted = 1; }
 
 int runTap(const TapOptions& o) {
   SubscribeOptions so;
+  so.waitForPublisher = std::chrono::milliseconds(static_cast<long>(o.waitSeconds * 1000));
   so.device = o.device;
   so.deviceAccess = o.deviceAccess == "copy" ? SubscribeOptions::DeviceAccess::kCopy : SubscribeOptions::DeviceAccess::kAuto;
   Subscriber sub(o.name, so);
@@ -156,6 +158,11 @@ Runner addTapCommand(CLI::App& app) {
                  "read the pixel timecode of every frame (test camera, zerohop-camemu; device frames too) and "
                  "exit 1 unless every one is readable and in order");
   cmd->add_option("--timeout", o->timeoutSeconds, "seconds to wait for a frame before giving up")->capture_default_str();
+  cmd->add_option("--wait", o->waitSeconds,
+                  "seconds to wait for NAME to be published: not yet started, or killed and restarting "
+                  "(its socket file left behind); 0: give up at once")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   cmd->add_option("--device", o->device,
                   "device shares: the CUDA device (ordinal) that reads the frames; another GPU than the ring's "
                   "reads over peer access where the GPUs allow it, else through one device-to-device copy a "

@@ -59,6 +59,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zerohop/export.h"
 #include "zerohop/encoded_unit.hpp"
@@ -200,6 +201,8 @@ class ZEROHOP_API Publisher {
 struct ShareInfo {
   std::string name;
   std::string socketPath;
+  /// Encoded rings: format is the codec, and width/height the picture size of the newest unit the
+  /// reader saw (at subscription, then each one it reads); 0x0 before the first unit.
   ImageLayout layout{};
   bool encoded = false;
   std::uint32_t slots = 0;
@@ -224,6 +227,21 @@ struct ShareInfo {
   std::string deviceAccessReason;  ///< one line: why that mode
 };
 
+/// One share of a share directory, as listShares() finds it.
+struct ShareListing {
+  std::string name;
+  std::string socketPath;
+  /// A publisher listens on the socket. False: the file of a publisher that died without closing
+  /// (SIGKILL); a Subscriber opened with waitForPublisher attaches once a new one replaces it.
+  bool live = false;
+};
+/// The shares in `directory` (empty: this user's default, $XDG_RUNTIME_DIR/zerohop or
+/// /tmp/zerohop-<uid>), sorted by name, found without connecting to any (no publisher sees a
+/// client): a socket is live when the kernel lists it as listening (/proc/net/unix, this network
+/// namespace). A missing directory is an empty list. Throws Error (opendir's errno) when the
+/// directory cannot be read. Reentrant.
+ZEROHOP_API std::vector<ShareListing> listShares(const std::string& directory = {});
+
 /// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
 struct MpsStatus {
   bool active = false;
@@ -247,8 +265,10 @@ struct SubscriberStats {
 struct SubscribeOptions {
   std::string directory;  ///< empty = the publisher's default directory for this uid
   std::chrono::milliseconds handshakeTimeout{2000};
-  /// How long the constructor waits for NAME to be published when nobody publishes it yet (a
-  /// publisher started after its readers); 0 = kNotFound at once.
+  /// How long the constructor waits for NAME to be published while nobody serves it: not yet
+  /// published (a publisher started after its readers), or its publisher died and left its socket
+  /// file (SIGKILL) until a new one replaces it. 0 = fail at once (kNotFound, or kUnavailable for
+  /// a dead publisher's socket).
   std::chrono::milliseconds waitForPublisher{0};
   std::optional<std::uint32_t> publisherUid;  ///< empty = must be our own uid
   /// next() first spins this long watching the ring's wake word (no system call), then sleeps in a
@@ -324,8 +344,9 @@ class ZEROHOP_API SharedFrame {
 /// first subscription of a process logs whether MPS runs and what a hand-off costs.
 class ZEROHOP_API Subscriber {
  public:
-  /// Connects and handshakes, waiting up to options.waitForPublisher for NAME to appear. Throws
-  /// kNotFound (nobody publishes NAME by then), kUnavailable (refused,
+  /// Connects and handshakes, waiting up to options.waitForPublisher for NAME to be served (also
+  /// through a dead publisher's socket file until its successor is up). Throws kNotFound (nobody
+  /// published NAME by then), kUnavailable (its publisher died and none came back by then; refused,
   /// e.g. wrong uid), kProtocol (version mismatch or foreign peer, with both versions named),
   /// kTimeout (no answer), kInvalidArgument (SubscribeOptions::device names no CUDA device).
   explicit Subscriber(std::string name, SubscribeOptions options = {});
@@ -344,7 +365,7 @@ class ZEROHOP_API Subscriber {
   /// kUnavailable when the publisher goes away, also while waiting.
   std::optional<SharedFrame> next(std::chrono::milliseconds timeout);
   /// Drops the current session (outstanding SharedFrames stay readable) and handshakes again,
-  /// e.g. with a restarted publisher. Throws like the constructor.
+  /// e.g. with a restarted publisher, without waiting. Throws like the constructor.
   void reconnect();
   /// False once the publisher has been seen gone (checked without blocking).
   bool connected() const;

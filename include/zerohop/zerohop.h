@@ -30,7 +30,13 @@
  * commit with that stream; nothing is copied.
  *
  * Info structs (zh_frame_info, zh_share_info, ...) start with struct_size: set it to sizeof the
- * struct before the call (the ZH_*_INIT macros do). Later versions only add members at the end.
+ * struct before the call (the ZH_*_INIT macros do, initialising every member, so they build
+ * warning-free under -Wextra). Later versions only add members at the end, and accept every
+ * struct_size from a struct's first release up: members past the caller's struct take their
+ * defaults (inputs) or are not written (outputs).
+ *
+ * Enum values (zh_status, zh_format, zh_memory, zh_stage) are fixed numbers: a released value never
+ * changes meaning; a value a function does not know is ZH_ERR_INVALID_ARGUMENT.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -88,6 +94,17 @@ typedef enum zh_stage {
   ZH_STAGE_MAX_ENUM = 0x7fffffff
 } zh_stage;
 
+/* How much the library says (zh_set_log_callback). */
+typedef enum zh_log_level {
+  ZH_LOG_TRACE = 0,
+  ZH_LOG_DEBUG = 1,
+  ZH_LOG_INFO = 2,
+  ZH_LOG_WARN = 3,
+  ZH_LOG_ERROR = 4,
+  ZH_LOG_OFF = 5, /* as min_level: nothing */
+  ZH_LOG_LEVEL_MAX_ENUM = 0x7fffffff
+} zh_log_level;
+
 #define ZH_MAX_PLANES 3
 
 typedef struct zh_reader zh_reader;
@@ -116,13 +133,15 @@ typedef struct zh_frame_info {
   int32_t keyframe;            /* encoded shares: 1 for a self-contained unit (IDR) */
   void* cuda_event;            /* device frames: the producer's cudaEvent_t (opaque); NULL otherwise */
 } zh_frame_info;
-#define ZH_FRAME_INFO_INIT {sizeof(zh_frame_info)}
+#define ZH_FRAME_INFO_INIT \
+  {sizeof(zh_frame_info), ZH_FORMAT_UNKNOWN, 0, 0, ZH_MEMORY_HOST, 0, 0, {NULL, NULL, NULL}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, \
+   {0, 0, 0, 0, 0}, 0, NULL}
 
 /* What a share holds, as a reader sees it. */
 typedef struct zh_share_info {
   uint32_t struct_size;
   zh_format format;
-  uint32_t width;
+  uint32_t width;        /* encoded shares: the picture size of the newest unit seen; 0x0 before the first */
   uint32_t height;
   int32_t encoded;       /* 1: slots hold encoded units (H.264, MJPEG) */
   uint32_t slots;
@@ -136,7 +155,8 @@ typedef struct zh_share_info {
   int32_t reader_device;   /* the device this reader's frames are on (zh_reader_options.cuda_device) */
   char device_access[16];  /* "same-gpu", "peer" (read over the link in place), "copy" (one device-to-device copy a frame); "" for host shares */
 } zh_share_info;
-#define ZH_SHARE_INFO_INIT {sizeof(zh_share_info)}
+#define ZH_SHARE_INFO_INIT \
+  {sizeof(zh_share_info), ZH_FORMAT_UNKNOWN, 0, 0, 0, 0, 0, ZH_MEMORY_HOST, 0, 0, {0}, 0, 0, {0}}
 
 typedef struct zh_reader_options {
   uint32_t struct_size;
@@ -156,7 +176,7 @@ typedef struct zh_reader_stats {
   uint64_t missed;     /* publishes next() skipped because they were already overwritten */
   uint64_t reconnects;
 } zh_reader_stats;
-#define ZH_READER_STATS_INIT {sizeof(zh_reader_stats)}
+#define ZH_READER_STATS_INIT {sizeof(zh_reader_stats), 0, 0, 0, 0}
 
 typedef struct zh_publisher_options {
   uint32_t struct_size;
@@ -172,7 +192,8 @@ typedef struct zh_publisher_options {
   uint32_t max_readers;    /* 0: 32 */
   int32_t lease_timeout_ms; /* 0: 1000 */
 } zh_publisher_options;
-#define ZH_PUBLISHER_OPTIONS_INIT {sizeof(zh_publisher_options)}
+#define ZH_PUBLISHER_OPTIONS_INIT \
+  {sizeof(zh_publisher_options), ZH_FORMAT_UNKNOWN, 0, 0, 0, 0, 0, ZH_MEMORY_HOST, 0, NULL, 0, 0}
 
 /* What travels with a committed or published frame. */
 typedef struct zh_frame_meta {
@@ -184,7 +205,7 @@ typedef struct zh_frame_meta {
   int32_t keyframe;
   void* cuda_event;        /* device shares, commit without a stream: a cudaEvent_t recorded after the write */
 } zh_frame_meta;
-#define ZH_FRAME_META_INIT {sizeof(zh_frame_meta)}
+#define ZH_FRAME_META_INIT {sizeof(zh_frame_meta), 0, 0, {0, 0, 0, 0, 0}, 0, 0, NULL}
 
 typedef struct zh_publisher_stats {
   uint32_t struct_size;
@@ -193,7 +214,7 @@ typedef struct zh_publisher_stats {
   uint64_t overruns;     /* publishes that had to overwrite a slot a reader leased */
   uint64_t bytes_copied; /* payload bytes the publisher copied (commits of acquired slots copy none) */
 } zh_publisher_stats;
-#define ZH_PUBLISHER_STATS_INIT {sizeof(zh_publisher_stats)}
+#define ZH_PUBLISHER_STATS_INIT {sizeof(zh_publisher_stats), 0, 0, 0, 0}
 
 /* ---- library ------------------------------------------------------------------------------- */
 /* "0.1.0". Reentrant. */
@@ -206,9 +227,26 @@ ZEROHOP_API const char* zh_status_name(zh_status status);
 /* "nv12", "h264", ... Reentrant. */
 ZEROHOP_API const char* zh_format_name(zh_format format);
 
+/* The shares published in `directory` (NULL: the default, $XDG_RUNTIME_DIR/zerohop or
+ * /tmp/zerohop-UID): the live ones' names, each followed by '\n', sorted, NUL-terminated into buf
+ * (ZH_ERR_INVALID_ARGUMENT when it does not fit, with the size needed in *needed when needed is not
+ * NULL). Connects to none of them; a dead publisher's left-over socket is not listed. Reentrant. */
+ZEROHOP_API zh_status zh_list_shares(const char* directory, char* buf, size_t size, size_t* needed);
+
+/* Receives the library's log lines: `message` is one line, NUL-terminated, valid during the call. */
+typedef void (*zh_log_callback)(zh_log_level level, const char* message, void* user_data);
+/* From now on the library's log lines at min_level and above go to `callback` (NULL: to stderr, the
+ * default) with `user_data`. It is called on whichever zerohop thread logs, one call at a time; it
+ * must return quickly and must not call zh_ functions. Meant for start-up; the level is
+ * process-wide (the C++ zerohop::log::setLevel). Lines that codec libraries (libx264, FFmpeg's own)
+ * write to stderr themselves do not pass through it. ZH_ERR_INVALID_ARGUMENT for an unknown level. */
+ZEROHOP_API zh_status zh_set_log_callback(zh_log_callback callback, void* user_data, zh_log_level min_level);
+
 /* ---- reader -------------------------------------------------------------------------------- */
-/* Connects to share `name`, waiting up to timeout_ms (0: not at all) for it to be published.
- * ZH_ERR_NOT_FOUND when nobody publishes it by then, ZH_ERR_PROTOCOL on a version mismatch. */
+/* Connects to share `name`, waiting up to timeout_ms (0: not at all) for it to be published: also
+ * when its publisher died and left its socket file, until a restarted publisher replaces it.
+ * ZH_ERR_NOT_FOUND when nobody published it by then, ZH_ERR_UNAVAILABLE when its publisher died
+ * and none came back by then, ZH_ERR_PROTOCOL on a version mismatch. */
 ZEROHOP_API zh_status zh_reader_open(const char* name, int32_t timeout_ms, zh_reader** reader);
 ZEROHOP_API zh_status zh_reader_open_with(const char* name, const zh_reader_options* options, zh_reader** reader);
 /* Ends the reader (NULL: nothing to do). Frames it handed out stay valid until released. */
@@ -218,7 +256,8 @@ ZEROHOP_API zh_status zh_reader_close(zh_reader* reader);
 ZEROHOP_API zh_status zh_reader_next(zh_reader* reader, int32_t timeout_ms, zh_frame** frame);
 /* The newest published frame (possibly one returned before); waits up to timeout_ms for the first. */
 ZEROHOP_API zh_status zh_reader_latest(zh_reader* reader, int32_t timeout_ms, zh_frame** frame);
-/* Handshakes again, e.g. with a restarted publisher. */
+/* Handshakes again, e.g. with a restarted publisher (no wait: ZH_ERR_UNAVAILABLE or
+ * ZH_ERR_NOT_FOUND while none is there; call again later, or open a new reader with a timeout). */
 ZEROHOP_API zh_status zh_reader_reconnect(zh_reader* reader);
 ZEROHOP_API zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info);
 ZEROHOP_API zh_status zh_reader_get_stats(zh_reader* reader, zh_reader_stats* stats);
@@ -296,7 +335,8 @@ typedef struct zh_stream_options {
   const char* whip_token;
   const char* share_name;  /* NULL: none; else also share the frames as NAME and H.264 as NAME.h264 */
 } zh_stream_options;
-#define ZH_STREAM_OPTIONS_INIT {sizeof(zh_stream_options)}
+#define ZH_STREAM_OPTIONS_INIT \
+  {sizeof(zh_stream_options), ZH_FORMAT_UNKNOWN, 0, 0, 0.0, ZH_MEMORY_HOST, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL}
 
 ZEROHOP_API zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream);
 /* Ends every viewer session, stops, frees (NULL: nothing to do). The input publisher ends with it. */

@@ -42,6 +42,7 @@ GType publisherGoneType() {
 enum {
   PROP_0,
   PROP_SHARE,
+  PROP_OPEN_TIMEOUT,
   PROP_ON_PUBLISHER_GONE,
   PROP_RECONNECT_INTERVAL,
   PROP_LATENCY,
@@ -60,6 +61,7 @@ constexpr std::size_t kLatencyWindow = 32;
 struct SrcState {
   std::mutex lock;  // guards the settings below (set from the application thread)
   std::string share;
+  guint openTimeoutMs = 0;  // start() waits this long for the share to be served
   PublisherGone onGone = PublisherGone::kError;
   guint reconnectIntervalMs = 500;
   gint64 latencyNs = kLatencyMeasured;
@@ -158,15 +160,17 @@ GstCaps* capsFromSubscriber(ZerohopSrc* self) {
 bool connect(ZerohopSrc* self, bool postErrors) {
   auto& s = *self->state;
   std::string share;
+  zerohop::SubscribeOptions options;
   {
     std::lock_guard g(s.lock);
     share = s.share;
+    options.waitForPublisher = std::chrono::milliseconds(s.openTimeoutMs);
   }
   try {
     if (s.sub) {
       s.sub->reconnect();
     } else {
-      s.sub = std::make_unique<zerohop::Subscriber>(share);
+      s.sub = std::make_unique<zerohop::Subscriber>(share, std::move(options));
     }
     return true;
   } catch (const zerohop::Error& e) {
@@ -519,6 +523,9 @@ void srcSetProperty(GObject* object, guint id, const GValue* value, GParamSpec* 
     case PROP_SHARE:
       s.share = g_value_get_string(value) ? g_value_get_string(value) : "";
       break;
+    case PROP_OPEN_TIMEOUT:
+      s.openTimeoutMs = g_value_get_uint(value);
+      break;
     case PROP_ON_PUBLISHER_GONE:
       s.onGone = static_cast<PublisherGone>(g_value_get_enum(value));
       break;
@@ -539,6 +546,9 @@ void srcGetProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec)
   switch (id) {
     case PROP_SHARE:
       g_value_set_string(value, s.share.c_str());
+      break;
+    case PROP_OPEN_TIMEOUT:
+      g_value_set_uint(value, s.openTimeoutMs);
       break;
     case PROP_ON_PUBLISHER_GONE:
       g_value_set_enum(value, static_cast<gint>(s.onGone));
@@ -602,8 +612,15 @@ static void zerohop_src_class_init(ZerohopSrcClass* klass) {
           "share", "Share name",
           "Name of the zerohop share to read (as given to `zerohop serve --share NAME`: NAME for "
           "frames, NAME.h264 for the H.264 access units); the publisher must run when the "
-          "element starts",
+          "element starts, or come within open-timeout",
           nullptr, kReadWriteReady));
+  g_object_class_install_property(
+      gobject, PROP_OPEN_TIMEOUT,
+      g_param_spec_uint("open-timeout", "Open timeout",
+                        "Milliseconds the element's start waits for the share to be served: not yet "
+                        "published, or its publisher died (socket file left) and is restarting; 0: fail "
+                        "at once",
+                        0, 3'600'000, 0, kReadWriteReady));
   g_object_class_install_property(
       gobject, PROP_ON_PUBLISHER_GONE,
       g_param_spec_enum(

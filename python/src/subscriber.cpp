@@ -28,7 +28,10 @@ PySubscriber::PySubscriber(std::string name, double timeoutSeconds, std::optiona
                            const std::string& deviceAccess)
     : name_(std::move(name)) {
   SubscribeOptions o;
-  o.handshakeTimeout = toMillis(timeoutSeconds, "timeout");
+  // One limit for the whole open: waiting for NAME to be served (not yet published, or its
+  // publisher died and is coming back), then for its answer; 0 waits for nothing to appear.
+  o.waitForPublisher = toMillis(timeoutSeconds, "timeout");
+  if (o.waitForPublisher.count() > 0) o.handshakeTimeout = o.waitForPublisher;
   if (directory) o.directory = *directory;
   o.publisherUid = publisherUid;
   if (device) {
@@ -159,15 +162,18 @@ void registerSubscriber(py::module_& m) {
 Subscriber(name, timeout=2.0, directory=None, publisher_uid=None, device=None, device_access="auto")
 
 Connects to the share NAME (e.g. what `zerohop serve --share NAME` publishes) and maps its ring
-read-only. timeout: handshake limit in seconds. directory: the publisher's socket directory (default
+read-only. timeout: seconds to wait for NAME to be published (also when its publisher died and
+left its socket, until a restarted one replaces it) and then for its answer; 0: fail at once when
+nobody serves NAME (the answer then gets 2 s). directory: the publisher's socket directory (default
 $XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-<uid>). publisher_uid: expected publisher uid (default ours).
 Device shares: device is the CUDA device (ordinal) whose kernels read the frames (default: the
 ring's own GPU); on another GPU the frames are read in place over peer access where the two GPUs
 allow it, else copied once device-to-device into this reader's buffer. device_access="copy" always
 makes that copy (e.g. to keep the reader's kernels off the link). info["device_access"] says which:
 "same-gpu", "peer" or "copy", and info["device_access_reason"] why.
-Raises NotFoundError (nobody publishes NAME), UnavailableError (refused), ProtocolError (version
-mismatch), TimeoutError (no answer). Thread-safe; usable as a context manager (close() on exit).)doc")
+Raises NotFoundError (nobody published NAME within timeout), UnavailableError (its publisher died
+and none came back within timeout; refused), ProtocolError (version mismatch), TimeoutError (no
+answer). Thread-safe; usable as a context manager (close() on exit).)doc")
       .def(py::init<std::string, double, std::optional<std::string>, std::optional<std::uint32_t>,
                     std::optional<int>, const std::string&>(),
            py::arg("name"), py::arg("timeout") = 2.0, py::kw_only(), py::arg("directory") = py::none(),
@@ -179,7 +185,8 @@ mismatch), TimeoutError (no answer). Thread-safe; usable as a context manager (c
            "The first Frame published after the last one returned, waiting up to `timeout` seconds "
            "(None: no limit); None on timeout. Raises UnavailableError when the publisher goes away.")
       .def("reconnect", &PySubscriber::reconnect,
-           "Handshakes again (e.g. with a restarted publisher); outstanding Frames stay readable.")
+           "Handshakes again (e.g. with a restarted publisher), without waiting; outstanding Frames stay "
+           "readable.")
       .def("close", &PySubscriber::close, "Disconnects (idempotent); outstanding Frames stay readable.")
       .def_property_readonly("connected", &PySubscriber::connected,
                              "False once the publisher has been seen gone, or after close().")

@@ -1,17 +1,16 @@
 #include "capi/frame_info.hpp"
 
-#include <algorithm>
-#include <cstring>
+#include "capi/enum_map.hpp"
+#include "capi/versioned.hpp"
 
 namespace zerohop::capi {
 
 void describeFrame(const Frame& f, std::uint64_t publishIndex, std::int64_t publishNs, zh_frame_info* info) {
   zh_frame_info out{};
-  out.struct_size = info->struct_size;
-  out.format = static_cast<zh_format>(f.format);
+  out.format = formatToC(f.format);
   out.width = f.width;
   out.height = f.height;
-  out.memory = static_cast<zh_memory>(f.memory);
+  out.memory = memoryToC(f.memory);
   out.cuda_device = f.memory == MemoryKind::kDevice ? f.gpu.device : -1;
   out.plane_count = f.planeCount;
   for (std::size_t i = 0; i < kMaxPlanes; ++i) {
@@ -24,10 +23,10 @@ void describeFrame(const Frame& f, std::uint64_t publishIndex, std::int64_t publ
   out.publish_index = publishIndex;
   out.publish_ns = publishNs;
   out.wall_clock_ms = f.wallClockMs;
-  for (std::size_t i = 0; i < kStageCount && i < ZH_STAGE_COUNT; ++i) out.stage_ns[i] = f.times.ns[i];
+  stagesToC(f.times, out.stage_ns);
   out.keyframe = f.keyframe ? 1 : 0;
   out.cuda_event = f.gpu.readyEvent;
-  std::memcpy(info, &out, std::min<std::size_t>(info->struct_size, sizeof out));
+  writeVersioned(info, out);
 }
 
 }  // namespace zerohop::capi

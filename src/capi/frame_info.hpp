@@ -6,7 +6,7 @@
 #include "zerohop/zerohop.h"
 
 namespace zerohop::capi {
-/// Fills `info` from `f`, up to info->struct_size bytes (later members are newer; the caller has
-/// checked that struct_size covers every member this version has).
+/// Fills `info` from `f`, up to info->struct_size bytes (the caller has checked that it is at least
+/// the first released size, kFrameInfoFirstSize).
 void describeFrame(const Frame& f, std::uint64_t publishIndex, std::int64_t publishNs, zh_frame_info* info);
 }  // namespace zerohop::capi

@@ -4,9 +4,11 @@
 #include <cstddef>
 #include <cstring>
 
+#include "capi/enum_map.hpp"
 #include "capi/frame_info.hpp"
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
+#include "capi/versioned.hpp"
 #include "zerohop/clock.hpp"
 
 using namespace zerohop;
@@ -20,14 +22,11 @@ zh_status badHandle(const char* function, const char* what) {
               std::string(what) + " is NULL, already ended, or not a handle this function takes");
 }
 
-bool knownFormat(zh_format f) {
-  return f > ZH_FORMAT_UNKNOWN && f <= ZH_FORMAT_H264;
-}
-
 SlotLayout layoutFor(const zh_publisher_options& o) {
-  if (!knownFormat(o.format))
+  const auto known = capi::formatFromC(o.format);
+  if (!known)
     throw Error(Errc::kInvalidArgument, "options.format " + std::to_string(o.format) + " is not a zh_format");
-  const auto format = static_cast<PixelFormat>(o.format);
+  const PixelFormat format = *known;
   const std::uint32_t slots = o.slots ? o.slots : 4;
   if (isCompressed(format)) {
     if (o.memory != ZH_MEMORY_HOST)
@@ -46,16 +45,18 @@ SlotLayout layoutFor(const zh_publisher_options& o) {
   return SlotLayout::images(computeLayout(format, o.width, o.height, o.pitch_align ? o.pitch_align : 1), slots);
 }
 
-/// The Frame that carries a commit's or publish's metadata (times default to now).
+/// The Frame that carries a commit's or publish's metadata (times default to now). `meta` may be
+/// NULL; members past its struct_size take their defaults.
 Frame metaFrame(const zh_frame_meta* meta) {
   Frame f;
   if (meta) {
-    f.sequence = meta->sequence;
-    f.wallClockMs = meta->wall_clock_ms;
-    for (std::size_t i = 0; i < kStageCount && i < ZH_STAGE_COUNT; ++i) f.times.ns[i] = meta->stage_ns[i];
-    f.bytesUsed = meta->bytes_used;
-    f.keyframe = meta->keyframe != 0;
-    f.gpu.readyEvent = meta->cuda_event;
+    const zh_frame_meta m = capi::readVersioned(*meta, zh_frame_meta ZH_FRAME_META_INIT, capi::kFrameMetaReleases);
+    f.sequence = m.sequence;
+    f.wallClockMs = m.wall_clock_ms;
+    capi::stagesFromC(m.stage_ns, f.times);
+    f.bytesUsed = m.bytes_used;
+    f.keyframe = m.keyframe != 0;
+    f.gpu.readyEvent = m.cuda_event;
   }
   if (f.wallClockMs == 0) f.wallClockMs = realtimeNs() / 1'000'000;
   if (f.times.at(Stage::kCapture) == 0) f.times.mark(Stage::kCapture, monotonicNs());
@@ -63,11 +64,16 @@ Frame metaFrame(const zh_frame_meta* meta) {
 }
 
 bool metaSized(const zh_frame_meta* meta) {
-  return !meta || meta->struct_size >= offsetof(zh_frame_meta, cuda_event) + sizeof(void*);
+  return !meta || meta->struct_size >= capi::kFrameMetaFirstSize;
 }
 
-constexpr const char* kMetaSize =
-    "zh_frame_meta.struct_size is too small: set it to sizeof(zh_frame_meta) (or use ZH_FRAME_META_INIT)";
+/// "TYPE.struct_size is below N, ..." for a struct smaller than its first released size.
+std::string tooSmall(const char* what, const char* type, std::size_t firstSize) {
+  return std::string(what) + ".struct_size is below " + std::to_string(firstSize) +
+         ", the struct's first released size: set it to sizeof(" + type + ") (or use the ZH_*_INIT macro)";
+}
+
+const std::string kMetaSize = tooSmall("meta", "zh_frame_meta", capi::kFrameMetaFirstSize);
 
 }  // namespace
 
@@ -80,14 +86,17 @@ zh_status zh_publisher_create(const char* name, const zh_publisher_options* opti
     *publisher = nullptr;
     if (!name) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "name is NULL");
     if (!options) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options is NULL (start from ZH_PUBLISHER_OPTIONS_INIT)");
-    if (options->struct_size < sizeof(zh_publisher_options))
+    if (options->struct_size < capi::kPublisherOptionsFirstSize)
       return fail(fn, ZH_ERR_INVALID_ARGUMENT,
-                  "options.struct_size is too small: set it to sizeof(zh_publisher_options) (ZH_PUBLISHER_OPTIONS_INIT)");
+                  tooSmall("options", "zh_publisher_options", capi::kPublisherOptionsFirstSize));
+    // Members past the caller's struct (an older header) keep their defaults.
+    const zh_publisher_options o = capi::readVersioned(*options, zh_publisher_options ZH_PUBLISHER_OPTIONS_INIT,
+                                                          capi::kPublisherOptionsReleases);
     ShareOptions so;
-    if (options->directory) so.directory = options->directory;
-    if (options->max_readers) so.maxReaders = options->max_readers;
-    if (options->lease_timeout_ms > 0) so.leaseTimeout = std::chrono::milliseconds(options->lease_timeout_ms);
-    auto* h = new zh_publisher(std::make_unique<Publisher>(name, layoutFor(*options), std::move(so)));
+    if (o.directory) so.directory = o.directory;
+    if (o.max_readers) so.maxReaders = o.max_readers;
+    if (o.lease_timeout_ms > 0) so.leaseTimeout = std::chrono::milliseconds(o.lease_timeout_ms);
+    auto* h = new zh_publisher(std::make_unique<Publisher>(name, layoutFor(o), std::move(so)));
     capi::publishers().add(h);
     *publisher = h;
     return ZH_OK;
@@ -125,8 +134,8 @@ zh_status zh_slot_get_info(const zh_slot* slot, zh_frame_info* info) {
   constexpr const char* fn = "zh_slot_get_info";
   if (!capi::slots().contains(slot)) return badHandle(fn, "slot");
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
-  if (info->struct_size < offsetof(zh_frame_info, cuda_event) + sizeof(void*))
-    return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info.struct_size is too small: set it to sizeof(zh_frame_info)");
+  if (info->struct_size < capi::kFrameInfoFirstSize)
+    return fail(fn, ZH_ERR_INVALID_ARGUMENT, tooSmall("info", "zh_frame_info", capi::kFrameInfoFirstSize));
   capi::describeFrame(const_cast<zh_slot*>(slot)->frame(), 0, 0, info);
   return ZH_OK;
 }
@@ -168,32 +177,35 @@ zh_status zh_publisher_publish(zh_publisher* publisher, const zh_frame_info* fra
   constexpr const char* fn = "zh_publisher_publish";
   if (!capi::publishers().contains(publisher)) return badHandle(fn, "publisher");
   if (!frame) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame is NULL");
-  if (frame->struct_size < offsetof(zh_frame_info, cuda_event) + sizeof(void*))
-    return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.struct_size is too small: set it to sizeof(zh_frame_info)");
+  if (frame->struct_size < capi::kFrameInfoFirstSize)
+    return fail(fn, ZH_ERR_INVALID_ARGUMENT, tooSmall("frame", "zh_frame_info", capi::kFrameInfoFirstSize));
   if (!metaSized(meta)) return fail(fn, ZH_ERR_INVALID_ARGUMENT, kMetaSize);
   return guarded(fn, [&]() -> zh_status {
-    if (!knownFormat(frame->format))
-      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.format " + std::to_string(frame->format) + " is not a zh_format");
-    if (frame->plane_count > ZH_MAX_PLANES)
-      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.plane_count " + std::to_string(frame->plane_count) + " > 3");
-    if (frame->memory < ZH_MEMORY_HOST || frame->memory > ZH_MEMORY_DEVICE)
-      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.memory is not a zh_memory");
+    const zh_frame_info in = capi::readVersioned(*frame, zh_frame_info ZH_FRAME_INFO_INIT, capi::kFrameInfoReleases);
+    const auto format = capi::formatFromC(in.format);
+    if (!format)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.format " + std::to_string(in.format) + " is not a zh_format");
+    if (in.plane_count > ZH_MAX_PLANES)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.plane_count " + std::to_string(in.plane_count) + " > 3");
+    const auto memory = capi::memoryFromC(in.memory);
+    if (!memory)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "frame.memory " + std::to_string(in.memory) + " is not a zh_memory");
     Frame f = metaFrame(meta);
-    f.format = static_cast<PixelFormat>(frame->format);
-    f.width = frame->width;
-    f.height = frame->height;
-    f.memory = static_cast<MemoryKind>(frame->memory);
-    f.planeCount = frame->plane_count;
-    for (std::size_t i = 0; i < frame->plane_count; ++i) {
-      f.data[i] = static_cast<std::uint8_t*>(frame->planes[i]);
-      f.pitch[i] = frame->pitches[i];
+    f.format = *format;
+    f.width = in.width;
+    f.height = in.height;
+    f.memory = *memory;
+    f.planeCount = in.plane_count;
+    for (std::size_t i = 0; i < in.plane_count; ++i) {
+      f.data[i] = static_cast<std::uint8_t*>(in.planes[i]);
+      f.pitch[i] = in.pitches[i];
     }
     if (isCompressed(f.format)) {
-      f.bytesUsed = frame->bytes_used;
-      f.capacity = frame->bytes_used;
+      f.bytesUsed = in.bytes_used;
+      f.capacity = in.bytes_used;
     }
-    if (frame->cuda_event && !f.gpu.readyEvent) f.gpu.readyEvent = frame->cuda_event;
-    f.gpu.device = frame->cuda_device;
+    if (in.cuda_event && !f.gpu.readyEvent) f.gpu.readyEvent = in.cuda_event;
+    f.gpu.device = in.cuda_device;
     if (publisher->input && cuda_stream)
       publisher->input->publish(f, cuda_stream);
     else if (publisher->input)
@@ -210,22 +222,25 @@ zh_status zh_publisher_get_stats(zh_publisher* publisher, zh_publisher_stats* st
   constexpr const char* fn = "zh_publisher_get_stats";
   if (!capi::publishers().contains(publisher)) return badHandle(fn, "publisher");
   if (!stats) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "stats is NULL");
-  if (stats->struct_size < sizeof(zh_publisher_stats))
-    return fail(fn, ZH_ERR_INVALID_ARGUMENT, "stats.struct_size is too small: set it to sizeof(zh_publisher_stats)");
+  if (stats->struct_size < capi::kPublisherStatsFirstSize)
+    return fail(fn, ZH_ERR_INVALID_ARGUMENT,
+                tooSmall("stats", "zh_publisher_stats", capi::kPublisherStatsFirstSize));
   return guarded(fn, [&] {
+    zh_publisher_stats out{};
     if (publisher->input) {  // a stream's input: its one reader is the stream's pipeline
       const FrameInputStats s = publisher->input->stats();
-      stats->readers_connected = 1;
-      stats->publishes = s.committed;
-      stats->overruns = 0;
-      stats->bytes_copied = s.bytesCopied;
-      return ZH_OK;
+      out.readers_connected = 1;
+      out.publishes = s.committed;
+      out.overruns = 0;
+      out.bytes_copied = s.bytesCopied;
+    } else {
+      const ShareStats s = publisher->publisher->stats();
+      out.readers_connected = s.readersConnected;
+      out.publishes = s.publishes;
+      out.overruns = s.overruns;
+      out.bytes_copied = s.bytesCopied;
     }
-    const ShareStats s = publisher->publisher->stats();
-    stats->readers_connected = s.readersConnected;
-    stats->publishes = s.publishes;
-    stats->overruns = s.overruns;
-    stats->bytes_copied = s.bytesCopied;
+    capi::writeVersioned(stats, out);
     return ZH_OK;
   });
 }

@@ -6,9 +6,11 @@
 #include <cstring>
 
 #include "capi/device_wait.hpp"
+#include "capi/enum_map.hpp"
 #include "capi/frame_info.hpp"
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
+#include "capi/versioned.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/timecode.hpp"
 
@@ -23,14 +25,10 @@ zh_status badHandle(const char* function, const char* what) {
               std::string(what) + " is NULL, already closed, or not a handle this function takes");
 }
 
-bool sizedOk(std::uint32_t given, std::size_t minimum) {
-  return given >= minimum;
-}
-
-zh_status badSize(const char* function, const char* type) {
+zh_status badSize(const char* function, const char* type, std::size_t firstSize) {
   return fail(function, ZH_ERR_INVALID_ARGUMENT,
-              std::string(type) + ".struct_size is too small: set it to sizeof(" + type + ") (or use the " +
-                  "ZH_*_INIT macro)");
+              std::string(type) + ".struct_size is below " + std::to_string(firstSize) +
+                  ", the struct's first released size: set it to sizeof(" + type + ") (or use the ZH_*_INIT macro)");
 }
 
 std::chrono::milliseconds millis(std::int32_t ms) {
@@ -66,18 +64,17 @@ zh_status zh_reader_open_with(const char* name, const zh_reader_options* options
     *reader = nullptr;
     if (!name) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "name is NULL");
     if (!options) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options is NULL (use zh_reader_open, or ZH_READER_OPTIONS_INIT)");
-    if (!sizedOk(options->struct_size, offsetof(zh_reader_options, spin_us) + sizeof options->spin_us))
-      return badSize(fn, "zh_reader_options");
+    if (options->struct_size < capi::kReaderOptionsFirstSize)
+      return badSize(fn, "zh_reader_options", capi::kReaderOptionsFirstSize);
+    // Members past the caller's struct (an older header) keep their defaults.
+    const zh_reader_options o = capi::readVersioned(*options, zh_reader_options ZH_READER_OPTIONS_INIT, capi::kReaderOptionsReleases);
     SubscribeOptions so;
-    if (options->directory) so.directory = options->directory;
-    if (options->handshake_timeout_ms > 0) so.handshakeTimeout = std::chrono::milliseconds(options->handshake_timeout_ms);
-    if (options->spin_us >= 0) so.spinBeforeSleep = std::chrono::microseconds(options->spin_us);
-    so.waitForPublisher = std::chrono::milliseconds(std::max(options->open_timeout_ms, 0));
-    // Fields added later are read only when the caller's struct has them.
-    if (sizedOk(options->struct_size, offsetof(zh_reader_options, device_copy) + sizeof options->device_copy)) {
-      so.device = options->cuda_device;
-      if (options->device_copy) so.deviceAccess = SubscribeOptions::DeviceAccess::kCopy;
-    }
+    if (o.directory) so.directory = o.directory;
+    if (o.handshake_timeout_ms > 0) so.handshakeTimeout = std::chrono::milliseconds(o.handshake_timeout_ms);
+    if (o.spin_us >= 0) so.spinBeforeSleep = std::chrono::microseconds(o.spin_us);
+    so.waitForPublisher = std::chrono::milliseconds(std::max(o.open_timeout_ms, 0));
+    so.device = o.cuda_device;
+    if (o.device_copy) so.deviceAccess = SubscribeOptions::DeviceAccess::kCopy;
     try {
       auto* h = new zh_reader(Subscriber(name, so));
       capi::readers().add(h);
@@ -137,27 +134,25 @@ zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info) {
   constexpr const char* fn = "zh_reader_get_info";
   if (!capi::readers().contains(reader)) return badHandle(fn, "reader");
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
-  // The struct as first published (up to transport) is enough; later fields are filled when it has them.
-  if (!sizedOk(info->struct_size, offsetof(zh_share_info, transport) + sizeof info->transport))
-    return badSize(fn, "zh_share_info");
+  if (info->struct_size < capi::kShareInfoFirstSize) return badSize(fn, "zh_share_info", capi::kShareInfoFirstSize);
   return guarded(fn, [&] {
     const ShareInfo& s = reader->subscriber.info();
     zh_share_info out{};
-    out.struct_size = info->struct_size;
-    out.format = static_cast<zh_format>(s.layout.format);
+    // Encoded shares: the ring's layout names the codec; the picture's size travels with each unit.
+    out.format = capi::formatToC(s.layout.format);
     out.width = s.layout.width;
     out.height = s.layout.height;
     out.encoded = s.encoded ? 1 : 0;
     out.slots = s.slots;
     out.slot_capacity = s.slotCapacity;
-    out.memory = static_cast<zh_memory>(s.memory);
+    out.memory = capi::memoryToC(s.memory);
     out.publisher_pid = s.publisherPid;
     out.session_id = s.sessionId;
     std::snprintf(out.transport, sizeof out.transport, "%s", s.transport.c_str());
     out.ring_device = s.ringDevice;
     out.reader_device = s.readerDevice;
     std::snprintf(out.device_access, sizeof out.device_access, "%s", s.deviceAccess.c_str());
-    std::memcpy(info, &out, std::min<std::size_t>(info->struct_size, sizeof out));
+    capi::writeVersioned(info, out);
     return ZH_OK;
   });
 }
@@ -166,13 +161,16 @@ zh_status zh_reader_get_stats(zh_reader* reader, zh_reader_stats* stats) {
   constexpr const char* fn = "zh_reader_get_stats";
   if (!capi::readers().contains(reader)) return badHandle(fn, "reader");
   if (!stats) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "stats is NULL");
-  if (!sizedOk(stats->struct_size, sizeof(zh_reader_stats))) return badSize(fn, "zh_reader_stats");
+  if (stats->struct_size < capi::kReaderStatsFirstSize)
+    return badSize(fn, "zh_reader_stats", capi::kReaderStatsFirstSize);
   return guarded(fn, [&] {
     const SubscriberStats s = reader->subscriber.stats();
-    stats->frames = s.frames;
-    stats->overruns = s.overruns;
-    stats->missed = s.missed;
-    stats->reconnects = s.reconnects;
+    zh_reader_stats out{};
+    out.frames = s.frames;
+    out.overruns = s.overruns;
+    out.missed = s.missed;
+    out.reconnects = s.reconnects;
+    capi::writeVersioned(stats, out);
     return ZH_OK;
   });
 }
@@ -181,8 +179,7 @@ zh_status zh_frame_get_info(const zh_frame* frame, zh_frame_info* info) {
   constexpr const char* fn = "zh_frame_get_info";
   if (!capi::frames().contains(frame)) return badHandle(fn, "frame");
   if (!info) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "info is NULL");
-  if (!sizedOk(info->struct_size, offsetof(zh_frame_info, cuda_event) + sizeof(void*)))
-    return badSize(fn, "zh_frame_info");
+  if (info->struct_size < capi::kFrameInfoFirstSize) return badSize(fn, "zh_frame_info", capi::kFrameInfoFirstSize);
   capi::describeFrame(frame->frame.frame(), frame->frame.publishIndex(), frame->frame.publishNs(), info);
   return ZH_OK;
 }

@@ -1,6 +1,7 @@
 // zh_last_error, zh_status_name and friends: the C API's error model (status.hpp).
 #include "capi/status.hpp"
 
+#include "capi/enum_map.hpp"
 #include "capi/handles.hpp"
 #include "zerohop/pixel_format.hpp"
 #include "zerohop/version.hpp"
@@ -82,9 +83,10 @@ const char* zh_status_name(zh_status status) {
 }
 
 const char* zh_format_name(zh_format format) {
-  if (format < ZH_FORMAT_UNKNOWN || format > ZH_FORMAT_H264) return "unknown";
+  const auto known = zerohop::capi::formatFromC(format);
+  if (!known) return "unknown";
   // formatName() returns views of string literals: NUL-terminated.
-  return zerohop::formatName(static_cast<zerohop::PixelFormat>(format)).data();
+  return zerohop::formatName(*known).data();
 }
 
 }  // extern "C"

@@ -2,8 +2,10 @@
 // answers ZH_ERR_UNSUPPORTED without it).
 #include <cstring>
 
+#include "capi/enum_map.hpp"
 #include "capi/handles.hpp"
 #include "capi/status.hpp"
+#include "capi/versioned.hpp"
 #include "zerohop/frame_stream.hpp"
 
 using namespace zerohop;
@@ -47,27 +49,34 @@ zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream)
     if (!stream) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "stream (the out-pointer) is NULL");
     *stream = nullptr;
     if (!options) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options is NULL (start from ZH_STREAM_OPTIONS_INIT)");
-    if (options->struct_size < sizeof(zh_stream_options))
-      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options.struct_size is too small: set it to sizeof(zh_stream_options)");
-    if (options->format <= ZH_FORMAT_UNKNOWN || options->format > ZH_FORMAT_H264)
-      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options.format is not a zh_format");
-    if (options->memory != ZH_MEMORY_HOST && options->memory != ZH_MEMORY_DEVICE)
+    if (options->struct_size < capi::kStreamOptionsFirstSize)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT,
+                  "options.struct_size is below " + std::to_string(capi::kStreamOptionsFirstSize) +
+                      ", the struct's first released size: set it to sizeof(zh_stream_options) (or use "
+                      "ZH_STREAM_OPTIONS_INIT)");
+    // Members past the caller's struct (an older header) keep their defaults.
+    const zh_stream_options o = capi::readVersioned(*options, zh_stream_options ZH_STREAM_OPTIONS_INIT, capi::kStreamOptionsReleases);
+    const auto format = capi::formatFromC(o.format);
+    if (!format)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options.format " + std::to_string(o.format) + " is not a zh_format");
+    const auto memory = capi::memoryFromC(o.memory);
+    if (!memory || *memory == MemoryKind::kPinned)
       return fail(fn, ZH_ERR_INVALID_ARGUMENT, "options.memory must be ZH_MEMORY_HOST or ZH_MEMORY_DEVICE");
     FrameStreamConfig c;
-    c.format = static_cast<PixelFormat>(options->format);
-    c.width = options->width;
-    c.height = options->height;
-    c.fps = options->fps;
-    c.memory = static_cast<MemoryKind>(options->memory);
-    c.cudaDevice = options->cuda_device;
-    if (options->listen_host) c.stream.host = options->listen_host;
-    c.stream.port = options->port;
-    if (options->bitrate_kbps) c.encoder.bitrateKbps = options->bitrate_kbps;
-    c.encoder.encoder = options->encoder ? options->encoder : "auto";
-    if (options->whep_token) c.stream.whepToken = options->whep_token;
-    if (options->whip_url) c.whipUrl = options->whip_url;
-    if (options->whip_token) c.whipToken = options->whip_token;
-    if (options->share_name) c.shareName = options->share_name;
+    c.format = *format;
+    c.width = o.width;
+    c.height = o.height;
+    c.fps = o.fps;
+    c.memory = *memory;
+    c.cudaDevice = o.cuda_device;
+    if (o.listen_host) c.stream.host = o.listen_host;
+    c.stream.port = o.port;
+    if (o.bitrate_kbps) c.encoder.bitrateKbps = o.bitrate_kbps;
+    c.encoder.encoder = o.encoder ? o.encoder : "auto";
+    if (o.whep_token) c.stream.whepToken = o.whep_token;
+    if (o.whip_url) c.whipUrl = o.whip_url;
+    if (o.whip_token) c.whipToken = o.whip_token;
+    if (o.share_name) c.shareName = o.share_name;
     auto* h = new zh_stream(std::move(c));
     capi::streams().add(h);
     capi::publishers().add(&h->input);

@@ -115,7 +115,7 @@ class Pipeline::Impl {
 
   void addUnitSink(std::shared_ptr<UnitSink> sink) {
     if (!sink) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink: null sink");
-    if (startNs_ != 0) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink after start()");
+    if (startNs_.load() != 0) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink after start()");
     sinks_.push_back(std::move(sink));
   }
 
@@ -133,7 +133,7 @@ class Pipeline::Impl {
       sink->setKeyframeRequester([this] { keyframeRequested_.store(true); });
       sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
     }
-    startNs_ = monotonicNs();
+    startNs_.store(monotonicNs());
     running_ = true;
     captureThread_ = std::thread([this] { captureLoop(); });
     encodeThread_ = std::thread([this] { encodeLoop(); });
@@ -179,7 +179,8 @@ class Pipeline::Impl {
       std::lock_guard lock(serverMutex_);
       if (unitsShare_) s.shareReaders = unitsShare_->readers();  // passthrough: the H.264 share
     }
-    s.uptimeSeconds = startNs_ ? static_cast<double>(monotonicNs() - startNs_) / 1e9 : 0;
+    const std::int64_t startNs = startNs_.load();
+    s.uptimeSeconds = startNs ? static_cast<double>(monotonicNs() - startNs) / 1e9 : 0;
     s.sourceDescription = info_.description;
     s.encoderName = encoderName_;
     s.dataPath = dataPath_;
@@ -335,7 +336,9 @@ class Pipeline::Impl {
   std::uint32_t appliedKbps_ = 0;  // the encoder's bitrate (encode thread)
   bool followBitrate_ = true;      // false: the data path cannot follow congestion control
   std::atomic<std::uint64_t> keyframesForced_{0};
-  std::int64_t startNs_ = 0;
+  // Written by start(), read by stats() on the HTTP thread, which may already ask while the
+  // pipeline starts (a viewer page polling /stats).
+  std::atomic<std::int64_t> startNs_{0};
   mutable std::mutex failureMutex_;
   std::string failure_;
   std::thread captureThread_;

@@ -21,6 +21,7 @@
 #include "share/slot_picker.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
+#include "share/wire_codes.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -93,12 +94,12 @@ PublisherCore::PublisherCore(std::string name, const SlotLayout& layout, ShareOp
   g.version = kProtocolVersion;
   g.slotCount = layout_.slots;
   g.mode = static_cast<std::uint32_t>(encoded_ ? RingMode::kEncoded : RingMode::kImage);
-  g.memory = static_cast<std::uint32_t>(layout_.memory);
+  g.memory = memoryToWire(layout_.memory);
   g.producerPid = ::getpid();
   g.slotStride = slotStride_;
   g.slotCapacity = layout_.image.totalBytes;
   g.sessionId = sessionId_;
-  g.format = static_cast<std::uint32_t>(layout_.image.format);
+  g.format = formatToWire(layout_.image.format);
   g.width = layout_.image.width;
   g.height = layout_.image.height;
   g.planeCount = layout_.image.planeCount;
@@ -287,8 +288,7 @@ void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
   rec.wallClockMs = meta.wallClockMs;
   for (std::size_t i = 0; i < kStageCount; ++i) rec.stageNs[i] = meta.times.ns[i];
   rec.bytesUsed = encoded_ ? meta.bytesUsed : layout_.image.totalBytes;
-  rec.format = static_cast<std::uint32_t>(
-      encoded_ && meta.format != PixelFormat::kUnknown ? meta.format : layout_.image.format);
+  rec.format = formatToWire(encoded_ && meta.format != PixelFormat::kUnknown ? meta.format : layout_.image.format);
   rec.width = encoded_ ? meta.width : layout_.image.width;
   rec.height = encoded_ ? meta.height : layout_.image.height;
   rec.planeCount = layout_.image.planeCount;
@@ -296,10 +296,10 @@ void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
     rec.planeOffset[i] = layout_.image.planes[i].offset;
     rec.planePitch[i] = layout_.image.planes[i].pitch;
   }
-  rec.matrix = static_cast<std::uint8_t>(meta.color.matrix);
-  rec.range = static_cast<std::uint8_t>(meta.color.range);
+  rec.matrix = matrixToWire(meta.color.matrix);
+  rec.range = rangeToWire(meta.color.range);
   rec.keyframe = meta.keyframe ? 1 : 0;
-  rec.memory = static_cast<std::uint8_t>(layout_.memory);
+  rec.memory = static_cast<std::uint8_t>(memoryToWire(layout_.memory));
   {
     std::lock_guard lock(mutex_);
     rec.publishIndex = ++lastIndex_;

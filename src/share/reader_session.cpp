@@ -13,6 +13,7 @@
 #include "share/in_process_slots.hpp"
 #include "share/unix_socket.hpp"
 #include "share/wire.hpp"
+#include "share/wire_codes.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -26,25 +27,55 @@ namespace {
 
 }  // namespace
 
+UniqueFd ReaderSession::dial(const std::string& name, const std::string& socketPath, bool& stale) {
+  int err = 0;
+  UniqueFd fd = tryConnectSeqpacket(socketPath, err);
+  stale = false;
+  if (fd) return fd;
+  // Chosen by the errno, never by its text (strerror is translated under other locales).
+  if (err == ECONNREFUSED) {  // a socket file nobody listens on
+    stale = true;
+    return fd;
+  }
+  if (errcFromErrno(err) == Errc::kNotFound) return fd;  // no socket file (ENOENT)
+  const std::string why =
+      "connect(" + socketPath + ") failed: " + std::strerror(err) + " (errno " + std::to_string(err) + ")";
+  const Errc code = errcFromErrno(err);
+  throw Error(code == Errc::kIo ? Errc::kUnavailable : code, "cannot reach publisher '" + name + "': " + why);
+}
+
+Error ReaderSession::absent(const std::string& name, const std::string& socketPath, bool stale) {
+  if (stale) {
+    return Error(Errc::kUnavailable, "publisher '" + name + "' went away (stale socket " + socketPath +
+                                         ": its process ended without closing the share); it is read again " +
+                                         "once a publisher of that name is back: reconnect then, or open " +
+                                         "with a timeout to wait for it");
+  }
+  return Error(Errc::kNotFound, "no publisher '" + name + "' (no socket " + socketPath + ")");
+}
+
+Error ReaderSession::wentAway(const std::string& name) {
+  return Error(Errc::kUnavailable, "publisher '" + name +
+                                       "' went away: reconnect to read it again once it is back (frames "
+                                       "still held stay readable)");
+}
+
 std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, const std::string& socketPath,
                                                       const SubscribeOptions& options,
                                                       std::shared_ptr<ReaderCounters> counters) {
+  bool stale = false;
+  UniqueFd socket = dial(name, socketPath, stale);
+  if (!socket) throw absent(name, socketPath, stale);
+  return handshake(name, socketPath, std::move(socket), options, std::move(counters));
+}
+
+std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name, const std::string& socketPath,
+                                                        UniqueFd socket, const SubscribeOptions& options,
+                                                        std::shared_ptr<ReaderCounters> counters) {
   std::shared_ptr<ReaderSession> s(new ReaderSession());
   s->name_ = name;
   s->counters_ = std::move(counters);
-  int err = 0;
-  s->socket_ = tryConnectSeqpacket(socketPath, err);
-  if (!s->socket_) {
-    // Chosen by the errno, never by its text (strerror is translated under other locales).
-    if (err == ECONNREFUSED) {  // a socket file nobody listens on: its publisher died
-      throw Error(Errc::kUnavailable, "publisher '" + name + "' went away (stale socket " + socketPath + ")");
-    }
-    const std::string why = "connect(" + socketPath + ") failed: " + std::strerror(err) + " (errno " +
-                            std::to_string(err) + ")";
-    const Errc code = errcFromErrno(err);
-    if (code == Errc::kNotFound) throw Error(Errc::kNotFound, "no publisher '" + name + "' (" + why + ")");
-    throw Error(code == Errc::kIo ? Errc::kUnavailable : code, "cannot reach publisher '" + name + "': " + why);
-  }
+  s->socket_ = std::move(socket);
   // The publisher must be who we expect: our own uid unless told otherwise.
   const PeerCredentials cred = peerCredentials(s->socket_.get());
   const uid_t expected = options.publisherUid ? *options.publisherUid : ::geteuid();
@@ -151,7 +182,7 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
     }
   }
   if (onDevice) {
-    if (g.memory != static_cast<std::uint32_t>(MemoryKind::kDevice) ||
+    if (g.memory != kWireMemoryDevice ||
         g.mode != static_cast<std::uint32_t>(RingMode::kImage) || deviceSlots.slotCount != g.slotCount ||
         deviceSlots.slotStride != g.slotStride || deviceEvents.events.size() != g.slotCount) {
       protocolError(name, "device slot and event handles disagree with the control block");
@@ -198,7 +229,14 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
   ShareInfo& info = s->info_;
   info.name = name;
   info.socketPath = socketPath;
-  info.layout.format = static_cast<PixelFormat>(g.format);
+  const auto format = formatFromWire(g.format);
+  const auto memory = memoryFromWire(g.memory);
+  if (!format || !memory) {
+    protocolError(name, "control block names pixel format " + std::to_string(g.format) + " and memory " +
+                            std::to_string(g.memory) + ", not both codes of share protocol v" +
+                            std::to_string(kProtocolVersion));
+  }
+  info.layout.format = *format;
   info.layout.width = g.width;
   info.layout.height = g.height;
   info.layout.planeCount = g.planeCount;
@@ -210,7 +248,7 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
   info.encoded = g.mode == static_cast<std::uint32_t>(RingMode::kEncoded);
   info.slots = g.slotCount;
   info.slotCapacity = g.slotCapacity;
-  info.memory = static_cast<MemoryKind>(g.memory);
+  info.memory = *memory;
   info.publisherPid = g.producerPid;
   info.sessionId = g.sessionId;
   info.inProcess = s->inProcess_;
@@ -225,6 +263,15 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
     info.deviceAccessReason = access.reason;
     // The subscription's first line says how its GPU reads the ring: a copy is never silent.
     if (access.mode != "same-gpu") log::info("share '", name, "': ", access.mode, ": ", access.reason);
+  }
+  // An encoded ring describes no picture (each unit carries its own size): the newest unit's, if any.
+  if (info.encoded && info.layout.width == 0) {
+    if (const auto l = s->latest()) {
+      if (const auto snap = readRecord(s->slotHeaders_[l->second])) {
+        info.layout.width = snap->record.width;
+        info.layout.height = snap->record.height;
+      }
+    }
   }
   log::debug("share '", name, "': subscribed as reader ", w.readerId, " (", g.slotCount,
              " slots, publisher pid ", g.producerPid, ")");
@@ -258,7 +305,7 @@ bool ReaderSession::gone() const {
 }
 
 void ReaderSession::ensureAlive() const {
-  if (gone()) throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away");
+  if (gone()) throw wentAway(name_);
 }
 
 std::optional<std::pair<std::uint64_t, std::uint32_t>> ReaderSession::latest() const noexcept {
@@ -299,11 +346,20 @@ std::optional<SharedFrame> ReaderSession::tryRead(std::uint32_t slot, std::uint6
   if (device_) view = device_->view(slot, g.slotCapacity);
   std::uint8_t* base =
       device_ ? view.base : const_cast<std::uint8_t*>(slots_.data()) + g.slotStride * slot;  // mapped PROT_READ
-  f.format = static_cast<PixelFormat>(r.format);
+  const auto format = formatFromWire(r.format);
+  const auto matrix = matrixFromWire(r.matrix);
+  const auto range = rangeFromWire(r.range);
+  if (!format || !matrix || !range) {  // a record never exposed with numbers the protocol does not define
+    releaseSlot(*entry);
+    throw Error(Errc::kProtocol, "publisher '" + name_ + "': slot record has pixel format " +
+                                     std::to_string(r.format) + ", matrix " + std::to_string(r.matrix) +
+                                     ", range " + std::to_string(r.range) + ": not all share protocol codes");
+  }
+  f.format = *format;
   f.width = r.width;
   f.height = r.height;
-  f.color.matrix = static_cast<ColorMatrix>(r.matrix);
-  f.color.range = static_cast<ColorRange>(r.range);
+  f.color.matrix = *matrix;
+  f.color.range = *range;
   f.memory = device_ ? MemoryKind::kDevice : MemoryKind::kHost;
   if (device_) {
     f.gpu.readyEvent = view.readyEvent;

@@ -15,6 +15,7 @@
 #include "share/mapped_region.hpp"
 #include "share/ring_layout.hpp"
 #include "core/unique_fd.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop::share_detail {
@@ -26,10 +27,25 @@ struct ReaderCounters {
 
 class ReaderSession final : public SlotOwner, public std::enable_shared_from_this<ReaderSession> {
  public:
-  /// Connects to `socketPath`, checks the publisher's uid, handshakes and maps the ring.
+  /// Connects to `socketPath`, checks the publisher's uid, handshakes and maps the ring. Throws
+  /// absent()'s error when nobody serves the socket.
   static std::shared_ptr<ReaderSession> connect(const std::string& name, const std::string& socketPath,
                                                 const SubscribeOptions& options,
                                                 std::shared_ptr<ReaderCounters> counters);
+  /// connect()'s first step: a socket connected to `socketPath`, or an empty one when nobody serves
+  /// it (yet): `stale` then says whether a socket file is there that nobody listens on (its
+  /// publisher died without removing it, or a new one is between bind and listen) or none at all.
+  /// Throws for any other failure (e.g. a directory we may not enter).
+  static UniqueFd dial(const std::string& name, const std::string& socketPath, bool& stale);
+  /// The error for a share nobody serves: kNotFound "no publisher 'NAME'", or kUnavailable
+  /// "publisher 'NAME' went away (stale socket ...)" when its dead publisher's file is left.
+  static Error absent(const std::string& name, const std::string& socketPath, bool stale);
+  /// kUnavailable "publisher 'NAME' went away", with how to come back.
+  static Error wentAway(const std::string& name);
+  /// connect() on a socket dial() connected.
+  static std::shared_ptr<ReaderSession> handshake(const std::string& name, const std::string& socketPath,
+                                                  UniqueFd socket, const SubscribeOptions& options,
+                                                  std::shared_ptr<ReaderCounters> counters);
 
   /// Clears lease entry `entry` (SlotOwner: the FrameLease "slot" is the lease-entry index).
   void releaseSlot(std::uint32_t entry) noexcept override;

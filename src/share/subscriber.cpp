@@ -40,22 +40,29 @@ class Subscriber::Impl {
         options_.directory.empty() ? share_detail::defaultShareDirectory() : options_.directory;
     socketPath_ = share_detail::socketPathFor(dir, name_);
     counters_ = std::make_shared<ReaderCounters>();
+    // Wait for a publisher while nobody serves NAME: no socket file yet, or the file of one that
+    // died (SIGKILL leaves it) until its successor replaces it. Nothing to block on in either case.
     const std::int64_t deadline =
         monotonicNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.waitForPublisher).count();
     for (;;) {
-      try {
-        connect();
+      bool stale = false;
+      UniqueFd socket = ReaderSession::dial(name_, socketPath_, stale);
+      if (socket) {
+        attach(ReaderSession::handshake(name_, socketPath_, std::move(socket), options_, counters_));
         return;
-      } catch (const Error& e) {
-        if (e.code() != Errc::kNotFound || monotonicNs() >= deadline) throw;
       }
-      std::this_thread::sleep_for(kPublisherPoll);  // nothing to wait on: the socket does not exist yet
+      if (monotonicNs() >= deadline) throw ReaderSession::absent(name_, socketPath_, stale);
+      std::this_thread::sleep_for(kPublisherPoll);
     }
   }
 
   void connect() {
     session_.reset();
-    session_ = ReaderSession::connect(name_, socketPath_, options_, counters_);
+    attach(ReaderSession::connect(name_, socketPath_, options_, counters_));
+  }
+
+  void attach(std::shared_ptr<ReaderSession> session) {
+    session_ = std::move(session);
     info_ = session_->info();
     // A fresh subscriber's next() starts with the newest frame already published.
     const auto l = session_->latest();
@@ -63,7 +70,7 @@ class Subscriber::Impl {
   }
 
   ReaderSession& session() {
-    if (!session_) throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away (call reconnect())");
+    if (!session_) throw ReaderSession::wentAway(name_);
     return *session_;
   }
 
@@ -72,7 +79,7 @@ class Subscriber::Impl {
   void ensureAlive() {
     if (!session_->gone()) return;
     if (session_->onDevice()) session_.reset();
-    throw Error(Errc::kUnavailable, "publisher '" + name_ + "' went away");
+    throw ReaderSession::wentAway(name_);
   }
 
   std::optional<SharedFrame> latest() {
@@ -83,6 +90,7 @@ class Subscriber::Impl {
       if (!l) return std::nullopt;
       if (auto f = s.tryRead(l->second, l->first)) {
         lastIndex_ = std::max(lastIndex_, f->publishIndex());
+        noteUnitSize(*f);
         return f;
       }
       counters_->overruns.fetch_add(1, std::memory_order_relaxed);  // rewritten while we looked
@@ -108,6 +116,7 @@ class Subscriber::Impl {
           }
           learnPeriod(*f);
           lastIndex_ = f->publishIndex();
+          noteUnitSize(*f);
           return f;
         }
         counters_->overruns.fetch_add(1, std::memory_order_relaxed);
@@ -134,6 +143,13 @@ class Subscriber::Impl {
       }
       s.waitForPublish(seen, std::chrono::nanoseconds(std::min(deadline - now, kLivenessSliceNs)));
     }
+  }
+
+  /// Encoded rings: info() reports the picture size of the newest unit handed out.
+  void noteUnitSize(const SharedFrame& f) {
+    if (!info_.encoded || f->width == 0) return;
+    info_.layout.width = f->width;
+    info_.layout.height = f->height;
   }
 
   /// The publisher's frame period from consecutive frames' commit times (EWMA), for `anticipate`.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "share/wire_codes.hpp"
+
 namespace zerohop::share_detail {
 namespace {
 
@@ -131,7 +133,7 @@ std::vector<std::uint8_t> encodeWelcome(const Welcome& m) {
 std::vector<std::uint8_t> encodeReject(const Reject& m) {
   Writer w(MessageType::kReject);
   const std::size_t n = std::min(m.reason.size(), kMaxReasonBytes);
-  w.put32(static_cast<std::uint32_t>(m.code));
+  w.put32(errcToWire(m.code));
   w.put32(static_cast<std::uint32_t>(n));
   w.putBytes(m.reason.data(), n);
   return w.finish();
@@ -220,7 +222,7 @@ Reject decodeReject(std::span<const std::uint8_t> message) {
   Reader r(payloadOf(message, MessageType::kReject, 8, 8 + kMaxReasonBytes));
   Reject m;
   const std::uint32_t code = r.get32();
-  m.code = code <= static_cast<std::uint32_t>(Errc::kInternal) ? static_cast<Errc>(code) : Errc::kProtocol;
+  m.code = errcFromWire(code);
   const std::uint32_t n = r.get32();
   const auto rest = r.rest();
   if (n != rest.size()) throw Error(Errc::kProtocol, "Reject: reason length disagrees with the payload");

@@ -1,15 +1,22 @@
 // The C API (zerohop.h) against real shares in this process: round trips through both directions,
 // and every misuse a caller can make answered with a status and a message, never a crash.
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/unique_fd.hpp"
 #include "share/unix_socket.hpp"
@@ -60,6 +67,59 @@ class CApi : public ::testing::Test {
     zh_frame_meta meta = ZH_FRAME_META_INIT;
     meta.sequence = sequence;
     ASSERT_EQ(zh_publisher_commit(pub, slot, &meta, nullptr), ZH_OK) << zh_last_error();
+  }
+
+  // A publisher in a child process: after `delay`, creates the share (I420 64x48), says so on the
+  // returned pipe (one byte) and publishes a frame every 5 ms until it is killed. The child uses the
+  // C API only and never returns into the test.
+  struct ChildPublisher {
+    pid_t pid = -1;
+    int ready = -1;  // read end: one byte once the share is up
+  };
+  ChildPublisher forkPublisher(std::chrono::milliseconds delay = std::chrono::milliseconds(0)) const {
+    int fds[2];
+    if (::pipe(fds) != 0) return {};
+    const zh_publisher_options po = hostImages();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
+      std::this_thread::sleep_for(delay);  // the publisher's late (re)start is what is tested
+      zh_publisher* pub = nullptr;
+      if (zh_publisher_create(name_.c_str(), &po, &pub) != ZH_OK) ::_exit(2);
+      const char up = 'r';
+      if (::write(fds[1], &up, 1) != 1) ::_exit(3);
+      for (std::uint64_t seq = 1;; ++seq) {
+        zh_slot* slot = nullptr;
+        zh_frame_info info = ZH_FRAME_INFO_INIT;
+        if (zh_publisher_acquire(pub, &slot) != ZH_OK || zh_slot_get_info(slot, &info) != ZH_OK) ::_exit(4);
+        std::memset(info.planes[0], static_cast<int>(seq & 0xFF), info.pitches[0]);
+        zh_frame_meta meta = ZH_FRAME_META_INIT;
+        meta.sequence = seq;
+        if (zh_publisher_commit(pub, slot, &meta, nullptr) != ZH_OK) ::_exit(5);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the publisher's frame rate
+      }
+    }
+    ::close(fds[1]);
+    if (pid < 0) {
+      ::close(fds[0]);
+      return {};
+    }
+    return {pid, fds[0]};
+  }
+  // True once `child` says its share is up (bounded: a hang guard).
+  static bool waitReady(const ChildPublisher& child) {
+    pollfd p{child.ready, POLLIN, 0};
+    char c = 0;
+    return ::poll(&p, 1, 20000) == 1 && ::read(child.ready, &c, 1) == 1;
+  }
+  static void killChild(ChildPublisher& child) {
+    if (child.pid > 0) {
+      ::kill(child.pid, SIGKILL);
+      ::waitpid(child.pid, nullptr, 0);
+    }
+    if (child.ready >= 0) ::close(child.ready);
+    child = {};
   }
 
   std::string dir_;
@@ -177,9 +237,16 @@ TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
   zh_reader* reader = nullptr;
   const auto ro = readerOptions();
   ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  zh_share_info share = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.format, ZH_FORMAT_H264);
+  EXPECT_EQ(share.encoded, 1);
+  EXPECT_EQ(share.width, 0u) << "no unit yet: no picture size to tell";
   const std::uint8_t unit[] = {0, 0, 0, 1, 0x65, 1, 2, 3};
   zh_frame_info src = ZH_FRAME_INFO_INIT;
   src.format = ZH_FORMAT_H264;
+  src.width = 640;  // the picture the unit encodes
+  src.height = 360;
   src.plane_count = 1;
   src.planes[0] = const_cast<std::uint8_t*>(unit);
   src.bytes_used = sizeof unit;
@@ -197,6 +264,18 @@ TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
   EXPECT_EQ(info.sequence, 9u);
   EXPECT_EQ(std::memcmp(info.planes[0], unit, sizeof unit), 0);
   zh_frame_release(frame);
+  // The share's picture size is the units' (the ring itself describes none): once the reader has
+  // seen one, and at once for a reader that opens after one was published.
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.width, 640u);
+  EXPECT_EQ(share.height, 360u);
+  zh_reader* later = nullptr;
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &later), ZH_OK) << zh_last_error();
+  zh_share_info laterShare = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(later, &laterShare), ZH_OK) << zh_last_error();
+  EXPECT_EQ(laterShare.width, 640u);
+  EXPECT_EQ(laterShare.height, 360u);
+  zh_reader_close(later);
   // A unit larger than the slots: refused with the sizes named.
   std::string big(2000, 'x');
   src.planes[0] = big.data();
@@ -223,6 +302,120 @@ TEST_F(CApi, OpenWaitsForAPublisherThatStartsLater) {
   EXPECT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
   zh_reader_close(reader);
   later.join();
+}
+
+// The header's promise: open waits up to its timeout whether the share never existed or its
+// publisher was killed (its socket file left behind) and is coming back.
+TEST_F(CApi, OpenWaitsThroughAKilledPublishersSocketUntilItIsBack) {
+  ChildPublisher first = forkPublisher();
+  ASSERT_GT(first.pid, 0);
+  ASSERT_TRUE(waitReady(first)) << "the first publisher did not start";
+  killChild(first);
+  const std::string socketPath = dir_ + "/" + name_ + ".sock";
+  ASSERT_EQ(::access(socketPath.c_str(), F_OK), 0) << "SIGKILL should leave the socket file behind";
+
+  // No wait asked: at once, saying what happened and how to wait.
+  zh_reader* reader = nullptr;
+  auto ro = readerOptions(0);
+  EXPECT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_ERR_UNAVAILABLE);
+  std::string msg = zh_last_error();
+  EXPECT_NE(msg.find("stale socket " + socketPath), std::string::npos) << msg;
+  EXPECT_NE(msg.find("timeout"), std::string::npos) << msg;
+  // A wait and nobody comes back: the whole wait, then the same answer.
+  ro = readerOptions(300);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_ERR_UNAVAILABLE);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms) << "gave up before its timeout";
+  EXPECT_EQ(reader, nullptr);
+
+  // The publisher restarts 300 ms into a 20 s wait: the open attaches to it.
+  ChildPublisher second = forkPublisher(300ms);
+  ASSERT_GT(second.pid, 0);
+  ro = readerOptions(20000);
+  t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 15s);
+  zh_share_info share = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.publisher_pid, second.pid);
+  zh_frame* frame = nullptr;
+  ASSERT_EQ(zh_reader_next(reader, 5000, &frame), ZH_OK) << zh_last_error();
+  zh_frame_info info = ZH_FRAME_INFO_INIT;
+  ASSERT_EQ(zh_frame_get_info(frame, &info), ZH_OK) << zh_last_error();
+  EXPECT_EQ(static_cast<const std::uint8_t*>(info.planes[0])[0], info.sequence & 0xFF);
+  EXPECT_EQ(zh_frame_release(frame), ZH_OK);
+
+  // Killed again: the reader says how to come back, and reconnect does once the next one is up.
+  killChild(second);
+  EXPECT_EQ(zh_reader_next(reader, 5000, &frame), ZH_ERR_UNAVAILABLE);
+  msg = zh_last_error();
+  EXPECT_NE(msg.find("went away: reconnect"), std::string::npos) << msg;
+  ChildPublisher third = forkPublisher();
+  ASSERT_TRUE(waitReady(third));
+  ASSERT_EQ(zh_reader_reconnect(reader), ZH_OK) << zh_last_error();
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.publisher_pid, third.pid);
+  EXPECT_EQ(zh_reader_close(reader), ZH_OK);
+  killChild(third);
+}
+
+TEST_F(CApi, ListSharesNamesTheLiveOnes) {
+  char buf[256];
+  std::size_t needed = 0;
+  ASSERT_EQ(zh_list_shares(dir_.c_str(), buf, sizeof buf, &needed), ZH_OK) << zh_last_error();
+  EXPECT_STREQ(buf, "");
+  zh_publisher* pub = nullptr;
+  const auto po = hostImages();
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
+  ASSERT_EQ(zh_list_shares(dir_.c_str(), buf, sizeof buf, &needed), ZH_OK) << zh_last_error();
+  EXPECT_EQ(std::string(buf), name_ + "\n");
+  EXPECT_EQ(needed, name_.size() + 2);
+  EXPECT_EQ(zh_list_shares(dir_.c_str(), buf, 3, &needed), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(needed, name_.size() + 2) << "the size needed, for a second call";
+  EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
+  ASSERT_EQ(zh_list_shares(dir_.c_str(), buf, sizeof buf, nullptr), ZH_OK) << zh_last_error();
+  EXPECT_STREQ(buf, "") << "a closed share is gone";
+}
+
+// The library's log lines reach a C callback, at the level asked for.
+TEST_F(CApi, LogLinesGoToTheCallback) {
+  struct Lines {
+    std::mutex mutex;  // the publisher's server thread logs too
+    std::vector<std::pair<zh_log_level, std::string>> got;
+    bool has(zh_log_level level, const std::string& text) {
+      std::lock_guard lock(mutex);
+      for (const auto& [l, m] : got)
+        if (l == level && m.find(text) != std::string::npos) return true;
+      return false;
+    }
+  } lines;
+  const zh_log_callback collect = [](zh_log_level level, const char* message, void* user) {
+    auto* l = static_cast<Lines*>(user);
+    std::lock_guard lock(l->mutex);
+    l->got.emplace_back(level, message);
+  };
+  ASSERT_EQ(zh_set_log_callback(collect, &lines, ZH_LOG_DEBUG), ZH_OK) << zh_last_error();
+  zh_publisher* pub = nullptr;
+  const auto po = hostImages();
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
+  zh_reader* reader = nullptr;
+  const auto ro = readerOptions();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  EXPECT_TRUE(lines.has(ZH_LOG_DEBUG, "share '" + name_ + "': subscribed as reader"));
+  zh_reader_close(reader);
+  // At ZH_LOG_INFO the debug line is not passed on.
+  ASSERT_EQ(zh_set_log_callback(collect, &lines, ZH_LOG_INFO), ZH_OK) << zh_last_error();
+  {
+    std::lock_guard lock(lines.mutex);
+    lines.got.clear();
+  }
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  EXPECT_FALSE(lines.has(ZH_LOG_DEBUG, "subscribed as reader"));
+  zh_reader_close(reader);
+  EXPECT_EQ(zh_set_log_callback(collect, &lines, static_cast<zh_log_level>(17)), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zh_last_error()).find("17 is not a zh_log_level"), std::string::npos) << zh_last_error();
+  EXPECT_EQ(zh_set_log_callback(nullptr, nullptr, ZH_LOG_INFO), ZH_OK);  // back to stderr
+  EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
 }
 
 TEST_F(CApi, AShareNobodyPublishesIsNotFoundWithWhatToDo) {

@@ -311,6 +311,26 @@ TEST(ZerohopSrc, PublisherGoneIsAnErrorByDefault) {
   EXPECT_NE(error.find("went away"), std::string::npos) << "error: '" << error << "'";
 }
 
+// open-timeout: the element's start waits for a share not yet published (without it, start fails).
+TEST(ZerohopSrc, OpenTimeoutWaitsForAShareNotYetPublished) {
+  initGstreamer();
+  const std::string share = "gstopen" + std::to_string(getpid());
+  PacedPublisher pub(share);
+  Pipeline p("zerohopsrc name=src open-timeout=20000 share=" + share + " ! appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  std::thread later([&] {
+    std::this_thread::sleep_for(300ms);  // the publisher's late start is what is tested
+    pub.start();
+  });
+  const bool playing = p.play();  // start() runs in this state change and waits for the share
+  later.join();
+  ASSERT_TRUE(playing) << p.waitError(0ms);
+  GstSample* s = p.pull(10s);
+  ASSERT_NE(s, nullptr) << "no frame after the share appeared: " << p.waitError(0ms);
+  gst_sample_unref(s);
+  EXPECT_EQ(p.waitError(0ms), "");
+}
+
 TEST(ZerohopSrc, WaitReattachesWhenThePublisherReturns) {
   initGstreamer();
   const std::string share = "gstwait" + std::to_string(getpid());

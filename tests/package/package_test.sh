@@ -98,7 +98,9 @@ for reader in "$work/c_reader/c_reader" "$work/cpp_reader/cpp_reader"; do
   n=$(grep -c 'timecode ok' <<<"$out" || true)
   [[ $n -eq 60 ]] || { echo "$out" | tail -5; fail "$(basename "$reader"): $n of 60 frames had a valid timecode"; }
 done
-out=$(LD_LIBRARY_PATH=$libdir timeout 30 "$work/c_reader_pc" "$share" 10) || fail "the pkg-config-built reader failed: $out"
+# No LD_LIBRARY_PATH: zerohop.pc's rpath finds the library (docs/library.md).
+out=$(timeout 30 "$work/c_reader_pc" "$share" 10) || fail "the pkg-config-built reader failed: $out"
+[[ $(pkg-config --variable=cxx_std zerohop) == c++20 ]] || fail "zerohop.pc does not state the C++ standard"
 
 step "the C publisher's frames, read by zerohop tap and the Python module"
 "$work/c_publisher/c_publisher" cpub$$ host 450 >"$work/cpub.log" 2>&1 &

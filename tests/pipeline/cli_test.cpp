@@ -10,11 +10,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "child_process.hpp"
+#include "zerohop/share.hpp"
 
 namespace zerohop {
 namespace {
@@ -209,13 +211,18 @@ TEST(Cli, ServeSaysWhenTheEncodeFallsBehindTheSource) {
 namespace zerohop {
 namespace {
 
-TEST(Cli, WhepTokenIsRequiredAndThePrintedUrlCarriesIt) {
+// The token is a secret: stdout (journald, CI logs) shows it masked, with where it came from.
+TEST(Cli, WhepTokenIsRequiredAndNeverPrinted) {
   const auto port = freePort();
   ChildProcess serve({kCli, "serve", "--source", "test:640x360@30", "--listen", "127.0.0.1:" + std::to_string(port),
                       "--whep-token", "tok123"});
   auto line = serve.waitForStdoutLine("open http://", 15s);
   ASSERT_TRUE(line) << serve.stderrText();
-  EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/?token=tok123");
+  EXPECT_EQ(*line, "open http://127.0.0.1:" + std::to_string(port) + "/");
+  auto note = serve.waitForStdoutLine("WHEP token ", 15s);
+  ASSERT_TRUE(note) << serve.stderrText();
+  EXPECT_EQ(*note, "WHEP token ******** (6 characters), from --whep-token: viewers open the page with ?token=TOKEN");
+  EXPECT_EQ(serve.stderrText().find("tok123"), std::string::npos) << serve.stderrText();
   httplib::Client client("127.0.0.1", port);
   auto r = client.Post("/whep", "v=0\r\n", "application/sdp");
   ASSERT_TRUE(r);
@@ -411,7 +418,12 @@ TEST(Cli, TokenFromFileOrEnvironmentGuardsWhepAndProtectedStats) {
     ChildProcess serve(argv);
     auto line = serve.waitForStdoutLine("open http://", 15s);
     ASSERT_TRUE(line) << serve.stderrText();
-    EXPECT_NE(line->find("?token=filetok"), std::string::npos) << *line;
+    EXPECT_EQ(line->find("filetok"), std::string::npos) << "the token printed: " << *line;
+    auto note = serve.waitForStdoutLine("WHEP token ", 15s);
+    ASSERT_TRUE(note) << serve.stderrText();
+    EXPECT_EQ(note->find("filetok"), std::string::npos) << "the token printed: " << *note;
+    EXPECT_NE(note->find(fromEnv ? "from ZEROHOP_WHEP_TOKEN" : "from --whep-token-file " + file), std::string::npos)
+        << *note;
     httplib::Client client("127.0.0.1", port);
     auto post = client.Post("/whep", "v=0\r\n", "application/sdp");
     ASSERT_TRUE(post);
@@ -462,6 +474,64 @@ TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
   auto fromConfig = run({kCli, "--config", path, "serve", "--listen", listen});
   EXPECT_EQ(fromConfig.exitCode, 2) << fromConfig.err;
   EXPECT_NE(fromConfig.err.find("--ice-server \"turn:/x\""), std::string::npos) << fromConfig.err;
+}
+
+}  // namespace
+}  // namespace zerohop
+
+namespace zerohop {
+namespace {
+
+// tap --wait: a share not yet published is waited for (without it tap gives up at once).
+TEST(Cli, TapWaitsForItsShareWithWait) {
+  char tmpl[] = "/tmp/zh-cli-tap-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string runtime = tmpl;
+  const std::string name = "tapwait" + std::to_string(::getpid());
+  const std::string env = "XDG_RUNTIME_DIR=" + runtime;  // tap's share directory: $XDG_RUNTIME_DIR/zerohop
+  auto now = run({"/usr/bin/env", env, kCli, "tap", name, "--count", "1"});
+  EXPECT_NE(now.exitCode, 0);
+  EXPECT_NE(now.err.find("no publisher '" + name + "'"), std::string::npos) << now.err;
+
+  ChildProcess tap({"/usr/bin/env", env, kCli, "tap", name, "--wait", "20", "--count", "3", "--timeout", "10"});
+  std::this_thread::sleep_for(300ms);  // the publisher's late start is what is tested
+  ShareOptions so;
+  so.directory = runtime + "/zerohop";
+  const ImageLayout layout = computeLayout(PixelFormat::kNV12, 64, 48);
+  Publisher pub(name, SlotLayout::images(layout, 4), so);
+  std::vector<std::uint8_t> pixels(layout.totalBytes, 0x40);
+  Frame f;
+  bindLayout(f, layout, pixels.data(), MemoryKind::kHost);
+  std::optional<int> code;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  for (std::uint64_t seq = 1; !code && std::chrono::steady_clock::now() < deadline; ++seq) {
+    f.sequence = seq;
+    pub.publish(f);
+    code = tap.waitExit(10ms);  // the publisher's frame interval
+  }
+  ASSERT_TRUE(code) << "tap did not finish: " << tap.stderrText();
+  EXPECT_EQ(*code, 0) << tap.stderrText();
+  EXPECT_NE(tap.stderrText().find("attached to '" + name + "'"), std::string::npos) << tap.stderrText();
+  EXPECT_EQ(std::count(tap.stdoutText().begin(), tap.stdoutText().end(), '\n'), 3) << tap.stdoutText();
+  std::filesystem::remove_all(runtime);
+}
+
+// zerohop shares: one live share a line on stdout.
+TEST(Cli, SharesListsWhatIsPublished) {
+  char tmpl[] = "/tmp/zh-cli-shares-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto none = run({kCli, "shares", "--dir", dir});
+  EXPECT_EQ(none.exitCode, 0) << none.err;
+  EXPECT_EQ(none.out, "");
+  ShareOptions so;
+  so.directory = dir;
+  const std::string name = "listed" + std::to_string(::getpid());
+  Publisher pub(name, SlotLayout::images(computeLayout(PixelFormat::kNV12, 64, 48), 2), so);
+  auto one = run({kCli, "shares", "--dir", dir});
+  EXPECT_EQ(one.exitCode, 0) << one.err;
+  EXPECT_EQ(one.out, name + "\n");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -439,8 +439,10 @@ class EncodedUnitsTest(ShareTest):
 
 class FailureTest(ShareTest):
     def test_no_such_share(self):
+        t0 = time.monotonic()
         with self.assertRaises(zerohop.NotFoundError) as cm:
-            self.subscribe()
+            self.subscribe(timeout=0.3)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.3, "gave up before its timeout")
         e = cm.exception
         self.assertIsInstance(e, zerohop.Error)
         self.assertIn(self.name, str(e))
@@ -497,6 +499,27 @@ class FailureTest(ShareTest):
         self.assertLess(time.monotonic() - t0, 3.0)
         self.assertIsInstance(cm.exception, TimeoutError)  # the builtin as well
         self.assertIn("did not answer", str(cm.exception))
+
+    def test_subscribing_waits_for_a_killed_publisher_to_restart(self):
+        self.start_share_peer(slots=8).close()  # SIGKILL: its socket file stays
+        self.assertTrue(os.path.exists(os.path.join(self.dir, self.name + ".sock")))
+        with self.assertRaises(zerohop.UnavailableError) as cm:
+            self.subscribe(timeout=0)
+        self.assertIn("stale socket", str(cm.exception))
+        restarted = []
+        # The publisher's restart 0.3 s into the reader's wait is what is tested.
+        timer = threading.Timer(0.3, lambda: restarted.append(self.start_share_peer(slots=8)))
+        timer.start()
+        try:
+            sub = self.subscribe(timeout=20.0)
+        finally:
+            timer.join()
+        self.assertEqual(len(restarted), 1)
+        self.assertEqual(sub.info["publisher_pid"], restarted[0].pid)
+        f = self.next_frame(sub)
+        self.assertTrue(np.array_equal(np.from_dlpack(f), expected_planes(f)[0]))
+        f.release()
+        sub.close()
 
     def test_publisher_killed_then_restarted(self):
         pub = self.start_share_peer(slots=8)

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -492,10 +493,76 @@ TEST_F(ShareIpc, AStaleSocketOfADeadPublisherIsUnavailable) {
     ADD_FAILURE() << "subscribed through a socket nobody listens on";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
-    EXPECT_NE(std::string(e.what()).find("publisher '" + name_ + "' went away (stale socket " + socketPath() + ")"),
+    EXPECT_NE(std::string(e.what()).find("publisher '" + name_ + "' went away (stale socket " + socketPath() + ":"),
               std::string::npos)
         << e.what();
   }
+  // Asked to wait, and nobody comes back: it waits the whole time, then says the same.
+  SubscribeOptions waiting = subscribeOptions();
+  waiting.waitForPublisher = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Subscriber sub(name_, waiting);
+    ADD_FAILURE() << "subscribed through a socket nobody listens on";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms) << "gave up before waitForPublisher";
+}
+
+// A reader opened while its publisher lies dead (SIGKILL left the socket file) waits for the
+// restarted one, as it waits for a share not yet published.
+TEST_F(ShareIpc, SubscribingWaitsThroughAKilledPublishersSocketUntilItRestarts) {
+  {
+    Child killed(peer({"publish", name_, dir_, "4"}));
+    ASSERT_EQ(killed.readLine(), "ready");
+    killed.kill();
+  }
+  ASSERT_TRUE(std::filesystem::exists(socketPath())) << "SIGKILL should leave the socket file behind";
+  std::unique_ptr<Publisher> restarted;
+  std::thread restart([&] {
+    std::this_thread::sleep_for(300ms);  // the publisher's late restart is what is tested
+    restarted = std::make_unique<Publisher>(name_, SlotLayout::images(layout_, 4), shareOptions());
+  });
+  SubscribeOptions waiting = subscribeOptions();
+  waiting.waitForPublisher = 20s;
+  std::optional<Subscriber> sub;
+  try {
+    sub.emplace(name_, waiting);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "did not wait for the restarted publisher: " << e.what();
+  }
+  restart.join();
+  ASSERT_TRUE(sub);
+  EXPECT_EQ(sub->info().publisherPid, ::getpid());
+  publishSeq(*restarted, 7);
+  auto f = sub->next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 7u);
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+}
+
+// listShares: a live publisher, a dead one's socket file and files that are no shares, told apart
+// without a connection (the publisher sees no client).
+TEST_F(ShareIpc, ListSharesTellsLiveFromDeadWithoutConnecting) {
+  Publisher live("b-live", SlotLayout::images(layout_, 2), shareOptions());
+  {
+    Child killed(peer({"publish", "a-dead", dir_, "2"}));
+    ASSERT_EQ(killed.readLine(), "ready");
+    killed.kill();
+  }
+  { std::ofstream(dir_ + "/c-file.sock") << "not a socket"; }
+  { std::ofstream(dir_ + "/notes.txt") << "not a share"; }
+  const auto shares = listShares(dir_);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_EQ(shares[0].name, "a-dead");
+  EXPECT_FALSE(shares[0].live);
+  EXPECT_EQ(shares[0].socketPath, dir_ + "/a-dead.sock");
+  EXPECT_EQ(shares[1].name, "b-live");
+  EXPECT_TRUE(shares[1].live);
+  EXPECT_EQ(live.stats().rejectedClients, 0u);
+  EXPECT_EQ(live.stats().readersConnected, 0u);
+  EXPECT_TRUE(listShares(dir_ + "/none").empty()) << "a directory nobody published in: no shares";
 }
 
 TEST_F(ShareIpc, BadNamesAndMismatchedFramesAreInvalidArguments) {

@@ -1,5 +1,6 @@
 // Handshake message encoding: round trips and every way a foreign or broken peer can get it wrong.
 #include "share/wire.hpp"
+#include "share/wire_codes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -43,6 +44,43 @@ TEST(ShareWire, RejectCarriesCodeAndReason) {
   const auto back = decodeReject(encodeReject(Reject{Errc::kUnavailable, "uid 65534 may not subscribe"}));
   EXPECT_EQ(back.code, Errc::kUnavailable);
   EXPECT_EQ(back.reason, "uid 65534 may not subscribe");
+}
+
+// The error category travels as the number docs/share-protocol.md lists ("Codes"), never as the
+// C++ enum's ordinal; a number this build does not know reads as a protocol error.
+TEST(ShareWire, RejectCodesAreTheDocumentedNumbers) {
+  const std::pair<Errc, std::uint8_t> documented[] = {
+      {Errc::kInvalidArgument, 0}, {Errc::kNotFound, 1}, {Errc::kUnavailable, 2}, {Errc::kUnsupported, 3},
+      {Errc::kIo, 4},              {Errc::kDevice, 5},   {Errc::kProtocol, 6},    {Errc::kTimeout, 7},
+      {Errc::kInternal, 8}};
+  for (const auto& [code, number] : documented) {
+    auto bytes = encodeReject(Reject{code, "why"});
+    ASSERT_GE(bytes.size(), 20u);
+    EXPECT_EQ(bytes[16], number) << errcName(code);  // the payload's first u32, little-endian
+    EXPECT_EQ(bytes[17] | bytes[18] | bytes[19], 0);
+    EXPECT_EQ(decodeReject(bytes).code, code);
+    bytes[16] = 99;
+    EXPECT_EQ(decodeReject(bytes).code, Errc::kProtocol) << "an unknown category";
+  }
+}
+
+// Pixel formats and memory kinds in the control block and slot records: the documented numbers.
+TEST(ShareWire, RingCodesAreTheDocumentedNumbers) {
+  const std::pair<PixelFormat, std::uint32_t> formats[] = {
+      {PixelFormat::kUnknown, 0}, {PixelFormat::kYUYV, 1},  {PixelFormat::kUYVY, 2},  {PixelFormat::kNV12, 3},
+      {PixelFormat::kI420, 4},    {PixelFormat::kRGB24, 5}, {PixelFormat::kBGRx, 6},  {PixelFormat::kRGBA, 7},
+      {PixelFormat::kMJPEG, 8},   {PixelFormat::kH264, 9},  {PixelFormat::kVP8, 10}};
+  for (const auto& [format, number] : formats) {
+    EXPECT_EQ(formatToWire(format), number) << formatName(format);
+    EXPECT_EQ(formatFromWire(number), format);
+  }
+  EXPECT_FALSE(formatFromWire(11));
+  EXPECT_EQ(memoryToWire(MemoryKind::kDevice), 2u);
+  EXPECT_EQ(memoryFromWire(1), MemoryKind::kPinned);
+  EXPECT_FALSE(memoryFromWire(3));
+  EXPECT_EQ(matrixToWire(ColorMatrix::kBt709), 1);
+  EXPECT_EQ(rangeToWire(ColorRange::kFull), 1);
+  EXPECT_FALSE(matrixFromWire(2));
 }
 
 TEST(ShareWire, RejectReasonIsBounded) {

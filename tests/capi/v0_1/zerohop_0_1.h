@@ -1,0 +1,307 @@
+/* zerohop.h as released in 0.1.0 (git show 1922b39:include/zerohop/zerohop.h), verbatim: what a
+ * program built against 0.1.0 compiled with. tests/capi/abi_v0_1_client.c is such a program; it must
+ * keep working with every later libzerohop.so.0. Never edit this copy. */
+#ifndef ZEROHOP_ZEROHOP_H
+#define ZEROHOP_ZEROHOP_H
+/*
+ * The zerohop C API (C99): read frames that another process publishes as a named share, in place
+ * (host memory or GPU memory), and publish frames of your own. For plugins and languages that bind
+ * C (Unity, Unreal, OBS, Rust, Go, C#, ...). The C++ API (zerohop/share.hpp) is the same protocol.
+ *
+ * Errors: every function returns a zh_status: ZH_OK (0) or a negative code. After an error,
+ * zh_last_error() gives this thread's message for it: what failed, why, and what to do. No C++
+ * exception ever crosses this API. A NULL, closed or wrongly typed handle, or a NULL out-pointer,
+ * is ZH_ERR_INVALID_ARGUMENT, never a crash.
+ *
+ * Handles and ownership:
+ *   zh_reader     zh_reader_open() -> zh_reader_close(). Thread-bound: one thread at a time calls
+ *                 next/latest on it (different readers on different threads are independent).
+ *   zh_frame      a read lease on one published frame, from zh_reader_next()/latest(); the
+ *                 publisher spares its slot until zh_frame_release() (or until the share's lease
+ *                 timeout, 1 s by default: then the slot may be rewritten and zh_frame_check() says
+ *                 so). Its pointers stay mapped until it is released, even after zh_reader_close()
+ *                 or the publisher's exit. May be released on any thread.
+ *   zh_publisher  zh_publisher_create() -> zh_publisher_close(). Thread-safe.
+ *   zh_slot       a slot to write into, from zh_publisher_acquire(); zh_publisher_commit()
+ *                 publishes it and zh_slot_abandon() drops it; either ends the handle.
+ * Every handle must be ended exactly once; ending one twice is ZH_ERR_INVALID_ARGUMENT.
+ *
+ * GPU memory: a device share's frames carry device pointers valid in the reading process and the
+ * producer's CUDA event. Call zh_frame_wait_on_stream(frame, your_stream) before launching work on
+ * them (the GPU waits; the host does not), keep the frame until that work has completed, then
+ * zh_frame_check(). Publishing device frames: write the slot's device pointers on your stream and
+ * commit with that stream; nothing is copied.
+ *
+ * Info structs (zh_frame_info, zh_share_info, ...) start with struct_size: set it to sizeof the
+ * struct before the call (the ZH_*_INIT macros do). Later versions only add members at the end.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zerohop/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zh_status {
+  ZH_OK = 0,
+  ZH_ERR_INVALID_ARGUMENT = -1, /* a NULL/closed handle, a malformed name, a layout the ring refuses */
+  ZH_ERR_NOT_FOUND = -2,        /* nobody publishes that share name */
+  ZH_ERR_UNAVAILABLE = -3,      /* refused (another user), name taken, or the publisher went away */
+  ZH_ERR_UNSUPPORTED = -4,      /* valid, but not with this build or device (e.g. device frames, no CUDA) */
+  ZH_ERR_IO = -5,               /* a system call failed */
+  ZH_ERR_DEVICE = -6,           /* a CUDA call failed */
+  ZH_ERR_PROTOCOL = -7,         /* the peer speaks another protocol version, or is not zerohop */
+  ZH_ERR_TIMEOUT = -8,          /* nothing arrived within the timeout */
+  ZH_ERR_INTERNAL = -9,         /* a bug in zerohop: please report it with zh_last_error() */
+  ZH_ERR_OVERWRITTEN = -10      /* zh_frame_check(): the publisher rewrote the slot while it was read */
+} zh_status;
+
+typedef enum zh_format {
+  ZH_FORMAT_UNKNOWN = 0,
+  ZH_FORMAT_YUYV = 1,  /* packed 4:2:2 Y0 U Y1 V */
+  ZH_FORMAT_UYVY = 2,  /* packed 4:2:2 U Y0 V Y1 */
+  ZH_FORMAT_NV12 = 3,  /* Y plane + interleaved UV plane, 4:2:0 */
+  ZH_FORMAT_I420 = 4,  /* Y, U, V planes, 4:2:0 */
+  ZH_FORMAT_RGB24 = 5, /* packed R G B */
+  ZH_FORMAT_BGRX = 6,  /* packed B G R x, 32 bits */
+  ZH_FORMAT_RGBA = 7,  /* packed R G B A, 32 bits */
+  ZH_FORMAT_MJPEG = 8, /* one JPEG per frame */
+  ZH_FORMAT_H264 = 9   /* one H.264 Annex B access unit per frame */
+} zh_format;
+
+typedef enum zh_memory {
+  ZH_MEMORY_HOST = 0,   /* ordinary host memory */
+  ZH_MEMORY_PINNED = 1, /* page-locked host memory */
+  ZH_MEMORY_DEVICE = 2  /* GPU memory: device pointers, never dereference on the host */
+} zh_memory;
+
+/* The stages a frame passes; stage_ns[] holds CLOCK_MONOTONIC ns when each was done (0 = not reached). */
+typedef enum zh_stage {
+  ZH_STAGE_CAPTURE = 0, /* the camera (driver timestamp) or the producer made the frame */
+  ZH_STAGE_INGEST = 1,  /* the frame was where the next stage could read it (in VRAM on the GPU path) */
+  ZH_STAGE_CONVERT = 2, /* decoded / colour-converted */
+  ZH_STAGE_ENCODE = 3,  /* encoded */
+  ZH_STAGE_SEND = 4,    /* handed to the WebRTC sender */
+  ZH_STAGE_COUNT = 5
+} zh_stage;
+
+#define ZH_MAX_PLANES 3
+
+typedef struct zh_reader zh_reader;
+typedef struct zh_frame zh_frame;
+typedef struct zh_publisher zh_publisher;
+typedef struct zh_slot zh_slot;
+
+/* One frame (or one slot to write), as zh_frame_get_info() / zh_slot_get_info() describe it. */
+typedef struct zh_frame_info {
+  uint32_t struct_size;
+  zh_format format;
+  uint32_t width;
+  uint32_t height;
+  zh_memory memory;
+  int32_t cuda_device; /* the CUDA device ordinal of device frames; -1 for host frames */
+  uint32_t plane_count;
+  void* planes[ZH_MAX_PLANES]; /* reader frames: read-only. Device frames: device pointers */
+  uint32_t pitches[ZH_MAX_PLANES];
+  size_t bytes_used;           /* images: the image's bytes; encoded shares: the unit's size */
+  size_t capacity;             /* bytes the slot holds */
+  uint64_t sequence;           /* the producer's frame number (gaps are the producer's drops) */
+  uint64_t publish_index;      /* 1-based count of publishes on the share (gaps: frames this reader missed) */
+  int64_t publish_ns;          /* CLOCK_MONOTONIC ns of the commit */
+  int64_t wall_clock_ms;       /* CLOCK_REALTIME ms at capture */
+  int64_t stage_ns[ZH_STAGE_COUNT];
+  int32_t keyframe;            /* encoded shares: 1 for a self-contained unit (IDR) */
+  void* cuda_event;            /* device frames: the producer's cudaEvent_t (opaque); NULL otherwise */
+} zh_frame_info;
+#define ZH_FRAME_INFO_INIT {sizeof(zh_frame_info)}
+
+/* What a share holds, as a reader sees it. */
+typedef struct zh_share_info {
+  uint32_t struct_size;
+  zh_format format;
+  uint32_t width;
+  uint32_t height;
+  int32_t encoded;       /* 1: slots hold encoded units (H.264, MJPEG) */
+  uint32_t slots;
+  size_t slot_capacity;
+  zh_memory memory;
+  int32_t publisher_pid;
+  uint64_t session_id;   /* changes when the publisher restarts */
+  char transport[24];    /* "host-memfd", "cuda-vmm-fd", "cuda-ipc-legacy" */
+} zh_share_info;
+#define ZH_SHARE_INFO_INIT {sizeof(zh_share_info)}
+
+typedef struct zh_reader_options {
+  uint32_t struct_size;
+  const char* directory;        /* NULL: the publisher's default ($XDG_RUNTIME_DIR/zerohop or /tmp/zerohop-UID) */
+  int32_t open_timeout_ms;      /* how long zh_reader_open_with() waits for the share to appear; 0: not at all */
+  int32_t handshake_timeout_ms; /* 0: 2000 */
+  int32_t spin_us;              /* next() spins this long before sleeping; -1: the default (50) */
+} zh_reader_options;
+#define ZH_READER_OPTIONS_INIT {sizeof(zh_reader_options), NULL, 0, 0, -1}
+
+typedef struct zh_reader_stats {
+  uint32_t struct_size;
+  uint64_t frames;     /* frames handed out */
+  uint64_t overruns;   /* reads that found their slot rewritten */
+  uint64_t missed;     /* publishes next() skipped because they were already overwritten */
+  uint64_t reconnects;
+} zh_reader_stats;
+#define ZH_READER_STATS_INIT {sizeof(zh_reader_stats)}
+
+typedef struct zh_publisher_options {
+  uint32_t struct_size;
+  zh_format format;
+  uint32_t width;          /* images */
+  uint32_t height;
+  uint32_t pitch_align;    /* images: each row padded to this power of two; 0: 1 (host), 256 (device) */
+  size_t unit_capacity;    /* encoded formats (H264, MJPEG): the largest unit, in bytes */
+  uint32_t slots;          /* 0: 4 */
+  zh_memory memory;        /* ZH_MEMORY_HOST or ZH_MEMORY_DEVICE (images only) */
+  int32_t cuda_device;     /* device shares */
+  const char* directory;   /* NULL: the default */
+  uint32_t max_readers;    /* 0: 32 */
+  int32_t lease_timeout_ms; /* 0: 1000 */
+} zh_publisher_options;
+#define ZH_PUBLISHER_OPTIONS_INIT {sizeof(zh_publisher_options)}
+
+/* What travels with a committed or published frame. */
+typedef struct zh_frame_meta {
+  uint32_t struct_size;
+  uint64_t sequence;
+  int64_t wall_clock_ms;   /* 0: now */
+  int64_t stage_ns[ZH_STAGE_COUNT]; /* stage_ns[ZH_STAGE_CAPTURE] 0: now */
+  size_t bytes_used;       /* encoded shares: the unit's size */
+  int32_t keyframe;
+  void* cuda_event;        /* device shares, commit without a stream: a cudaEvent_t recorded after the write */
+} zh_frame_meta;
+#define ZH_FRAME_META_INIT {sizeof(zh_frame_meta)}
+
+typedef struct zh_publisher_stats {
+  uint32_t struct_size;
+  uint32_t readers_connected;
+  uint64_t publishes;
+  uint64_t overruns;     /* publishes that had to overwrite a slot a reader leased */
+  uint64_t bytes_copied; /* payload bytes the publisher copied (commits of acquired slots copy none) */
+} zh_publisher_stats;
+#define ZH_PUBLISHER_STATS_INIT {sizeof(zh_publisher_stats)}
+
+/* ---- library ------------------------------------------------------------------------------- */
+/* "0.1.0". Reentrant. */
+ZEROHOP_API const char* zh_version(void);
+/* This thread's message for the last error a zh_ call returned ("" before any). The string stays
+ * valid until the next zh_ call on this thread. */
+ZEROHOP_API const char* zh_last_error(void);
+/* "ZH_ERR_TIMEOUT", ... Reentrant. */
+ZEROHOP_API const char* zh_status_name(zh_status status);
+/* "nv12", "h264", ... Reentrant. */
+ZEROHOP_API const char* zh_format_name(zh_format format);
+
+/* ---- reader -------------------------------------------------------------------------------- */
+/* Connects to share `name`, waiting up to timeout_ms (0: not at all) for it to be published.
+ * ZH_ERR_NOT_FOUND when nobody publishes it by then, ZH_ERR_PROTOCOL on a version mismatch. */
+ZEROHOP_API zh_status zh_reader_open(const char* name, int32_t timeout_ms, zh_reader** reader);
+ZEROHOP_API zh_status zh_reader_open_with(const char* name, const zh_reader_options* options, zh_reader** reader);
+/* Ends the reader (NULL: nothing to do). Frames it handed out stay valid until released. */
+ZEROHOP_API zh_status zh_reader_close(zh_reader* reader);
+/* The first frame published after the last one this reader returned; waits up to timeout_ms.
+ * ZH_ERR_TIMEOUT if none came, ZH_ERR_UNAVAILABLE once the publisher has gone (see reconnect). */
+ZEROHOP_API zh_status zh_reader_next(zh_reader* reader, int32_t timeout_ms, zh_frame** frame);
+/* The newest published frame (possibly one returned before); waits up to timeout_ms for the first. */
+ZEROHOP_API zh_status zh_reader_latest(zh_reader* reader, int32_t timeout_ms, zh_frame** frame);
+/* Handshakes again, e.g. with a restarted publisher. */
+ZEROHOP_API zh_status zh_reader_reconnect(zh_reader* reader);
+ZEROHOP_API zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info);
+ZEROHOP_API zh_status zh_reader_get_stats(zh_reader* reader, zh_reader_stats* stats);
+
+/* ---- frames -------------------------------------------------------------------------------- */
+ZEROHOP_API zh_status zh_frame_get_info(const zh_frame* frame, zh_frame_info* info);
+/* Device frames: makes `cuda_stream` (a cudaStream_t; NULL is the legacy default stream) wait on
+ * the GPU for the producer's write (cudaStreamWaitEvent); the host does not wait. Host frames:
+ * nothing to wait for, ZH_OK. Thread-safe. */
+ZEROHOP_API zh_status zh_frame_wait_on_stream(const zh_frame* frame, void* cuda_stream);
+/* After reading (device frames: after the reading work completed): ZH_OK while the slot still
+ * holds this frame, ZH_ERR_OVERWRITTEN if the publisher rewrote it (what was read may be torn). */
+ZEROHOP_API zh_status zh_frame_check(const zh_frame* frame);
+/* Host frames from zerohop's test camera (and other producers that draw it): reads the pixel
+ * timecode in the frame's top rows, the capture wall clock (ms, modulo 2^44) and frame sequence
+ * (modulo 2^20), so a reader can measure capture -> here without trusting metadata.
+ * ZH_ERR_NOT_FOUND when the frame carries no readable timecode; ZH_ERR_UNSUPPORTED for device
+ * or encoded frames. */
+ZEROHOP_API zh_status zh_frame_read_timecode(const zh_frame* frame, uint64_t* wall_clock_ms, uint32_t* sequence);
+/* Gives the lease back (NULL: nothing to do). Any thread. */
+ZEROHOP_API zh_status zh_frame_release(zh_frame* frame);
+
+/* ---- publisher ----------------------------------------------------------------------------- */
+/* Creates share `name` (letters, digits, '.', '_', '-'). ZH_ERR_UNAVAILABLE when the name is
+ * published already; ZH_ERR_INVALID_ARGUMENT for a layout the ring refuses; ZH_ERR_UNSUPPORTED
+ * for device memory in a build without CUDA. */
+ZEROHOP_API zh_status zh_publisher_create(const char* name, const zh_publisher_options* options,
+                                          zh_publisher** publisher);
+/* Closes the share (readers see it go) and ends the handle (NULL: nothing to do). A slot acquired
+ * and not committed can then only be abandoned. */
+ZEROHOP_API zh_status zh_publisher_close(zh_publisher* publisher);
+/* A slot to write in place (never one a reader leases unless all are): zh_slot_get_info() gives its
+ * plane pointers (device pointers on a device share) and pitches. Never waits for readers. */
+ZEROHOP_API zh_status zh_publisher_acquire(zh_publisher* publisher, zh_slot** slot);
+ZEROHOP_API zh_status zh_slot_get_info(const zh_slot* slot, zh_frame_info* info);
+/* Publishes the slot and ends the handle (also on error). Device shares: `cuda_stream` is the
+ * stream that wrote the slot (the slot's event is recorded on it: no host wait, no copy); with a
+ * NULL stream, meta->cuda_event must name an event recorded after the write. Host shares ignore
+ * both. meta may be NULL (sequence 0, capture time now). */
+ZEROHOP_API zh_status zh_publisher_commit(zh_publisher* publisher, zh_slot* slot, const zh_frame_meta* meta,
+                                          void* cuda_stream);
+/* Drops an acquired slot unpublished and ends the handle (NULL: nothing to do). */
+ZEROHOP_API zh_status zh_slot_abandon(zh_slot* slot);
+/* Copies a frame described by `frame` (format, size, planes, pitches, memory; encoded shares:
+ * planes[0] and bytes_used) into the next slot and publishes it. Device shares copy on the GPU on
+ * `cuda_stream` (NULL: the publisher's own stream, and the host waits for the copy). */
+ZEROHOP_API zh_status zh_publisher_publish(zh_publisher* publisher, const zh_frame_info* frame,
+                                           const zh_frame_meta* meta, void* cuda_stream);
+ZEROHOP_API zh_status zh_publisher_get_stats(zh_publisher* publisher, zh_publisher_stats* stats);
+
+/* ---- stream your own frames ------------------------------------------------------------------
+ * zh_stream encodes frames you make (host or GPU memory) and sends them to WebRTC viewers (WHEP on
+ * the address you choose) and, when given, to a WHIP endpoint. Write frames through its input
+ * publisher: zh_publisher_acquire + zh_publisher_commit (in place; device slots: commit with the
+ * stream that wrote them) or zh_publisher_publish (copies). The encoder never makes you wait: when
+ * it falls behind, the oldest frames are skipped. Thread-safe. Libraries built without the stream
+ * part answer ZH_ERR_UNSUPPORTED. */
+typedef struct zh_stream zh_stream;
+
+typedef struct zh_stream_options {
+  uint32_t struct_size;
+  zh_format format;        /* NV12, I420, RGBA, BGRX, YUYV, UYVY, RGB24 */
+  uint32_t width;
+  uint32_t height;
+  double fps;              /* the rate you push at */
+  zh_memory memory;        /* ZH_MEMORY_HOST or ZH_MEMORY_DEVICE (GPU path; NVENC from VRAM where it runs) */
+  int32_t cuda_device;
+  const char* listen_host; /* NULL: "127.0.0.1" */
+  uint16_t port;           /* 0: a free port (zh_stream_url says which) */
+  uint32_t bitrate_kbps;   /* 0: 2500 */
+  const char* encoder;     /* NULL: "auto" (NVENC from GPU frames where a session opens, else x264); "x264", "nvenc" */
+  const char* whep_token;  /* NULL: viewers need no token */
+  const char* whip_url;    /* NULL: no WHIP; else also publish there (reconnects with back-off) */
+  const char* whip_token;
+  const char* share_name;  /* NULL: none; else also share the frames as NAME and H.264 as NAME.h264 */
+} zh_stream_options;
+#define ZH_STREAM_OPTIONS_INIT {sizeof(zh_stream_options)}
+
+ZEROHOP_API zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream);
+/* Ends every viewer session, stops, frees (NULL: nothing to do). The input publisher ends with it. */
+ZEROHOP_API zh_status zh_stream_close(zh_stream* stream);
+/* The stream's input: a publisher handle owned by the stream (zh_publisher_close refuses it). */
+ZEROHOP_API zh_status zh_stream_input(zh_stream* stream, zh_publisher** input);
+/* The viewer page's URL, "http://127.0.0.1:PORT/", NUL-terminated into buf (ZH_ERR_INVALID_ARGUMENT
+ * when it does not fit, with the size needed in *needed when needed is not NULL). */
+ZEROHOP_API zh_status zh_stream_url(zh_stream* stream, char* buf, size_t size, size_t* needed);
+/* The same JSON as GET /stats (per-stage p50/p99 ms, fps, drops, viewers), into buf as above. */
+ZEROHOP_API zh_status zh_stream_stats_json(zh_stream* stream, char* buf, size_t size, size_t* needed);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* ZEROHOP_ZEROHOP_H */
