@@ -7,7 +7,7 @@
 # build-tsan; their run-time options and suppressions come from the test presets):
 #   asan: ASan + UBSan, halt on the first report: every unit, ipc and media test.
 #   asan-nosym: two of them again with /usr/lib/debug hidden (see ASAN_NOSYM_TESTS).
-#   tsan: TSan: the threaded stages (core queues/pools, share publisher/readers, pipeline and the
+#   tsan: TSan: the threaded stages (core queues/pools, the in-process input, share publisher/readers, pipeline and the
 #         serve CLI, the stream server), i.e. the unit/ipc/media tests of the targets in TSAN_TARGETS.
 # ZEROHOP_SANITIZERS=0 skips both (a quicker local run; CI keeps them).
 # Label package: the product as a user installs it: `cmake --install` + the examples built against it
@@ -31,8 +31,8 @@ else
   : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser package fuzz soak}"
 fi
 : "${BUILD_DIR:=build}"
-TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test zerohop_share_peer
-  zerohop_pipeline_test zerohop_cli_test zerohop stream_server_test"
+TSAN_TARGETS="zerohop_core_test zerohop_source_test zerohop_share_unit_test zerohop_share_ipc_test zerohop_share_peer
+  zerohop_pipeline_test zerohop_pipeline_start_test zerohop_frame_stream_test zerohop_cli_test zerohop stream_server_test"
 # Under ASan, not the emulator's third-party clients (v4l2-ctl, ffmpeg, gst-launch): an instrumented
 # LD_PRELOAD library cannot run inside an uninstrumented program. Our capture code still runs under
 # the emulator there (capture.emulated.*).
