@@ -32,6 +32,11 @@ bool SharedFrame::valid() const noexcept {
   return ok;
 }
 
+std::optional<DeviceRingMemory> SharedFrame::deviceMemory() const noexcept {
+  if (!lease_ || !session_) return std::nullopt;
+  return session_->deviceMemory(ringSlot_);
+}
+
 class Subscriber::Impl {
  public:
   Impl(std::string name, SubscribeOptions options) : name_(std::move(name)), options_(std::move(options)) {

@@ -6,13 +6,18 @@
 //   hold NAME DIR                            leases a frame, prints "leased SEQ"; on "check" says
 //                                            "still-valid" or "invalid"; then waits to be killed
 //   [--as-uid U] connect NAME DIR [PUB_UID]  prints "connected" or "error <errc>: <message>"
+//   ring-memory NAME DIR                     reads a frame's DeviceRingMemory, maps its fd and says
+//                                            "ring-memory stride=S offset=O same-bytes=1|0 valid=1|0"
+//                                            or "no-ring-memory"
 //   --fake-device <any of the above>         registers the host-memory fake device transport first
 //                                            (without it this peer is a reader built without CUDA)
 // Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
 #include <grp.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -134,6 +139,38 @@ int connect(const std::string& name, const std::string& dir, std::optional<std::
   return 0;
 }
 
+// What a renderer does with SharedFrame::deviceMemory(): maps (here: mmap; there: Vulkan) the kept fd
+// and finds the frame's bytes at slotOffset.
+int ringMemory(const std::string& name, const std::string& dir) {
+  SubscribeOptions o;
+  o.directory = dir;
+  Subscriber sub(name, o);
+  auto f = sub.next(10s);
+  if (!f) {
+    say("no frame");
+    return 1;
+  }
+  const auto mem = f->deviceMemory();
+  if (!mem) {
+    say("no-ring-memory");
+    return 0;
+  }
+  void* p = ::mmap(nullptr, mem->allocationBytes, PROT_READ, MAP_SHARED, mem->fd, 0);
+  if (p == MAP_FAILED) {
+    say(std::string("error mmap of the ring memory fd: ") + std::strerror(errno));
+    return 1;
+  }
+  const ImageLayout& l = sub.info().layout;
+  const auto* slot = static_cast<const std::uint8_t*>(p) + mem->slotOffset;
+  const std::size_t bytes = std::size_t{l.planes[0].pitch} * l.planes[0].rows;
+  const bool same = std::memcmp(slot + l.planes[0].offset, f->frame().data[0], bytes) == 0;
+  const bool valid = f->valid();
+  ::munmap(p, mem->allocationBytes);
+  say("ring-memory stride=" + std::to_string(mem->slotStride) + " offset=" + std::to_string(mem->slotOffset) +
+      " same-bytes=" + (same ? "1" : "0") + " valid=" + (valid ? "1" : "0"));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,6 +199,7 @@ int main(int argc, char** argv) {
     if (args.size() == 4 && args[0] == "read-encoded") {
       return read(args[1], args[2], std::stoi(args[3]), true, std::stoi(args[3]));
     }
+    if (args.size() == 3 && args[0] == "ring-memory") return ringMemory(args[1], args[2]);
     if (args.size() == 3 && args[0] == "hold") return hold(args[1], args[2]);
     if (args.size() == 3 && args[0] == "connect") return connect(args[1], args[2], std::nullopt);
     if (args.size() == 4 && args[0] == "connect")
