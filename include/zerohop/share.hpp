@@ -237,6 +237,7 @@ struct DeviceRingMemory {
   std::uint64_t slotStride = 0;       ///< bytes from one slot to the next
   std::uint64_t slotOffset = 0;       ///< this frame's slot: slot index x slotStride
   int device = -1;                    ///< the GPU holding it (ShareInfo::ringDevice, ordinal in this process)
+  std::uint64_t sessionId = 0;        ///< the ring's publisher session (ShareInfo::sessionId): import once per session
 };
 
 /// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
@@ -320,6 +321,16 @@ class ZEROHOP_API SharedFrame {
   /// readers (their memory has no fd to import). The frame's ready event still orders the read:
   /// wait on frame().gpu.readyEvent (or cudaEventSynchronize it) before the renderer samples.
   std::optional<DeviceRingMemory> deviceMemory() const noexcept;
+  /// Device frames: blocks the calling thread until the producer's write of this frame completed
+  /// (cudaEventSynchronize on frame().gpu.readyEvent), for consumers that cannot wait on a CUDA
+  /// stream (a Vulkan or GL renderer reading deviceMemory()); CUDA consumers use
+  /// cudaStreamWaitEvent instead. Host frames: returns at once. Throws kDevice naming the failed call.
+  void waitReady() const;
+  /// Copies the frame's first `bytes` bytes (from frame().data[0]; at most the slot's capacity) to
+  /// host memory `dst`, after the producer's write completed (device frames: cudaEventSynchronize,
+  /// then cudaMemcpy). For renderers whose driver refuses to import deviceMemory(). Throws
+  /// kInvalidArgument when `bytes` exceeds the capacity, kDevice naming the failed CUDA call.
+  void copyToHost(void* dst, std::size_t bytes) const;
   /// Gives the lease back now (idempotent).
   void release() noexcept { lease_.reset(); }
   explicit operator bool() const noexcept { return static_cast<bool>(lease_); }

@@ -247,7 +247,7 @@ std::shared_ptr<ReaderSession> ReaderSession::connect(const std::string& name, c
 std::optional<DeviceRingMemory> ReaderSession::deviceMemory(std::uint32_t slot) const noexcept {
   if (!ringMemoryFd_ || slot >= info_.slots) return std::nullopt;
   return DeviceRingMemory{ringMemoryFd_.get(), ringMemoryBytes_, slotStride_, std::uint64_t{slot} * slotStride_,
-                          ringDevice_};
+                          ringDevice_, info_.sessionId};
 }
 
 void ReaderSession::releaseSlot(std::uint32_t entry) noexcept {

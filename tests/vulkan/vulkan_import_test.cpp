@@ -1,7 +1,8 @@
 // zerohop/vulkan.hpp against a real Vulkan driver (lavapipe here): a host ring's frame imported in place
 // is the slot (the GPU copies the buffer out and gets the published bytes) and its lease is held until
 // the FrameBuffer is released; a refused import (forced, or the extension not enabled) copies once,
-// counts the bytes, gives the lease back at once and says so once.
+// counts the bytes, gives the lease back at once and says so once. The device-ring importer's refusals
+// (no fd, no extension, a host frame) run here with the host-memory fake device transport.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "fake_device_transport.hpp"
+#include "share_test_support.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/vulkan.hpp"
 
@@ -326,6 +329,72 @@ TEST_F(VulkanImport, ExtensionNotEnabledTakesTheCopyPathAndSaysWhy) {
   EXPECT_FALSE(fb.imported());
   EXPECT_EQ(importer.stats().copiedBytes, layout_.totalBytes);
   EXPECT_EQ(logs.count(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME), 1);
+}
+
+// DeviceFrameImporter (device rings): its refusals, here without a GPU. A host frame is refused by
+// name; without VK_KHR_external_memory_fd it says why; a device ring without a memory fd (here the
+// host-memory fake transport's ring read in the publisher's own process, as a legacy-IPC ring would
+// be) takes the copy path through host memory, counted and said once, and the copy is the frame.
+TEST_F(VulkanImport, DeviceImporterRefusesAHostFrameNamingTheHostImporter) {
+  vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), false);
+  std::vector<std::uint8_t> bytes;
+  SharedFrame shared = publishAndRead(1, bytes);
+  ASSERT_TRUE(shared);
+  EXPECT_FALSE(shared.deviceMemory()) << "a host ring has no device memory fd";
+  try {
+    (void)importer.import(std::move(shared));
+    ADD_FAILURE() << "a host frame was accepted by the device importer";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("HostFrameImporter"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(VulkanImport, DeviceRingWithoutAMemoryFdIsCopiedThroughTheHostCountedAndSaidOnce) {
+  share_test::FakeDeviceTransport fake;
+  share_detail::registerDeviceTransport(&fake);
+  struct Unregister {
+    ~Unregister() { share_detail::registerDeviceTransport(nullptr); }
+  } unregister;
+  LogCapture logs;
+  const ImageLayout layout = share_test::testLayout();
+  const std::string name = "vkdev-" + std::to_string(getpid());
+  Publisher pub(name, SlotLayout::deviceImages(layout, 4));
+  Subscriber sub(name);
+  vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), vulkan::deviceImportSupported(vk_.physical()));
+  int streamToken = 0;
+  for (std::uint32_t n = 1; n <= 3; ++n) {
+    WriteSlot ws = pub.acquireWrite();
+    ws.frame().sequence = n;
+    share_test::fillPattern(ws.frame(), layout);  // the fake's "device" memory is host-mapped
+    Frame meta;
+    meta.sequence = n;
+    pub.commit(std::move(ws), meta, &streamToken);
+    auto shared = sub.next(5s);
+    ASSERT_TRUE(shared) << "no frame within 5 s";
+    EXPECT_FALSE(shared->deviceMemory()) << "an in-process reader has no memory fd";
+    std::vector<std::uint8_t> expected(layout.totalBytes);
+    std::memcpy(expected.data(), shared->frame().data[0], expected.size());
+    vulkan::FrameBuffer fb = importer.import(std::move(*shared));
+    ASSERT_TRUE(fb);
+    EXPECT_FALSE(fb.imported());
+    EXPECT_EQ(fb.frame().data[0], nullptr) << "the copy path must not hand out the ring's pointers";
+    EXPECT_EQ(importer.stats().copied, n);
+    EXPECT_EQ(importer.stats().imported, 0u);
+    const auto gpu = vk_.readBack(fb.buffer(), layout.totalBytes);
+    EXPECT_EQ(std::memcmp(gpu.data(), expected.data(), expected.size()), 0) << "frame " << n << ": the copy is not the frame";
+  }
+  EXPECT_EQ(importer.stats().copiedBytes, 3u * layout.totalBytes) << "NV12: the chroma plane's last row ends the slot's image";
+  EXPECT_NE(importer.refusal().find("no memory fd"), std::string::npos) << importer.refusal();
+  EXPECT_EQ(logs.count("copied through host memory"), 1) << "the refusal must be said once, not per frame";
+}
+
+TEST_F(VulkanImport, DeviceImporterWithoutTheFdExtensionSaysWhy) {
+  vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), false);
+  EXPECT_NE(importer.refusal().find(std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) +
+                                    " is not enabled on this VkDevice"),
+            std::string::npos)
+      << importer.refusal();
 }
 
 }  // namespace
