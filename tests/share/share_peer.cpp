@@ -6,6 +6,8 @@
 //   hold NAME DIR                            leases a frame, prints "leased SEQ"; on "check" says
 //                                            "still-valid" or "invalid"; then waits to be killed
 //   [--as-uid U] connect NAME DIR [PUB_UID]  prints "connected" or "error <errc>: <message>"
+//   publish-device-vmm NAME DIR SLOTS        with --fake-device: prints "ready", publishes pattern frames
+//                                            into a device ring exported as a VMM fd until killed
 //   ring-memory NAME DIR                     reads a frame's DeviceRingMemory, maps its fd and says
 //                                            "ring-memory stride=S offset=O same-bytes=1|0 valid=1|0"
 //                                            or "no-ring-memory"
@@ -54,6 +56,25 @@ int publish(const std::string& name, const std::string& dir, std::uint32_t slots
     f.wallClockMs = static_cast<std::int64_t>(seq);
     fillPattern(f, layout);
     pub.publish(f);
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+int publishDeviceVmm(const std::string& name, const std::string& dir, std::uint32_t slots) {
+  const ImageLayout layout = testLayout();
+  ShareOptions o;
+  o.directory = dir;
+  o.deviceExport = ShareOptions::DeviceExport::kVmmFd;
+  Publisher pub(name, SlotLayout::deviceImages(layout, slots), o);
+  int streamToken = 0;
+  say("ready");
+  for (std::uint64_t seq = 1;; ++seq) {
+    WriteSlot ws = pub.acquireWrite();
+    ws.frame().sequence = seq;
+    fillPattern(ws.frame(), layout);  // the fake's "device" memory is host-mapped
+    Frame meta;
+    meta.sequence = seq;
+    pub.commit(std::move(ws), meta, &streamToken);
     std::this_thread::sleep_for(1ms);
   }
 }
@@ -199,6 +220,8 @@ int main(int argc, char** argv) {
     if (args.size() == 4 && args[0] == "read-encoded") {
       return read(args[1], args[2], std::stoi(args[3]), true, std::stoi(args[3]));
     }
+    if (args.size() == 4 && args[0] == "publish-device-vmm")
+      return publishDeviceVmm(args[1], args[2], static_cast<std::uint32_t>(std::stoul(args[3])));
     if (args.size() == 3 && args[0] == "ring-memory") return ringMemory(args[1], args[2]);
     if (args.size() == 3 && args[0] == "hold") return hold(args[1], args[2]);
     if (args.size() == 3 && args[0] == "connect") return connect(args[1], args[2], std::nullopt);
