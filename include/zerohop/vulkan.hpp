@@ -445,8 +445,9 @@ inline bool deviceImportSupported(VkPhysicalDevice physicalDevice) noexcept {
 /// Unlike HostFrameImporter, a refusal for one reason is retried per ring: a ring without an fd does
 /// not make the next ring's import fail.
 /// Ownership: borrows the VkPhysicalDevice and VkDevice; owns the imported ring memory and the slots'
-/// buffers, so it must outlive every FrameBuffer it returned (a FrameBuffer of the import path borrows
-/// them and owns only the lease). Thread-bound (the render thread). Errors: zerohop::Error
+/// buffers (a ring left behind when the publisher restarts is kept until the importer is destroyed),
+/// so it must outlive every FrameBuffer it returned (a FrameBuffer of the import path borrows them and
+/// owns only the lease). Thread-bound (the render thread). Errors: zerohop::Error
 /// (kInvalidArgument for a host or compressed frame, kDevice for a failed Vulkan or CUDA call on the
 /// copy path).
 class DeviceFrameImporter {
@@ -470,7 +471,16 @@ class DeviceFrameImporter {
   DeviceFrameImporter& operator=(const DeviceFrameImporter&) = delete;
   /// Frees the slots' buffers, then the imported ring memory. Only after every FrameBuffer it
   /// returned was released and the GPU work reading them completed.
-  ~DeviceFrameImporter() { dropRing(); }
+  ~DeviceFrameImporter() {
+    for (VkBuffer b : slotBuffers_)
+      if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
+    if (ringMemory_ != VK_NULL_HANDLE) vkFreeMemory(device_, ringMemory_, nullptr);
+    for (const Retired& r : retired_) {
+      for (VkBuffer b : r.buffers)
+        if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
+      vkFreeMemory(device_, r.memory, nullptr);
+    }
+  }
 
   /// Takes the lease; returns the frame as a buffer (the ring's memory, or copied once through the
   /// host). Blocks until the producer's write of the frame completed (see the class comment).
@@ -532,11 +542,11 @@ class DeviceFrameImporter {
       if ((bits & (1u << i)) && (memoryProps_.memoryTypes[i].propertyFlags & want) == want) return i;
     return UINT32_MAX;
   }
-  void dropRing() noexcept {
-    for (VkBuffer b : slotBuffers_)
-      if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
+  // A ring left behind (the publisher restarted) is kept until the destructor: FrameBuffers of it
+  // may still be in flight on the GPU.
+  void retireRing() {
+    if (ringMemory_ != VK_NULL_HANDLE) retired_.push_back(Retired{ringMemory_, std::move(slotBuffers_)});
     slotBuffers_.clear();
-    if (ringMemory_ != VK_NULL_HANDLE) vkFreeMemory(device_, ringMemory_, nullptr);
     ringMemory_ = VK_NULL_HANDLE;
     ringFailed_ = false;
   }
@@ -563,7 +573,7 @@ class DeviceFrameImporter {
   bool importRing(const DeviceRingMemory& mem, VkDeviceSize slotSize, std::uint32_t slots) {
     if (ringMemory_ != VK_NULL_HANDLE && mem.sessionId == ringSession_ && mem.fd == ringFd_) return true;
     if (ringFailed_ && mem.sessionId == ringSession_ && mem.fd == ringFd_) return false;
-    dropRing();
+    retireRing();
     ringSession_ = mem.sessionId;
     ringFd_ = mem.fd;
     ringFailed_ = true;  // until it succeeded
@@ -716,6 +726,11 @@ class DeviceFrameImporter {
   std::uint64_t ringSession_ = 0;
   int ringFd_ = -1;
   bool ringFailed_ = false;
+  struct Retired {
+    VkDeviceMemory memory;
+    std::vector<VkBuffer> buffers;
+  };
+  std::vector<Retired> retired_;
   std::string refusal_, forced_;
   ImportStats stats_{};
 };
