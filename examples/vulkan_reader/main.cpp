@@ -1,6 +1,7 @@
-// Draws the frames of a host share with Vulkan, reading them from the ring's own pages
-// (zerohop/vulkan.hpp: VK_EXT_external_memory_host; one counted copy where the driver refuses), and
-// writes the last frame it drew as a PNG:
+// Draws the frames of a share with Vulkan, reading them from the ring's own memory (zerohop/vulkan.hpp:
+// host rings through VK_EXT_external_memory_host, device rings from their CUDA VMM fd through
+// VK_KHR_external_memory_fd; one counted copy where the driver refuses), and writes the last frame it
+// drew as a PNG:
 //   vulkan_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--raw RAW]
 // --copy forces the copy path (ImportOptions::forceCopy). --raw also writes the drawn frame's planes
 // as the CPU read them from the ring (rows of the image's width, planes one after another), so a test
@@ -8,7 +9,10 @@
 // that converts the frame's YUV (I420, NV12, YUYV, UYVY) into an RGBA image this program owns, wait
 // for its fence, check the lease was not overrun, release the frame. Last line:
 //   frames=N copied_bytes=M import_us_p50=X
-// (import_us: host time of HostFrameImporter::import(), what a render thread spends per frame).
+// (import_us: host time of the importer's import(), what a render thread spends per frame; on a device
+// ring it includes the wait for the frame's ready event). The line before it,
+// ring=host|device committed_to_sampled_us_p50=X p99=Y, is the publisher's commit to the end of the dispatch that read
+// the frame. --raw and the timecode line need a host ring (the CPU reads the frame).
 // Vulkan device: the first one, or $ZEROHOP_VK_DEVICE (an index); lavapipe (Mesa) runs it on the CPU.
 #include <algorithm>
 #include <cerrno>
@@ -77,6 +81,7 @@ struct Renderer {
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
   bool hostImport = false;
+  bool deviceImport = false;
   std::uint32_t queueFamily = 0;
   VkQueue queue = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
@@ -170,12 +175,17 @@ struct Renderer {
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
-    dci.enabledExtensionCount = hostImport ? 1 : 0;
-    dci.ppEnabledExtensionNames = &zv::kHostImportExtension;
+    deviceImport = zv::deviceImportSupported(physical);
+    std::vector<const char*> extensions;
+    if (hostImport) extensions.push_back(zv::kHostImportExtension);
+    if (deviceImport) extensions.insert(extensions.end(), zv::kDeviceImportExtensions.begin(), zv::kDeviceImportExtensions.end());
+    dci.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    dci.ppEnabledExtensionNames = extensions.data();
     check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
     vkGetDeviceQueue(device, queueFamily, 0, &queue);
-    std::fprintf(stderr, "vulkan: %s, %s %s\n", props.deviceName, zv::kHostImportExtension,
-                 hostImport ? "enabled" : "not offered");
+    std::fprintf(stderr, "vulkan: %s, %s %s, %s %s\n", props.deviceName, zv::kHostImportExtension,
+                 hostImport ? "enabled" : "not offered", VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+                 deviceImport ? "enabled" : "not offered");
 
     VkDescriptorSetLayoutBinding bindings[2]{};
     bindings[0] = {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
@@ -398,7 +408,17 @@ int main(int argc, char** argv) try {
   zerohop::Subscriber sub(positional[0], so);
   Renderer vk;
   vk.open();
-  zv::HostFrameImporter importer(vk.physical, vk.device, vk.hostImport, options);
+  // A host ring's frames come in place through the host-pointer import, a device ring's through its fd.
+  const bool onDevice = sub.info().memory == zerohop::MemoryKind::kDevice;
+  std::optional<zv::HostFrameImporter> hostImporter;
+  std::optional<zv::DeviceFrameImporter> deviceImporter;
+  if (onDevice)
+    deviceImporter.emplace(vk.physical, vk.device, vk.deviceImport, options);
+  else
+    hostImporter.emplace(vk.physical, vk.device, vk.hostImport, options);
+  if (onDevice && !rawPath.empty())
+    throw zerohop::Error(zerohop::Errc::kInvalidArgument, "--raw reads the frame on the CPU: host shares only");
+  std::vector<double> sampledUs;  // the publisher's commit -> the dispatch that read the frame completed
 
   std::vector<double> importUs;
   std::uint64_t overrun = 0;
@@ -416,16 +436,20 @@ int main(int argc, char** argv) try {
       std::fprintf(stderr, "no frame from '%s' within 2 s\n", positional[0].c_str());
       return 1;
     }
-    const auto tc = zerohop::readTimecode(shared->frame());
+    const std::optional<zerohop::Timecode> tc =
+        onDevice ? std::nullopt : zerohop::readTimecode(shared->frame());
+    const std::int64_t committedNs = shared->publishNs();
     std::vector<std::uint8_t> raw;  // --raw: the planes as the CPU reads them, checked intact below
     if (!rawPath.empty()) raw = planeBytes(shared->frame());
     const std::int64_t t0 = zerohop::monotonicNs();
-    zv::FrameBuffer fb = importer.import(std::move(*shared));
+    zv::FrameBuffer fb =
+        onDevice ? deviceImporter->import(std::move(*shared)) : hostImporter->import(std::move(*shared));
     importUs.push_back((zerohop::monotonicNs() - t0) / 1e3);
     if (vk.image == VK_NULL_HANDLE) vk.makeTarget(fb.frame().width, fb.frame().height);
     if (fb.frame().width != vk.width || fb.frame().height != vk.height)
       throw zerohop::Error(zerohop::Errc::kUnsupported, "the share's frame size changed");
     vk.draw(fb);  // waits for the dispatch's fence: the GPU is done reading the frame
+    sampledUs.push_back((zerohop::monotonicNs() - committedNs) / 1e3);
     drawnIntact = fb.valid();
     if (!drawnIntact) ++overrun;
     drawnTimecode = tc;
@@ -446,9 +470,12 @@ int main(int argc, char** argv) try {
       throw zerohop::Error(zerohop::Errc::kIo, "write " + rawPath + ": " + std::strerror(errno));
   }
   std::sort(importUs.begin(), importUs.end());
-  const zv::ImportStats& st = importer.stats();
-  std::printf("path=%s%s%s\n", st.copied ? "copy" : "import",
-              importer.refusal().empty() ? "" : " reason=", importer.refusal().c_str());
+  const zv::ImportStats& st = onDevice ? deviceImporter->stats() : hostImporter->stats();
+  const std::string& refusal = onDevice ? deviceImporter->refusal() : hostImporter->refusal();
+  std::printf("path=%s%s%s\n", st.copied ? "copy" : "import", refusal.empty() ? "" : " reason=", refusal.c_str());
+  std::sort(sampledUs.begin(), sampledUs.end());
+  std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f\n", onDevice ? "device" : "host", sampledUs[sampledUs.size() / 2],
+              sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);
   std::printf(
       "drawn seq=%llu intact=%d timecode_seq=%ld timecode_ms=%lld overrun=%llu size=%ux%u format=%s "
       "matrix=%s range=%s\n",

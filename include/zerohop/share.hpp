@@ -242,6 +242,22 @@ struct ShareListing {
 /// directory cannot be read. Reentrant.
 ZEROHOP_API std::vector<ShareListing> listShares(const std::string& directory = {});
 
+/// Where a device ring's slot lives, for a renderer that imports the ring's memory itself (Vulkan
+/// VkImportMemoryFdInfoKHR with VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, once per ring; OpenGL
+/// glImportMemoryFdEXT) and binds one buffer per slot at slotOffset. Only rings shared as CUDA VMM
+/// POSIX fds by another process have one (SharedFrame::deviceMemory()).
+struct DeviceRingMemory {
+  /// Borrowed: a dup() of the ring's CUDA VMM allocation fd, owned by the reader's session and closed
+  /// when the Subscriber and the last SharedFrame of that session are gone. Valid while this
+  /// SharedFrame lives. Vulkan and GL take ownership of an fd they import: pass them a dup() of it.
+  int fd = -1;
+  std::uint64_t allocationBytes = 0;  ///< the allocation's size (VkMemoryAllocateInfo::allocationSize)
+  std::uint64_t slotStride = 0;       ///< bytes from one slot to the next
+  std::uint64_t slotOffset = 0;       ///< this frame's slot: slot index x slotStride
+  int device = -1;                    ///< the GPU holding it (ShareInfo::ringDevice, ordinal in this process)
+  std::uint64_t sessionId = 0;        ///< the ring's publisher session (ShareInfo::sessionId): import once per session
+};
+
 /// NVIDIA Multi-Process Service state, as CUDA clients of this user would find it.
 struct MpsStatus {
   bool active = false;
@@ -320,6 +336,21 @@ class ZEROHOP_API SharedFrame {
   std::int64_t publishNs() const noexcept { return publishNs_; }
   /// True while the slot still holds this frame; counts an overrun the first time it turns false.
   bool valid() const noexcept;
+  /// Device rings shared as CUDA VMM fds by another process: the ring's memory fd and this slot's
+  /// offset (DeviceRingMemory). nullopt for host rings, legacy CUDA IPC rings and in-process
+  /// readers (their memory has no fd to import). The frame's ready event still orders the read:
+  /// wait on frame().gpu.readyEvent (or cudaEventSynchronize it) before the renderer samples.
+  std::optional<DeviceRingMemory> deviceMemory() const noexcept;
+  /// Device frames: blocks the calling thread until the producer's write of this frame completed
+  /// (cudaEventSynchronize on frame().gpu.readyEvent), for consumers that cannot wait on a CUDA
+  /// stream (a Vulkan or GL renderer reading deviceMemory()); CUDA consumers use
+  /// cudaStreamWaitEvent instead. Host frames: returns at once. Throws kDevice naming the failed call.
+  void waitReady() const;
+  /// Copies the frame's first `bytes` bytes (from frame().data[0]; at most the slot's capacity) to
+  /// host memory `dst`, after the producer's write completed (device frames: cudaEventSynchronize,
+  /// then cudaMemcpy). For renderers whose driver refuses to import deviceMemory(). Throws
+  /// kInvalidArgument when `bytes` exceeds the capacity, kDevice naming the failed CUDA call.
+  void copyToHost(void* dst, std::size_t bytes) const;
   /// Gives the lease back now (idempotent).
   void release() noexcept { lease_.reset(); }
   explicit operator bool() const noexcept { return static_cast<bool>(lease_); }

@@ -10,6 +10,7 @@
 // its slot bookkeeping, one slot per writer); a DeviceImport is immutable after construction.
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,6 +111,16 @@ class DeviceTransport {
                                                     const DeviceSlotsInfo& slots,
                                                     const DeviceEventsInfo& events,
                                                     std::vector<UniqueFd> fds) = 0;
+  /// Blocks the calling thread until `event` (a frame's gpu.readyEvent, on `device`) completed:
+  /// SharedFrame::waitReady(). The default (transports without CUDA: the fake's events are tokens
+  /// whose writes are done at commit) returns at once.
+  virtual void synchronizeEvent(void* event, int device) { (void)event, (void)device; }
+  /// Copies `bytes` from device pointer `src` (on `device`) to host `dst` once `event` completed:
+  /// SharedFrame::copyToHost(). The default (the fake: "device" memory is host-mapped) memcpys.
+  virtual void copyToHost(void* dst, const void* src, std::size_t bytes, void* event, int device) {
+    (void)event, (void)device;
+    std::memcpy(dst, src, bytes);
+  }
   /// Adapts an import (from importSlots, or of this process's own publisher) to the reader's
   /// device: as it is on the ring's GPU; peer access or a copying import on another. The default
   /// (transports without CUDA) reads on the ring's device only.

@@ -3,6 +3,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -200,6 +201,18 @@ std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name,
       s->inProcess_ = true;
       log::debug("share '", name, "': in-process reader: the publisher's device pointers, no IPC handles");
     } else {
+      if (deviceSlots.transport == Transport::kCudaVmmFd) {
+        // The import below closes the fd it is given: keep our own for renderers (Vulkan, GL).
+        const int kept = ::fcntl(deviceFds.at(0).get(), F_DUPFD_CLOEXEC, 0);
+        if (kept < 0) {
+          throw Error(Errc::kIo, std::string("fcntl(F_DUPFD_CLOEXEC) of share '") + name +
+                                           "' ring memory fd: " + std::strerror(errno) +
+                                           " (raise the open-files limit, ulimit -n)");
+        }
+        s->ringMemoryFd_ = UniqueFd(kept);
+        s->ringMemoryBytes_ = deviceSlots.allocationBytes;
+        s->slotStride_ = deviceSlots.slotStride;
+      }
       auto import = deviceTransport()->importSlots(name, deviceSlots, deviceEvents, std::move(deviceFds));
       s->ringDevice_ = import->device();
       s->device_ = deviceTransport()->forReader(std::move(import), reader, name);
@@ -276,6 +289,12 @@ std::shared_ptr<ReaderSession> ReaderSession::handshake(const std::string& name,
   log::debug("share '", name, "': subscribed as reader ", w.readerId, " (", g.slotCount,
              " slots, publisher pid ", g.producerPid, ")");
   return s;
+}
+
+std::optional<DeviceRingMemory> ReaderSession::deviceMemory(std::uint32_t slot) const noexcept {
+  if (!ringMemoryFd_ || slot >= info_.slots) return std::nullopt;
+  return DeviceRingMemory{ringMemoryFd_.get(), ringMemoryBytes_, slotStride_, std::uint64_t{slot} * slotStride_,
+                          ringDevice_, info_.sessionId};
 }
 
 void ReaderSession::releaseSlot(std::uint32_t entry) noexcept {

@@ -75,6 +75,8 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   /// True for a device ring published by this process (its pointers used directly, no IPC).
   bool inProcess() const noexcept { return inProcess_; }
   ReaderCounters& counters() noexcept { return *counters_; }
+  /// The ring's CUDA VMM fd (kept for renderers) and `slot`'s offset; nullopt without one.
+  std::optional<DeviceRingMemory> deviceMemory(std::uint32_t slot) const noexcept;
 
  private:
   ReaderSession() = default;
@@ -91,6 +93,11 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   mutable std::atomic<bool> gone_{false};
   bool inProcess_ = false;
   int ringDevice_ = -1;
+  // A dup() of the VMM allocation fd the publisher sent (device rings of another process, kCudaVmmFd),
+  // kept for renderers that import the memory themselves (SharedFrame::deviceMemory()).
+  UniqueFd ringMemoryFd_;
+  std::uint64_t ringMemoryBytes_ = 0;
+  std::uint64_t slotStride_ = 0;
   // Declared last so it is destroyed first: the IPC mapping and opened events are closed before
   // the socket, so a draining publisher frees its slots only after we let go (CUDA's rule).
   std::unique_ptr<DeviceImport> device_;

@@ -1,5 +1,7 @@
 // Subscriber and SharedFrame: latest()/next() over a ReaderSession, reconnecting on request.
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <thread>
 
 #include "share/reader_session.hpp"
@@ -30,6 +32,36 @@ bool SharedFrame::valid() const noexcept {
     session_->counters().overruns.fetch_add(1, std::memory_order_relaxed);
   }
   return ok;
+}
+
+std::optional<DeviceRingMemory> SharedFrame::deviceMemory() const noexcept {
+  if (!lease_ || !session_) return std::nullopt;
+  return session_->deviceMemory(ringSlot_);
+}
+
+void SharedFrame::waitReady() const {
+  const Frame& f = frame();
+  if (!lease_ || f.memory != MemoryKind::kDevice || f.gpu.readyEvent == nullptr) return;
+  share_detail::DeviceTransport* transport = share_detail::deviceTransport();
+  if (transport == nullptr)
+    throw Error(Errc::kUnsupported, "SharedFrame::waitReady: a device frame in a reader built without CUDA");
+  transport->synchronizeEvent(f.gpu.readyEvent, f.gpu.device);
+}
+
+void SharedFrame::copyToHost(void* dst, std::size_t bytes) const {
+  const Frame& f = frame();
+  if (!lease_) throw Error(Errc::kInvalidArgument, "SharedFrame::copyToHost: the frame was released");
+  if (bytes > f.capacity)
+    throw Error(Errc::kInvalidArgument, "SharedFrame::copyToHost: " + std::to_string(bytes) +
+                                            " bytes asked of a slot of " + std::to_string(f.capacity));
+  if (f.memory != MemoryKind::kDevice) {
+    std::memcpy(dst, f.data[0], bytes);
+    return;
+  }
+  share_detail::DeviceTransport* transport = share_detail::deviceTransport();
+  if (transport == nullptr)
+    throw Error(Errc::kUnsupported, "SharedFrame::copyToHost: a device frame in a reader built without CUDA");
+  transport->copyToHost(dst, f.data[0], bytes, f.gpu.readyEvent, f.gpu.device);
 }
 
 class Subscriber::Impl {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
@@ -117,6 +118,46 @@ TEST_F(ShareFakeDevice, VmmFdTravelsWithTheSlotsMessageToAReaderProcess) {
   Subscriber inProcess(name_, so);
   EXPECT_EQ(inProcess.info().transport, "cuda-vmm-fd");
   EXPECT_TRUE(inProcess.info().inProcess);
+}
+
+// A reader process of a kCudaVmmFd ring keeps its own dup() of the allocation fd for renderers
+// (SharedFrame::deviceMemory()): mapping it (Vulkan imports it on a GPU; the fake's fd is a memfd)
+// shows the frame's bytes at slotOffset. Legacy-IPC and in-process rings have no fd to give.
+TEST_F(ShareFakeDevice, VmmFdRingGivesReadersTheRingMemoryFdAndSlotOffset) {
+  ShareOptions o = options();
+  o.deviceExport = ShareOptions::DeviceExport::kVmmFd;
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), o);
+  const auto producing = startPublishing(pub);
+  Child reader(peer({"ring-memory", name_, dir_}));
+  const auto line = reader.readLine(60s);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->rfind("ring-memory stride=", 0), 0u) << *line;
+  unsigned long long stride = 0, offset = 0;
+  ASSERT_EQ(std::sscanf(line->c_str(), "ring-memory stride=%llu offset=%llu", &stride, &offset), 2) << *line;
+  EXPECT_GE(stride, layout_.totalBytes);
+  EXPECT_EQ(offset % stride, 0u) << "a slot starts at slot x stride";
+  EXPECT_LT(offset / stride, 8u);
+  // A frame overwritten while it was compared (a starved reader) may differ; an intact one must match.
+  if (line->find("valid=1") != std::string::npos) {
+    EXPECT_NE(line->find("same-bytes=1"), std::string::npos) << *line;
+  }
+  EXPECT_EQ(reader.wait(), 0);
+  SubscribeOptions so;
+  so.directory = dir_;
+  Subscriber inProcess(name_, so);
+  auto f = inProcess.next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->deviceMemory()) << "an in-process reader uses the publisher's pointers: no fd";
+}
+
+TEST_F(ShareFakeDevice, LegacyIpcRingGivesReadersNoRingMemoryFd) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 8), options());
+  const auto producing = startPublishing(pub);
+  Child reader(peer({"ring-memory", name_, dir_}));
+  const auto line = reader.readLine(60s);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(*line, "no-ring-memory");
+  EXPECT_EQ(reader.wait(), 0);
 }
 
 TEST_F(ShareFakeDevice, ReaderWithoutTheTransportIsRefusedWithTheCudaMessage) {

@@ -271,6 +271,17 @@ TEST_F(ShareIpc, NextReturnsEveryFrameInOrderAndCountsMissedOnes) {
   EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
 }
 
+// SharedFrame::deviceMemory() is for renderers importing a device ring: a host ring has none to give.
+TEST_F(ShareIpc, HostRingFramesHaveNoDeviceRingMemory) {
+  Publisher pub(name_, SlotLayout::images(layout_, 4), shareOptions());
+  Subscriber sub(name_, subscribeOptions());
+  publishSeq(pub, 1);
+  auto f = sub.next(1s);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->deviceMemory()) << "a host-memfd ring has no device memory fd";
+  EXPECT_FALSE(SharedFrame{}.deviceMemory()) << "an empty SharedFrame has none either";
+}
+
 TEST_F(ShareIpc, PublishIsThreadSafe) {
   Publisher pub(name_, SlotLayout::images(layout_, 64), shareOptions());
   Subscriber sub(name_, subscribeOptions());

@@ -6,13 +6,20 @@
 //   hold NAME DIR                            leases a frame, prints "leased SEQ"; on "check" says
 //                                            "still-valid" or "invalid"; then waits to be killed
 //   [--as-uid U] connect NAME DIR [PUB_UID]  prints "connected" or "error <errc>: <message>"
+//   publish-device-vmm NAME DIR SLOTS        with --fake-device: prints "ready", publishes pattern frames
+//                                            into a device ring exported as a VMM fd until killed
+//   ring-memory NAME DIR                     reads a frame's DeviceRingMemory, maps its fd and says
+//                                            "ring-memory stride=S offset=O same-bytes=1|0 valid=1|0"
+//                                            or "no-ring-memory"
 //   --fake-device <any of the above>         registers the host-memory fake device transport first
 //                                            (without it this peer is a reader built without CUDA)
 // Exit status: 0 success, 1 verification failure, 2 zerohop::Error, 3 usage.
 #include <grp.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -49,6 +56,25 @@ int publish(const std::string& name, const std::string& dir, std::uint32_t slots
     f.wallClockMs = static_cast<std::int64_t>(seq);
     fillPattern(f, layout);
     pub.publish(f);
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+int publishDeviceVmm(const std::string& name, const std::string& dir, std::uint32_t slots) {
+  const ImageLayout layout = testLayout();
+  ShareOptions o;
+  o.directory = dir;
+  o.deviceExport = ShareOptions::DeviceExport::kVmmFd;
+  Publisher pub(name, SlotLayout::deviceImages(layout, slots), o);
+  int streamToken = 0;
+  say("ready");
+  for (std::uint64_t seq = 1;; ++seq) {
+    WriteSlot ws = pub.acquireWrite();
+    ws.frame().sequence = seq;
+    fillPattern(ws.frame(), layout);  // the fake's "device" memory is host-mapped
+    Frame meta;
+    meta.sequence = seq;
+    pub.commit(std::move(ws), meta, &streamToken);
     std::this_thread::sleep_for(1ms);
   }
 }
@@ -134,6 +160,38 @@ int connect(const std::string& name, const std::string& dir, std::optional<std::
   return 0;
 }
 
+// What a renderer does with SharedFrame::deviceMemory(): maps (here: mmap; there: Vulkan) the kept fd
+// and finds the frame's bytes at slotOffset.
+int ringMemory(const std::string& name, const std::string& dir) {
+  SubscribeOptions o;
+  o.directory = dir;
+  Subscriber sub(name, o);
+  auto f = sub.next(10s);
+  if (!f) {
+    say("no frame");
+    return 1;
+  }
+  const auto mem = f->deviceMemory();
+  if (!mem) {
+    say("no-ring-memory");
+    return 0;
+  }
+  void* p = ::mmap(nullptr, mem->allocationBytes, PROT_READ, MAP_SHARED, mem->fd, 0);
+  if (p == MAP_FAILED) {
+    say(std::string("error mmap of the ring memory fd: ") + std::strerror(errno));
+    return 1;
+  }
+  const ImageLayout& l = sub.info().layout;
+  const auto* slot = static_cast<const std::uint8_t*>(p) + mem->slotOffset;
+  const std::size_t bytes = std::size_t{l.planes[0].pitch} * l.planes[0].rows;
+  const bool same = std::memcmp(slot + l.planes[0].offset, f->frame().data[0], bytes) == 0;
+  const bool valid = f->valid();
+  ::munmap(p, mem->allocationBytes);
+  say("ring-memory stride=" + std::to_string(mem->slotStride) + " offset=" + std::to_string(mem->slotOffset) +
+      " same-bytes=" + (same ? "1" : "0") + " valid=" + (valid ? "1" : "0"));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,6 +220,9 @@ int main(int argc, char** argv) {
     if (args.size() == 4 && args[0] == "read-encoded") {
       return read(args[1], args[2], std::stoi(args[3]), true, std::stoi(args[3]));
     }
+    if (args.size() == 4 && args[0] == "publish-device-vmm")
+      return publishDeviceVmm(args[1], args[2], static_cast<std::uint32_t>(std::stoul(args[3])));
+    if (args.size() == 3 && args[0] == "ring-memory") return ringMemory(args[1], args[2]);
     if (args.size() == 3 && args[0] == "hold") return hold(args[1], args[2]);
     if (args.size() == 3 && args[0] == "connect") return connect(args[1], args[2], std::nullopt);
     if (args.size() == 4 && args[0] == "connect")

@@ -1,17 +1,21 @@
 // zerohop/vulkan.hpp against a real Vulkan driver (lavapipe here): a host ring's frame imported in place
 // is the slot (the GPU copies the buffer out and gets the published bytes) and its lease is held until
 // the FrameBuffer is released; a refused import (forced, or the extension not enabled) copies once,
-// counts the bytes, gives the lease back at once and says so once.
+// counts the bytes, gives the lease back at once and says so once. The device-ring importer's refusals
+// (no fd, no extension, a host frame) run here with the host-memory fake device transport.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fake_device_transport.hpp"
+#include "share_test_support.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/vulkan.hpp"
 
@@ -68,8 +72,13 @@ class VulkanDevice {
     dci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
-    dci.enabledExtensionCount = hostImport_ ? 1 : 0;
-    dci.ppEnabledExtensionNames = &vulkan::kHostImportExtension;
+    deviceImport_ = vulkan::deviceImportSupported(physical_);
+    std::vector<const char*> extensions;
+    if (hostImport_) extensions.push_back(vulkan::kHostImportExtension);
+    if (deviceImport_)
+      extensions.insert(extensions.end(), vulkan::kDeviceImportExtensions.begin(), vulkan::kDeviceImportExtensions.end());
+    dci.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    dci.ppEnabledExtensionNames = extensions.data();
     if (vkCreateDevice(physical_, &dci, nullptr, &device_) != VK_SUCCESS) {
       why_ = "vkCreateDevice failed";
       return;
@@ -86,6 +95,8 @@ class VulkanDevice {
   const std::string& unusable() const { return why_; }
   bool hostImport() const { return hostImport_; }
   VkPhysicalDevice physical() const { return physical_; }
+  /// VK_KHR_external_memory_fd is offered and enabled on device().
+  bool deviceImport() const { return deviceImport_; }
   VkDevice device() const { return device_; }
 
   // The GPU copies `bytes` of `src` into a host-visible buffer; returns what it copied.
@@ -173,6 +184,7 @@ class VulkanDevice {
   VkQueue queue_ = VK_NULL_HANDLE;
   std::uint32_t family_ = 0;
   bool hostImport_ = false;
+  bool deviceImport_ = false;
   std::string why_;
 };
 
@@ -326,6 +338,133 @@ TEST_F(VulkanImport, ExtensionNotEnabledTakesTheCopyPathAndSaysWhy) {
   EXPECT_FALSE(fb.imported());
   EXPECT_EQ(importer.stats().copiedBytes, layout_.totalBytes);
   EXPECT_EQ(logs.count(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME), 1);
+}
+
+// DeviceFrameImporter (device rings): its refusals, here without a GPU. A host frame is refused by
+// name; without VK_KHR_external_memory_fd it says why; a device ring without a memory fd (here the
+// host-memory fake transport's ring read in the publisher's own process, as a legacy-IPC ring would
+// be) takes the copy path through host memory, counted and said once, and the copy is the frame.
+TEST_F(VulkanImport, DeviceImporterRefusesAHostFrameNamingTheHostImporter) {
+  vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), false);
+  std::vector<std::uint8_t> bytes;
+  SharedFrame shared = publishAndRead(1, bytes);
+  ASSERT_TRUE(shared);
+  EXPECT_FALSE(shared.deviceMemory()) << "a host ring has no device memory fd";
+  try {
+    (void)importer.import(std::move(shared));
+    ADD_FAILURE() << "a host frame was accepted by the device importer";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("HostFrameImporter"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(VulkanImport, DeviceRingWithoutAMemoryFdIsCopiedThroughTheHostCountedAndSaidOnce) {
+  share_test::FakeDeviceTransport fake;
+  share_detail::registerDeviceTransport(&fake);
+  struct Unregister {
+    ~Unregister() { share_detail::registerDeviceTransport(nullptr); }
+  } unregister;
+  LogCapture logs;
+  const ImageLayout layout = share_test::testLayout();
+  const std::string name = "vkdev-" + std::to_string(getpid());
+  Publisher pub(name, SlotLayout::deviceImages(layout, 4));
+  Subscriber sub(name);
+  vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), vulkan::deviceImportSupported(vk_.physical()));
+  int streamToken = 0;
+  for (std::uint32_t n = 1; n <= 3; ++n) {
+    WriteSlot ws = pub.acquireWrite();
+    ws.frame().sequence = n;
+    share_test::fillPattern(ws.frame(), layout);  // the fake's "device" memory is host-mapped
+    Frame meta;
+    meta.sequence = n;
+    pub.commit(std::move(ws), meta, &streamToken);
+    auto shared = sub.next(5s);
+    ASSERT_TRUE(shared) << "no frame within 5 s";
+    EXPECT_FALSE(shared->deviceMemory()) << "an in-process reader has no memory fd";
+    std::vector<std::uint8_t> expected(layout.totalBytes);
+    std::memcpy(expected.data(), shared->frame().data[0], expected.size());
+    vulkan::FrameBuffer fb = importer.import(std::move(*shared));
+    ASSERT_TRUE(fb);
+    EXPECT_FALSE(fb.imported());
+    EXPECT_EQ(fb.frame().data[0], nullptr) << "the copy path must not hand out the ring's pointers";
+    EXPECT_EQ(importer.stats().copied, n);
+    EXPECT_EQ(importer.stats().imported, 0u);
+    const auto gpu = vk_.readBack(fb.buffer(), layout.totalBytes);
+    EXPECT_EQ(std::memcmp(gpu.data(), expected.data(), expected.size()), 0) << "frame " << n << ": the copy is not the frame";
+  }
+  EXPECT_EQ(importer.stats().copiedBytes, 3u * layout.totalBytes) << "NV12: the chroma plane's last row ends the slot's image";
+  EXPECT_NE(importer.refusal().find("no memory fd"), std::string::npos) << importer.refusal();
+  EXPECT_EQ(logs.count("copied through host memory"), 1) << "the refusal must be said once, not per frame";
+}
+
+// A device ring of another process exported as a VMM fd (the fake's memfd stands in for CUDA's): the
+// importer hands the reader's fd to vkAllocateMemory (opaque fd). lavapipe takes only fds it exported
+// itself, so here the import is refused: the refusal names the call, and the frame comes through the
+// copy path, counted, byte for byte. A driver that takes the fd gives the slot's bytes in place.
+TEST_F(VulkanImport, DeviceRingFdOfAnotherProcessIsImportedOrRefusedByNameAndTheBytesArrive) {
+  if (!vk_.deviceImport())
+    GTEST_SKIP() << "the Vulkan device offers no VK_KHR_external_memory_fd";
+  share_test::FakeDeviceTransport fake;
+  share_detail::registerDeviceTransport(&fake);
+  struct Unregister {
+    ~Unregister() { share_detail::registerDeviceTransport(nullptr); }
+  } unregister;
+  char tmpl[] = "/tmp/zerohop-vk-devfd-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  struct RemoveDir {
+    std::string dir;
+    ~RemoveDir() { std::filesystem::remove_all(dir); }
+  } removeDir{dir};
+  const std::string name = "vkdevfd-" + std::to_string(getpid());
+  share_test::Child publisher({ZEROHOP_SHARE_PEER, "--fake-device", "publish-device-vmm", name, dir, "4"});
+  const auto ready = publisher.readLine(30s);
+  ASSERT_TRUE(ready);
+  ASSERT_EQ(*ready, "ready");
+  SubscribeOptions so;
+  so.directory = dir;
+  Subscriber sub(name, so);
+  ASSERT_EQ(sub.info().transport, "cuda-vmm-fd");
+  LogCapture logs;
+  {
+    vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), true);
+    for (int n = 0; n < 3; ++n) {
+      auto shared = sub.next(10s);
+      ASSERT_TRUE(shared) << "no frame within 10 s";
+      ASSERT_TRUE(shared->deviceMemory()) << "a VMM-fd ring of another process gives its fd";
+      std::vector<std::uint8_t> expected(shared->frame().capacity);
+      shared->copyToHost(expected.data(), expected.size());
+      const bool intact = shared->valid();
+      vulkan::FrameBuffer fb = importer.import(std::move(*shared));
+      ASSERT_TRUE(fb);
+      if (!fb.imported()) {
+        EXPECT_NE(importer.refusal().find("vkAllocateMemory (import of the ring's CUDA VMM fd"), std::string::npos)
+            << importer.refusal();
+        EXPECT_FALSE(fb.frame().data[0]) << "the copy path must not hand out the ring's pointers";
+      }
+      if (intact && fb.valid()) {
+        const ImageLayout layout = share_test::testLayout();
+        const auto gpu = vk_.readBack(fb.buffer(), layout.totalBytes);
+        EXPECT_EQ(std::memcmp(gpu.data(), expected.data(), layout.totalBytes), 0)
+            << "frame " << n << (fb.imported() ? " (imported)" : " (copied)") << ": the buffer is not the frame";
+      }
+    }
+    EXPECT_EQ(importer.stats().frames, 3u);
+    EXPECT_EQ(importer.stats().imported + importer.stats().copied, 3u);
+    if (importer.stats().copied > 0) {
+      EXPECT_GT(importer.stats().copiedBytes, 0u);
+      EXPECT_EQ(logs.count("copied through host memory"), 1) << "the refusal must be said once";
+    }
+  }
+}
+
+TEST_F(VulkanImport, DeviceImporterWithoutTheFdExtensionSaysWhy) {
+  vulkan::DeviceFrameImporter importer(vk_.physical(), vk_.device(), false);
+  EXPECT_NE(importer.refusal().find(std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) +
+                                    " is not enabled on this VkDevice"),
+            std::string::npos)
+      << importer.refusal();
 }
 
 }  // namespace

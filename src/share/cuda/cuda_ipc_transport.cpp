@@ -248,6 +248,17 @@ class CudaIpcTransport final : public DeviceTransport {
   std::unique_ptr<DeviceImport> forReader(std::unique_ptr<DeviceImport> import, const ReaderDevice& reader,
                                           const std::string& shareName) override {
     return adaptForReader(std::move(import), reader, shareName);
+  }  void synchronizeEvent(void* event, int device) override {
+    const cuda::DeviceGuard guard(device);
+    cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize",
+                "the frame's ready event (SharedFrame::waitReady)");
+  }
+  void copyToHost(void* dst, const void* src, std::size_t bytes, void* event, int device) override {
+    const cuda::DeviceGuard guard(device);
+    if (event != nullptr)
+      cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize",
+                  "the frame's ready event (SharedFrame::copyToHost)");
+    cuda::check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", "device frame to host (SharedFrame::copyToHost)");
   }
 };
 

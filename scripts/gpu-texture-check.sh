@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# gpu-texture-check.sh: device rings into Vulkan on the GPU machine (issue 39, device half; issue 40 item 4).
+# Builds libzerohop (CUDA on, no media), installs it into a scratch prefix, builds examples/c_publisher
+# and examples/vulkan_reader against it, publishes 1280x720 NV12 frames in VRAM (c_publisher ... device:
+# CUDA VMM fds, frame n has luma n % 256, chroma 128) and runs vulkan_reader on them: it imports the
+# ring's fd into Vulkan (zerohop::vulkan::DeviceFrameImporter) and draws the latest frame. Prints the
+# reader's lines (path=import|copy ..., ring=device committed_to_sampled_us_p50=..., and the last line
+# frames=N copied_bytes=M import_us_p50=X), expects copied_bytes=0, checks the PNG (every pixel grey:
+# R = G = B, one value, as the publisher's flat frames give), and for comparison the C reader's
+# capture -> host hand-off of the same publisher (c_reader, CUDA: a host-side figure, not the GPU's).
+#
+# Usage, from the repository root, on the GPU machine through the device tool:
+#   run(carry: [".deps", ".gl"], command: "CUDA_ARCHS=90 scripts/gpu-texture-check.sh")
+# It needs there (no Debian packages on that machine):
+#   .deps/vulkan-headers  the Vulkan C headers and zlib's, copied here once:
+#       mkdir -p .deps/vulkan-headers/vulkan && cp -r /usr/include/vulkan/vk_platform.h \
+#         /usr/include/vulkan/vulkan.h /usr/include/vulkan/vulkan_core.h .deps/vulkan-headers/vulkan/ &&
+#         cp -r /usr/include/vk_video .deps/vulkan-headers/ && cp /usr/include/zlib.h /usr/include/zconf.h .deps/vulkan-headers/
+#   .gl/*.deb             the Vulkan loader (libvulkan1), as /work/.library/device/README.md, "Headless
+#                         rendering", says; unpacked here into / when no libvulkan.so.1 is found.
+# Environment: OUT (results; default build-tex/out), BUILD_DIR (default build-tex), CUDA_ARCHS, JOBS,
+# SECONDS_READ (vulkan_reader's run, default 5).
+# Outputs in $OUT: texture-check.log (everything), vk-device.png, vk-device.out.
+# Exit status: 0 when the frames were imported in place (0 bytes copied) and the PNG checks; 1 otherwise;
+# 3 when the build failed; 77 when there is no NVIDIA GPU.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build-tex}
+OUT=${OUT:-$BUILD_DIR/out}
+JOBS=${JOBS:-$(nproc)}
+SECONDS_READ=${SECONDS_READ:-5}
+mkdir -p "$OUT" "$BUILD_DIR"
+exec > >(tee "$OUT/texture-check.log") 2>&1
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+step() { echo; echo "==== $* ($SECONDS s)"; }
+
+step "machine"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
+  echo "no NVIDIA GPU here: nothing to check (this script runs on the GPU machine)"; exit 77
+fi
+if ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
+  if compgen -G ".gl/*.deb" >/dev/null; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+fi
+vulkan_lib=$(ldconfig -p | awk '/libvulkan\.so\.1 /{print $NF; exit}')
+[[ -n "$vulkan_lib" ]] || { echo "no Vulkan loader (libvulkan.so.1): carry .gl (see the header)"; exit 3; }
+# The NVIDIA driver's ICD, where the loader does not find it by itself (the device README).
+if [[ -z "${VK_DRIVER_FILES:-}" && -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+headers=$PWD/.deps/vulkan-headers
+[[ -f $headers/vulkan/vulkan.h ]] || { echo "no $headers/vulkan/vulkan.h: copy the headers (see the header)"; exit 3; }
+
+step "configure and build libzerohop (CUDA, no media, no tests)"
+cfg=(-S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DZEROHOP_WITH_MEDIA=OFF -DZEROHOP_WITH_CUDA=ON
+     -DZEROHOP_BUILD_TESTS=OFF -DZEROHOP_BUILD_BENCHMARKS=OFF -DZEROHOP_BUILD_EXAMPLES=OFF -DZEROHOP_WITH_PYTHON=OFF)
+command -v ninja >/dev/null && cfg+=(-G Ninja)
+[[ -n "${CUDA_ARCHS:-}" ]] && cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+cmake "${cfg[@]}" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; echo "configure failed"; exit 3; }
+cmake --build "$BUILD_DIR" -j "$JOBS" >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; echo "build failed"; exit 3; }
+prefix=$PWD/$BUILD_DIR/prefix
+cmake --install "$BUILD_DIR" --prefix "$prefix" >"$OUT/install.log" 2>&1 || { tail -20 "$OUT/install.log"; exit 3; }
+
+step "build examples/c_publisher, c_reader and vulkan_reader against the installed package"
+for ex in c_publisher c_reader; do
+  cmake -S "examples/$ex" -B "$BUILD_DIR/ex-$ex" -DCMAKE_PREFIX_PATH="$prefix" >"$OUT/ex-$ex.log" 2>&1 &&
+    cmake --build "$BUILD_DIR/ex-$ex" >>"$OUT/ex-$ex.log" 2>&1 || { tail -20 "$OUT/ex-$ex.log"; exit 3; }
+done
+cmake -S examples/vulkan_reader -B "$BUILD_DIR/ex-vulkan_reader" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DVulkan_INCLUDE_DIR="$headers" -DVulkan_LIBRARY="$vulkan_lib" \
+  -DZLIB_INCLUDE_DIR="$headers" -DZLIB_LIBRARY="$(ldconfig -p | awk '/libz\.so\.1 /{print $NF; exit}')" \
+  >"$OUT/ex-vulkan_reader.log" 2>&1 &&
+  cmake --build "$BUILD_DIR/ex-vulkan_reader" >>"$OUT/ex-vulkan_reader.log" 2>&1 ||
+  { tail -30 "$OUT/ex-vulkan_reader.log"; exit 3; }
+
+step "device frames from the C publisher into Vulkan"
+run_dir=$(mktemp -d /tmp/zh-gpu-tex-XXXXXX)
+chmod 700 "$run_dir"
+frames=$(( (SECONDS_READ + 10) * 30 ))  # 30 fps: outlasts both readers
+XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" texcam device "$frames" >"$OUT/c_publisher.log" 2>&1 &
+pub=$!
+for _ in $(seq 100); do [[ -S $run_dir/zerohop/texcam.sock ]] && break; sleep 0.1; done
+[[ -S $run_dir/zerohop/texcam.sock ]] || fail "the C publisher did not start: $(tail -3 "$OUT/c_publisher.log")"
+XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 60)) "$BUILD_DIR/ex-vulkan_reader/vulkan_reader" texcam \
+  "$OUT/vk-device.png" --seconds "$SECONDS_READ" >"$OUT/vk-device.out" 2>"$OUT/vk-device.err"
+rc=$?
+cat "$OUT/vk-device.err" | tail -5
+cat "$OUT/vk-device.out"
+[[ $rc -eq 0 ]] || fail "vulkan_reader exited with $rc"
+last=$(tail -1 "$OUT/vk-device.out")
+[[ $last == frames=* ]] || fail "vulkan_reader's last line is not frames=N copied_bytes=M import_us_p50=X"
+grep -q ' copied_bytes=0 ' <<<"$last " || fail "device frames were copied, not imported: $(grep '^path=' "$OUT/vk-device.out")"
+
+step "the PNG: flat grey frames (R = G = B, one value)"
+python3 - "$OUT/vk-device.png" <<'PY' || fail "the PNG is not the publisher's flat grey frame"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w, h, ctype = 8, b"", 0, 0, 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+bpp = 3 if ctype == 2 else 4
+stride = w * bpp + 1
+values = set()
+for y in range(0, h, 7):
+    row = raw[y * stride:(y + 1) * stride]
+    assert row[0] == 0, "the check reads unfiltered rows only (filter %d)" % row[0]
+    for x in range(0, w, 5):
+        r, g, b = row[1 + x * bpp:4 + x * bpp]
+        assert abs(r - g) <= 2 and abs(g - b) <= 2, (x, y, r, g, b)
+        values.add(r)
+assert max(values) - min(values) <= 2, sorted(values)[:10]
+print(f"PNG {w}x{h}: every sampled pixel grey, value {min(values)}")
+PY
+
+step "for comparison: the C reader (CUDA) on the same publisher, capture -> host hand-off"
+XDG_RUNTIME_DIR=$run_dir timeout 30 "$BUILD_DIR/ex-c_reader/c_reader" texcam 90 >"$OUT/c_reader.out" 2>&1
+grep -o '[0-9.]* ms after capture' "$OUT/c_reader.out" | awk '{print $1}' | sort -n |
+  awk '{v[NR]=$1} END {if (NR) printf "c_reader: %d frames, capture -> host p50 %.3f ms\n", NR, v[int((NR+1)/2)]; else print "c_reader: no frames"}'
+kill "$pub" 2>/dev/null; wait "$pub" 2>/dev/null
+tail -1 "$OUT/c_publisher.log"
+rm -rf "$run_dir"
+
+step "result"
+echo "$last"
+[[ $status -eq 0 ]] && echo "OK: device frames imported into Vulkan, 0 bytes copied" || echo "FAILED (see above)"
+exit $status
