@@ -612,8 +612,9 @@ void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) 
     self->longestRtcpGapNs_.store(now - previous);  // one writer: this session's RTP thread
 }
 
-// The viewer's first SSRC in RTP session 0 (with BUNDLE, the one session of this viewer): the session exists
-// now, so every RTCP compound packet it receives is read from here on (onReceivingRtcp).
+// Called for each new SSRC in rtpbin's session 0 (with BUNDLE, this viewer's only session). The first call
+// takes a reference to that internal session and connects onReceivingRtcp to it, so every RTCP compound
+// packet the viewer sends is read.
 void ViewerSession::onNewSsrc(GstElement* rtpbin, guint session, guint, gpointer data) {
   auto* self = fromGst(data);
   if (session != 0) return;

@@ -246,7 +246,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   RetransmissionBudget rtx_;
   // Every report block the viewer sends (rtcp_report_blocks.hpp): rtpsession's stats keep only its last
   // block about any of our sources, which may be the RTX one's. Written on the RTCP thread.
-  GObject* rtcpSession_ = nullptr;  // rtpbin's internal session 0 (a reference), once it exists
+  GObject* rtcpSession_ = nullptr;  // rtpbin's internal session 0 (a reference; null until onNewSsrc)
   mutable std::mutex reportMutex_;
   std::optional<RtcpReportBlock> mediaReport_;  // the viewer's latest block about our media SSRC
   KeyframeRequestLimit keyframeLimit_;  // the viewer's PLI/FIR (onUpstreamEvent, RTCP thread; push())
