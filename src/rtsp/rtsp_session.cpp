@@ -222,6 +222,7 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
     default:
       break;
   }
+  gst_message_unref(message);  // a sync handler that returns DROP owns the message
   return GST_BUS_DROP;
 }
 

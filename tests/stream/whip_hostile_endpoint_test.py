@@ -225,9 +225,14 @@ def case_trickle(binary: str, bad: list) -> None:
     ep = Endpoint("trickle")
     serve = Serve(binary, ep.url)
     try:
+        # The deadline counts from serve's POST, which comes once WebRTC is ready: seconds on a loaded
+        # machine, 8 s under ASan. So wait for the POST first, then give the 5 s deadline its margin.
+        if not wait(lambda: ep.stats()[0] >= 1, 45):
+            bad.append(f"trickle: serve never posted its offer (serve log:\n{serve.log()})")
+            return
         t0 = time.monotonic()
-        line = serve.wait_log(r"no complete answer \(headers and body\) within 5000 ms[^\n]*", 15)
-        print(f"trickle: after {time.monotonic() - t0:.1f} s: {line}")
+        line = serve.wait_log(r"no complete answer \(headers and body\) within 5000 ms[^\n]*", 12)
+        print(f"trickle: {time.monotonic() - t0:.1f} s after the POST: {line}")
         if not line:
             bad.append(f"trickle: no line saying the trickled answer timed out (serve log:\n{serve.log()})")
             return
