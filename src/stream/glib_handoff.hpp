@@ -4,7 +4,7 @@
 // webrtcbin's thread). Those libraries order the hand-off with their own locks, which on Linux are
 // futex-based and invisible to ThreadSanitizer; the release store at construction and the acquire
 // load in get() state the same order in a form TSan sees, at no real cost.
-// Thread-safety: construct on one thread, then get() from any.
+// Thread-safety: construct on one thread, then get() or destroy from any.
 
 #include <atomic>
 #include <utility>
@@ -17,6 +17,12 @@ class GlibHandoff {
   explicit GlibHandoff(T value) : value_(std::move(value)) {
     published_.store(true, std::memory_order_release);
   }
+
+  // The value may be destroyed on the receiving thread without get() having run there (a GstPromise's
+  // destroy notify): the acquire here orders that destruction after the construction, as get() does.
+  ~GlibHandoff() { (void)published_.load(std::memory_order_acquire); }
+  GlibHandoff(const GlibHandoff&) = delete;
+  GlibHandoff& operator=(const GlibHandoff&) = delete;
 
   T& get() {
     (void)published_.load(std::memory_order_acquire);
