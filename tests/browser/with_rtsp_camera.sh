@@ -27,8 +27,9 @@ fail() { echo "with_rtsp_camera.sh: $*" >&2; cleanup; exit 1; }
 "$zerohop" serve --source test:640x360@30 --share "$share" --listen "127.0.0.1:$upPort" --status-interval 60 \
   >>"$log" 2>&1 &
 up=$!
-for _ in $(seq 100); do [[ -S $dir/$share.sock ]] && break; sleep 0.1; done
-[[ -S $dir/$share.sock ]] || fail "serve published no share '$share' in 10 s"
+# 30 s: serve starts WebRTC before it publishes; seconds under ASan on two busy cores
+for _ in $(seq 300); do [[ -S $dir/$share.sock ]] && break; sleep 0.1; done
+[[ -S $dir/$share.sock ]] || fail "serve published no share '$share' in 30 s"
 
 # 2.5 Mbit/s at 640x360: the pixel timecode stays readable after this encode.
 /usr/bin/python3 "$camera" --port 0 --share "$share" --bitrate 2500 --keyint 30 >"$camOut" 2>>"$log" &

@@ -99,7 +99,13 @@ std::optional<int> ChildProcess::waitExit(std::chrono::milliseconds timeout) {
 
 RunResult run(const std::vector<std::string>& argv) {
   ChildProcess child(argv);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // An instrumented CLI that loads GStreamer, probes devices and leak-checks at exit has taken over 20 s
+  // on two busy cores; this is a bound for a hung child, not a speed.
+  auto code = child.waitExit(std::chrono::seconds(60));
+#else
   auto code = child.waitExit(std::chrono::seconds(20));
+#endif
   return RunResult{code.value_or(-1), child.stdoutText(), child.stderrText()};
 }
 

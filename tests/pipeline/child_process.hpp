@@ -46,7 +46,7 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
-/// Runs to completion (deadline 20 s) and returns {exit code, stdout, stderr}.
+/// Runs to completion (deadline 20 s, 60 s under a sanitizer) and returns {exit code, stdout, stderr}.
 struct RunResult {
   int exitCode = -1;
   std::string out;

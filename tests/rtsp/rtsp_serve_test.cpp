@@ -47,7 +47,7 @@ TEST(RtspServe, PassesTheCameraThroughAndNeverPrintsItsPassword) {
   EXPECT_EQ(metrics->body.find("hunter2"), std::string::npos);
   EXPECT_EQ(stats.dump().find("hunter2"), std::string::npos);
   serve.signal(SIGINT);
-  EXPECT_EQ(serve.waitExit(10s), 0) << serve.stderrText();
+  EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();  // a bound, not a speed: 2 busy cores, ASan
   EXPECT_EQ(serve.stderrText().find("hunter2"), std::string::npos) << serve.stderrText();
   EXPECT_EQ(serve.stdoutText().find("hunter2"), std::string::npos) << serve.stdoutText();
 }

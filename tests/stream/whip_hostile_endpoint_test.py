@@ -23,6 +23,8 @@ import threading
 import time
 
 TOKEN = "whip-hostile-secret-31"
+FIRST_POST_S = 60  # serve's start to its first POST: WebRTC's start-up, four serves at once, maybe under ASan
+CASE_S = FIRST_POST_S + 60  # each case's whole run
 FINGERPRINT = "a=fingerprint:sha-256 " + ":".join(["AB"] * 32)
 AUDIO_ONLY = ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n" + FINGERPRINT + "\r\n"
               "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=ice-ufrag:u\r\n"
@@ -174,11 +176,23 @@ def wait(cond, timeout: float) -> bool:
     return cond()
 
 
+def first_post(case: str, ep: "Endpoint", serve: "Serve", bad: list) -> bool:
+    """Waits for serve's first POST to the endpoint. Each case's own bounds count from there: serve posts
+    once WebRTC is ready, which takes seconds on a loaded 2-core box and more under ASan (four serves start
+    at once here)."""
+    if wait(lambda: ep.stats()[0] >= 1, FIRST_POST_S):
+        return True
+    bad.append(f"{case}: serve never posted its offer within {FIRST_POST_S} s (serve log:\n{serve.log()})")
+    return False
+
+
 def case_redirect(binary: str, bad: list) -> None:
     other = Endpoint("refuse")
     ep = Endpoint("redirect", redirect_to=other)
     serve = Serve(binary, ep.url)
     try:
+        if not first_post("redirect", ep, serve, bad):
+            return
         if not wait(lambda: other.stats()[0] >= 2, 20):
             bad.append(f"redirect: the other origin got {other.stats()[0]} POSTs, want 2 (serve log:\n{serve.log()})")
         line = serve.wait_log(r"redirected \(307\) to another origin.*without the bearer token[^\n]*", 5)
@@ -201,6 +215,8 @@ def case_huge(binary: str, bad: list) -> None:
     ep = Endpoint("huge")
     serve = Serve(binary, ep.url)
     try:
+        if not first_post("huge", ep, serve, bad):
+            return
         line = serve.wait_log(r"body is over 256 KB[^\n]*", 20)
         print(f"huge: {line}")
         if not line:
@@ -225,10 +241,7 @@ def case_trickle(binary: str, bad: list) -> None:
     ep = Endpoint("trickle")
     serve = Serve(binary, ep.url)
     try:
-        # The deadline counts from serve's POST, which comes once WebRTC is ready: seconds on a loaded
-        # machine, 8 s under ASan. So wait for the POST first, then give the 5 s deadline its margin.
-        if not wait(lambda: ep.stats()[0] >= 1, 45):
-            bad.append(f"trickle: serve never posted its offer (serve log:\n{serve.log()})")
+        if not first_post("trickle", ep, serve, bad):
             return
         t0 = time.monotonic()
         line = serve.wait_log(r"no complete answer \(headers and body\) within 5000 ms[^\n]*", 12)
@@ -259,6 +272,8 @@ def case_audio(binary: str, bad: list) -> None:
     ep = Endpoint("audio")
     serve = Serve(binary, ep.url)
     try:
+        if not first_post("audio", ep, serve, bad):
+            return
         line = serve.wait_log(r"no usable video section[^\n]*", 20)
         print(f"audio: {line}")
         if not line:
@@ -283,9 +298,9 @@ def main() -> int:
     for c in cases:
         c.start()
     for c in cases:
-        c.join(60)
+        c.join(CASE_S)
     if any(c.is_alive() for c in cases):
-        bad.append("a case did not finish within 60 s")
+        bad.append(f"a case did not finish within {CASE_S} s")
     for b in bad:
         print("FAIL: " + b)
     if not bad:
