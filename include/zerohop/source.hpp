@@ -76,6 +76,9 @@ class ZEROHOP_API FrameSource {
 struct SourceOptions {
   std::function<std::unique_ptr<FrameAllocator>()> allocatorFactory;  ///< null = host memory
   std::uint32_t bufferCount = 4;
+  /// The CUDA device of the pipeline's GPU path (-1: none, or the source's own choice). Sources that
+  /// decode on the GPU (rtsp://...?format=nv12) decode there.
+  int gpuDevice = -1;
 };
 
 /// Opens the source a spec names, through its kind's opener. Throws Error with the cause and the fix

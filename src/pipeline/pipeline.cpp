@@ -54,6 +54,7 @@ class Pipeline::Impl {
     SourceOptions sourceOptions;
     if (device.usable) {  // a source that fills no buffers of its own (share:) never calls it
       sourceOptions.allocatorFactory = [dev = device.device] { return makeIngestAllocator(dev); };
+      sourceOptions.gpuDevice = device.device;
     }
     source_ = config_.openSource ? config_.openSource(sourceOptions) : openSource(config_.source, sourceOptions);
     info_ = source_->info();

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "gpupath/nvdec_source.hpp"
 #include "rtsp/decoded_source.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "zerohop/clock.hpp"
@@ -309,7 +310,7 @@ RtspUrl rtspUrlOf(const SourceSpec& spec) {
   if (const auto* v = option("password")) url.password = *v;
   if (const auto* v = option("protocols")) url.protocols = *v;
   if (const auto* v = option("latency")) url.latencyMs = static_cast<std::uint32_t>(std::stoul(*v));
-  url.decode = spec.format == PixelFormat::kI420;
+  url.format = spec.format == PixelFormat::kI420 || spec.format == PixelFormat::kNV12 ? spec.format : PixelFormat::kH264;
   return url;
 }
 
@@ -321,7 +322,7 @@ SourceSpec parseRtspSourceSpec(std::string_view text) {
   SourceSpec spec;
   spec.kind = "rtsp";
   spec.path = url.location();
-  spec.format = url.decode ? PixelFormat::kI420 : PixelFormat::kH264;
+  spec.format = url.format;
   if (!url.user.empty()) {
     spec.options["user"] = url.user;
     spec.options["password"] = url.password;
@@ -335,10 +336,15 @@ std::string rtspSourceString(const SourceSpec& spec) {
   return rtsp::rtspUrlOf(spec).masked();
 }
 
-std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions&) {
+std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const SourceOptions& options) {
   const rtsp::RtspUrl url = rtsp::rtspUrlOf(spec);
+  if (url.format == PixelFormat::kNV12) {
+    // NVDEC's answer first: no camera connection for a decode that cannot run here.
+    gpupath::requireNvdec(options.gpuDevice);
+  }
   auto h264 = std::make_unique<rtsp::RtspSource>(url);
-  if (url.decode) return std::make_unique<rtsp::DecodedH264Source>(std::move(h264));
+  if (url.format == PixelFormat::kI420) return std::make_unique<rtsp::DecodedH264Source>(std::move(h264));
+  if (url.format == PixelFormat::kNV12) return gpupath::makeNvdecSource(std::move(h264), options.gpuDevice);
   return h264;
 }
 

@@ -80,7 +80,7 @@ std::string RtspUrl::masked() const {
     out += std::exchange(sep, '&') + std::string("protocols=") + protocols;
   if (latencyMs != RtspUrl{}.latencyMs)
     out += std::exchange(sep, '&') + std::string("latency=") + std::to_string(latencyMs);
-  if (decode) out += std::exchange(sep, '&') + std::string("format=i420");
+  if (format != PixelFormat::kH264) out += std::exchange(sep, '&') + std::string("format=") + std::string(formatName(format));
   return out;
 }
 
@@ -136,12 +136,14 @@ RtspUrl parseRtspUrl(std::string_view text) {
       url.latencyMs = parseNumber(value, 10000, "latency (ms)");
     } else if (key == "format") {
       if (value == "i420") {
-        url.decode = true;
+        url.format = PixelFormat::kI420;
+      } else if (value == "nv12") {
+        url.format = PixelFormat::kNV12;
       } else if (value != "h264") {
         throw Error(Errc::kUnsupported,
                     "an RTSP camera's format is h264 (its H.264 passed through to viewers undecoded, the "
-                    "default) or i420 (decoded on the CPU, for --share frames and VP8 viewers, and encoded "
-                    "again for H.264 viewers), not " +
+                    "default), i420 (decoded on the CPU, for shared frames and VP8 viewers, and encoded "
+                    "again for H.264 viewers) or nv12 (decoded into GPU memory by NVDEC, for the same), not " +
                         std::string(value));
       }
     } else if (key == "size" || key == "fps") {

@@ -3,7 +3,7 @@
 // credentials kept out of everything that is printed. Pure (no network, no GStreamer): the source spec
 // parser and the RTSP source both use it.
 //
-// Query keys zerohop knows (protocols, latency, format=h264|i420; size and fps are refused: they are the
+// Query keys zerohop knows (protocols, latency, format=h264|i420|nv12; size and fps are refused: they are the
 // camera's own) are zerohop's; every other key stays in the camera's own URL, since many
 // cameras select their stream there (`/cam/realmonitor?channel=1&subtype=0`).
 // User and password are percent-decoded (a password holding '@', ':', '/' or '?' is written %40, %3A, %2F,
@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "zerohop/pixel_format.hpp"
 
 namespace zerohop::rtsp {
 
@@ -23,7 +25,9 @@ struct RtspUrl {
   std::string password;           ///< decoded; never printed
   std::string protocols = "tcp";  ///< lower transports: "tcp", "udp", "udp-mcast" joined with '+'
   std::uint32_t latencyMs = 200;  ///< the jitter buffer's hold for a missing packet (UDP reordering, loss)
-  bool decode = false;  ///< `format=i420`: decoded on the CPU (DecodedH264Source), not passed through
+  /// kH264 (`format=h264`, the default): passed through undecoded; kI420 (`format=i420`): decoded on the
+  /// CPU (DecodedH264Source); kNV12 (`format=nv12`): decoded into VRAM by NVDEC (gpupath::makeNvdecSource).
+  PixelFormat format = PixelFormat::kH264;
 
   /// The URL the client connects to: no credentials, no zerohop options.
   std::string location() const;

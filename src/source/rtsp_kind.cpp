@@ -1,6 +1,6 @@
 // The `rtsp` source kind: an IP camera,
-// `rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS&format=h264|i420]` (src/rtsp:
-// RtspSource; format=i420 decodes on the CPU, DecodedH264Source). The URL is the camera's own, query
+// `rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS&format=h264|i420|nv12]` (src/rtsp:
+// RtspSource; format=i420 decodes on the CPU, DecodedH264Source; format=nv12 into VRAM by NVDEC). The URL is the camera's own, query
 // included, so the kind parses the whole text.
 #include "rtsp/rtsp_source.hpp"
 #include "source_kind.hpp"
@@ -17,7 +17,7 @@ void print(const SourceSpec& spec, SourceSpecText& text) {
 
 SourceKind rtspSourceKind() {
   SourceKind kind{"rtsp",
-                  "rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS&format=h264|i420]",
+                  "rtsp://[user:password@]host[:port]/path[?protocols=tcp|udp&latency=MS&format=h264|i420|nv12]",
                   "rtsp://user:pw@192.168.1.20/stream1",
                   nullptr,
                   nullptr,

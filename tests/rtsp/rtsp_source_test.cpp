@@ -300,6 +300,26 @@ TEST(RtspSource, UnreachableCameraIsNamedClearly) {
   EXPECT_LT(monotonicNs() - start, 8'000'000'000) << "a refused connection fails within the TCP timeout";
 }
 
+// format=nv12 where NVDEC cannot run (this CI machine: no GPU; or a build without CUDA) is refused before
+// any connection, with the reason and the CPU decode to use instead. Where NVDEC works, the camera
+// nobody serves is what fails, and the GPU test (NvdecSourceTest) covers the decode.
+TEST(RtspSource, Nv12WithoutNvdecSaysWhyAndOffersTheCpuDecode) {
+  const std::uint16_t port = zerohop::testing::freePort();  // nobody listens there
+  try {
+    openSource(parseSourceSpec("rtsp://admin:hunter2@127.0.0.1:" + std::to_string(port) + "/test?format=nv12"));
+    FAIL() << "opened a camera nobody serves";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.find("cannot reach the camera") != std::string::npos) GTEST_SKIP() << "NVDEC works here: " << what;
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << what;
+    EXPECT_TRUE(what.find("NVDEC cannot decode H.264 here (") != std::string::npos ||
+                what.find("needs a zerohop built with CUDA") != std::string::npos)
+        << what;
+    EXPECT_NE(what.find("format=i420"), std::string::npos) << what;
+    EXPECT_EQ(what.find("hunter2"), std::string::npos) << what;
+  }
+}
+
 TEST(RtspSource, ACameraThatGoesAwayIsReconnectedWithBackoff) {
   LogLines logs;
   auto camera = std::make_unique<TestCamera>();

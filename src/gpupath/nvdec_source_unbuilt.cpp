@@ -1,0 +1,19 @@
+// makeNvdecSource in a build without CUDA (nvdec_source.hpp): always the reason and the CPU decode instead.
+#include "gpupath/nvdec_source.hpp"
+
+#include "zerohop/error.hpp"
+
+namespace zerohop::gpupath {
+
+void requireNvdec(int) {
+  throw Error(Errc::kUnavailable,
+              "decoding H.264 on the GPU (format=nv12) needs a zerohop built with CUDA, and nvcc was not found "
+              "at configure time; decode on the CPU with format=i420, or install the CUDA toolkit and rebuild");
+}
+
+std::unique_ptr<FrameSource> makeNvdecSource(std::unique_ptr<FrameSource>, int device) {
+  requireNvdec(device);
+  return nullptr;  // not reached
+}
+
+}  // namespace zerohop::gpupath
