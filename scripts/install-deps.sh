@@ -8,6 +8,8 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   # build
   cmake ninja-build make ccache pkg-config g++ git
+  # the C ABI check (scripts/abi-check.sh, ctest package.abi_c_api)
+  abigail-tools binutils
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev
