@@ -55,7 +55,7 @@ std::vector<Rendition> renditionLadder(const std::string& spec, std::uint32_t wi
       badSpec(spec, "'" + std::string(item) + "' is not DIV:MIN-MAX");
     }
     if (divisor != 1 && divisor != 2 && divisor != 4 && divisor != 8) badSpec(spec, "DIV " + std::to_string(divisor) + " is not 1, 2, 4 or 8");
-    if (ladder.empty() ? divisor != 1 : divisor <= lastDivisor) badSpec(spec, "the first rung is DIV 1 and each after it smaller");
+    if (ladder.empty() ? divisor != 1 : divisor <= lastDivisor) badSpec(spec, "the first rung is DIV 1 (full size) and each after it has a larger DIV");
     if (minKbps == 0 || minKbps > maxRung) badSpec(spec, "'" + std::string(item) + "' needs 0 < MIN <= MAX");
     ladder.push_back(rungOf(width, height, divisor, minKbps, maxRung));
     lastDivisor = divisor;
