@@ -3,7 +3,8 @@
 // not timed) encoded by x264 at 1280x720 alone, and then with the default ladder's lower rungs beside it
 // (libyuv box-scaled to 640x360 and 320x180, each its own x264 at its rung's top rate), as the encode
 // thread runs them (RenditionEncodes: scale + encode after rung 0). Reports encode-thread CPU ms per frame
-// and the ratio. Usage: zerohop_rendition_ladder_bench [FRAMES=300]. Plain main.
+// and the ratio. Usage: zerohop_rendition_ladder_bench [FRAMES=300] [LOWER_PRESET=auto] (the lower rungs'
+// x264 preset; auto: as serve picks it). Plain main.
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -38,7 +39,7 @@ EncoderConfig x264(std::uint32_t width, std::uint32_t height, std::uint32_t kbps
 }
 
 // Encode-thread CPU ms per frame over `frames` frames: rung 0, plus the lower rungs when `ladder`.
-double run(int frames, bool ladder) {
+double run(int frames, bool ladder, const char* lowerPreset) {
   const std::uint32_t w = 1280, h = 720;
   const auto rungs = stream::renditionLadder("on", w, h, 2500);
   PatternFrames pattern(PixelFormat::kYUYV, w, h);
@@ -51,7 +52,9 @@ double run(int frames, bool ladder) {
   std::vector<std::unique_ptr<TestImage>> scaled;
   if (ladder) {
     for (std::size_t r = 1; r < rungs.size(); ++r) {
-      lower.push_back(makeEncoder(x264(rungs[r].width, rungs[r].height, rungs[r].maxKbps)));
+      EncoderConfig c = x264(rungs[r].width, rungs[r].height, rungs[r].maxKbps);
+      c.preset = lowerPreset;
+      lower.push_back(makeEncoder(c));
       scaled.push_back(std::make_unique<TestImage>(PixelFormat::kI420, rungs[r].width, rungs[r].height));
     }
   }
@@ -79,9 +82,10 @@ double run(int frames, bool ladder) {
 
 int main(int argc, char** argv) {
   const int frames = argc > 1 ? std::atoi(argv[1]) : 300;
+  const char* lowerPreset = argc > 2 ? argv[2] : "auto";
   std::printf("zerohop_rendition_ladder_bench: %d frames of the 720p30 test pattern, x264 (serve's settings)\n", frames);
-  const double one = run(frames, false);
-  const double ladder = run(frames, true);
-  std::printf("ladder / one encode: %.2fx CPU\n", ladder / one);
+  const double one = run(frames, false, lowerPreset);
+  const double ladder = run(frames, true, lowerPreset);
+  std::printf("ladder / one encode: %.2fx CPU (lower rungs' preset %s)\n", ladder / one, lowerPreset);
   return 0;
 }
