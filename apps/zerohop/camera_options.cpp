@@ -158,6 +158,7 @@ CameraConfig parseCameraArgument(const std::string& text, const CameraDefaults& 
   }
   c.encoder = defaults.encoder;
   c.gpu = defaults.gpu;
+  c.renditions = defaults.renditions;
   return c;
 }
 
@@ -180,6 +181,7 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
   }
   c.encoder = defaults.encoder;
   c.gpu = defaults.gpu;
+  c.renditions = defaults.renditions;
   if (t.values.count("bitrate")) c.encoder.bitrateKbps = number(t, "bitrate", 100, 100000, where);
   if (t.values.count("keyint")) c.encoder.keyframeIntervalFrames = number(t, "keyint", 0, 100000, where);
   if (t.values.count("encoder")) {
@@ -198,6 +200,7 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
       bad(head + "gpu = \"" + c.gpu + "\": use auto, off or a CUDA device number");
     }
   }
+  if (t.values.count("renditions")) c.renditions = t.values.at("renditions");  // checked by the pipeline (its size)
   if (t.values.count("share")) {
     c.shareName = t.values.at("share");
     if (!isValidCameraName(c.shareName))

@@ -14,7 +14,7 @@ namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
 inline const std::vector<std::string> kCameraTableKeys = {"name",   "source",  "bitrate", "keyint", "encoder",
-                                                          "preset", "threads", "gpu",     "share"};
+                                                          "preset", "threads", "gpu",     "share",  "renditions"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
 struct CameraTable {
@@ -31,6 +31,7 @@ std::vector<CameraTable> readCameraTables(const std::string& path);
 struct CameraDefaults {
   EncoderConfig encoder;
   std::string gpu = "auto";
+  std::string renditions = "off";
 };
 
 /// `NAME=SOURCE` (--camera). Throws naming the argument when it has no '=', a bad NAME or SOURCE.

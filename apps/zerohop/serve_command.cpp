@@ -81,6 +81,7 @@ struct ServeOptions {
   std::string iceHost;
   std::string udpPorts;
   std::uint32_t minBitrateKbps = 300;
+  std::string renditions = "off";
   std::string congestionControl = "on";
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
@@ -146,6 +147,7 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
   defaults.encoder.threads = o.encoderThreads;
   defaults.encoder.intraRefresh = o.intraRefresh;
   defaults.gpu = o.gpu;
+  defaults.renditions = o.renditions;
   std::vector<CameraConfig> cameras;
   if (!o.configPath.empty()) {
     for (const auto& table : readCameraTables(o.configPath)) cameras.push_back(cameraFromTable(table, defaults, o.configPath));
@@ -157,6 +159,7 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
     c.source = parseSourceSpec(o.source);
     c.encoder = defaults.encoder;
     c.gpu = defaults.gpu;
+    c.renditions = defaults.renditions;
     cameras.push_back(std::move(c));
   } else if (o.sourceGiven) {
     throw Error(Errc::kInvalidArgument,
@@ -311,7 +314,7 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--camera", o->cameras,
                   "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
                   "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
-                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share)")
+                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share, renditions)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
@@ -326,6 +329,12 @@ Runner addServeCommand(CLI::App& app) {
                   "on: the bitrate follows the weakest viewer's link (RTCP loss and round trip, transport-cc), "
                   "between --min-bitrate and --bitrate; off: it stays at --bitrate")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--renditions", o->renditions,
+                  "off: one encode every viewer shares; on: a ladder of full, 1/2 and 1/4 size (each with its own "
+                  "bitrate range: 0.4-1, 0.15-0.4, 0.05-0.15 x --bitrate), each viewer on the highest its own link "
+                  "fits; or DIV:MIN-MAX,... (e.g. 1:1000-2500,2:300-1000,4:100-300). CPU path only; a rung no "
+                  "viewer is on is not encoded")
       ->capture_default_str();
   cmd->add_option("--keyint", o->keyint, "frames between periodic keyframes (0: only when a viewer asks)")
       ->capture_default_str();

@@ -39,6 +39,7 @@ struct CameraConfig {
   EncoderConfig encoder;     ///< width/height/fps are taken from the source
   std::string gpu = "auto";  ///< "auto", "off" or the CUDA device number (PipelineConfig::gpu)
   std::string shareName;     ///< non-empty: share frames as NAME and H.264 as NAME.h264
+  std::string renditions = "off";  ///< the ladder of renditions (PipelineConfig::renditions)
 };
 
 struct CameraServerConfig {

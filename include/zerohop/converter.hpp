@@ -36,4 +36,21 @@ class ZEROHOP_API FrameConverter {
 /// Throws Error(kUnavailable) if the JPEG decoder cannot be created.
 ZEROHOP_API std::unique_ptr<FrameConverter> makeCpuConverter();
 
+/// Scales one 4:2:0 frame into another frame's memory at that frame's size: the lower rungs of a
+/// camera's ladder of renditions are the captured frame scaled down (docs/ARCHITECTURE.md,
+/// "Renditions"). Neither frame is owned. The CPU path's is libyuv's box filter (makeCpuScaler); a GPU
+/// path's scaler is another implementation of this interface, on device memory.
+/// Thread-safety: thread-bound (an implementation may keep scratch state).
+class ZEROHOP_API FrameScaler {
+ public:
+  virtual ~FrameScaler() = default;
+  /// src: I420 or NV12; dst: I420, any even size. Copies sequence/times/wallClockMs/color. Throws
+  /// Error(kUnsupported) for other formats or memory this scaler cannot read, Error(kInvalidArgument)
+  /// for an odd or zero destination size.
+  virtual void scale(const Frame& src, Frame& dst) = 0;
+};
+
+/// The CPU scaler (libyuv I420Scale / NV12Scale, box filter). Reentrant to create.
+ZEROHOP_API std::unique_ptr<FrameScaler> makeCpuScaler();
+
 }  // namespace zerohop

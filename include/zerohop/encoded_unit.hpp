@@ -21,6 +21,8 @@ struct EncodedUnit {
   std::int64_t wallClockMs = 0;
   std::int64_t ptsNs = 0;        ///< presentation time: CLOCK_MONOTONIC capture time
   StageTimes times{};
+  /// The rung of the camera's ladder this unit is of (zerohop/sinks.hpp, Rendition): 0 = the main encode.
+  std::uint8_t rendition = 0;
 };
 
 using EncodedUnitPtr = std::shared_ptr<const EncodedUnit>;

@@ -51,6 +51,11 @@ struct PipelineConfig {
   /// Non-empty: also publish the stream to this WHIP endpoint (makeWhipSink), with this bearer token.
   std::string whipUrl;
   std::string whipToken;
+  /// The ladder of renditions (`serve --renditions`, a `[[camera]]` table's `renditions`): "off" (one
+  /// encode, every viewer on it), "on" (full, 1/2 and 1/4 size) or "DIV:MIN-MAX,..." (stream/renditions.hpp,
+  /// renditionLadder). Each H.264 WHEP viewer then receives the highest rung its own estimate fits. The
+  /// CPU path only, for now (the GPU path and passthrough log that they keep one encode).
+  std::string renditions = "off";
   /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
   std::string janus;
   /// Non-null: the WHEP viewers are this stream of a StreamServer that several pipelines share
@@ -77,6 +82,16 @@ struct Vp8EncodeStatus {
   StreamBitrate bitrate;          ///< congestion control's target for the VP8 encode (its weakest VP8 viewer) and what it made
 };
 
+/// One rung of the camera's ladder of renditions (PipelineConfig::renditions): rung 0 is the main encode.
+struct RenditionStatus {
+  Rendition size;                 ///< its picture size and bitrate range
+  bool running = false;           ///< a receiver takes it now, so it is encoded (rung 0: always)
+  std::uint64_t starts = 0;       ///< times its encoder opened (lower rungs)
+  std::uint64_t units = 0;        ///< units it made, over every run (lower rungs)
+  std::uint32_t encoderKbps = 0;  ///< the rate its running encoder codes for; 0 while it does not run
+  std::int64_t encodeCpuNs = 0;   ///< encode thread CPU time of its scaling and encoding (lower rungs)
+};
+
 struct PipelineStatus {
   LatencySnapshot latency;
   SourceCounters source;
@@ -91,6 +106,7 @@ struct PipelineStatus {
   std::string encoderName;        ///< "libx264 ...", "h264_nvenc ...", "passthrough"
   std::string dataPath;           ///< "cpu", "gpu" or "passthrough"
   Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
+  std::vector<RenditionStatus> renditions;  ///< the ladder, rung 0 first; empty: none (one encode)
 };
 
 class ZEROHOP_API Pipeline {

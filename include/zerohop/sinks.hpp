@@ -12,13 +12,26 @@
 // requests may come from any thread. Ownership: the pipeline owns (or shares) its sinks and destroys
 // them after its threads have stopped.
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "zerohop/encoded_unit.hpp"
 #include "zerohop/export.h"
 
 namespace zerohop {
+
+/// One rung of a camera's ladder of renditions (`serve --renditions`; docs/ARCHITECTURE.md,
+/// "Renditions"): the picture size its encode codes and the bitrate range congestion control keeps it
+/// in. Rung 0 is the pipeline's main encode (the source's size); each lower rung is the same captured
+/// frame scaled down and encoded again, only while some receiver takes it. EncodedUnit::rendition
+/// says which rung a unit is of.
+struct Rendition {
+  std::uint32_t width = 0, height = 0;
+  std::uint32_t minKbps = 0, maxKbps = 0;
+};
 
 class ZEROHOP_API UnitSink {
  public:
@@ -43,6 +56,20 @@ class ZEROHOP_API UnitSink {
   virtual void setCodecAvailability(PixelFormat codec, std::string whyNot) {
     (void)codec;
     (void)whyNot;
+  }
+
+  /// Before the first deliver(), the pipeline's ladder (rung 0 first); one rung or none: no ladder, only
+  /// rung 0's units come. A sink that switches each receiver between rungs (the WHEP viewers) keeps it.
+  virtual void setRenditions(const std::vector<Rendition>& ladder) { (void)ladder; }
+  /// True while a receiver of this sink takes rung `rung`'s units. Every sink takes rung 0 (the main
+  /// encode); the pipeline encodes a lower rung only while some sink wants it, and hands its units only
+  /// to those sinks. Asked before every frame from the encode thread: cheap and non-blocking.
+  virtual bool wantsRendition(std::size_t rung) const { return rung == 0; }
+  /// The bitrate rung `rung`'s encode should run at now (kb/s; its receivers' weakest estimate within
+  /// the rung's range); 0: leave it alone.
+  virtual std::uint32_t renditionTargetKbps(std::size_t rung) const {
+    (void)rung;
+    return 0;
   }
 };
 

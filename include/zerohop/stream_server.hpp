@@ -132,6 +132,10 @@ struct ViewerStats {
   /// The target of the encode it receives (its codec's: the weakest viewer of that codec); -1: none
   /// (congestion control off, or no maximum set).
   double encodeTargetKbps = -1;
+  /// H.264 with a ladder of renditions (UnitSink::setRenditions): the rung whose units it receives now
+  /// (0 = full size) and how often it moved between rungs; -1 / 0: VP8, or before its first unit.
+  int rung = -1;
+  std::uint64_t rungSwitches = 0;
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
@@ -196,6 +200,11 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   bool wantsCodec(PixelFormat codec) const override;
   /// Whether publish() will be fed `codec` (kVP8) too; until told, offers without usable H.264 get 422.
   void setCodecAvailability(PixelFormat codec, std::string whyNot) override;
+  /// Renditions: each H.264 viewer receives the rung its own estimate fits (docs/ARCHITECTURE.md,
+  /// "Renditions"); a unit's EncodedUnit::rendition says its rung. Without a ladder, rung 0's units only.
+  void setRenditions(const std::vector<Rendition>& ladder) override;
+  bool wantsRendition(std::size_t rung) const override;
+  std::uint32_t renditionTargetKbps(std::size_t rung) const override;
 
   /// Adds the stream POST /whep/NAME plays (its viewers count towards maxViewers). Before the first
   /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one

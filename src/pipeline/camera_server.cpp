@@ -52,6 +52,7 @@ class CameraServer::Impl {
       p.gpu = cam.gpu;
       if (placement_[i].automatic) p.autoGpuDevice = placement_[i].device;
       p.shareName = cam.shareName;
+      p.renditions = cam.renditions;
       if (i == 0) {
         p.whipUrl = config_.whipUrl;
         p.whipToken = config_.whipToken;

@@ -10,10 +10,12 @@
 #include "encode_backlog.hpp"
 #include "frame_processor.hpp"
 #include "metrics_text.hpp"
+#include "rendition_encodes.hpp"
 #include "stats_json.hpp"
 #include "source_encoder_config.hpp"
 #include "unit_share_sink.hpp"
 #include "vp8_encode.hpp"
+#include "stream/renditions.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -80,6 +82,7 @@ class Pipeline::Impl {
                                            }
                                          });
     }
+    openRenditions();
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     if (server_) {
@@ -114,6 +117,38 @@ class Pipeline::Impl {
               "' (", framesShare_->socketPath(), ") and H.264 as '", config_.shareName, ".h264'");
   }
 
+  /// The ladder of renditions (config_.renditions): its lower rungs scaled from the frame rung 0 took,
+  /// on the CPU path; the other paths keep one encode and say so.
+  void openRenditions() {
+    ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
+    if (ladder_.empty()) return;
+    if (dataPath_ != "cpu") {
+      log::warn("renditions: the ", dataPath_, " path has no ladder yet (the CPU path has); every viewer gets the one encode");
+      ladder_.clear();
+      return;
+    }
+    RenditionEncodes::Demand demand;
+    demand.wanted = [this](std::size_t rung) {
+      for (const auto& sink : sinks_) {
+        if (sink->wantsRendition(rung)) return true;
+      }
+      return false;
+    };
+    demand.targetKbps = [this](std::size_t rung) {
+      for (const auto& sink : sinks_) {
+        if (const std::uint32_t kbps = sink->renditionTargetKbps(rung); kbps != 0) return kbps;
+      }
+      return std::uint32_t{0};
+    };
+    demand.deliver = [this](std::size_t rung, const EncodedUnitPtr& unit) {
+      for (const auto& sink : sinks_) {
+        if (sink->wantsRendition(rung)) sink->deliver(unit);
+      }
+    };
+    renditions_ = std::make_unique<RenditionEncodes>(ladder_, encoderConfigFor(config_.encoder, info_, PixelFormat::kI420),
+                                                     makeCpuScaler(), std::move(demand));
+  }
+
   void addUnitSink(std::shared_ptr<UnitSink> sink) {
     if (!sink) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink: null sink");
     if (startNs_.load() != 0) throw Error(Errc::kInvalidArgument, "Pipeline::addUnitSink after start()");
@@ -133,6 +168,7 @@ class Pipeline::Impl {
       log::info("output: ", sink->describe());
       sink->setKeyframeRequester([this] { keyframeRequested_.store(true); });
       sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
+      sink->setRenditions(ladder_);
     }
     startNs_.store(monotonicNs());
     running_ = true;
@@ -194,6 +230,7 @@ class Pipeline::Impl {
     } else {
       s.vp8.unavailableReason = vp8Unavailable_;
     }
+    if (renditions_) s.renditions = renditions_->status();
     return s;
   }
 
@@ -236,6 +273,7 @@ class Pipeline::Impl {
     lastForcedKeyframeNs_ = now;
     if (processor_->requestKeyframe()) ++keyframesForced_;
     vp8Keyframe_ = true;  // the viewer that asked may be a VP8 one: its encode (if running) forces one too
+    renditionKeyframe_ = true;  // or one on a lower rung, or one switching to it
   }
 
   // The viewers' congestion control targets go to the encoders when they changed (no keyframe): the
@@ -269,6 +307,7 @@ class Pipeline::Impl {
         forwardBitrate();
         send(processor_->process(*in));
         if (vp8_) sendVp8();
+        if (renditions_) sendRenditions();
       } catch (const Error& e) {
         // A bad frame (corrupt JPEG...) fails alone; the next one is processed.
         log::warn("frame ", in->frame().sequence, " dropped: ", e.what());
@@ -310,6 +349,17 @@ class Pipeline::Impl {
     vp8_->offer(host, wanted, std::exchange(vp8Keyframe_, false));
   }
 
+  // The lower rungs, from the frame rung 0 just took (on the CPU path a host I420 frame: no copy).
+  void sendRenditions() {
+    const Frame* host = nullptr;
+    try {
+      host = processor_->lastHostFrame();
+    } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
+      log::warn("encoder: the renditions get no frame (", e.what(), ")");
+    }
+    renditions_->encode(host, std::exchange(renditionKeyframe_, false));
+  }
+
   PipelineConfig config_;
   // The unit sinks, the WHEP server first; fixed from start() until stop() (the encode thread reads
   // it unlocked); taken out under serverMutex_ in stop().
@@ -328,6 +378,9 @@ class Pipeline::Impl {
   std::unique_ptr<Vp8Encode> vp8_;  // fed by the encode thread; status() reads its status()
   bool vp8Keyframe_ = false;      // encode thread only
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
+  std::vector<Rendition> ladder_;  // empty: one encode
+  std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU path with a ladder); encode thread
+  bool renditionKeyframe_ = false;  // encode thread only
   BoundedQueue<FrameLease> queue_;
   EncodeBacklog backlog_;  // encode thread only
   LatencyStats stats_{300};

@@ -41,7 +41,24 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"received_kbps", orNull(v.receivedKbps)},
                               {"playout_delay_ms", v.playoutDelayMinMs < 0 ? nlohmann::json(nullptr)
                                                                            : nlohmann::json({v.playoutDelayMinMs, v.playoutDelayMaxMs})},
-                              {"encode_target_kbps", orNull(v.encodeTargetKbps)}});
+                              {"encode_target_kbps", orNull(v.encodeTargetKbps)},
+                              {"rung", v.rung < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.rung)},
+                              {"rung_switches", v.rungSwitches}});
+  }
+  nlohmann::json renditions = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.renditions.size(); ++i) {
+    const RenditionStatus& r = s.renditions[i];
+    renditions.push_back({{"rung", i},
+                          {"width", r.size.width},
+                          {"height", r.size.height},
+                          {"min_kbps", r.size.minKbps},
+                          {"max_kbps", r.size.maxKbps},
+                          {"running", r.running},
+                          {"starts", r.starts},
+                          {"units", r.units},
+                          {"encoder_kbps", r.encoderKbps},
+                          {"encode_cpu_ms_mean", r.units > 0 ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
+                                                             : nlohmann::json(nullptr)}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
@@ -90,6 +107,7 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"stages", stages},
       {"total", percentilesJson(s.latency.total)},
       {"vp8", vp8},
+      {"renditions", renditions},
       {"uptime_s", s.uptimeSeconds},
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
       {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
@@ -100,7 +118,12 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "the profile-level-id it offered (and we answered), h264_level_sent: the stream's level (its SPS) when it "
                                "joined, level_covered: false when we send above its offered level (null: not known); "
                                "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
-                               "lost packets come back one long round trip later; null: not sent)"},
+                               "lost packets come back one long round trip later; null: not sent); rung: the rendition it "
+                               "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs"},
+      {"renditions_note", "the ladder (serve --renditions; empty: one encode): rung 0 is the main encode, each lower "
+                          "rung the same frame scaled and encoded again, running only while a viewer is on it; "
+                          "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode); with a ladder, "
+                          "encode_target_kbps is the target of the viewer's rung"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
                    "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "

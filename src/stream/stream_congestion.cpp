@@ -86,10 +86,43 @@ void StreamServer::Impl::setMaxBitrate(const std::string& stream, std::uint32_t 
 }
 
 std::uint32_t StreamServer::Impl::targetBitrateKbps(const std::string& stream, PixelFormat codec) const {
+  if (codec != PixelFormat::kVP8) return renditionTargetKbps(stream, 0);
   if (!config_.congestionControl) return 0;
   std::lock_guard lock(rateMutex_);
   const auto it = streamRates_.find(stream);
   return it != streamRates_.end() && it->second.maxSet ? it->second.targets.targetKbps(codec) : 0;
+}
+
+// With a ladder, each rung's encode follows the viewers placed on it (EncodeTarget within the rung's
+// range; none: it rises to the rung's maximum); rung 0 without a ladder is the H.264 encode of before.
+std::uint32_t StreamServer::Impl::renditionTargetKbps(const std::string& stream, std::size_t rung) const {
+  if (!config_.congestionControl) return 0;
+  std::lock_guard lock(rateMutex_);
+  const auto it = streamRates_.find(stream);
+  if (it == streamRates_.end() || !it->second.maxSet) return 0;
+  const StreamRate& r = it->second;
+  if (r.ladder.empty()) return rung == 0 ? r.targets.targetKbps(PixelFormat::kH264) : 0;
+  return rung < r.rungTargets.size() ? r.rungTargets[rung].targetKbps() : 0;
+}
+
+void StreamServer::Impl::setRenditions(const std::string& stream, const std::vector<Rendition>& ladder) {
+  std::lock_guard lock(rateMutex_);
+  StreamRate& r = streamRate(stream);
+  r.ladder = ladder.size() > 1 ? ladder : std::vector<Rendition>{};
+  r.rungTargets.clear();
+  for (const Rendition& rung : r.ladder) r.rungTargets.emplace_back(stream::BitrateLimits{rung.minKbps, rung.maxKbps});
+  for (auto& [id, v] : viewerRates_) {
+    if (v.stream == stream) v.placement.reset();  // placed afresh on the new ladder
+  }
+  if (!r.ladder.empty()) {
+    std::string rungs;
+    for (const Rendition& rung : r.ladder) {
+      rungs += (rungs.empty() ? "" : ", ") + std::to_string(rung.width) + "x" + std::to_string(rung.height) + " " +
+               std::to_string(rung.minKbps) + "-" + std::to_string(rung.maxKbps) + " kb/s";
+    }
+    log::info("stream", stream.empty() ? "" : " " + stream, ": renditions ", rungs,
+              "; each H.264 viewer receives the highest its own estimate fits");
+  }
 }
 
 StreamBitrate StreamServer::Impl::bitrate(const std::string& stream, PixelFormat codec) const {
@@ -101,6 +134,9 @@ StreamBitrate StreamServer::Impl::bitrate(const std::string& stream, PixelFormat
   b.minKbps = it->second.targets.limits().minKbps;
   b.maxKbps = it->second.targets.limits().maxKbps;
   b.targetKbps = b.congestionControl ? it->second.targets.targetKbps(codec) : 0;
+  if (b.congestionControl && codec != PixelFormat::kVP8 && !it->second.rungTargets.empty()) {
+    b.targetKbps = it->second.rungTargets[0].targetKbps();  // with a ladder, rung 0's viewers' own
+  }
   b.sentKbps = it->second.sent(codec).sentKbps;
   return b;
 }
@@ -143,6 +179,13 @@ void StreamServer::Impl::updateBitrates() {
     return std::none_of(viewers.begin(), viewers.end(), [&](const Viewer& v) { return v.id == entry.first; });
   });
   std::map<std::string, std::vector<stream::ViewerEstimate>> estimates;  // stream -> its viewers' estimates
+  struct Placed {
+    std::string id, stream;
+    std::size_t rung;
+  };
+  std::vector<Placed> placed;  // H.264 viewers of streams with a ladder: the rung each should be on
+  std::map<std::string, std::vector<std::vector<std::uint32_t>>> rungEstimates;  // stream -> per rung
+  for (auto& [name, s] : streamRates_) rungEstimates[name].assign(s.ladder.size(), {});
   for (const auto& v : viewers) {
     StreamRate& stream = streamRate(v.stream);
     auto it = viewerRates_.find(v.id);
@@ -192,6 +235,18 @@ void StreamServer::Impl::updateBitrates() {
     r.last = v.reading;
     r.lastReadNs = now;
     if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps()});
+    // Renditions: the viewer's own estimate places it on its stream's ladder (only its own).
+    if (!stream.ladder.empty() && r.codec == PixelFormat::kH264) {
+      if (!r.placement) r.placement.emplace(stream.ladder, 0);
+      const std::size_t before = r.placement->rung();
+      const std::size_t rung = r.sawFeedback ? r.placement->update(now, r.controller.estimateKbps()) : before;
+      placed.push_back({v.id, v.stream, rung});
+      if (rung != before) {
+        log::info("stream: viewer ", v.id.substr(0, 8), " to rendition ", rung, " (", stream.ladder[rung].width, "x",
+                  stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s");
+      }
+      if (r.sawFeedback && rung < rungEstimates[v.stream].size()) rungEstimates[v.stream][rung].push_back(r.controller.estimateKbps());
+    }
   }
   for (auto& [name, stream] : streamRates_) {
     stream.h264.tick();
@@ -200,10 +255,20 @@ void StreamServer::Impl::updateBitrates() {
     const std::uint32_t h264Before = stream.targets.targetKbps(PixelFormat::kH264);
     const std::uint32_t vp8Before = stream.targets.targetKbps(PixelFormat::kVP8);
     stream.targets.update(now, estimates[name]);
+    for (std::size_t rung = 0; rung < stream.rungTargets.size(); ++rung) {
+      const std::uint32_t before = stream.rungTargets[rung].targetKbps();
+      const std::uint32_t after = stream.rungTargets[rung].update(now, rungEstimates[name][rung]);
+      if (after * 10 < before * 9 || before * 10 < after * 9) {
+        log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ", after,
+                  " kb/s (the weakest of the ", rungEstimates[name][rung].size(), " viewer(s) on it)");
+      }
+    }
     for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {
       const std::uint32_t after = stream.targets.targetKbps(codec);
       const std::size_t counted = stream.targets.viewersCounted(codec);
       // A 10 % step or more is worth a line; the VP8 target moves alone (no VP8 viewer) quietly.
+      // With a ladder the H.264 encodes follow their rungs' viewers (logged above), not the weakest of all.
+      if (codec == PixelFormat::kH264 && !stream.ladder.empty()) continue;
       if ((after * 10 < before * 9 || before * 10 < after * 9) && (counted > 0 || codec == PixelFormat::kH264)) {
         log::info("stream", name.empty() ? "" : " " + name, ": ", codec == PixelFormat::kVP8 ? "VP8" : "H.264",
                   " bitrate ", before, " -> ", after, " kb/s (the weakest of ", counted, " viewer(s))");
@@ -211,6 +276,18 @@ void StreamServer::Impl::updateBitrates() {
     }
   }
   lock.unlock();
+  // A viewer that is to move asks for a keyframe: its track switches at the new rung's first one.
+  {
+    std::lock_guard table(mutex_);
+    for (const Placed& p : placed) {
+      if (!sessions_.count(p.id)) continue;  // ended meanwhile
+      stream::RungRoute& route = routes_[p.id];
+      if (route.target != p.rung) {
+        route.target = p.rung;
+        if (route.target != route.current) keyframeFor.push_back(p.stream);
+      }
+    }
+  }
   for (const std::string& stream : keyframeFor) requestKeyframe(stream);
 }
 
@@ -244,6 +321,10 @@ void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) c
   const auto stream = streamRates_.find(r.stream);
   if (config_.congestionControl && stream != streamRates_.end() && stream->second.maxSet) {
     t.encodeTargetKbps = stream->second.targets.targetKbps(r.codec);
+    // With a ladder: the target of the rung it is placed on.
+    if (r.placement && r.placement->rung() < stream->second.rungTargets.size()) {
+      t.encodeTargetKbps = stream->second.rungTargets[r.placement->rung()].targetKbps();
+    }
   }
   t.sentKbps = r.sentKbps;
   t.lossPercent = r.lossPercent;

@@ -224,19 +224,35 @@ int spsLevelIdc(const std::vector<std::uint8_t>& b) {
 
 void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
-  if (unit->codec == PixelFormat::kH264 && unit->keyframe) {
+  if (unit->codec == PixelFormat::kH264 && unit->keyframe && unit->rendition == 0) {
     if (const int level = spsLevelIdc(unit->bytes); level > 0) {
       std::lock_guard lock(handlerMutex_);
       h264Format_[stream] = H264Format{level, unit->width, unit->height};
     }
   }
-  countPublished(stream, unit->codec, unit->bytes.size());
+  if (unit->rendition == 0) countPublished(stream, unit->codec, unit->bytes.size());
   std::lock_guard lock(mutex_);
   for (auto& [id, s] : sessions_) {
     if (!s) continue;
     const auto it = sessionStream_.find(id);
-    if (it != sessionStream_.end() && it->second == stream) s->push(unit);  // non-blocking
+    if (it == sessionStream_.end() || it->second != stream) continue;
+    // An H.264 viewer takes its rung's units, and switches rung at the new one's keyframe (RungRoute).
+    if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264 &&
+        !routes_[id].take(unit->rendition, unit->keyframe)) {
+      continue;
+    }
+    s->push(unit);  // non-blocking
   }
+}
+
+bool StreamServer::Impl::wantsRendition(const std::string& stream, std::size_t rung) const {
+  if (rung == 0) return true;
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, route] : routes_) {
+    const auto it = sessionStream_.find(id);
+    if (route.wants(rung) && it != sessionStream_.end() && it->second == stream) return true;
+  }
+  return false;
 }
 
 bool StreamServer::Impl::wantsCodec(const std::string& stream, PixelFormat codec) const {
@@ -329,6 +345,13 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
       t.twccLossPercent = feedback->lossPercent;
     }
     fillCongestion(s->id(), t);
+    {
+      std::lock_guard lock(mutex_);
+      if (const auto route = routes_.find(s->id()); route != routes_.end() && s->codec() == PixelFormat::kH264) {
+        t.rung = static_cast<int>(route->second.current);
+        t.rungSwitches = route->second.switches;
+      }
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -344,6 +367,7 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     sessions_.erase(it);
     sessionAddress_.erase(id);
     sessionStream_.erase(id);
+    routes_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock
@@ -410,6 +434,9 @@ std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }
 bool StreamServer::wantsCodec(PixelFormat codec) const { return impl_->wantsCodec({}, codec); }
+void StreamServer::setRenditions(const std::vector<Rendition>& ladder) { impl_->setRenditions({}, ladder); }
+bool StreamServer::wantsRendition(std::size_t rung) const { return impl_->wantsRendition({}, rung); }
+std::uint32_t StreamServer::renditionTargetKbps(std::size_t rung) const { return impl_->renditionTargetKbps({}, rung); }
 void StreamServer::setCodecAvailability(PixelFormat codec, std::string whyNot) {
   impl_->setCodecAvailability({}, codec, std::move(whyNot));
 }

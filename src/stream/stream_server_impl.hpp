@@ -25,6 +25,7 @@
 #include "stream/deadline_http_server.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/ice_servers.hpp"
+#include "stream/renditions.hpp"
 #include "stream/viewer_session.hpp"
 #include "stream/webrtc_warmup.hpp"
 #include "zerohop/stream_server.hpp"
@@ -90,6 +91,11 @@ class StreamServer::Impl {
   /// True while a session of `stream` receives `codec`.
   bool wantsCodec(const std::string& stream, PixelFormat codec) const;
   void setCodecAvailability(const std::string& stream, PixelFormat codec, std::string whyNot);
+  /// Renditions (docs/ARCHITECTURE.md, "Renditions"): `stream`'s ladder (stream_congestion.cpp places
+  /// each viewer on it), whether a viewer of it takes rung `rung` now, and that rung's encode target.
+  void setRenditions(const std::string& stream, const std::vector<Rendition>& ladder);
+  bool wantsRendition(const std::string& stream, std::size_t rung) const;
+  std::uint32_t renditionTargetKbps(const std::string& stream, std::size_t rung) const;
   /// What `stream` can send besides H.264 (VP8 once its pipeline said so).
   stream::SendableCodecs sendable(const std::string& stream) const;
   void reapStaleSessions();
@@ -119,6 +125,10 @@ class StreamServer::Impl {
   std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions_;
   std::map<std::string, std::string> sessionAddress_;  // id -> client address of its POST /whep
   std::map<std::string, std::string> sessionStream_;   // id -> its stream ("" = the unnamed one)
+  // id -> which rung's units its track takes (H.264 viewers of a stream with a ladder; made by
+  // publish(), moved by updateBitrates(), gone with the session). Without a ladder every viewer stays on
+  // rung 0, so units of other rungs reach no one.
+  std::map<std::string, stream::RungRoute> routes_;
   bool stopping_ = false;
   mutable std::mutex handlerMutex_;
   std::function<void()> keyframeHandler_;
@@ -145,6 +155,7 @@ class StreamServer::Impl {
     std::uint64_t nacksAtReport = 0;  // its NACK count when its latest receiver report came (creditedReportLoss)
     std::optional<stream::AdaptivePlayoutDelay> playout;  // with StreamConfig::adaptivePlayoutDelay
     bool playoutSent = false;  // its offer had the playout-delay extension: playout is what it gets
+    std::optional<stream::RenditionPlacement> placement;  // H.264 viewers of a stream with a ladder
   };
   struct SentWindow {  // what one encode of a stream published over the last second
     std::uint64_t bytesSinceTick = 0;
@@ -158,6 +169,8 @@ class StreamServer::Impl {
     stream::EncodeTargets targets;
     bool maxSet = false;
     SentWindow h264, vp8;
+    std::vector<Rendition> ladder;               // empty: no ladder
+    std::vector<stream::EncodeTarget> rungTargets;  // one per rung: its viewers' weakest estimate in its range
     SentWindow& sent(PixelFormat codec) { return codec == PixelFormat::kVP8 ? vp8 : h264; }
     const SentWindow& sent(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8 : h264; }
   };

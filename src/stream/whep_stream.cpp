@@ -36,6 +36,9 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   void setCodecAvailability(PixelFormat codec, std::string whyNot) override {
     server_.setCodecAvailability(name_, codec, std::move(whyNot));
   }
+  void setRenditions(const std::vector<Rendition>& ladder) override { server_.setRenditions(name_, ladder); }
+  bool wantsRendition(std::size_t rung) const override { return server_.wantsRendition(name_, rung); }
+  std::uint32_t renditionTargetKbps(std::size_t rung) const override { return server_.renditionTargetKbps(name_, rung); }
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&name_); }
   const std::string& name() const override { return name_; }
   void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(name_, kbps); }

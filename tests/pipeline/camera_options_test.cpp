@@ -84,6 +84,7 @@ bitrate = 1200
 threads = 4
 gpu = "1"
 share = "front_raw"
+renditions = "on"
 
 [[camera]]
 source = "test:640x360@30"
@@ -101,12 +102,14 @@ encoder = "x264"
   EXPECT_EQ(front.encoder.threads, 4);
   EXPECT_EQ(front.gpu, "1");
   EXPECT_EQ(front.shareName, "front_raw");
+  EXPECT_EQ(front.renditions, "on");
   const CameraConfig back = cameraFromTable(tables[1], d, f.path);
   EXPECT_EQ(back.name, "back");
   EXPECT_EQ(back.encoder.bitrateKbps, 2500u);
   EXPECT_EQ(back.encoder.threads, 1) << "serve's --encoder-threads";
   EXPECT_EQ(back.encoder.encoder, "x264");
   EXPECT_TRUE(back.shareName.empty());
+  EXPECT_EQ(back.renditions, "off") << "serve's --renditions default";
 }
 
 TEST(CameraOptions, UnknownKeyNamesTheCameraAndLineEvenWhenTheNameComesLater) {

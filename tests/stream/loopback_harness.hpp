@@ -50,9 +50,10 @@ inline bool haveElements(std::initializer_list<const char*> names, std::string& 
   return true;
 }
 
-// 320x240 Constrained Baseline AUs from GStreamer's own x264enc (or, with kVP8, VP8 frames from
-// vp8enc); a keyframe every 30 frames.
-inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec = PixelFormat::kH264) {
+// 320x240 (or `width` x `height`) Constrained Baseline AUs from GStreamer's own x264enc (or, with kVP8,
+// VP8 frames from vp8enc); a keyframe every 30 frames.
+inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec = PixelFormat::kH264, int width = 320,
+                                                   int height = 240) {
   const std::string encoder =
       codec == PixelFormat::kVP8
           ? "! vp8enc deadline=1 cpu-used=8 keyframe-max-dist=30 lag-in-frames=0 ! video/x-vp8 "
@@ -60,7 +61,8 @@ inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec
             "! video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au ";
   const std::string desc =
       "videotestsrc pattern=ball num-buffers=" + std::to_string(frames) +
-      " ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 " + encoder + "! appsink name=out sync=false";
+      " ! video/x-raw,format=I420,width=" + std::to_string(width) + ",height=" + std::to_string(height) +
+      ",framerate=30/1 " + encoder + "! appsink name=out sync=false";
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
   if (!pipeline) {
@@ -77,8 +79,8 @@ inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec
     if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
       auto u = std::make_shared<EncodedUnit>();
       u->codec = codec;
-      u->width = 320;
-      u->height = 240;
+      u->width = static_cast<std::uint32_t>(width);
+      u->height = static_cast<std::uint32_t>(height);
       u->bytes.assign(map.data, map.data + map.size);
       u->keyframe = !GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
       u->sequence = units.size();
@@ -215,6 +217,24 @@ class LoopbackViewer {
                               gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, s));  // upstream, to the peer
   }
 
+  /// From now on, one RTP packet in `n` is lost before this viewer's RTP session sees it (its receiver
+  /// reports and transport-cc feedback tell the sender); 0: none. False when webrtcbin's rtpbin has no
+  /// receiving pad yet (call it once the answer is applied).
+  bool loseOneIn(int n) {
+    loseOneIn_.store(n);
+    if (lossProbe_) return true;
+    GstElement* rtpbin = gst_bin_get_by_name(GST_BIN(webrtc_), "rtpbin");
+    if (!rtpbin) return false;
+    GstPad* pad = gst_element_get_static_pad(rtpbin, "recv_rtp_sink_0");
+    gst_object_unref(rtpbin);
+    if (!pad) return false;
+    gst_pad_add_probe(pad, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+                      onIncomingRtp, this, nullptr);
+    gst_object_unref(pad);
+    lossProbe_ = true;
+    return true;
+  }
+
   /// Vanishes without DELETE: the pipeline stops, nothing is said to the server.
   void close() {
     if (GstPad* pad = sinkPad_.exchange(nullptr)) gst_object_unref(pad);
@@ -333,7 +353,17 @@ class LoopbackViewer {
     return GST_PAD_PROBE_OK;
   }
 
+  static GstPadProbeReturn onIncomingRtp(GstPad*, GstPadProbeInfo*, gpointer data) {
+    auto* self = LoopbackViewer::self(data);
+    const int n = self->loseOneIn_.load();
+    if (n <= 0) return GST_PAD_PROBE_OK;
+    return self->incoming_.fetch_add(1) % n == 0 ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+  }
+
   const PixelFormat codec_;
+  std::atomic<int> loseOneIn_{0};       // loseOneIn()
+  std::atomic<unsigned> incoming_{0};   // RTP buffers (lists) seen by the loss probe
+  bool lossProbe_ = false;              // the test thread's
   GstElement* pipeline_ = nullptr;
   GstElement* webrtc_ = nullptr;
   GstWebRTCDataChannel* channel_ = nullptr;  // addDataChannel()

@@ -1,0 +1,63 @@
+#pragma once
+// The lower rungs of a camera's ladder of renditions (docs/ARCHITECTURE.md, "Renditions"): each is the
+// frame the main encode (rung 0) just took, scaled down (a FrameScaler: libyuv on the CPU path) and
+// encoded again (x264) on the encode thread, right after rung 0's unit went out. A rung is encoded only
+// while a sink wants it (UnitSink::wantsRendition): its encoder opens on the first such frame (its first
+// unit is an IDR, SPS/PPS in band) and closes at the first frame no sink wants it for. Each rung follows
+// its own target (UnitSink::renditionTargetKbps, no keyframe); a keyframe request forces one on every
+// running rung (a viewer switching rung waits for its new rung's IDR).
+// Thread-safety: thread-bound (the encode thread); status() from any thread.
+// Ownership: the pipeline owns it; `deliver` borrows the pipeline's sinks.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "zerohop/buffer_pool.hpp"
+#include "zerohop/converter.hpp"
+#include "zerohop/encoder.hpp"
+#include "zerohop/pipeline.hpp"
+#include "zerohop/sinks.hpp"
+
+namespace zerohop {
+
+class RenditionEncodes {
+ public:
+  /// What the encode thread asks of the sinks for rung `rung`: wanted now, and its target (0: none).
+  struct Demand {
+    std::function<bool(std::size_t rung)> wanted;
+    std::function<std::uint32_t(std::size_t rung)> targetKbps;
+    std::function<void(std::size_t rung, const EncodedUnitPtr&)> deliver;
+  };
+  /// `ladder`: rung 0 first (not encoded here); `config`: rung 0's encoder settings (encoder, fps,
+  /// keyframe interval, preset, colour are kept; size and bitrate are each rung's); `scaler`: owned.
+  RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig config, std::unique_ptr<FrameScaler> scaler, Demand demand);
+
+  /// After rung 0 encoded `frame` (host I420 or NV12; null: none): scales and encodes it for each
+  /// lower rung a sink wants, and delivers the units. `forceKeyframe`: each running rung makes an IDR.
+  /// Never throws (a failing rung is logged once and skipped until it is no longer wanted).
+  void encode(const Frame* frame, bool forceKeyframe) noexcept;
+  std::vector<RenditionStatus> status() const;
+
+ private:
+  struct Rung {
+    Rendition size;
+    BufferPool scaled;
+    std::unique_ptr<VideoEncoder> encoder;  // null while no sink wants the rung
+    std::uint32_t appliedKbps = 0;
+    bool failed = false;  // it could not open or encode: not retried until it is no longer wanted
+  };
+  void encodeRung(std::size_t index, Rung& rung, const Frame& frame, bool forceKeyframe);
+
+  EncoderConfig config_;
+  std::unique_ptr<FrameScaler> scaler_;
+  Demand demand_;
+  std::vector<std::unique_ptr<Rung>> rungs_;  // [0] is rung 1
+  mutable std::mutex mutex_;                  // guards status_
+  std::vector<RenditionStatus> status_;       // [0] is rung 0's (sizes only)
+};
+
+}  // namespace zerohop

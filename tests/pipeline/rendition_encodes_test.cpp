@@ -1,0 +1,108 @@
+// The lower rungs of the ladder of renditions on the CPU path (label unit): libyuv's box scale of the
+// frame rung 0 took (byte for byte what I420Scale makes, sequence and clock kept), and RenditionEncodes,
+// which encodes a rung (x264, starting with an IDR at the rung's size, marked with its rung) only while a
+// sink wants it, follows the rung's target, forces a keyframe when asked, and stops when no sink wants it.
+#include "rendition_encodes.hpp"
+
+#include <gtest/gtest.h>
+#include <libyuv.h>
+
+#include <cstring>
+#include <vector>
+
+#include "test_image.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop {
+namespace {
+
+using testing::TestImage;
+
+TestImage i420Frame(std::uint32_t w, std::uint32_t h, std::uint32_t seed) {
+  TestImage src(PixelFormat::kI420, w, h, /*extraPitch=*/13);  // odd pitches: a pitch bug shows
+  src.fillRandom(seed);
+  src.frame().sequence = 7 + seed;
+  src.frame().wallClockMs = 1'700'000'000'000;
+  return src;
+}
+
+TEST(CpuScaler, HalvesAnI420FrameAsI420ScaleDoesAndKeepsItsClock) {
+  const TestImage src = i420Frame(320, 240, 1);
+  TestImage out(PixelFormat::kI420, 160, 120, 5);
+  TestImage want(PixelFormat::kI420, 160, 120);
+  makeCpuScaler()->scale(src.frame(), out.frame());
+  const Frame& s = src.frame();
+  Frame& w = want.frame();
+  ASSERT_EQ(libyuv::I420Scale(s.data[0], s.pitch[0], s.data[1], s.pitch[1], s.data[2], s.pitch[2], 320, 240, w.data[0],
+                              w.pitch[0], w.data[1], w.pitch[1], w.data[2], w.pitch[2], 160, 120, libyuv::kFilterBox),
+            0);
+  for (std::uint32_t p = 0; p < 3; ++p) {
+    const std::uint32_t rows = p == 0 ? 120 : 60, cols = p == 0 ? 160 : 80;
+    for (std::uint32_t y = 0; y < rows; ++y) {
+      ASSERT_EQ(0, std::memcmp(out.frame().data[p] + y * out.frame().pitch[p], w.data[p] + y * w.pitch[p], cols))
+          << "plane " << p << " row " << y;
+    }
+  }
+  EXPECT_EQ(out.frame().sequence, 8u);
+  EXPECT_EQ(out.frame().wallClockMs, 1'700'000'000'000);
+}
+
+TEST(CpuScaler, RefusesAnOddDestinationAndOtherFormats) {
+  const TestImage src = i420Frame(320, 240, 2);
+  TestImage odd(PixelFormat::kI420, 161, 120);
+  EXPECT_THROW(makeCpuScaler()->scale(src.frame(), odd.frame()), Error);
+  TestImage nv12(PixelFormat::kNV12, 160, 120);
+  EXPECT_THROW(makeCpuScaler()->scale(src.frame(), nv12.frame()), Error);
+}
+
+TEST(RenditionEncodes, ARungIsEncodedOnlyWhileWantedAndStartsWithAnIdrAtItsSize) {
+  bool wanted = false;
+  std::uint32_t target = 0;
+  std::vector<EncodedUnitPtr> units;
+  RenditionEncodes::Demand demand;
+  demand.wanted = [&](std::size_t rung) { return rung == 1 && wanted; };
+  demand.targetKbps = [&](std::size_t) { return target; };
+  demand.deliver = [&](std::size_t rung, const EncodedUnitPtr& u) {
+    EXPECT_EQ(rung, 1u);
+    units.push_back(u);
+  };
+  EncoderConfig config;
+  config.encoder = "x264";
+  config.width = 320;
+  config.height = 240;
+  config.keyframeIntervalFrames = 0;  // keyframes only on request
+  RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config, makeCpuScaler(), demand);
+  const TestImage frame = i420Frame(320, 240, 3);
+
+  for (int i = 0; i < 5; ++i) encodes.encode(&frame.frame(), false);
+  EXPECT_TRUE(units.empty()) << "a rung no sink wants must not be encoded";
+  EXPECT_FALSE(encodes.status()[1].running);
+
+  wanted = true;
+  target = 200;
+  for (int i = 0; i < 5; ++i) encodes.encode(&frame.frame(), false);
+  ASSERT_EQ(units.size(), 5u);
+  EXPECT_TRUE(units[0]->keyframe) << "a rung's first unit is an IDR (SPS/PPS in band)";
+  EXPECT_EQ(units[0]->width, 160u);
+  EXPECT_EQ(units[0]->height, 120u);
+  EXPECT_EQ(units[0]->rendition, 1);
+  EXPECT_FALSE(units[1]->keyframe);
+  auto st = encodes.status();
+  EXPECT_TRUE(st[1].running);
+  EXPECT_EQ(st[1].starts, 1u);
+  EXPECT_EQ(st[1].units, 5u);
+  EXPECT_EQ(st[1].encoderKbps, 200u) << "it opened at its target";
+
+  target = 250;
+  encodes.encode(&frame.frame(), true);
+  EXPECT_TRUE(units.back()->keyframe) << "a keyframe request forces one on the running rung";
+  EXPECT_EQ(encodes.status()[1].encoderKbps, 250u) << "it follows its target";
+
+  wanted = false;
+  encodes.encode(&frame.frame(), false);
+  EXPECT_EQ(units.size(), 6u);
+  EXPECT_FALSE(encodes.status()[1].running) << "it stops at the first frame no sink wants it for";
+}
+
+}  // namespace
+}  // namespace zerohop

@@ -1,0 +1,118 @@
+// The ladder of renditions through a real pipeline (label media): `test:320x240` encoded by x264 with
+// renditions 1:600-1000,2:100-600, two GStreamer viewers over WHEP on loopback. Rung 1 (160x120) is not
+// encoded while no viewer is on it; the viewer that loses a third of its packets moves to it alone (its
+// track now carries 160x120 pictures, the pipeline's rung 1 runs), the other stays on rung 0 at 320x240;
+// once the moved viewer leaves (DELETE), rung 1 stops again.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "loopback_harness.hpp"
+#include "zerohop/pipeline.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace loopback;
+
+std::uint16_t portOf(const std::string& url) {  // "http://127.0.0.1:PORT/"
+  return static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+}
+
+::testing::AssertionResult connect(LoopbackViewer& viewer, std::uint16_t port) {
+  const std::string offer = viewer.createOffer();
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(10, 0);
+  auto r = cli.Post("/whep", offer, "application/sdp");
+  if (!r) return ::testing::AssertionFailure() << httplib::to_string(r.error());
+  if (r->status != 201) return ::testing::AssertionFailure() << r->status << " " << r->body;
+  if (!viewer.applyAnswer(r->body)) return ::testing::AssertionFailure() << "answer refused";
+  viewer.location = r->get_header_value("Location");
+  return ::testing::AssertionSuccess();
+}
+
+std::optional<ViewerStats> statsOf(const PipelineStatus& s, const LoopbackViewer& viewer) {
+  const std::string id = viewer.location.substr(viewer.location.rfind('/') + 1).substr(0, 8);
+  for (const ViewerStats& v : s.viewerStats) {
+    if (v.id == id) return v;
+  }
+  return std::nullopt;
+}
+
+template <typename Done>
+bool waitFor(Done done, std::chrono::seconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  PipelineConfig config;
+  config.source = parseSourceSpec("test:320x240@30");
+  config.gpu = "off";
+  config.encoder.encoder = "x264";
+  config.encoder.bitrateKbps = 1000;
+  config.renditions = "1:600-1000,2:100-600";
+  config.stream.port = 0;
+  config.stream.warmUp = false;
+  Pipeline pipeline(config);
+  pipeline.start();
+  const std::uint16_t port = portOf(pipeline.url());
+  LoopbackViewer clean(true), lossy(true);
+  ASSERT_TRUE(connect(clean, port));
+  ASSERT_TRUE(connect(lossy, port));
+  ASSERT_TRUE(waitFor([&] { return clean.receivedUnits >= 30 && lossy.receivedUnits >= 30; }, 20s));
+  EXPECT_EQ(lossy.width.load(), 320);
+  PipelineStatus s = pipeline.status();
+  ASSERT_EQ(s.renditions.size(), 2u);
+  EXPECT_EQ(s.renditions[1].size.width, 160u);
+  EXPECT_FALSE(s.renditions[1].running) << "no viewer is on rung 1, yet it is encoded";
+  EXPECT_EQ(s.renditions[1].units, 0u);
+
+  ASSERT_TRUE(lossy.loseOneIn(3));
+  const bool moved = waitFor(
+      [&] {
+        const auto v = statsOf(pipeline.status(), lossy);
+        return v && v->rung == 1 && lossy.width.load() == 160;
+      },
+      30s);
+  s = pipeline.status();
+  const auto l = statsOf(s, lossy);
+  ASSERT_TRUE(l);
+  EXPECT_TRUE(moved) << "the lossy viewer: rung " << l->rung << ", estimate " << l->estimateKbps << " kb/s, width "
+                     << lossy.width.load();
+  EXPECT_TRUE(s.renditions[1].running);
+  EXPECT_GT(s.renditions[1].units, 0u);
+  EXPECT_EQ(s.renditions[1].starts, 1u);
+  const auto c = statsOf(s, clean);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->rung, 0);
+  EXPECT_EQ(c->rungSwitches, 0u);
+  EXPECT_EQ(clean.width.load(), 320);
+
+  // The lossy viewer leaves: nobody is on rung 1, so it is no longer encoded.
+  httplib::Client cli("127.0.0.1", port);
+  auto d = cli.Delete(lossy.location);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->status, 200);
+  EXPECT_TRUE(waitFor([&] { return !pipeline.status().renditions[1].running; }, 10s))
+      << "rung 1 still encoded with no viewer on it";
+  const int before = clean.receivedUnits.load();
+  EXPECT_TRUE(waitFor([&] { return clean.receivedUnits.load() >= before + 10; }, 10s)) << "the clean viewer stopped";
+  clean.close();
+  lossy.close();
+  pipeline.stop();
+}
+
+}  // namespace
+}  // namespace zerohop

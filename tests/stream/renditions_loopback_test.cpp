@@ -1,0 +1,140 @@
+// Renditions end to end on loopback (docs/ARCHITECTURE.md, "Renditions"): two GStreamer viewers of one
+// stream with a two-rung ladder (320x240 and 160x120, both published each frame as the pipeline's
+// rungs would be). One viewer loses a third of its packets: its own estimate falls, it alone moves to
+// the lower rung, at that rung's keyframe, on the same track (no renegotiation: no second POST), and its
+// parsed picture size becomes 160; the other viewer's rung, size and bitrate stay as they were.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loopback_harness.hpp"
+#include "zerohop/stream_server.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace loopback;
+
+// The units of one rung, marked with it (the pipeline marks what each rung's encoder makes).
+std::vector<EncodedUnitPtr> rungUnits(int width, int height, std::uint8_t rung) {
+  std::vector<EncodedUnitPtr> out;
+  for (const EncodedUnitPtr& u : encodeTestUnits(90, PixelFormat::kH264, width, height)) {
+    auto copy = std::make_shared<EncodedUnit>(*u);
+    copy->rendition = rung;
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+// Each rung at 30 fps, each jumping to its next keyframe when a keyframe was asked for (as the
+// pipeline forces one on every running rung).
+class LadderPublisher {
+ public:
+  LadderPublisher(StreamServer& server, std::vector<std::vector<EncodedUnitPtr>> rungs)
+      : server_(server), rungs_(std::move(rungs)), next_(rungs_.size(), 0) {
+    server_.setKeyframeRequestHandler([this] { idrWanted_ = true; });
+  }
+  // Once this returns the server never calls the handler again (it is replaced under the server's lock).
+  ~LadderPublisher() { server_.setKeyframeRequestHandler({}); }
+  template <typename More>
+  void publishWhile(More more) {
+    while (more()) {
+      const bool idr = idrWanted_.exchange(false);
+      for (std::size_t r = 0; r < rungs_.size(); ++r) {
+        const auto& units = rungs_[r];
+        if (idr) {
+          do next_[r] = (next_[r] + 1) % units.size();
+          while (!units[next_[r]]->keyframe);
+        }
+        server_.publish(units[next_[r]]);
+        next_[r] = (next_[r] + 1) % units.size();
+      }
+      std::this_thread::sleep_for(33ms);
+    }
+  }
+
+ private:
+  StreamServer& server_;
+  std::vector<std::vector<EncodedUnitPtr>> rungs_;
+  std::vector<std::size_t> next_;
+  std::atomic<bool> idrWanted_{false};
+};
+
+std::optional<ViewerStats> statsOf(const StreamServer& server, const LoopbackViewer& viewer) {
+  const std::string id = viewer.location.substr(viewer.location.rfind('/') + 1).substr(0, 8);
+  for (const ViewerStats& s : server.viewerStats()) {
+    if (s.id == id) return s;
+  }
+  return std::nullopt;
+}
+
+TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithoutRenegotiation) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  std::vector<std::vector<EncodedUnitPtr>> rungs{rungUnits(320, 240, 0), rungUnits(160, 120, 1)};
+  ASSERT_EQ(rungs[0].size(), 90u);
+  ASSERT_EQ(rungs[1].size(), 90u);
+  StreamConfig config;
+  config.port = 0;
+  StreamServer server(config);
+  server.setMaxBitrate(1000);
+  server.setRenditions({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  LadderPublisher publisher(server, std::move(rungs));
+  LoopbackViewer clean(true), lossy(true);
+  ASSERT_TRUE(connectOverWhep(clean, server));
+  ASSERT_TRUE(connectOverWhep(lossy, server));
+
+  const auto joined = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] {
+    return (clean.receivedUnits < 30 || lossy.receivedUnits < 30) && std::chrono::steady_clock::now() < joined;
+  });
+  ASSERT_GE(clean.receivedUnits.load(), 30);
+  ASSERT_GE(lossy.receivedUnits.load(), 30);
+  EXPECT_EQ(clean.width.load(), 320);
+  EXPECT_EQ(lossy.width.load(), 320) << "both start on rung 0";
+  EXPECT_FALSE(server.wantsRendition(1)) << "no viewer is on rung 1: it is not wanted (so not encoded)";
+
+  ASSERT_TRUE(lossy.loseOneIn(3));
+  const auto moved = std::chrono::steady_clock::now() + 30s;
+  publisher.publishWhile([&] {
+    const auto s = statsOf(server, lossy);
+    return !(s && s->rung == 1 && lossy.width.load() == 160) && std::chrono::steady_clock::now() < moved;
+  });
+  const auto l = statsOf(server, lossy);
+  ASSERT_TRUE(l);
+  std::printf("lossy viewer: estimate %.0f kb/s, rung %d, switches %llu, width %d\n", l->estimateKbps, l->rung,
+              static_cast<unsigned long long>(l->rungSwitches), lossy.width.load());
+  EXPECT_EQ(l->rung, 1) << "the lossy viewer did not move to rung 1 within 30 s (its estimate: " << l->estimateKbps << ")";
+  EXPECT_GE(l->rungSwitches, 1u);
+  EXPECT_EQ(lossy.width.load(), 160) << "its track did not carry rung 1's pictures";
+  EXPECT_LT(l->estimateKbps, 600);
+  EXPECT_TRUE(server.wantsRendition(1));
+
+  // A second more of the lossy viewer on rung 1: the clean one was never moved, and its own estimate
+  // and rung 0's target are its own (not the lossy viewer's).
+  const auto more = std::chrono::steady_clock::now() + 1s;
+  publisher.publishWhile([&] { return std::chrono::steady_clock::now() < more; });
+  const auto c = statsOf(server, clean);
+  ASSERT_TRUE(c);
+  std::printf("clean viewer: estimate %.0f kb/s, rung %d, switches %llu, rung 0 target %.0f kb/s\n", c->estimateKbps,
+              c->rung, static_cast<unsigned long long>(c->rungSwitches), c->encodeTargetKbps);
+  EXPECT_EQ(c->rung, 0);
+  EXPECT_EQ(c->rungSwitches, 0u);
+  EXPECT_EQ(clean.width.load(), 320);
+  EXPECT_GE(c->estimateKbps, 600) << "the clean viewer's estimate fell with the lossy viewer's";
+  EXPECT_GE(server.targetBitrateKbps(), 600u) << "rung 0's encode followed the lossy viewer";
+  EXPECT_EQ(server.viewerCount(), 2u) << "a switch must not end or add a session (no renegotiation)";
+  clean.close();
+  lossy.close();
+}
+
+}  // namespace
+}  // namespace zerohop

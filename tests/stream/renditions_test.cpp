@@ -1,0 +1,116 @@
+// The ladder of renditions and each viewer's place on it (src/stream/renditions.hpp): the spec's
+// ladder, placement with hysteresis (down at once, up one rung after a hold), and the switch of a
+// viewer's track at the first keyframe of its new rung.
+#include "stream/renditions.hpp"
+
+#include <gtest/gtest.h>
+
+#include "zerohop/error.hpp"
+
+namespace zerohop::stream {
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+TEST(RenditionLadder, OnIsFullHalfAndQuarterSizeWithEvenSizesAndOwnRanges) {
+  const auto ladder = renditionLadder("on", 1280, 720, 2500);
+  ASSERT_EQ(ladder.size(), 3u);
+  EXPECT_EQ(ladder[0].width, 1280u);
+  EXPECT_EQ(ladder[1].width, 640u);
+  EXPECT_EQ(ladder[1].height, 360u);
+  EXPECT_EQ(ladder[2].width, 320u);
+  EXPECT_EQ(ladder[2].height, 180u);
+  EXPECT_EQ(ladder[0].maxKbps, 2500u);
+  EXPECT_EQ(ladder[0].minKbps, 1000u);
+  EXPECT_EQ(ladder[1].maxKbps, 1000u);
+  EXPECT_EQ(ladder[2].maxKbps, 375u);
+  // Odd sizes are rounded down to even ones (4:2:0 chroma).
+  const auto odd = renditionLadder("on", 1278, 718, 2500);
+  EXPECT_EQ(odd[1].height, 358u);
+  EXPECT_EQ(odd[2].width, 318u);
+  EXPECT_EQ(odd[2].height, 178u);
+}
+
+TEST(RenditionLadder, OffIsNoLadderAndAListIsTakenAsWritten) {
+  EXPECT_TRUE(renditionLadder("off", 1280, 720, 2500).empty());
+  EXPECT_TRUE(renditionLadder("", 1280, 720, 2500).empty());
+  EXPECT_TRUE(renditionLadder("1:300-2500", 1280, 720, 2500).empty()) << "one rung is the one encode of before";
+  const auto ladder = renditionLadder("1:800-2000,4:100-400", 640, 480, 2500);
+  ASSERT_EQ(ladder.size(), 2u);
+  EXPECT_EQ(ladder[1].width, 160u);
+  EXPECT_EQ(ladder[1].height, 120u);
+  EXPECT_EQ(ladder[1].minKbps, 100u);
+  EXPECT_EQ(ladder[0].maxKbps, 2000u);
+}
+
+TEST(RenditionLadder, AMalformedSpecSaysWhatIsExpected) {
+  for (const char* bad : {"2:100-200,4:50-100", "1:100-200,1:50-100", "1:300-200,2:10-20", "1:100", "1:a-b,2:1-2",
+                          "1:100-200,3:50-100", "sometimes"}) {
+    try {
+      renditionLadder(bad, 1280, 720, 2500);
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kInvalidArgument) << bad;
+      EXPECT_NE(std::string(e.what()).find("expected off, on, or DIV:MIN-MAX"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RenditionPlacement, GoesDownAtOnceToTheRungItsEstimateFits) {
+  RenditionPlacement p(renditionLadder("on", 1280, 720, 2500));  // needs 1000, 375, 0
+  EXPECT_EQ(p.update(kSecond, 2400), 0u);
+  EXPECT_EQ(p.update(kSecond + 250'000'000, 999), 1u);
+  EXPECT_EQ(p.update(kSecond + 500'000'000, 100), 2u);
+  EXPECT_EQ(p.fits(0), 2u) << "the lowest rung needs nothing";
+  // From the top straight to the bottom in one update.
+  RenditionPlacement q(renditionLadder("on", 1280, 720, 2500));
+  EXPECT_EQ(q.update(kSecond, 300), 2u);
+}
+
+TEST(RenditionPlacement, GoesUpOneRungOnlyAfterTheEstimateHeldTheNeed) {
+  RenditionPlacement p(renditionLadder("on", 1280, 720, 2500), 2);
+  std::int64_t t = kSecond;
+  EXPECT_EQ(p.update(t, 2500), 2u);  // the hold starts
+  t += RenditionPlacement::kUpHoldNs - 250'000'000;
+  EXPECT_EQ(p.update(t, 2500), 2u) << "up before the hold passed";
+  t += 250'000'000;
+  EXPECT_EQ(p.update(t, 2500), 1u) << "one rung up once the hold passed";
+  EXPECT_EQ(p.update(t + 250'000'000, 2500), 1u) << "the next rung waits a hold of its own";
+  t += RenditionPlacement::kUpHoldNs;
+  EXPECT_EQ(p.update(t, 2500), 0u);
+}
+
+TEST(RenditionPlacement, AnEstimateThatDipsBelowTheNeedStartsTheHoldOver) {
+  RenditionPlacement p(renditionLadder("on", 1280, 720, 2500), 1);
+  std::int64_t t = kSecond;
+  p.update(t, 1200);
+  t += 2 * kSecond;
+  EXPECT_EQ(p.update(t, 900), 1u);  // below rung 0's need (1000), above its own (375): stays
+  t += kSecond;
+  EXPECT_EQ(p.update(t, 1200), 1u);  // the hold starts again
+  t += 2 * kSecond;
+  EXPECT_EQ(p.update(t, 1200), 1u) << "held 2 s since the dip, not the 3 s a move up needs";
+  t += kSecond;
+  EXPECT_EQ(p.update(t, 1200), 0u);
+}
+
+TEST(RungRoute, SwitchesAtTheFirstKeyframeOfTheTargetRungAndNotBefore) {
+  RungRoute r;
+  EXPECT_TRUE(r.take(0, false));
+  EXPECT_FALSE(r.take(1, true)) << "no switch pending: another rung's units are not taken";
+  r.target = 2;
+  EXPECT_TRUE(r.wants(0));
+  EXPECT_TRUE(r.wants(2));
+  EXPECT_FALSE(r.wants(1));
+  EXPECT_TRUE(r.take(0, false)) << "the current rung plays on until the target's keyframe";
+  EXPECT_FALSE(r.take(2, false)) << "a delta unit of the target cannot start it";
+  EXPECT_TRUE(r.take(2, true));
+  EXPECT_EQ(r.current, 2u);
+  EXPECT_EQ(r.switches, 1u);
+  EXPECT_FALSE(r.take(0, true)) << "the old rung's units stop at once";
+  EXPECT_TRUE(r.take(2, false));
+  EXPECT_FALSE(r.wants(0));
+}
+
+}  // namespace
+}  // namespace zerohop::stream
