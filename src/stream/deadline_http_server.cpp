@@ -25,6 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "stream/checked_request_stream.hpp"
+#include "stream/http_worker_pool.hpp"
 #include "stream/tls_context.hpp"
 #include "zerohop/log.hpp"
 
@@ -32,21 +34,6 @@ namespace zerohop::stream {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::chrono::milliseconds kStopCheck{100};
-
-void ipAndPort(const sockaddr_storage& addr, std::string& ip, int& port) {
-  char text[INET6_ADDRSTRLEN] = {};
-  if (addr.ss_family == AF_INET) {
-    const auto& a = reinterpret_cast<const sockaddr_in&>(addr);
-    inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
-    port = ntohs(a.sin_port);
-  } else if (addr.ss_family == AF_INET6) {
-    const auto& a = reinterpret_cast<const sockaddr_in6&>(addr);
-    inet_ntop(AF_INET6, &a.sin6_addr, text, sizeof text);
-    port = ntohs(a.sin6_port);
-  }
-  ip = text;
-}
 
 const char* statusText(int status) {
   switch (status) {
@@ -96,135 +83,7 @@ void closeConnection(int fd, TlsConnection* tls) {
   ::close(fd);
 }
 
-// A checked request (read side: the canonical bytes) and its socket (write side, with a deadline).
-class CheckedRequestStream final : public httplib::Stream {
- public:
-  CheckedRequestStream(int fd, TlsConnection* tls, const std::string& request, std::string ip, int port,
-                       std::chrono::milliseconds responseDeadline, const std::atomic<bool>& stopping)
-      : fd_(fd), tls_(tls), request_(request), ip_(std::move(ip)), port_(port), responseDeadline_(responseDeadline),
-        stopping_(stopping) {}
 
-  bool is_readable() const override { return pos_ < request_.size(); }
-  bool is_writable() const override { return wait(POLLOUT); }
-
-  ssize_t read(char* ptr, size_t size) override {
-    const std::size_t n = std::min(size, request_.size() - pos_);
-    std::memcpy(ptr, request_.data() + pos_, n);
-    pos_ += n;
-    return static_cast<ssize_t>(n);
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
-    if (!writeDeadline_) writeDeadline_ = Clock::now() + responseDeadline_;
-    for (;;) {
-      const ssize_t n = tls_ ? tls_->write(ptr, size) : ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0 || (n == 0 && !tls_)) return n;
-      if (n == 0) return -1;  // close_notify from the client: nothing more can be written
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-      if (!wait(tls_ && !tls_->wantsWrite() ? POLLIN : POLLOUT)) return -1;
-    }
-  }
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = ip_;
-    port = port_;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) ipAndPort(addr, ip, port);
-  }
-  socket_t socket() const override { return fd_; }
-
- private:
-  bool wait(short events) const {
-    const Clock::time_point deadline = writeDeadline_.value_or(Clock::now() + responseDeadline_);
-    for (;;) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0 || stopping_.load()) return false;
-      pollfd p{fd_, events, 0};
-      const int r = ::poll(&p, 1, static_cast<int>(std::min(left, kStopCheck).count()));
-      if (r > 0) return (p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0 || (p.revents & events) != 0;
-      if (r < 0 && errno != EINTR) return false;
-    }
-  }
-
-  const int fd_;
-  TlsConnection* const tls_;  // null: plain HTTP
-  const std::string& request_;
-  std::size_t pos_ = 0;
-  const std::string ip_;
-  const int port_;
-  const std::chrono::milliseconds responseDeadline_;
-  const std::atomic<bool>& stopping_;
-  std::optional<Clock::time_point> writeDeadline_;
-};
-
-struct Job {
-  int fd = -1;
-  std::unique_ptr<TlsConnection> tls;  // null: plain HTTP
-  std::string request;
-  std::string ip;
-  int port = 0;
-};
-
-// A fixed set of threads with a bounded queue; push() refuses (does not block) when it is full.
-class WorkerPool {
- public:
-  WorkerPool(std::size_t threads, std::size_t depth, std::function<void(Job&)> serve, std::function<void(Job&)> drop)
-      : depth_(depth), serve_(std::move(serve)), drop_(std::move(drop)) {
-    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
-  }
-  ~WorkerPool() { stop(); }
-
-  bool push(Job&& job) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopped_ || queue_.size() >= depth_) return false;
-      queue_.push_back(std::move(job));
-    }
-    cv_.notify_one();
-    return true;
-  }
-
-  void stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopped_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-    for (auto& job : queue_) drop_(job);
-    queue_.clear();
-  }
-
- private:
-  void work() {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
-        if (stopped_) return;
-        job = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      serve_(job);
-    }
-  }
-
-  const std::size_t depth_;
-  const std::function<void(Job&)> serve_;
-  const std::function<void(Job&)> drop_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;
-  bool stopped_ = false;
-  std::vector<std::thread> threads_;
-};
 
 // A connection the accept thread owns: its request is not whole yet.
 struct Pending {
@@ -266,8 +125,8 @@ struct DeadlineHttpServer::State {
   std::unordered_map<int, Pending> pending;  // accept thread only
   Clock::time_point lastFullLog{};
 
-  std::unique_ptr<WorkerPool> slow;
-  std::unique_ptr<WorkerPool> fast;
+  std::unique_ptr<HttpWorkerPool> slow;
+  std::unique_ptr<HttpWorkerPool> fast;
 
   void release(const std::string& ip, bool inFlightToo) {
     std::lock_guard lock(mutex);
@@ -335,7 +194,7 @@ int DeadlineHttpServer::bindAndListen(const std::string& host, std::uint16_t por
   ::getsockname(state_->listenFd, reinterpret_cast<sockaddr*>(&addr), &len);
   std::string ip;
   int bound = 0;
-  ipAndPort(addr, ip, bound);
+  socketAddressText(addr, ip, bound);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = state_->listenFd;
@@ -366,7 +225,7 @@ HttpServerCounters DeadlineHttpServer::counters() const {
 bool DeadlineHttpServer::run() {
   State& s = *state_;
   if (s.listenFd < 0) return false;
-  auto serve = [this](Job& job) {
+  auto serve = [this](HttpJob& job) {
     CheckedRequestStream stream(job.fd, job.tls.get(), job.request, job.ip, job.port, limits_.responseDeadline, stopping_);
     bool closed = false;
     try {
@@ -377,12 +236,12 @@ bool DeadlineHttpServer::run() {
     closeConnection(job.fd, job.tls.get());
     state_->release(job.ip, true);
   };
-  auto drop = [this](Job& job) {
+  auto drop = [this](HttpJob& job) {
     ::close(job.fd);
     state_->release(job.ip, true);
   };
-  s.slow = std::make_unique<WorkerPool>(limits_.slowWorkers, limits_.queuePerPool, serve, drop);
-  s.fast = std::make_unique<WorkerPool>(limits_.fastWorkers, limits_.queuePerPool, serve, drop);
+  s.slow = std::make_unique<HttpWorkerPool>(limits_.slowWorkers, limits_.queuePerPool, serve, drop);
+  s.fast = std::make_unique<HttpWorkerPool>(limits_.fastWorkers, limits_.queuePerPool, serve, drop);
   running_ = true;
 
   auto count = [&s](std::uint64_t HttpServerCounters::*field) {
@@ -518,7 +377,7 @@ bool DeadlineHttpServer::run() {
       linger(fd, p);
       return;
     }
-    Job job{fd, std::move(p.tls), std::move(f.canonical), p.ip, p.port};
+    HttpJob job{fd, std::move(p.tls), std::move(f.canonical), p.ip, p.port};
     const bool slowLane = f.method == "POST" || f.method == "PATCH";
     ::epoll_ctl(s.epollFd, EPOLL_CTL_DEL, fd, nullptr);
     {
@@ -562,7 +421,7 @@ bool DeadlineHttpServer::run() {
         return;  // EAGAIN, or an error the next readiness will repeat
       }
       Pending p;
-      ipAndPort(addr, p.ip, p.port);
+      socketAddressText(addr, p.ip, p.port);
       p.accepted = Clock::now();
       count(&HttpServerCounters::accepted);
       std::size_t total = 0, fromIp = 0;

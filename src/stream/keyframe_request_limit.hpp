@@ -3,7 +3,7 @@
 // other viewer: at most one per kMinGapNs. A keyframe is several times the size of a delta frame and,
 // at a fixed bitrate, raises every viewer's quantiser (a hostile viewer's 100 PLIs a second forced 3.7
 // keyframes a second on everyone, their QP doubled). A request inside the gap is refused and counted; its
-// owner (ViewerSession) defers it and forces one keyframe when the gap has passed, unless a keyframe
+// owner (ViewerKeyframeRequests) defers it and forces one keyframe when the gap has passed, unless a keyframe
 // reached the viewer meanwhile, so an honest viewer waits at most kMinGapNs for its picture. The
 // pipeline's own limit (4 a second over all viewers) still applies to what passes here.
 // Pure: time comes in with each call (CLOCK_MONOTONIC ns). Thread-safety: thread-safe (atomics).

@@ -2,7 +2,7 @@
 // Every report block of a compound RTCP packet (RFC 3550 §6.4: SR and RR), whichever source each is
 // about. GStreamer's rtpsession keeps only the last block a viewer sent about any of our sources, so a
 // viewer whose reports list the RTX SSRC's block after the media SSRC's (aiortc does) was never heard
-// about the media: a viewer behind 300 kbit/s got the full 2.5 Mbit/s. ViewerSession reads each
+// about the media: a viewer behind 300 kbit/s got the full 2.5 Mbit/s. MediaReportTracker reads each
 // received compound packet with this and keeps the media SSRC's block (docs/reliability.md, "Hostile peers").
 // Pure logic on bytes: no GStreamer, so it runs (and is tested) anywhere.
 // Thread-safety: reentrant.

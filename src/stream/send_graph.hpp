@@ -1,0 +1,86 @@
+#pragma once
+// A sender's GStreamer graph, built and owned: one pipeline with, per track, appsrc -> payloader ->
+// webrtcbin's sink pad (its transceiver: sendonly, NACK on, codec preferences that put the codec, our
+// SSRC and the RTP header extensions in the SDP), webrtcbin set up for ICE (bundle, STUN/TURN, loopback,
+// the UDP port range). Today one video track whose payloader is the codec's strategy
+// (track_payloader.hpp); an audio track or a second rendition is one more addTrack-like step here.
+// Nothing here reacts to anything: the session (viewer_session.hpp) connects the signals and probes
+// it needs, then calls play().
+// Thread-safety: thread-bound to its owner; the elements it hands out are GStreamer's (thread-safe).
+
+#include <gst/gst.h>
+#include <gst/rtp/gstrtphdrext.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stream/gst_handles.hpp"
+#include "stream/rtp_extension_payloads.hpp"
+#include "stream/track_payloader.hpp"
+#include "stream/video_offer.hpp"
+
+namespace zerohop::stream {
+
+/// A session's ICE servers and ports, as webrtcbin takes them (built by ice_servers.hpp's IceServers).
+struct SessionIce {
+  std::string stunServer;                ///< "stun-server", or empty
+  std::vector<std::string> turnServers;  ///< one "add-turn-server" each
+  std::uint16_t minPort = 0;             ///< UDP ports of the host candidates; 0, 0: any
+  std::uint16_t maxPort = 0;
+};
+
+/// What the sender writes besides the media: the RTP header extensions the offer has and we send
+/// (VideoChoice::extensions: playout-delay with these bounds, abs-capture-time, transport-wide-cc).
+struct SendOptions {
+  PlayoutDelay playoutDelay;  ///< 0/0: render each frame as soon as it is decoded
+  bool omitPlayoutDelay;      ///< true: the extension is left out of the answer even when offered
+};
+
+class SendGraph {
+ public:
+  /// Builds the graph for `choice` (its codec picks the payloader). `name` names the pipeline;
+  /// `loopbackIce`: gather ICE candidates on 127.0.0.1 too. Throws Error(kUnavailable) when an element
+  /// is missing, Error(kInvalidArgument) when webrtcbin refuses a TURN server, Error(kUnsupported) for a
+  /// codec without a payloader.
+  SendGraph(const std::string& name, const VideoChoice& choice, bool loopbackIce, const SessionIce& ice,
+            const SendOptions& send);
+  /// Stops the pipeline (NULL) if it still runs; must not run on one of its streaming threads.
+  ~SendGraph();
+  SendGraph(const SendGraph&) = delete;
+  SendGraph& operator=(const SendGraph&) = delete;
+
+  /// PLAYING. Throws Error(kUnavailable) when the pipeline does not start.
+  void play();
+  /// NULL: every streaming thread of the graph has stopped when this returns.
+  void stop();
+
+  GstElement* pipeline() const { return pipeline_.get(); }
+  GstElement* appsrc() const { return appsrc_; }
+  GstElement* webrtc() const { return webrtc_; }
+  /// The payloader's src pad (every RTP packet of the track before webrtcbin).
+  GstPad* payloaderSrc() const { return payloaderSrc_.get(); }
+  const TrackPayloader& payloader() const { return *payloader_; }
+  /// The media SSRC (the answer's a=ssrc), fixed before any media flows.
+  std::uint32_t ssrc() const { return ssrc_; }
+  /// STUN or TURN servers were given.
+  bool stunOrTurn() const { return stunOrTurn_; }
+  /// The payloader's playout-delay extension when negotiated, else null.
+  GstRTPHeaderExtension* playoutDelayExtension() const { return playoutDelayExt_.get(); }
+
+ private:
+  void configureIce(bool loopbackIce, const SessionIce& ice);
+  void addVideoTrack(const VideoChoice& choice, const SendOptions& send);
+
+  std::unique_ptr<TrackPayloader> payloader_;
+  GstPtr<GstElement> pipeline_;
+  GstElement* appsrc_ = nullptr;  // borrowed from pipeline_
+  GstElement* webrtc_ = nullptr;  // borrowed from pipeline_
+  GstPtr<GstPad> payloaderSrc_;
+  std::uint32_t ssrc_ = 0;
+  bool stunOrTurn_ = false;
+  GstPtr<GstRTPHeaderExtension> playoutDelayExt_;
+};
+
+}  // namespace zerohop::stream
