@@ -37,7 +37,7 @@ std::string hostPort(const std::string& host, std::uint16_t port) {
   if (err == EADDRINUSE) {
     throw SettingError(Errc::kUnavailable, setting::kListen,
                        where + " is already in use (another zerohop server?); listen on another port, e.g. " +
-                           other + ", or on port 0 for a free one");
+                           other);
   }
   if (err == EACCES) {
     throw SettingError(Errc::kUnavailable, setting::kListen,
