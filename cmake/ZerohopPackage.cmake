@@ -46,7 +46,8 @@ target_link_options(zerohop_lib PRIVATE "LINKER:--version-script=${PROJECT_SOURC
 
 # ---- install ----------------------------------------------------------------------------------
 set(_zerohop_headers buffer_pool.hpp capture.hpp clock.hpp encoded_unit.hpp error.hpp export.h frame.hpp
-  frame_input.hpp gpu_path.hpp gpu_placement.hpp latency_stats.hpp log.hpp pixel_format.hpp share.hpp sinks.hpp source.hpp timecode.hpp zerohop.h)
+  frame_input.hpp gpu_path.hpp gpu_placement.hpp latency_stats.hpp log.hpp pixel_format.hpp setting_error.hpp share.hpp sinks.hpp
+  source.hpp timecode.hpp zerohop.h)
 if(ZEROHOP_HAS_GPU_01)
   list(APPEND _zerohop_headers gpu.hpp gpu_convert.hpp gpu_decode.hpp gpu_jpeg.hpp jpeg_batcher.hpp)
 endif()

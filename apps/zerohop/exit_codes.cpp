@@ -1,11 +1,32 @@
 #include "exit_codes.hpp"
 
 #include <cstdio>
+#include <string>
+
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::cli {
 
+namespace {
+
+/// This CLI's option for a setting the library names (SettingError::setting()); nullptr when none.
+const char* flagFor(const std::string& setting) {
+  if (setting == setting::kListen) return "--listen HOST:PORT";
+  if (setting == setting::kEncoder) return "--encoder";
+  return nullptr;
+}
+
+}  // namespace
+
 int reportError(const Error& error) {
-  std::fprintf(stderr, "zerohop: error: %s\n", error.what());
+  // The library speaks its own terms; the CLI adds which of its options sets what to change.
+  const auto* about = dynamic_cast<const SettingError*>(&error);
+  const char* flag = about ? flagFor(about->setting()) : nullptr;
+  if (flag) {
+    std::fprintf(stderr, "zerohop: error: %s (option %s)\n", error.what(), flag);
+  } else {
+    std::fprintf(stderr, "zerohop: error: %s\n", error.what());
+  }
   switch (error.code()) {
     case Errc::kInvalidArgument: return kExitUsage;
     case Errc::kNotFound:

@@ -398,6 +398,17 @@ class ZEROHOP_API Subscriber {
   /// Drops the current session (outstanding SharedFrames stay readable) and handshakes again,
   /// e.g. with a restarted publisher, without waiting. Throws like the constructor.
   void reconnect();
+  /// A file descriptor for poll()/select()/epoll (POLLIN), so a reader needs no thread of its own
+  /// blocked in next(): it turns readable when a frame may be ready (the publisher signals every
+  /// publish) and when the publisher went away or closed the share. Then read without waiting,
+  /// next(0ms) (or latest()) until it returns nullopt: each call resets the readiness before it
+  /// looks at the ring, so a frame published after that makes the descriptor readable again; a
+  /// publisher that went away makes next() throw kUnavailable (reconnect(), as without the fd).
+  /// Readable may be spurious (nullopt at once). The first call registers with the publisher (one
+  /// round trip, up to SubscribeOptions::handshakeTimeout) and returns a descriptor owned by the
+  /// Subscriber: the same one for its whole life, across reconnect(); do not read or close it.
+  /// Throws kUnavailable (the publisher went away), kTimeout (it did not answer), kIo.
+  int pollFd();
   /// False once the publisher has been seen gone (checked without blocking).
   bool connected() const;
 

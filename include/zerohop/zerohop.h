@@ -259,6 +259,18 @@ ZEROHOP_API zh_status zh_reader_latest(zh_reader* reader, int32_t timeout_ms, zh
 /* Handshakes again, e.g. with a restarted publisher (no wait: ZH_ERR_UNAVAILABLE or
  * ZH_ERR_NOT_FOUND while none is there; call again later, or open a new reader with a timeout). */
 ZEROHOP_API zh_status zh_reader_reconnect(zh_reader* reader);
+/* A file descriptor to poll (POLLIN; select, epoll, an event loop's fd watch), so a reader needs no
+ * thread of its own blocked in zh_reader_next: it turns readable when a frame may be ready (the
+ * publisher signals every publish) and when the publisher went away or closed the share. Then read
+ * without waiting, zh_reader_next(reader, 0, &frame), until it returns ZH_ERR_TIMEOUT: each call
+ * resets the readiness before it looks at the share, so a frame published after that makes the
+ * descriptor readable again (readable may be spurious: ZH_ERR_TIMEOUT at once). A publisher that
+ * went away makes zh_reader_next return ZH_ERR_UNAVAILABLE (then zh_reader_reconnect, as without
+ * the descriptor). The first call registers with the publisher (one round trip, up to the
+ * handshake timeout); the descriptor belongs to the reader, stays the same across
+ * zh_reader_reconnect and is closed by zh_reader_close: do not read or close it yourself.
+ * ZH_ERR_UNAVAILABLE when the publisher went away, ZH_ERR_TIMEOUT when it did not answer. */
+ZEROHOP_API zh_status zh_reader_get_fd(zh_reader* reader, int* fd);
 ZEROHOP_API zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info);
 ZEROHOP_API zh_status zh_reader_get_stats(zh_reader* reader, zh_reader_stats* stats);
 

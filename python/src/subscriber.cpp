@@ -93,6 +93,12 @@ void PySubscriber::reconnect() {
   open().reconnect();
 }
 
+int PySubscriber::fileno() {
+  py::gil_scoped_release nogil;
+  std::lock_guard lock(mutex_);
+  return open().pollFd();
+}
+
 void PySubscriber::close() {
   std::unique_ptr<Subscriber> gone;
   py::gil_scoped_release nogil;
@@ -187,6 +193,13 @@ answer). Thread-safe; usable as a context manager (close() on exit).)doc")
       .def("reconnect", &PySubscriber::reconnect,
            "Handshakes again (e.g. with a restarted publisher), without waiting; outstanding Frames stay "
            "readable.")
+      .def("fileno", &PySubscriber::fileno,
+           "A file descriptor for select/poll/asyncio (loop.add_reader): readable when a frame may be "
+           "ready and when the publisher went away. Then call next(0) until it returns None (each call "
+           "resets the readiness first; readable may be spurious); a publisher that went away makes it "
+           "raise UnavailableError. The first call registers with the publisher; the descriptor "
+           "belongs to the Subscriber (the same across reconnect(), closed by close()): do not read or "
+           "close it. Raises UnavailableError (publisher gone), TimeoutError (no answer).")
       .def("close", &PySubscriber::close, "Disconnects (idempotent); outstanding Frames stay readable.")
       .def_property_readonly("connected", &PySubscriber::connected,
                              "False once the publisher has been seen gone, or after close().")

@@ -27,6 +27,8 @@ class PySubscriber {
   /// None on timeout; `timeoutSeconds` None waits until a frame comes or the publisher goes away.
   pybind11::object next(std::optional<double> timeoutSeconds);
   void reconnect();
+  /// Subscriber::pollFd(), for select/poll/asyncio's add_reader.
+  int fileno();
   void close();
   bool connected();
   bool closed();

@@ -130,6 +130,17 @@ zh_status zh_reader_reconnect(zh_reader* reader) {
   });
 }
 
+zh_status zh_reader_get_fd(zh_reader* reader, int* fd) {
+  constexpr const char* fn = "zh_reader_get_fd";
+  if (!fd) return fail(fn, ZH_ERR_INVALID_ARGUMENT, "fd (the out-pointer) is NULL");
+  *fd = -1;
+  if (!capi::readers().contains(reader)) return badHandle(fn, "reader");
+  return guarded(fn, [&] {
+    *fd = reader->subscriber.pollFd();
+    return ZH_OK;
+  });
+}
+
 zh_status zh_reader_get_info(zh_reader* reader, zh_share_info* info) {
   constexpr const char* fn = "zh_reader_get_info";
   if (!capi::readers().contains(reader)) return badHandle(fn, "reader");

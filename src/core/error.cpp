@@ -1,10 +1,13 @@
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <string>
 
 namespace zerohop {
+
+SettingError::~SettingError() = default;  // the key function: one typeinfo for every catch
 
 const char* errcName(Errc code) noexcept {
   switch (code) {

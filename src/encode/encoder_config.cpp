@@ -44,7 +44,7 @@ void validateBitrate(std::uint32_t kbps) {
 void validateIntraRefresh(const EncoderConfig& c) {
   if (c.intraRefresh && c.keyframeIntervalFrames == 0) {
     throw Error(Errc::kInvalidArgument,
-                "intra refresh needs a refresh period: set the keyframe interval (--keyint, e.g. 60) or turn "
+                "intra refresh needs a refresh period: set the keyframe interval (e.g. 60 frames) or turn "
                 "intra refresh off");
   }
 }

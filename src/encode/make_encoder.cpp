@@ -10,6 +10,7 @@
 #include "vp8_encoder.hpp"
 #include "x264_encoder.hpp"
 #include "zerohop/encoder.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/nvenc.hpp"
@@ -35,8 +36,8 @@ bool deviceNv12(const EncoderConfig& config) {
 std::unique_ptr<VideoEncoder> makeNvenc(const EncoderConfig& config, const NvencAvailability& nvenc) {
   if (!nvenc.available) {
     // kUnsupported: this build cannot do it at all; kUnavailable: this machine cannot, now.
-    throw Error(nvenc.status == "not built" ? Errc::kUnsupported : Errc::kUnavailable,
-                "NVENC: " + nvenc.reason + "; use --encoder x264");
+    throw SettingError(nvenc.status == "not built" ? Errc::kUnsupported : Errc::kUnavailable, setting::kEncoder,
+                       "NVENC: " + nvenc.reason + "; use the x264 encoder");
   }
   (void)encode::nvencPreset(config.preset);  // a bad preset is the caller's error, before any session
   return encode::makeNvencEncoder(config);

@@ -34,6 +34,7 @@ extern "C" {
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::encode {
 namespace {
@@ -86,18 +87,19 @@ NvencEncoder::NvencEncoder(const EncoderConfig& config)
     throw Error(Errc::kInvalidArgument,
                 std::string("NVENC takes NV12 frames in GPU memory; this encoder was asked for ") +
                     std::string(formatName(config.inputFormat)) + " in " + memoryKindName(config.inputMemory) +
-                    " memory (convert on the GPU to NV12, or use --encoder x264)");
+                    " memory (convert on the GPU to NV12, or use the x264 encoder)");
   }
   const NvencSettings settings = nvencSettings(config, levelIdc_);  // refuses a bad preset or intra refresh first
   const AVCodec* codec = avcodec_find_encoder_by_name("h264_nvenc");
   if (codec == nullptr) {
     throw Error(Errc::kUnavailable,
                 "avcodec_find_encoder_by_name(\"h264_nvenc\") found nothing: this FFmpeg was built without NVENC "
-                "(--enable-nvenc, nv-codec-headers); use --encoder x264");
+                "(--enable-nvenc, nv-codec-headers); use the x264 encoder");
   }
   std::string whyNot;
   cuda_ = CudaDriver::load(&whyNot);
-  if (cuda_ == nullptr) throw Error(Errc::kUnavailable, "NVENC: " + whyNot + "; use --encoder x264");
+  if (cuda_ == nullptr)
+    throw SettingError(Errc::kUnavailable, setting::kEncoder, "NVENC: " + whyNot + "; use the x264 encoder");
   cuda_->check(cuda_->init(0), "cuInit");
   CUdevice dev = 0;
   cuda_->check(cuda_->deviceGet(&dev, config.gpuDevice), "cuDeviceGet(" + std::to_string(config.gpuDevice) + ")");

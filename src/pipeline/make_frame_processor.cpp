@@ -4,6 +4,7 @@
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/nvenc.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 
@@ -13,8 +14,8 @@ std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config,
                                                    Publisher* framesShare, const GpuPathChoice& gpu) {
   const SourceInfo info = source.info();
   if (isPassthroughSource(info)) {
-    log::info("the camera delivers H.264: passthrough to WebRTC (no decode, no encode; --encoder, --bitrate, "
-              "--preset and --keyint do not apply)");
+    log::info("the camera delivers H.264: passthrough to WebRTC (no decode, no encode; the encoder, bitrate, "
+              "preset and keyframe interval do not apply)");
     return std::make_unique<PassthroughProcessor>(source, info);
   }
   if (gpu.useGpu) {
@@ -24,9 +25,10 @@ std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config,
   }
   // NVENC takes device frames, which only the GPU path makes.
   if (config.encoder.encoder == "nvenc") {
-    throw Error(Errc::kUnavailable, "--encoder nvenc: NVENC " + describe(probeNvenc(gpu.device)) +
-                                        "; and it takes frames from the GPU path, while this source takes the " +
-                                        gpu.reason + "; use --encoder x264 (or auto)");
+    throw SettingError(Errc::kUnavailable, setting::kEncoder,
+                       "encoder nvenc: NVENC " + describe(probeNvenc(gpu.device)) +
+                           "; and it takes frames from the GPU path, while this source takes the " + gpu.reason +
+                           "; use the x264 encoder (or auto)");
   }
   if (config.encoder.encoder == "auto") log::info("encoder auto: x264, because the frames stay on the CPU path");
   EncoderConfig encoder = config.encoder;

@@ -210,6 +210,14 @@ void PublisherCore::wakeReaders() noexcept {
   // Shared (not PRIVATE) futex: readers in other processes wait on the same physical word.
   ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&header_->wakeWord), FUTEX_WAKE, INT_MAX, nullptr,
             nullptr, 0);
+  if (!anyNotify_.load(std::memory_order_acquire)) return;
+  // Readers that poll: +1 on each one's eventfd (non-blocking; a full counter is readable anyway).
+  const std::uint64_t one = 1;
+  std::lock_guard lock(mutex_);
+  for (const auto& r : readers_) {
+    if (r->notify && ::write(r->notify.get(), &one, sizeof(one)) < 0 && errno != EAGAIN)
+      log::warn("share '", name_, "': reader ", r->id, "'s eventfd write failed: ", std::strerror(errno));
+  }
 }
 
 // ---- publishing ------------------------------------------------------------------------------

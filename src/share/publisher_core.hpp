@@ -68,6 +68,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
     std::uint32_t id = 0;
     pid_t pid = 0;
     bool inProcess = false;  // SO_PEERCRED pid is ours: it holds the device slots itself (no drain)
+    UniqueFd notify;         // (mutex_) the reader's eventfd from a Notify: +1 on every publish and on close
     // Idle check (mutex_): the lease page's read count as last seen, when it last moved, and how
     // many frames had been published then.
     std::uint64_t readsSeen = 0;
@@ -83,6 +84,9 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   bool handleHello(Pending& pending);
   bool peerAllowed(int socketFd, std::string& why) const;
   void wakeReaders() noexcept;
+  /// A message from a registered reader (server thread): registers a Notify's eventfd; anything
+  /// else is drained and ignored. False when the reader hung up.
+  bool readerMessage(Reader& reader);
   void drainDeviceReaders() noexcept;
   std::size_t otherProcessReaders() const;  // mutex_ held
   /// Drops readers idle past readerIdleTimeout (server thread); returns when to look again (ms, -1 = never).
@@ -116,6 +120,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   mutable std::mutex mutex_;
   std::condition_variable readersLeft_;  // notified when readers_ shrinks (device drain)
   std::vector<std::unique_ptr<Reader>> readers_;
+  std::atomic<bool> anyNotify_{false};  // some reader ever sent a Notify: publishes write the eventfds
   std::vector<std::uint64_t> slotIndex_;  // publish index each slot holds (0 = empty)
   std::vector<bool> writing_;
   std::uint64_t lastIndex_ = 0;

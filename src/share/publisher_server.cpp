@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <string_view>
 
 #include "share/publisher_core.hpp"
 #include "share/unix_socket.hpp"
@@ -86,9 +87,8 @@ void PublisherCore::serve() noexcept {
         if (pfd.revents == 0) continue;
         bool closed = (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) != 0;
         if (!closed) {
-          // v1 readers send nothing after Hello; anything else is drained and ignored.
           try {
-            closed = !receiveMessageNow(pfd.fd).has_value();
+            closed = !readerMessage(*polledReaders[i]);
           } catch (const Error&) {
             closed = true;
           }
@@ -127,6 +127,33 @@ void PublisherCore::serve() noexcept {
       log::warn("share '", name_, "': ", e.what());
     }
   }
+}
+
+bool PublisherCore::readerMessage(Reader& reader) {
+  auto msg = receiveMessageNow(reader.socket.get());
+  if (!msg) return false;
+  if (msg->bytes.empty() && msg->fds.empty()) return true;  // spurious wake-up
+  // After the Hello a reader sends only Notify; anything else is drained and ignored.
+  const MessageHeader h = decodeHeader(msg->bytes);
+  if (h.type != MessageType::kNotify) return true;
+  decodeEmpty(msg->bytes, MessageType::kNotify);
+  // Only an eventfd: a write to it never blocks the publisher (a pipe or socket could).
+  char target[64] = {};
+  const std::string link = "/proc/self/fd/" + (msg->fds.size() == 1 ? std::to_string(msg->fds[0].get()) : "-1");
+  if (msg->fds.size() != 1 || ::readlink(link.c_str(), target, sizeof(target) - 1) < 0 ||
+      std::string_view(target) != "anon_inode:[eventfd]") {
+    sendMessage(reader.socket.get(),
+                encodeReject(Reject{Errc::kProtocol, "a Notify carries exactly one eventfd"}));
+    return true;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    reader.notify = std::move(msg->fds[0]);
+    anyNotify_.store(true, std::memory_order_release);
+  }
+  sendMessage(reader.socket.get(), encodeEmpty(MessageType::kNotifyOk));
+  log::debug("share '", name_, "': reader ", reader.id, " (pid ", reader.pid, ") polls an eventfd");
+  return true;
 }
 
 bool PublisherCore::peerAllowed(int socketFd, std::string& why) const {

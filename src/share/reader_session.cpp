@@ -314,6 +314,36 @@ std::optional<std::uint32_t> ReaderSession::claimLease(std::uint32_t slot) noexc
   return std::nullopt;
 }
 
+void ReaderSession::enableNotify(int eventFd, std::chrono::milliseconds timeout) {
+  ensureAlive();
+  const int fds[] = {eventFd};
+  try {
+    sendMessage(socket_.get(), encodeEmpty(MessageType::kNotify), fds);
+  } catch (const Error&) {
+    gone_.store(true);  // the publisher closed between our check and the send
+    throw wentAway(name_);
+  }
+  std::optional<ReceivedMessage> msg;
+  try {
+    msg = receiveMessage(socket_.get(), timeout);
+  } catch (const Error& e) {
+    if (e.code() != Errc::kTimeout) throw;
+    throw Error(Errc::kTimeout, "publisher '" + name_ + "' did not answer the request for frame notifications within " +
+                                    std::to_string(timeout.count()) +
+                                    " ms (a publisher older than this reader does not support them: update it)");
+  }
+  if (!msg) {
+    gone_.store(true);
+    throw wentAway(name_);
+  }
+  const MessageHeader h = decodeHeader(msg->bytes);
+  if (h.type == MessageType::kReject) {
+    const Reject r = decodeReject(msg->bytes);
+    throw Error(r.code, "publisher '" + name_ + "' refused frame notifications: " + r.reason);
+  }
+  decodeEmpty(msg->bytes, MessageType::kNotifyOk);
+}
+
 bool ReaderSession::gone() const {
   if (gone_.load()) return true;
   if (header_->state.load(std::memory_order_acquire) == static_cast<std::uint32_t>(RingState::kClosed) ||

@@ -47,6 +47,13 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
                                                   UniqueFd socket, const SubscribeOptions& options,
                                                   std::shared_ptr<ReaderCounters> counters);
 
+  /// Asks the publisher to add 1 to `eventFd` (an eventfd) on every publish and on close (a Notify,
+  /// answered by NotifyOk within `timeout`). Throws kUnavailable when the publisher went away,
+  /// kTimeout without an answer (a publisher that predates Notify ignores it), kProtocol otherwise.
+  void enableNotify(int eventFd, std::chrono::milliseconds timeout);
+  /// The session's socket: hangs up (POLLHUP/POLLRDHUP) when the publisher goes away.
+  int socketFd() const noexcept { return socket_.get(); }
+
   /// Clears lease entry `entry` (SlotOwner: the FrameLease "slot" is the lease-entry index).
   void releaseSlot(std::uint32_t entry) noexcept override;
 

@@ -1,5 +1,10 @@
 // Subscriber and SharedFrame: latest()/next() over a ReaderSession, reconnecting on request.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -89,8 +94,77 @@ class Subscriber::Impl {
   }
 
   void connect() {
+    disarm();
     session_.reset();
-    attach(ReaderSession::connect(name_, socketPath_, options_, counters_));
+    try {
+      attach(ReaderSession::connect(name_, socketPath_, options_, counters_));
+      arm();
+    } catch (...) {
+      session_.reset();
+      signal();  // pollFd() stays readable: the caller's next read reports the publisher gone
+      throw;
+    }
+    signal();  // the newest frame is there to read
+  }
+
+  /// pollFd(): an epoll set of our eventfd (the publisher adds 1 on each publish and on close) and
+  /// the session's socket (hang-up: the publisher died), created on first use.
+  int pollFd() {
+    if (pollFd_) return pollFd_.get();
+    UniqueFd notify(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!notify) throwErrno("eventfd", errno, "Subscriber::pollFd");
+    UniqueFd set(::epoll_create1(EPOLL_CLOEXEC));
+    if (!set) throwErrno("epoll_create1", errno, "Subscriber::pollFd");
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = notify.get();
+    if (::epoll_ctl(set.get(), EPOLL_CTL_ADD, notify.get(), &ev) != 0)
+      throwErrno("epoll_ctl", errno, "Subscriber::pollFd");
+    notifyFd_ = std::move(notify);
+    pollFd_ = std::move(set);
+    if (session_) {
+      try {
+        arm();
+      } catch (...) {
+        pollFd_.reset();
+        notifyFd_.reset();
+        throw;
+      }
+    }
+    signal();  // frames already published are read with the first next(0)
+    return pollFd_.get();
+  }
+
+  /// The session joins the poll set: the publisher signals our eventfd, its socket's hang-up wakes it too.
+  void arm() {
+    if (!pollFd_ || !session_) return;
+    session_->enableNotify(notifyFd_.get(), options_.handshakeTimeout);
+    epoll_event ev{};
+    ev.events = EPOLLRDHUP;  // EPOLLHUP and EPOLLERR are always reported
+    ev.data.fd = session_->socketFd();
+    if (::epoll_ctl(pollFd_.get(), EPOLL_CTL_ADD, ev.data.fd, &ev) != 0)
+      throwErrno("epoll_ctl", errno, "Subscriber::pollFd");
+    watchedSocket_ = ev.data.fd;
+  }
+
+  /// Takes the session's socket out of the poll set (before the session is dropped: SharedFrames may
+  /// keep its socket open, and a hung-up socket would keep pollFd() readable for ever).
+  void disarm() noexcept {
+    if (watchedSocket_ < 0) return;
+    (void)::epoll_ctl(pollFd_.get(), EPOLL_CTL_DEL, watchedSocket_, nullptr);
+    watchedSocket_ = -1;
+  }
+
+  void signal() noexcept {
+    const std::uint64_t one = 1;
+    if (notifyFd_) (void)!::write(notifyFd_.get(), &one, sizeof(one));
+  }
+
+  /// Resets pollFd()'s readiness; called before the ring is looked at, so a publish after the look
+  /// makes it readable again.
+  void drainNotify() noexcept {
+    std::uint64_t count = 0;
+    if (notifyFd_) (void)!::read(notifyFd_.get(), &count, sizeof(count));
   }
 
   void attach(std::shared_ptr<ReaderSession> session) {
@@ -110,12 +184,17 @@ class Subscriber::Impl {
   /// mapping closes as soon as the last SharedFrame lets go, so the publisher may free its slots.
   void ensureAlive() {
     if (!session_->gone()) return;
-    if (session_->onDevice()) session_.reset();
+    if (session_->onDevice()) {
+      disarm();
+      session_.reset();
+      signal();  // pollFd() stays readable while the publisher is gone
+    }
     throw ReaderSession::wentAway(name_);
   }
 
   std::optional<SharedFrame> latest() {
     auto& s = session();
+    drainNotify();
     ensureAlive();
     for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
       const auto l = s.latest();
@@ -132,6 +211,7 @@ class Subscriber::Impl {
 
   std::optional<SharedFrame> next(std::chrono::milliseconds timeout) {
     auto& s = session();
+    drainNotify();
     // Clamped to a day: nanoseconds of milliseconds::max() would overflow.
     const std::int64_t deadline =
         monotonicNs() + std::clamp<std::int64_t>(timeout.count(), 0, 86'400'000) * 1'000'000;
@@ -203,6 +283,9 @@ class Subscriber::Impl {
   std::uint64_t lastIndex_ = 0;
   std::int64_t lastPublishNs_ = 0;  // commit time of the last frame next() returned
   std::int64_t periodNs_ = 0;       // learnt publish period (0 = not yet known)
+  UniqueFd notifyFd_;               // pollFd(): our eventfd, registered with each session's publisher
+  UniqueFd pollFd_;                 // pollFd(): epoll set of notifyFd_ and the session's socket
+  int watchedSocket_ = -1;          // the session socket in pollFd_, -1 = none
 };
 
 Subscriber::Subscriber(std::string name, SubscribeOptions options)
@@ -221,6 +304,10 @@ std::optional<SharedFrame> Subscriber::next(std::chrono::milliseconds timeout) {
 void Subscriber::reconnect() {
   impl_->connect();
   impl_->counters_->reconnects.fetch_add(1, std::memory_order_relaxed);
+}
+
+int Subscriber::pollFd() {
+  return impl_->pollFd();
 }
 
 bool Subscriber::connected() const {

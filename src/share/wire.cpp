@@ -78,6 +78,10 @@ const char* typeName(MessageType t) {
       return "Welcome";
     case MessageType::kReject:
       return "Reject";
+    case MessageType::kNotify:
+      return "Notify";
+    case MessageType::kNotifyOk:
+      return "NotifyOk";
     case MessageType::kDeviceSlots:
       return "DeviceSlots";
     case MessageType::kDeviceEvents:
@@ -161,6 +165,14 @@ std::vector<std::uint8_t> encodeDeviceEvents(const DeviceEventsInfo& m) {
   w.put32(static_cast<std::uint32_t>(kCudaIpcHandleBytes));
   for (const auto& e : m.events) w.putBytes(e.data(), e.size());
   return w.finish();
+}
+
+std::vector<std::uint8_t> encodeEmpty(MessageType type) {
+  return Writer(type).finish();
+}
+
+void decodeEmpty(std::span<const std::uint8_t> message, MessageType type) {
+  (void)payloadOf(message, type, 0, 0);
 }
 
 MessageHeader decodeHeader(std::span<const std::uint8_t> message) {

@@ -24,6 +24,10 @@ enum class MessageType : std::uint16_t {
   kHello = 1,    ///< reader -> publisher: versions spoken, memory kinds accepted
   kWelcome = 2,  ///< publisher -> reader: ring description + fds (SCM_RIGHTS)
   kReject = 3,   ///< publisher -> reader (or reader -> publisher): Errc + reason, then close
+  /// reader -> publisher, any time after the Welcome: an eventfd (SCM_RIGHTS, no payload) the
+  /// publisher adds 1 to on every publish and on close, so the reader can poll() for frames.
+  kNotify = 4,
+  kNotifyOk = 5,  ///< publisher -> reader: the Notify's eventfd is registered (no payload)
   // The CUDA device-memory transport: both follow a Welcome whose transport is a device one.
   kDeviceSlots = 16,   ///< where the slots are: the exported allocation (cudaIpcMemHandle_t blob)
   kDeviceEvents = 17,  ///< per-slot cudaIpcEventHandle_t so readers order GPU work after writes
@@ -99,6 +103,8 @@ std::vector<std::uint8_t> encodeWelcome(const Welcome& welcome);
 std::vector<std::uint8_t> encodeReject(const Reject& reject);
 std::vector<std::uint8_t> encodeDeviceSlots(const DeviceSlotsInfo& slots);
 std::vector<std::uint8_t> encodeDeviceEvents(const DeviceEventsInfo& events);
+/// A message with no payload (Notify, NotifyOk).
+std::vector<std::uint8_t> encodeEmpty(MessageType type);
 
 /// Parses and checks the header: throws Error(kProtocol) on a short message, wrong magic, or a
 /// payload length that disagrees with the message size. Does not judge the version.
@@ -109,5 +115,7 @@ Welcome decodeWelcome(std::span<const std::uint8_t> message);
 Reject decodeReject(std::span<const std::uint8_t> message);
 DeviceSlotsInfo decodeDeviceSlots(std::span<const std::uint8_t> message);
 DeviceEventsInfo decodeDeviceEvents(std::span<const std::uint8_t> message);
+/// Checks a message with no payload of type `type`.
+void decodeEmpty(std::span<const std::uint8_t> message, MessageType type);
 
 }  // namespace zerohop::share_detail

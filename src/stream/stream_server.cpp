@@ -20,6 +20,7 @@
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 namespace {
@@ -29,19 +30,23 @@ std::string hostPort(const std::string& host, std::uint16_t port) {
 }
 
 [[noreturn]] void throwBindError(const std::string& host, std::uint16_t port, int err) {
+  // In the library's terms (the listen host and port of StreamConfig / zh_stream_options): the
+  // CLI adds its own flag for setting::kListen.
   const std::string where = hostPort(host, port);
   const std::string other = hostPort(host, static_cast<std::uint16_t>(port == 65535 ? 8081 : port + 1));
   if (err == EADDRINUSE) {
-    throw Error(Errc::kUnavailable,
-                where + " is already in use (another zerohop serve?); pick another with --listen " + other);
+    throw SettingError(Errc::kUnavailable, setting::kListen,
+                       where + " is already in use (another zerohop server?); listen on another port, e.g. " +
+                           other);
   }
   if (err == EACCES) {
-    throw Error(Errc::kUnavailable, "bind(" + where + ") failed: " + std::strerror(err) +
-                                        "; ports below 1024 need privileges, pick another with --listen " +
-                                        other);
+    throw SettingError(Errc::kUnavailable, setting::kListen,
+                       "bind(" + where + ") failed: " + std::strerror(err) +
+                           "; ports below 1024 need privileges, listen on another port, e.g. " + other);
   }
-  throw Error(Errc::kUnavailable, "bind(" + where + ") failed: " + std::strerror(err) +
-                                      "; use an address of this machine, e.g. --listen 127.0.0.1:8080");
+  throw SettingError(Errc::kUnavailable, setting::kListen,
+                     "bind(" + where + ") failed: " + std::strerror(err) +
+                         "; listen on an address of this machine, e.g. 127.0.0.1:8080");
 }
 
 void checkElements() {

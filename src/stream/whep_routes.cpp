@@ -338,7 +338,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
         log::warn("stream: viewer ", id.substr(0, 8), " offered H.264 up to level ", stream::levelName(choice.offeredLevel),
                   " (", choice.profileLevelId, "); the stream is level ", stream::levelName(choice.streamLevel), " (",
                   f.width, "x", f.height, "); serving it anyway (Chromium decodes higher levels; Safari and Firefox with "
-                  "OpenH264 may not: lower --width/--height/--fps until the stream fits level ",
+                  "OpenH264 may not: capture a smaller size or a lower frame rate until the stream fits level ",
                   stream::levelName(choice.offeredLevel), ")");
       }
     }

@@ -1,5 +1,10 @@
 // The C API's zh_stream: frames written through its input handle (zh_publisher_acquire/commit, the
 // calls a share's publisher takes) reach the stream's encoder in this process.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,6 +26,36 @@ nlohmann::json statsOf(zh_stream* stream) {
   std::size_t needed = 0;
   if (zh_stream_stats_json(stream, buf.data(), buf.size(), &needed) != ZH_OK) return {};
   return nlohmann::json::parse(buf.data());
+}
+
+TEST(CApiStream, APortInUseIsReportedInTheLibrarysTermsWithoutCliFlags) {
+  // A port taken by a socket of ours (bound to port 0: the kernel picks a free one).
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
+  o.format = ZH_FORMAT_I420;
+  o.width = 320;
+  o.height = 240;
+  o.fps = 30;
+  o.port = ntohs(a.sin_port);
+  o.encoder = "x264";
+  zh_stream* stream = nullptr;
+  const zh_status created = zh_stream_create(&o, &stream);
+  const std::string message = zh_last_error();
+  ::close(fd);
+  if (created == ZH_ERR_UNSUPPORTED) GTEST_SKIP() << "built without the stream part: " << message;
+  ASSERT_EQ(created, ZH_ERR_UNAVAILABLE) << message;
+  EXPECT_EQ(stream, nullptr);
+  EXPECT_NE(message.find("already in use"), std::string::npos) << message;
+  EXPECT_NE(message.find("another port"), std::string::npos) << "the fix, in zh_stream_options' terms: " << message;
+  EXPECT_EQ(message.find("--"), std::string::npos) << "a library caller is told a CLI flag: " << message;
 }
 
 TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {

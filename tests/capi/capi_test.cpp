@@ -70,13 +70,14 @@ class CApi : public ::testing::Test {
   }
 
   // A publisher in a child process: after `delay`, creates the share (I420 64x48), says so on the
-  // returned pipe (one byte) and publishes a frame every 5 ms until it is killed. The child uses the
+  // returned pipe (one byte) and publishes a frame every `period` until it is killed. The child uses the
   // C API only and never returns into the test.
   struct ChildPublisher {
     pid_t pid = -1;
     int ready = -1;  // read end: one byte once the share is up
   };
-  ChildPublisher forkPublisher(std::chrono::milliseconds delay = std::chrono::milliseconds(0)) const {
+  ChildPublisher forkPublisher(std::chrono::milliseconds delay = std::chrono::milliseconds(0),
+                               std::chrono::milliseconds period = std::chrono::milliseconds(5)) const {
     int fds[2];
     if (::pipe(fds) != 0) return {};
     const zh_publisher_options po = hostImages();
@@ -97,7 +98,7 @@ class CApi : public ::testing::Test {
         zh_frame_meta meta = ZH_FRAME_META_INIT;
         meta.sequence = seq;
         if (zh_publisher_commit(pub, slot, &meta, nullptr) != ZH_OK) ::_exit(5);
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the publisher's frame rate
+        std::this_thread::sleep_for(period);  // the publisher's frame rate
       }
     }
     ::close(fds[1]);
@@ -452,6 +453,55 @@ TEST_F(CApi, TimeoutsAndAGonePublisherAreStatuses) {
   EXPECT_EQ(zh_reader_next(reader, 2000, &none), ZH_ERR_UNAVAILABLE);
   EXPECT_NE(std::string(zh_last_error()).find("went away"), std::string::npos) << zh_last_error();
   EXPECT_EQ(zh_reader_close(reader), ZH_OK);
+}
+
+TEST_F(CApi, APolledReaderGetsEveryFrameAt30FpsAndSeesThePublisherDie) {
+  ChildPublisher child = forkPublisher(std::chrono::milliseconds(0), std::chrono::milliseconds(33));
+  ASSERT_TRUE(waitReady(child));
+  zh_reader* reader = nullptr;
+  const auto ro = readerOptions();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  int fd = -1;
+  ASSERT_EQ(zh_reader_get_fd(reader, &fd), ZH_OK) << zh_last_error();
+  ASSERT_GE(fd, 0);
+  int again = -1;
+  EXPECT_EQ(zh_reader_get_fd(reader, &again), ZH_OK);
+  EXPECT_EQ(again, fd);
+  // 20 consecutive frames (about 0.7 s), each read only when poll() says so: no thread blocks in next.
+  std::uint64_t last = 0;
+  int got = 0;
+  while (got < 20) {
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "no wake-up within 5 s after " << got << " frames";
+    zh_frame* frame = nullptr;
+    zh_status st;
+    while ((st = zh_reader_next(reader, 0, &frame)) == ZH_OK) {
+      zh_frame_info info = ZH_FRAME_INFO_INIT;
+      ASSERT_EQ(zh_frame_get_info(frame, &info), ZH_OK);
+      if (last != 0) {
+        EXPECT_EQ(info.sequence, last + 1) << "a frame skipped or repeated";
+      }
+      last = info.sequence;
+      ++got;
+      EXPECT_EQ(zh_frame_release(frame), ZH_OK);
+    }
+    ASSERT_EQ(st, ZH_ERR_TIMEOUT) << zh_last_error();
+  }
+  zh_reader_stats stats = ZH_READER_STATS_INIT;
+  ASSERT_EQ(zh_reader_get_stats(reader, &stats), ZH_OK);
+  EXPECT_EQ(stats.missed, 0u);
+
+  killChild(child);
+  // The dead publisher wakes the poller, and the read says what happened instead of hanging.
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "the descriptor did not turn readable when the publisher died";
+  zh_frame* none = nullptr;
+  EXPECT_EQ(zh_reader_next(reader, 0, &none), ZH_ERR_UNAVAILABLE);
+  EXPECT_NE(std::string(zh_last_error()).find("went away"), std::string::npos) << zh_last_error();
+  EXPECT_EQ(zh_reader_close(reader), ZH_OK);
+  int closed = 0;
+  EXPECT_EQ(zh_reader_get_fd(reader, &closed), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(closed, -1);
 }
 
 TEST_F(CApi, NullAndForeignHandlesAreErrorsNotCrashes) {

@@ -104,7 +104,7 @@ TEST(EncoderConfig, NvencWhereItIsMissingNamesTheFix) {
   c.encoder = "nvenc";
   c.inputFormat = PixelFormat::kNV12;
   c.inputMemory = MemoryKind::kDevice;
-  expectConfigError(c, nvenc.status == "not built" ? Errc::kUnsupported : Errc::kUnavailable, "use --encoder x264");
+  expectConfigError(c, nvenc.status == "not built" ? Errc::kUnsupported : Errc::kUnavailable, "use the x264 encoder");
 }
 
 TEST(H264Level, LowestLevelThatHoldsTheStreamNeverBelow31) {

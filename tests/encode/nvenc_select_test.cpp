@@ -59,7 +59,7 @@ TEST(EncoderSelection, NvencWithoutAnEncoderFailsFastNamingTheCause) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 5.0);
     EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
-    EXPECT_EQ(std::string(e.what()), "NVENC: " + nvenc.reason + "; use --encoder x264");
+    EXPECT_EQ(std::string(e.what()), "NVENC: " + nvenc.reason + "; use the x264 encoder");
     if (nvenc.status == "dlopen") {  // this Debian box: no NVIDIA driver at all
       EXPECT_TRUE(contains(e.what(), "libnvidia-encode.so.1 not found")) << e.what();
     }

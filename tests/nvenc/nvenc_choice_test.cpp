@@ -47,7 +47,7 @@ TEST(GpuEncoderChoice, NvencWhereItCannotRunIsAnErrorNamingTheCause) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kUnavailable);
-    EXPECT_EQ(std::string(e.what()), "NVENC: " + why + "; use --encoder x264");
+    EXPECT_EQ(std::string(e.what()), "NVENC: " + why + "; use the x264 encoder");
   }
 }
 

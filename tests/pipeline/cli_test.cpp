@@ -124,6 +124,7 @@ TEST(Cli, PortInUseIsReportedWithTheFix) {
   close(fd);
   EXPECT_EQ(r.exitCode, 3) << r.err;
   EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--listen"), std::string::npos) << "the CLI names its flag for the setting: " << r.err;
   // The error is one line, and the last one (start-up info such as the encoder choice may precede it).
   const auto lastLine = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
   EXPECT_EQ(lastLine.rfind("zerohop: error: ", 0), 0u) << r.err;
@@ -144,8 +145,9 @@ TEST(Cli, GpuAndNvencRequestsThatCannotBeMetFailNamingTheCause) {
   const auto t0 = std::chrono::steady_clock::now();
   auto nvenc = run({kCli, "serve", "--source", "test:640x360@30", "--encoder", "nvenc", "--listen", listen});
   EXPECT_EQ(nvenc.exitCode, 3) << nvenc.err;
-  EXPECT_NE(nvenc.err.find("--encoder nvenc: NVENC unavailable: "), std::string::npos) << nvenc.err;
-  EXPECT_NE(nvenc.err.find("use --encoder x264"), std::string::npos) << nvenc.err;
+  EXPECT_NE(nvenc.err.find("encoder nvenc: NVENC unavailable: "), std::string::npos) << nvenc.err;
+  EXPECT_NE(nvenc.err.find("use the x264 encoder"), std::string::npos) << nvenc.err;
+  EXPECT_NE(nvenc.err.find("(option --encoder)"), std::string::npos) << "the CLI names its flag: " << nvenc.err;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s) << "must fail within seconds";
 
   auto device = run({kCli, "serve", "--source", "test:640x360@30", "--gpu", "0", "--listen", listen});

@@ -12,6 +12,7 @@ from its sequence number (tests/share/share_test_support.hpp), so each frame is 
 Exits 77 (ctest: skipped) when numpy is missing.
 """
 import argparse
+import asyncio
 import gc
 import os
 import select
@@ -549,6 +550,48 @@ class FailureTest(ShareTest):
         g = self.next_frame(sub)
         self.assertTrue(np.array_equal(np.from_dlpack(g), expected_planes(g)[0]))
         self.assertEqual(sub.stats["reconnects"], 1)
+        sub.close()
+
+
+class PollTest(ShareTest):
+    def test_asyncio_reader_gets_every_frame_at_30_fps_and_select_sees_the_publisher_die(self):
+        frames = 30
+        pub = Process([PEERS.share_peer, "publish-paced", self.name, self.dir, "4", "30", str(frames)])
+        self.procs.append(pub)
+        sub = self.subscribe()
+        seqs = []
+
+        async def read_all():
+            loop = asyncio.get_running_loop()
+            done = loop.create_future()
+
+            def readable():  # no thread waits in next(): the event loop says when to read
+                while (f := sub.next(timeout=0)) is not None:
+                    self.assertTrue(np.array_equal(np.from_dlpack(f), expected_planes(f)[0]))
+                    seqs.append(f.seq)
+                    f.release()
+                if len(seqs) >= frames and not done.done():
+                    done.set_result(None)
+
+            loop.add_reader(sub.fileno(), readable)
+            try:
+                await asyncio.wait_for(done, timeout=frames / 30 + 10.0)  # a hang guard
+            finally:
+                loop.remove_reader(sub.fileno())
+
+        asyncio.run(read_all())
+        # From the newest frame when it subscribed (the first, unless the machine was slow) to the last.
+        self.assertLessEqual(seqs[0], 2)
+        self.assertEqual(seqs, list(range(seqs[0], frames + 1)), "every frame, in order, none twice")
+        self.assertEqual(sub.stats["missed"], 0)
+        self.assertEqual(sub.fileno(), sub.fileno())
+
+        pub.close()  # SIGKILL
+        readable, _, _ = select.select([sub], [], [], NEXT_TIMEOUT)
+        self.assertEqual(readable, [sub], "select() did not wake when the publisher died")
+        with self.assertRaises(zerohop.UnavailableError) as cm:
+            sub.next(timeout=0)
+        self.assertIn("went away", str(cm.exception))
         sub.close()
 
 

@@ -2,6 +2,7 @@
 // plays the other side. Every test uses its own directory and name.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -463,6 +464,96 @@ TEST_F(ShareIpc, PublisherKilledThenRestartedReadersFailClearlyAndReattach) {
   ASSERT_TRUE(f);
   EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
   EXPECT_TRUE(f->valid());
+}
+
+/// poll()s `fd` for POLLIN up to `limit`: true when it became readable.
+bool pollReadable(int fd, std::chrono::milliseconds limit) {
+  pollfd p{fd, POLLIN, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, static_cast<int>(limit.count()));
+  } while (rc < 0 && errno == EINTR);
+  return rc == 1 && (p.revents & POLLIN) != 0;
+}
+
+TEST_F(ShareIpc, APolledReaderGetsEveryFrameOfA30FpsPublisherAndSeesItDie) {
+  constexpr int kFrames = 30;
+  Child pubChild(peer({"publish-paced", name_, dir_, "4", "30", std::to_string(kFrames)}));
+  ASSERT_EQ(pubChild.readLine(), "ready");
+  Subscriber sub(name_, subscribeOptions());
+  const int fd = sub.pollFd();
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(sub.pollFd(), fd) << "the same descriptor on every call";
+  std::uint64_t last = 0;
+  while (last < kFrames) {
+    // No thread blocks in next(): the descriptor says when to read. 5 s >> the 33 ms frame period.
+    ASSERT_TRUE(pollReadable(fd, 5s)) << "no wake-up after frame " << last;
+    while (auto f = sub.next(0ms)) {
+      // From the newest frame when it subscribed (the first, unless the machine was slow) on, each one.
+      if (last == 0) {
+        EXPECT_LE(f->frame().sequence, 2u);
+      } else {
+        EXPECT_EQ(f->frame().sequence, last + 1) << "a frame skipped or repeated";
+      }
+      EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+      last = f->frame().sequence;
+    }
+  }
+  EXPECT_EQ(sub.stats().missed, 0u);
+  ASSERT_EQ(pubChild.readLine(), "done");
+
+  pubChild.kill();
+  // A dead publisher makes the descriptor readable, and the read says why: nobody hangs.
+  ASSERT_TRUE(pollReadable(fd, 5s)) << "the descriptor did not turn readable when the publisher died";
+  try {
+    (void)sub.next(0ms);
+    ADD_FAILURE() << "next() after the publisher died did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+  }
+  EXPECT_TRUE(pollReadable(fd, 0ms)) << "readable for as long as the publisher is gone";
+
+  // A restarted publisher: reconnect() keeps the descriptor, which wakes for the new session's frames.
+  Child restarted(peer({"publish", name_, dir_, "4"}));
+  ASSERT_EQ(restarted.readLine(), "ready");
+  sub.reconnect();
+  EXPECT_EQ(sub.pollFd(), fd);
+  std::optional<SharedFrame> f;
+  for (int i = 0; i < 100 && !f; ++i) {
+    ASSERT_TRUE(pollReadable(fd, 5s));
+    f = sub.next(0ms);
+  }
+  ASSERT_TRUE(f) << "readable a hundred times without a frame";
+  EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+}
+
+TEST_F(ShareIpc, APublisherRefusesANotifyWithoutAnEventfd) {
+  Publisher pub(name_, SlotLayout::images(layout_, 2), shareOptions());
+  Subscriber sub(name_, subscribeOptions());  // a registered reader, so the publisher reads its messages
+  ASSERT_TRUE(waitForReaders(pub, 1, 10s));
+  // A raw client after the handshake sends a Notify with a pipe: a write to a pipe could block the publisher.
+  auto sock = share_detail::connectSeqpacket(socketPath());
+  share_detail::Hello hello;
+  hello.pid = ::getpid();
+  share_detail::sendMessage(sock.get(), share_detail::encodeHello(hello));
+  auto welcome = share_detail::receiveMessage(sock.get(), 10s);
+  ASSERT_TRUE(welcome);
+  ASSERT_EQ(share_detail::decodeHeader(welcome->bytes).type, share_detail::MessageType::kWelcome);
+  int pipeFds[2];
+  ASSERT_EQ(::pipe2(pipeFds, O_CLOEXEC), 0);
+  const int notifyFds[1] = {pipeFds[1]};
+  share_detail::sendMessage(sock.get(), share_detail::encodeEmpty(share_detail::MessageType::kNotify), notifyFds);
+  auto answer = share_detail::receiveMessage(sock.get(), 10s);
+  ::close(pipeFds[0]);
+  ::close(pipeFds[1]);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(share_detail::decodeHeader(answer->bytes).type, share_detail::MessageType::kReject);
+  EXPECT_NE(share_detail::decodeReject(answer->bytes).reason.find("eventfd"), std::string::npos);
+  // The publisher carries on: the polite reader still gets frames.
+  publishSeq(pub, 1);
+  auto f = sub.next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->frame().sequence, 1u);
 }
 
 TEST_F(ShareIpc, SecondPublisherForALiveNameIsRefused) {

@@ -1,5 +1,7 @@
 // Helper process for the share ipc tests: a publisher or a reader in a process of its own.
 //   [--as-uid U] publish NAME DIR SLOTS      prints "ready", publishes pattern frames until killed
+//   publish-paced NAME DIR SLOTS FPS COUNT   prints "ready", waits (10 s at most) for a reader, publishes
+//                                            COUNT pattern frames at FPS, prints "done", waits to be killed
 //   [--as-uid U] read NAME DIR COUNT [MAXINV] verifies COUNT frames (content + rising sequence);
 //                                            gives up after MAXINV (default COUNT) overwritten ones
 //   read-encoded NAME DIR COUNT              the same for encoded units
@@ -58,6 +60,31 @@ int publish(const std::string& name, const std::string& dir, std::uint32_t slots
     pub.publish(f);
     std::this_thread::sleep_for(1ms);
   }
+}
+
+int publishPaced(const std::string& name, const std::string& dir, std::uint32_t slots, int fps, int count) {
+  const ImageLayout layout = testLayout();
+  ShareOptions o;
+  o.directory = dir;
+  Publisher pub(name, SlotLayout::images(layout, slots), o);
+  std::vector<std::uint8_t> storage(layout.totalBytes);
+  Frame f;
+  bindLayout(f, layout, storage.data(), MemoryKind::kHost);
+  say("ready");
+  const auto waitUntil = std::chrono::steady_clock::now() + 10s;
+  while (pub.stats().readersConnected == 0 && std::chrono::steady_clock::now() < waitUntil)
+    std::this_thread::sleep_for(1ms);
+  const auto period = std::chrono::nanoseconds(1'000'000'000 / fps);
+  auto due = std::chrono::steady_clock::now();
+  for (int seq = 1; seq <= count; ++seq) {
+    std::this_thread::sleep_until(due);
+    f.sequence = static_cast<std::uint64_t>(seq);
+    fillPattern(f, layout);
+    pub.publish(f);
+    due += period;
+  }
+  say("done");
+  for (;;) std::this_thread::sleep_for(1s);
 }
 
 int publishDeviceVmm(const std::string& name, const std::string& dir, std::uint32_t slots) {
@@ -213,6 +240,9 @@ int main(int argc, char** argv) {
   try {
     if (args.size() == 4 && args[0] == "publish")
       return publish(args[1], args[2], static_cast<std::uint32_t>(std::stoul(args[3])));
+    if (args.size() == 6 && args[0] == "publish-paced")
+      return publishPaced(args[1], args[2], static_cast<std::uint32_t>(std::stoul(args[3])), std::stoi(args[4]),
+                          std::stoi(args[5]));
     if ((args.size() == 4 || args.size() == 5) && args[0] == "read") {
       const int count = std::stoi(args[3]);
       return read(args[1], args[2], count, false, args.size() == 5 ? std::stol(args[4]) : count);

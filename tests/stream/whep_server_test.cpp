@@ -16,6 +16,7 @@
 #include "test_sdp.hpp"
 #include "test_server.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -415,7 +416,13 @@ TEST(WhepServer, PortInUseThrowsUnavailableWithTheFix) {
     EXPECT_NE(what.find("127.0.0.1:" + std::to_string(first.port()) + " is already in use"),
               std::string::npos)
         << what;
-    EXPECT_NE(what.find("--listen"), std::string::npos) << what;
+    // The library's own terms: what to change (the port), never a CLI flag; the CLI adds its flag
+    // for the setting the error names.
+    EXPECT_NE(what.find("another port"), std::string::npos) << what;
+    EXPECT_EQ(what.find("--"), std::string::npos) << "a library message names a CLI flag: " << what;
+    const auto* about = dynamic_cast<const SettingError*>(&e);
+    ASSERT_NE(about, nullptr) << "a port in use is about the listen setting";
+    EXPECT_EQ(about->setting(), setting::kListen);
   }
 }
 
