@@ -132,6 +132,9 @@ struct ViewerStats {
   /// The target of the encode it receives (its codec's: the weakest viewer of that codec); -1: none
   /// (congestion control off, or no maximum set).
   double encodeTargetKbps = -1;
+  /// Packets from this viewer dropped unread, before SRTP decryption: any RTP (serve only sends) and
+  /// RTCP from sender SSRCs past its first four (a junk flood with fresh SSRCs; docs/reliability.md).
+  std::uint64_t inboundDropped = 0;
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME

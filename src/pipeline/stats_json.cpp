@@ -41,7 +41,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"received_kbps", orNull(v.receivedKbps)},
                               {"playout_delay_ms", v.playoutDelayMinMs < 0 ? nlohmann::json(nullptr)
                                                                            : nlohmann::json({v.playoutDelayMinMs, v.playoutDelayMaxMs})},
-                              {"encode_target_kbps", orNull(v.encodeTargetKbps)}});
+                              {"encode_target_kbps", orNull(v.encodeTargetKbps)},
+                              {"inbound_dropped", v.inboundDropped}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
@@ -100,7 +101,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "the profile-level-id it offered (and we answered), h264_level_sent: the stream's level (its SPS) when it "
                                "joined, level_covered: false when we send above its offered level (null: not known); "
                                "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
-                               "lost packets come back one long round trip later; null: not sent)"},
+                               "lost packets come back one long round trip later; null: not sent); inbound_dropped: packets from the viewer "
+                               "dropped before SRTP decryption (any RTP, RTCP from sender SSRCs past its first four)"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
                    "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "

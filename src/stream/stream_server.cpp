@@ -329,6 +329,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
       t.twccLossPercent = feedback->lossPercent;
     }
     fillCongestion(s->id(), t);
+    t.inboundDropped = s->inboundDropped();
     out.push_back(std::move(t));
   }
   return out;

@@ -13,6 +13,7 @@
 #include "stream/rtp_header_extensions.hpp"
 #include "stream/sdp_repair_ssrc.hpp"
 #include "stream/sdp_sections.hpp"
+#include "stream/ssrc_gate_probe.hpp"
 #include "stream/webrtc_warmup.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -392,6 +393,7 @@ std::string ViewerSession::describeLocally(const char* create, Deadline deadline
   const SessionDescriptionPtr desc = descriptionFromText(made->type, repair.kept);
   if (!desc) throw Error(Errc::kInternal, "gst_sdp_message_new_from_text failed on webrtcbin's own description");
   callWebrtc("set-local-description", desc.get(), deadline, timeout);
+  gateInbound();  // the transports exist now; the peer cannot send before it has this description
 
   {
     std::unique_lock lock(waitMutex_);
@@ -454,6 +456,13 @@ std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
 
 void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milliseconds timeout) {
   setRemote(GST_WEBRTC_SDP_TYPE_ANSWER, answerSdp, std::chrono::steady_clock::now() + timeout, timeout);
+}
+
+void ViewerSession::gateInbound() {
+  if (attachSsrcGate(webrtc_, inboundGate_) == 0) {
+    log::warn("stream: viewer ", id_.substr(0, 8), ": no nicesrc found in webrtcbin to filter what the peer sends; "
+              "junk with fresh SSRCs reaches the SRTP decoder unbounded (a GStreamer other than 1.22?)");
+  }
 }
 
 void ViewerSession::push(const EncodedUnitPtr& unit) {

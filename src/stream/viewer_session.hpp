@@ -21,7 +21,8 @@
 // new units are dropped until the next keyframe, and a keyframe is requested.
 // The viewer's keyframe requests (RTCP PLI/FIR) force at most one keyframe a second on the shared encode
 // (keyframe_request_limit.hpp); its offer's sections other than the chosen video are answered rejected
-// and never reach webrtcbin (sdp_sections.hpp).
+// and never reach webrtcbin (sdp_sections.hpp). What it sends reaches the SRTP decoder only as RTCP from
+// its first few sender SSRCs; the rest is dropped and counted (ssrc_gate.hpp).
 // Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
 // run on one of this session's own GStreamer threads.
 
@@ -43,6 +44,7 @@
 #include "stream/keyframe_request_limit.hpp"
 #include "stream/retransmission_budget.hpp"
 #include "stream/rtcp_report_blocks.hpp"
+#include "stream/ssrc_gate.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_extension_payloads.hpp"
@@ -170,6 +172,11 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// The playout delay written from the next packet on (AdaptivePlayoutDelay); false when the viewer's
   /// offer had no playout-delay extension, so nothing is sent. Thread-safe.
   bool setPlayoutDelay(PlayoutDelay delay);
+  /// Packets from the viewer dropped before SRTP decryption so far: any RTP (we only send), RTCP from a
+  /// sender SSRC past the first SsrcGate::kMaxRtcpSenders (ssrc_gate.hpp).
+  std::uint64_t inboundDropped() const { return inboundGate_->dropped(); }
+  /// The RTCP sender SSRCs the gate lets through (at most SsrcGate::kMaxRtcpSenders).
+  std::vector<std::uint32_t> inboundRtcpSenders() const { return inboundGate_->rtcpSenders(); }
   /// The SSRCs the viewer's RTCP reports came from so far (a browser uses one or two): only the
   /// timeout of one of these ends the session.
   std::vector<std::uint32_t> viewerSsrcs() const;
@@ -209,6 +216,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static GstPadProbeReturn onRetransmissionRequest(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
 
+  /// Puts inboundGate_ in front of each transport's SRTP decoder (ssrc_gate_probe.hpp).
+  void gateInbound();
   void end(const std::string& reason);
   void noteDisconnected(bool disconnected);
   void requestKeyframe();
@@ -252,6 +261,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   KeyframeRequestLimit keyframeLimit_;  // the viewer's PLI/FIR (onUpstreamEvent, RTCP thread; push())
   std::atomic<bool> keyframeDeferred_{false};  // a PLI/FIR held back by keyframeLimit_, not yet served
 
+  // What the peer may send into the RTP stack (ssrc_gate.hpp); the nicesrc probes share it.
+  const std::shared_ptr<SsrcGate> inboundGate_ = std::make_shared<SsrcGate>();
   GstPtr<GstRTPHeaderExtension> playoutDelayExt_;  // the payloader's, when negotiated (setPlayoutDelay)
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)
   std::atomic<bool> connected_{false};
