@@ -10,8 +10,8 @@ std::uint32_t read32(const std::uint8_t* p) {
          (static_cast<std::uint32_t>(p[2]) << 8) | p[3];
 }
 
-constexpr std::size_t kRtpHeader = 12;   // RFC 3550 §5.1, before CSRCs and extensions
-constexpr std::size_t kRtcpHeader = 8;   // RFC 3550 §6.4: V/P/count, type, length, sender SSRC
+constexpr std::size_t kRtpHeader = 12;  // RFC 3550 §5.1, before CSRCs and extensions
+constexpr std::size_t kRtcpHeader = 8;  // RFC 3550 §6.4: V/P/count, type, length, sender SSRC
 
 }  // namespace
 

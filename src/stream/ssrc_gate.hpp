@@ -55,7 +55,7 @@ class SsrcGate {
  private:
   mutable std::mutex mutex_;
   std::array<std::uint32_t, kMaxRtcpSenders> senders_{};  // under mutex_
-  std::size_t senderCount_ = 0;                            // under mutex_
+  std::size_t senderCount_ = 0;                           // under mutex_
   std::atomic<std::uint64_t> dropped_{0};
 };
 

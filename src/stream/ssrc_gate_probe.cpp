@@ -36,7 +36,9 @@ GstPadProbeReturn onDatagrams(GstPad*, GstPadProbeInfo* info, gpointer data) {
   return GST_PAD_PROBE_OK;
 }
 
-void deleteRef(gpointer data) { delete static_cast<GateRef*>(data); }
+void deleteRef(gpointer data) {
+  delete static_cast<GateRef*>(data);
+}
 
 bool isNiceSrc(GstElement* e) {
   GstElementFactory* f = gst_element_get_factory(e);
@@ -57,9 +59,10 @@ std::size_t attachSsrcGate(GstElement* webrtcbin, const std::shared_ptr<SsrcGate
         if (isNiceSrc(e)) {
           if (GstPad* pad = gst_element_get_static_pad(e, "src")) {
             if (!g_object_get_qdata(G_OBJECT(pad), gatedQuark())) {
-              gst_pad_add_probe(pad,
-                                static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
-                                onDatagrams, new GateRef(gate), deleteRef);
+              gst_pad_add_probe(
+                  pad,
+                  static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+                  onDatagrams, new GateRef(gate), deleteRef);
               g_object_set_qdata(G_OBJECT(pad), gatedQuark(), GINT_TO_POINTER(1));
             }
             ++gated;
