@@ -78,6 +78,17 @@ std::uint64_t inboundDropped(const StreamServer& server) {
   return viewers.empty() ? 0 : viewers[0].inboundDropped;
 }
 
+// Without a sanitizer the gate counts every packet (30,000 of 30,000) and the viewer keeps 28-30 fps. An
+// instrumented build on 2 busy cores reads the socket slower (the kernel drops what overflows it) and
+// plays slower; the bounds there still tell a working gate (0 dropped without it) and a playing viewer.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr std::uint64_t kShareCounted = 4;  // at least a quarter of the junk counted
+constexpr int kMinFps = 5;
+#else
+constexpr std::uint64_t kShareCounted = 2;
+constexpr int kMinFps = 10;
+#endif
+
 TEST_F(LoopbackReceive, JunkWithFreshSsrcsIsDroppedUnreadAndCountedWhileTheViewerPlaysOn) {
   const auto warm = test::Clock::now() + 15s;
   publisher_->publishWhile([&] { return viewer_->receivedUnits < 10 && test::Clock::now() < warm; });
@@ -131,9 +142,11 @@ TEST_F(LoopbackReceive, JunkWithFreshSsrcsIsDroppedUnreadAndCountedWhileTheViewe
       rssBefore, rssAfter, rssAfter - rssBefore, rssLeft);
 
   EXPECT_GE(sent, 5000L * length.count() / 1000 * 9 / 10) << "the viewer's transport refused the junk";
-  EXPECT_GE(dropped, static_cast<std::uint64_t>(sent) / 2) << "most junk never reached serve's gate";
+  EXPECT_GE(dropped, static_cast<std::uint64_t>(sent) / kShareCounted)
+      << "too little of the junk was counted at serve's gate";
   EXPECT_LE(dropped, static_cast<std::uint64_t>(sent)) << "the gate dropped more than the junk: honest RTCP";
-  EXPECT_GE(frames, static_cast<int>(seconds * 10)) << "the viewer fell under 10 fps during the flood";
+  EXPECT_GE(frames, static_cast<int>(seconds * kMinFps))
+      << "the viewer fell under " << kMinFps << " fps during the flood";
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   std::printf("RSS bound not checked under a sanitizer\n");
 #else
