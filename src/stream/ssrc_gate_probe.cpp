@@ -1,11 +1,46 @@
 #include "stream/ssrc_gate_probe.hpp"
 
+#include <atomic>
 #include <cstring>
+#include <utility>
 
 namespace zerohop::stream {
 namespace {
 
-using GateRef = std::shared_ptr<SsrcGate>;  // one per probe, deleted with it
+// One per probe, deleted with it (by whichever thread drops the pad). Made on the negotiating thread and
+// used on the transport's streaming thread: GStreamer's locks order that, but on futexes ThreadSanitizer
+// cannot see (glib_handoff.hpp), so the same order is stated with an atomic: a release when made, an
+// acquire as each probe call starts and a release as it ends, an acquire before it is freed.
+class GateRef {
+ public:
+  explicit GateRef(std::shared_ptr<SsrcGate> gate) : gate_(std::move(gate)) {
+    calls_.store(0, std::memory_order_release);
+  }
+  ~GateRef() { (void)calls_.load(std::memory_order_acquire); }
+  GateRef(const GateRef&) = delete;
+  GateRef& operator=(const GateRef&) = delete;
+
+  /// One probe call's use of the gate, from construction to destruction.
+  class Call {
+   public:
+    explicit Call(GateRef& ref) : ref_(ref) {
+      // A load, not the read-modify-write below: ThreadSanitizer checks an RMW's access before its
+      // acquire, and would find the atomic's own construction unordered.
+      (void)ref_.calls_.load(std::memory_order_acquire);
+    }
+    ~Call() { ref_.calls_.fetch_add(1, std::memory_order_release); }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+    SsrcGate& gate() { return *ref_.gate_; }
+
+   private:
+    GateRef& ref_;
+  };
+
+ private:
+  const std::shared_ptr<SsrcGate> gate_;
+  std::atomic<std::uint64_t> calls_;
+};
 
 GQuark gatedQuark() {
   static const GQuark q = g_quark_from_static_string("zerohop-ssrc-gate");
@@ -21,7 +56,8 @@ bool admitBuffer(SsrcGate& gate, GstBuffer* buffer) {
 }
 
 GstPadProbeReturn onDatagrams(GstPad*, GstPadProbeInfo* info, gpointer data) {
-  SsrcGate& gate = **static_cast<GateRef*>(data);
+  GateRef::Call call(*static_cast<GateRef*>(data));
+  SsrcGate& gate = call.gate();
   if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER) {
     return admitBuffer(gate, GST_PAD_PROBE_INFO_BUFFER(info)) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
   }
