@@ -136,6 +136,9 @@ struct ViewerStats {
   /// (0 = full size) and how often it moved between rungs; -1 / 0: VP8, or before its first unit.
   int rung = -1;
   std::uint64_t rungSwitches = 0;
+  /// Packets from this viewer dropped unread, before SRTP decryption: any RTP (serve only sends) and
+  /// RTCP from sender SSRCs past its first four (a junk flood with fresh SSRCs; docs/reliability.md).
+  std::uint64_t inboundDropped = 0;
 };
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME

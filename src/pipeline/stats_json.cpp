@@ -43,7 +43,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                                                            : nlohmann::json({v.playoutDelayMinMs, v.playoutDelayMaxMs})},
                               {"encode_target_kbps", orNull(v.encodeTargetKbps)},
                               {"rung", v.rung < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.rung)},
-                              {"rung_switches", v.rungSwitches}});
+                              {"rung_switches", v.rungSwitches},
+                              {"inbound_dropped", v.inboundDropped}});
   }
   nlohmann::json renditions = nlohmann::json::array();
   for (std::size_t i = 0; i < s.renditions.size(); ++i) {
@@ -119,7 +120,9 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "joined, level_covered: false when we send above its offered level (null: not known); "
                                "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
                                "lost packets come back one long round trip later; null: not sent); rung: the rendition it "
-                               "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs"},
+                               "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs; "
+                               "inbound_dropped: packets from the viewer dropped before SRTP decryption (any RTP, RTCP "
+                               "from sender SSRCs past its first four)"},
       {"renditions_note", "the ladder (serve --renditions; empty: one encode): rung 0 is the main encode, each lower "
                           "rung the same frame scaled and encoded again, running only while a viewer is on it; "
                           "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode); with a ladder, "

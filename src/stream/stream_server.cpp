@@ -357,6 +357,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
         t.rungSwitches = route->second.switches;
       }
     }
+    t.inboundDropped = s->inboundDropped();
     out.push_back(std::move(t));
   }
   return out;

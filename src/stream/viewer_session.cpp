@@ -8,6 +8,7 @@
 #include "stream/glib_handoff.hpp"
 #include "stream/rtp_header_extensions.hpp"
 #include "stream/rtp_session_feedback.hpp"
+#include "stream/ssrc_gate_probe.hpp"
 #include "stream/viewer_keyframe_requests.hpp"
 #include "stream/webrtc_negotiation.hpp"
 #include "zerohop/clock.hpp"
@@ -134,10 +135,23 @@ ViewerSession::~ViewerSession() {
 void ViewerSession::abort() { negotiation_->abort(); }
 
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
-  return negotiation_->answer(offerSdp, choice_.mediaIndex, timeout);
+  std::string answer = negotiation_->answer(offerSdp, choice_.mediaIndex, timeout);
+  gateInbound();  // the transports exist now; the peer cannot send before it has this answer
+  return answer;
 }
 
-std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) { return negotiation_->offer(timeout); }
+std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
+  std::string offer = negotiation_->offer(timeout);
+  gateInbound();  // the transports exist now; the peer cannot send before it has this offer
+  return offer;
+}
+
+void ViewerSession::gateInbound() {
+  if (attachSsrcGate(graph_->webrtc(), inboundGate_) == 0) {
+    log::warn("stream: viewer ", id_.substr(0, 8), ": no nicesrc found in webrtcbin to filter what the peer sends; "
+              "junk with fresh SSRCs reaches the SRTP decoder unbounded (a GStreamer other than 1.22?)");
+  }
+}
 
 void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milliseconds timeout) {
   negotiation_->applyAnswer(answerSdp, timeout);

@@ -22,7 +22,8 @@
 // new units are dropped until the next keyframe, and a keyframe is requested.
 // The viewer's keyframe requests (RTCP PLI/FIR) force at most one keyframe a second on the shared encode
 // (keyframe_request_limit.hpp); its offer's sections other than the chosen video are answered rejected
-// and never reach webrtcbin (sdp_sections.hpp).
+// and never reach webrtcbin (sdp_sections.hpp). What it sends reaches the SRTP decoder only as RTCP from
+// its first few sender SSRCs; the rest is dropped and counted (ssrc_gate.hpp).
 // Thread-safety: thread-safe. Owned by StreamServer::Impl through shared_ptr; the destructor must not
 // run on one of this session's own GStreamer threads.
 
@@ -46,6 +47,7 @@
 #include "stream/rtp_appsrc_feed.hpp"
 #include "stream/rtp_extension_payloads.hpp"
 #include "stream/send_graph.hpp"
+#include "stream/ssrc_gate.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/viewer_feedback.hpp"
 #include "stream/viewer_liveness.hpp"
@@ -144,6 +146,11 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// The playout delay written from the next packet on (AdaptivePlayoutDelay); false when the viewer's
   /// offer had no playout-delay extension, so nothing is sent. Thread-safe.
   bool setPlayoutDelay(PlayoutDelay delay);
+  /// Packets from the viewer dropped before SRTP decryption so far: any RTP (we only send), RTCP from a
+  /// sender SSRC past the first SsrcGate::kMaxRtcpSenders (ssrc_gate.hpp).
+  std::uint64_t inboundDropped() const { return inboundGate_->dropped(); }
+  /// The RTCP sender SSRCs the gate lets through (at most SsrcGate::kMaxRtcpSenders).
+  std::vector<std::uint32_t> inboundRtcpSenders() const { return inboundGate_->rtcpSenders(); }
   /// The SSRCs the viewer's RTCP reports came from so far (a browser uses one or two): only the
   /// timeout of one of these ends the session.
   std::vector<std::uint32_t> viewerSsrcs() const;
@@ -174,6 +181,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static GstPadProbeReturn onRetransmissionRequest(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
 
+  /// Puts inboundGate_ in front of each transport's SRTP decoder (ssrc_gate_probe.hpp); after the local
+  /// description is set (the transports exist then) and before it is handed to the peer.
+  void gateInbound();
   void end(const std::string& reason);
   void noteDisconnected(bool disconnected);
 
@@ -210,6 +220,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   std::atomic<bool> connected_{false};
   std::atomic<bool> published_{false};
   ViewerLiveness liveness_;
+  // What the peer may send into the RTP stack (ssrc_gate.hpp); the nicesrc probes share it.
+  const std::shared_ptr<SsrcGate> inboundGate_ = std::make_shared<SsrcGate>();
   std::atomic<std::int64_t> firstPacketNs_{0};
 };
 

@@ -111,7 +111,8 @@ TEST(NvencSettings, IntraRefreshIsAnOptionOverTheKeyframeInterval) {
     FAIL() << "intra refresh without a period must be refused";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("--keyint"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set the keyframe interval"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << "a library message names no CLI flag: " << e.what();
   }
 }
 

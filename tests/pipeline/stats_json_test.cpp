@@ -170,5 +170,16 @@ TEST(StatsJson, ShowsTheVp8EncodesOwnTargetAndEachViewersEncodeTarget) {
   EXPECT_DOUBLE_EQ(doc["viewer_sessions"][1]["encode_target_kbps"].get<double>(), 650);
 }
 
+// What each viewer sent that was dropped unread (issue 33's junk flood): a count, 0 for a quiet viewer.
+TEST(StatsJson, ShowsEachViewersDroppedInboundPackets) {
+  PipelineStatus s;
+  ViewerStats quiet, flooding;
+  flooding.inboundDropped = 150000;
+  s.viewerStats = {quiet, flooding};
+  auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
+  EXPECT_EQ(doc["viewer_sessions"][0]["inbound_dropped"], 0);
+  EXPECT_EQ(doc["viewer_sessions"][1]["inbound_dropped"], 150000);
+}
+
 }  // namespace
 }  // namespace zerohop

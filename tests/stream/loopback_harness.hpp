@@ -248,6 +248,9 @@ class LoopbackViewer {
     pipeline_ = nullptr;
   }
 
+  /// Its webrtcbin (borrowed), for tests that reach into its transport.
+  GstElement* webrtcbin() const { return webrtc_; }
+
   ReceivedExtensions extensions() {
     std::lock_guard lock(probeMutex_);
     return extensions_;
