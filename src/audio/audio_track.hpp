@@ -1,6 +1,6 @@
 #pragma once
 // One sound source of a camera, encoded once for every receiver: a capture thread (AudioSource::next,
-// real time) -> AudioQueue (drop-oldest, 8 blocks = 80 ms) -> an encode thread (one OpusAudioEncoder,
+// real time) -> AudioQueue (drop-oldest, kQueueBlocks) -> an encode thread (one OpusAudioEncoder,
 // 48 kHz, 20 ms packets) -> `deliver`, each packet as an EncodedUnit (bytes: one Opus packet; ptsNs:
 // the CLOCK_MONOTONIC capture instant of its first sample, the clock video frames carry; keyframe: true,
 // every Opus packet decodes alone). The receivers (StreamServer::publishAudio / WhepStream) fan it out.
@@ -42,6 +42,10 @@ struct AudioTrackStats {
 class AudioTrack {
  public:
   using Deliver = std::function<void(EncodedUnitPtr)>;
+  /// Blocks (10 ms each) waiting for the encode thread before the oldest is dropped: 320 ms, so a busy
+  /// machine that holds the encode thread back for a while loses no sound (a drop is a gap the viewer
+  /// conceals); the encode of a block takes well under a millisecond, so the queue is empty otherwise.
+  static constexpr std::size_t kQueueBlocks = 32;
   /// Takes an opened source; `deliver` is called on the encode thread, must not block.
   AudioTrack(std::unique_ptr<AudioSource> source, OpusSettings opus, Deliver deliver);
   ~AudioTrack();
@@ -60,7 +64,7 @@ class AudioTrack {
   std::unique_ptr<AudioSource> source_;
   OpusAudioEncoder encoder_;
   Deliver deliver_;
-  AudioQueue queue_{8};
+  AudioQueue queue_{kQueueBlocks};
   std::atomic<bool> stop_{false};
   std::thread captureThread_, encodeThread_;
   mutable std::mutex statsMutex_;
