@@ -324,7 +324,7 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--camera", o->cameras,
                   "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
                   "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
-                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share)")
+                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share, audio)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
