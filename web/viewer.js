@@ -190,6 +190,7 @@ window.zerohop = {
   camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
   cameras: [],            // [{name, state}] from /stats when the server has several cameras
   webrtc: null,           // inbound-rtp video figures from getStats()
+  audio: null,            // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
   bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
@@ -347,7 +348,17 @@ window.zerohop = {
       pc = conn;
       const transceiver = conn.addTransceiver('video', {direction: 'recvonly'});
       offerAbsCaptureTime(transceiver);
+      // ?audio=1: offer to receive sound too (serve --audio); it arrives in the video's MediaStream, so
+      // the browser plays both in sync. A server without sound answers the audio section rejected.
+      if (params.get('audio') === '1') conn.addTransceiver('audio', {direction: 'recvonly'});
       conn.ontrack = (ev) => {
+        if (ev.track.kind === 'audio') {  // the sound (?audio=1): it plays with the picture's MediaStream
+          const stream = ev.streams && ev.streams[0];
+          if (!video.srcObject && stream) video.srcObject = stream;
+          else if (video.srcObject && !video.srcObject.getTrackById(ev.track.id)) video.srcObject.addTrack(ev.track);
+          zh.audioTrackInVideoStream = !!(stream && video.srcObject === stream);
+          return;
+        }
         // Live view: ask the receiver for the smallest jitter buffer it will run (?jitter=ms overrides;
         // the browser still grows it when the network jitters).
         const target = Number(params.get('jitter') ?? 0);
@@ -640,6 +651,12 @@ window.zerohop = {
     const byId = {};
     report.forEach((s) => {
       if (s.type === 'inbound-rtp' && (s.kind === 'video' || s.mediaType === 'video')) inbound = s;
+      if (s.type === 'inbound-rtp' && (s.kind === 'audio' || s.mediaType === 'audio')) {
+        zh.audio = {packetsReceived: s.packetsReceived, packetsLost: s.packetsLost,
+                    totalSamplesReceived: s.totalSamplesReceived, concealedSamples: s.concealedSamples,
+                    audioLevel: s.audioLevel, totalAudioEnergy: s.totalAudioEnergy,
+                    jitterBufferDelay: s.jitterBufferDelay, jitterBufferEmittedCount: s.jitterBufferEmittedCount};
+      }
       if (s.type === 'codec') codecs[s.id] = s;
       if (s.type === 'transport' && s.selectedCandidatePairId) pairId = s.selectedCandidatePairId;
       byId[s.id] = s;

@@ -206,6 +206,11 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
     if (!isValidCameraName(c.shareName))
       bad(head + "share = \"" + c.shareName + "\": use letters, digits, '_' and '-'");
   }
+  if (t.values.count("audio")) {
+    c.audio = t.values.at("audio");
+    if (c.audio != "test" && c.audio.rfind("alsa:", 0) != 0)
+      bad(head + "audio = \"" + c.audio + "\": use test or alsa:DEVICE (alsa:default, alsa:hw:1,0; zerohop probe lists them)");
+  }
   return c;
 }
 

@@ -14,7 +14,8 @@ namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
 inline const std::vector<std::string> kCameraTableKeys = {"name",   "source",  "bitrate", "keyint", "encoder",
-                                                          "preset", "threads", "gpu",     "share",  "renditions"};
+                                                          "preset", "threads", "gpu",     "share",  "renditions",
+                                                          "audio"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
 struct CameraTable {

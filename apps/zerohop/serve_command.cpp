@@ -63,6 +63,7 @@ struct ServeOptions {
   std::string webRoot;
   std::string share;
   bool shareGiven = false;   // --share, with or without a NAME
+  std::string audio;         // --audio SOURCE: the first camera's sound
   bool sourceGiven = false;  // --source (or source = in [serve])
   std::vector<std::string> cameras;  // --camera NAME=SOURCE
   std::string configPath;    // --config, for its [[camera]] tables
@@ -176,6 +177,18 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
     for (auto& c : cameras) {
       if (c.shareName.empty()) c.shareName = o.share.empty() ? c.name : o.share;
     }
+  }
+  if (!o.audio.empty()) {
+    if (o.audio != "test" && o.audio.rfind("alsa:", 0) != 0) {
+      throw Error(Errc::kInvalidArgument, "--audio " + o.audio +
+                                              ": give test (a tone clicking at the A/V marker) or alsa:DEVICE "
+                                              "(alsa:default, alsa:hw:1,0; zerohop probe lists them)");
+    }
+    if (cameras.size() > 1) {
+      throw Error(Errc::kInvalidArgument, "--audio " + o.audio + " with " + std::to_string(cameras.size()) +
+                                              " cameras: give audio = \"...\" in each [[camera]] table instead");
+    }
+    cameras.front().audio = o.audio;
   }
   checkCameras(cameras);
   return cameras;
@@ -314,7 +327,7 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--camera", o->cameras,
                   "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
                   "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
-                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share, renditions)")
+                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share, renditions, audio)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
@@ -366,6 +379,9 @@ Runner addServeCommand(CLI::App& app) {
                   "JPEG engines (lower latency). 0: never batch")
       ->capture_default_str();
   cmd->add_option("--web-root", o->webRoot, "serve the viewer page from this folder instead of the built-in copy");
+  cmd->add_option("--audio", o->audio,
+                  "send the camera's sound to WebRTC viewers beside its picture (Opus): test (a tone that clicks at "
+                  "the A/V marker instants) or alsa:DEVICE (alsa:default, alsa:hw:1,0, alsa:plughw:1,0); none unless given");
   auto* share = cmd->add_option("--share", o->share,
                                 "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
                                 "for other processes (zerohop tap NAME, zerohop::Subscriber); without NAME each "

@@ -141,6 +141,13 @@ struct ViewerStats {
   std::uint64_t inboundDropped = 0;
 };
 
+/// What the audio fan-out did (StreamServer::publishAudio): Opus packets handed to viewers, and those
+/// dropped because a viewer's queue was full.
+struct StreamAudioSent {
+  std::uint64_t units = 0;
+  std::uint64_t dropped = 0;
+};
+
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
 /// plays what deliver() is fed. Made by StreamServer::addStream(); it must not outlive its server.
 /// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() may be called again (a camera's
@@ -161,6 +168,10 @@ class ZEROHOP_API WhepStream : public UnitSink {
   std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(PixelFormat::kH264); }
   virtual StreamBitrate bitrate(PixelFormat codec) const = 0;
   StreamBitrate bitrate() const { return bitrate(PixelFormat::kH264); }
+  /// One Opus packet of this stream's sound, as StreamServer::publishAudio.
+  virtual void publishAudio(EncodedUnitPtr opusPacket) = 0;
+  /// Opus packets handed to this stream's viewers so far, and those dropped at a viewer's full queue.
+  virtual StreamAudioSent audioSent() const = 0;
 };
 
 /// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
@@ -181,6 +192,16 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// connected viewer that receives H.264, or of one VP8 frame to every one that receives VP8. A viewer that just joined (or fell behind and had units dropped) receives
   /// nothing until the next keyframe. A null unit is ignored.
   void publish(EncodedUnitPtr unit);
+
+  /// Non-blocking fan-out of one Opus packet to every connected viewer whose offer had an Opus audio
+  /// section; the unit carries sound, not a picture: `bytes` is one Opus packet (48 kHz, mono),
+  /// `ptsNs` the CLOCK_MONOTONIC capture instant of its first sample (the clock of the video's ptsNs, so
+  /// both tracks' RTP timestamps and sender reports line up); codec, width, height are not read. The
+  /// first call makes the unnamed stream one with sound: offers from then on get an audio track beside
+  /// the video (same MediaStream), offers without audio get video only. A null unit is ignored.
+  void publishAudio(EncodedUnitPtr opusPacket);
+  /// Opus packets handed to viewers (of every stream) so far, and those dropped at a viewer's full queue.
+  StreamAudioSent audioSent() const;
 
   /// Called (on any thread, possibly concurrently with publish) when a viewer becomes connected and
   /// whenever a viewer asks for a keyframe (RTCP PLI/FIR) or fell behind. The handler should make the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "audio/audio_track.hpp"
 #include "camera_runner.hpp"
 #include "metrics_text.hpp"
 #include "stats_json.hpp"
@@ -44,6 +45,8 @@ class CameraServer::Impl {
                                     [](const CameraConfig& c) { return c.gpu != "off"; });
     placement_ = placeCameras(cameraLoads(config_.cameras), anyGpu ? usableGpuCount() : 0);
     server_ = std::make_unique<StreamServer>(config_.stream);
+    audio_.resize(config_.cameras.size());
+    audioStreams_.resize(config_.cameras.size());
     for (std::size_t i = 0; i < config_.cameras.size(); ++i) {
       const CameraConfig& cam = config_.cameras[i];
       PipelineConfig p;
@@ -63,6 +66,14 @@ class CameraServer::Impl {
         p.janus = config_.janus;
       }
       p.viewers = server_->addStream(cam.name);
+      if (!cam.audio.empty()) {
+        // One Opus encode of the camera's sound for all its viewers; opened now, so a bad spec or a
+        // missing device fails serve's start with the device's own message.
+        std::shared_ptr<WhepStream> viewers = p.viewers;
+        audio_[i] = std::make_unique<audio::AudioTrack>(audio::openAudioSource(cam.audio), audio::OpusSettings{},
+                                                        [viewers](EncodedUnitPtr unit) { viewers->publishAudio(std::move(unit)); });
+        audioStreams_[i] = viewers;
+      }
       p.batchJpeg = config_.batchJpegCameras > 0 && config_.cameras.size() >= config_.batchJpegCameras;
       runners_.push_back(std::make_unique<CameraRunner>(cam.name, std::move(p), config_.failFast));
     }
@@ -81,11 +92,19 @@ class CameraServer::Impl {
                 where.device >= 0 ? "; GPU " + std::to_string(where.device) + " (" + where.reason + ")" : "");
     }
     for (auto& r : runners_) r->start();
+    for (std::size_t i = 0; i < audio_.size(); ++i) {
+      if (!audio_[i]) continue;
+      log::info("camera ", config_.cameras[i].name, ": sound from ", config_.cameras[i].audio,
+                " (Opus, 48 kHz, 20 ms) to viewers whose offer has audio");
+      audio_[i]->start();
+    }
   }
 
   // The cameras first (their pipelines feed the server's streams), then the server (its HTTP threads
   // call the providers, which read the runners), then the runners' memory.
   void stop() noexcept {
+    for (auto& a : audio_)
+      if (a) a->stop();
     for (auto& r : runners_) r->stop();
     server_.reset();
   }
@@ -111,6 +130,7 @@ class CameraServer::Impl {
       entry["whep"] = "/whep/" + c.name;
       entry["share"] = config_.cameras[i].shareName;
       if (!c.hasPipeline) entry["source"] = toString(config_.cameras[i].source);
+      if (audio_[i]) entry["audio"] = audioJson(*audio_[i], *audioStreams_[i]);
       list.push_back(std::move(entry));
     }
     // The first camera's figures stay at the top level, where a single-camera reader looks for them.
@@ -163,6 +183,24 @@ class CameraServer::Impl {
   }
 
  private:
+  static nlohmann::json audioJson(const audio::AudioTrack& track, const WhepStream& viewers) {
+    const audio::AudioTrackStats s = track.stats();
+    const StreamAudioSent sent = viewers.audioSent();
+    return nlohmann::json{{"source", s.source},
+                          {"running", s.running},
+                          {"codec", "opus"},
+                          {"blocks", s.capture.blocks},
+                          {"overruns", s.capture.overruns},
+                          {"errors", s.capture.errors},
+                          {"reopens", s.capture.reopens},
+                          {"queue_drops", s.queueDrops},
+                          {"failures", s.failures},
+                          {"packets", s.packets},
+                          {"encode_ms", s.encodeMsPerFrame},
+                          {"units_sent", sent.units},
+                          {"units_dropped", sent.dropped}};
+  }
+
   static StatsContext context(const PipelineStatus& s) {
     return StatsContext{s.sourceDescription, s.encoderName, s.dataPath};
   }
@@ -171,6 +209,8 @@ class CameraServer::Impl {
   std::vector<CameraPlacement> placement_;  // one per camera, in config order
   std::unique_ptr<StreamServer> server_;
   std::vector<std::unique_ptr<CameraRunner>> runners_;  // fixed after construction
+  std::vector<std::unique_ptr<audio::AudioTrack>> audio_;  // one per camera, null without sound; fixed after construction
+  std::vector<std::shared_ptr<WhepStream>> audioStreams_;  // where each track's packets go
 };
 
 CameraServer::CameraServer(CameraServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}

@@ -1,5 +1,7 @@
 #include "stream/sdp_sections.hpp"
 
+#include <algorithm>
+
 #include "stream/sdp_words.hpp"
 #include "zerohop/error.hpp"
 
@@ -43,7 +45,9 @@ std::string rejected(const std::vector<Line>& section, std::string& kind) {
 
 }  // namespace
 
-OfferCut keepOnlySection(std::string_view offer, int keepIndex) {
+OfferCut keepOnlySection(std::string_view offer, int keepIndex) { return keepSections(offer, keepIndex, -1); }
+
+OfferCut keepSections(std::string_view offer, int first, int second) {
   const std::vector<Line> all = lines(offer);
   std::vector<Line> session;
   std::vector<std::vector<Line>> sections;
@@ -51,17 +55,27 @@ OfferCut keepOnlySection(std::string_view offer, int keepIndex) {
     if (startsWith(l.bare, "m=")) sections.emplace_back();
     (sections.empty() ? session : sections.back()).push_back(l);
   }
-  if (keepIndex < 0 || static_cast<std::size_t>(keepIndex) >= sections.size()) {
-    throw Error(Errc::kInvalidArgument, "the offer has no m-section number " + std::to_string(keepIndex));
+  std::vector<std::size_t> keep;
+  for (const int index : {first, second}) {
+    if (index < 0 && index == second) continue;
+    if (index < 0 || static_cast<std::size_t>(index) >= sections.size()) {
+      throw Error(Errc::kInvalidArgument, "the offer has no m-section number " + std::to_string(index));
+    }
+    keep.push_back(static_cast<std::size_t>(index));
   }
-  const std::vector<Line>& kept = sections[static_cast<std::size_t>(keepIndex)];
-  std::string mid;
-  for (const Line& l : kept)
-    if (startsWith(l.bare, "a=mid:")) mid = std::string(l.bare.substr(6));
-  if (mid.empty()) {
-    throw Error(Errc::kInvalidArgument,
-                "malformed SDP offer: its video m-line has no a=mid (WebRTC gives every m-section one, "
-                "RFC 8829 §5.2.1)");
+  if (keep.size() == 2 && keep[0] == keep[1]) keep.pop_back();
+  if (keep.size() == 2 && keep[1] < keep[0]) std::swap(keep[0], keep[1]);
+  std::vector<std::string> mids;
+  for (const std::size_t k : keep) {
+    std::string mid;
+    for (const Line& l : sections[k])
+      if (startsWith(l.bare, "a=mid:")) mid = std::string(l.bare.substr(6));
+    if (mid.empty()) {
+      throw Error(Errc::kInvalidArgument,
+                  "malformed SDP offer: its " + std::string(k == static_cast<std::size_t>(first) ? "video" : "audio") +
+                      " m-line has no a=mid (WebRTC gives every m-section one, RFC 8829 §5.2.1)");
+    }
+    mids.push_back(std::move(mid));
   }
 
   OfferCut cut;
@@ -71,18 +85,22 @@ OfferCut keepOnlySection(std::string_view offer, int keepIndex) {
       continue;
     }
     const auto words = splitSpaces(l.bare.substr(2));
-    bool named = false;
-    for (std::size_t i = 1; i < words.size(); ++i) named = named || words[i] == mid;
-    if (named) cut.offer += "a=group:BUNDLE " + mid + "\r\n";
+    std::string group;
+    for (std::size_t i = 1; i < words.size(); ++i)
+      for (const std::string& mid : mids)
+        if (words[i] == mid) group += " " + mid;
+    if (!group.empty()) cut.offer += "a=group:BUNDLE" + group + "\r\n";
   }
-  for (const Line& l : kept) cut.offer += l.whole;
-  if (!cut.offer.empty() && cut.offer.back() != '\n') cut.offer += "\r\n";
+  for (const std::size_t k : keep) {
+    for (const Line& l : sections[k]) cut.offer += l.whole;
+    if (!cut.offer.empty() && cut.offer.back() != '\n') cut.offer += "\r\n";
+  }
   for (std::size_t i = 0; i < sections.size(); ++i) {
-    if (i == static_cast<std::size_t>(keepIndex)) continue;
+    if (std::find(keep.begin(), keep.end(), i) != keep.end()) continue;
     std::string kind;
     std::string text = rejected(sections[i], kind);
     cut.rejectedKinds.push_back(std::move(kind));
-    (i < static_cast<std::size_t>(keepIndex) ? cut.before : cut.after).push_back(std::move(text));
+    (i < keep.front() ? cut.before : i < keep.back() ? cut.between : cut.after).push_back(std::move(text));
   }
   return cut;
 }
@@ -109,6 +127,17 @@ std::string withRejectedSections(std::string_view answer, const OfferCut& cut) {
     firstMedia = out.size();
   } else if (firstMedia != 0) {
     ++firstMedia;
+  }
+  if (!cut.between.empty()) {
+    // Before the answer's second m-section (webrtcbin answers the kept sections in offer order).
+    const std::size_t second = out.find("\nm=", firstMedia == std::string::npos ? 0 : firstMedia + 1);
+    std::string between;
+    for (const std::string& s : cut.between) between += s + transport;
+    if (second == std::string::npos) {
+      out += between;
+    } else {
+      out.insert(second + 1, between);
+    }
   }
   out.insert(firstMedia, before);
   for (const std::string& s : cut.after) out += s + transport;

@@ -30,6 +30,15 @@ guint processSsrc() {
   return ssrc;
 }
 
+// The audio track's SSRC: as processSsrc(), one per process, never the video's.
+guint processAudioSsrc() {
+  static const guint ssrc = processSsrc() == G_MAXINT32 - 1 ? 1 : processSsrc() + 1;
+  return ssrc;
+}
+
+// The MediaStream id both tracks of a viewer carry (a=msid), so a browser plays them in sync.
+constexpr const char* kStreamMsid = "zerohop";
+
 // rtph264pay asks webrtcbin what it may send, and webrtcbin answers with the negotiated
 // profile-level-id (42e01f = level 3.1), which rtph264pay turns into a level restriction on its input.
 // Our encoder labels its own level (4.0 for 1080p), so answer that query here: any RTP, the level
@@ -71,6 +80,7 @@ SendGraph::SendGraph(const std::string& name, const VideoChoice& choice, bool lo
   gst_object_unref(clock);
   configureIce(loopbackIce, ice);
   addVideoTrack(choice, send);
+  if (choice.audio) addAudioTrack(*choice.audio);
 }
 
 SendGraph::~SendGraph() { stop(); }
@@ -159,6 +169,7 @@ void SendGraph::addVideoTrack(const VideoChoice& choice, const SendOptions& send
   }
 
   GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc_, "sink_%u"));
+  if (sinkPad) videoSinkPad_.reset(GST_PAD(gst_object_ref(sinkPad.get())));
   payloaderSrc_.reset(gst_element_get_static_pad(pay, "src"));
   if (!sinkPad || gst_pad_link(payloaderSrc_.get(), sinkPad.get()) != GST_PAD_LINK_OK) {
     throw Error(Errc::kInternal, "gst_pad_link(payloader:src, webrtcbin:sink_%u) failed");
@@ -191,6 +202,46 @@ void SendGraph::addVideoTrack(const VideoChoice& choice, const SendOptions& send
   }
   g_object_set(trans.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "do-nack", TRUE,
                "codec-preferences", prefs.get(), nullptr);
+}
+
+void SendGraph::addAudioTrack(const AudioChoice& audio) {
+  audioPayloader_ = opusTrackPayloader();
+  const TrackPayloader& strategy = *audioPayloader_;
+  GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
+  gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
+  GstElement* pay = makeElement(strategy.element(), strategy.package());
+  gst_bin_add(GST_BIN(pipeline_.get()), pay);
+  audioAppsrc_ = appsrc;
+  GstCapsPtr srcCaps(gst_caps_from_string(strategy.unitCaps()));
+  g_object_set(appsrc, "caps", srcCaps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp", FALSE,
+               "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
+  audioSsrc_ = processAudioSsrc();
+  g_object_set(pay, "pt", static_cast<guint>(audio.payloadType), "ssrc", static_cast<guint>(audioSsrc_), nullptr);
+  strategy.configure(pay);
+  if (!gst_element_link(appsrc, pay)) {
+    throw Error(Errc::kInternal, std::string("gst_element_link(appsrc, ") + strategy.element() + ") failed");
+  }
+  GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc_, "sink_%u"));
+  GstPtr<GstPad> paySrc(gst_element_get_static_pad(pay, "src"));
+  if (!sinkPad || gst_pad_link(paySrc.get(), sinkPad.get()) != GST_PAD_LINK_OK) {
+    throw Error(Errc::kInternal, "gst_pad_link(rtpopuspay:src, webrtcbin:sink_%u) failed");
+  }
+  // One MediaStream for both tracks: the answer's a=msid lines name the same stream id.
+  if (g_object_class_find_property(G_OBJECT_GET_CLASS(sinkPad.get()), "msid")) {
+    g_object_set(sinkPad.get(), "msid", kStreamMsid, nullptr);
+    if (videoSinkPad_) g_object_set(videoSinkPad_.get(), "msid", kStreamMsid, nullptr);
+  }
+  GstWebRTCRTPTransceiver* rawTrans = nullptr;
+  g_object_get(sinkPad.get(), "transceiver", &rawTrans, nullptr);
+  GstPtr<GstWebRTCRTPTransceiver> trans(rawTrans);
+  if (!trans) throw Error(Errc::kInternal, "webrtcbin sink pad has no transceiver");
+  GstCapsPtr prefs(gst_caps_new_simple("application/x-rtp", "media", G_TYPE_STRING, strategy.media(),
+                                       "encoding-name", G_TYPE_STRING, strategy.encodingName(), "clock-rate",
+                                       G_TYPE_INT, strategy.clockRate(), "payload", G_TYPE_INT, audio.payloadType,
+                                       "ssrc", G_TYPE_UINT, static_cast<guint>(audioSsrc_), nullptr));
+  strategy.addPreferences(prefs.get(), VideoChoice{});
+  g_object_set(trans.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences",
+               prefs.get(), nullptr);
 }
 
 }  // namespace zerohop::stream

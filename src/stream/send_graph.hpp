@@ -2,8 +2,10 @@
 // A sender's GStreamer graph, built and owned: one pipeline with, per track, appsrc -> payloader ->
 // webrtcbin's sink pad (its transceiver: sendonly, NACK on, codec preferences that put the codec, our
 // SSRC and the RTP header extensions in the SDP), webrtcbin set up for ICE (bundle, STUN/TURN, loopback,
-// the UDP port range). Today one video track whose payloader is the codec's strategy
-// (track_payloader.hpp); an audio track or a second rendition is one more addTrack-like step here.
+// the UDP port range). One video track whose payloader is the codec's strategy (track_payloader.hpp)
+// and, when the choice has audio (VideoChoice::audio), one Opus track beside it in the same
+// MediaStream (one msid on both webrtcbin pads, so a browser lip-syncs them). Both appsrcs are stamped
+// from the capture clock, so both tracks' RTP timestamps and sender reports share it.
 // Nothing here reacts to anything: the session (viewer_session.hpp) connects the signals and probes
 // it needs, then calls play().
 // Thread-safety: thread-bound to its owner; the elements it hands out are GStreamer's (thread-safe).
@@ -58,6 +60,10 @@ class SendGraph {
 
   GstElement* pipeline() const { return pipeline_.get(); }
   GstElement* appsrc() const { return appsrc_; }
+  /// The Opus track's appsrc (one Opus packet a buffer), null without audio.
+  GstElement* audioAppsrc() const { return audioAppsrc_; }
+  /// The audio track's SSRC, 0 without audio.
+  std::uint32_t audioSsrc() const { return audioSsrc_; }
   GstElement* webrtc() const { return webrtc_; }
   /// The payloader's src pad (every RTP packet of the track before webrtcbin).
   GstPad* payloaderSrc() const { return payloaderSrc_.get(); }
@@ -72,11 +78,16 @@ class SendGraph {
  private:
   void configureIce(bool loopbackIce, const SessionIce& ice);
   void addVideoTrack(const VideoChoice& choice, const SendOptions& send);
+  void addAudioTrack(const AudioChoice& audio);
 
   std::unique_ptr<TrackPayloader> payloader_;
   GstPtr<GstElement> pipeline_;
   GstElement* appsrc_ = nullptr;  // borrowed from pipeline_
   GstElement* webrtc_ = nullptr;  // borrowed from pipeline_
+  GstElement* audioAppsrc_ = nullptr;  // borrowed from pipeline_
+  std::unique_ptr<TrackPayloader> audioPayloader_;
+  std::uint32_t audioSsrc_ = 0;
+  GstPtr<GstPad> videoSinkPad_;  // webrtcbin's pad of the video track (its msid set with audio)
   GstPtr<GstPad> payloaderSrc_;
   std::uint32_t ssrc_ = 0;
   bool stunOrTurn_ = false;

@@ -260,6 +260,44 @@ bool StreamServer::Impl::wantsRendition(const std::string& stream, std::size_t r
   return false;
 }
 
+void StreamServer::Impl::publishAudio(const std::string& stream, const EncodedUnitPtr& unit) {
+  if (!unit) return;
+  {
+    std::lock_guard lock(handlerMutex_);
+    audioStreams_.insert(stream);
+  }
+  std::lock_guard lock(mutex_);
+  for (auto& [id, s] : sessions_) {
+    if (!s || !s->hasAudio() || !s->connected()) continue;
+    const auto it = sessionStream_.find(id);
+    if (it == sessionStream_.end() || it->second != stream) continue;
+    s->pushAudio(unit);  // non-blocking
+    ++audioCounts_[stream].units;
+  }
+}
+
+StreamAudioSent StreamServer::Impl::audioSent(const std::string* stream) const {
+  StreamAudioSent sent;
+  std::lock_guard lock(mutex_);
+  for (const auto& [name, counts] : audioCounts_) {
+    if (stream && name != *stream) continue;
+    sent.units += counts.units;
+    sent.dropped += counts.dropped;
+  }
+  for (const auto& [id, s] : sessions_) {
+    if (!s) continue;
+    const auto it = sessionStream_.find(id);
+    if (stream && (it == sessionStream_.end() || it->second != *stream)) continue;
+    sent.dropped += s->audioDropped();
+  }
+  return sent;
+}
+
+bool StreamServer::Impl::hasAudio(const std::string& stream) const {
+  std::lock_guard lock(handlerMutex_);
+  return audioStreams_.count(stream) != 0;
+}
+
 bool StreamServer::Impl::wantsCodec(const std::string& stream, PixelFormat codec) const {
   std::lock_guard lock(mutex_);
   for (const auto& [id, s] : sessions_) {
@@ -370,6 +408,7 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     auto it = sessions_.find(id);
     if (it == sessions_.end() || !it->second) return false;
     session = std::move(it->second);
+    audioCounts_[sessionStream_[id]].dropped += session->audioDropped();
     sessions_.erase(it);
     sessionAddress_.erase(id);
     sessionStream_.erase(id);
@@ -439,6 +478,10 @@ void StreamServer::setMetricsProvider(std::function<std::string()> text) {
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }
+void StreamServer::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio({}, opusPacket); }
+
+StreamAudioSent StreamServer::audioSent() const { return impl_->audioSent(nullptr); }
+
 bool StreamServer::wantsCodec(PixelFormat codec) const { return impl_->wantsCodec({}, codec); }
 void StreamServer::setRenditions(const std::vector<Rendition>& ladder) { impl_->setRenditions({}, ladder); }
 bool StreamServer::wantsRendition(std::size_t rung) const { return impl_->wantsRendition({}, rung); }

@@ -1,6 +1,6 @@
 #pragma once
 // StreamServer's private state: the session table, the HTTP server and the GLib loop thread.
-// Thread-safety: thread-safe; mutex_ guards sessions_, sessionStream_ and stopping_, handlerMutex_ the
+// Thread-safety: thread-safe; mutex_ guards sessions_, sessionStream_, audioCounts_ and stopping_, handlerMutex_ the
 // callbacks and the named streams' keyframe requesters (called under it: they only set a flag).
 // Lock order: mutex_ -> a session's own locks -> handlerMutex_ (publish() pushes under mutex_, and a
 // push may ask for a keyframe).
@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,6 +76,11 @@ class StreamServer::Impl {
 
   // Sessions (stream_server.cpp). `stream` "" = the unnamed stream StreamServer::publish() feeds.
   void publish(const std::string& stream, const EncodedUnitPtr& unit);
+  /// One Opus packet to the viewers of `stream` that receive audio; the first makes hasAudio(stream) true.
+  void publishAudio(const std::string& stream, const EncodedUnitPtr& unit);
+  bool hasAudio(const std::string& stream) const;
+  /// Of `stream`'s viewers (null: every stream's), the ended ones included.
+  StreamAudioSent audioSent(const std::string* stream) const;
   std::size_t viewerCount() const;
   std::size_t viewerCount(const std::string& stream) const;
   /// True when `name` was made by addStream() (or is "", the unnamed stream).
@@ -129,6 +135,7 @@ class StreamServer::Impl {
   // publish(), moved by updateBitrates(), gone with the session). Without a ladder every viewer stays on
   // rung 0, so units of other rungs reach no one.
   std::map<std::string, stream::RungRoute> routes_;
+  std::map<std::string, StreamAudioSent> audioCounts_;  // per stream: sent, and dropped by ended sessions
   bool stopping_ = false;
   mutable std::mutex handlerMutex_;
   std::function<void()> keyframeHandler_;
@@ -136,6 +143,7 @@ class StreamServer::Impl {
   std::function<std::string()> metricsProvider_;
   std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
   std::map<std::string, stream::SendableCodecs> sendable_;  // per stream; guarded by handlerMutex_
+  std::set<std::string> audioStreams_;  // streams publishAudio() has fed; guarded by handlerMutex_
   struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)
     int level = 0;
     std::uint32_t width = 0, height = 0;

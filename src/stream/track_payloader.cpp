@@ -58,7 +58,30 @@ class Vp8Payloader final : public TrackPayloader {
   }
 };
 
+class OpusPayloader final : public TrackPayloader {
+ public:
+  PixelFormat codec() const override { return PixelFormat::kUnknown; }
+  const char* element() const override { return "rtpopuspay"; }
+  const char* package() const override { return "gstreamer1.0-plugins-good"; }
+  const char* unitCaps() const override {
+    return "audio/x-opus,channel-mapping-family=(int)0,rate=(int)48000,channels=(int)1";
+  }
+  const char* media() const override { return "audio"; }
+  const char* encodingName() const override { return "OPUS"; }
+  int clockRate() const override { return 48000; }
+  void configure(GstElement*) const override {}
+  // RFC 7587 §7: the receiver may decode in-band FEC (our encoder sends it when viewers report loss).
+  void addPreferences(GstCaps* prefs, const VideoChoice&) const override {
+    gst_caps_set_simple(prefs, "encoding-params", G_TYPE_STRING, "2", "minptime", G_TYPE_STRING, "10",
+                        "useinbandfec", G_TYPE_STRING, "1", nullptr);
+  }
+  // Every Opus packet decodes on its own.
+  bool keyframeStart(GstBuffer*, const std::uint8_t*, std::size_t) const override { return true; }
+};
+
 }  // namespace
+
+std::unique_ptr<TrackPayloader> opusTrackPayloader() { return std::make_unique<OpusPayloader>(); }
 
 std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec) {
   switch (codec) {

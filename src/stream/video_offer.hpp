@@ -28,6 +28,9 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include "stream/audio_offer.hpp"
 #include "stream/rtp_extension_payloads.hpp"
 #include "zerohop/pixel_format.hpp"
 
@@ -46,6 +49,8 @@ struct VideoChoice {
   int offeredLevel = 0;   ///< level_idc of profileLevelId (9 = level 1b), 0 for VP8
   int streamLevel = 0;    ///< level_idc the stream sends (SendableCodecs::h264Level), 0 = not known
   bool levelCovered = true;  ///< offeredLevel >= streamLevel (true while streamLevel is not known)
+  /// The Opus track sent beside the video (chooseAudio(), when the stream has sound); nullopt: video only.
+  std::optional<AudioChoice> audio;
 };
 
 /// What the stream can send besides H.264: VP8 when its pipeline can run the second encode.

@@ -65,6 +65,9 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
     if (events_.onKeyframeRequest) events_.onKeyframeRequest();
   });
   feed_ = std::make_unique<AppsrcFeed>(graph_->appsrc(), graph_->pipeline(), kMaxQueuedUnits);
+  // Every Opus packet is a "keyframe" (it decodes alone): the feed's overflow policy drops while full.
+  if (graph_->audioAppsrc())
+    audioFeed_ = std::make_unique<AppsrcFeed>(graph_->audioAppsrc(), graph_->pipeline(), kMaxQueuedAudioUnits);
   connectSignals();
   graph_->play();
 }
@@ -135,7 +138,8 @@ ViewerSession::~ViewerSession() {
 void ViewerSession::abort() { negotiation_->abort(); }
 
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
-  std::string answer = negotiation_->answer(offerSdp, choice_.mediaIndex, timeout);
+  std::string answer = negotiation_->answer(offerSdp, choice_.mediaIndex, timeout,
+                                            choice_.audio ? choice_.audio->mediaIndex : -1);
   gateInbound();  // the transports exist now; the peer cannot send before it has this answer
   return answer;
 }
@@ -164,6 +168,11 @@ void ViewerSession::push(const EncodedUnitPtr& unit) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
     keyframes_->onFellBehind();
   }
+}
+
+void ViewerSession::pushAudio(const EncodedUnitPtr& unit) {
+  if (!audioFeed_ || !connected_.load() || !unit || unit->bytes.empty()) return;
+  if (audioFeed_->push(unit)) audioDropped_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ViewerSession::end(const std::string& reason) {
@@ -250,7 +259,7 @@ std::vector<std::uint32_t> ViewerSession::viewerSsrcs() const { return liveness_
 
 void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) {
   auto* self = fromGst(data);
-  if (ssrc == self->ssrc_) return;  // our own sender report
+  if (ssrc == self->ssrc_ || ssrc == self->graph_->audioSsrc()) return;  // our own sender reports
   // Under the callback lock like the other callbacks: the destructor takes it before it stops the
   // pipeline, which orders this RTP-thread callback before the session is freed (GStreamer's own
   // task joins use GLib's futex locks, which ThreadSanitizer cannot see).

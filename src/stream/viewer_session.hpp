@@ -70,6 +70,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   using SendOptions = stream::SendOptions;
 
   static constexpr unsigned kMaxQueuedUnits = 8;
+  /// Opus packets (20 ms each) that may wait in the audio appsrc before new ones are dropped.
+  static constexpr unsigned kMaxQueuedAudioUnits = 25;
   /// The liveness bounds (viewer_liveness.hpp).
   static constexpr std::chrono::seconds kDisconnectGrace = ViewerLiveness::kDisconnectGrace;
   static constexpr std::chrono::seconds kRtcpSilence = ViewerLiveness::kRtcpSilence;
@@ -105,6 +107,14 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// Non-blocking; drops the unit when not connected yet, while waiting for a keyframe, or when
   /// the viewer's queue is full (then waits for the next keyframe and asks for one).
   void push(const EncodedUnitPtr& unit);
+
+  /// Non-blocking: one Opus packet (StreamServer::publishAudio) for the audio track; ignored when the
+  /// viewer's offer had no audio (hasAudio() false) or it is not connected yet; dropped while
+  /// kMaxQueuedAudioUnits wait (counted in audioDropped()).
+  void pushAudio(const EncodedUnitPtr& unit);
+  /// The viewer receives the Opus track (its offer had audio and the stream has sound).
+  bool hasAudio() const { return choice_.audio.has_value(); }
+  std::uint64_t audioDropped() const { return audioDropped_.load(std::memory_order_relaxed); }
 
   const std::string& id() const { return id_; }
   /// What this viewer receives (VideoChoice::codec): kH264 or kVP8; push() takes units of it only.
@@ -217,6 +227,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   std::shared_ptr<ViewerKeyframeRequests> keyframes_;
 
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)
+  std::unique_ptr<AppsrcFeed> audioFeed_;  // the Opus track's, null without audio
+  std::atomic<std::uint64_t> audioDropped_{0};
   std::atomic<bool> connected_{false};
   std::atomic<bool> published_{false};
   ViewerLiveness liveness_;

@@ -170,16 +170,18 @@ std::string WebrtcNegotiation::describeLocally(const char* create, Deadline dead
 // The process's DTLS certificate is made once, in the first dtlsdec (webrtc_warmup.hpp); a session
 // negotiating meanwhile would block inside webrtcbin until it exists. That wait (0.3-1 s, over 3 s under
 // ASan on a busy box) is not webrtcbin hanging, so it happens first, before the timeout starts.
-std::string WebrtcNegotiation::answer(const std::string& offerSdp, int mediaIndex, std::chrono::milliseconds timeout) {
+std::string WebrtcNegotiation::answer(const std::string& offerSdp, int mediaIndex, std::chrono::milliseconds timeout,
+                                      int audioIndex) {
   waitForStartedWarmUp();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (mediaIndex < 0) {
     setRemote(GST_WEBRTC_SDP_TYPE_OFFER, offerSdp, deadline, timeout);
     return describeLocally("create-answer", deadline, timeout);
   }
-  // webrtcbin sees the chosen video section only: it would accept an m=application (data channels, an
-  // SCTP association per viewer) and receive offered audio. The others are answered rejected.
-  const OfferCut cut = keepOnlySection(offerSdp, mediaIndex);
+  // webrtcbin sees the chosen video section (and the chosen audio one, which we send to) only: it would
+  // accept an m=application (data channels, an SCTP association per viewer). The others are answered
+  // rejected.
+  const OfferCut cut = keepSections(offerSdp, mediaIndex, audioIndex);
   if (!cut.rejectedKinds.empty()) {
     std::string kinds;
     for (const std::string& k : cut.rejectedKinds) kinds += (kinds.empty() ? "m=" : ", m=") + k;

@@ -37,10 +37,11 @@ class WebrtcNegotiation {
   WebrtcNegotiation& operator=(const WebrtcNegotiation&) = delete;
 
   /// Applies the offer, creates the answer, waits for ICE gathering and returns the answer SDP with its
-  /// candidates. `mediaIndex` >= 0: only that m-section reaches webrtcbin, the others are answered
-  /// rejected (sdp_sections.hpp). Throws Error: kInvalidArgument when webrtcbin rejects the offer,
-  /// kTimeout when a step exceeds `timeout`, kUnavailable when aborted.
-  std::string answer(const std::string& offerSdp, int mediaIndex, std::chrono::milliseconds timeout);
+  /// candidates. `mediaIndex` >= 0: only that m-section (and `audioIndex`'s, when >= 0) reaches
+  /// webrtcbin, the others are answered rejected (sdp_sections.hpp). Throws Error: kInvalidArgument when
+  /// webrtcbin rejects the offer, kTimeout when a step exceeds `timeout`, kUnavailable when aborted.
+  std::string answer(const std::string& offerSdp, int mediaIndex, std::chrono::milliseconds timeout,
+                     int audioIndex = -1);
   /// Creates the offer, waits for ICE gathering and returns it with its candidates; errors as answer().
   std::string offer(std::chrono::milliseconds timeout);
   /// Applies the remote answer to our offer. Throws Error(kInvalidArgument) when webrtcbin rejects it.

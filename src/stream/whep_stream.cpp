@@ -44,6 +44,8 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(name_, kbps); }
   std::uint32_t targetBitrateKbps(PixelFormat codec) const override { return server_.targetBitrateKbps(name_, codec); }
   StreamBitrate bitrate(PixelFormat codec) const override { return server_.bitrate(name_, codec); }
+  void publishAudio(EncodedUnitPtr opusPacket) override { server_.publishAudio(name_, opusPacket); }
+  StreamAudioSent audioSent() const override { return server_.audioSent(&name_); }
 
  private:
   StreamServer::Impl& server_;

@@ -85,6 +85,7 @@ threads = 4
 gpu = "1"
 share = "front_raw"
 renditions = "on"
+audio = "alsa:plughw:1,0"
 
 [[camera]]
 source = "test:640x360@30"
@@ -103,6 +104,7 @@ encoder = "x264"
   EXPECT_EQ(front.gpu, "1");
   EXPECT_EQ(front.shareName, "front_raw");
   EXPECT_EQ(front.renditions, "on");
+  EXPECT_EQ(front.audio, "alsa:plughw:1,0");
   const CameraConfig back = cameraFromTable(tables[1], d, f.path);
   EXPECT_EQ(back.name, "back");
   EXPECT_EQ(back.encoder.bitrateKbps, 2500u);
@@ -110,6 +112,7 @@ encoder = "x264"
   EXPECT_EQ(back.encoder.encoder, "x264");
   EXPECT_TRUE(back.shareName.empty());
   EXPECT_EQ(back.renditions, "off") << "serve's --renditions default";
+  EXPECT_TRUE(back.audio.empty()) << "no sound unless asked";
 }
 
 TEST(CameraOptions, UnknownKeyNamesTheCameraAndLineEvenWhenTheNameComesLater) {
@@ -148,6 +151,13 @@ TEST(CameraOptions, TableMistakesNameTheCamera) {
     const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
     EXPECT_NE(e.find("threads"), std::string::npos) << e;
     EXPECT_NE(e.find("line 4"), std::string::npos) << e;
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\naudio = \"mic\"\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("audio = \"mic\""), std::string::npos) << e;
+    EXPECT_NE(e.find("alsa:DEVICE"), std::string::npos) << e;
   }
   {
     TomlFile f("[[camera]]\nname = \"a b\"\nsource = \"test\"\n");

@@ -142,3 +142,76 @@ TEST(PublishAnswer, AnAnswerWithoutUsableVideoIsRefusedSayingWhatItHad) {
 
 }  // namespace
 }  // namespace zerohop::stream
+
+namespace zerohop::stream {
+namespace {
+
+// Sound (issue 35): the chosen audio section reaches webrtcbin beside the video; the rest is rejected in place.
+TEST(OfferSections, TheChosenAudioSectionIsKeptBesideTheVideo) {
+  const std::string offer = audioVideoDataOffer();
+  const auto audio = chooseAudio(offer);
+  ASSERT_TRUE(audio.has_value());
+  EXPECT_EQ(audio->mediaIndex, 0);
+  EXPECT_EQ(audio->payloadType, 111);
+  const OfferCut cut = keepSections(offer, 1, audio->mediaIndex);
+  EXPECT_NE(cut.offer.find("a=group:BUNDLE a v\r\n"), std::string::npos) << cut.offer;
+  const std::size_t a = cut.offer.find("m=audio 9 "), v = cut.offer.find("m=video 9 ");
+  ASSERT_NE(a, std::string::npos) << cut.offer;
+  ASSERT_NE(v, std::string::npos) << cut.offer;
+  EXPECT_LT(a, v) << "offer order kept";
+  EXPECT_EQ(cut.offer.find("m=application"), std::string::npos) << cut.offer;
+  ASSERT_EQ(cut.rejectedKinds.size(), 1u);
+  EXPECT_EQ(cut.rejectedKinds[0], "application");
+  EXPECT_TRUE(cut.before.empty());
+  EXPECT_TRUE(cut.between.empty());
+  EXPECT_EQ(cut.after.size(), 1u);
+}
+
+TEST(OfferSections, ARejectedSectionBetweenTheKeptOnesStaysInItsPlace) {
+  const std::string offer =
+      "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE v d a\r\n" + kFingerprint +
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=mid:v\r\na=recvonly\r\na=rtpmap:100 H264/90000\r\n"
+      "m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\na=mid:d\r\na=sctp-port:5000\r\n"
+      "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:a\r\na=recvonly\r\na=rtpmap:111 opus/48000/2\r\n";
+  const OfferCut cut = keepSections(offer, 0, 2);
+  EXPECT_NE(cut.offer.find("a=group:BUNDLE v a\r\n"), std::string::npos) << cut.offer;
+  ASSERT_EQ(cut.between.size(), 1u);
+  const std::string webrtcbinAnswer =
+      "v=0\r\no=- 1 0 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE v a\r\n"
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\nc=IN IP4 0.0.0.0\r\na=ice-ufrag:U\r\na=ice-pwd:P\r\na=mid:v\r\n"
+      "a=setup:active\r\na=fingerprint:sha-256 F0\r\na=sendonly\r\n"
+      "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=ice-ufrag:U\r\na=ice-pwd:P\r\na=mid:a\r\n"
+      "a=setup:active\r\na=fingerprint:sha-256 F0\r\na=sendonly\r\n";
+  const std::string answer = withRejectedSections(webrtcbinAnswer, cut);
+  const std::size_t v = answer.find("m=video 9 "), d = answer.find("m=application 0 "), a = answer.find("m=audio 9 ");
+  ASSERT_NE(v, std::string::npos) << answer;
+  ASSERT_NE(d, std::string::npos) << answer;
+  ASSERT_NE(a, std::string::npos) << answer;
+  EXPECT_LT(v, d) << answer;
+  EXPECT_LT(d, a) << answer;
+}
+
+TEST(AudioOffer, OnlyAReceivingOpusSectionIsChosen) {
+  const std::string head = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n";
+  const std::string video = "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=mid:v\r\na=rtpmap:100 H264/90000\r\n";
+  EXPECT_FALSE(chooseAudio(head + video).has_value()) << "no audio section: video only";
+  EXPECT_FALSE(chooseAudio(head + video + "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=mid:a\r\na=rtpmap:111 opus/48000/2\r\n"))
+      << "port 0";
+  EXPECT_TRUE(chooseAudio(head + video + "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=mid:a\r\na=bundle-only\r\n"
+                                         "a=rtpmap:111 opus/48000/2\r\n"))
+      << "port 0 with a=bundle-only is open (RFC 8843)";
+  EXPECT_FALSE(chooseAudio(head + video + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:a\r\na=sendonly\r\n"
+                                          "a=rtpmap:111 opus/48000/2\r\n"))
+      << "the offerer would not receive";
+  EXPECT_FALSE(chooseAudio(head + video + "m=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:a\r\na=rtpmap:0 PCMU/8000\r\n"))
+      << "no Opus";
+  const auto second = chooseAudio(head + video + "m=audio 0 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n" +
+                                  "m=audio 9 UDP/TLS/RTP/SAVPF 0 109\r\na=mid:b\r\na=rtpmap:0 PCMU/8000\r\n"
+                                  "a=rtpmap:109 OPUS/48000/2\r\n");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->mediaIndex, 2);
+  EXPECT_EQ(second->payloadType, 109);
+}
+
+}  // namespace
+}  // namespace zerohop::stream

@@ -1,0 +1,127 @@
+#include "audio/audio_track.hpp"
+
+#include <chrono>
+
+#include "audio/alsa_source.hpp"
+#include "audio/tone_source.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+
+namespace zerohop::audio {
+
+std::unique_ptr<AudioSource> openAudioSource(const std::string& spec) {
+  if (spec == "test") return std::make_unique<ToneSource>();
+  if (spec.rfind("alsa:", 0) == 0 && spec.size() > 5) {
+    AlsaSettings settings;
+    settings.device = spec.substr(5);
+    return openAlsaSource(settings);
+  }
+  throw Error(Errc::kInvalidArgument, "audio source '" + spec +
+                                          "': give test (the tone that clicks at the A/V marker) or "
+                                          "alsa:DEVICE (alsa:default, alsa:hw:1,0, alsa:plughw:1,0; zerohop probe lists them)");
+}
+
+namespace {
+// The encoder takes the source's channel count.
+OpusSettings forSource(OpusSettings opus, const AudioSource& source) {
+  opus.channels = source.info().channels;
+  return opus;
+}
+}  // namespace
+
+AudioTrack::AudioTrack(std::unique_ptr<AudioSource> source, OpusSettings opus, Deliver deliver)
+    : source_(std::move(source)), encoder_(forSource(opus, *source_)), deliver_(std::move(deliver)) {
+  stats_.source = source_->info().name;
+}
+
+AudioTrack::~AudioTrack() { stop(); }
+
+void AudioTrack::start() {
+  if (captureThread_.joinable()) return;
+  {
+    std::lock_guard lock(statsMutex_);
+    stats_.running = true;
+  }
+  encodeThread_ = std::thread([this] { encode(); });
+  captureThread_ = std::thread([this] { capture(); });
+}
+
+void AudioTrack::stop() noexcept {
+  stop_.store(true);
+  if (captureThread_.joinable()) captureThread_.join();
+  queue_.close();
+  if (encodeThread_.joinable()) encodeThread_.join();
+  std::lock_guard lock(statsMutex_);
+  stats_.running = false;
+}
+
+AudioTrackStats AudioTrack::stats() const {
+  AudioTrackStats s;
+  {
+    std::lock_guard lock(statsMutex_);
+    s = stats_;
+  }
+  s.capture = source_->counters();  // thread-safe (audio_source.hpp)
+  s.queueDrops = queue_.dropped();
+  return s;
+}
+
+void AudioTrack::capture() {
+  using namespace std::chrono_literals;
+  while (!stop_.load()) {
+    try {
+      if (auto block = source_->next(100ms)) queue_.push(std::move(*block));
+    } catch (const Error& e) {
+      log::error("audio ", stats_.source, ": ", e.what(), "; the sound stops, the picture goes on");
+      std::lock_guard lock(statsMutex_);
+      ++stats_.failures;
+      stats_.running = false;
+      return;
+    }
+  }
+}
+
+void AudioTrack::encode() {
+  using namespace std::chrono_literals;
+  for (;;) {
+    auto block = queue_.pop(100ms);
+    if (!block) {
+      if (queue_.closed()) return;
+      continue;
+    }
+    const std::int64_t t0 = monotonicNs();
+    std::vector<OpusPacket> packets;
+    try {
+      packets = encoder_.encode(*block);
+    } catch (const Error& e) {
+      log::error("audio ", stats_.source, ": ", e.what());
+      std::lock_guard lock(statsMutex_);
+      ++stats_.failures;
+      continue;
+    }
+    const std::int64_t spent = monotonicNs() - t0;
+    for (OpusPacket& p : packets) {
+      auto unit = std::make_shared<EncodedUnit>();
+      unit->codec = PixelFormat::kUnknown;  // sound: the path it takes says so (publishAudio)
+      unit->bytes = std::move(p.data);
+      unit->keyframe = true;
+      unit->sequence = p.sequence;
+      unit->ptsNs = p.captureNs;
+      unit->wallClockMs = (realtimeNs() - (monotonicNs() - p.captureNs)) / 1'000'000;
+      deliver_(std::move(unit));
+    }
+    std::lock_guard lock(statsMutex_);
+    stats_.packets += packets.size();
+    // The encode time per packet: blocks of 10 ms make a packet every second block.
+    encodeNsWindow_ += static_cast<double>(spent);
+    encodeWindowCount_ += static_cast<unsigned>(packets.size());
+    if (encodeWindowCount_ >= 50) {
+      stats_.encodeMsPerFrame = encodeNsWindow_ / encodeWindowCount_ / 1e6;
+      encodeNsWindow_ = 0;
+      encodeWindowCount_ = 0;
+    }
+  }
+}
+
+}  // namespace zerohop::audio

@@ -1,0 +1,76 @@
+#pragma once
+// One sound source of a camera, encoded once for every receiver: a capture thread (AudioSource::next,
+// real time) -> AudioQueue (drop-oldest, kQueueBlocks) -> an encode thread (one OpusAudioEncoder,
+// 48 kHz, 20 ms packets) -> `deliver`, each packet as an EncodedUnit (bytes: one Opus packet; ptsNs:
+// the CLOCK_MONOTONIC capture instant of its first sample, the clock video frames carry; keyframe: true,
+// every Opus packet decodes alone). The receivers (StreamServer::publishAudio / WhepStream) fan it out.
+// A source that fails for good (an error other than a lost device, which ReconnectingAudioSource
+// reopens) is logged and counted; the picture beside it never waits on sound.
+// Thread-safety: thread-safe (start/stop from the owner's thread; stats() from any).
+// Ownership: owns its source, encoder and threads; stop() (or the destructor) joins them.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "audio/audio_source.hpp"
+#include "audio/opus_encoder.hpp"
+#include "zerohop/encoded_unit.hpp"
+
+namespace zerohop::audio {
+
+/// The source a spec names, opened now: "test" (ToneSource: the tone that clicks at every A/V marker
+/// instant), "alsa:DEVICE" (openAlsaSource: reconnecting, resampled through plug where needed).
+/// Throws Error(kInvalidArgument) for another spec (the message lists the kinds), and what the source
+/// throws when it cannot open (kNotFound, kUnavailable, ...).
+std::unique_ptr<AudioSource> openAudioSource(const std::string& spec);
+
+/// What an AudioTrack did so far.
+struct AudioTrackStats {
+  std::string source;            ///< "test", "alsa:hw:1,0"
+  AudioSourceCounters capture;   ///< the source's blocks, overruns, errors, reopens
+  std::uint64_t queueDrops = 0;  ///< blocks the encode thread was too late for (drop-oldest)
+  std::uint64_t packets = 0;     ///< Opus packets made
+  double encodeMsPerFrame = 0;   ///< mean time of one 20 ms packet's encode, over the last 50 packets
+  std::uint64_t failures = 0;    ///< source errors it could not recover from (then it stops, logged)
+  bool running = false;
+};
+
+class AudioTrack {
+ public:
+  using Deliver = std::function<void(EncodedUnitPtr)>;
+  /// Blocks (10 ms each) waiting for the encode thread before the oldest is dropped: 320 ms, so a busy
+  /// machine that holds the encode thread back for a while loses no sound (a drop is a gap the viewer
+  /// conceals); the encode of a block takes well under a millisecond, so the queue is empty otherwise.
+  static constexpr std::size_t kQueueBlocks = 32;
+  /// Takes an opened source; `deliver` is called on the encode thread, must not block.
+  AudioTrack(std::unique_ptr<AudioSource> source, OpusSettings opus, Deliver deliver);
+  ~AudioTrack();
+  AudioTrack(const AudioTrack&) = delete;
+  AudioTrack& operator=(const AudioTrack&) = delete;
+
+  void start();
+  /// Joins both threads; idempotent.
+  void stop() noexcept;
+  AudioTrackStats stats() const;
+
+ private:
+  void capture();
+  void encode();
+
+  std::unique_ptr<AudioSource> source_;
+  OpusAudioEncoder encoder_;
+  Deliver deliver_;
+  AudioQueue queue_{kQueueBlocks};
+  std::atomic<bool> stop_{false};
+  std::thread captureThread_, encodeThread_;
+  mutable std::mutex statsMutex_;
+  AudioTrackStats stats_;  // under statsMutex_ (source and capture are read live)
+  double encodeNsWindow_ = 0;
+  unsigned encodeWindowCount_ = 0;
+};
+
+}  // namespace zerohop::audio

@@ -1,0 +1,77 @@
+// AudioTrack: the tone through the capture thread, the queue and the one Opus encode, as serve runs it
+// for a camera with sound. Packets come out every 20 ms of sound, stamped on the capture clock 20 ms
+// apart, each one Opus packet that libopus decodes to 960 samples; stop() joins both threads.
+#include "audio/audio_track.hpp"
+
+#include <gtest/gtest.h>
+#include <opus/opus.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "audio/tone_source.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::audio {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(AudioTrack, TheToneBecomesOpusPacketsStampedTwentyMillisecondsApart) {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<EncodedUnitPtr> units;
+  const std::int64_t startNs = monotonicNs();
+  AudioTrack track(openAudioSource("test"), OpusSettings{}, [&](EncodedUnitPtr unit) {
+    std::lock_guard lock(mutex);
+    units.push_back(std::move(unit));
+    arrived.notify_one();
+  });
+  track.start();
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(arrived.wait_for(lock, 10s, [&] { return units.size() >= 25; })) << units.size() << " packets in 10 s";
+  }
+  track.stop();
+  const AudioTrackStats stats = track.stats();
+  EXPECT_FALSE(stats.running);
+  EXPECT_EQ(stats.source, "test");
+  EXPECT_GE(stats.packets, 25u);
+  EXPECT_GE(stats.capture.blocks, 50u);
+  EXPECT_EQ(stats.failures, 0u);
+
+  std::lock_guard lock(mutex);
+  const std::size_t seen = units.size();
+  int err = 0;
+  OpusDecoder* decoder = opus_decoder_create(48000, 1, &err);
+  ASSERT_EQ(err, OPUS_OK);
+  std::vector<opus_int16> pcm(5760);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const EncodedUnit& u = *units[i];
+    EXPECT_TRUE(u.keyframe) << "every Opus packet decodes alone";
+    EXPECT_GE(u.ptsNs, startNs - 50'000'000) << "on the capture clock";
+    if (i > 0 && units[i]->sequence == units[i - 1]->sequence + 1) {
+      EXPECT_EQ(u.ptsNs - units[i - 1]->ptsNs, 20'000'000) << "packet " << i;
+    }
+    EXPECT_EQ(opus_decode(decoder, u.bytes.data(), static_cast<opus_int32>(u.bytes.size()), pcm.data(), 5760, 0), 960)
+        << "packet " << i;
+  }
+  opus_decoder_destroy(decoder);
+  EXPECT_EQ(units.size(), seen) << "nothing is delivered after stop()";
+}
+
+TEST(AudioTrack, AnUnknownSourceIsRefusedWithTheKinds) {
+  try {
+    openAudioSource("mic");
+    FAIL() << "openAudioSource(\"mic\") did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("alsa:DEVICE"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zerohop::audio

@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""Sound in the browser (issue 35): `zerohop serve --audio test` streams the test camera and the test tone,
+headless Chromium opens the viewer page with ?audio=1 (its offer has an audio section) and receives both
+tracks in one MediaStream.
+
+Asserts over a 6 s window: the inbound-rtp audio counters grow (packetsReceived > 0, totalSamplesReceived
+> 0), concealment (concealedSamples / totalSamplesReceived over the window) under 2 %, the audio track is
+in the video's MediaStream, video frames are decoded, and serve's /stats reports the audio track (packets
+encoded, units sent, the encode's ms per frame). Stops serve with SIGINT and asserts it exits 0.
+
+usage: test_viewer_audio.py [--netns] ZEROHOP_BINARY
+exit: 0 pass, 1 fail, 77 skipped (no chromium/chromedriver/selenium)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zerohop_browser as zb  # noqa: E402
+
+SNAPSHOT_JS = """
+const z = window.zerohop;
+if (!z) return null;
+return {state: z.state, error: z.error, audio: z.audio, webrtc: z.webrtc, lastStats: z.lastStats,
+        inStream: z.audioTrackInVideoStream, now: performance.now()};
+"""
+
+
+def wait_for(driver, predicate_js: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if driver.execute_script(predicate_js):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("zerohop", help="path to the zerohop binary")
+    ap.add_argument("--source", default="test:640x360@30")
+    ap.add_argument("--seconds", type=float, default=6.0, help="measured window")
+    ap.add_argument("--netns", action="store_true", help="run in a private network namespace (loopback only)")
+    ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
+    args = ap.parse_args()
+
+    if not Path(args.zerohop).exists():
+        print(f"FAIL: {args.zerohop} does not exist (build the zerohop target)")
+        return 1
+    chromium, chromedriver = zb.find_browser()
+    if args.netns:
+        zb.enter_private_network()
+    out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
+    tag = "viewer_audio"
+    port = zb.free_port()
+    serve = zb.Serve(args.zerohop, ["--source", args.source, "--audio", "test", "--listen", f"127.0.0.1:{port}"],
+                     out / f"{tag}.serve.log")
+    failures: list[str] = []
+    driver = None
+    try:
+        url = serve.wait_url(20)
+        if not url:
+            print(f"FAIL: zerohop serve printed no 'open http://' line within 20 s (exit code {serve.proc.poll()})")
+            print(serve.tail())
+            return 1
+        print(f"serve: {' '.join(serve.cmd)} -> {url}", flush=True)
+        driver = zb.start_chromium(chromium, chromedriver, out / f"{tag}.chromedriver.log",
+                                   ("--autoplay-policy=no-user-gesture-required",))
+        driver.get(url + "?audio=1")
+        if not wait_for(driver, "return !!window.zerohop && window.zerohop.state === 'playing' && "
+                                "!!window.zerohop.audio && window.zerohop.audio.packetsReceived > 0", 20):
+            snap = driver.execute_script(SNAPSHOT_JS)
+            print(f"FAIL: no audio playing within 20 s: {json.dumps(snap)}")
+            sdp = driver.execute_script("return window.zerohop && window.zerohop.sdp")
+            if sdp:
+                print("offer:\n" + sdp["offer"] + "\nanswer:\n" + sdp["answer"])
+            print(zb.browser_console(driver))
+            print("serve output:\n" + serve.tail())
+            return 1
+        time.sleep(1.0)  # past the jitter buffer's start (its first concealment)
+        s0 = driver.execute_script(SNAPSHOT_JS)
+        time.sleep(args.seconds)
+        s1 = driver.execute_script(SNAPSHOT_JS)
+        a0, a1 = s0.get("audio") or {}, s1.get("audio") or {}
+        packets = (a1.get("packetsReceived") or 0) - (a0.get("packetsReceived") or 0)
+        samples = (a1.get("totalSamplesReceived") or 0) - (a0.get("totalSamplesReceived") or 0)
+        concealed = (a1.get("concealedSamples") or 0) - (a0.get("concealedSamples") or 0)
+        w0, w1 = s0.get("webrtc") or {}, s1.get("webrtc") or {}
+        decoded = (w1.get("framesDecoded") or 0) - (w0.get("framesDecoded") or 0)
+        stats_audio = ((s1.get("lastStats") or {}).get("audio")) or {}
+        share = concealed / samples if samples > 0 else 1.0
+        print(f"window {args.seconds:.0f} s: audio {packets} packets, {samples} samples, {concealed} concealed "
+              f"({100 * share:.2f} %), audioLevel {a1.get('audioLevel')}, lost {a1.get('packetsLost')}; "
+              f"video {decoded} frames decoded; audio in the video's MediaStream: {s1.get('inStream')}")
+        print("server /stats audio: " + json.dumps(stats_audio))
+        if packets <= 0:
+            failures.append("no audio packet received in the window (inbound-rtp audio packetsReceived)")
+        if samples <= 0:
+            failures.append("no audio sample received in the window (inbound-rtp audio totalSamplesReceived)")
+        elif share >= 0.02:
+            failures.append(f"{100 * share:.2f} % of the samples concealed, want < 2 %")
+        if not s1.get("inStream"):
+            failures.append("the audio track is not in the video's MediaStream (msid): no lip sync")
+        if decoded <= 0:
+            failures.append("Chromium decoded no video frame in the window")
+        if not stats_audio or (stats_audio.get("packets") or 0) <= 0 or (stats_audio.get("units_sent") or 0) <= 0:
+            failures.append(f"serve's /stats has no working audio track: {json.dumps(stats_audio)}")
+        if failures:
+            print(zb.browser_console(driver))
+    finally:
+        rc, took = serve.stop(2.0)
+        zb.quit_browser(driver)
+    print(f"serve: SIGINT -> exit code {rc} after {took:.2f} s")
+    if rc != 0:
+        failures.append(f"zerohop serve exited with code {rc} after SIGINT, want 0")
+    if failures and serve.tail():
+        print("serve output (tail):\n" + serve.tail())
+    return zb.verdict(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
