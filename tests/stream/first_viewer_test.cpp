@@ -72,6 +72,12 @@ TEST(WhepFirstViewer, IsAnsweredAsFastAsTheFifth) {
 // The same without the warm-up: what the first viewer used to wait (the "before" figure of
 // docs/benchmarks.md). It shows the measure above can tell the two apart: the first is the slowest.
 TEST(WhepFirstViewer, WithoutWarmUpWaitsLongerThanTheFifth) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Instrumented, the cold first negotiation (DTLS certificate, plugin loading) has taken over the server's
+  // 3 s negotiation bound on two busy cores (503 in CI under ASan and TSan): this measures timing, which the
+  // default build checks; the warm-up test above still runs here.
+  GTEST_SKIP() << "a cold-start timing comparison; run in the default build";
+#endif
   if (stream::webrtcWarm()) GTEST_SKIP() << "this process is warm already: run this test alone (ctest does)";
   StreamServer server(loopback(false));
   const std::vector<double> ms = answerTimesMs(server);
