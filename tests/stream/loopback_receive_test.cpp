@@ -375,7 +375,11 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
   EXPECT_THROW(server.addStream("a/b"), Error);
   std::atomic<int> askedA{0}, askedB{0};
   a->setKeyframeRequester([&] { ++askedA; });
-  b->setKeyframeRequester([&] { ++askedB; });
+  std::atomic<std::int64_t> lastAskedBNs{0};
+  b->setKeyframeRequester([&] {
+    lastAskedBNs = monotonicNs();
+    ++askedB;
+  });
 
   LoopbackViewer viewer;
   ASSERT_TRUE(connectOverWhep(viewer, server, "/whep/b"));
@@ -396,7 +400,17 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
     std::this_thread::sleep_for(33ms);
   }
   EXPECT_GE(viewer.receivedUnits.load(), 30);
-  // A replaced requester is never called again: a PLI now reaches the new one.
+  // A replaced requester is never called again: a PLI now reaches the new one. The PLI must come more
+  // than a second after the last request that reached b (the viewer's own, e.g. after a late packet under
+  // ASan): inside that second it would be deferred, and the next keyframe delivered would rightly clear
+  // it (viewer_keyframe_requests.hpp), so nothing would reach the requester.
+  const auto quietDeadline = std::chrono::steady_clock::now() + 10s;
+  for (std::size_t i = 0; monotonicNs() - lastAskedBNs.load() < 1'200'000'000 &&
+                          std::chrono::steady_clock::now() < quietDeadline;
+       ++i) {
+    b->deliver(units[i % units.size()]);
+    std::this_thread::sleep_for(33ms);
+  }
   std::atomic<int> askedAgain{0};
   b->setKeyframeRequester([&] { ++askedAgain; });
   const int oldB = askedB.load();
