@@ -129,48 +129,6 @@ class AudioVideoViewer {
   std::size_t count_ = 0;
 };
 
-std::string offerOf(GstElement* webrtc) {
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "create-offer", nullptr, p);
-  gst_promise_wait(p);
-  GstWebRTCSessionDescription* offer = nullptr;
-  gst_structure_get(gst_promise_get_reply(p), "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer, nullptr);
-  gst_promise_unref(p);
-  if (!offer) return {};
-  p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-local-description", offer, p);
-  gst_promise_wait(p);
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(offer);
-  for (int i = 0; i < 300; ++i) {  // bounded: 3 s for ICE gathering on loopback
-    GstWebRTCICEGatheringState s{};
-    g_object_get(webrtc, "ice-gathering-state", &s, nullptr);
-    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  GstWebRTCSessionDescription* local = nullptr;
-  g_object_get(webrtc, "local-description", &local, nullptr);
-  gchar* text = gst_sdp_message_as_text(local->sdp);
-  std::string sdp(text);
-  g_free(text);
-  gst_webrtc_session_description_free(local);
-  return sdp;
-}
-
-bool applyAnswerTo(GstElement* webrtc, const std::string& answer) {
-  GstSDPMessage* sdp = nullptr;
-  if (gst_sdp_message_new_from_text(answer.c_str(), &sdp) != GST_SDP_OK) return false;
-  GstWebRTCSessionDescription* desc = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-remote-description", desc, p);
-  gst_promise_wait(p);
-  const GstStructure* reply = gst_promise_get_reply(p);
-  const bool ok = !(reply && gst_structure_has_field(reply, "error"));
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(desc);
-  return ok;
-}
-
 // The stream ids of the answer's a=msid lines (a=msid:<stream> <track>, or a=ssrc:<n> msid:<stream> <track>).
 std::set<std::string> msidStreams(const std::string& sdp) {
   std::set<std::string> out;
