@@ -130,6 +130,7 @@ without_debug_symbols() {
 speed_before_tests=$(machine_speed)
 echo "machine: $speed_before_tests"
 status=0
+failed_tests=""
 declare -A ran
 # run_label NAME CTEST-ARGS...: runs one group of tests, records how many ran (not skipped) in ran[NAME].
 # RUN_WRAPPER (a command name, default none) runs ctest through it.
@@ -146,6 +147,17 @@ run_label() {
   total=$(sed -nE 's/.*tests passed, [0-9]+ tests failed out of ([0-9]+).*/\1/p' "$log" | tail -1)
   skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$log" || true)
   ran[$name]=$(( ${total:-0} - skipped ))
+  # CTest's own list of what failed ("The following tests FAILED:"), kept for the summary at the end, so
+  # the last lines of a long log name the failures.
+  if [[ $rc -ne 0 ]]; then
+    local listed
+    listed=$(sed -n '/The following tests FAILED:/,/^$/p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' || true)
+    if [[ -n $listed ]]; then
+      failed_tests+=$(sed "s/^[[:space:]]*/  [$name] /" <<<"$listed")$'\n'
+    else
+      failed_tests+="  [$name] ctest exited $rc without naming a failed test (its output is above)"$'\n'
+    fi
+  fi
   rm -f "$log"
   if [[ $rc -ne 0 ]]; then status=1; fi
   phase_done "tests $name"
@@ -187,6 +199,10 @@ echo "=== tests run per label"
 for label in $ZEROHOP_ALL_LABELS; do
   printf '  %-8s %s\n' "$label" "${ran[$label]}"
 done
+if [[ -n $failed_tests ]]; then
+  echo "=== failed tests [label]"
+  printf '%s' "$failed_tests"
+fi
 if [[ $deps_ok -ne 1 ]]; then
   echo "FAIL: scripts/check-deps.sh: the tests use something scripts/install-deps.sh does not install (above)"
   status=1
