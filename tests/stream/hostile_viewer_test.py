@@ -19,8 +19,13 @@ hostile viewer (hostile_viewer.hpp: the same receiver, from its own validated tr
 
 The honest viewer's bitrate, fps and keyframes come from the access units it received (its --units-log:
 arrival time, size, IDR or not), over the baseline [its first unit + 1 s, the hostile start) and the attack
-[the attack start + 1 s, its end]. Prints one `hostile viewer |` row per case for docs/reliability.md.
+[the attack start + 1 s, its end]. Prints one `hostile viewer |` row per case for docs/reliability.md and
+whether the acceptance was met. It fails on the acceptance's bounds where they do not depend on the box's
+load (the encode's target, serve's RSS) and on generous ones where they do (what the honest viewer receives
+on 2 busy cores shared with the attacker): bitrate >= 75 % of its baseline, keyframes at most one a second
+plus 2, fps >= 50 % of its baseline; a believed claim, a keyframe per PLI or a stalled viewer still fail.
 
+ZEROHOP_HOSTILE_S=30 attacks for 30 s (the acceptance's length; 10 s by default).
 --hostile-without-nack (by hand, not in CI): the hostile viewer offers no NACK, so serve still believes its
 reports (a known gap): the feedback case then fails the bitrate acceptance, which shows the test can fail.
 
@@ -42,7 +47,9 @@ import urllib.request
 
 BITRATE_KBPS = 1000
 BASELINE_S = 4.0   # honest viewer alone, after its first second
-ATTACK_S = 10.0    # the hostile receiver's --seconds (its connection included)
+# The hostile receiver's --seconds (its connection included); ZEROHOP_HOSTILE_S sets it (the table's rows in
+# docs/reliability.md were measured with 30 too).
+ATTACK_S = float(os.environ.get("ZEROHOP_HOSTILE_S", "10"))
 HONEST_S = 40.0    # a bound: the honest receiver is stopped (SIGINT) once the hostile one left
 
 
@@ -273,8 +280,8 @@ def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, tmp: st
         # The attacker runs on the same 2 cores (5,000 packets a second through its own SRTP transport):
         # on a busy box the honest viewer's rate falls with the CPU it leaves, not with serve's memory. The
         # bound tells a viewer that plays on from one that stalls.
-        if during["fps"] < 0.6 * base["fps"]:
-            bad.append(f"the honest viewer fell from {base['fps']} to {during['fps']} fps under the junk (< 60 %)")
+        if during["fps"] < 0.5 * base["fps"]:
+            bad.append(f"the honest viewer fell from {base['fps']} to {during['fps']} fps under the junk (< 50 %)")
     return bad
 
 
