@@ -25,7 +25,7 @@ load (the encode's target, serve's RSS) and on generous ones where they do (what
 on 2 busy cores shared with the attacker): bitrate >= 75 % of its baseline, keyframes at most one a second
 plus 2, fps >= 50 % of its baseline; a believed claim, a keyframe per PLI or a stalled viewer still fail.
 
-ZEROHOP_HOSTILE_S=30 attacks for 30 s (the acceptance's length; 10 s by default).
+ZEROHOP_HOSTILE_S=30 attacks for 30 s (the acceptance's length; 9 s by default).
 --hostile-without-nack (by hand, not in CI): the hostile viewer offers no NACK, so serve still believes its
 reports (a known gap): the feedback case then fails the bitrate acceptance, which shows the test can fail.
 
@@ -46,10 +46,10 @@ import time
 import urllib.request
 
 BITRATE_KBPS = 1000
-BASELINE_S = 4.0   # honest viewer alone, after its first second
+BASELINE_S = 3.5   # honest viewer alone, after its first second
 # The hostile receiver's --seconds (its connection included); ZEROHOP_HOSTILE_S sets it (the table's rows in
 # docs/reliability.md were measured with 30 too).
-ATTACK_S = float(os.environ.get("ZEROHOP_HOSTILE_S", "10"))
+ATTACK_S = float(os.environ.get("ZEROHOP_HOSTILE_S", "9"))
 HONEST_S = 40.0    # a bound: the honest receiver is stopped (SIGINT) once the hostile one left
 
 
@@ -285,11 +285,24 @@ def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, tmp: st
     return bad
 
 
+def instrumented(binary: str) -> str:
+    """The sanitizer runtime `binary` links (libasan, libtsan), or ""."""
+    with open(binary, "rb") as f:
+        data = f.read()
+    return next((name for name in ("libasan", "libtsan") if name.encode() + b".so" in data), "")
+
+
 def main() -> int:
     if len(sys.argv) < 4 or sys.argv[3] not in ("feedback", "junk"):
         print(__doc__)
         return 2
     zerohop, receiver, case = sys.argv[1:4]
+    if sanitizer := instrumented(zerohop) or instrumented(receiver):
+        # What this compares is rates (the honest viewer's, the attacker's 5,000/s) and RSS, which an
+        # instrumented build changes (ASan's quarantine keeps freed memory); serve's gate under the junk
+        # runs under ASan in LoopbackReceive.JunkWithFreshSsrcs..., the PLI limit in APliFloodForces...
+        print(f"SKIP: {sanitizer} build: a rate and memory comparison, checked in the default build")
+        return 77
     without_nack = "--hostile-without-nack" in sys.argv[4:]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="zerohop-hostile-") as tmp:
