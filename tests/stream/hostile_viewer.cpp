@@ -30,7 +30,17 @@ std::uint32_t get32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
 }
 
-// The sink pad of the nicesink inside `webrtcbin` (a reference), or null.
+// rtpbin's send_rtcp_src_0 inside `webrtcbin` (a reference), or null.
+GstPad* rtcpSendPad(GstElement* webrtcbin) {
+  GstElement* rtpbin = gst_bin_get_by_name(GST_BIN(webrtcbin), "rtpbin");
+  if (!rtpbin) return nullptr;
+  GstPad* pad = gst_element_get_static_pad(rtpbin, "send_rtcp_src_0");
+  gst_object_unref(rtpbin);
+  return pad;
+}
+
+}  // namespace
+
 GstPad* niceSinkPad(GstElement* webrtcbin) {
   GstPad* found = nullptr;
   GstIterator* it = gst_bin_iterate_recurse(GST_BIN(webrtcbin));
@@ -47,16 +57,15 @@ GstPad* niceSinkPad(GstElement* webrtcbin) {
   return found;
 }
 
-// rtpbin's send_rtcp_src_0 inside `webrtcbin` (a reference), or null.
-GstPad* rtcpSendPad(GstElement* webrtcbin) {
-  GstElement* rtpbin = gst_bin_get_by_name(GST_BIN(webrtcbin), "rtpbin");
-  if (!rtpbin) return nullptr;
-  GstPad* pad = gst_element_get_static_pad(rtpbin, "send_rtcp_src_0");
-  gst_object_unref(rtpbin);
-  return pad;
+std::array<std::uint8_t, 22> junkRtpPacket(std::uint16_t seq, std::mt19937& random) {
+  std::array<std::uint8_t, 22> p{};
+  p[0] = 0x80;
+  p[1] = 96;
+  p[2] = static_cast<std::uint8_t>(seq >> 8);
+  p[3] = static_cast<std::uint8_t>(seq);
+  for (std::size_t b = 4; b < p.size(); ++b) p[b] = static_cast<std::uint8_t>(random());  // fresh SSRC
+  return p;
 }
-
-}  // namespace
 
 int claimLossInReports(std::uint8_t* data, std::size_t size, int percent) {
   const auto fraction = static_cast<std::uint8_t>(std::min(255, percent * 256 / 100));
@@ -205,13 +214,8 @@ void HostileViewer::attack() {
       ++reportsSent_;
     }
     while (junk && junkSent_ < static_cast<long>(elapsed * plan_.junkPerSecond)) {
-      std::uint8_t p[22];
-      p[0] = 0x80;
-      p[1] = 96;
-      p[2] = static_cast<std::uint8_t>(junkSent_ >> 8);
-      p[3] = static_cast<std::uint8_t>(junkSent_);
-      for (std::size_t b = 4; b < sizeof p; ++b) p[b] = static_cast<std::uint8_t>(random());  // fresh SSRC
-      const GstFlowReturn flow = gst_pad_chain(niceSink_, gst_buffer_new_memdup(p, sizeof p));
+      const auto p = junkRtpPacket(static_cast<std::uint16_t>(junkSent_), random);
+      const GstFlowReturn flow = gst_pad_chain(niceSink_, gst_buffer_new_memdup(p.data(), p.size()));
       if (flow != GST_FLOW_OK) {
         if (!stopping_) error_ = std::string("junk refused by nicesink: ") + gst_flow_get_name(flow);
         junk = false;

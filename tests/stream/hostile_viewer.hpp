@@ -16,9 +16,11 @@
 
 #include <gst/gst.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +44,14 @@ struct ClaimedReport {
 /// null), then, with `pli`, a PLI (RFC 4585) about the report's media SSRC (`pliMediaSsrc`).
 std::vector<std::uint8_t> compoundRtcp(std::uint32_t senderSsrc, const ClaimedReport* report, bool pli,
                                        std::uint32_t pliMediaSsrc);
+
+/// A 22-byte SRTP-looking RTP packet: header with payload type 96 and sequence number `seq`, then a fresh
+/// random timestamp, SSRC and 10 bytes of "ciphertext" from `random`.
+std::array<std::uint8_t, 22> junkRtpPacket(std::uint16_t seq, std::mt19937& random);
+
+/// The sink pad of the nicesink inside `webrtcbin` (a reference), or null: the last element before the
+/// socket, after the SRTP encoder, so what is chained into it leaves from the viewer's validated address.
+GstPad* niceSinkPad(GstElement* webrtcbin);
 
 /// What the hostile viewer does, per second (0: not that attack).
 struct HostilePlan {
