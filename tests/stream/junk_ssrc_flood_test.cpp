@@ -11,11 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <thread>
 
 #include "exposure_attacks.hpp"
+#include "hostile_viewer.hpp"
 #include "loopback_harness.hpp"
 #include "zerohop/stream_server.hpp"
 
@@ -25,26 +25,8 @@ namespace {
 using namespace std::chrono_literals;
 using namespace loopback;
 
-// The sink pad of the nicesink inside `webrtcbin` (a reference), or null: the last element before the
-// socket, after the SRTP encoder, so what is chained into it leaves from the viewer's validated address.
-GstPad* niceSinkPad(GstElement* webrtcbin) {
-  GstPad* found = nullptr;
-  GstIterator* it = gst_bin_iterate_recurse(GST_BIN(webrtcbin));
-  GValue item = G_VALUE_INIT;
-  while (!found && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
-    auto* e = GST_ELEMENT(g_value_get_object(&item));
-    GstElementFactory* f = gst_element_get_factory(e);
-    if (f && std::strcmp(gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(f)), "nicesink") == 0)
-      found = gst_element_get_static_pad(e, "sink");
-    g_value_reset(&item);
-  }
-  g_value_unset(&item);
-  gst_iterator_free(it);
-  return found;
-}
-
-// Sends 22-byte SRTP-looking packets (RTP header, payload type 96, a new random SSRC each, 10 bytes of
-// "ciphertext") through `pad` at `perSecond` for `length`, paced in 10 ms bursts; returns how many went.
+// Sends junkRtpPacket()s (a new random SSRC each) through `pad` at `perSecond` for `length`, paced in
+// 10 ms bursts; returns how many went.
 long sendJunk(GstPad* pad, int perSecond, std::chrono::milliseconds length) {
   std::mt19937 random(std::random_device{}());
   const int perBurst = perSecond / 100;
@@ -53,13 +35,8 @@ long sendJunk(GstPad* pad, int perSecond, std::chrono::milliseconds length) {
   for (auto next = start; next < start + length; next += 10ms) {
     std::this_thread::sleep_until(next);  // pacing the flood, not waiting for a result
     for (int i = 0; i < perBurst; ++i) {
-      std::uint8_t p[22];
-      p[0] = 0x80;
-      p[1] = 96;
-      p[2] = static_cast<std::uint8_t>(sent >> 8);
-      p[3] = static_cast<std::uint8_t>(sent);
-      for (std::size_t b = 4; b < sizeof p; ++b) p[b] = static_cast<std::uint8_t>(random());
-      GstBuffer* buffer = gst_buffer_new_memdup(p, sizeof p);
+      const auto p = test::junkRtpPacket(static_cast<std::uint16_t>(sent), random);
+      GstBuffer* buffer = gst_buffer_new_memdup(p.data(), p.size());
       if (gst_pad_chain(pad, buffer) != GST_FLOW_OK) return sent;
       ++sent;
     }
@@ -98,7 +75,7 @@ TEST_F(LoopbackReceive, JunkWithFreshSsrcsIsDroppedUnreadAndCountedWhileTheViewe
   const auto warm = test::Clock::now() + 15s;
   publisher_->publishWhile([&] { return viewer_->receivedUnits < 10 && test::Clock::now() < warm; });
   ASSERT_GE(viewer_->receivedUnits.load(), 10) << "the viewer never started receiving";
-  GstPad* pad = niceSinkPad(viewer_->webrtcbin());
+  GstPad* pad = test::niceSinkPad(viewer_->webrtcbin());
   ASSERT_NE(pad, nullptr) << "no nicesink in the viewer's webrtcbin (GStreamer's layout changed?)";
   const std::uint64_t droppedBefore = inboundDropped(*server_);
   const long rssBefore = test::rssKiB();

@@ -7,13 +7,24 @@
 // picture: capture -> decoded latency is CLOCK_REALTIME now minus the capture time the camera drew
 // into the frame, so it is meaningful when sender and receiver share a clock (the same machine).
 //
+// --seconds S receives for S seconds (or until SIGINT/SIGTERM) instead of up to --frames pictures;
+// --units-log FILE writes one CSV row per access unit received (its arrival time, size, whether it is a
+// keyframe). --nack offers generic NACK as browsers do. --claim-loss, --report-rate, --pli-rate and
+// --junk-rate make it a hostile viewer (issue 33; hostile_viewer.hpp): its receiver reports claim that
+// loss (its own, and that many more a second), it sends that many PLIs a second (each with a report
+// claiming the loss), and that many junk RTP packets with a fresh SSRC each, from its own validated
+// transport.
+//
 // Prints one JSON object on stdout:
-//   {"frames_decoded", "timecodes_read", "width", "height", "first_frame_ms" (POST -> first decoded
-//    picture), "seq_first", "seq_last", "seq_missing" (gaps in the timecode sequence),
-//    "latency_ms": {"p50", "p99", "max", "min"}, "jitter_buffer_ms", "error"}
-// Exit status: 0 when --frames pictures were decoded and every one carried a readable timecode;
-// 1 otherwise (with "error" saying what fell short); 2 on bad arguments.
-// Thread-safety: one main thread; the GStreamer callback only links pads.
+//   {"frames_decoded", "timecodes_read", "timecodes_unreadable", "width", "height", "first_frame_ms"
+//    (POST -> first decoded picture), "seq_first", "seq_last", "seq_missing" (gaps in the timecode
+//    sequence), "latency_ms": {"p50", "p99", "max", "min"}, "jitter_buffer_ms", "units", "bytes",
+//    "keyframes" (access units received), "hostile" (null, or what it did: hostile_viewer.hpp), "error"}
+// Exit status: 0 when --frames pictures were decoded and every one carried a readable timecode (with
+// --seconds: when any picture was decoded), and a hostile plan ran; 1 otherwise (with "error" saying
+// what fell short); 2 on bad arguments.
+// Thread-safety: one main thread; the GStreamer callbacks only link pads and add probes (the hostile
+// viewer's probes and attack thread share atomics).
 
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
@@ -29,17 +40,20 @@ extern "C" {
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "hostile_viewer.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/timecode.hpp"
 
@@ -56,12 +70,17 @@ struct Options {
   int jitterBufferMs = 0;  // webrtcbin's rtpjitterbuffer latency
   std::string framesLog;   // optional: one CSV row per decoded picture
   bool vp8 = false;        // --codec vp8: offer VP8 only
+  double seconds = 0;      // --seconds: receive this long (0: until --frames pictures)
+  std::string unitsLog;    // optional: one CSV row per access unit received
+  bool nack = false;       // --nack: offer generic NACK (a=rtcp-fb:96 nack), as browsers do
+  zerohop::test::HostilePlan hostile;
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: zerohop-whep-receive URL [--frames N] [--timeout S] [--ice-address IP] "
-               "[--jitter-buffer-ms MS] [--frames-log FILE] [--codec h264|vp8]\n",
+               "[--jitter-buffer-ms MS] [--frames-log FILE] [--codec h264|vp8] [--seconds S] [--units-log FILE] "
+               "[--nack] [--claim-loss PERCENT] [--report-rate N] [--pli-rate N] [--junk-rate N]\n",
                why);
   std::exit(2);
 }
@@ -89,6 +108,20 @@ Options parse(int argc, char** argv) {
       if (c != "h264" && c != "vp8") usage("--codec takes h264 or vp8");
       o.vp8 = c == "vp8";
     }
+    else if (a == "--seconds")
+      o.seconds = std::atof(value().c_str());
+    else if (a == "--units-log")
+      o.unitsLog = value();
+    else if (a == "--nack")
+      o.nack = true;
+    else if (a == "--claim-loss")
+      o.hostile.claimLossPercent = std::atoi(value().c_str());
+    else if (a == "--report-rate")
+      o.hostile.reportsPerSecond = std::atoi(value().c_str());
+    else if (a == "--pli-rate")
+      o.hostile.plisPerSecond = std::atoi(value().c_str());
+    else if (a == "--junk-rate")
+      o.hostile.junkPerSecond = std::atoi(value().c_str());
     else if (a.rfind("--", 0) == 0)
       usage(("unknown option " + a).c_str());
     else
@@ -96,7 +129,21 @@ Options parse(int argc, char** argv) {
   }
   if (o.url.rfind("http://", 0) != 0) usage("URL must be http://HOST:PORT/PATH");
   if (o.frames <= 0) usage("--frames must be > 0");
+  if (o.seconds < 0) usage("--seconds must be >= 0");
+  if (o.hostile.claimLossPercent < 0 || o.hostile.claimLossPercent > 100) usage("--claim-loss takes 0..100");
+  if (o.hostile.plisPerSecond < 0 || o.hostile.junkPerSecond < 0 || o.hostile.reportsPerSecond < 0)
+    usage("--report-rate, --pli-rate and --junk-rate must be >= 0");
+  if (o.seconds > 0) {
+    o.frames = std::numeric_limits<int>::max();
+    o.timeoutSeconds = o.seconds;
+  }
   return o;
+}
+
+// SIGINT/SIGTERM: stop receiving, end the session and print what was received (--seconds is then a bound).
+volatile std::sig_atomic_t stopRequested = 0;
+void onStopSignal(int) {
+  stopRequested = 1;
 }
 
 std::int64_t realtimeMs() {
@@ -172,10 +219,19 @@ class VideoDecoder {
   AVFrame* picture_ = nullptr;
 };
 
+// What webrtcbin's pad-added callbacks link to: the appsink, and the hostile viewer that reads the media
+// SSRC from the pad (null: an honest viewer).
+struct PadContext {
+  GstElement* sink = nullptr;
+  zerohop::test::HostileViewer* hostile = nullptr;
+};
+
 // webrtcbin's pad-added for VP8: depayload into frames, hand them to the appsink.
 void onVp8PadAdded(GstElement*, GstPad* pad, gpointer data) {
   if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
-  auto* sink = static_cast<GstElement*>(data);
+  auto* context = static_cast<PadContext*>(data);
+  if (context->hostile) context->hostile->watchMedia(pad);
+  GstElement* sink = context->sink;
   GstElement* pipeline = GST_ELEMENT(gst_element_get_parent(sink));
   GstElement* depay = gst_element_factory_make("rtpvp8depay", nullptr);
   gst_bin_add(GST_BIN(pipeline), depay);
@@ -191,7 +247,9 @@ void onVp8PadAdded(GstElement*, GstPad* pad, gpointer data) {
 // webrtcbin's pad-added: depayload, parse into byte-stream access units, hand them to the appsink.
 void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
   if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
-  auto* sink = static_cast<GstElement*>(data);
+  auto* context = static_cast<PadContext*>(data);
+  if (context->hostile) context->hostile->watchMedia(pad);
+  GstElement* sink = context->sink;
   GstElement* pipeline = GST_ELEMENT(gst_element_get_parent(sink));
   GstElement* depay = gst_element_factory_make("rtph264depay", nullptr);
   GstElement* parse = gst_element_factory_make("h264parse", nullptr);
@@ -237,6 +295,9 @@ struct Result {
   std::uint32_t seqLast = 0;
   std::uint64_t seqMissing = 0;
   std::vector<double> latencyMs;
+  int unreadable = 0;                        // decoded pictures without a readable timecode
+  long units = 0, bytes = 0, keyframes = 0;  // access units received
+  std::string hostile = "null";              // the hostile viewer's summary (JSON)
   std::string error;
 };
 
@@ -249,15 +310,16 @@ double percentile(std::vector<double> v, double p) {
 
 void printResult(const Result& r, const Options& o) {
   std::printf(
-      "{\"frames_decoded\": %d, \"timecodes_read\": %d, \"width\": %d, \"height\": %d, "
-      "\"first_frame_ms\": %.1f, \"seq_first\": %lld, \"seq_last\": %u, \"seq_missing\": %llu, "
+      "{\"frames_decoded\": %d, \"timecodes_read\": %d, \"timecodes_unreadable\": %d, \"width\": %d, "
+      "\"height\": %d, \"first_frame_ms\": %.1f, \"seq_first\": %lld, \"seq_last\": %u, \"seq_missing\": %llu, "
       "\"latency_ms\": {\"p50\": %.1f, \"p99\": %.1f, \"min\": %.1f, \"max\": %.1f}, "
-      "\"jitter_buffer_ms\": %d, \"error\": \"%s\"}\n",
-      r.decoded, r.timecodes, r.width, r.height, r.firstFrameMs,
+      "\"jitter_buffer_ms\": %d, \"units\": %ld, \"bytes\": %ld, \"keyframes\": %ld, \"hostile\": %s, "
+      "\"error\": \"%s\"}\n",
+      r.decoded, r.timecodes, r.unreadable, r.width, r.height, r.firstFrameMs,
       r.seqFirst ? static_cast<long long>(*r.seqFirst) : -1LL, r.seqLast,
       static_cast<unsigned long long>(r.seqMissing), percentile(r.latencyMs, 50), percentile(r.latencyMs, 99),
-      percentile(r.latencyMs, 0), percentile(r.latencyMs, 100), o.jitterBufferMs,
-      jsonEscape(r.error).c_str());
+      percentile(r.latencyMs, 0), percentile(r.latencyMs, 100), o.jitterBufferMs, r.units, r.bytes, r.keyframes,
+      r.hostile.c_str(), jsonEscape(r.error).c_str());
   std::fflush(stdout);
 }
 
@@ -305,6 +367,16 @@ bool applyAnswer(GstElement* webrtc, const std::string& answer) {
   gst_promise_unref(p);
   gst_webrtc_session_description_free(desc);
   return ok;
+}
+
+// Whether the access unit is a keyframe: an IDR slice (NAL type 5) in H.264's byte stream, or a VP8
+// key frame (the frame tag's bit 0 clear).
+bool isKeyframe(const std::uint8_t* data, std::size_t size, bool vp8) {
+  if (vp8) return size > 0 && (data[0] & 1) == 0;
+  for (std::size_t i = 0; i + 3 < size; ++i) {
+    if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 && (data[i + 3] & 0x1f) == 5) return true;
+  }
+  return false;
 }
 
 // The first bus error, as "ELEMENT: message", or "".
@@ -356,12 +428,16 @@ int run(const Options& o) {
       o.vp8 ? "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,rtcp-fb-nack-pli=(boolean)true"
             : "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
               "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true");
+  if (o.nack) gst_caps_set_simple(caps, "rtcp-fb-nack", G_TYPE_BOOLEAN, TRUE, nullptr);
   GstWebRTCRTPTransceiver* trans = nullptr;
   g_signal_emit_by_name(webrtc, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps,
                         &trans);
   gst_caps_unref(caps);
   if (trans) gst_object_unref(trans);
-  g_signal_connect(webrtc, "pad-added", G_CALLBACK(o.vp8 ? onVp8PadAdded : onPadAdded), sink);
+  std::unique_ptr<zerohop::test::HostileViewer> hostile;
+  if (o.hostile.any()) hostile = std::make_unique<zerohop::test::HostileViewer>(o.hostile);
+  PadContext padContext{sink, hostile.get()};
+  g_signal_connect(webrtc, "pad-added", G_CALLBACK(o.vp8 ? onVp8PadAdded : onPadAdded), &padContext);
   gst_element_set_state(pipeline.get(), GST_STATE_PLAYING);
 
   const std::string offer = localOffer(webrtc);
@@ -382,6 +458,9 @@ int run(const Options& o) {
     r.error = "webrtcbin refused the answer";
   } else {
     resource = res->get_header_value("Location");
+    if (hostile) {
+      if (std::string missing = hostile->attach(webrtc); !missing.empty()) r.error = "hostile viewer: " + missing;
+    }
   }
 
   std::ofstream log;
@@ -389,9 +468,13 @@ int run(const Options& o) {
     log.open(o.framesLog);
     log << "picture,sequence,capture_wall_ms,decoded_wall_ms,latency_ms\n";
   }
+  std::ofstream unitsLog;
+  if (!o.unitsLog.empty()) {
+    unitsLog.open(o.unitsLog);
+    unitsLog << "received_wall_ms,bytes,keyframe\n";
+  }
   std::optional<std::uint32_t> seqPrev;
-  int unreadable = 0;
-  while (r.error.empty() && r.decoded < o.frames && Clock::now() < deadline) {
+  while (r.error.empty() && r.decoded < o.frames && Clock::now() < deadline && !stopRequested) {
     GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 100 * GST_MSECOND);
     if (!sample) {
       if (std::string e = busError(pipeline.get()); !e.empty()) r.error = "pipeline error from " + e;
@@ -400,6 +483,12 @@ int run(const Options& o) {
     GstBuffer* buf = gst_sample_get_buffer(sample);
     GstMapInfo map;
     if (buf && gst_buffer_map(buf, &map, GST_MAP_READ)) {
+      const bool key = isKeyframe(map.data, map.size, o.vp8);
+      ++r.units;
+      r.bytes += static_cast<long>(map.size);
+      r.keyframes += key ? 1 : 0;
+      if (unitsLog)  // flushed: the test reads it while it runs
+        unitsLog << realtimeMs() << ',' << map.size << ',' << (key ? 1 : 0) << '\n' << std::flush;
       const std::string err = decoder.decode(map.data, map.size, [&](const AVFrame& f) {
         const std::int64_t now = realtimeMs();
         if (r.decoded++ == 0)
@@ -419,7 +508,7 @@ int run(const Options& o) {
                             ? zerohop::readTimecode(frame)
                             : std::nullopt;
         if (!tc) {
-          ++unreadable;
+          ++r.unreadable;
           return;
         }
         ++r.timecodes;
@@ -446,6 +535,11 @@ int run(const Options& o) {
     }
     gst_sample_unref(sample);
   }
+  if (hostile) {
+    hostile->stop();  // before the session ends: its thread chains into webrtcbin's pads
+    r.hostile = hostile->json();
+    if (r.error.empty() && !hostile->error().empty()) r.error = "hostile viewer: " + hostile->error();
+  }
   if (!resource.empty()) {
     // End the session the WHEP way; a server that does not answer still gets reaped by RTCP timeout.
     if (resource.rfind("http", 0) != 0 && !resource.empty() && resource[0] != '/') resource = "/" + resource;
@@ -455,11 +549,13 @@ int run(const Options& o) {
   gst_element_set_state(pipeline.get(), GST_STATE_NULL);
 
   if (r.error.empty()) {
-    if (r.decoded < o.frames)
+    if (o.seconds > 0 && r.decoded == 0)
+      r.error = "decoded no picture in " + std::to_string(o.seconds) + " s";
+    else if (o.seconds == 0 && r.decoded < o.frames)
       r.error = "decoded " + std::to_string(r.decoded) + " of " + std::to_string(o.frames) + " pictures in " +
                 std::to_string(o.timeoutSeconds) + " s";
-    else if (unreadable > 0)
-      r.error = std::to_string(unreadable) + " decoded pictures carried no readable timecode";
+    else if (o.seconds == 0 && r.unreadable > 0)
+      r.error = std::to_string(r.unreadable) + " decoded pictures carried no readable timecode";
   }
   printResult(r, o);
   return r.error.empty() ? 0 : 1;
@@ -470,6 +566,8 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   gst_init(nullptr, nullptr);
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
   try {
     return run(o);
   } catch (const std::exception& e) {
