@@ -3,20 +3,10 @@
 #include <cstdio>
 #include <string>
 
+#include "setting_flags.hpp"
 #include "zerohop/setting_error.hpp"
 
 namespace zerohop::cli {
-
-namespace {
-
-/// This CLI's option for a setting the library names (SettingError::setting()); nullptr when none.
-const char* flagFor(const std::string& setting) {
-  if (setting == setting::kListen) return "--listen HOST:PORT";
-  if (setting == setting::kEncoder) return "--encoder";
-  return nullptr;
-}
-
-}  // namespace
 
 int reportError(const Error& error) {
   // The library speaks its own terms; the CLI adds which of its options sets what to change.

@@ -10,10 +10,10 @@
 #include "vp8_encoder.hpp"
 #include "x264_encoder.hpp"
 #include "zerohop/encoder.hpp"
-#include "zerohop/setting_error.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/nvenc.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 namespace {
@@ -74,7 +74,8 @@ std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config) {
     }
     return encoder;
   }
-  throw Error(Errc::kInvalidArgument, "unknown encoder '" + config.encoder + "'; choose x264, nvenc or auto (or vp8)");
+  throw SettingError(Errc::kInvalidArgument, setting::kEncoder,
+                     "unknown encoder '" + config.encoder + "'; choose x264, nvenc or auto (or vp8)");
 }
 
 }  // namespace zerohop

@@ -7,6 +7,7 @@
 #include "zerohop/gpu_jpeg.hpp"
 #include "zerohop/gpu_path.hpp"
 #include "zerohop/gpu_placement.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 
@@ -19,13 +20,15 @@ GpuDevicePlan planGpuDevice(const std::string& gpuOption, int autoDevice) {
   plan.option = gpuOption;
   plan.explicitDevice = option.kind == GpuOption::Kind::kDevice;
   if (option.kind == GpuOption::Kind::kOff) {
-    plan.reason = "CPU path, because of --gpu off";
+    plan.reason = "CPU path, because gpu is \"off\"";
     return plan;
   }
   const GpuInfo gpu = probeGpu(option.kind == GpuOption::Kind::kAuto ? autoDevice : option.device);
   if (!gpu.available) {
     if (plan.explicitDevice) {
-      throw Error(Errc::kUnavailable, "--gpu " + gpuOption + ": " + gpu.reason + "; use --gpu auto or --gpu off");
+      throw SettingError(Errc::kUnavailable, setting::kGpu,
+                         "gpu \"" + gpuOption + "\": " + gpu.reason +
+                             "; set gpu to \"auto\" (the CPU path where no device works) or \"off\"");
     }
     plan.reason = "CPU path, because there is no usable CUDA device (" + gpu.reason + ")";
     return plan;
@@ -46,7 +49,9 @@ GpuPathChoice choosePath(const GpuDevicePlan& plan, PixelFormat sourceFormat) {
     const JpegSupport jpeg = probeJpeg(plan.device);
     if (!jpeg.available) {
       if (plan.explicitDevice) {
-        throw Error(Errc::kUnavailable, "--gpu " + plan.option + ": MJPEG needs nvJPEG: " + jpeg.reason + "; use --gpu off");
+        throw SettingError(Errc::kUnavailable, setting::kGpu,
+                           "gpu \"" + plan.option + "\": MJPEG needs nvJPEG: " + jpeg.reason +
+                               "; set gpu to \"off\" (the CPU path decodes MJPEG with libjpeg-turbo)");
       }
       return {false, -1, "CPU path: MJPEG is decoded by libjpeg-turbo, because nvJPEG cannot be used (" + jpeg.reason + ")"};
     }
@@ -62,9 +67,9 @@ GpuPathChoice choosePath(const GpuDevicePlan& plan, PixelFormat sourceFormat) {
 }
 
 GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat sourceFormat) {
-  // --gpu off and passthrough need no probe at all.
+  // gpu "off" and passthrough need no probe at all.
   if (gpupath::parseGpuOption(gpuOption).kind == gpupath::GpuOption::Kind::kOff)
-    return {false, -1, "CPU path, because of --gpu off"};
+    return {false, -1, "CPU path, because gpu is \"off\""};
   if (sourceFormat == PixelFormat::kH264) return choosePath(GpuDevicePlan{}, sourceFormat);
   return choosePath(planGpuDevice(gpuOption), sourceFormat);
 }

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::gpupath {
 
@@ -13,8 +14,8 @@ GpuOption parseGpuOption(const std::string& text) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, device);
   if (text.empty() || ec != std::errc{} || ptr != end || device < 0 || device > 255) {
-    throw Error(Errc::kInvalidArgument,
-                "--gpu takes auto, off or a CUDA device number (0, 1, ...); got '" + text + "'");
+    throw SettingError(Errc::kInvalidArgument, setting::kGpu,
+                       "gpu takes auto, off or a CUDA device number (0, 1, ...); got '" + text + "'");
   }
   return {GpuOption::Kind::kDevice, device};
 }

@@ -25,6 +25,7 @@
 #include "zerohop/gpu_path.hpp"
 #include "zerohop/jpeg_batcher.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -53,8 +54,9 @@ struct GpuFramePath::Impl {
     } else if (GpuConverter::supports(c.sourceFormat, PixelFormat::kNV12)) {
       converter.emplace(c.device, IngestMode::kCopy);
     } else {
-      throw Error(Errc::kInvalidArgument, std::string("GPU path: no CUDA conversion from ") +
-                                              std::string(formatName(c.sourceFormat)) + " to NV12; use --gpu off");
+      throw SettingError(Errc::kInvalidArgument, setting::kGpu,
+                         std::string("GPU path: no CUDA conversion from ") + std::string(formatName(c.sourceFormat)) +
+                             " to NV12; set gpu to \"off\" (the CPU path)");
     }
     if (c.share) {
       share = c.share;

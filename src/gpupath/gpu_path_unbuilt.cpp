@@ -4,12 +4,13 @@
 #include "zerohop/error.hpp"
 #include "zerohop/gpu_path.hpp"
 #include "zerohop/gpu_placement.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 namespace {
 constexpr const char* kNotBuilt =
     "this zerohop was built without CUDA (nvcc was not found at configure time); install the CUDA toolkit and "
-    "rebuild, or use --gpu off";
+    "rebuild, or set gpu to \"off\" (the CPU path)";
 }  // namespace
 
 GpuDevicePlan planGpuDevice(const std::string& gpuOption, int) { return planGpuDevice(gpuOption); }
@@ -28,10 +29,11 @@ GpuDevicePlan planGpuDevice(const std::string& gpuOption) {
   GpuDevicePlan plan;
   plan.option = gpuOption;
   if (option.kind == GpuOption::Kind::kOff) {
-    plan.reason = "CPU path, because of --gpu off";
+    plan.reason = "CPU path, because gpu is \"off\"";
     return plan;
   }
-  if (option.kind == GpuOption::Kind::kDevice) throw Error(Errc::kUnsupported, "--gpu " + gpuOption + ": " + kNotBuilt);
+  if (option.kind == GpuOption::Kind::kDevice)
+    throw SettingError(Errc::kUnsupported, setting::kGpu, "gpu \"" + gpuOption + "\": " + kNotBuilt);
   plan.reason = "CPU path, because this build has no CUDA (nvcc was not found at configure time)";
   return plan;
 }

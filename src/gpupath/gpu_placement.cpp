@@ -8,6 +8,7 @@
 
 #include "gpupath/gpu_option.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 namespace {
@@ -41,14 +42,14 @@ std::vector<CameraPlacement> placeCameras(const std::vector<CameraLoadInput>& ca
     try {
       option = gpupath::parseGpuOption(c.gpu);
     } catch (const Error& e) {
-      throw Error(Errc::kInvalidArgument, "camera \"" + c.name + "\": " + e.what());
+      throw SettingError(Errc::kInvalidArgument, setting::kGpu, "camera \"" + c.name + "\": " + e.what());
     }
     if (option.kind == GpuOption::Kind::kOff) {
       p.reason = "gpu = \"off\": the CPU path";
     } else if (option.kind == GpuOption::Kind::kDevice) {
       if (deviceCount > 0 && option.device >= deviceCount) {
-        throw Error(Errc::kInvalidArgument,
-                    "camera \"" + c.name + "\": gpu = \"" + c.gpu + "\", but this machine has " +
+        throw SettingError(Errc::kInvalidArgument, setting::kGpu,
+                           "camera \"" + c.name + "\": gpu = \"" + c.gpu + "\", but this machine has " +
                         std::to_string(deviceCount) + " CUDA device" + (deviceCount == 1 ? "" : "s") + " (0" +
                         (deviceCount > 1 ? " to " + std::to_string(deviceCount - 1) : std::string()) +
                         "): name one of them, \"auto\" or \"off\"");

@@ -34,7 +34,7 @@ bool isValidCameraName(const std::string& name) {
 void checkCameras(const std::vector<CameraConfig>& cameras) {
   if (cameras.empty())
     throw Error(Errc::kInvalidArgument,
-                "no camera to serve: give --source, --camera NAME=SOURCE or a [[camera]] table");
+                "no camera to serve: CameraServerConfig::cameras is empty; give at least one camera (a name and a source)");
   std::map<std::string, const CameraConfig*> names, devices, shares;
   for (const auto& c : cameras) {
     if (!isValidCameraName(c.name)) {

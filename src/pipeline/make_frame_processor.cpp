@@ -23,6 +23,13 @@ std::unique_ptr<FrameProcessor> makeFrameProcessor(const PipelineConfig& config,
     log::info(processor->describe());
     return processor;
   }
+  // The CPU path encodes with x264 whatever the name; a name that is none of the choices is still the
+  // caller's mistake (chooseGpuEncoder refuses it on the GPU path).
+  const std::string& name = config.encoder.encoder;
+  if (name != "auto" && name != "x264" && name != "nvenc") {
+    throw SettingError(Errc::kInvalidArgument, setting::kEncoder,
+                       "the encoder is auto, x264 or nvenc; got '" + name + "'");
+  }
   // NVENC takes device frames, which only the GPU path makes.
   if (config.encoder.encoder == "nvenc") {
     throw SettingError(Errc::kUnavailable, setting::kEncoder,

@@ -123,7 +123,7 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs; "
                                "inbound_dropped: packets from the viewer dropped before SRTP decryption (any RTP, RTCP "
                                "from sender SSRCs past its first four)"},
-      {"renditions_note", "the ladder (serve --renditions; empty: one encode): rung 0 is the main encode, each lower "
+      {"renditions_note", "the ladder of renditions (the renditions setting; empty: one encode): rung 0 is the main encode, each lower "
                           "rung the same frame scaled and encoded again, running only while a viewer is on it; "
                           "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode); with a ladder, "
                           "encode_target_kbps is the target of the viewer's rung"},

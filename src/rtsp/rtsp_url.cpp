@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::rtsp {
 namespace {
@@ -16,7 +17,7 @@ constexpr const char* kExample =
     "rtsp://cam.local/stream1?protocols=udp&latency=100";
 
 [[noreturn]] void bad(const std::string& what) {
-  throw Error(Errc::kInvalidArgument, "bad --source: " + what + kExample);
+  throw SettingError(Errc::kInvalidArgument, setting::kSource, "bad source spec: " + what + kExample);
 }
 
 int hexDigit(char c) {

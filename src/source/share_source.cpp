@@ -48,8 +48,8 @@ Subscriber connectWithin(const std::string& name, SubscribeOptions options, std:
     return Subscriber(name, options);
   } catch (const Error& e) {
     if (e.code() != Errc::kNotFound) throw;
-    throw Error(Errc::kNotFound, std::string(e.what()) + ": start its publisher first (e.g. `zerohop serve --share " +
-                                     name + "`, or a program using zerohop::Publisher / zh_publisher_create)");
+    throw Error(Errc::kNotFound, std::string(e.what()) + ": start its publisher first (a process that publishes '" +
+                                     name + "': zerohop::Publisher, zh_publisher_create, or a pipeline sharing its frames)");
   }
 }
 
@@ -62,7 +62,7 @@ ShareSource::ShareSource(const SourceSpec& spec, std::chrono::milliseconds openT
   const ShareInfo& s = subscriber_->info();
   if (s.encoded && s.layout.format != PixelFormat::kH264)
     throw Error(Errc::kUnsupported, "share '" + name_ + "' holds " + std::string(formatName(s.layout.format)) +
-                                        " units; --source share: takes raw frames or H.264 (NAME.h264)");
+                                        " units; a share source takes raw frames or H.264 (NAME.h264)");
   info_.format = s.layout.format;
   info_.width = s.layout.width;
   info_.height = s.layout.height;

@@ -6,6 +6,7 @@
 
 #include "source_kind.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 namespace {
@@ -58,7 +59,8 @@ void checkEncodable(const SourceSpec& spec) {
 const SourceKind& kindOf(const SourceSpec& spec) {
   const SourceKind* kind = findSourceKind(spec.kind);
   if (!kind)
-    throw Error(Errc::kInvalidArgument, "unknown source kind '" + spec.kind + "' (use " + kindNames() + ")");
+    throw SettingError(Errc::kInvalidArgument, setting::kSource,
+                       "unknown source kind '" + spec.kind + "' (use " + kindNames() + ")");
   return *kind;
 }
 
@@ -80,7 +82,7 @@ void badSourceSpec(const std::string& what) {
     examples += examples.empty() ? "; examples: " : ", ";
     examples += kind.examples;
   }
-  throw Error(Errc::kInvalidArgument, "bad --source: " + what + examples);
+  throw SettingError(Errc::kInvalidArgument, setting::kSource, "bad source spec: " + what + examples);
 }
 
 void parseSourceSize(std::string_view s, SourceSpec& spec) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -15,8 +16,8 @@ namespace {
 constexpr const char* kForms =
     "use stun://HOST[:PORT], turn://USER:PASS@HOST[:PORT][?transport=tcp] or turns://USER:PASS@HOST[:PORT]";
 
-[[noreturn]] void refuse(const std::string& url, const std::string& why) {
-  throw Error(Errc::kInvalidArgument, "--ice-server \"" + url + "\": " + why + "; " + kForms);
+[[noreturn]] void refuse(const std::string& url, const std::string& why, const char* setting = setting::kIceServers) {
+  throw SettingError(Errc::kInvalidArgument, setting, "ICE server \"" + url + "\": " + why + "; " + kForms);
 }
 
 std::string lower(std::string s) {
@@ -223,7 +224,8 @@ IceServers::IceServers(const std::vector<std::string>& urls, std::string turnSec
   for (const std::string& url : urls) {
     IceServer s = parseIceServer(url);
     if (s.scheme != IceServer::Scheme::kStun && s.username.empty() && secret_.empty()) {
-      refuse(url, "a TURN server needs USER:PASS, or --turn-secret for time-limited credentials");
+      refuse(url, "a TURN server needs USER:PASS, or a TURN shared secret for time-limited credentials",
+             setting::kTurnSecret);
     }
     servers_.push_back(std::move(s));
   }

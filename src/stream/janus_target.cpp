@@ -3,14 +3,15 @@
 #include <optional>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::stream {
 namespace {
 
 [[noreturn]] void bad(std::string_view spec, const std::string& why) {
-  throw Error(Errc::kInvalidArgument,
-              "--janus \"" + std::string(spec) + "\": " + why +
-                  " (want HOST:PORT?mountpoint=ID[&secret=S] or HOST:PORT[?rtcp=PORT&pt=N])");
+  throw SettingError(Errc::kInvalidArgument, setting::kJanus,
+                     "Janus / RTP target \"" + std::string(spec) + "\": " + why +
+                         " (want HOST:PORT?mountpoint=ID[&secret=S] or HOST:PORT[?rtcp=PORT&pt=N])");
 }
 
 unsigned long number(std::string_view spec, std::string_view text, unsigned long lo, unsigned long hi,

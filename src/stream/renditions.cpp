@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -23,10 +24,11 @@ bool parseNumber(std::string_view text, std::uint32_t& out) {
 }
 
 [[noreturn]] void badSpec(const std::string& spec, const std::string& why) {
-  throw Error(Errc::kInvalidArgument,
-              "--renditions '" + spec + "': " + why +
-                  "; expected off, on, or DIV:MIN-MAX items separated by commas (e.g. 1:1000-2500,2:300-1000,4:100-300: "
-                  "the first DIV 1, each after it larger, DIV one of 1 2 4 8, MIN <= MAX kb/s)");
+  throw SettingError(Errc::kInvalidArgument, setting::kRenditions,
+                     "renditions '" + spec + "': " + why +
+                         "; expected off, on, or DIV:MIN-MAX items separated by commas (e.g. "
+                         "1:1000-2500,2:300-1000,4:100-300: the first DIV 1, each after it larger, DIV one of 1 2 4 "
+                         "8, MIN <= MAX kb/s)");
 }
 
 }  // namespace

@@ -127,24 +127,25 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     in6_addr v6{};
     if (::inet_pton(AF_INET, config_.iceHost.c_str(), &v4) != 1 &&
         ::inet_pton(AF_INET6, config_.iceHost.c_str(), &v6) != 1) {
-      throw Error(Errc::kInvalidArgument,
-                  "--ice-host \"" + config_.iceHost +
-                      "\" is not an IPv4 or IPv6 address (the one viewers reach this host at)");
+      throw SettingError(Errc::kInvalidArgument, setting::kIceHost,
+                         "ICE host address \"" + config_.iceHost +
+                             "\" is not an IPv4 or IPv6 address; give the address viewers reach this host at");
     }
   }
   if ((config_.udpPortMin == 0) != (config_.udpPortMax == 0) || config_.udpPortMin > config_.udpPortMax) {
-    throw Error(Errc::kInvalidArgument, "--udp-ports " + std::to_string(config_.udpPortMin) + "-" +
-                                            std::to_string(config_.udpPortMax) +
-                                            ": give MIN-MAX with 1 <= MIN <= MAX <= 65535");
+    throw SettingError(Errc::kInvalidArgument, setting::kUdpPorts,
+                       "UDP port range " + std::to_string(config_.udpPortMin) + "-" +
+                           std::to_string(config_.udpPortMax) +
+                           ": give MIN-MAX with 1 <= MIN <= MAX <= 65535 (or 0-0: any port)");
   }
   if (config_.udpPortMax != 0 && config_.udpPortMax - config_.udpPortMin + 1u < config_.maxViewers) {
-    log::warn("stream: --udp-ports ", config_.udpPortMin, "-", config_.udpPortMax, " has ",
+    log::warn("stream: the UDP port range ", config_.udpPortMin, "-", config_.udpPortMax, " has ",
               config_.udpPortMax - config_.udpPortMin + 1, " ports for up to ", config_.maxViewers,
               " viewers (one each): viewers past them get no host candidate");
   }
   if (std::count_if(config_.iceServers.begin(), config_.iceServers.end(),
                     [](const std::string& url) { return url.rfind("stun", 0) == 0; }) > 1) {
-    log::info("stream: webrtcbin uses one STUN server, the first --ice-server stun:; the viewers get all of them");
+    log::info("stream: webrtcbin uses one STUN server, the first stun: of the ICE servers; the viewers get all of them");
   }
   if (config_.maxViewers == 0) {
     throw Error(Errc::kInvalidArgument,
@@ -152,16 +153,21 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   }
   sendOptions_.playoutDelay = stream::PlayoutDelay{config_.playoutDelayMinMs, config_.playoutDelayMaxMs};
   sendOptions_.omitPlayoutDelay = !config_.sendPlayoutDelay;
-  stream::checkPlayoutDelay(sendOptions_.playoutDelay, "playout delay (serve --playout-delay MIN,MAX)");
+  try {
+    stream::checkPlayoutDelay(sendOptions_.playoutDelay, "playout delay");
+  } catch (const Error& e) {
+    throw SettingError(e.code(), setting::kPlayoutDelay, e.what());
+  }
 
   std::shared_ptr<const stream::TlsContext> tls;
   if (!config_.tlsCertFile.empty() || !config_.tlsKeyFile.empty()) {
     if (config_.tlsCertFile.empty() || config_.tlsKeyFile.empty()) {
-      throw Error(Errc::kInvalidArgument,
-                  std::string(config_.tlsCertFile.empty() ? "--tls-key without --tls-cert"
-                                                          : "--tls-cert without --tls-key") +
-                      ": HTTPS needs both, the certificate chain (--tls-cert fullchain.pem) and its private key "
-                      "(--tls-key privkey.pem)");
+      const bool keyOnly = config_.tlsCertFile.empty();
+      throw SettingError(Errc::kInvalidArgument, keyOnly ? setting::kTlsCert : setting::kTlsKey,
+                         std::string(keyOnly ? "a TLS key without a TLS certificate"
+                                             : "a TLS certificate without a TLS key") +
+                             ": HTTPS needs both, the certificate chain (fullchain.pem) and its private key "
+                             "(privkey.pem)");
     }
     tls = std::make_shared<const stream::TlsContext>(config_.tlsCertFile, config_.tlsKeyFile);
     if (!tls->validityWarning().empty()) log::warn("stream: ", tls->validityWarning());
@@ -184,7 +190,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   log::info("stream: serving ", hostPort(config_.host, boundPort_), tls_ ? " over HTTPS" : "", " (WHEP at /whep)");
   if (!loopbackHost_ && config_.whepToken.empty()) {
     log::warn("stream: listening on ", config_.host,
-              " without a WHEP token (--whep-token): anyone who can reach it can watch");
+              " without a WHEP token: anyone who can reach it can watch");
   }
   if (config_.warmUp) warmup_ = std::make_unique<stream::WebrtcWarmup>();  // last: nothing throws after it
 }

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -37,13 +38,15 @@ std::string opensslReason(const char* fallback) {
 }
 
 // A PEM file opened for reading, or an Error naming the option, the file and errno's words.
-BioPtr openPem(const char* option, const std::string& path) {
+// `what` names the file in the library's terms ("the TLS key"); `setting` is its SettingError setting.
+BioPtr openPem(const char* what, const char* setting, const std::string& path) {
   errno = 0;
   BioPtr bio(BIO_new_file(path.c_str(), "r"));
   if (!bio) {
     const int err = errno != 0 ? errno : ENOENT;
-    throw Error(Errc::kInvalidArgument, std::string(option) + " " + path + ": cannot be read (" + std::strerror(err) +
-                                            "); give the path of a PEM file this user can read");
+    throw SettingError(Errc::kInvalidArgument, setting,
+                       std::string(what) + " " + path + ": cannot be read (" + std::strerror(err) +
+                           "); give the path of a PEM file this user can read");
   }
   return bio;
 }
@@ -137,16 +140,16 @@ TlsContext::TlsContext(const std::string& certFile, const std::string& keyFile) 
     SSL_CTX_set_default_passwd_cb(ctx_, noPassphrase);
     SSL_CTX_set_alpn_select_cb(ctx_, selectHttp11, nullptr);
 
-    (void)openPem("--tls-cert", certFile);  // the errno of a missing/unreadable file, before OpenSSL's words
+    (void)openPem("the TLS certificate", setting::kTlsCert, certFile);  // the errno of a missing/unreadable file, before OpenSSL's words
     if (SSL_CTX_use_certificate_chain_file(ctx_, certFile.c_str()) != 1) {
-      throw Error(Errc::kInvalidArgument,
-                  "--tls-cert " + certFile + ": not a PEM certificate (" + opensslReason("unreadable") +
-                      "); give the PEM chain that begins with -----BEGIN CERTIFICATE----- (Let's Encrypt's "
-                      "fullchain.pem; a DER file converts with openssl x509 -inform der -in FILE -out FILE.pem)");
+      throw SettingError(Errc::kInvalidArgument, setting::kTlsCert,
+                         "the TLS certificate " + certFile + ": not a PEM certificate (" + opensslReason("unreadable") +
+                             "); give the PEM chain that begins with -----BEGIN CERTIFICATE----- (Let's Encrypt's "
+                             "fullchain.pem; a DER file converts with openssl x509 -inform der -in FILE -out FILE.pem)");
     }
     X509* cert = SSL_CTX_get0_certificate(ctx_);
 
-    BioPtr keyBio = openPem("--tls-key", keyFile);
+    BioPtr keyBio = openPem("the TLS key", setting::kTlsKey, keyFile);
     ERR_clear_error();
     PkeyPtr key(PEM_read_bio_PrivateKey(keyBio.get(), nullptr, noPassphrase, nullptr));
     if (!key) {
@@ -154,28 +157,29 @@ TlsContext::TlsContext(const std::string& certFile, const std::string& keyFile) 
       std::ostringstream text;
       text << std::ifstream(keyFile).rdbuf();
       const bool encrypted = text.str().find("ENCRYPTED") != std::string::npos;
-      throw Error(Errc::kInvalidArgument,
-                  "--tls-key " + keyFile +
-                      (encrypted ? ": the private key is encrypted; give it unencrypted (openssl pkey -in " + keyFile +
-                                       " -out key.pem), readable only by this user"
-                                 : ": not a PEM private key (" + opensslReason("unreadable") +
-                                       "); give the key that begins with -----BEGIN PRIVATE KEY----- (Let's "
-                                       "Encrypt's privkey.pem)"));
+      throw SettingError(Errc::kInvalidArgument, setting::kTlsKey,
+                         "the TLS key " + keyFile +
+                             (encrypted ? ": the private key is encrypted; give it unencrypted (openssl pkey -in " +
+                                              keyFile + " -out key.pem), readable only by this user"
+                                        : ": not a PEM private key (" + opensslReason("unreadable") +
+                                              "); give the key that begins with -----BEGIN PRIVATE KEY----- (Let's "
+                                              "Encrypt's privkey.pem)"));
     }
     if (X509_check_private_key(cert, key.get()) != 1 || SSL_CTX_use_PrivateKey(ctx_, key.get()) != 1 ||
         SSL_CTX_check_private_key(ctx_) != 1) {
-      throw Error(Errc::kInvalidArgument, "--tls-key " + keyFile + " does not match the certificate in --tls-cert " +
-                                              certFile + " (" + opensslReason("key values mismatch") +
-                                              "); give the key the certificate was issued for (Let's Encrypt: "
-                                              "privkey.pem with fullchain.pem of the same directory)");
+      throw SettingError(Errc::kInvalidArgument, setting::kTlsKey,
+                         "the TLS key " + keyFile + " does not match the TLS certificate " + certFile + " (" +
+                             opensslReason("key values mismatch") +
+                             "); give the key the certificate was issued for (Let's Encrypt: privkey.pem with "
+                             "fullchain.pem of the same directory)");
     }
     const std::string notBefore = timeText(X509_get0_notBefore(cert));
     const std::string notAfter = timeText(X509_get0_notAfter(cert));
     if (X509_cmp_current_time(X509_get0_notAfter(cert)) < 0) {
-      validityWarning_ = "the certificate in --tls-cert " + certFile + " expired on " + notAfter +
-                         ": browsers will refuse it; renew it (certbot renew) and restart serve";
+      validityWarning_ = "the TLS certificate " + certFile + " expired on " + notAfter +
+                         ": browsers will refuse it; renew it (certbot renew) and start the server again";
     } else if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0) {
-      validityWarning_ = "the certificate in --tls-cert " + certFile + " is not valid before " + notBefore +
+      validityWarning_ = "the TLS certificate " + certFile + " is not valid before " + notBefore +
                          ": browsers will refuse it until then; check this machine's clock";
     }
   } catch (...) {

@@ -149,7 +149,7 @@ std::string WebrtcNegotiation::describeLocally(const char* create, Deadline dead
                                         " ms (no usable network interface?)");
       }
       log::warn("stream: viewer ", label_, ": ICE gathering incomplete after ", timeout.count(),
-                " ms: a STUN/TURN server (--ice-server) did not answer; answering with the candidates found "
+                " ms: a STUN/TURN server of the ICE servers did not answer; answering with the candidates found "
                 "so far");
     } else if (!state_->gatheringComplete) {
       throw Error(Errc::kUnavailable, "negotiation aborted: the server is shutting down");

@@ -104,7 +104,7 @@ bool StreamServer::Impl::authorized(const httplib::Request& req, httplib::Respon
   if (bearer && constantTimeEquals(header.substr(kBearer.size()), config_.whepToken)) return true;
   res.set_header("WWW-Authenticate", "Bearer realm=\"zerohop\"");
   reply(res, 401,
-        header.empty() ? "this server needs Authorization: Bearer <token> for WHEP (serve --whep-token)"
+        header.empty() ? "this server needs Authorization: Bearer <token> for WHEP (the server's WHEP token)"
                        : "the WHEP bearer token is wrong");
   return false;
 }
@@ -318,7 +318,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
         stream::advertiseHostAddress(session->negotiate(req.body, kNegotiationTimeout), config_.iceHost);
     if (!ice.turnServers.empty() && answer.find(" typ relay") == std::string::npos) {
       log::warn("stream: viewer ", id.substr(0, 8),
-                ": no relay candidate from the TURN server(s) (--ice-server): unreachable, or the credentials "
+                ": no relay candidate from the TURN server(s) of the ICE servers: unreachable, or the credentials "
                 "were refused; offering the direct candidates only");
     }
     res.status = 201;

@@ -271,7 +271,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
     const HttpUrl next = resolveLocation(target, location);
     if (next.origin() != endpoint_.origin() && !options_.token.empty()) {
       log::warn("whip: POST ", target.str(), " redirected (", res.status, ") to another origin, ", next.origin(),
-                ": following it without the bearer token (--whip-token is sent to ", endpoint_.origin(), " only)");
+                ": following it without the bearer token (the WHIP token is sent to ", endpoint_.origin(), " only)");
     } else {
       log::info("whip: POST ", target.str(), " redirected (", res.status, ") to ", next.str());
     }
@@ -281,8 +281,8 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
     const bool offOrigin = target.origin() != endpoint_.origin();
     throw Error(res.status == 401 || res.status == 403 ? Errc::kInvalidArgument : Errc::kUnavailable,
                 "POST " + target.str() + " answered " + std::to_string(res.status) + " (want 201 Created)" +
-                    (res.status == 401 ? (offOrigin ? ", sent without the token (another origin than --whip's)"
-                                                    : ", check --whip-token")
+                    (res.status == 401 ? (offOrigin ? ", sent without the token (another origin than the WHIP URL's)"
+                                                    : ", check the WHIP token")
                                        : "") +
                     ": " + firstLine(res.body));
   }

@@ -3,13 +3,14 @@
 #include <cctype>
 
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::stream {
 namespace {
 
 [[noreturn]] void bad(std::string_view url, const std::string& why) {
-  throw Error(Errc::kInvalidArgument,
-              "WHIP URL \"" + std::string(url) + "\": " + why + " (want http[s]://HOST[:PORT]/PATH)");
+  throw SettingError(Errc::kInvalidArgument, setting::kWhipUrl,
+                     "WHIP URL \"" + std::string(url) + "\": " + why + " (want http[s]://HOST[:PORT]/PATH)");
 }
 
 bool startsWithNoCase(std::string_view s, std::string_view prefix) {
@@ -62,7 +63,7 @@ HttpUrl parseHttpUrl(std::string_view url) {
   out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (out.target[0] == '?') out.target.insert(out.target.begin(), '/');
   if (authority.find('@') != std::string_view::npos)
-    bad(url, "user info (user@) is not supported; use --whip-token");
+    bad(url, "user info (user@) is not supported; give the endpoint's bearer token as the WHIP token instead");
   std::string_view portText;
   if (!authority.empty() && authority[0] == '[') {
     const std::size_t close = authority.find(']');

@@ -58,6 +58,42 @@ TEST(CApiStream, APortInUseIsReportedInTheLibrarysTermsWithoutCliFlags) {
   EXPECT_EQ(message.find("--"), std::string::npos) << "a library caller is told a CLI flag: " << message;
 }
 
+// Settings zh_stream_create refuses are told in zh_stream_options' terms (what to change there), never
+// as the zerohop CLI's flags (--whip-token, --encoder, ...), which a C caller has no use for.
+TEST(CApiStream, BadSettingsAreReportedInTheLibrarysTermsWithoutCliFlags) {
+  struct Case {
+    const char* what;
+    const char* whipUrl;
+    const char* encoder;
+    zh_status expected;
+    const char* says;  // the cause or the fix, in the library's words
+  } cases[] = {
+      {"a WHIP URL with user info", "http://user:secret@127.0.0.1:9/whip", "x264", ZH_ERR_INVALID_ARGUMENT,
+       "as the WHIP token"},
+      {"an encoder that does not exist", nullptr, "fast", ZH_ERR_INVALID_ARGUMENT, "auto, x264 or nvenc; got 'fast'"},
+      {"NVENC for frames in host memory", nullptr, "nvenc", ZH_ERR_UNAVAILABLE, "use the x264 encoder"},
+  };
+  for (const Case& c : cases) {
+    zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
+    o.format = ZH_FORMAT_I420;
+    o.width = 320;
+    o.height = 240;
+    o.fps = 30;
+    o.port = 0;  // a free port: the refusal is about the setting, not the address
+    o.encoder = c.encoder;
+    o.whip_url = c.whipUrl;
+    zh_stream* stream = nullptr;
+    const zh_status created = zh_stream_create(&o, &stream);
+    const std::string message = zh_last_error();
+    if (created == ZH_ERR_UNSUPPORTED) GTEST_SKIP() << "built without the stream part: " << message;
+    EXPECT_EQ(created, c.expected) << c.what << ": " << message;
+    EXPECT_EQ(stream, nullptr) << c.what;
+    zh_stream_close(stream);
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.what << ": " << message;
+    EXPECT_EQ(message.find("--"), std::string::npos) << c.what << ": a C caller is told a CLI flag: " << message;
+  }
+}
+
 TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {
   zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
   o.format = ZH_FORMAT_I420;

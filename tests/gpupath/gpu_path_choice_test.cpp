@@ -10,7 +10,8 @@ namespace {
 TEST(GpuPathChoice, OffIsTheCpuPathWithTheReason) {
   const GpuPathChoice c = choosePath("off", PixelFormat::kYUYV);
   EXPECT_FALSE(c.useGpu);
-  EXPECT_NE(c.reason.find("--gpu off"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("gpu is \"off\""), std::string::npos) << c.reason;
+  EXPECT_EQ(c.reason.find("--"), std::string::npos) << "the library's terms, not a CLI flag: " << c.reason;
 }
 
 TEST(GpuPathChoice, MalformedOptionsNameTheAcceptedValues) {

@@ -78,7 +78,8 @@ TEST(Cli, UnknownOptionIsAUsageError) {
 TEST(Cli, BadSourceSaysHowToFixIt) {
   auto r = run({kCli, "serve", "--source", "test:12x7", "--listen", "127.0.0.1:" + std::to_string(freePort())});
   EXPECT_EQ(r.exitCode, 2);
-  EXPECT_NE(r.err.find("bad --source"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad source spec"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(option --source)"), std::string::npos) << "the CLI names its flag: " << r.err;
   EXPECT_NE(r.err.find("test:1280x720@30"), std::string::npos) << r.err;
 }
 
@@ -152,7 +153,8 @@ TEST(Cli, GpuAndNvencRequestsThatCannotBeMetFailNamingTheCause) {
 
   auto device = run({kCli, "serve", "--source", "test:640x360@30", "--gpu", "0", "--listen", listen});
   EXPECT_EQ(device.exitCode, 3) << device.err;
-  EXPECT_NE(device.err.find("--gpu 0: "), std::string::npos) << device.err;
+  EXPECT_NE(device.err.find("gpu \"0\": "), std::string::npos) << device.err;
+  EXPECT_NE(device.err.find("(option --gpu)"), std::string::npos) << "the CLI names its flag: " << device.err;
 
   auto bad = run({kCli, "serve", "--gpu", "fast", "--listen", listen});
   EXPECT_EQ(bad.exitCode, 2) << bad.err;
@@ -253,7 +255,7 @@ TEST(Cli, ConfigMistakesFailNamingTheKeyAndLine) {
       {"dotted.toml", "serve.whep_tokne = \"x\"\n", "line 1: unknown key \"whep_tokne\""},
       {"garbage.toml", "\x7f" "ELF\x01\x01 binary junk\n", "line 1:"},
       {"empty-token.toml", "[serve]\nwhep-token = \"\"\n", "--whep-token is empty"},
-      {"playout.toml", "[serve]\nplayout-delay = \"300,200\"\n", "--playout-delay MIN,MAX) 300,200: MIN is above MAX"},
+      {"playout.toml", "[serve]\nplayout-delay = \"300,200\"\n", "playout delay 300,200: MIN is above MAX; give MIN,MAX with MIN <= MAX (option --playout-delay)"},
   };
   for (const auto& c : cases) {
     const std::string path = dir + "/" + c.name;
@@ -282,13 +284,14 @@ TEST(Cli, TlsKeyMustMatchItsCertificateAndHttpsComesFromTheConfig) {
   auto mismatch = run({kCli, "serve", "--listen", listen, "--tls-cert", certA, "--tls-key", keyB});
   EXPECT_EQ(mismatch.exitCode, 2) << mismatch.err;
   const auto lastLine = mismatch.err.substr(mismatch.err.rfind('\n', mismatch.err.size() - 2) + 1);
-  EXPECT_EQ(lastLine.rfind("zerohop: error: --tls-key " + keyB + " does not match the certificate in --tls-cert " +
-                               certA, 0),
+  EXPECT_EQ(lastLine.rfind("zerohop: error: the TLS key " + keyB + " does not match the TLS certificate " + certA, 0),
             0u)
       << mismatch.err;
+  EXPECT_NE(lastLine.find("(option --tls-key)"), std::string::npos) << "the CLI names its flag: " << mismatch.err;
   auto half = run({kCli, "serve", "--listen", listen, "--tls-cert", certA});
   EXPECT_EQ(half.exitCode, 2) << half.err;
-  EXPECT_NE(half.err.find("--tls-cert without --tls-key"), std::string::npos) << half.err;
+  EXPECT_NE(half.err.find("a TLS certificate without a TLS key"), std::string::npos) << half.err;
+  EXPECT_NE(half.err.find("(option --tls-key)"), std::string::npos) << "the CLI names the flag to add: " << half.err;
 
   const std::string config = dir + "/https.toml";
   { std::ofstream(config) << "[serve]\nlisten = \"" << listen << "\"\ntls-cert = \"" << certA << "\"\ntls-key = \"" << keyA << "\"\n"; }
@@ -456,12 +459,13 @@ TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
   struct Case {
     std::vector<std::string> args;
     const char* expect;
+    const char* flag;  // the option the CLI names for the fix
   } cases[] = {
-      {{"--ice-server", "turn:/relay.example.net"}, "--ice-server \"turn:/relay.example.net\": \"/relay.example.net\" is not a host"},
-      {{"--ice-server", "turn://relay.example.net:3478"}, "--turn-secret"},
-      {{"--ice-server", "stun://stun.example.net:3478?transport=tcp"}, "takes no"},
-      {{"--ice-host", "public.example.net"}, "--ice-host"},
-      {{"--udp-ports", "40100-40000"}, "--udp-ports \"40100-40000\""},
+      {{"--ice-server", "turn:/relay.example.net"}, "ICE server \"turn:/relay.example.net\": \"/relay.example.net\" is not a host", "(option --ice-server)"},
+      {{"--ice-server", "turn://relay.example.net:3478"}, "TURN shared secret", "(option --turn-secret)"},
+      {{"--ice-server", "stun://stun.example.net:3478?transport=tcp"}, "takes no", "(option --ice-server)"},
+      {{"--ice-host", "public.example.net"}, "is not an IPv4 or IPv6 address", "(option --ice-host)"},
+      {{"--udp-ports", "40100-40000"}, "--udp-ports \"40100-40000\"", "--udp-ports"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {kCli, "serve", "--listen", listen};
@@ -469,13 +473,15 @@ TEST(Cli, BadIceSettingsFailAtStartNamingTheFix) {
     auto r = run(argv);
     EXPECT_EQ(r.exitCode, 2) << c.args[1] << ": " << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.flag), std::string::npos) << c.args[1] << ": " << r.err;
   }
   // The same keys in --config (an array for the repeatable one) reach the same checks.
   const std::string path = ::testing::TempDir() + "/ice.toml";
   { std::ofstream(path) << "[serve]\nice-server = [\"stun://10.0.0.1:3478\", \"turn:/x\"]\nudp-ports = \"40000-40010\"\n"; }
   auto fromConfig = run({kCli, "--config", path, "serve", "--listen", listen});
   EXPECT_EQ(fromConfig.exitCode, 2) << fromConfig.err;
-  EXPECT_NE(fromConfig.err.find("--ice-server \"turn:/x\""), std::string::npos) << fromConfig.err;
+  EXPECT_NE(fromConfig.err.find("ICE server \"turn:/x\""), std::string::npos) << fromConfig.err;
+  EXPECT_NE(fromConfig.err.find("(option --ice-server)"), std::string::npos) << fromConfig.err;
 }
 
 }  // namespace

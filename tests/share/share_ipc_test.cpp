@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -554,6 +555,133 @@ TEST_F(ShareIpc, APublisherRefusesANotifyWithoutAnEventfd) {
   auto f = sub.next(10s);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->frame().sequence, 1u);
+}
+
+/// A publisher from before the Notify message (share protocol types 4 and 5, added after version 1
+/// shipped), as a reader of today meets it: it relays one reader's session to a real Publisher (the
+/// Hello up; the Welcome with its descriptors, and whatever else the publisher sends, down) and, as
+/// publishers then did with anything a reader sent after its Hello, drains and ignores every later
+/// message of the reader. Either side hanging up ends both. Thread-safety: ignored() from any thread.
+class PublisherBeforeNotify {
+ public:
+  PublisherBeforeNotify(const std::string& socketPath, std::string publisherSocketPath)
+      : listener_(share_detail::listenSeqpacket(socketPath, std::nullopt)),
+        publisherSocketPath_(std::move(publisherSocketPath)),
+        thread_([this] { run(); }) {}
+  ~PublisherBeforeNotify() {
+    stop_ = true;
+    thread_.join();
+  }
+  PublisherBeforeNotify(const PublisherBeforeNotify&) = delete;
+  PublisherBeforeNotify& operator=(const PublisherBeforeNotify&) = delete;
+
+  /// Messages the reader sent after its Hello, drained and never answered.
+  int ignored() const { return ignored_.load(); }
+
+ private:
+  void run() noexcept {
+    try {
+      pollfd listening{listener_.get(), POLLIN, 0};
+      while (!stop_ && ::poll(&listening, 1, 50) <= 0) {
+      }
+      if (stop_) return;
+      UniqueFd reader(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!reader) return;
+      UniqueFd publisher = share_detail::connectSeqpacket(publisherSocketPath_);
+      bool helloRelayed = false;
+      while (!stop_) {
+        pollfd p[2] = {{reader.get(), POLLIN, 0}, {publisher.get(), POLLIN, 0}};
+        if (::poll(p, 2, 50) <= 0) continue;
+        if (p[0].revents != 0) {
+          auto m = share_detail::receiveMessageNow(reader.get());
+          if (!m) return;  // the reader left: closing our side lets the publisher drop it
+          if (!m->bytes.empty() || !m->fds.empty()) {
+            if (helloRelayed) {
+              ++ignored_;  // a Notify, which this publisher's protocol does not know: dropped with its eventfd
+            } else {
+              relay(publisher.get(), *m);
+              helloRelayed = true;
+            }
+          }
+        }
+        if (p[1].revents != 0) {
+          auto m = share_detail::receiveMessageNow(publisher.get());
+          if (!m) return;  // the publisher went away: the reader sees its socket hang up
+          if (!m->bytes.empty() || !m->fds.empty()) relay(reader.get(), *m);
+        }
+      }
+    } catch (const Error&) {
+      // A socket failed: ending the relay closes both sides, which is what a dead publisher does.
+    }
+  }
+
+  static void relay(int to, const share_detail::ReceivedMessage& m) {
+    std::vector<int> fds;
+    for (const UniqueFd& fd : m.fds) fds.push_back(fd.get());
+    share_detail::sendMessage(to, m.bytes, fds);
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<int> ignored_{0};
+  UniqueFd listener_;
+  std::string publisherSocketPath_;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
+// A reader of today against a publisher that predates the Notify message: reading needs nothing new and
+// works; asking it for a poll descriptor fails within the handshake timeout, saying why, and the reader
+// reads on and still sees the publisher go away.
+TEST_F(ShareIpc, AReaderOfTodayReadsFromAPublisherThatNeverSendsNotifyOk) {
+  auto pub = std::make_unique<Publisher>(name_, SlotLayout::images(layout_, 4), shareOptions());
+  const std::string oldDir = dir_ + "/old";
+  ASSERT_EQ(::mkdir(oldDir.c_str(), 0700), 0) << std::strerror(errno);
+  PublisherBeforeNotify old(share_detail::socketPathFor(oldDir, name_), socketPath());
+  SubscribeOptions options = subscribeOptions();
+  options.directory = oldDir;
+  options.handshakeTimeout = 1s;
+  Subscriber sub(name_, options);
+  ASSERT_TRUE(waitForReaders(*pub, 1, 10s));
+
+  publishSeq(*pub, 1);
+  {
+    auto f = sub.next(10s);
+    ASSERT_TRUE(f) << "no frame through a publisher of before Notify";
+    EXPECT_EQ(f->frame().sequence, 1u);
+    EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+  }
+  EXPECT_EQ(old.ignored(), 0) << "a reader that does not poll sends nothing after its Hello";
+
+  const auto asked = std::chrono::steady_clock::now();
+  try {
+    (void)sub.pollFd();
+    ADD_FAILURE() << "pollFd() succeeded against a publisher that never answers a Notify";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kTimeout) << e.what();
+    EXPECT_NE(std::string(e.what()).find("older than this reader"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 10s) << "bounded by the handshake timeout (1 s)";
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (old.ignored() < 1 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(old.ignored(), 1) << "the Notify reached the old publisher, which ignored it";
+
+  // The reader reads on, every frame, in order.
+  for (std::uint64_t seq = 2; seq <= 4; ++seq) {
+    publishSeq(*pub, seq);
+    auto f = sub.next(10s);
+    ASSERT_TRUE(f) << "no frame " << seq << " after the refused pollFd()";
+    EXPECT_EQ(f->frame().sequence, seq);
+    EXPECT_TRUE(checkPattern(f->frame(), layout_).empty());
+  }
+  EXPECT_EQ(sub.stats().missed, 0u);
+
+  // And the publisher going away is still seen.
+  pub.reset();
+  try {
+    (void)sub.next(10s);
+    ADD_FAILURE() << "next() after the publisher closed did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+  }
 }
 
 TEST_F(ShareIpc, SecondPublisherForALiveNameIsRefused) {

@@ -50,7 +50,7 @@ TEST_F(TlsContextTest, KeyOfAnotherCertificateIsRefusedNamingBothFiles) {
   const auto a = test::writeSelfSignedCert(dir_, "a");
   const auto b = test::writeSelfSignedCert(dir_, "b");
   const std::string why = refusal(a.cert, b.key);
-  EXPECT_NE(why.find("does not match the certificate"), std::string::npos) << why;
+  EXPECT_NE(why.find("does not match the TLS certificate"), std::string::npos) << why;
   EXPECT_NE(why.find(b.key), std::string::npos) << why;
   EXPECT_NE(why.find(a.cert), std::string::npos) << why;
 }
@@ -58,10 +58,10 @@ TEST_F(TlsContextTest, KeyOfAnotherCertificateIsRefusedNamingBothFiles) {
 TEST_F(TlsContextTest, MissingSwappedAndNonPemFilesAreRefused) {
   const auto files = test::writeSelfSignedCert(dir_, "good");
   const std::string missing = refusal(dir_ + "/nope.crt", files.key);
-  EXPECT_NE(missing.find("--tls-cert " + dir_ + "/nope.crt: cannot be read (No such file"), std::string::npos)
+  EXPECT_NE(missing.find("the TLS certificate " + dir_ + "/nope.crt: cannot be read (No such file"), std::string::npos)
       << missing;
   const std::string noKey = refusal(files.cert, dir_ + "/nope.key");
-  EXPECT_NE(noKey.find("--tls-key " + dir_ + "/nope.key: cannot be read"), std::string::npos) << noKey;
+  EXPECT_NE(noKey.find("the TLS key " + dir_ + "/nope.key: cannot be read"), std::string::npos) << noKey;
 
   std::ofstream(dir_ + "/junk.pem") << "this is not PEM\n";
   const std::string junkCert = refusal(dir_ + "/junk.pem", files.key);
@@ -79,7 +79,7 @@ TEST_F(TlsContextTest, MissingSwappedAndNonPemFilesAreRefused) {
   const std::string encrypted = refusal(files.cert, dir_ + "/enc.key");  // and no pass phrase prompt
   EXPECT_NE(encrypted.find("the private key is encrypted"), std::string::npos) << encrypted;
   const std::string swapped = refusal(files.key, files.cert);
-  EXPECT_NE(swapped.find("--tls-cert " + files.key + ": not a PEM certificate"), std::string::npos) << swapped;
+  EXPECT_NE(swapped.find("the TLS certificate " + files.key + ": not a PEM certificate"), std::string::npos) << swapped;
 }
 
 TEST_F(TlsContextTest, ExpiredAndNotYetValidCertificatesLoadWithAWarning) {

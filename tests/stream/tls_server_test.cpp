@@ -20,6 +20,7 @@
 #include "test_sdp.hpp"
 #include "test_server.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -99,7 +100,10 @@ TEST(Https, OnlyOneOfCertAndKeyIsRefused) {
     FAIL() << "a certificate without its key was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("--tls-cert without --tls-key"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a TLS certificate without a TLS key"), std::string::npos) << e.what();
+    const auto* about = dynamic_cast<const SettingError*>(&e);
+    ASSERT_NE(about, nullptr) << "the missing key is the setting to give";
+    EXPECT_EQ(about->setting(), setting::kTlsKey);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "test_server.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -141,29 +142,35 @@ TEST(WhepIce, IceHostAndUdpPortsShapeTheHostCandidates) {
   EXPECT_TRUE(linkHeaders(*r).empty());
 }
 
+// Each refusal names the setting to change (SettingError::setting(), which the CLI turns into its flag)
+// and says what is wrong in the library's words, without a CLI flag.
 TEST(WhepIce, BadIceSettingsAreRefusedAtStart) {
-  auto refused = [](StreamConfig c, const char* expect) {
+  auto refused = [](StreamConfig c, const char* setting, const char* says) {
     try {
       StreamServer s(c);
-      ADD_FAILURE() << "accepted a config with " << expect;
+      ADD_FAILURE() << "accepted a config with a bad " << setting;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), Errc::kInvalidArgument) << e.what();
-      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << "a CLI flag in a library message: " << e.what();
+      const auto* about = dynamic_cast<const SettingError*>(&e);
+      ASSERT_NE(about, nullptr) << e.what();
+      EXPECT_EQ(about->setting(), setting) << e.what();
     }
   };
   StreamConfig url = loopbackConfig();
   url.iceServers = {"turn:/host"};
-  refused(url, "--ice-server");
+  refused(url, setting::kIceServers, "ICE server \"turn:/host\"");
   StreamConfig noCredentials = loopbackConfig();
   noCredentials.iceServers = {"turn://host:3478"};
-  refused(noCredentials, "--turn-secret");
+  refused(noCredentials, setting::kTurnSecret, "TURN shared secret");
   StreamConfig host = loopbackConfig();
   host.iceHost = "my.public.name";
-  refused(host, "--ice-host");
+  refused(host, setting::kIceHost, "is not an IPv4 or IPv6 address");
   StreamConfig ports = loopbackConfig();
   ports.udpPortMin = 5000;
   ports.udpPortMax = 4000;
-  refused(ports, "--udp-ports");
+  refused(ports, setting::kUdpPorts, "UDP port range 5000-4000");
 }
 
 }  // namespace

@@ -451,7 +451,11 @@ TEST(WhepServer, BadConfigIsRefused) {
     FAIL() << "accepted a playout delay of 300,200";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("--playout-delay"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("playout delay 300,200"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << "a CLI flag in a library message: " << e.what();
+    const auto* about = dynamic_cast<const SettingError*>(&e);
+    ASSERT_NE(about, nullptr) << "a bad playout delay is about that setting";
+    EXPECT_EQ(about->setting(), setting::kPlayoutDelay);
   }
   StreamConfig none = loopbackConfig();
   none.host = "192.0.2.123";  // TEST-NET-1: not an address of this machine
@@ -537,7 +541,8 @@ TEST(WhepServer, BearerTokenGuardsSessionsButNotThePage) {
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, 401);
   EXPECT_NE(none->get_header_value("WWW-Authenticate").find("Bearer"), std::string::npos);
-  EXPECT_NE(none->body.find("--whep-token"), std::string::npos) << none->body;
+  EXPECT_NE(none->body.find("Authorization: Bearer"), std::string::npos) << none->body;
+  EXPECT_EQ(none->body.find("--"), std::string::npos) << "a CLI flag told to a WHEP client: " << none->body;
 
   for (const char* wrong : {"Bearer s3cret-tokeN", "Bearer s3cret-token2", "Bearer ", "Basic s3cret-token",
                             "s3cret-token"}) {
