@@ -1,5 +1,6 @@
 #include "stream/whip_url.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "zerohop/error.hpp"
@@ -8,9 +9,19 @@
 namespace zerohop::stream {
 namespace {
 
+/// `url` as a message may quote it: user info (a password, often) in its authority masked as "***@".
+std::string quotable(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const std::size_t end = std::min(url.find_first_of("/?#", start), url.size());
+  const std::size_t at = url.substr(0, end).rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
+}
+
 [[noreturn]] void bad(std::string_view url, const std::string& why) {
   throw SettingError(Errc::kInvalidArgument, setting::kWhipUrl,
-                     "WHIP URL \"" + std::string(url) + "\": " + why + " (want http[s]://HOST[:PORT]/PATH)");
+                     "WHIP URL \"" + quotable(url) + "\": " + why + " (want http[s]://HOST[:PORT]/PATH)");
 }
 
 bool startsWithNoCase(std::string_view s, std::string_view prefix) {

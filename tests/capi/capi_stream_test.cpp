@@ -91,6 +91,7 @@ TEST(CApiStream, BadSettingsAreReportedInTheLibrarysTermsWithoutCliFlags) {
     zh_stream_close(stream);
     EXPECT_NE(message.find(c.says), std::string::npos) << c.what << ": " << message;
     EXPECT_EQ(message.find("--"), std::string::npos) << c.what << ": a C caller is told a CLI flag: " << message;
+    EXPECT_EQ(message.find("secret"), std::string::npos) << c.what << ": the password is quoted: " << message;
   }
 }
 

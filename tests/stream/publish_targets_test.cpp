@@ -53,6 +53,10 @@ TEST(WhipUrl, RefusesWhatItCannotUse) {
   EXPECT_NE(refusal([] { parseHttpUrl("http://h:80a/x"); }).find("port"), std::string::npos);
   EXPECT_NE(refusal([] { parseHttpUrl("http://h:/x"); }).find("empty port"), std::string::npos);
   EXPECT_NE(refusal([] { parseHttpUrl("http://u:p@h/x"); }).find("user info"), std::string::npos);
+  // The password in user info is never quoted back (it ends up in logs).
+  const std::string withPassword = refusal([] { parseHttpUrl("https://me:s3cret@h:8443/w?x=1"); });
+  EXPECT_EQ(withPassword.find("s3cret"), std::string::npos) << withPassword;
+  EXPECT_NE(withPassword.find("https://***@h:8443/w?x=1"), std::string::npos) << withPassword;
   EXPECT_NE(refusal([] { parseHttpUrl("http://h/x#frag"); }).find("fragment"), std::string::npos);
   EXPECT_NE(refusal([] { parseHttpUrl("http://h/a b"); }).find("spaces"), std::string::npos);
   EXPECT_NE(refusal([] { parseHttpUrl("http://[::1/x"); }).find("IPv6"), std::string::npos);
