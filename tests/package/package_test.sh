@@ -93,6 +93,7 @@ if [[ -n $nvenc_headers ]]; then
     out=$(timeout 30 "$work/nvenc_reader/nvenc_reader" nosuchshare 2>&1) || rc=$?
     [[ $rc -eq 3 && $out == *"cannot encode on this machine: libcuda.so.1"* ]] ||
       fail "nvenc_reader without the NVIDIA driver: exit $rc, '$out' (expected 3, saying it cannot encode and why)"
+    echo "  nvenc_reader built; without the driver it exits 3 saying why"
   else
     echo "  (nvenc_reader built; the NVIDIA driver is here, so its no-driver refusal is not checked)"
   fi
