@@ -80,6 +80,26 @@ for ex in c_reader cpp_reader c_publisher cpp_streamer; do
   cmake -S "$src/examples/$ex" -B "$work/$ex" -DCMAKE_PREFIX_PATH="$prefix" >"$work/$ex.log" 2>&1 &&
     cmake --build "$work/$ex" >>"$work/$ex.log" 2>&1 || { cat "$work/$ex.log"; fail "example $ex does not build"; }
 done
+# Your own NVENC session on a device share's frames (docs/plugin-guide.md): it must build with nv-codec-headers
+# and no NVIDIA library, and, on a machine without the driver, start and say why it cannot encode.
+nvenc_headers=""
+for d in /usr/include/ffnvcodec "$src/.deps/ffnvcodec"; do [[ -f $d/nvEncodeAPI.h ]] && nvenc_headers=$d && break; done
+if [[ -n $nvenc_headers ]]; then
+  cmake -S "$src/examples/nvenc_reader" -B "$work/nvenc_reader" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DNVENC_INCLUDE_DIR="$nvenc_headers" >"$work/nvenc_reader.log" 2>&1 &&
+    cmake --build "$work/nvenc_reader" >>"$work/nvenc_reader.log" 2>&1 || { cat "$work/nvenc_reader.log"; fail "example nvenc_reader does not build"; }
+  if ! ldconfig -p | grep -qE 'lib(cuda|nvidia-encode)\.so\.1 '; then
+    rc=0
+    out=$(timeout 30 "$work/nvenc_reader/nvenc_reader" nosuchshare 2>&1) || rc=$?
+    [[ $rc -eq 3 && $out == *"cannot encode on this machine: libcuda.so.1"* ]] ||
+      fail "nvenc_reader without the NVIDIA driver: exit $rc, '$out' (expected 3, saying it cannot encode and why)"
+    echo "  nvenc_reader built; without the driver it exits 3 saying why"
+  else
+    echo "  (nvenc_reader built; the NVIDIA driver is here, so its no-driver refusal is not checked)"
+  fi
+else
+  echo "  (nvenc_reader: no nvEncodeAPI.h (libffmpeg-nvenc-dev), not built)"
+fi
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 # shellcheck disable=SC2046 # pkg-config's words
 gcc -std=c99 -Wall -Werror -o "$work/c_reader_pc" "$src/examples/c_reader/main.c" $(pkg-config --cflags --libs zerohop) ||
