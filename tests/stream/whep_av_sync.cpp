@@ -14,9 +14,15 @@
 // Only events after webrtcbin reported a sender report for both streams (getStats remote-outbound-rtp)
 // count; earlier ones are reported as "before_sync".
 //
+// The camera's own part: a frame's capture time is the end of its exposure, so the marker frame is
+// stamped "exposure_phase_ms" (0 to one frame period, fixed for a run) after the marker instant, read
+// from the frame's pixel timecode (sender and receiver share the machine's clocks); "offset_less_phase_ms"
+// (offset + phase) is what the rest (encoders, RTP/RTCP, rtpbin) adds, 0 when they are exact.
+//
 // Prints one JSON object on stdout:
 //   {"markers", "clicks", "matched", "before_sync", "offset_ms": {"p50", "p90", "min", "max"},
-//    "abs_offset_ms": {"p50", "p90"}, "offsets_ms": [...], "jitter_buffer_ms", "error"}
+//    "abs_offset_ms": {"p50", "p90"}, "offsets_ms": [...], "exposure_phase_ms": {"p50"},
+//    "offset_less_phase_ms": {"p50", "p90"}, "jitter_buffer_ms", "error"}
 // Exit status: 0 when --markers pairs were matched; 1 otherwise ("error" says what fell short); 2 on
 // bad arguments.
 // Thread-safety: one main thread; the GStreamer callback only links pads.
@@ -27,12 +33,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <optional>
 
 #include "core/av_marker_picture.hpp"
 #include "whep_viewer_kit.hpp"
 #include "zerohop/frame.hpp"
+#include "zerohop/timecode.hpp"
 
 namespace {
 
@@ -159,40 +167,61 @@ std::int64_t runningTimeNs(GstElement* pipeline) {
 
 struct Result {
   std::vector<std::int64_t> markersNs;  // marker frames' PTS, after sync
-  std::vector<std::int64_t> clicksNs;   // clicks' PTS, after sync
+  std::vector<double> phasesMs;  // each marker frame's capture time after its marker instant (NaN: unread)
+  std::vector<std::int64_t> clicksNs;  // clicks' PTS, after sync
   int beforeSync = 0;
   std::vector<double> offsetsMs;
+  std::vector<double> senderMs;  // offset + phase: what the sending and the receiving side add
   std::string error;
 };
 
 void printResult(const Result& r, const Options& o) {
   std::vector<double> abs;
   for (double v : r.offsetsMs) abs.push_back(std::fabs(v));
+  std::vector<double> phases;
+  for (double v : r.phasesMs)
+    if (!std::isnan(v)) phases.push_back(v);
   std::string list;
-  for (double v : r.offsetsMs)
-    list += (list.empty() ? "" : ", ") + std::to_string(std::lround(v * 10) / 10.0);
+  for (double v : r.offsetsMs) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%s%.1f", list.empty() ? "" : ", ", v);
+    list += text;
+  }
   std::printf(
       "{\"markers\": %zu, \"clicks\": %zu, \"matched\": %zu, \"before_sync\": %d, "
       "\"offset_ms\": {\"p50\": %.1f, \"p90\": %.1f, \"min\": %.1f, \"max\": %.1f}, "
-      "\"abs_offset_ms\": {\"p50\": %.1f, \"p90\": %.1f}, \"offsets_ms\": [%s], \"jitter_buffer_ms\": %d, "
-      "\"error\": \"%s\"}\n",
+      "\"abs_offset_ms\": {\"p50\": %.1f, \"p90\": %.1f}, \"offsets_ms\": [%s], "
+      "\"exposure_phase_ms\": {\"p50\": %.1f}, \"offset_less_phase_ms\": {\"p50\": %.1f, \"p90\": %.1f}, "
+      "\"jitter_buffer_ms\": %d, \"error\": \"%s\"}\n",
       r.markersNs.size(), r.clicksNs.size(), r.offsetsMs.size(), r.beforeSync, percentile(r.offsetsMs, 50),
       percentile(r.offsetsMs, 90), percentile(r.offsetsMs, 0), percentile(r.offsetsMs, 100),
-      percentile(abs, 50), percentile(abs, 90), list.c_str(), o.jitterBufferMs, jsonEscape(r.error).c_str());
+      percentile(abs, 50), percentile(abs, 90), list.c_str(), percentile(phases, 50),
+      percentile(r.senderMs, 50), percentile(r.senderMs, 90), o.jitterBufferMs, jsonEscape(r.error).c_str());
   std::fflush(stdout);
 }
 
-// Pairs each marker with the nearest click within kPairWindowNs.
-std::vector<double> pairOffsets(const std::vector<std::int64_t>& markers,
-                                const std::vector<std::int64_t>& clicks) {
-  std::vector<double> out;
-  for (std::int64_t m : markers) {
+// Pairs each marker with the nearest click within kPairWindowNs: (marker index, click - marker in ms).
+std::vector<std::pair<std::size_t, double>> pairOffsets(const std::vector<std::int64_t>& markers,
+                                                        const std::vector<std::int64_t>& clicks) {
+  std::vector<std::pair<std::size_t, double>> out;
+  for (std::size_t i = 0; i < markers.size(); ++i) {
+    const std::int64_t m = markers[i];
     std::optional<std::int64_t> best;
     for (std::int64_t c : clicks)
       if (std::llabs(c - m) < kPairWindowNs && (!best || std::llabs(c - m) < std::llabs(*best - m))) best = c;
-    if (best) out.push_back(static_cast<double>(*best - m) / 1e6);
+    if (best) out.emplace_back(i, static_cast<double>(*best - m) / 1e6);
   }
   return out;
+}
+
+// CLOCK_MONOTONIC minus CLOCK_REALTIME now, ns: the sender's capture clock from the timecode's wall
+// clock, meaningful because sender and receiver share the machine.
+std::int64_t monotonicMinusRealtimeNs() {
+  timespec mono{}, real{};
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  clock_gettime(CLOCK_REALTIME, &real);
+  return (static_cast<std::int64_t>(mono.tv_sec) - real.tv_sec) * 1'000'000'000 +
+         (mono.tv_nsec - real.tv_nsec);
 }
 
 int run(const Options& o) {
@@ -309,7 +338,19 @@ int run(const Options& o) {
               const auto luma = zerohop::avMarkerLuma(frame);
               if (!luma) return;
               const bool shown = *luma > zerohop::kAvMarkerLumaThreshold;
-              if (shown && !markerShown && note("marker", f.pts, *luma)) r.markersNs.push_back(f.pts);
+              if (shown && !markerShown && note("marker", f.pts, *luma)) {
+                r.markersNs.push_back(f.pts);
+                // The frame was captured (its exposure ended) this long after the marker instant, the
+                // nearest whole second of the capture clock: the camera's part of click - marker.
+                double phase = std::nan("");
+                if (const auto tc = zerohop::readTimecode(frame)) {
+                  const std::int64_t captureNs =
+                      static_cast<std::int64_t>(tc->wallClockMs) * 1'000'000 + monotonicMinusRealtimeNs();
+                  const std::int64_t markerNs = (captureNs + 500'000'000) / 1'000'000'000 * 1'000'000'000;
+                  phase = static_cast<double>(captureNs - markerNs) / 1e6;
+                }
+                r.phasesMs.push_back(phase);
+              }
               markerShown = shown;
             },
             static_cast<std::int64_t>(GST_BUFFER_PTS(buf)));
@@ -348,7 +389,10 @@ int run(const Options& o) {
   }
   gst_element_set_state(pipeline.get(), GST_STATE_NULL);
 
-  r.offsetsMs = pairOffsets(r.markersNs, r.clicksNs);
+  for (const auto& [marker, offset] : pairOffsets(r.markersNs, r.clicksNs)) {
+    r.offsetsMs.push_back(offset);
+    if (!std::isnan(r.phasesMs[marker])) r.senderMs.push_back(offset + r.phasesMs[marker]);
+  }
   if (r.error.empty() && r.offsetsMs.size() < static_cast<std::size_t>(o.markers)) {
     r.error = "matched " + std::to_string(r.offsetsMs.size()) + " of " + std::to_string(o.markers) +
               " marker/click pairs in " + std::to_string(o.timeoutSeconds) + " s (" +
