@@ -10,10 +10,17 @@ Prints, over all markers: click - marker p50 and p90 (positive: audio late), |cl
 p90, and click - marker less the exposure phase (what encoders, RTP/RTCP and rtpbin add), with the
 command line, the machine and the commit.
 
+--browser SECONDS adds headless Chromium (the viewer page with ?audio=1, in a private network namespace,
+as root): over that window, the video's getStats estimatedPlayoutTimestamp (the sender's NTP time of
+the frame shown) minus the audio's, read from one report a second (positive: audio late). That is
+Chromium's own estimate of its lip sync, not the marker against the click.
+
 usage: scripts/bench-av-sync.py [--zerohop build/apps/zerohop/zerohop]
                                 [--receiver build/tests/stream/zerohop-av-sync-receive]
-                                [--source test:1280x720@30] [--markers 30] [--sessions 3] [--out FILE]
-Loopback only; needs what the build needs (GStreamer webrtcbin, opusdec, libavcodec).
+                                [--source test:1280x720@30] [--markers 30] [--sessions 3]
+                                [--browser SECONDS] [--out FILE]
+Loopback only; needs what the build needs (GStreamer webrtcbin, opusdec, libavcodec); --browser needs
+chromium, chromium-driver and python3-selenium (scripts/install-deps.sh).
 """
 
 from __future__ import annotations
@@ -45,10 +52,10 @@ def percentile(values: list[float], p: float) -> float:
     return v[min(len(v) - 1, int(p / 100 * (len(v) - 1) + 0.5))]
 
 
-def session(zerohop: str, receiver: str, source: str, markers: int) -> dict:
+def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[str]) -> dict:
     port = free_port()
     serve = subprocess.Popen([zerohop, "serve", "--source", source, "--gpu", "off", "--audio", "test",
-                              "--listen", f"127.0.0.1:{port}"],
+                              "--listen", f"127.0.0.1:{port}", *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20
@@ -76,21 +83,62 @@ def session(zerohop: str, receiver: str, source: str, markers: int) -> dict:
             serve.kill()
 
 
+def browser_window(zerohop: str, source: str, seconds: float, extra: list[str]) -> list[float]:
+    """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`."""
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    import zerohop_browser as zb  # noqa: PLC0415
+
+    chromium, chromedriver = zb.find_browser()
+    zb.enter_private_network()
+    out = zb.artifacts_dir(Path.cwd())
+    port = zb.free_port()
+    serve = zb.Serve(zerohop, ["--source", source, "--gpu", "off", "--audio", "test", "--listen", f"127.0.0.1:{port}",
+                            *extra], out / "bench_av_sync.serve.log")
+    driver = None
+    diffs: list[float] = []
+    try:
+        url = serve.wait_url(20)
+        if not url:
+            raise SystemExit("serve printed no URL in 20 s:\n" + serve.tail())
+        driver = zb.start_chromium(chromium, chromedriver, None, ("--autoplay-policy=no-user-gesture-required",))
+        driver.get(url + "?audio=1")
+        read = ("const z = window.zerohop; return z && z.audio && z.webrtc ? "
+                "[z.webrtc.timestamp, z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp] : null;")
+        zb.wait_until("both tracks' estimatedPlayoutTimestamp", lambda: (lambda r: r and r[1] and r[2])(
+            driver.execute_script(read)), 30)
+        seen = set()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            r = driver.execute_script(read)
+            if r and r[1] and r[2] and r[0] not in seen:
+                seen.add(r[0])
+                diffs.append(r[1] - r[2])
+            time.sleep(0.25)
+    finally:
+        serve.stop(2.0)
+        zb.quit_browser(driver)
+    return diffs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--zerohop", default=str(ROOT / "build/apps/zerohop/zerohop"))
     ap.add_argument("--receiver", default=str(ROOT / "build/tests/stream/zerohop-av-sync-receive"))
     ap.add_argument("--source", default="test:1280x720@30")
     ap.add_argument("--markers", type=int, default=30, help="markers in all (one a second)")
-    ap.add_argument("--sessions", type=int, default=3, help="fresh serve runs the markers are spread over")
+    ap.add_argument("--sessions", type=int, default=3, help="fresh serve runs the markers are spread over (0: none)")
+    ap.add_argument("--serve-args", default="", help="more arguments for serve, e.g. '--playout-delay 100,200'")
+    ap.add_argument("--browser", type=float, default=0, metavar="SECONDS",
+                    help="also read Chromium's estimatedPlayoutTimestamp of both tracks for SECONDS")
     ap.add_argument("--out", help="also write the summary as JSON here")
     a = ap.parse_args()
-    per = max(1, a.markers // a.sessions)
+    per = max(1, a.markers // max(1, a.sessions))
+    extra = shlex.split(a.serve_args)
     offsets: list[float] = []
     less_phase: list[float] = []
     sessions = []
     for i in range(a.sessions):
-        r = session(a.zerohop, a.receiver, a.source, per)
+        r = session(a.zerohop, a.receiver, a.source, per, extra)
         sessions.append(r)
         offsets += r["offsets_ms"]
         less_phase.append(r["offset_less_phase_ms"]["p50"])
@@ -98,6 +146,8 @@ def main() -> int:
               f"exposure phase {r['exposure_phase_ms']['p50']} ms, less phase {r['offset_less_phase_ms']['p50']} ms",
               flush=True)
     absolute = [abs(v) for v in offsets]
+    if not offsets:
+        offsets = absolute = less_phase = [float("nan")]
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     summary = {
@@ -119,6 +169,13 @@ def main() -> int:
           f"p50 {summary['click_minus_marker_ms']['p50']:.1f} ms, p90 {summary['click_minus_marker_ms']['p90']:.1f} ms; "
           f"|offset| p50 {summary['abs_ms']['p50']:.1f} ms, p90 {summary['abs_ms']['p90']:.1f} ms; "
           f"less the exposure phase {summary['less_exposure_phase_ms_median']:.1f} ms")
+    if a.browser > 0:
+        diffs = browser_window(a.zerohop, a.source, a.browser, extra)
+        summary["chromium_video_minus_audio_playout_ms"] = (
+            {"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
+             "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})
+        print("Chromium, video - audio estimatedPlayoutTimestamp: " +
+              json.dumps(summary["chromium_video_minus_audio_playout_ms"]))
     if a.out:
         Path(a.out).write_text(json.dumps(summary, indent=1) + "\n")
     return 0
