@@ -11,9 +11,10 @@ p90, and click - marker less the exposure phase (what encoders, RTP/RTCP and rtp
 command line, the machine and the commit.
 
 --browser SECONDS adds headless Chromium (the viewer page with ?audio=1, in a private network namespace,
-as root): over that window, the video's getStats estimatedPlayoutTimestamp (the sender's NTP time of
+as root): over that window, after 6 s of playing, the video's getStats estimatedPlayoutTimestamp (the sender's NTP time of
 the frame shown) minus the audio's, read from one report a second (positive: audio late). That is
-Chromium's own estimate of its lip sync, not the marker against the click.
+Chromium's own estimate of its lip sync, not the marker against the click; with it each track's mean
+jitter buffer delay over the window (Chromium lip-syncs by holding the earlier track back there).
 
 usage: scripts/bench-av-sync.py [--zerohop build/apps/zerohop/zerohop]
                                 [--receiver build/tests/stream/zerohop-av-sync-receive]
@@ -39,6 +40,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+WARM_UP_S = 6.0  # --browser: seconds of playing before the window
 
 
 def free_port() -> int:
@@ -83,8 +85,9 @@ def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[
             serve.kill()
 
 
-def browser_window(zerohop: str, source: str, seconds: float, extra: list[str]) -> list[float]:
-    """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`."""
+def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], jitter: dict) -> list[float]:
+    """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`; each
+    track's mean jitter buffer delay over the window into `jitter`."""
     sys.path.insert(0, str(ROOT / "tests" / "browser"))
     import zerohop_browser as zb  # noqa: PLC0415
 
@@ -104,9 +107,13 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str]) 
         driver.get(url + "?audio=1")
         read = ("const z = window.zerohop; return z && z.audio && z.webrtc ? "
                 "[z.webrtc.timestamp, z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp] : null;")
+        buffers = ("const z = window.zerohop; return [z.audio.jitterBufferDelay, z.audio.jitterBufferEmittedCount, "
+                   "z.webrtc.jitterBufferDelay, z.webrtc.jitterBufferEmittedCount];")
         zb.wait_until("both tracks' estimatedPlayoutTimestamp", lambda: (lambda r: r and r[1] and r[2])(
             driver.execute_script(read)), 30)
+        time.sleep(WARM_UP_S)  # Chromium moves its lip sync over a few seconds, from the first sender report
         seen = set()
+        b0 = driver.execute_script(buffers)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             r = driver.execute_script(read)
@@ -114,6 +121,10 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str]) 
                 seen.add(r[0])
                 diffs.append(r[1] - r[2])
             time.sleep(0.25)
+        b1 = driver.execute_script(buffers)
+        per = lambda d, n: 1000 * d / n if n > 0 else None  # noqa: E731
+        jitter["audio_ms"] = per(b1[0] - b0[0], b1[1] - b0[1])
+        jitter["video_ms"] = per(b1[2] - b0[2], b1[3] - b0[3])
     finally:
         serve.stop(2.0)
         zb.quit_browser(driver)
@@ -170,12 +181,15 @@ def main() -> int:
           f"|offset| p50 {summary['abs_ms']['p50']:.1f} ms, p90 {summary['abs_ms']['p90']:.1f} ms; "
           f"less the exposure phase {summary['less_exposure_phase_ms_median']:.1f} ms")
     if a.browser > 0:
-        diffs = browser_window(a.zerohop, a.source, a.browser, extra)
+        jitter: dict = {}
+        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter)
         summary["chromium_video_minus_audio_playout_ms"] = (
             {"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
              "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})
+        summary["chromium_jitter_buffer_ms"] = jitter
         print("Chromium, video - audio estimatedPlayoutTimestamp: " +
-              json.dumps(summary["chromium_video_minus_audio_playout_ms"]))
+              json.dumps(summary["chromium_video_minus_audio_playout_ms"]) + "; jitter buffers " +
+              json.dumps(summary["chromium_jitter_buffer_ms"]))
     if a.out:
         Path(a.out).write_text(json.dumps(summary, indent=1) + "\n")
     return 0
