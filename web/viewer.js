@@ -655,7 +655,9 @@ window.zerohop = {
         zh.audio = {packetsReceived: s.packetsReceived, packetsLost: s.packetsLost,
                     totalSamplesReceived: s.totalSamplesReceived, concealedSamples: s.concealedSamples,
                     audioLevel: s.audioLevel, totalAudioEnergy: s.totalAudioEnergy,
-                    jitterBufferDelay: s.jitterBufferDelay, jitterBufferEmittedCount: s.jitterBufferEmittedCount};
+                    jitterBufferDelay: s.jitterBufferDelay, jitterBufferEmittedCount: s.jitterBufferEmittedCount,
+                    // the sender's NTP time (ms) of what plays now; against the video's: lip sync
+                    estimatedPlayoutTimestamp: s.estimatedPlayoutTimestamp};
       }
       if (s.type === 'codec') codecs[s.id] = s;
       if (s.type === 'transport' && s.selectedCandidatePairId) pairId = s.selectedCandidatePairId;
@@ -682,6 +684,7 @@ window.zerohop = {
       jitterBufferTargetDelay: inbound.jitterBufferTargetDelay, jitterBufferMinimumDelay: inbound.jitterBufferMinimumDelay,
       totalDecodeTime: inbound.totalDecodeTime, framesPerSecond: inbound.framesPerSecond,
       decoderImplementation: inbound.decoderImplementation,
+      estimatedPlayoutTimestamp: inbound.estimatedPlayoutTimestamp,  // as the audio's (?audio=1), one report
       codec: codecs[inbound.codecId] ? codecName(codecs[inbound.codecId]) : null,
       jitterBufferMs: null, decodeMs: null,
     };

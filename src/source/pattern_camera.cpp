@@ -3,6 +3,8 @@
 #include <cmath>
 #include <thread>
 
+#include "core/av_marker.hpp"
+#include "core/av_marker_picture.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 
@@ -58,6 +60,9 @@ std::optional<FrameLease> PatternCamera::next(std::chrono::milliseconds timeout)
   f.times = StageTimes{};
   f.times.mark(Stage::kCapture, deadline);
   pattern_.render(f, seq, Timecode{static_cast<std::uint64_t>(wallMs), static_cast<std::uint32_t>(seq)});
+  // The A/V marker: white in the frame exposed over a marker instant (the instants the test tone clicks
+  // at), black otherwise. The frame was exposed over the period that ends at its capture time.
+  drawAvMarker(f, avMarkerIn(deadline - periodNs_, deadline));
   f.times.mark(Stage::kIngest, monotonicNs());
   ++frames_;
   return lease;

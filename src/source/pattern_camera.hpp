@@ -1,8 +1,10 @@
 #pragma once
 // The built-in test camera: renders the PatternFrames picture at a fixed rate into its own buffer pool.
 // Capture time is the frame's deadline on CLOCK_MONOTONIC (when a real sensor would have finished
-// the frame); rendering cost is reported as the ingest stage. Frames the consumer was too late
-// for are skipped and counted as drops, as a real camera with full queues would.
+// the frame); rendering cost is reported as the ingest stage. Frames the consumer was too late for are
+// skipped and counted as drops, as a real camera with full queues would. Each frame carries the A/V
+// marker block (core/av_marker_picture.hpp): white in the frame whose exposure (the period ending at its
+// capture time) holds a marker instant (core/av_marker.hpp, where the test tone clicks), else black.
 // Thread-safety: thread-bound, except counters() (thread-safe).
 
 #include <atomic>

@@ -79,6 +79,14 @@ SendGraph::SendGraph(const std::string& name, const VideoChoice& choice, bool lo
   gst_pipeline_use_clock(GST_PIPELINE(pipeline_.get()), clock);
   gst_object_unref(clock);
   configureIce(loopbackIce, ice);
+  // Sender reports map each track's RTP timestamps to the NTP clock at the capture instant (the buffer's
+  // running time), not at the send time (rtpbin's default): the audio packet leaves a 20 ms frame and
+  // an encode after its first sample, the picture an encode after its capture, and with send times that
+  // difference (~16 ms measured, scripts/bench-av-sync.py) reached every receiver's lip sync.
+  if (GstPtr<GstElement> rtpbin{gst_bin_get_by_name(GST_BIN(webrtc_), "rtpbin")};
+      rtpbin && g_object_class_find_property(G_OBJECT_GET_CLASS(rtpbin.get()), "rtcp-sync-send-time")) {
+    g_object_set(rtpbin.get(), "rtcp-sync-send-time", FALSE, nullptr);
+  }
   addVideoTrack(choice, send);
   if (choice.audio) addAudioTrack(*choice.audio);
 }

@@ -54,6 +54,7 @@ extern "C" {
 #include <vector>
 
 #include "hostile_viewer.hpp"
+#include "whep_viewer_kit.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/timecode.hpp"
 
@@ -61,6 +62,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using namespace zerohop::whep_viewer;
 
 struct Options {
   std::string url;             // http://HOST:PORT/whep
@@ -152,73 +154,6 @@ std::int64_t realtimeMs() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-std::string jsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    out += c;
-  }
-  return out;
-}
-
-struct GstDeleter {
-  void operator()(gpointer p) const noexcept { gst_object_unref(p); }
-};
-using ElementPtr = std::unique_ptr<GstElement, GstDeleter>;
-
-// libavcodec's H.264 (or VP8) decoder in low-delay mode: one access unit in, one picture out.
-class VideoDecoder {
- public:
-  explicit VideoDecoder(AVCodecID id) {
-    const AVCodec* codec = avcodec_find_decoder(id);
-    if (!codec) throw std::runtime_error(std::string("avcodec_find_decoder(") + avcodec_get_name(id) + "): not in this libavcodec");
-    ctx_ = avcodec_alloc_context3(codec);
-    if (!ctx_) throw std::runtime_error("avcodec_alloc_context3 failed");
-    ctx_->flags |= AV_CODEC_FLAG_LOW_DELAY;
-    ctx_->thread_count = 1;
-    if (const int rc = avcodec_open2(ctx_, codec, nullptr); rc < 0)
-      throw std::runtime_error(std::string("avcodec_open2(") + avcodec_get_name(id) + "): " + errorText(rc));
-    packet_ = av_packet_alloc();
-    picture_ = av_frame_alloc();
-    if (!packet_ || !picture_) throw std::runtime_error("av_packet_alloc/av_frame_alloc failed");
-  }
-  ~VideoDecoder() {
-    av_frame_free(&picture_);
-    av_packet_free(&packet_);
-    avcodec_free_context(&ctx_);
-  }
-  VideoDecoder(const VideoDecoder&) = delete;
-  VideoDecoder& operator=(const VideoDecoder&) = delete;
-
-  /// Decodes one access unit; calls `onPicture(const AVFrame&)` for each picture it yields. Returns the
-  /// libavcodec error text of a packet it rejected, or "".
-  template <typename F>
-  std::string decode(const std::uint8_t* data, std::size_t size, F&& onPicture) {
-    packet_->data = const_cast<std::uint8_t*>(data);
-    packet_->size = static_cast<int>(size);
-    if (const int rc = avcodec_send_packet(ctx_, packet_); rc < 0)
-      return "avcodec_send_packet: " + errorText(rc);
-    for (;;) {
-      const int rc = avcodec_receive_frame(ctx_, picture_);
-      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return {};
-      if (rc < 0) return "avcodec_receive_frame: " + errorText(rc);
-      onPicture(*picture_);
-      av_frame_unref(picture_);
-    }
-  }
-
- private:
-  static std::string errorText(int rc) {
-    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(rc, buf, sizeof buf);
-    return buf;
-  }
-  AVCodecContext* ctx_ = nullptr;
-  AVPacket* packet_ = nullptr;
-  AVFrame* picture_ = nullptr;
-};
-
 // What webrtcbin's pad-added callbacks link to: the appsink, and the hostile viewer that reads the media
 // SSRC from the pad (null: an honest viewer).
 struct PadContext {
@@ -267,24 +202,6 @@ void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
   gst_object_unref(pipeline);
 }
 
-struct HttpUrl {
-  std::string host;
-  int port = 80;
-  std::string path = "/";
-};
-
-HttpUrl splitUrl(const std::string& url) {
-  HttpUrl u;
-  const std::string rest = url.substr(std::strlen("http://"));
-  const auto slash = rest.find('/');
-  const std::string hostPort = rest.substr(0, slash);
-  if (slash != std::string::npos) u.path = rest.substr(slash);
-  const auto colon = hostPort.rfind(':');
-  u.host = hostPort.substr(0, colon);
-  if (colon != std::string::npos) u.port = std::atoi(hostPort.substr(colon + 1).c_str());
-  return u;
-}
-
 struct Result {
   int decoded = 0;
   int timecodes = 0;
@@ -301,13 +218,6 @@ struct Result {
   std::string error;
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
 void printResult(const Result& r, const Options& o) {
   std::printf(
       "{\"frames_decoded\": %d, \"timecodes_read\": %d, \"timecodes_unreadable\": %d, \"width\": %d, "
@@ -323,52 +233,6 @@ void printResult(const Result& r, const Options& o) {
   std::fflush(stdout);
 }
 
-// The offer after ICE gathering completed (WHEP carries no trickle here), or "".
-std::string localOffer(GstElement* webrtc) {
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "create-offer", nullptr, p);
-  gst_promise_wait(p);
-  GstWebRTCSessionDescription* offer = nullptr;
-  if (const GstStructure* reply = gst_promise_get_reply(p))
-    gst_structure_get(reply, "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer, nullptr);
-  gst_promise_unref(p);
-  if (!offer) return {};
-  p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-local-description", offer, p);
-  gst_promise_wait(p);
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(offer);
-  const auto deadline = Clock::now() + 5s;
-  for (;;) {
-    GstWebRTCICEGatheringState s{};
-    g_object_get(webrtc, "ice-gathering-state", &s, nullptr);
-    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE || Clock::now() > deadline) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  GstWebRTCSessionDescription* local = nullptr;
-  g_object_get(webrtc, "local-description", &local, nullptr);
-  if (!local) return {};
-  gchar* text = gst_sdp_message_as_text(local->sdp);
-  std::string sdp(text);
-  g_free(text);
-  gst_webrtc_session_description_free(local);
-  return sdp;
-}
-
-bool applyAnswer(GstElement* webrtc, const std::string& answer) {
-  GstSDPMessage* sdp = nullptr;
-  if (gst_sdp_message_new_from_text(answer.c_str(), &sdp) != GST_SDP_OK) return false;
-  GstWebRTCSessionDescription* desc = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-remote-description", desc, p);
-  gst_promise_wait(p);
-  const GstStructure* reply = gst_promise_get_reply(p);
-  const bool ok = !(reply && gst_structure_has_field(reply, "error"));
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(desc);
-  return ok;
-}
-
 // Whether the access unit is a keyframe: an IDR slice (NAL type 5) in H.264's byte stream, or a VP8
 // key frame (the frame tag's bit 0 clear).
 bool isKeyframe(const std::uint8_t* data, std::size_t size, bool vp8) {
@@ -377,23 +241,6 @@ bool isKeyframe(const std::uint8_t* data, std::size_t size, bool vp8) {
     if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 && (data[i + 3] & 0x1f) == 5) return true;
   }
   return false;
-}
-
-// The first bus error, as "ELEMENT: message", or "".
-std::string busError(GstElement* pipeline) {
-  GstBus* bus = gst_element_get_bus(pipeline);
-  std::string what;
-  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
-    if (what.empty()) {
-      GError* err = nullptr;
-      gst_message_parse_error(m, &err, nullptr);
-      what = std::string(GST_OBJECT_NAME(GST_MESSAGE_SRC(m))) + ": " + (err ? err->message : "?");
-      g_clear_error(&err);
-    }
-    gst_message_unref(m);
-  }
-  gst_object_unref(bus);
-  return what;
 }
 
 int run(const Options& o) {

@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""A/V sync benchmark (docs/benchmarks.md, "Sound: audio against video"): `zerohop serve --source TEST
+--audio test` and zerohop-av-sync-receive (tests/stream/whep_av_sync.cpp), a GStreamer webrtcbin WHEP
+viewer that decodes the H.264 and the Opus and times each marker frame of the test camera against the
+test tone's click on rtpbin's lip-synced timeline. Each session starts a fresh serve, so the camera's
+exposure phase (where the marker instant falls in the marker frame's exposure) differs between sessions;
+the offsets of all sessions are pooled.
+
+Prints, over all markers: click - marker p50 and p90 (positive: audio late), |click - marker| p50 and
+p90, and click - marker less the exposure phase (what encoders, RTP/RTCP and rtpbin add), with the
+command line, the machine and the commit.
+
+--browser SECONDS adds headless Chromium (the viewer page with ?audio=1, in a private network namespace,
+as root): over that window, after 6 s of playing, the video's getStats estimatedPlayoutTimestamp (the sender's NTP time of
+the frame shown) minus the audio's, read from one report a second (positive: audio late). That is
+Chromium's own estimate of its lip sync, not the marker against the click; with it each track's mean
+jitter buffer delay over the window (Chromium lip-syncs by holding the earlier track back there).
+
+usage: scripts/bench-av-sync.py [--zerohop build/apps/zerohop/zerohop]
+                                [--receiver build/tests/stream/zerohop-av-sync-receive]
+                                [--source test:1280x720@30] [--markers 30] [--sessions 3]
+                                [--browser SECONDS] [--out FILE]
+Loopback only; needs what the build needs (GStreamer webrtcbin, opusdec, libavcodec); --browser needs
+chromium, chromium-driver and python3-selenium (scripts/install-deps.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WARM_UP_S = 6.0  # --browser: seconds of playing before the window
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(values: list[float], p: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p / 100 * (len(v) - 1) + 0.5))]
+
+
+def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[str]) -> dict:
+    port = free_port()
+    serve = subprocess.Popen([zerohop, "serve", "--source", source, "--gpu", "off", "--audio", "test",
+                              "--listen", f"127.0.0.1:{port}", *extra],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=2).read()
+                break
+            except OSError:
+                if serve.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"serve did not answer /stats: {serve.stderr.read() if serve.poll() is not None else ''}")
+                time.sleep(0.2)
+        timeout = markers * 1.5 + 15
+        r = subprocess.run([receiver, f"http://127.0.0.1:{port}/whep", "--markers", str(markers), "--timeout",
+                            str(timeout)], capture_output=True, text=True, timeout=timeout + 30)
+        lines = r.stdout.strip().splitlines()
+        result = json.loads(lines[-1]) if lines else {"error": "no output: " + r.stderr[-500:]}
+        if r.returncode != 0:
+            raise SystemExit(f"receiver exit {r.returncode}: {result.get('error')}")
+        return result
+    finally:
+        serve.terminate()
+        try:
+            serve.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+
+
+def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], jitter: dict) -> list[float]:
+    """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`; each
+    track's mean jitter buffer delay over the window into `jitter`."""
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    import zerohop_browser as zb  # noqa: PLC0415
+
+    chromium, chromedriver = zb.find_browser()
+    zb.enter_private_network()
+    out = zb.artifacts_dir(Path.cwd())
+    port = zb.free_port()
+    serve = zb.Serve(zerohop, ["--source", source, "--gpu", "off", "--audio", "test", "--listen", f"127.0.0.1:{port}",
+                            *extra], out / "bench_av_sync.serve.log")
+    driver = None
+    diffs: list[float] = []
+    try:
+        url = serve.wait_url(20)
+        if not url:
+            raise SystemExit("serve printed no URL in 20 s:\n" + serve.tail())
+        driver = zb.start_chromium(chromium, chromedriver, None, ("--autoplay-policy=no-user-gesture-required",))
+        driver.get(url + "?audio=1")
+        read = ("const z = window.zerohop; return z && z.audio && z.webrtc ? "
+                "[z.webrtc.timestamp, z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp] : null;")
+        buffers = ("const z = window.zerohop; return [z.audio.jitterBufferDelay, z.audio.jitterBufferEmittedCount, "
+                   "z.webrtc.jitterBufferDelay, z.webrtc.jitterBufferEmittedCount];")
+        zb.wait_until("both tracks' estimatedPlayoutTimestamp", lambda: (lambda r: r and r[1] and r[2])(
+            driver.execute_script(read)), 30)
+        time.sleep(WARM_UP_S)  # Chromium moves its lip sync over a few seconds, from the first sender report
+        seen = set()
+        b0 = driver.execute_script(buffers)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            r = driver.execute_script(read)
+            if r and r[1] and r[2] and r[0] not in seen:
+                seen.add(r[0])
+                diffs.append(r[1] - r[2])
+            time.sleep(0.25)
+        b1 = driver.execute_script(buffers)
+        per = lambda d, n: 1000 * d / n if n > 0 else None  # noqa: E731
+        jitter["audio_ms"] = per(b1[0] - b0[0], b1[1] - b0[1])
+        jitter["video_ms"] = per(b1[2] - b0[2], b1[3] - b0[3])
+    finally:
+        serve.stop(2.0)
+        zb.quit_browser(driver)
+    return diffs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--zerohop", default=str(ROOT / "build/apps/zerohop/zerohop"))
+    ap.add_argument("--receiver", default=str(ROOT / "build/tests/stream/zerohop-av-sync-receive"))
+    ap.add_argument("--source", default="test:1280x720@30")
+    ap.add_argument("--markers", type=int, default=30, help="markers in all (one a second)")
+    ap.add_argument("--sessions", type=int, default=3, help="fresh serve runs the markers are spread over (0: none)")
+    ap.add_argument("--serve-args", default="", help="more arguments for serve, e.g. '--playout-delay 100,200'")
+    ap.add_argument("--browser", type=float, default=0, metavar="SECONDS",
+                    help="also read Chromium's estimatedPlayoutTimestamp of both tracks for SECONDS")
+    ap.add_argument("--out", help="also write the summary as JSON here")
+    a = ap.parse_args()
+    per = max(1, a.markers // max(1, a.sessions))
+    extra = shlex.split(a.serve_args)
+    offsets: list[float] = []
+    less_phase: list[float] = []
+    sessions = []
+    for i in range(a.sessions):
+        r = session(a.zerohop, a.receiver, a.source, per, extra)
+        sessions.append(r)
+        offsets += r["offsets_ms"]
+        less_phase.append(r["offset_less_phase_ms"]["p50"])
+        print(f"session {i + 1}: {r['matched']} markers, click - marker p50 {r['offset_ms']['p50']} ms, "
+              f"exposure phase {r['exposure_phase_ms']['p50']} ms, less phase {r['offset_less_phase_ms']['p50']} ms",
+              flush=True)
+    absolute = [abs(v) for v in offsets]
+    if not offsets:
+        offsets = absolute = less_phase = [float("nan")]
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    summary = {
+        "command": " ".join(shlex.quote(x) for x in sys.argv),
+        "source": a.source,
+        "markers": len(offsets),
+        "sessions": a.sessions,
+        "click_minus_marker_ms": {"p50": percentile(offsets, 50), "p90": percentile(offsets, 90),
+                                  "min": min(offsets), "max": max(offsets)},
+        "abs_ms": {"p50": percentile(absolute, 50), "p90": percentile(absolute, 90)},
+        "less_exposure_phase_ms_per_session": less_phase,
+        "less_exposure_phase_ms_median": statistics.median(less_phase),
+        "machine": f"{platform.node()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
+        "commit": commit,
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    print(json.dumps(summary, indent=1))
+    print(f"audio - video over {len(offsets)} markers ({a.sessions} sessions, {a.source}): "
+          f"p50 {summary['click_minus_marker_ms']['p50']:.1f} ms, p90 {summary['click_minus_marker_ms']['p90']:.1f} ms; "
+          f"|offset| p50 {summary['abs_ms']['p50']:.1f} ms, p90 {summary['abs_ms']['p90']:.1f} ms; "
+          f"less the exposure phase {summary['less_exposure_phase_ms_median']:.1f} ms")
+    if a.browser > 0:
+        jitter: dict = {}
+        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter)
+        summary["chromium_video_minus_audio_playout_ms"] = (
+            {"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
+             "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})
+        summary["chromium_jitter_buffer_ms"] = jitter
+        print("Chromium, video - audio estimatedPlayoutTimestamp: " +
+              json.dumps(summary["chromium_video_minus_audio_playout_ms"]) + "; jitter buffers " +
+              json.dumps(summary["chromium_jitter_buffer_ms"]))
+    if a.out:
+        Path(a.out).write_text(json.dumps(summary, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
