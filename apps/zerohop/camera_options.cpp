@@ -208,8 +208,12 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
   }
   if (t.values.count("audio")) {
     c.audio = t.values.at("audio");
-    if (c.audio != "test" && c.audio.rfind("alsa:", 0) != 0)
-      bad(head + "audio = \"" + c.audio + "\": use test or alsa:DEVICE (alsa:default, alsa:hw:1,0; zerohop probe lists them)");
+    if (c.audio != "test" && c.audio != "rtsp" && c.audio.rfind("alsa:", 0) != 0)
+      bad(head + "audio = \"" + c.audio +
+          "\": use test, alsa:DEVICE (alsa:default, alsa:hw:1,0; zerohop probe lists them) or rtsp (an IP camera's own sound)");
+    if (c.audio == "rtsp" && c.source.kind != "rtsp")
+      bad(head + "audio = \"rtsp\" is an IP camera's own sound, and this camera's source is not rtsp://...: use "
+                 "alsa:DEVICE for a microphone");
   }
   return c;
 }

@@ -179,14 +179,19 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
     }
   }
   if (!o.audio.empty()) {
-    if (o.audio != "test" && o.audio.rfind("alsa:", 0) != 0) {
+    if (o.audio != "test" && o.audio != "rtsp" && o.audio.rfind("alsa:", 0) != 0) {
       throw Error(Errc::kInvalidArgument, "--audio " + o.audio +
-                                              ": give test (a tone clicking at the A/V marker) or alsa:DEVICE "
-                                              "(alsa:default, alsa:hw:1,0; zerohop probe lists them)");
+                                              ": give test (a tone clicking at the A/V marker), alsa:DEVICE "
+                                              "(alsa:default, alsa:hw:1,0; zerohop probe lists them) or rtsp (an IP "
+                                              "camera's own sound)");
     }
     if (cameras.size() > 1) {
       throw Error(Errc::kInvalidArgument, "--audio " + o.audio + " with " + std::to_string(cameras.size()) +
                                               " cameras: give audio = \"...\" in each [[camera]] table instead");
+    }
+    if (o.audio == "rtsp" && cameras.front().source.kind != "rtsp") {
+      throw Error(Errc::kInvalidArgument, "--audio rtsp is an IP camera's own sound, and the source is not "
+                                          "rtsp://...: use --audio alsa:DEVICE for a microphone");
     }
     cameras.front().audio = o.audio;
   }
@@ -381,7 +386,8 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--web-root", o->webRoot, "serve the viewer page from this folder instead of the built-in copy");
   cmd->add_option("--audio", o->audio,
                   "send the camera's sound to WebRTC viewers beside its picture (Opus): test (a tone that clicks at "
-                  "the A/V marker instants) or alsa:DEVICE (alsa:default, alsa:hw:1,0, alsa:plughw:1,0); none unless given");
+                  "the A/V marker instants), alsa:DEVICE (alsa:default, alsa:hw:1,0, alsa:plughw:1,0) or rtsp (an rtsp:// "
+                  "camera's own sound: G.711, AAC, Opus, decoded and encoded to Opus); none unless given");
   auto* share = cmd->add_option("--share", o->share,
                                 "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "
                                 "for other processes (zerohop tap NAME, zerohop::Subscriber); without NAME each "

@@ -76,6 +76,7 @@ void AudioTrack::capture() {
       log::error("audio ", stats_.source, ": ", e.what(), "; the sound stops, the picture goes on");
       std::lock_guard lock(statsMutex_);
       ++stats_.failures;
+      stats_.lastError = e.what();
       stats_.running = false;
       return;
     }
@@ -98,6 +99,7 @@ void AudioTrack::encode() {
       log::error("audio ", stats_.source, ": ", e.what());
       std::lock_guard lock(statsMutex_);
       ++stats_.failures;
+      stats_.lastError = e.what();
       continue;
     }
     const std::int64_t spent = monotonicNs() - t0;

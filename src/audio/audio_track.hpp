@@ -36,6 +36,7 @@ struct AudioTrackStats {
   std::uint64_t packets = 0;     ///< Opus packets made
   double encodeMsPerFrame = 0;   ///< mean time of one 20 ms packet's encode, over the last 50 packets
   std::uint64_t failures = 0;    ///< source errors it could not recover from (then it stops, logged)
+  std::string lastError;         ///< the last such error's words (empty: none)
   bool running = false;
 };
 

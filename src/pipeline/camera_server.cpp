@@ -6,6 +6,7 @@
 #include "audio/audio_track.hpp"
 #include "camera_runner.hpp"
 #include "metrics_text.hpp"
+#include "rtsp/rtsp_audio_source.hpp"
 #include "stats_json.hpp"
 #include "zerohop/gpu_placement.hpp"
 #include "zerohop/error.hpp"
@@ -69,8 +70,10 @@ class CameraServer::Impl {
       if (!cam.audio.empty()) {
         // One Opus encode of the camera's sound for all its viewers; opened now, so a bad spec or a
         // missing device fails serve's start with the device's own message.
+        // "rtsp": the IP camera's own sound, over a connection of its own (rtsp_audio_source.hpp).
         std::shared_ptr<WhepStream> viewers = p.viewers;
-        audio_[i] = std::make_unique<audio::AudioTrack>(audio::openAudioSource(cam.audio), audio::OpusSettings{},
+        auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
+        audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},
                                                         [viewers](EncodedUnitPtr unit) { viewers->publishAudio(std::move(unit)); });
         audioStreams_[i] = viewers;
       }
@@ -195,6 +198,7 @@ class CameraServer::Impl {
                           {"reopens", s.capture.reopens},
                           {"queue_drops", s.queueDrops},
                           {"failures", s.failures},
+                          {"error", s.lastError},
                           {"packets", s.packets},
                           {"encode_ms", s.encodeMsPerFrame},
                           {"units_sent", sent.units},

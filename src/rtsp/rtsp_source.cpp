@@ -298,8 +298,6 @@ SourceCounters RtspSource::counters() const {
   return c;
 }
 
-namespace {
-
 RtspUrl rtspUrlOf(const SourceSpec& spec) {
   RtspUrl url = parseRtspUrl(spec.path);
   auto option = [&](const char* key) -> const std::string* {
@@ -314,7 +312,6 @@ RtspUrl rtspUrlOf(const SourceSpec& spec) {
   return url;
 }
 
-}  // namespace
 }  // namespace rtsp
 
 SourceSpec parseRtspSourceSpec(std::string_view text) {

@@ -49,6 +49,9 @@ RtspCameraInfo probeRtspCamera(const SourceSpec& spec);
 
 namespace rtsp {
 
+/// The camera's URL, credentials and zerohop's options of an `rtsp` source spec (parseRtspSourceSpec's).
+RtspUrl rtspUrlOf(const SourceSpec& spec);
+
 /// How an RtspSource connects and reconnects.
 struct RtspPolicy {
   std::chrono::milliseconds openTimeout{10000};        ///< the constructor's wait for the first IDR

@@ -160,6 +160,15 @@ TEST(CameraOptions, TableMistakesNameTheCamera) {
     EXPECT_NE(e.find("alsa:DEVICE"), std::string::npos) << e;
   }
   {
+    // audio = "rtsp" is an IP camera's own sound: refused for another source, taken for an rtsp:// one.
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\naudio = \"rtsp\"\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("audio = \"rtsp\" is an IP camera's own sound"), std::string::npos) << e;
+    TomlFile ok("[[camera]]\nname = \"a\"\nsource = \"rtsp://10.0.0.5/stream1\"\naudio = \"rtsp\"\n");
+    EXPECT_EQ(cameraFromTable(readCameraTables(ok.path).at(0), d, ok.path).audio, "rtsp");
+  }
+  {
     TomlFile f("[[camera]]\nname = \"a b\"\nsource = \"test\"\n");
     const auto t = readCameraTables(f.path);
     EXPECT_NE(usageError([&] { cameraFromTable(t.at(0), d, f.path); }).find("camera \"a b\""), std::string::npos);

@@ -8,6 +8,8 @@ credentials gets 401. Exits on SIGTERM/SIGINT. Small and cheap by default (320x2
 With --share NAME its picture is a zerohop share's frames instead of a test pattern (zerohopsrc, so
 GST_PLUGIN_PATH must name the plugin; e.g. a `zerohop serve --share NAME` of the test camera): the stream
 then carries the project's pixel timecode, for latency read end to end (tests/browser/with_rtsp_camera.sh).
+With --audio pcmu|pcma|aac|opus the camera also has a microphone: a sine of --tone Hz (default 1000) in that
+codec (PCMU/PCMA at 8 kHz, AAC (MPEG4-GENERIC, voaacenc) and Opus at 48 kHz), a second stream of its SDP.
 """
 import argparse
 import signal
@@ -38,6 +40,8 @@ def main():
     p.add_argument("--auth", choices=["basic", "digest"], default="digest")
     p.add_argument("--share", help="encode this zerohop share's frames (its size and rate) instead of a pattern")
     p.add_argument("--bitrate", type=int, default=300, help="x264 kbit/s")
+    p.add_argument("--audio", choices=["pcmu", "pcma", "aac", "opus"], help="also stream a sine in this codec")
+    p.add_argument("--tone", type=int, default=1000, help="the sine's frequency, Hz")
     args = p.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -58,12 +62,26 @@ def main():
                   f"framerate={args.fps}/1 ! {enc} )" if enc else
                   "( audiotestsrc is-live=true ! audio/x-raw,rate=8000 ! alawenc ! rtppcmapay name=pay0 pt=8 )")
 
+    if args.audio and enc:
+        # 20 ms packets, as cameras send (audiotestsrc's own buffers are 1024 samples: 128 ms at 8 kHz).
+        spb = 160 if args.audio in ("pcmu", "pcma") else 960
+        tone = (f"audiotestsrc is-live=true wave=sine freq={args.tone} volume=0.5 samplesperbuffer={spb} "
+                "! audioconvert ! audioresample")
+        launch = launch[:-1] + {
+            "pcmu": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! mulawenc ! rtppcmupay name=pay1 pt=0 )",
+            "pcma": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay name=pay1 pt=8 )",
+            "aac": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! voaacenc ! rtpmp4gpay name=pay1 pt=97 )",
+            "opus": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! opusenc ! rtpopuspay name=pay1 pt=98 )",
+        }[args.audio]
+
     server = GstRtspServer.RTSPServer()
     server.set_address("127.0.0.1")
     server.set_service(str(args.port))
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_launch(launch)
-    factory.set_shared(True)
+    # With sound, each client gets a pipeline of its own: zerohop takes the picture and the sound over two
+    # connections, and a shared media answers the second one's SETUP 503 while the first plays a subset.
+    factory.set_shared(not args.audio)
     if args.user is not None:
         auth = GstRtspServer.RTSPAuth()
         token = GstRtspServer.RTSPToken()

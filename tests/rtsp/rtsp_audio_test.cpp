@@ -1,0 +1,206 @@
+// An RTSP camera's own sound (issue 38 with issue 35), against GStreamer's RTSP server (rtsp_camera.py) with
+// a 1 kHz sine beside its H.264:
+// - RtspAudioSource decodes PCMU, AAC (MPEG4-GENERIC) and Opus to mono 48 kHz blocks: the sine's frequency
+//   and level, each block stamped on the capture clock (not in the future, contiguous within one clock);
+// - a camera with no audio stream ends the source with an error that says so and names what it offers;
+// - `zerohop serve --source rtsp://... --audio rtsp` sends it as Opus: a WHEP viewer (webrtcbin) decodes
+//   the sine at the camera's frequency beside the picture; without an audio stream the picture plays on, the
+//   log says why there is no sound and /stats counts the failure.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "audio_video_viewer.hpp"
+#include "child_process.hpp"
+#include "loopback_harness.hpp"
+#include "rtsp/rtsp_audio_source.hpp"
+#include "rtsp/rtsp_source.hpp"
+#include "rtsp_test_camera.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/error.hpp"
+
+namespace zerohop::rtsp {
+namespace {
+
+using namespace std::chrono_literals;
+using zerohop::testing::ChildProcess;
+
+constexpr double kToneHz = 1000.0;  // rtsp_camera.py's --tone default
+
+struct Received {
+  std::vector<std::int16_t> samples;
+  std::vector<std::int64_t> captureNs, durationNs, receivedNs;
+  std::vector<CaptureClock> clocks;
+};
+
+// Blocks from `source` until `frames` sample frames came, or 15 s passed.
+Received receive(RtspAudioSource& source, std::size_t frames) {
+  Received r;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (r.samples.size() < frames && std::chrono::steady_clock::now() < deadline) {
+    auto block = source.next(200ms);
+    if (!block) continue;
+    EXPECT_EQ(block->channels, 1u);
+    r.samples.insert(r.samples.end(), block->samples.begin(), block->samples.end());
+    r.captureNs.push_back(block->captureNs);
+    r.durationNs.push_back(block->durationNs());
+    r.receivedNs.push_back(monotonicNs());
+    r.clocks.push_back(source.clock());
+  }
+  return r;
+}
+
+// Rising zero crossings a second, past the first `skip` samples.
+double frequencyOf(const std::vector<std::int16_t>& s, std::size_t skip) {
+  std::size_t rising = 0;
+  for (std::size_t i = skip + 1; i < s.size(); ++i)
+    if (s[i - 1] < 0 && s[i] >= 0) ++rising;
+  return s.size() > skip + 1 ? static_cast<double>(rising) * 48'000.0 / static_cast<double>(s.size() - skip - 1) : 0;
+}
+
+double rmsOf(const std::vector<std::int16_t>& s, std::size_t skip) {
+  double squares = 0;
+  for (std::size_t i = skip; i < s.size(); ++i) squares += static_cast<double>(s[i]) * s[i];
+  return s.size() > skip ? std::sqrt(squares / static_cast<double>(s.size() - skip)) : 0;
+}
+
+class RtspAudioSourceDecodes : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RtspAudioSourceDecodes, TheCamerasSineOnTheCaptureClock) {
+  TestCamera camera({"--audio", GetParam()});
+  RtspUrl url = parseRtspUrl(camera.url() + "?latency=0");
+  RtspAudioSource source(url);
+  const Received r = receive(source, 48'000);  // one second
+  ASSERT_GE(r.samples.size(), 48'000u) << GetParam() << ": " << r.captureNs.size() << " blocks in 15 s";
+  const std::size_t skip = 4'800;  // the decoder's first 100 ms
+  EXPECT_NEAR(frequencyOf(r.samples, skip), kToneHz, 20.0) << GetParam();
+  // volume 0.5: a sine of RMS ~11600 (G.711 and AAC keep it within a few per cent); silence is 0.
+  EXPECT_GT(rmsOf(r.samples, skip), 8'000.0) << GetParam();
+  for (std::size_t i = 0; i < r.captureNs.size(); ++i) {
+    // The block was captured before it reached the test, and not seconds before (loopback).
+    EXPECT_LE(r.captureNs[i] + r.durationNs[i], r.receivedNs[i] + 5'000'000) << "block " << i;
+    EXPECT_GT(r.captureNs[i], r.receivedNs[i] - 3'000'000'000) << "block " << i;
+    // Within one clock, once the start's burst is over (400 ms: longer on a loaded box), each block starts where the previous one ended
+    // give or take 3 ms: the Opus encoder (which restarts its packet times at 5 ms) sees one stream.
+    if (i > 20 && r.clocks[i] == r.clocks[i - 1]) {
+      EXPECT_NEAR(static_cast<double>(r.captureNs[i] - (r.captureNs[i - 1] + r.durationNs[i - 1])), 0.0, 3e6)
+          << "block " << i << " of " << r.captureNs.size() << ", " << (r.receivedNs[i] - r.captureNs[i]) / 1000
+          << " us after its capture";
+    }
+  }
+  EXPECT_EQ(source.counters().errors, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, RtspAudioSourceDecodes, ::testing::Values("pcmu", "aac", "opus"));
+
+TEST(RtspAudioSource, ACameraWithoutSoundSaysSo) {
+  TestCamera camera;  // H.264 only
+  RtspAudioSource source(parseRtspUrl(camera.url()));
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  std::string message;
+  Errc code = Errc::kInternal;
+  while (message.empty() && std::chrono::steady_clock::now() < deadline) {
+    try {
+      EXPECT_FALSE(source.next(200ms)) << "sound from a camera that has none";
+    } catch (const Error& e) {
+      message = e.what();
+      code = e.code();
+    }
+  }
+  ASSERT_FALSE(message.empty()) << "no error in 15 s";
+  EXPECT_EQ(code, Errc::kNotFound);
+  EXPECT_NE(message.find("the camera offers video H264/90000 and no audio stream"), std::string::npos) << message;
+}
+
+const std::string kCli = ZEROHOP_CLI_PATH;
+
+// /stats of serve on `port`, once `done` holds or 15 s passed.
+nlohmann::json statsWhen(std::uint16_t port, const std::function<bool(const nlohmann::json&)>& done) {
+  httplib::Client client("127.0.0.1", port);
+  nlohmann::json stats;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto res = client.Get("/stats")) {
+      stats = nlohmann::json::parse(res->body);
+      if (done(stats)) break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return stats;
+}
+
+TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
+  gst_init(nullptr, nullptr);  // the viewer's GStreamer (this process's own, not serve's)
+  std::string missing;
+  if (!loopback::haveElements({"webrtcbin", "opusdec", "rtpopusdepay", "rtph264depay", "h264parse"}, missing))
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  TestCamera camera({"--audio", "pcmu"});
+  const auto port = zerohop::testing::freePort();
+  ChildProcess serve({kCli, "serve", "--source", camera.url() + "?latency=0", "--audio", "rtsp", "--listen",
+                      "127.0.0.1:" + std::to_string(port)});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
+  // The stream has sound once its first Opus packet was made: offers are answered with audio from then.
+  const auto stats = statsWhen(port, [](const nlohmann::json& s) {
+    return s.contains("audio") && s["audio"]["packets"].get<int>() > 0;
+  });
+  ASSERT_TRUE(stats.contains("audio") && stats["audio"]["packets"].get<int>() > 0) << stats.dump();
+
+  loopback::AudioVideoViewer viewer;
+  const std::string offer = loopback::offerOf(viewer.webrtc());
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(10, 0);
+  auto r = cli.Post("/whep", offer, "application/sdp");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  ASSERT_EQ(r->status, 201) << r->body;
+  ASSERT_NE(loopback::mLine(r->body, "audio"), "") << r->body;
+  EXPECT_EQ(loopback::mLine(r->body, "audio").find("m=audio 0 "), std::string::npos) << r->body;
+  ASSERT_TRUE(loopback::applyAnswerTo(viewer.webrtc(), r->body)) << r->body;
+  // A second of sound decoded and 10 access units parsed; at most 15 s on a busy box.
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while ((viewer.decodedSamples.load() < 48'000 || viewer.videoUnits.load() < 10) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_GE(viewer.videoUnits.load(), 10) << "the picture plays beside the sound";
+  ASSERT_GE(viewer.decodedSamples.load(), 48'000) << viewer.audioPackets.load() << " audio RTP packets";
+  EXPECT_NEAR(viewer.frequencyHz(), kToneHz, 20.0) << "the camera's sine, through G.711 and Opus";
+  EXPECT_GT(viewer.rms(), 5'000.0) << "the sine, not silence";
+  serve.signal(SIGINT);
+  EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
+}
+
+TEST(RtspServeAudio, ACameraWithoutSoundKeepsItsPictureAndSaysWhy) {
+  TestCamera camera;  // H.264 only
+  const auto port = zerohop::testing::freePort();
+  ChildProcess serve({kCli, "serve", "--source", camera.url(), "--audio", "rtsp", "--listen",
+                      "127.0.0.1:" + std::to_string(port)});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
+  const auto stats = statsWhen(port, [](const nlohmann::json& s) {
+    return s["frames"].get<int>() > 10 && s.contains("audio") && s["audio"]["failures"].get<int>() > 0;
+  });
+  EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
+  ASSERT_TRUE(stats.contains("audio")) << stats.dump();
+  EXPECT_EQ(stats["audio"]["failures"].get<int>(), 1) << stats.dump();
+  EXPECT_FALSE(stats["audio"]["running"].get<bool>()) << stats.dump();
+  EXPECT_NE(stats["audio"]["error"].get<std::string>().find("no audio stream"), std::string::npos) << stats.dump();
+  serve.signal(SIGINT);
+  EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
+  EXPECT_NE(serve.stderrText().find("the camera offers video H264/90000 and no audio stream"), std::string::npos)
+      << serve.stderrText();
+}
+
+TEST(RtspServeAudio, AudioRtspNeedsAnRtspCamera) {
+  const auto r = zerohop::testing::run({kCli, "serve", "--source", "test:320x240@30", "--audio", "rtsp", "--listen",
+                                        "127.0.0.1:" + std::to_string(zerohop::testing::freePort())});
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.err.find("--audio rtsp is an IP camera's own sound"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace zerohop::rtsp
