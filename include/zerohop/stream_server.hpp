@@ -150,8 +150,9 @@ struct StreamAudioSent {
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
 /// plays what deliver() is fed. Made by StreamServer::addStream(); it must not outlive its server.
-/// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() may be called again (a camera's
-/// pipeline rebuilt) and with an empty function; once it returns, the previous requester is never called.
+/// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() and setEncodeKeyframeRequester() may
+/// be called again (a camera's pipeline rebuilt) and with an empty function; once one returns, its
+/// previous requester is never called.
 class ZEROHOP_API WhepStream : public UnitSink {
  public:
   /// Sessions of this stream that exist now (negotiating or connected).
@@ -219,6 +220,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   // UnitSink: deliver() is publish(); setKeyframeRequester() is setKeyframeRequestHandler().
   void deliver(const EncodedUnitPtr& unit) override { publish(unit); }
   void setKeyframeRequester(std::function<void()> request) override { setKeyframeRequestHandler(std::move(request)); }
+  /// Once set (non-empty), a viewer's keyframe requests (connected, PLI/FIR, fell behind, a loss burst,
+  /// a move to another rung) go to it, naming the one encode that viewer takes (H.264 and its rung, or
+  /// VP8), instead of to the keyframe request handler. The same rules as that handler.
+  void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override;
   std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
   /// True while a viewer of the unnamed stream receives `codec` (kVP8: one whose offer had no usable H.264).
   bool wantsCodec(PixelFormat codec) const override;

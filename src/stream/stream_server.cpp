@@ -413,6 +413,8 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     sessionAddress_.erase(id);
     sessionStream_.erase(id);
     routes_.erase(id);
+    std::lock_guard handlers(handlerMutex_);
+    keyframeRungs_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock
@@ -425,14 +427,31 @@ void StreamServer::Impl::endSessionLater(const std::string& id, const std::strin
 
 // Called under handlerMutex_, so that once a requester is replaced (a camera's pipeline rebuilt) the
 // old one is never called again; requesters only set a flag.
-void StreamServer::Impl::requestKeyframe(const std::string& stream) {
+void StreamServer::Impl::requestKeyframe(const std::string& stream, PixelFormat codec, std::size_t rung) {
   std::lock_guard lock(handlerMutex_);
   if (stream.empty()) {
-    if (keyframeHandler_) keyframeHandler_();
+    if (encodeKeyframeHandler_) {
+      encodeKeyframeHandler_(codec, rung);
+    } else if (keyframeHandler_) {
+      keyframeHandler_();
+    }
+    return;
+  }
+  if (const auto it = streamEncodeKeyframeHandlers_.find(stream); it != streamEncodeKeyframeHandlers_.end() && it->second) {
+    it->second(codec, rung);
     return;
   }
   const auto it = streamKeyframeHandlers_.find(stream);
   if (it != streamKeyframeHandlers_.end() && it->second) it->second();
+}
+
+void StreamServer::Impl::requestViewerKeyframe(const std::string& stream, const std::string& id, PixelFormat codec) {
+  std::size_t rung = 0;
+  if (codec == PixelFormat::kH264) {
+    std::lock_guard lock(handlerMutex_);
+    if (const auto it = keyframeRungs_.find(id); it != keyframeRungs_.end()) rung = it->second;
+  }
+  requestKeyframe(stream, codec, rung);
 }
 
 void StreamServer::Impl::reapStaleSessions() {
@@ -463,6 +482,11 @@ void StreamServer::publish(EncodedUnitPtr unit) {
 void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {
   std::lock_guard lock(impl_->handlerMutex_);
   impl_->keyframeHandler_ = std::move(handler);
+}
+
+void StreamServer::setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) {
+  std::lock_guard lock(impl_->handlerMutex_);
+  impl_->encodeKeyframeHandler_ = std::move(request);
 }
 
 void StreamServer::setStatsProvider(std::function<std::string()> json) {

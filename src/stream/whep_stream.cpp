@@ -27,6 +27,10 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
     std::lock_guard lock(server_.handlerMutex_);
     server_.streamKeyframeHandlers_[name_] = std::move(request);
   }
+  void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override {
+    std::lock_guard lock(server_.handlerMutex_);
+    server_.streamEncodeKeyframeHandlers_[name_] = std::move(request);
+  }
   std::string describe() const override {
     return std::string("WHEP viewers at ") + (server_.tls_ ? "https://" : "http://") + server_.config_.host + ":" +
            std::to_string(server_.boundPort_) + "/whep/" + name_;
