@@ -169,6 +169,8 @@ class ZEROHOP_API WhepStream : public UnitSink {
   std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(PixelFormat::kH264); }
   virtual StreamBitrate bitrate(PixelFormat codec) const = 0;
   StreamBitrate bitrate() const { return bitrate(PixelFormat::kH264); }
+  /// As StreamServer::rungSwitches, of this stream's viewers.
+  virtual std::vector<std::uint64_t> rungSwitches() const { return {}; }
   /// One Opus packet of this stream's sound, as StreamServer::publishAudio.
   virtual void publishAudio(EncodedUnitPtr opusPacket) = 0;
   /// Opus packets handed to this stream's viewers so far, and those dropped at a viewer's full queue.
@@ -245,6 +247,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   void setMaxBitrate(std::uint32_t kbps);
   std::uint32_t targetBitrateKbps(PixelFormat codec = PixelFormat::kH264) const;
   StreamBitrate bitrate(PixelFormat codec = PixelFormat::kH264) const;
+
+  /// With a ladder: per rung (rung 0 first), the moves of the unnamed stream's viewers onto it so far
+  /// (each at the rung's keyframe), ended viewers' included; empty without a ladder.
+  std::vector<std::uint64_t> rungSwitches() const;
 
   /// Sessions that exist now (negotiating or connected), of every stream.
   std::size_t viewerCount() const;

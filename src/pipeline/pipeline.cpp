@@ -241,6 +241,15 @@ class Pipeline::Impl {
       top.keyframes = keyframeUnits_.load();
       top.keyframesForced = s.keyframesForced;
       top.encoderKbps = encoderKbps_.load();
+      for (const ViewerStats& v : s.viewerStats) {
+        if (v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.renditions.size()) ++s.renditions[v.rung].viewers;
+      }
+      std::vector<std::uint64_t> switches;
+      {
+        std::lock_guard lock(serverMutex_);
+        switches = server_ ? server_->rungSwitches() : viewers_ ? viewers_->rungSwitches() : switches;
+      }
+      for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
     }
     return s;
   }

@@ -59,6 +59,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                           {"units", r.units},
                           {"keyframes", r.keyframes},
                           {"keyframes_forced", r.keyframesForced},
+                          {"viewers", r.viewers},
+                          {"switches", r.switches},
                           {"encoder_kbps", r.encoderKbps},
                           {"encode_cpu_ms_mean", i > 0 && r.units > 0 ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
                                                              : nlohmann::json(nullptr)}});
@@ -129,7 +131,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                           "rung the same frame scaled and encoded again, running only while a viewer is on it; "
                           "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode; rung 0: see stages); units, "
                           "keyframes: what it made; keyframes_forced: of them, forced by its own viewers' requests "
-                          "(a viewer's PLI/FIR reaches only its rung's encode, each rung rate-limited alone); with a ladder, "
+                          "(a viewer's PLI/FIR reaches only its rung's encode, each rung rate-limited alone); viewers: on it now; "
+                          "switches: viewers' moves onto it so far; with a ladder, "
                           "encode_target_kbps is the target of the viewer's rung"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "

@@ -242,12 +242,32 @@ void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr
     const auto it = sessionStream_.find(id);
     if (it == sessionStream_.end() || it->second != stream) continue;
     // An H.264 viewer takes its rung's units, and switches rung at the new one's keyframe (RungRoute).
-    if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264 &&
-        !routes_[id].take(unit->rendition, unit->keyframe)) {
-      continue;
+    if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264) {
+      stream::RungRoute& route = routes_[id];
+      const std::uint64_t before = route.switches;
+      if (!route.take(unit->rendition, unit->keyframe)) continue;
+      if (route.switches != before) {
+        std::vector<std::uint64_t>& to = switchesTo_[stream];
+        if (to.size() <= route.current) to.resize(route.current + 1);
+        ++to[route.current];
+      }
     }
     s->push(unit);  // non-blocking
   }
+}
+
+std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const std::string& stream) const {
+  std::size_t rungs = 0;
+  {
+    std::lock_guard lock(rateMutex_);
+    if (const auto it = streamRates_.find(stream); it != streamRates_.end()) rungs = it->second.ladder.size();
+  }
+  std::vector<std::uint64_t> out(rungs, 0);
+  std::lock_guard lock(mutex_);
+  if (const auto it = switchesTo_.find(stream); it != switchesTo_.end()) {
+    for (std::size_t r = 0; r < it->second.size() && r < out.size(); ++r) out[r] = it->second[r];
+  }
+  return out;
 }
 
 bool StreamServer::Impl::wantsRendition(const std::string& stream, std::size_t rung) const {
@@ -513,6 +533,8 @@ std::uint32_t StreamServer::renditionTargetKbps(std::size_t rung) const { return
 void StreamServer::setCodecAvailability(PixelFormat codec, std::string whyNot) {
   impl_->setCodecAvailability({}, codec, std::move(whyNot));
 }
+
+std::vector<std::uint64_t> StreamServer::rungSwitches() const { return impl_->rungSwitches({}); }
 
 std::vector<ViewerStats> StreamServer::viewerStats() const {
   return impl_->viewerStats();

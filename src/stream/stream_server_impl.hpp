@@ -140,6 +140,9 @@ class StreamServer::Impl {
   // publish(), moved by updateBitrates(), gone with the session). Without a ladder every viewer stays on
   // rung 0, so units of other rungs reach no one.
   std::map<std::string, stream::RungRoute> routes_;
+  // stream -> per rung, the moves of its viewers onto it so far (publish() counts each completed one).
+  std::map<std::string, std::vector<std::uint64_t>> switchesTo_;
+  std::vector<std::uint64_t> rungSwitches(const std::string& stream) const;
   std::map<std::string, StreamAudioSent> audioCounts_;  // per stream: sent, and dropped by ended sessions
   bool stopping_ = false;
   mutable std::mutex handlerMutex_;
