@@ -100,6 +100,11 @@ TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) 
   EXPECT_TRUE(s.renditions[1].running);
   EXPECT_GT(s.renditions[1].units, 0u);
   EXPECT_EQ(s.renditions[1].starts, 1u);
+  EXPECT_EQ(s.renditions[1].viewers, 1u) << "the lossy viewer, on rung 1 now";
+  EXPECT_EQ(s.renditions[0].viewers, 1u) << "the clean viewer";
+  EXPECT_GE(s.renditions[1].switches, 1u) << "the lossy viewer's move onto rung 1";
+  EXPECT_GT(s.renditions[0].units, 0u) << "rung 0's units are the main encode's";
+  EXPECT_GE(s.renditions[0].keyframes, 1u);
   const auto c = statsOf(s, clean);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->rung, 0);
