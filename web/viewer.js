@@ -191,6 +191,7 @@ window.zerohop = {
   cameras: [],            // [{name, state}] from /stats when the server has several cameras
   webrtc: null,           // inbound-rtp video figures from getStats()
   audio: null,            // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
+  rendition: null,        // from /stats, with a ladder (serve --renditions): {rung, rungs, width, height, kbps, switches} of the rung this viewer takes
   bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
@@ -772,6 +773,17 @@ window.zerohop = {
     $('viewer-bitrate').textContent = mine ? `${kbps(mine.sent_kbps)} / ${kbps(mine.estimate_kbps)}`
       + (num(mine.loss_pct) !== null ? ` · loss ${mine.loss_pct.toFixed(1)} %` : '')
       + (num(mine.rtt_ms) !== null ? ` · RTT ${Math.round(mine.rtt_ms)} ms` : '') : '–';
+    // Renditions: the rung this viewer's track takes now, as "720p / 2.5 Mb/s" (its picture height and
+    // that rung's encode rate), and its moves between rungs.
+    const rungs = Array.isArray(cam.renditions) ? cam.renditions : [];
+    const rung = mine && num(mine.rung) !== null ? rungs[mine.rung] : null;
+    const rate = (v) => (num(v) === null ? '–' : v >= 1000 ? `${(v / 1000).toFixed(1)} Mb/s` : `${Math.round(v)} kb/s`);
+    zh.rendition = rung ? {rung: mine.rung, rungs: rungs.length, width: rung.width, height: rung.height,
+                           kbps: rung.encoder_kbps, switches: mine.rung_switches} : null;
+    $('rendition').textContent = rung
+      ? `${rung.height}p / ${rate(rung.encoder_kbps)} (rung ${mine.rung} of ${rungs.length}; `
+        + `${mine.rung_switches} switch${mine.rung_switches === 1 ? '' : 'es'})`
+      : rungs.length ? '–' : 'one encode (no ladder)';
     const st = zh.serverStart || {};
     $('ttff').textContent = zh.timeToFirstFrameMs === null ? '–'
       : `${fmtMs(zh.timeToFirstFrameMs)} (server: connected ${fmtMs(st.connect_ms)}, keyframe sent ${fmtMs(st.first_frame_ms)})`;

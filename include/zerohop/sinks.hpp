@@ -3,7 +3,8 @@
 // handed, as one immutable EncodedUnit, to each UnitSink the pipeline owns: the WHEP viewers
 // (StreamServer), a WHIP endpoint, an RTP target such as a Janus mountpoint, the H.264 share, and any
 // sink a program adds (a recorder, its own transport). Receivers ask for keyframes back through the
-// requester the pipeline hands each sink; the pipeline merges and rate-limits those requests.
+// requester the pipeline hands each sink (or, for one encode only, its encode requester); the pipeline
+// merges and rate-limits those requests, each encode's on their own.
 // Raw frames have one sink too: the pipeline's frame share (a zerohop::Publisher it owns on both
 // data paths, written in place by the converter: host memory on the CPU path, VRAM on the GPU path).
 //
@@ -42,6 +43,16 @@ class ZEROHOP_API UnitSink {
   /// Called once before the first deliver(). The sink calls `request` (non-blocking, from any
   /// thread) when its receiver needs a keyframe: one joined, sent PLI/FIR, or lost too much.
   virtual void setKeyframeRequester(std::function<void()> request) = 0;
+  /// Called once before the first deliver(), after setKeyframeRequester(). A sink whose receivers each
+  /// take one encode (the WHEP viewers: one rung of the ladder, or VP8) calls `request(codec, rung)`
+  /// instead when one receiver needs a keyframe: the pipeline then forces one on that encode only (H.264
+  /// rung `rung`, 0 the main encode; VP8: rung 0), each encode's requests merged and rate-limited on
+  /// their own, so a receiver asking too much never costs the receivers of another encode a keyframe.
+  /// Non-blocking, from any thread. A sink that ignores it asks through the requester above, which
+  /// forces a keyframe on every running encode.
+  virtual void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) {
+    (void)request;
+  }
   /// One line for the log: "WHEP viewers at http://127.0.0.1:8080/", "WHIP to https://...".
   virtual std::string describe() const = 0;
 

@@ -150,8 +150,9 @@ struct StreamAudioSent {
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
 /// plays what deliver() is fed. Made by StreamServer::addStream(); it must not outlive its server.
-/// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() may be called again (a camera's
-/// pipeline rebuilt) and with an empty function; once it returns, the previous requester is never called.
+/// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() and setEncodeKeyframeRequester() may
+/// be called again (a camera's pipeline rebuilt) and with an empty function; once one returns, its
+/// previous requester is never called.
 class ZEROHOP_API WhepStream : public UnitSink {
  public:
   /// Sessions of this stream that exist now (negotiating or connected).
@@ -168,6 +169,8 @@ class ZEROHOP_API WhepStream : public UnitSink {
   std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(PixelFormat::kH264); }
   virtual StreamBitrate bitrate(PixelFormat codec) const = 0;
   StreamBitrate bitrate() const { return bitrate(PixelFormat::kH264); }
+  /// As StreamServer::rungSwitches, of this stream's viewers.
+  virtual std::vector<std::uint64_t> rungSwitches() const { return {}; }
   /// One Opus packet of this stream's sound, as StreamServer::publishAudio.
   virtual void publishAudio(EncodedUnitPtr opusPacket) = 0;
   /// Opus packets handed to this stream's viewers so far, and those dropped at a viewer's full queue.
@@ -219,6 +222,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   // UnitSink: deliver() is publish(); setKeyframeRequester() is setKeyframeRequestHandler().
   void deliver(const EncodedUnitPtr& unit) override { publish(unit); }
   void setKeyframeRequester(std::function<void()> request) override { setKeyframeRequestHandler(std::move(request)); }
+  /// Once set (non-empty), a viewer's keyframe requests (connected, PLI/FIR, fell behind, a loss burst,
+  /// a move to another rung) go to it, naming the one encode that viewer takes (H.264 and its rung, or
+  /// VP8), instead of to the keyframe request handler. The same rules as that handler.
+  void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override;
   std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
   /// True while a viewer of the unnamed stream receives `codec` (kVP8: one whose offer had no usable H.264).
   bool wantsCodec(PixelFormat codec) const override;
@@ -240,6 +247,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   void setMaxBitrate(std::uint32_t kbps);
   std::uint32_t targetBitrateKbps(PixelFormat codec = PixelFormat::kH264) const;
   StreamBitrate bitrate(PixelFormat codec = PixelFormat::kH264) const;
+
+  /// With a ladder: per rung (rung 0 first), the moves of the unnamed stream's viewers onto it so far
+  /// (each at the rung's keyframe), ended viewers' included; empty without a ladder.
+  std::vector<std::uint64_t> rungSwitches() const;
 
   /// Sessions that exist now (negotiating or connected), of every stream.
   std::size_t viewerCount() const;

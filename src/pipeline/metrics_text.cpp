@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "zerohop/version.hpp"
 
@@ -106,6 +107,34 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
          [&](L l, S s, C) { os << "zerohop_vp8_encode_running" << braces(l) << ' ' << (s.vp8.running ? 1 : 0) << '\n'; });
   family(os, cams, "zerohop_vp8_frames_total", "counter", "Frames the VP8 encode took, over every run.",
          [&](L l, S s, C) { os << "zerohop_vp8_frames_total" << braces(l) << ' ' << s.vp8.encoder.framesIn << '\n'; });
+  // Renditions (serve --renditions): a series per camera and rung, only where a camera has a ladder.
+  const bool ladder = std::any_of(cams.begin(), cams.end(), [](const CameraMetrics& c) { return c.status && !c.status->renditions.empty(); });
+  if (ladder) {
+    const auto perRung = [&](const char* name, const char* type, const char* help, auto value) {
+      family(os, cams, name, type, help, [&](L l, S s, C) {
+        for (std::size_t r = 0; r < s.renditions.size(); ++r) {
+          os << name << withLabel(l, "rung=\"" + std::to_string(r) + "\",size=\"" + std::to_string(s.renditions[r].size.width) +
+                                         "x" + std::to_string(s.renditions[r].size.height) + "\"")
+             << ' ' << value(s.renditions[r]) << '\n';
+        }
+      });
+    };
+    using R = const RenditionStatus&;
+    perRung("zerohop_rendition_viewers", "gauge", "Viewers whose track takes this rung of the ladder now.",
+            [](R r) { return std::to_string(r.viewers); });
+    perRung("zerohop_rendition_bitrate_bits_per_second", "gauge",
+            "The bitrate this rung's encoder codes for now (its viewers' weakest estimate in its range); 0 while it does not run.",
+            [](R r) { return std::to_string(std::uint64_t{r.encoderKbps} * 1000); });
+    perRung("zerohop_rendition_frames_total", "counter", "Units this rung's encode made, over every run.",
+            [](R r) { return std::to_string(r.units); });
+    perRung("zerohop_rendition_keyframes_total", "counter", "Keyframes (IDR) this rung's encode made.",
+            [](R r) { return std::to_string(r.keyframes); });
+    perRung("zerohop_rendition_keyframes_forced_total", "counter",
+            "Keyframes forced on this rung by its own viewers' requests (PLI/FIR, a move onto it).",
+            [](R r) { return std::to_string(r.keyframesForced); });
+    perRung("zerohop_rendition_switches_total", "counter", "Viewers' moves onto this rung (each at its keyframe).",
+            [](R r) { return std::to_string(r.switches); });
+  }
   family(os, cams, "zerohop_share_readers", "gauge", "Processes reading the frame share now.",
          [&](L l, S s, C) { os << "zerohop_share_readers" << braces(l) << ' ' << s.shareReaders << '\n'; });
   family(os, cams, "zerohop_fps", "gauge", "Frames per second over the last window.",

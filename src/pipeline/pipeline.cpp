@@ -8,6 +8,7 @@
 
 #include "core/bounded_queue.hpp"
 #include "encode_backlog.hpp"
+#include "encode_keyframe_requests.hpp"
 #include "frame_processor.hpp"
 #include "metrics_text.hpp"
 #include "rendition_encodes.hpp"
@@ -26,8 +27,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Keyframe requests closer together than this are merged (a PLI storm must not turn every frame into an IDR).
-constexpr std::int64_t kMinKeyframeGapNs = 250'000'000;
 constexpr std::size_t kEncodeQueueDepth = 2;
 // Share ring depth: at 60 fps, 8 slots give a reader ~130 ms before its frame can be overwritten.
 constexpr std::uint32_t kShareSlots = 8;
@@ -163,10 +162,12 @@ class Pipeline::Impl {
       if (server_) server_->setMaxBitrate(config_.encoder.bitrateKbps);
       if (viewers_) viewers_->setMaxBitrate(config_.encoder.bitrateKbps);
     }
-    // Every sink's receivers ask for keyframes through the one rate-limited flag.
+    // Every sink's receivers ask for keyframes through keyframes_: of every encode, or (the WHEP
+    // viewers) of the one encode the receiver takes, each encode's requests rate-limited on their own.
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
-      sink->setKeyframeRequester([this] { keyframeRequested_.store(true); });
+      sink->setKeyframeRequester([this] { keyframes_.requestAll(); });
+      sink->setEncodeKeyframeRequester([this](PixelFormat codec, std::size_t rung) { keyframes_.request(codec, rung); });
       sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
       sink->setRenditions(ladder_);
     }
@@ -194,7 +195,10 @@ class Pipeline::Impl {
       viewers_ = nullptr;
     }
     // A shared server's stream outlives this pipeline: its viewers must stop asking this one for keyframes.
-    if (config_.viewers && !sinks.empty()) config_.viewers->setKeyframeRequester({});
+    if (config_.viewers && !sinks.empty()) {
+      config_.viewers->setKeyframeRequester({});
+      config_.viewers->setEncodeKeyframeRequester({});
+    }
     sinks.clear();
   }
 
@@ -230,7 +234,23 @@ class Pipeline::Impl {
     } else {
       s.vp8.unavailableReason = vp8Unavailable_;
     }
-    if (renditions_) s.renditions = renditions_->status();
+    if (renditions_) {
+      s.renditions = renditions_->status();
+      RenditionStatus& top = s.renditions[0];  // rung 0: the main encode's
+      top.units = units_.load();
+      top.keyframes = keyframeUnits_.load();
+      top.keyframesForced = s.keyframesForced;
+      top.encoderKbps = encoderKbps_.load();
+      for (const ViewerStats& v : s.viewerStats) {
+        if (v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.renditions.size()) ++s.renditions[v.rung].viewers;
+      }
+      std::vector<std::uint64_t> switches;
+      {
+        std::lock_guard lock(serverMutex_);
+        switches = server_ ? server_->rungSwitches() : viewers_ ? viewers_->rungSwitches() : switches;
+      }
+      for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
+    }
     return s;
   }
 
@@ -265,15 +285,13 @@ class Pipeline::Impl {
     }
   }
 
-  // A pending keyframe request goes to the processor at most once every kMinKeyframeGapNs.
+  // The keyframe requests due now (each encode's at most once every EncodeKeyframeRequests::kMinGapNs)
+  // go to their encodes only: rung 0's to the processor, VP8's and the lower rungs' with their next frame.
   void forwardKeyframeRequest(std::int64_t now) {
-    if (!keyframeRequested_.load()) return;
-    if (now - lastForcedKeyframeNs_ < kMinKeyframeGapNs) return;  // stays pending until allowed
-    keyframeRequested_.store(false);
-    lastForcedKeyframeNs_ = now;
-    if (processor_->requestKeyframe()) ++keyframesForced_;
-    vp8Keyframe_ = true;  // the viewer that asked may be a VP8 one: its encode (if running) forces one too
-    renditionKeyframe_ = true;  // or one on a lower rung, or one switching to it
+    const EncodeKeyframeRequests::Due due = keyframes_.take(now);
+    if (due.rung(0) && processor_->requestKeyframe()) ++keyframesForced_;
+    if (due.vp8) vp8Keyframe_ = true;
+    renditionKeyframes_ |= due.rungs & ~1u;
   }
 
   // The viewers' congestion control targets go to the encoders when they changed (no keyframe): the
@@ -291,6 +309,7 @@ class Pipeline::Impl {
     try {
       followBitrate_ = processor_->setBitrate(target);
       appliedKbps_ = target;
+      encoderKbps_.store(target);
     } catch (const Error& e) {
       log::warn("encoder: cannot follow the viewers' bitrate (", e.what(), "); it stays at ", appliedKbps_, " kb/s");
       followBitrate_ = false;
@@ -299,6 +318,7 @@ class Pipeline::Impl {
 
   void encodeLoop() {
     appliedKbps_ = config_.encoder.bitrateKbps;
+    encoderKbps_.store(appliedKbps_);
     while (running_) {
       auto in = queue_.pop(100ms);
       if (!in) continue;
@@ -325,6 +345,8 @@ class Pipeline::Impl {
   void send(const EncodedUnitPtr& unit) {
     if (!unit) return;
     for (const auto& sink : sinks_) sink->deliver(unit);  // the encode thread; sinks_ is fixed while it runs
+    ++units_;
+    if (unit->keyframe) ++keyframeUnits_;
     StageTimes times = unit->times;
     times.mark(Stage::kSend, monotonicNs());
     stats_.record(times);
@@ -357,7 +379,7 @@ class Pipeline::Impl {
     } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
       log::warn("encoder: the renditions get no frame (", e.what(), ")");
     }
-    renditions_->encode(host, std::exchange(renditionKeyframe_, false));
+    renditions_->encode(host, std::exchange(renditionKeyframes_, 0u));
   }
 
   PipelineConfig config_;
@@ -380,16 +402,17 @@ class Pipeline::Impl {
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   std::vector<Rendition> ladder_;  // empty: one encode
   std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU path with a ladder); encode thread
-  bool renditionKeyframe_ = false;  // encode thread only
+  std::uint32_t renditionKeyframes_ = 0;  // bit r: rung r is to make a keyframe (encode thread only)
   BoundedQueue<FrameLease> queue_;
   EncodeBacklog backlog_;  // encode thread only
   LatencyStats stats_{300};
   std::atomic<bool> running_{false};
-  std::atomic<bool> keyframeRequested_{true};
-  std::int64_t lastForcedKeyframeNs_ = 0;
+  EncodeKeyframeRequests keyframes_;  // the sinks' requests, per encode (rung 0 pending from the start)
   std::uint32_t appliedKbps_ = 0;  // the encoder's bitrate (encode thread)
   bool followBitrate_ = true;      // false: the data path cannot follow congestion control
   std::atomic<std::uint64_t> keyframesForced_{0};
+  std::atomic<std::uint64_t> units_{0}, keyframeUnits_{0};  // the main encode's units (rung 0's), keyframes of them
+  std::atomic<std::uint32_t> encoderKbps_{0};  // appliedKbps_, for status()
   // Written by start(), read by stats() on the HTTP thread, which may already ask while the
   // pipeline starts (a viewer page polling /stats).
   std::atomic<std::int64_t> startNs_{0};

@@ -38,7 +38,7 @@ RenditionEncodes::RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig 
   }
 }
 
-void RenditionEncodes::encode(const Frame* frame, bool forceKeyframe) noexcept {
+void RenditionEncodes::encode(const Frame* frame, std::uint32_t forceRungs) noexcept {
   for (std::size_t i = 0; i < rungs_.size(); ++i) {
     Rung& rung = *rungs_[i];
     const std::size_t index = i + 1;
@@ -56,7 +56,7 @@ void RenditionEncodes::encode(const Frame* frame, bool forceKeyframe) noexcept {
     if (!frame || rung.failed) continue;
     const std::int64_t cpu0 = threadCpuNs();
     try {
-      encodeRung(index, rung, *frame, forceKeyframe);
+      encodeRung(index, rung, *frame, index < 32 && (forceRungs >> index & 1u) != 0);
     } catch (const Error& e) {
       rung.failed = true;
       rung.encoder.reset();
@@ -95,12 +95,17 @@ void RenditionEncodes::encodeRung(std::size_t index, Rung& rung, const Frame& fr
   if (!slot) throw Error(Errc::kInternal, "no free scaling buffer for rendition " + std::to_string(index));
   scaler_->scale(frame, slot->frame());
   EncodedUnitPtr unit = rung.encoder->encode(slot->frame(), forceKeyframe);
+  if (forceKeyframe) {
+    std::lock_guard lock(mutex_);
+    ++status_[index].keyframesForced;
+  }
   if (!unit) return;
   // The encoder made this unit and nobody else holds it yet: it is marked with its rung before it is shared.
   std::const_pointer_cast<EncodedUnit>(unit)->rendition = static_cast<std::uint8_t>(index);
   {
     std::lock_guard lock(mutex_);
     ++status_[index].units;
+    if (unit->keyframe) ++status_[index].keyframes;
   }
   demand_.deliver(index, unit);
 }

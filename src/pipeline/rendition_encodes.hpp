@@ -4,8 +4,9 @@
 // encoded again (x264) on the encode thread, right after rung 0's unit went out. A rung is encoded only
 // while a sink wants it (UnitSink::wantsRendition): its encoder opens on the first such frame (its first
 // unit is an IDR, SPS/PPS in band) and closes at the first frame no sink wants it for. Each rung follows
-// its own target (UnitSink::renditionTargetKbps, no keyframe); a keyframe request forces one on every
-// running rung (a viewer switching rung waits for its new rung's IDR).
+// its own target (UnitSink::renditionTargetKbps, no keyframe); a keyframe request forces one on the
+// rung it names only (the viewers of the others keep their quantiser; a viewer switching rung waits for
+// its new rung's IDR).
 // Thread-safety: thread-bound (the encode thread); status() from any thread.
 // Ownership: the pipeline owns it; `deliver` borrows the pipeline's sinks.
 
@@ -37,9 +38,10 @@ class RenditionEncodes {
   RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig config, std::unique_ptr<FrameScaler> scaler, Demand demand);
 
   /// After rung 0 encoded `frame` (host I420 or NV12; null: none): scales and encodes it for each
-  /// lower rung a sink wants, and delivers the units. `forceKeyframe`: each running rung makes an IDR.
-  /// Never throws (a failing rung is logged once and skipped until it is no longer wanted).
-  void encode(const Frame* frame, bool forceKeyframe) noexcept;
+  /// lower rung a sink wants, and delivers the units. `forceRungs` bit r: rung r makes an IDR (if it
+  /// runs; one that starts makes one anyway). Never throws (a failing rung is logged once and skipped
+  /// until it is no longer wanted).
+  void encode(const Frame* frame, std::uint32_t forceRungs) noexcept;
   std::vector<RenditionStatus> status() const;
 
  private:

@@ -57,8 +57,12 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                           {"running", r.running},
                           {"starts", r.starts},
                           {"units", r.units},
+                          {"keyframes", r.keyframes},
+                          {"keyframes_forced", r.keyframesForced},
+                          {"viewers", r.viewers},
+                          {"switches", r.switches},
                           {"encoder_kbps", r.encoderKbps},
-                          {"encode_cpu_ms_mean", r.units > 0 ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
+                          {"encode_cpu_ms_mean", i > 0 && r.units > 0 ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
                                                              : nlohmann::json(nullptr)}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
@@ -125,7 +129,10 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                                "from sender SSRCs past its first four)"},
       {"renditions_note", "the ladder of renditions (the renditions setting; empty: one encode): rung 0 is the main encode, each lower "
                           "rung the same frame scaled and encoded again, running only while a viewer is on it; "
-                          "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode); with a ladder, "
+                          "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode; rung 0: see stages); units, "
+                          "keyframes: what it made; keyframes_forced: of them, forced by its own viewers' requests "
+                          "(a viewer's PLI/FIR reaches only its rung's encode, each rung rate-limited alone); viewers: on it now; "
+                          "switches: viewers' moves onto it so far; with a ladder, "
                           "encode_target_kbps is the target of the viewer's rung"},
       {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "

@@ -173,7 +173,11 @@ void StreamServer::Impl::updateBitrates() {
   }
   for (auto& v : viewers) v.reading = v.session->readFeedback();  // outside the table's lock
 
-  std::vector<std::string> keyframeFor;  // streams to ask for a keyframe once the rate lock is let go
+  struct KeyframeFor {  // a viewer to ask a keyframe for (of its own encode) once the rate lock is let go
+    std::string stream, id;
+    PixelFormat codec;
+  };
+  std::vector<KeyframeFor> keyframeFor;
   std::unique_lock lock(rateMutex_);
   std::erase_if(viewerRates_, [&](const auto& entry) {
     return std::none_of(viewers.begin(), viewers.end(), [&](const Viewer& v) { return v.id == entry.first; });
@@ -210,7 +214,7 @@ void StreamServer::Impl::updateBitrates() {
     if (r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease && f.lossFraction &&
         *f.lossFraction >= kKeyframeAfterLoss && now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
       r.lossKeyframeNs = now;
-      keyframeFor.push_back(v.stream);
+      keyframeFor.push_back({v.stream, v.id, v.codec});
       log::debug("stream: viewer ", v.id.substr(0, 8), " lost ", *f.lossFraction * 100, " % of a window: keyframe");
     }
     if (f.fresh) {
@@ -276,7 +280,8 @@ void StreamServer::Impl::updateBitrates() {
     }
   }
   lock.unlock();
-  // A viewer that is to move asks for a keyframe: its track switches at the new rung's first one.
+  // A viewer that is to move asks for a keyframe of its new rung: its track switches at that one's first.
+  // Its keyframe requests are for that rung from now on (keyframeRungs_), never the others'.
   {
     std::lock_guard table(mutex_);
     for (const Placed& p : placed) {
@@ -284,11 +289,15 @@ void StreamServer::Impl::updateBitrates() {
       stream::RungRoute& route = routes_[p.id];
       if (route.target != p.rung) {
         route.target = p.rung;
-        if (route.target != route.current) keyframeFor.push_back(p.stream);
+        {
+          std::lock_guard handlers(handlerMutex_);
+          keyframeRungs_[p.id] = p.rung;
+        }
+        if (route.target != route.current) keyframeFor.push_back({p.stream, p.id, PixelFormat::kH264});
       }
     }
   }
-  for (const std::string& stream : keyframeFor) requestKeyframe(stream);
+  for (const KeyframeFor& k : keyframeFor) requestViewerKeyframe(k.stream, k.id, k.codec);
 }
 
 // A viewer whose path repairs losses slowly gets a playout delay that covers one repair, and the

@@ -248,12 +248,32 @@ void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr
     const auto it = sessionStream_.find(id);
     if (it == sessionStream_.end() || it->second != stream) continue;
     // An H.264 viewer takes its rung's units, and switches rung at the new one's keyframe (RungRoute).
-    if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264 &&
-        !routes_[id].take(unit->rendition, unit->keyframe)) {
-      continue;
+    if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264) {
+      stream::RungRoute& route = routes_[id];
+      const std::uint64_t before = route.switches;
+      if (!route.take(unit->rendition, unit->keyframe)) continue;
+      if (route.switches != before) {
+        std::vector<std::uint64_t>& to = switchesTo_[stream];
+        if (to.size() <= route.current) to.resize(route.current + 1);
+        ++to[route.current];
+      }
     }
     s->push(unit);  // non-blocking
   }
+}
+
+std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const std::string& stream) const {
+  std::size_t rungs = 0;
+  {
+    std::lock_guard lock(rateMutex_);
+    if (const auto it = streamRates_.find(stream); it != streamRates_.end()) rungs = it->second.ladder.size();
+  }
+  std::vector<std::uint64_t> out(rungs, 0);
+  std::lock_guard lock(mutex_);
+  if (const auto it = switchesTo_.find(stream); it != switchesTo_.end()) {
+    for (std::size_t r = 0; r < it->second.size() && r < out.size(); ++r) out[r] = it->second[r];
+  }
+  return out;
 }
 
 bool StreamServer::Impl::wantsRendition(const std::string& stream, std::size_t rung) const {
@@ -419,6 +439,8 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
     sessionAddress_.erase(id);
     sessionStream_.erase(id);
     routes_.erase(id);
+    std::lock_guard handlers(handlerMutex_);
+    keyframeRungs_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock
@@ -431,14 +453,31 @@ void StreamServer::Impl::endSessionLater(const std::string& id, const std::strin
 
 // Called under handlerMutex_, so that once a requester is replaced (a camera's pipeline rebuilt) the
 // old one is never called again; requesters only set a flag.
-void StreamServer::Impl::requestKeyframe(const std::string& stream) {
+void StreamServer::Impl::requestKeyframe(const std::string& stream, PixelFormat codec, std::size_t rung) {
   std::lock_guard lock(handlerMutex_);
   if (stream.empty()) {
-    if (keyframeHandler_) keyframeHandler_();
+    if (encodeKeyframeHandler_) {
+      encodeKeyframeHandler_(codec, rung);
+    } else if (keyframeHandler_) {
+      keyframeHandler_();
+    }
+    return;
+  }
+  if (const auto it = streamEncodeKeyframeHandlers_.find(stream); it != streamEncodeKeyframeHandlers_.end() && it->second) {
+    it->second(codec, rung);
     return;
   }
   const auto it = streamKeyframeHandlers_.find(stream);
   if (it != streamKeyframeHandlers_.end() && it->second) it->second();
+}
+
+void StreamServer::Impl::requestViewerKeyframe(const std::string& stream, const std::string& id, PixelFormat codec) {
+  std::size_t rung = 0;
+  if (codec == PixelFormat::kH264) {
+    std::lock_guard lock(handlerMutex_);
+    if (const auto it = keyframeRungs_.find(id); it != keyframeRungs_.end()) rung = it->second;
+  }
+  requestKeyframe(stream, codec, rung);
 }
 
 void StreamServer::Impl::reapStaleSessions() {
@@ -471,6 +510,11 @@ void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {
   impl_->keyframeHandler_ = std::move(handler);
 }
 
+void StreamServer::setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) {
+  std::lock_guard lock(impl_->handlerMutex_);
+  impl_->encodeKeyframeHandler_ = std::move(request);
+}
+
 void StreamServer::setStatsProvider(std::function<std::string()> json) {
   std::lock_guard lock(impl_->handlerMutex_);
   impl_->statsProvider_ = std::move(json);
@@ -495,6 +539,8 @@ std::uint32_t StreamServer::renditionTargetKbps(std::size_t rung) const { return
 void StreamServer::setCodecAvailability(PixelFormat codec, std::string whyNot) {
   impl_->setCodecAvailability({}, codec, std::move(whyNot));
 }
+
+std::vector<std::uint64_t> StreamServer::rungSwitches() const { return impl_->rungSwitches({}); }
 
 std::vector<ViewerStats> StreamServer::viewerStats() const {
   return impl_->viewerStats();

@@ -1,7 +1,7 @@
 #pragma once
 // StreamServer's private state: the session table, the HTTP server and the GLib loop thread.
 // Thread-safety: thread-safe; mutex_ guards sessions_, sessionStream_, audioCounts_ and stopping_, handlerMutex_ the
-// callbacks and the named streams' keyframe requesters (called under it: they only set a flag).
+// callbacks, the named streams' keyframe requesters (called under it: they only set a flag) and keyframeRungs_.
 // Lock order: mutex_ -> a session's own locks -> handlerMutex_ (publish() pushes under mutex_, and a
 // push may ask for a keyframe).
 
@@ -93,7 +93,12 @@ class StreamServer::Impl {
   bool endSession(const std::string& id, const std::string& reason);
   /// Called from GStreamer threads: destroys the session later, on the loop thread.
   void endSessionLater(const std::string& id, const std::string& reason);
-  void requestKeyframe(const std::string& stream);
+  /// A keyframe of `stream`'s encode of `codec` and rung `rung`: to the stream's encode requester when
+  /// one is set, else to its keyframe requester (every encode). Takes handlerMutex_ (a leaf).
+  void requestKeyframe(const std::string& stream, PixelFormat codec, std::size_t rung);
+  /// Viewer `id` of `stream` (receiving `codec`) needs a keyframe: of the rung it takes or is moving to
+  /// (keyframeRungs_), so its requests reach its own encode only.
+  void requestViewerKeyframe(const std::string& stream, const std::string& id, PixelFormat codec);
   /// True while a session of `stream` receives `codec`.
   bool wantsCodec(const std::string& stream, PixelFormat codec) const;
   void setCodecAvailability(const std::string& stream, PixelFormat codec, std::string whyNot);
@@ -135,6 +140,9 @@ class StreamServer::Impl {
   // publish(), moved by updateBitrates(), gone with the session). Without a ladder every viewer stays on
   // rung 0, so units of other rungs reach no one.
   std::map<std::string, stream::RungRoute> routes_;
+  // stream -> per rung, the moves of its viewers onto it so far (publish() counts each completed one).
+  std::map<std::string, std::vector<std::uint64_t>> switchesTo_;
+  std::vector<std::uint64_t> rungSwitches(const std::string& stream) const;
   std::map<std::string, StreamAudioSent> audioCounts_;  // per stream: sent, and dropped by ended sessions
   bool stopping_ = false;
   mutable std::mutex handlerMutex_;
@@ -142,6 +150,13 @@ class StreamServer::Impl {
   std::function<std::string()> statsProvider_;
   std::function<std::string()> metricsProvider_;
   std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
+  using EncodeKeyframeHandler = std::function<void(PixelFormat, std::size_t)>;
+  EncodeKeyframeHandler encodeKeyframeHandler_;  // the unnamed stream's (setEncodeKeyframeRequester)
+  std::map<std::string, EncodeKeyframeHandler> streamEncodeKeyframeHandlers_;  // the named streams'
+  // id -> the rung an H.264 viewer's keyframe requests are for: its route's target (the rung it takes,
+  // or the one it is moving to, whose first keyframe completes the move); none: rung 0. Set where the
+  // target is (updateBitrates, under mutex_), read by requestViewerKeyframe() on any thread.
+  std::map<std::string, std::size_t> keyframeRungs_;
   std::map<std::string, stream::SendableCodecs> sendable_;  // per stream; guarded by handlerMutex_
   std::set<std::string> audioStreams_;  // streams publishAudio() has fed; guarded by handlerMutex_
   struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)

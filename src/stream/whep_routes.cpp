@@ -301,8 +301,9 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
   std::shared_ptr<stream::ViewerSession> session;
   try {
     stream::ViewerSession::Events events;
-    events.onConnected = [this, stream] { requestKeyframe(stream); };
-    events.onKeyframeRequest = [this, stream] { requestKeyframe(stream); };
+    // Its keyframe requests reach only the encode it takes (its rung's, or VP8's).
+    events.onConnected = [this, stream, id, codec = choice.codec] { requestViewerKeyframe(stream, id, codec); };
+    events.onKeyframeRequest = [this, stream, id, codec = choice.codec] { requestViewerKeyframe(stream, id, codec); };
     events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
     std::vector<std::string> links;

@@ -27,6 +27,10 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
     std::lock_guard lock(server_.handlerMutex_);
     server_.streamKeyframeHandlers_[name_] = std::move(request);
   }
+  void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override {
+    std::lock_guard lock(server_.handlerMutex_);
+    server_.streamEncodeKeyframeHandlers_[name_] = std::move(request);
+  }
   std::string describe() const override {
     return std::string("WHEP viewers at ") + (server_.tls_ ? "https://" : "http://") + server_.config_.host + ":" +
            std::to_string(server_.boundPort_) + "/whep/" + name_;
@@ -40,6 +44,7 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   bool wantsRendition(std::size_t rung) const override { return server_.wantsRendition(name_, rung); }
   std::uint32_t renditionTargetKbps(std::size_t rung) const override { return server_.renditionTargetKbps(name_, rung); }
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&name_); }
+  std::vector<std::uint64_t> rungSwitches() const override { return server_.rungSwitches(name_); }
   const std::string& name() const override { return name_; }
   void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(name_, kbps); }
   std::uint32_t targetBitrateKbps(PixelFormat codec) const override { return server_.targetBitrateKbps(name_, codec); }

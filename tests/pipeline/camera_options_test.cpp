@@ -216,5 +216,44 @@ TEST(CameraMetrics, EveryFamilyOnceEverySeriesWithItsCamera) {
   }
 }
 
+TEST(CameraMetrics, EachRungOfACamerasLadderHasItsSeries) {
+  PipelineStatus ladder;
+  ladder.renditions.resize(2);
+  ladder.renditions[0].size = {320, 240, 600, 1000};
+  ladder.renditions[0].viewers = 2;
+  ladder.renditions[0].encoderKbps = 900;
+  ladder.renditions[0].units = 300;
+  ladder.renditions[0].keyframes = 4;
+  ladder.renditions[1].size = {160, 120, 100, 600};
+  ladder.renditions[1].viewers = 1;
+  ladder.renditions[1].encoderKbps = 250;
+  ladder.renditions[1].units = 120;
+  ladder.renditions[1].keyframes = 3;
+  ladder.renditions[1].keyframesForced = 2;
+  ladder.renditions[1].switches = 1;
+  std::vector<CameraMetrics> cams{{"front", ladder, StatsContext{"test", "libx264", "cpu"}, 0},
+                                  {"back", PipelineStatus{}, StatsContext{"test", "libx264", "cpu"}, 0}};
+  const std::string text = renderMetricsText(cams);
+  for (const char* line : {"zerohop_rendition_viewers{camera=\"front\",rung=\"0\",size=\"320x240\"} 2\n",
+                           "zerohop_rendition_viewers{camera=\"front\",rung=\"1\",size=\"160x120\"} 1\n",
+                           "zerohop_rendition_bitrate_bits_per_second{camera=\"front\",rung=\"0\",size=\"320x240\"} 900000\n",
+                           "zerohop_rendition_bitrate_bits_per_second{camera=\"front\",rung=\"1\",size=\"160x120\"} 250000\n",
+                           "zerohop_rendition_frames_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 120\n",
+                           "zerohop_rendition_keyframes_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 3\n",
+                           "zerohop_rendition_keyframes_forced_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 2\n",
+                           "zerohop_rendition_switches_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 1\n",
+                           "# TYPE zerohop_rendition_switches_total counter\n", "# TYPE zerohop_rendition_viewers gauge\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  std::size_t helps = 0;
+  for (std::size_t p = 0; (p = text.find("# HELP zerohop_rendition_viewers ", p)) != std::string::npos; ++p) ++helps;
+  EXPECT_EQ(helps, 1u);
+  EXPECT_EQ(text.find("zerohop_rendition_viewers{camera=\"back\""), std::string::npos) << "a camera without a ladder has no rungs";
+
+  // No camera with a ladder: no rendition family at all.
+  const std::string none = renderMetricsText(std::vector<CameraMetrics>{{"back", PipelineStatus{}, {}, 0}});
+  EXPECT_EQ(none.find("zerohop_rendition_"), std::string::npos) << none;
+}
+
 }  // namespace
 }  // namespace zerohop::cli

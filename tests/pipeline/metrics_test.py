@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """GET /metrics of a running `zerohop serve`, parsed by the real Prometheus text parser
 (prometheus_client): every zerohop_ family is well-formed, counters count, histograms are
-cumulative and consistent.
+cumulative and consistent; with --renditions on, each rung of the ladder has its series.
 
 usage: metrics_test.py ZEROHOP_BINARY     exit: 0 pass, 1 fail, 77 skipped (no prometheus_client)
 """
@@ -38,7 +38,7 @@ def enough_frames(text: str) -> bool:
 def main() -> int:
     port = free_port()
     serve = subprocess.Popen([sys.argv[1], "serve", "--source", "test:640x360@30", "--gpu", "off",
-                              "--listen", f"127.0.0.1:{port}"],
+                              "--renditions", "on", "--listen", f"127.0.0.1:{port}"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         seen = []
@@ -90,7 +90,18 @@ def main() -> int:
             if values != sorted(values) or values[-1] != count or count < 30:
                 print(f"FAIL: histogram for {stage} not cumulative/consistent: {buckets} count {count}")
                 return 1
-        print(f"PASS: {len(families)} families, {frames:.0f} frames, stages {sorted(stages)}")
+        # The ladder (--renditions on): a series per rung, rung 0 (the main encode) counting its frames.
+        for name, kind in [("zerohop_rendition_viewers", "gauge"), ("zerohop_rendition_bitrate_bits_per_second", "gauge"),
+                           ("zerohop_rendition_frames", "counter"), ("zerohop_rendition_keyframes", "counter"),
+                           ("zerohop_rendition_keyframes_forced", "counter"), ("zerohop_rendition_switches", "counter")]:
+            if name not in families or families[name].type != kind:
+                print(f"FAIL: family {name} ({kind}) missing or mistyped; got {sorted(families)}")
+                return 1
+        rungs = {s.labels["rung"]: s for s in families["zerohop_rendition_frames"].samples if s.name.endswith("_total")}
+        if sorted(rungs) != ["0", "1", "2"] or rungs["0"].labels.get("size") != "640x360" or rungs["0"].value < 30:
+            print(f"FAIL: zerohop_rendition_frames_total per rung: {[(s.labels, s.value) for s in rungs.values()]}")
+            return 1
+        print(f"PASS: {len(families)} families, {frames:.0f} frames, stages {sorted(stages)}, rungs {sorted(rungs)}")
         return 0
     finally:
         serve.terminate()

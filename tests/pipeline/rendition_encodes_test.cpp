@@ -1,7 +1,8 @@
 // The lower rungs of the ladder of renditions on the CPU path (label unit): libyuv's box scale of the
 // frame rung 0 took (byte for byte what I420Scale makes, sequence and clock kept), and RenditionEncodes,
 // which encodes a rung (x264, starting with an IDR at the rung's size, marked with its rung) only while a
-// sink wants it, follows the rung's target, forces a keyframe when asked, and stops when no sink wants it.
+// sink wants it, follows the rung's target, forces a keyframe when its own rung is asked for one (not another
+// rung's), and stops when no sink wants it.
 #include "rendition_encodes.hpp"
 
 #include <gtest/gtest.h>
@@ -74,13 +75,13 @@ TEST(RenditionEncodes, ARungIsEncodedOnlyWhileWantedAndStartsWithAnIdrAtItsSize)
   RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config, makeCpuScaler(), demand);
   const TestImage frame = i420Frame(320, 240, 3);
 
-  for (int i = 0; i < 5; ++i) encodes.encode(&frame.frame(), false);
+  for (int i = 0; i < 5; ++i) encodes.encode(&frame.frame(), 0u);
   EXPECT_TRUE(units.empty()) << "a rung no sink wants must not be encoded";
   EXPECT_FALSE(encodes.status()[1].running);
 
   wanted = true;
   target = 200;
-  for (int i = 0; i < 5; ++i) encodes.encode(&frame.frame(), false);
+  for (int i = 0; i < 5; ++i) encodes.encode(&frame.frame(), 0u);
   ASSERT_EQ(units.size(), 5u);
   EXPECT_TRUE(units[0]->keyframe) << "a rung's first unit is an IDR (SPS/PPS in band)";
   EXPECT_EQ(units[0]->width, 160u);
@@ -93,14 +94,22 @@ TEST(RenditionEncodes, ARungIsEncodedOnlyWhileWantedAndStartsWithAnIdrAtItsSize)
   EXPECT_EQ(st[1].units, 5u);
   EXPECT_EQ(st[1].encoderKbps, 200u) << "it opened at its target";
 
+  encodes.encode(&frame.frame(), 1u << 0);
+  ASSERT_EQ(units.size(), 6u);
+  EXPECT_FALSE(units.back()->keyframe) << "a keyframe request of rung 0 forced one on rung 1";
+  EXPECT_EQ(encodes.status()[1].keyframesForced, 0u);
+
   target = 250;
-  encodes.encode(&frame.frame(), true);
-  EXPECT_TRUE(units.back()->keyframe) << "a keyframe request forces one on the running rung";
-  EXPECT_EQ(encodes.status()[1].encoderKbps, 250u) << "it follows its target";
+  encodes.encode(&frame.frame(), 1u << 1);
+  EXPECT_TRUE(units.back()->keyframe) << "a keyframe request of rung 1 forces one on it";
+  st = encodes.status();
+  EXPECT_EQ(st[1].encoderKbps, 250u) << "it follows its target";
+  EXPECT_EQ(st[1].keyframesForced, 1u);
+  EXPECT_EQ(st[1].keyframes, 2u) << "its first unit and the forced one";
 
   wanted = false;
-  encodes.encode(&frame.frame(), false);
-  EXPECT_EQ(units.size(), 6u);
+  encodes.encode(&frame.frame(), 0u);
+  EXPECT_EQ(units.size(), 7u);
   EXPECT_FALSE(encodes.status()[1].running) << "it stops at the first frame no sink wants it for";
 }
 

@@ -2,11 +2,13 @@
 // renditions 1:600-1000,2:100-600, two GStreamer viewers over WHEP on loopback. Rung 1 (160x120) is not
 // encoded while no viewer is on it; the viewer that loses a third of its packets moves to it alone (its
 // track now carries 160x120 pictures, the pipeline's rung 1 runs), the other stays on rung 0 at 320x240;
-// once the moved viewer leaves (DELETE), rung 1 stops again.
+// once the moved viewer leaves (DELETE), rung 1 stops again. A viewer on rung 1 flooding PLIs forces
+// keyframes on rung 1 only.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,9 +56,7 @@ bool waitFor(Done done, std::chrono::seconds bound) {
   return true;
 }
 
-TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+PipelineConfig ladderConfig() {
   PipelineConfig config;
   config.source = parseSourceSpec("test:320x240@30");
   config.gpu = "off";
@@ -65,7 +65,13 @@ TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) 
   config.renditions = "1:600-1000,2:100-600";
   config.stream.port = 0;
   config.stream.warmUp = false;
-  Pipeline pipeline(config);
+  return config;
+}
+
+TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  Pipeline pipeline(ladderConfig());
   pipeline.start();
   const std::uint16_t port = portOf(pipeline.url());
   LoopbackViewer clean(true), lossy(true);
@@ -94,6 +100,11 @@ TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) 
   EXPECT_TRUE(s.renditions[1].running);
   EXPECT_GT(s.renditions[1].units, 0u);
   EXPECT_EQ(s.renditions[1].starts, 1u);
+  EXPECT_EQ(s.renditions[1].viewers, 1u) << "the lossy viewer, on rung 1 now";
+  EXPECT_EQ(s.renditions[0].viewers, 1u) << "the clean viewer";
+  EXPECT_GE(s.renditions[1].switches, 1u) << "the lossy viewer's move onto rung 1";
+  EXPECT_GT(s.renditions[0].units, 0u) << "rung 0's units are the main encode's";
+  EXPECT_GE(s.renditions[0].keyframes, 1u);
   const auto c = statsOf(s, clean);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->rung, 0);
@@ -109,6 +120,62 @@ TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) 
       << "rung 1 still encoded with no viewer on it";
   const int before = clean.receivedUnits.load();
   EXPECT_TRUE(waitFor([&] { return clean.receivedUnits.load() >= before + 10; }, 10s)) << "the clean viewer stopped";
+  clean.close();
+  lossy.close();
+  pipeline.stop();
+}
+
+// Keyframe requests stay with their rung: a viewer on rung 1 sending a PLI every 10 ms for 3 s forces
+// keyframes on rung 1's encode (a few: its own limit lets one a second through) and none on rung 0's,
+// whose viewer's picture keeps its quantiser.
+TEST(RenditionsPipeline, PlisFromAViewerOnTheLowerRungForceNoKeyframeOnTheUpperRung) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  Pipeline pipeline(ladderConfig());
+  pipeline.start();
+  const std::uint16_t port = portOf(pipeline.url());
+  LoopbackViewer clean(true), lossy(true);
+  ASSERT_TRUE(connect(clean, port));
+  ASSERT_TRUE(connect(lossy, port));
+  ASSERT_TRUE(waitFor([&] { return clean.receivedUnits >= 30 && lossy.receivedUnits >= 30; }, 20s));
+  // The lossy viewer moves to rung 1 (and stays there while it keeps losing a third of its packets).
+  ASSERT_TRUE(lossy.loseOneIn(3));
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto v = statsOf(pipeline.status(), lossy);
+        return v && v->rung == 1 && lossy.width.load() == 160;
+      },
+      30s))
+      << "the lossy viewer did not move to rung 1";
+
+  const PipelineStatus before = pipeline.status();
+  const auto lossyBefore = statsOf(before, lossy);
+  ASSERT_TRUE(lossyBefore);
+  const auto flood = std::chrono::steady_clock::now() + 3s;
+  int sent = 0;
+  while (std::chrono::steady_clock::now() < flood) {
+    sent += lossy.sendPictureLossIndication() ? 1 : 0;
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GT(sent, 100);
+  // The last request let through may still be on its way to the encode thread.
+  const std::uint64_t rung1Before = before.renditions[1].keyframesForced;
+  EXPECT_TRUE(waitFor([&] { return pipeline.status().renditions[1].keyframesForced >= rung1Before + 2; }, 5s))
+      << "the PLIs of the viewer on rung 1 forced fewer than 2 keyframes on rung 1 in 3 s";
+  const PipelineStatus after = pipeline.status();
+  const auto lossyAfter = statsOf(after, lossy);
+  ASSERT_TRUE(lossyAfter);
+  ASSERT_EQ(lossyAfter->rung, 1);
+  ASSERT_EQ(lossyAfter->rungSwitches, lossyBefore->rungSwitches) << "it moved meanwhile: its move asks for a keyframe";
+  std::printf("%d PLIs from rung 1: rung 1 forced %llu keyframes, rung 0 %llu\n", sent,
+              static_cast<unsigned long long>(after.renditions[1].keyframesForced - rung1Before),
+              static_cast<unsigned long long>(after.keyframesForced - before.keyframesForced));
+  EXPECT_EQ(after.keyframesForced, before.keyframesForced) << "PLIs of a viewer on rung 1 forced keyframes on rung 0";
+  EXPECT_LE(after.renditions[1].keyframesForced - rung1Before, 8u)
+      << "its own limit lets one a second through (and one a loss burst, at most one each 2 s)";
+  const auto c = statsOf(after, clean);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->rung, 0);
   clean.close();
   lossy.close();
   pipeline.stop();

@@ -263,6 +263,17 @@ class LoopbackViewer {
     return extensions_;
   }
 
+  /// One unit as it left the depayloader (H.264: h264parse): when, and its picture width then.
+  struct ReceivedUnit {
+    std::chrono::steady_clock::time_point at;
+    int width = 0;
+  };
+  /// Every unit received so far, in order.
+  std::vector<ReceivedUnit> unitLog() {
+    std::lock_guard lock(probeMutex_);
+    return unitLog_;
+  }
+
   std::atomic<int> receivedUnits{0};
   std::atomic<int> width{0};
   std::atomic<int> keyframes{0};
@@ -317,6 +328,7 @@ class LoopbackViewer {
       gst_caps_unref(caps);
     }
     const bool key = !GST_BUFFER_FLAG_IS_SET(GST_PAD_PROBE_INFO_BUFFER(info), GST_BUFFER_FLAG_DELTA_UNIT);
+    self->unitLog_.push_back({std::chrono::steady_clock::now(), self->width.load()});
     if (self->receivedUnits.fetch_add(1) == 0) self->firstWasKeyframe = key;
     if (key) ++self->keyframes;
     return GST_PAD_PROBE_OK;
@@ -378,6 +390,7 @@ class LoopbackViewer {
   GstElement* webrtc_ = nullptr;
   GstWebRTCDataChannel* channel_ = nullptr;  // addDataChannel()
   ReceivedExtensions extensions_;  // under probeMutex_
+  std::vector<ReceivedUnit> unitLog_;  // under probeMutex_
   std::atomic<GstPad*> sinkPad_{nullptr};
   std::atomic<bool> ready_{false};
   std::mutex probeMutex_;

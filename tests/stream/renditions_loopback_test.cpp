@@ -2,9 +2,11 @@
 // stream with a two-rung ladder (320x240 and 160x120, both published each frame as the pipeline's
 // rungs would be). One viewer loses a third of its packets: its own estimate falls, it alone moves to
 // the lower rung, at that rung's keyframe, on the same track (no renegotiation: no second POST), and its
-// parsed picture size becomes 160; the other viewer's rung, size and bitrate stay as they were.
+// parsed picture size becomes 160; the other viewer's rung, size and bitrate stay as they were. And a
+// move on a clean link costs the viewer no freeze (no gap over 200 ms between its units around it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -134,6 +136,48 @@ TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithou
   EXPECT_EQ(server.viewerCount(), 2u) << "a switch must not end or add a session (no renegotiation)";
   clean.close();
   lossy.close();
+}
+
+// A move between rungs costs no freeze: on a clean link, the viewer whose estimate (at most the 1000
+// kb/s ceiling) is below rung 0's need (1200) moves to rung 1 at its first feedback; around that move
+// (a second either side of its first 160-wide unit) no two units it received are more than 200 ms apart.
+TEST(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  StreamConfig config;
+  config.port = 0;
+  StreamServer server(config);
+  server.setMaxBitrate(1000);
+  server.setRenditions({{320, 240, 1200, 1500}, {160, 120, 100, 1000}});
+  LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)});
+  LoopbackViewer viewer(true);
+  ASSERT_TRUE(connectOverWhep(viewer, server));
+  const auto bound = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] {
+    const auto s = statsOf(server, viewer);
+    return !(s && s->rung == 1 && viewer.width.load() == 160) && std::chrono::steady_clock::now() < bound;
+  });
+  ASSERT_EQ(viewer.width.load(), 160) << "the viewer did not move to rung 1 within 15 s";
+  const auto more = std::chrono::steady_clock::now() + 1500ms;  // a second after the move, and some
+  publisher.publishWhile([&] { return std::chrono::steady_clock::now() < more; });
+  const auto log = viewer.unitLog();
+  const auto moved = std::find_if(log.begin(), log.end(), [](const auto& u) { return u.width == 160; });
+  ASSERT_NE(moved, log.end());
+  int freezes = 0;
+  auto longest = std::chrono::milliseconds(0);
+  for (auto it = std::next(log.begin()); it != log.end(); ++it) {
+    if (it->at < moved->at - 1s || it->at > moved->at + 1s) continue;
+    const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(it->at - std::prev(it)->at);
+    longest = std::max(longest, gap);
+    if (gap > 200ms) ++freezes;
+  }
+  const auto s = statsOf(server, viewer);
+  ASSERT_TRUE(s);
+  std::printf("move to rung 1: %d freezes (gaps > 200 ms) within 1 s of it, longest gap %lld ms, %llu switch(es)\n",
+              freezes, static_cast<long long>(longest.count()), static_cast<unsigned long long>(s->rungSwitches));
+  EXPECT_EQ(s->rungSwitches, 1u);
+  EXPECT_EQ(freezes, 0) << "the longest gap between units around the move: " << longest.count() << " ms";
+  viewer.close();
 }
 
 }  // namespace
