@@ -71,6 +71,12 @@ double rmsOf(const std::vector<std::int16_t>& s, std::size_t skip) {
   return s.size() > skip ? std::sqrt(squares / static_cast<double>(s.size() - skip)) : 0;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 class RtspAudioSourceDecodes : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RtspAudioSourceDecodes, TheCamerasSineOnTheCaptureClock) {
@@ -89,7 +95,9 @@ TEST_P(RtspAudioSourceDecodes, TheCamerasSineOnTheCaptureClock) {
     EXPECT_GT(r.captureNs[i], r.receivedNs[i] - 3'000'000'000) << "block " << i;
     // Within one clock, once the start's burst is over (400 ms: longer on a loaded box), each block starts where the previous one ended
     // give or take 3 ms: the Opus encoder (which restarts its packet times at 5 ms) sees one stream.
-    if (i > 20 && r.clocks[i] == r.clocks[i - 1]) {
+    // Not under a sanitizer: there the decode runs several times slower, the start's burst lasts past the
+    // one second received, and the placement (the least delayed block so far) is still moving back.
+    if (!kSanitized && i > 20 && r.clocks[i] == r.clocks[i - 1]) {
       EXPECT_NEAR(static_cast<double>(r.captureNs[i] - (r.captureNs[i - 1] + r.durationNs[i - 1])), 0.0, 3e6)
           << "block " << i << " of " << r.captureNs.size() << ", " << (r.receivedNs[i] - r.captureNs[i]) / 1000
           << " us after its capture";
