@@ -6,7 +6,7 @@ on rtpbin's lip-synced timeline. At least 4 marker/click pairs must be matched a
 click - marker must be within 100 ms (the issue's goal is 20 ms; the figure is printed). Against a port
 nothing listens on the receiver must fail, so the check cannot pass without media.
 
-usage: av_sync_test.py ZEROHOP_BINARY RECEIVER_BINARY     exit: 0 pass, 1 fail
+usage: av_sync_test.py ZEROHOP_BINARY RECEIVER_BINARY     exit: 0 pass, 1 fail, 77 skipped (sanitizer build)
 """
 import json
 import socket
@@ -32,8 +32,20 @@ def receive(receiver: str, port: int, markers: int, timeout: float) -> tuple[int
     return r.returncode, (json.loads(lines[-1]) if lines else {"error": "no output: " + r.stderr[-500:]})
 
 
+def instrumented(binary: str) -> str:
+    """The sanitizer runtime `binary` links (libasan, libtsan), or ""."""
+    with open(binary, "rb") as f:
+        data = f.read()
+    return next((name for name in ("libasan", "libtsan") if name.encode() + b".so" in data), "")
+
+
 def main() -> int:
     zerohop, receiver = sys.argv[1], sys.argv[2]
+    if sanitizer := instrumented(zerohop) or instrumented(receiver):
+        # A timing comparison: an instrumented encode and decode run several times slower and unevenly
+        # (227 ms measured under ASan); the marker and the tone's schedule are unit tests there.
+        print(f"SKIP: {sanitizer} build: a timing measurement, checked in the default build")
+        return 77
     rc, nothing = receive(receiver, free_port(), 1, 3)
     if rc == 0 or not nothing.get("error"):
         print(f"FAIL: with nothing listening the receiver exited {rc}: {nothing}")
