@@ -129,6 +129,12 @@ TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) 
 // keyframes on rung 1's encode (a few: its own limit lets one a second through) and none on rung 0's,
 // whose viewer's picture keeps its quantiser.
 TEST(RenditionsPipeline, PlisFromAViewerOnTheLowerRungForceNoKeyframeOnTheUpperRung) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // It needs the clean viewer to lose nothing: under a sanitizer on a busy box its own estimate fell (it
+  // moved to rung 1) or its own loss asked rung 0 for a keyframe. Which encode a request reaches is the
+  // pure EncodeKeyframeRequests (unit tests, run instrumented); this end to end check runs uninstrumented.
+  GTEST_SKIP() << "sanitizer build: the clean viewer is not clean enough on an instrumented loopback";
+#endif
   if (const std::string missing = missingLoopbackElement(); !missing.empty())
     GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
   Pipeline pipeline(ladderConfig());
