@@ -149,7 +149,12 @@ TEST(Cli, GpuAndNvencRequestsThatCannotBeMetFailNamingTheCause) {
   EXPECT_NE(nvenc.err.find("encoder nvenc: NVENC unavailable: "), std::string::npos) << nvenc.err;
   EXPECT_NE(nvenc.err.find("use the x264 encoder"), std::string::npos) << nvenc.err;
   EXPECT_NE(nvenc.err.find("(option --encoder)"), std::string::npos) << "the CLI names its flag: " << nvenc.err;
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s) << "must fail within seconds";
+#ifdef ZEROHOP_SANITIZED
+  const auto refusalBound = 30s;  // instrumented start-up and probe: 10.3 s measured under ASan on a busy box
+#else
+  const auto refusalBound = 10s;
+#endif
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, refusalBound) << "must fail within seconds";
 
   auto device = run({kCli, "serve", "--source", "test:640x360@30", "--gpu", "0", "--listen", listen});
   EXPECT_EQ(device.exitCode, 3) << device.err;
