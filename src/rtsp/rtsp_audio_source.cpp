@@ -13,6 +13,7 @@
 #include <thread>
 #include <variant>
 
+#include "rtsp/gst_support.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "rtsp/rtsp_source.hpp"
 #include "zerohop/clock.hpp"
@@ -24,24 +25,6 @@ namespace {
 
 constexpr std::uint64_t kTcpTimeoutUs = 5'000'000;
 constexpr std::size_t kQueueBlocks = 50;  // about a second of the camera's packets; drop-oldest
-
-void ensureGstInit() {
-  static std::once_flag once;
-  static std::string failure;
-  std::call_once(once, [] {
-    GError* error = nullptr;
-    if (!gst_init_check(nullptr, nullptr, &error)) {
-      failure = error ? error->message : "unknown error";
-      if (error) g_error_free(error);
-    }
-  });
-  if (!failure.empty()) throw Error(Errc::kUnavailable, "gst_init_check: " + failure);
-}
-
-GstCaps* ntpCaps() {
-  static GstCaps* caps = gst_caps_new_empty_simple("timestamp/x-ntp");  // lives as long as the process
-  return caps;
-}
 
 // One block of decoded sound as it arrived.
 struct ArrivedBlock {
@@ -98,11 +81,7 @@ RtspAudioSession::RtspAudioSession(const RtspUrl& url) : url_(url) {
   gst_object_ref_sink(pipeline_);
   GstBin* bin = GST_BIN(pipeline_);
   auto add = [&](const char* factory, const char* package) {
-    GstElement* e = gst_element_factory_make(factory, nullptr);
-    if (!e) {
-      throw Error(Errc::kUnsupported, std::string("the GStreamer element '") + factory +
-                                          "' is missing, which an RTSP camera's sound needs; install " + package);
-    }
+    GstElement* e = makeElement(factory, "an RTSP camera's sound", package);
     gst_bin_add(bin, e);
     return e;
   };
@@ -194,12 +173,7 @@ SessionFailure RtspAudioSession::describe(const GError* error, const gchar* debu
                 "gstreamer1.0-plugins-bad or gstreamer1.0-libav), Opus and L16; set the camera's audio codec to "
                 "one of them"};
   std::string words = error ? error->message : "unknown error";
-  if (debug) {
-    std::string d(debug);
-    while (!d.empty() && (d.back() == '\n' || d.back() == ' ')) d.pop_back();
-    const auto nl = d.rfind('\n');
-    if (nl != std::string::npos) words += " " + d.substr(nl + 1);
-  }
+  if (const std::string detail = lastLine(debug); !detail.empty()) words += " " + detail;
   if (resource)
     return {FailureKind::kUnreachable, "lost the camera's sound at " + url_.host + ":" +
                                            std::to_string(url_.port) + " (" + words + ")"};

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "rtsp/gst_support.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -20,37 +21,6 @@ namespace {
 
 constexpr std::uint64_t kTcpTimeoutUs = 5'000'000;  // connecting, and each RTSP request's answer
 constexpr int kProbeConnectMs = 1000;               // our own connect, for the reason rtspsrc does not give
-
-void ensureGstInit() {
-  static std::once_flag once;
-  static std::string failure;
-  std::call_once(once, [] {
-    GError* error = nullptr;
-    if (!gst_init_check(nullptr, nullptr, &error)) {
-      failure = error ? error->message : "unknown error";
-      if (error) g_error_free(error);
-    }
-  });
-  if (!failure.empty()) throw Error(Errc::kUnavailable, "gst_init_check: " + failure);
-}
-
-GstElement* makeElement(const char* factory, const char* name, const char* package) {
-  GstElement* e = gst_element_factory_make(factory, name);
-  if (!e) {
-    throw Error(Errc::kUnsupported, std::string("the GStreamer element '") + factory +
-                                        "' is missing, which an RTSP camera needs; install " + package);
-  }
-  return e;
-}
-
-// The last line of a GStreamer error's debug text ("Failed to connect. (Generic error)").
-std::string lastLine(const gchar* debug) {
-  if (!debug) return {};
-  std::string d(debug);
-  while (!d.empty() && (d.back() == '\n' || d.back() == ' ')) d.pop_back();
-  const auto nl = d.rfind('\n');
-  return nl == std::string::npos ? std::string{} : d.substr(nl + 1);
-}
 
 // Why a TCP connection to host:port fails, in the system's words ("Connection refused", "No route to
 // host"), from one connect of our own bounded by `timeoutMs`: rtspsrc's own error says only "Failed to
@@ -268,7 +238,7 @@ RtspSession::RtspSession(const RtspUrl& url) : shared_(std::make_shared<Shared>(
   GstBin* bin = GST_BIN(pipeline_);
   // Each element goes into the bin at once, so the bin frees it if a later one is missing.
   auto add = [&](const char* factory, const char* package) {
-    GstElement* e = makeElement(factory, nullptr, package);
+    GstElement* e = makeElement(factory, "an RTSP camera", package);
     gst_bin_add(bin, e);
     return e;
   };

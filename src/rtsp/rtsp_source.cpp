@@ -12,6 +12,7 @@
 
 #include "gpupath/nvdec_source.hpp"
 #include "rtsp/decoded_source.hpp"
+#include "rtsp/gst_support.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -47,11 +48,6 @@ std::string seconds(std::chrono::milliseconds d) {
 bool isIdr(const ArrivedUnit& unit) {
   GstBuffer* buffer = gst_sample_get_buffer(unit.sample.get());
   return buffer && !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
-}
-
-GstCaps* ntpCaps() {
-  static GstCaps* caps = gst_caps_new_empty_simple("timestamp/x-ntp");  // lives as long as the process
-  return caps;
 }
 
 }  // namespace
