@@ -161,7 +161,7 @@ TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
   ASSERT_TRUE(stats.contains("audio") && stats["audio"]["packets"].get<int>() > 0) << stats.dump();
 
   loopback::AudioVideoViewer viewer;
-  const std::string offer = loopback::offerOf(viewer.webrtc());
+  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc(), 3s);
   httplib::Client cli("127.0.0.1", port);
   cli.set_read_timeout(10, 0);
   auto r = cli.Post("/whep", offer, "application/sdp");
@@ -169,7 +169,7 @@ TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
   ASSERT_EQ(r->status, 201) << r->body;
   ASSERT_NE(loopback::mLine(r->body, "audio"), "") << r->body;
   EXPECT_EQ(loopback::mLine(r->body, "audio").find("m=audio 0 "), std::string::npos) << r->body;
-  ASSERT_TRUE(loopback::applyAnswerTo(viewer.webrtc(), r->body)) << r->body;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(viewer.webrtc(), r->body)) << r->body;
   // A second of sound decoded and 10 access units parsed; at most 15 s on a busy box.
   const auto deadline = std::chrono::steady_clock::now() + 15s;
   while ((viewer.decodedSamples.load() < 48'000 || viewer.videoUnits.load() < 10) &&

@@ -79,7 +79,7 @@ class AudioReceive : public ::testing::Test {
 
 TEST_F(AudioReceive, OfferWithAudioGetsTheToneInTheSameStreamAndVideoStillArrives) {
   AudioVideoViewer viewer;
-  const std::string offer = offerOf(viewer.webrtc());
+  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc(), 3s);
   ASSERT_NE(offer.find("m=audio"), std::string::npos) << offer;
   httplib::Client cli("127.0.0.1", server_->port());
   cli.set_read_timeout(10, 0);
@@ -93,7 +93,7 @@ TEST_F(AudioReceive, OfferWithAudioGetsTheToneInTheSameStreamAndVideoStillArrive
   EXPECT_NE(answer.find("OPUS/48000/2"), std::string::npos) << answer;
   const std::set<std::string> streams = msidStreams(answer);
   EXPECT_EQ(streams.size(), 1u) << "both tracks in one MediaStream: " << answer;
-  ASSERT_TRUE(applyAnswerTo(viewer.webrtc(), answer)) << answer;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(viewer.webrtc(), answer)) << answer;
 
   // Half a second of sound decoded (24000 samples or more: opusdec may output stereo) and 10 H.264 access
   // units parsed (the loopback tests' check of the picture); at most 20 s on a busy box.

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "stream/rtp_extension_payloads.hpp"
+#include "webrtcbin_sdp.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/stream_server.hpp"
@@ -93,52 +94,6 @@ inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec
   gst_object_unref(sink);
   gst_object_unref(pipeline);
   return units;
-}
-
-// Makes `webrtc`'s offer, sets it as its local description and waits (bounded: 3 s) for ICE gathering;
-// the offer with its candidates. Empty when webrtcbin made none.
-inline std::string offerOf(GstElement* webrtc) {
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "create-offer", nullptr, p);
-  gst_promise_wait(p);
-  GstWebRTCSessionDescription* offer = nullptr;
-  gst_structure_get(gst_promise_get_reply(p), "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer,
-                    nullptr);
-  gst_promise_unref(p);
-  if (!offer) return {};
-  p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-local-description", offer, p);
-  gst_promise_wait(p);
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(offer);
-  for (int i = 0; i < 300; ++i) {
-    GstWebRTCICEGatheringState s{};
-    g_object_get(webrtc, "ice-gathering-state", &s, nullptr);
-    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  GstWebRTCSessionDescription* local = nullptr;
-  g_object_get(webrtc, "local-description", &local, nullptr);
-  gchar* text = gst_sdp_message_as_text(local->sdp);
-  std::string sdp(text);
-  g_free(text);
-  gst_webrtc_session_description_free(local);
-  return sdp;
-}
-
-// Sets `answer` as `webrtc`'s remote description; false when it is not SDP or webrtcbin refused it.
-inline bool applyAnswerTo(GstElement* webrtc, const std::string& answer) {
-  GstSDPMessage* sdp = nullptr;
-  if (gst_sdp_message_new_from_text(answer.c_str(), &sdp) != GST_SDP_OK) return false;
-  GstWebRTCSessionDescription* desc = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-remote-description", desc, p);
-  gst_promise_wait(p);
-  const GstStructure* reply = gst_promise_get_reply(p);
-  const bool ok = !(reply && gst_structure_has_field(reply, "error"));
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(desc);
-  return ok;
 }
 
 // What the RTP header extensions of the received packets said (ids as LoopbackViewer offered them).
@@ -208,9 +163,9 @@ class LoopbackViewer {
     return state;
   }
 
-  std::string createOffer() { return offerOf(webrtc_); }
+  std::string createOffer() { return webrtcbin_sdp::localOffer(webrtc_, 3s); }
 
-  bool applyAnswer(const std::string& answer) { return applyAnswerTo(webrtc_, answer); }
+  bool applyAnswer(const std::string& answer) { return webrtcbin_sdp::applyAnswer(webrtc_, answer); }
 
   /// Asks the sender for a keyframe the way a decoder does: an upstream GstForceKeyUnit event, which
   /// the receiving RTP session turns into RTCP PLI. False before media arrived.

@@ -10,6 +10,8 @@
 #define GST_USE_UNSTABLE_API
 #include <gst/webrtc/webrtc.h>
 
+#include "webrtcbin_sdp.hpp"
+
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/frame.h>
@@ -27,6 +29,8 @@ extern "C" {
 namespace zerohop::whep_viewer {
 
 using namespace std::chrono_literals;
+using webrtcbin_sdp::applyAnswer;
+using webrtcbin_sdp::localOffer;
 
 inline std::string jsonEscape(const std::string& s) {
   std::string out;
@@ -123,52 +127,6 @@ inline double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
-}
-
-// The offer after ICE gathering completed (WHEP carries no trickle here), or "".
-inline std::string localOffer(GstElement* webrtc) {
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "create-offer", nullptr, p);
-  gst_promise_wait(p);
-  GstWebRTCSessionDescription* offer = nullptr;
-  if (const GstStructure* reply = gst_promise_get_reply(p))
-    gst_structure_get(reply, "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer, nullptr);
-  gst_promise_unref(p);
-  if (!offer) return {};
-  p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-local-description", offer, p);
-  gst_promise_wait(p);
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(offer);
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  for (;;) {
-    GstWebRTCICEGatheringState s{};
-    g_object_get(webrtc, "ice-gathering-state", &s, nullptr);
-    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE || std::chrono::steady_clock::now() > deadline) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  GstWebRTCSessionDescription* local = nullptr;
-  g_object_get(webrtc, "local-description", &local, nullptr);
-  if (!local) return {};
-  gchar* text = gst_sdp_message_as_text(local->sdp);
-  std::string sdp(text);
-  g_free(text);
-  gst_webrtc_session_description_free(local);
-  return sdp;
-}
-
-inline bool applyAnswer(GstElement* webrtc, const std::string& answer) {
-  GstSDPMessage* sdp = nullptr;
-  if (gst_sdp_message_new_from_text(answer.c_str(), &sdp) != GST_SDP_OK) return false;
-  GstWebRTCSessionDescription* desc = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, sdp);
-  GstPromise* p = gst_promise_new();
-  g_signal_emit_by_name(webrtc, "set-remote-description", desc, p);
-  gst_promise_wait(p);
-  const GstStructure* reply = gst_promise_get_reply(p);
-  const bool ok = !(reply && gst_structure_has_field(reply, "error"));
-  gst_promise_unref(p);
-  gst_webrtc_session_description_free(desc);
-  return ok;
 }
 
 // The first bus error, as "ELEMENT: message", or "".
