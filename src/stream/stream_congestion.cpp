@@ -1,8 +1,9 @@
 // Congestion control of StreamServer (docs/stream.md, "Congestion control"): every kBitrateTickMs the
 // loop thread reads each connected viewer's RTCP feedback from its RTP session, turns what is new into
 // a CongestionFeedback for that viewer's BitrateController, and sets each of a stream's encode targets
-// (H.264, VP8) to the weakest estimate of the viewers that receive that codec (EncodeTargets). The
-// encode threads read their codec's target (targetBitrateKbps).
+// (H.264, VP8) to the weakest estimate of the viewers that receive that codec (EncodeTargets; a viewer
+// without NACK only while no viewer with NACK shares the encode: followedEstimates). The encode threads
+// read their codec's target (targetBitrateKbps).
 
 #include <algorithm>
 #include <numeric>
@@ -188,10 +189,11 @@ void StreamServer::Impl::updateBitrates() {
     std::size_t rung;
   };
   std::vector<Placed> placed;  // H.264 viewers of streams with a ladder: the rung each should be on
-  std::map<std::string, std::vector<std::vector<std::uint32_t>>> rungEstimates;  // stream -> per rung
+  std::map<std::string, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;  // stream -> per rung
   for (auto& [name, s] : streamRates_) rungEstimates[name].assign(s.ladder.size(), {});
   for (const auto& v : viewers) {
     StreamRate& stream = streamRate(v.stream);
+    const bool nack = v.session->choice().nackFeedback;
     auto it = viewerRates_.find(v.id);
     if (it == viewerRates_.end()) {
       // A new viewer starts at its codec's encode's current rate: it has seen nothing else.
@@ -200,18 +202,23 @@ void StreamServer::Impl::updateBitrates() {
                                                                            stream.targets.targetKbps(v.codec)),
                                                  {}, false, 0})
                .first;
+      if (!nack) {
+        log::info("stream: viewer ", v.id.substr(0, 8), " offered no NACK: the loss its receiver reports claim cannot be ",
+                  "checked, so it lowers its encode's bitrate only while no viewer with NACK shares that encode");
+      }
     }
     ViewerRate& r = it->second;
-    const stream::CongestionFeedback f =
-        feedbackFrom(v.reading, r.last, now, v.session->choice().nackFeedback, r.nacksAtReport);
+    const stream::CongestionFeedback f = feedbackFrom(v.reading, r.last, now, nack, r.nacksAtReport);
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);
     // A burst that lost a fifth of a window or more (a bottleneck that just appeared): a keyframe at the
     // lowered rate repairs it at once, where retransmitting the burst through the same full queue takes
     // seconds and freezes the picture meanwhile (the retransmission budget passes over requests older
-    // than that keyframe).
-    if (r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease && f.lossFraction &&
+    // than that keyframe). Not for a viewer without NACK: its loss is its word alone (followedEstimates),
+    // and a keyframe of the shared encode for it is one more on every viewer; its own PLIs, limited to
+    // one a second, ask for what it needs.
+    if (nack && r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease && f.lossFraction &&
         *f.lossFraction >= kKeyframeAfterLoss && now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
       r.lossKeyframeNs = now;
       keyframeFor.push_back({v.stream, v.id, v.codec});
@@ -238,7 +245,7 @@ void StreamServer::Impl::updateBitrates() {
     if (config_.adaptivePlayoutDelay) adaptPlayoutDelay(v.id, *v.session, r, now);
     r.last = v.reading;
     r.lastReadNs = now;
-    if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps()});
+    if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps(), nack});
     // Renditions: the viewer's own estimate places it on its stream's ladder (only its own).
     if (!stream.ladder.empty() && r.codec == PixelFormat::kH264) {
       if (!r.placement) r.placement.emplace(stream.ladder, 0);
@@ -249,7 +256,8 @@ void StreamServer::Impl::updateBitrates() {
         log::info("stream: viewer ", v.id.substr(0, 8), " to rendition ", rung, " (", stream.ladder[rung].width, "x",
                   stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s");
       }
-      if (r.sawFeedback && rung < rungEstimates[v.stream].size()) rungEstimates[v.stream][rung].push_back(r.controller.estimateKbps());
+      if (r.sawFeedback && rung < rungEstimates[v.stream].size())
+        rungEstimates[v.stream][rung].push_back({r.codec, r.controller.estimateKbps(), nack});
     }
   }
   for (auto& [name, stream] : streamRates_) {
@@ -261,10 +269,11 @@ void StreamServer::Impl::updateBitrates() {
     stream.targets.update(now, estimates[name]);
     for (std::size_t rung = 0; rung < stream.rungTargets.size(); ++rung) {
       const std::uint32_t before = stream.rungTargets[rung].targetKbps();
-      const std::uint32_t after = stream.rungTargets[rung].update(now, rungEstimates[name][rung]);
+      const std::vector<std::uint32_t> followed = stream::followedEstimates(rungEstimates[name][rung]);
+      const std::uint32_t after = stream.rungTargets[rung].update(now, followed);
       if (after * 10 < before * 9 || before * 10 < after * 9) {
         log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ", after,
-                  " kb/s (the weakest of the ", rungEstimates[name][rung].size(), " viewer(s) on it)");
+                  " kb/s (the weakest of ", followed.size(), " of the ", rungEstimates[name][rung].size(), " viewer(s) on it)");
       }
     }
     for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {
