@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "stream/stream_server_impl.hpp"
+#include "stream/viewer_feedback.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/log.hpp"
 
@@ -21,45 +22,6 @@ constexpr std::int64_t kLossKeyframeGapNs = 2'000'000'000;
 
 stream::BitrateLimits limitsOf(const StreamConfig& config, std::uint32_t maxKbps) {
   return {std::min(config.minBitrateKbps, maxKbps), maxKbps};
-}
-
-// What is new in `now` against `last` (the previous reading of the same viewer): a transport-cc window
-// that changed, a receiver report with a new highest sequence number (the RTT only from a new one: an
-// old report's says nothing about the queue now). Loss comes from transport-cc when
-// it has news (every ~60 ms from Chromium), else from the receiver report (about once a second).
-// A viewer that negotiated NACK has its receiver reports' loss checked against its NACKs
-// (creditedReportLoss): `nacksAtLastReport`, its NACK count when the previous report came.
-stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackReading& now,
-                                        const stream::ViewerSession::FeedbackReading& last, std::int64_t nowNs,
-                                        bool nackNegotiated, std::uint64_t nacksAtLastReport) {
-  stream::CongestionFeedback f;
-  f.nowNs = nowNs;
-  const auto& t = now.transport;
-  const bool newWindow = t && (!last.transport || t->packetsSent != last.transport->packetsSent ||
-                               t->packetsReceived != last.transport->packetsReceived ||
-                               t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
-  const bool newReport = now.report && (!last.report || now.report->highestSeq != last.report->highestSeq);
-  if (newReport && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
-  if (newWindow) {
-    f.fresh = true;
-    f.lossFraction = t->lossPercent / 100.0;
-    f.lossFromTransportCc = true;
-    if (t->sentKbps > 0 && t->receivedKbps > 0) {
-      f.sendKbps = t->sentKbps;
-      f.receiveKbps = t->receivedKbps;
-    }
-    f.deltaOfDeltaMs = t->avgDeltaOfDeltaMs;
-  } else if (newReport && !t) {
-    f.fresh = true;
-    f.lossFraction = now.report->fractionLost;
-    if (nackNegotiated) {
-      const std::uint64_t expected = last.report && now.report->highestSeq > last.report->highestSeq
-                                         ? now.report->highestSeq - last.report->highestSeq
-                                         : 0;
-      f.lossFraction = stream::creditedReportLoss(now.report->fractionLost, now.nackRequests - nacksAtLastReport, expected);
-    }
-  }
-  return f;
 }
 
 }  // namespace
@@ -208,7 +170,7 @@ void StreamServer::Impl::updateBitrates() {
       }
     }
     ViewerRate& r = it->second;
-    const stream::CongestionFeedback f = feedbackFrom(v.reading, r.last, now, nack, r.nacksAtReport);
+    const stream::CongestionFeedback f = stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);
