@@ -5,7 +5,8 @@
 namespace zerohop::stream {
 
 std::vector<std::uint32_t> followedEstimates(const std::vector<ViewerEstimate>& sharing) {
-  const bool anyNack = std::any_of(sharing.begin(), sharing.end(), [](const ViewerEstimate& v) { return v.nackNegotiated; });
+  const bool anyNack =
+      std::any_of(sharing.begin(), sharing.end(), [](const ViewerEstimate& v) { return v.nackNegotiated; });
   std::vector<std::uint32_t> followed;
   for (const ViewerEstimate& v : sharing) {
     if (v.nackNegotiated || !anyNack) followed.push_back(v.kbps);

@@ -151,7 +151,8 @@ void StreamServer::Impl::updateBitrates() {
     std::size_t rung;
   };
   std::vector<Placed> placed;  // H.264 viewers of streams with a ladder: the rung each should be on
-  std::map<std::string, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;  // stream -> per rung
+  // stream -> per rung: the viewers placed on it
+  std::map<std::string, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;
   for (auto& [name, s] : streamRates_) rungEstimates[name].assign(s.ladder.size(), {});
   for (const auto& v : viewers) {
     StreamRate& stream = streamRate(v.stream);
@@ -165,12 +166,15 @@ void StreamServer::Impl::updateBitrates() {
                                                  {}, false, 0})
                .first;
       if (!nack) {
-        log::info("stream: viewer ", v.id.substr(0, 8), " offered no NACK: the loss its receiver reports claim cannot be ",
-                  "checked, so it lowers its encode's bitrate only while no viewer with NACK shares that encode");
+        log::info(
+            "stream: viewer ", v.id.substr(0, 8),
+            " offered no NACK: the loss its receiver reports claim cannot be ",
+            "checked, so it lowers its encode's bitrate only while no viewer with NACK shares that encode");
       }
     }
     ViewerRate& r = it->second;
-    const stream::CongestionFeedback f = stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
+    const stream::CongestionFeedback f =
+        stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);
@@ -180,8 +184,9 @@ void StreamServer::Impl::updateBitrates() {
     // than that keyframe). Not for a viewer without NACK: its loss is its word alone (followedEstimates),
     // and a keyframe of the shared encode for it is one more on every viewer; its own PLIs, limited to
     // one a second, ask for what it needs.
-    if (nack && r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease && f.lossFraction &&
-        *f.lossFraction >= kKeyframeAfterLoss && now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
+    if (nack && r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease &&
+        f.lossFraction && *f.lossFraction >= kKeyframeAfterLoss &&
+        now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
       r.lossKeyframeNs = now;
       keyframeFor.push_back({v.stream, v.id, v.codec});
       log::debug("stream: viewer ", v.id.substr(0, 8), " lost ", *f.lossFraction * 100, " % of a window: keyframe");
@@ -234,8 +239,9 @@ void StreamServer::Impl::updateBitrates() {
       const std::vector<std::uint32_t> followed = stream::followedEstimates(rungEstimates[name][rung]);
       const std::uint32_t after = stream.rungTargets[rung].update(now, followed);
       if (after * 10 < before * 9 || before * 10 < after * 9) {
-        log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ", after,
-                  " kb/s (the weakest of ", followed.size(), " of the ", rungEstimates[name][rung].size(), " viewer(s) on it)");
+        log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ",
+                  after, " kb/s (the weakest of ", followed.size(), " of the ",
+                  rungEstimates[name][rung].size(), " viewer(s) on it)");
       }
     }
     for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {

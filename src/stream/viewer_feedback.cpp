@@ -14,14 +14,16 @@ void addSourceStats(FeedbackReading& reading, const RtpSourceStats& s, std::uint
   }
 }
 
-CongestionFeedback congestionFeedback(const FeedbackReading& now, const FeedbackReading& last, std::int64_t nowNs,
-                                      bool nackNegotiated, std::uint64_t nacksAtLastReport) {
+CongestionFeedback congestionFeedback(const FeedbackReading& now, const FeedbackReading& last,
+                                      std::int64_t nowNs, bool nackNegotiated,
+                                      std::uint64_t nacksAtLastReport) {
   CongestionFeedback f;
   f.nowNs = nowNs;
   const auto& t = now.transport;
-  const bool newWindow = t && (!last.transport || t->packetsSent != last.transport->packetsSent ||
-                               t->packetsReceived != last.transport->packetsReceived ||
-                               t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
+  const bool newWindow =
+      t && (!last.transport || t->packetsSent != last.transport->packetsSent ||
+            t->packetsReceived != last.transport->packetsReceived ||
+            t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
   const bool newReport = now.report && (!last.report || now.report->highestSeq != last.report->highestSeq);
   if (newReport && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
   if (newWindow) {
@@ -40,7 +42,8 @@ CongestionFeedback congestionFeedback(const FeedbackReading& now, const Feedback
       const std::uint64_t expected = last.report && now.report->highestSeq > last.report->highestSeq
                                          ? now.report->highestSeq - last.report->highestSeq
                                          : 0;
-      f.lossFraction = creditedReportLoss(now.report->fractionLost, now.nackRequests - nacksAtLastReport, expected);
+      f.lossFraction =
+          creditedReportLoss(now.report->fractionLost, now.nackRequests - nacksAtLastReport, expected);
     }
   }
   return f;

@@ -65,8 +65,9 @@ void addSourceStats(FeedbackReading& reading, const RtpSourceStats& source, std:
 /// that negotiated NACK has its reports' loss checked against its NACKs (creditedReportLoss):
 /// `nacksAtLastReport`, its NACK count when the previous report came. transport-cc's loss, rates and delay
 /// are taken as the viewer's acknowledgements tell (docs/reliability.md, "Hostile peers"). Pure.
-CongestionFeedback congestionFeedback(const FeedbackReading& now, const FeedbackReading& last, std::int64_t nowNs,
-                                      bool nackNegotiated, std::uint64_t nacksAtLastReport);
+CongestionFeedback congestionFeedback(const FeedbackReading& now, const FeedbackReading& last,
+                                      std::int64_t nowNs, bool nackNegotiated,
+                                      std::uint64_t nacksAtLastReport);
 
 class MediaReportTracker {
  public:

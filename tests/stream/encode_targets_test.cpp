@@ -57,13 +57,15 @@ TEST(EncodeTargets, OtherCodecsCountForNeitherAndLimitsBindBoth) {
 
 TEST(FollowedEstimates, AViewerWithoutNackIsPassedOverWhileAViewerWithNackSharesTheEncode) {
   // A viewer claiming loss it cannot be held to (no NACK) beside one whose claims are checked.
-  EXPECT_EQ(followedEstimates({{kH264, 2000, true}, {kH264, 300, false}}), (std::vector<std::uint32_t>{2000}));
+  EXPECT_EQ(followedEstimates({{kH264, 2000, true}, {kH264, 300, false}}),
+            (std::vector<std::uint32_t>{2000}));
   // Its estimate above the checked one's changes nothing either: the checked viewers set the encode.
   EXPECT_EQ(followedEstimates({{kH264, 900, true}, {kH264, 2500, false}, {kH264, 1200, true}}),
             (std::vector<std::uint32_t>{900, 1200}));
   // Alone, or among viewers without NACK only, it is believed: the encode is its own picture.
   EXPECT_EQ(followedEstimates({{kH264, 300, false}}), (std::vector<std::uint32_t>{300}));
-  EXPECT_EQ(followedEstimates({{kH264, 300, false}, {kH264, 1500, false}}), (std::vector<std::uint32_t>{300, 1500}));
+  EXPECT_EQ(followedEstimates({{kH264, 300, false}, {kH264, 1500, false}}),
+            (std::vector<std::uint32_t>{300, 1500}));
   EXPECT_TRUE(followedEstimates({}).empty());
 }
 

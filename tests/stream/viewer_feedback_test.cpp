@@ -101,7 +101,8 @@ TEST(ViewerFeedback, TheNewerOfRtpsessionsAndThePacketsReportIsRead) {
 
 constexpr std::int64_t kNow = 5'000'000'000;
 
-FeedbackReading withReport(double fractionLost, std::uint32_t highestSeq, std::uint64_t nacks, double rttMs = 40) {
+FeedbackReading withReport(double fractionLost, std::uint32_t highestSeq, std::uint64_t nacks,
+                           double rttMs = 40) {
   FeedbackReading r;
   r.report = FeedbackReading::ReceiverReport{fractionLost, rttMs, highestSeq};
   r.nackRequests = nacks;
