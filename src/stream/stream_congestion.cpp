@@ -1,13 +1,15 @@
 // Congestion control of StreamServer (docs/stream.md, "Congestion control"): every kBitrateTickMs the
 // loop thread reads each connected viewer's RTCP feedback from its RTP session, turns what is new into
 // a CongestionFeedback for that viewer's BitrateController, and sets each of a stream's encode targets
-// (H.264, VP8) to the weakest estimate of the viewers that receive that codec (EncodeTargets). The
-// encode threads read their codec's target (targetBitrateKbps).
+// (H.264, VP8) to the weakest estimate of the viewers that receive that codec (EncodeTargets; a viewer
+// without NACK only while no viewer with NACK shares the encode: followedEstimates). The encode threads
+// read their codec's target (targetBitrateKbps).
 
 #include <algorithm>
 #include <numeric>
 
 #include "stream/stream_server_impl.hpp"
+#include "stream/viewer_feedback.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/log.hpp"
 
@@ -20,45 +22,6 @@ constexpr std::int64_t kLossKeyframeGapNs = 2'000'000'000;
 
 stream::BitrateLimits limitsOf(const StreamConfig& config, std::uint32_t maxKbps) {
   return {std::min(config.minBitrateKbps, maxKbps), maxKbps};
-}
-
-// What is new in `now` against `last` (the previous reading of the same viewer): a transport-cc window
-// that changed, a receiver report with a new highest sequence number (the RTT only from a new one: an
-// old report's says nothing about the queue now). Loss comes from transport-cc when
-// it has news (every ~60 ms from Chromium), else from the receiver report (about once a second).
-// A viewer that negotiated NACK has its receiver reports' loss checked against its NACKs
-// (creditedReportLoss): `nacksAtLastReport`, its NACK count when the previous report came.
-stream::CongestionFeedback feedbackFrom(const stream::ViewerSession::FeedbackReading& now,
-                                        const stream::ViewerSession::FeedbackReading& last, std::int64_t nowNs,
-                                        bool nackNegotiated, std::uint64_t nacksAtLastReport) {
-  stream::CongestionFeedback f;
-  f.nowNs = nowNs;
-  const auto& t = now.transport;
-  const bool newWindow = t && (!last.transport || t->packetsSent != last.transport->packetsSent ||
-                               t->packetsReceived != last.transport->packetsReceived ||
-                               t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
-  const bool newReport = now.report && (!last.report || now.report->highestSeq != last.report->highestSeq);
-  if (newReport && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
-  if (newWindow) {
-    f.fresh = true;
-    f.lossFraction = t->lossPercent / 100.0;
-    f.lossFromTransportCc = true;
-    if (t->sentKbps > 0 && t->receivedKbps > 0) {
-      f.sendKbps = t->sentKbps;
-      f.receiveKbps = t->receivedKbps;
-    }
-    f.deltaOfDeltaMs = t->avgDeltaOfDeltaMs;
-  } else if (newReport && !t) {
-    f.fresh = true;
-    f.lossFraction = now.report->fractionLost;
-    if (nackNegotiated) {
-      const std::uint64_t expected = last.report && now.report->highestSeq > last.report->highestSeq
-                                         ? now.report->highestSeq - last.report->highestSeq
-                                         : 0;
-      f.lossFraction = stream::creditedReportLoss(now.report->fractionLost, now.nackRequests - nacksAtLastReport, expected);
-    }
-  }
-  return f;
 }
 
 }  // namespace
@@ -188,10 +151,12 @@ void StreamServer::Impl::updateBitrates() {
     std::size_t rung;
   };
   std::vector<Placed> placed;  // H.264 viewers of streams with a ladder: the rung each should be on
-  std::map<std::string, std::vector<std::vector<std::uint32_t>>> rungEstimates;  // stream -> per rung
+  // stream -> per rung: the viewers placed on it
+  std::map<std::string, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;
   for (auto& [name, s] : streamRates_) rungEstimates[name].assign(s.ladder.size(), {});
   for (const auto& v : viewers) {
     StreamRate& stream = streamRate(v.stream);
+    const bool nack = v.session->choice().nackFeedback;
     auto it = viewerRates_.find(v.id);
     if (it == viewerRates_.end()) {
       // A new viewer starts at its codec's encode's current rate: it has seen nothing else.
@@ -200,19 +165,28 @@ void StreamServer::Impl::updateBitrates() {
                                                                            stream.targets.targetKbps(v.codec)),
                                                  {}, false, 0})
                .first;
+      if (!nack) {
+        log::info(
+            "stream: viewer ", v.id.substr(0, 8),
+            " offered no NACK: the loss its receiver reports claim cannot be ",
+            "checked, so it lowers its encode's bitrate only while no viewer with NACK shares that encode");
+      }
     }
     ViewerRate& r = it->second;
     const stream::CongestionFeedback f =
-        feedbackFrom(v.reading, r.last, now, v.session->choice().nackFeedback, r.nacksAtReport);
+        stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);
     // A burst that lost a fifth of a window or more (a bottleneck that just appeared): a keyframe at the
     // lowered rate repairs it at once, where retransmitting the burst through the same full queue takes
     // seconds and freezes the picture meanwhile (the retransmission budget passes over requests older
-    // than that keyframe).
-    if (r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease && f.lossFraction &&
-        *f.lossFraction >= kKeyframeAfterLoss && now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
+    // than that keyframe). Not for a viewer without NACK: its loss is its word alone (followedEstimates),
+    // and a keyframe of the shared encode for it is one more on every viewer; its own PLIs, limited to
+    // one a second, ask for what it needs.
+    if (nack && r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease &&
+        f.lossFraction && *f.lossFraction >= kKeyframeAfterLoss &&
+        now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
       r.lossKeyframeNs = now;
       keyframeFor.push_back({v.stream, v.id, v.codec});
       log::debug("stream: viewer ", v.id.substr(0, 8), " lost ", *f.lossFraction * 100, " % of a window: keyframe");
@@ -238,7 +212,7 @@ void StreamServer::Impl::updateBitrates() {
     if (config_.adaptivePlayoutDelay) adaptPlayoutDelay(v.id, *v.session, r, now);
     r.last = v.reading;
     r.lastReadNs = now;
-    if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps()});
+    if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps(), nack});
     // Renditions: the viewer's own estimate places it on its stream's ladder (only its own).
     if (!stream.ladder.empty() && r.codec == PixelFormat::kH264) {
       if (!r.placement) r.placement.emplace(stream.ladder, 0);
@@ -249,7 +223,8 @@ void StreamServer::Impl::updateBitrates() {
         log::info("stream: viewer ", v.id.substr(0, 8), " to rendition ", rung, " (", stream.ladder[rung].width, "x",
                   stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s");
       }
-      if (r.sawFeedback && rung < rungEstimates[v.stream].size()) rungEstimates[v.stream][rung].push_back(r.controller.estimateKbps());
+      if (r.sawFeedback && rung < rungEstimates[v.stream].size())
+        rungEstimates[v.stream][rung].push_back({r.codec, r.controller.estimateKbps(), nack});
     }
   }
   for (auto& [name, stream] : streamRates_) {
@@ -261,10 +236,12 @@ void StreamServer::Impl::updateBitrates() {
     stream.targets.update(now, estimates[name]);
     for (std::size_t rung = 0; rung < stream.rungTargets.size(); ++rung) {
       const std::uint32_t before = stream.rungTargets[rung].targetKbps();
-      const std::uint32_t after = stream.rungTargets[rung].update(now, rungEstimates[name][rung]);
+      const std::vector<std::uint32_t> followed = stream::followedEstimates(rungEstimates[name][rung]);
+      const std::uint32_t after = stream.rungTargets[rung].update(now, followed);
       if (after * 10 < before * 9 || before * 10 < after * 9) {
-        log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ", after,
-                  " kb/s (the weakest of the ", rungEstimates[name][rung].size(), " viewer(s) on it)");
+        log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ",
+                  after, " kb/s (the weakest of ", followed.size(), " of the ",
+                  rungEstimates[name][rung].size(), " viewer(s) on it)");
       }
     }
     for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {

@@ -14,6 +14,41 @@ void addSourceStats(FeedbackReading& reading, const RtpSourceStats& s, std::uint
   }
 }
 
+CongestionFeedback congestionFeedback(const FeedbackReading& now, const FeedbackReading& last,
+                                      std::int64_t nowNs, bool nackNegotiated,
+                                      std::uint64_t nacksAtLastReport) {
+  CongestionFeedback f;
+  f.nowNs = nowNs;
+  const auto& t = now.transport;
+  const bool newWindow =
+      t && (!last.transport || t->packetsSent != last.transport->packetsSent ||
+            t->packetsReceived != last.transport->packetsReceived ||
+            t->sentKbps != last.transport->sentKbps || t->receivedKbps != last.transport->receivedKbps);
+  const bool newReport = now.report && (!last.report || now.report->highestSeq != last.report->highestSeq);
+  if (newReport && now.report->rttMs > 0) f.rttMs = now.report->rttMs;
+  if (newWindow) {
+    f.fresh = true;
+    f.lossFraction = t->lossPercent / 100.0;
+    f.lossFromTransportCc = true;
+    if (t->sentKbps > 0 && t->receivedKbps > 0) {
+      f.sendKbps = t->sentKbps;
+      f.receiveKbps = t->receivedKbps;
+    }
+    f.deltaOfDeltaMs = t->avgDeltaOfDeltaMs;
+  } else if (newReport && !t) {
+    f.fresh = true;
+    f.lossFraction = now.report->fractionLost;
+    if (nackNegotiated) {
+      const std::uint64_t expected = last.report && now.report->highestSeq > last.report->highestSeq
+                                         ? now.report->highestSeq - last.report->highestSeq
+                                         : 0;
+      f.lossFraction =
+          creditedReportLoss(now.report->fractionLost, now.nackRequests - nacksAtLastReport, expected);
+    }
+  }
+  return f;
+}
+
 void MediaReportTracker::onCompoundRtcp(const std::uint8_t* data, std::size_t size) {
   const std::vector<RtcpReportBlock> blocks = rtcpReportBlocks(data, size);
   std::lock_guard lock(mutex_);

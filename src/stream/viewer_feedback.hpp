@@ -7,7 +7,8 @@
 //     the viewer's carries its last report block about one of our sources);
 //   - MediaReportTracker: every report block of the viewer's compound RTCP packets, keeping the newest
 //     about our media SSRC (rtpsession keeps only its last block about any of our sources, which may be
-//     the RTX SSRC's: rtcp_report_blocks.hpp), and the newer of the two reports.
+//     the RTX SSRC's: rtcp_report_blocks.hpp), and the newer of the two reports;
+//   - congestionFeedback: what is new between two readings, as the viewer's BitrateController takes it.
 // Pure: no GStreamer. Thread-safety: FeedbackReading and addSourceStats reentrant; MediaReportTracker
 // thread-safe.
 
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <optional>
 
+#include "stream/bitrate_controller.hpp"
 #include "stream/rtcp_report_blocks.hpp"
 
 namespace zerohop::stream {
@@ -54,6 +56,18 @@ struct RtpSourceStats {
 /// Folds `source` into `reading`: our media source's octets sent, and a viewer source's report block about
 /// `mediaSsrc` when it is newer (higher extended sequence) than the one already there.
 void addSourceStats(FeedbackReading& reading, const RtpSourceStats& source, std::uint32_t mediaSsrc);
+
+/// What is new in `now` against `last` (the previous reading of the same viewer): a transport-cc window that
+/// changed, a receiver report with a new highest sequence number (the RTT only from a new one: an old
+/// report's says nothing about the queue now). Loss comes from transport-cc when it has news (every ~60 ms
+/// from Chromium), else from the receiver report (about once a second), and never from a report once a
+/// transport-cc window came (a viewer's reports cannot claim loss its acknowledgements contradict). A viewer
+/// that negotiated NACK has its reports' loss checked against its NACKs (creditedReportLoss):
+/// `nacksAtLastReport`, its NACK count when the previous report came. transport-cc's loss, rates and delay
+/// are taken as the viewer's acknowledgements tell (docs/reliability.md, "Hostile peers"). Pure.
+CongestionFeedback congestionFeedback(const FeedbackReading& now, const FeedbackReading& last,
+                                      std::int64_t nowNs, bool nackNegotiated,
+                                      std::uint64_t nacksAtLastReport);
 
 class MediaReportTracker {
  public:

@@ -1,5 +1,6 @@
 // EncodeTargets (src/stream/encode_targets.hpp): the H.264 and the VP8 encode of a stream each follow
-// the weakest viewer of their own codec, never the other codec's viewers.
+// the weakest viewer of their own codec, never the other codec's viewers; a viewer without NACK only
+// while no viewer with NACK shares the encode (followedEstimates, issue 33).
 #include "stream/encode_targets.hpp"
 
 #include <gtest/gtest.h>
@@ -52,6 +53,36 @@ TEST(EncodeTargets, OtherCodecsCountForNeitherAndLimitsBindBoth) {
   EXPECT_EQ(t.limits().maxKbps, 1000u);
   EXPECT_EQ(t.targetKbps(kH264), 1000u);
   EXPECT_EQ(t.targetKbps(kVP8), 300u);
+}
+
+TEST(FollowedEstimates, AViewerWithoutNackIsPassedOverWhileAViewerWithNackSharesTheEncode) {
+  // A viewer claiming loss it cannot be held to (no NACK) beside one whose claims are checked.
+  EXPECT_EQ(followedEstimates({{kH264, 2000, true}, {kH264, 300, false}}),
+            (std::vector<std::uint32_t>{2000}));
+  // Its estimate above the checked one's changes nothing either: the checked viewers set the encode.
+  EXPECT_EQ(followedEstimates({{kH264, 900, true}, {kH264, 2500, false}, {kH264, 1200, true}}),
+            (std::vector<std::uint32_t>{900, 1200}));
+  // Alone, or among viewers without NACK only, it is believed: the encode is its own picture.
+  EXPECT_EQ(followedEstimates({{kH264, 300, false}}), (std::vector<std::uint32_t>{300}));
+  EXPECT_EQ(followedEstimates({{kH264, 300, false}, {kH264, 1500, false}}),
+            (std::vector<std::uint32_t>{300, 1500}));
+  EXPECT_TRUE(followedEstimates({}).empty());
+}
+
+TEST(EncodeTargets, AViewerWithoutNackCannotPullAnEncodeBelowItsViewersWithNack) {
+  EncodeTargets t(kLimits);
+  // A hostile viewer (no NACK) claims loss down to the minimum; the honest H.264 viewer (NACK) holds 2000.
+  t.update(kSecond, {{kH264, 2000, true}, {kH264, 300, false}});
+  EXPECT_EQ(t.targetKbps(kH264), 2000u) << "the unchecked claim pulled the shared encode down";
+  EXPECT_EQ(t.viewersCounted(kH264), 1u);
+  // It pulls down only the encode it has to itself: the VP8 one, where it is the only viewer.
+  t.update(2 * kSecond, {{kH264, 2000, true}, {kVP8, 300, false}});
+  EXPECT_EQ(t.targetKbps(kVP8), 300u);
+  EXPECT_EQ(t.targetKbps(kH264), 2000u);
+  // The viewer with NACK leaves: the one left is believed, its encode its own picture.
+  t.update(3 * kSecond, {{kH264, 400, false}});
+  EXPECT_EQ(t.targetKbps(kH264), 400u);
+  EXPECT_EQ(t.viewersCounted(kH264), 1u);
 }
 
 }  // namespace

@@ -26,8 +26,11 @@ on 2 busy cores shared with the attacker): bitrate >= 75 % of its baseline, keyf
 plus 2, fps >= 50 % of its baseline; a believed claim, a keyframe per PLI or a stalled viewer still fail.
 
 ZEROHOP_HOSTILE_S=30 attacks for 30 s (the acceptance's length; 9 s by default).
---hostile-without-nack (by hand, not in CI): the hostile viewer offers no NACK, so serve still believes its
-reports (a known gap): the feedback case then fails the bitrate acceptance, which shows the test can fail.
+--hostile-without-nack: the hostile viewer offers no NACK, so nothing holds its reports' loss to what it
+misses; serve follows such a viewer's estimate only while no viewer with NACK shares the encode
+(followedEstimates, src/stream/encode_targets.hpp), so the same bounds hold (the honest viewer offers NACK).
+Before that rule its claim was believed: the honest viewer fell to 28 % of its bitrate, the encode's target
+to --min-bitrate (300 kb/s), and the test failed.
 
 usage: hostile_viewer_test.py ZEROHOP_BINARY RECEIVER_BINARY feedback|junk [--hostile-without-nack]
 exit: 0 pass, 1 fail

@@ -1,5 +1,6 @@
-// viewer_feedback.hpp: rtpsession's per-source numbers folded into one reading, and the viewer's media
-// report block read from its own RTCP preferred when newer; no GStreamer.
+// viewer_feedback.hpp: rtpsession's per-source numbers folded into one reading, the viewer's media
+// report block read from its own RTCP preferred when newer, and what congestion control believes of two
+// readings (congestionFeedback); no GStreamer.
 #include "stream/viewer_feedback.hpp"
 
 #include <gtest/gtest.h>
@@ -96,6 +97,62 @@ TEST(ViewerFeedback, TheNewerOfRtpsessionsAndThePacketsReportIsRead) {
   EXPECT_EQ(stale.report->highestSeq, 900u);
   EXPECT_DOUBLE_EQ(stale.report->fractionLost, 0.5);
   EXPECT_DOUBLE_EQ(stale.report->rttMs, 0);  // no RTT from the packet alone
+}
+
+constexpr std::int64_t kNow = 5'000'000'000;
+
+FeedbackReading withReport(double fractionLost, std::uint32_t highestSeq, std::uint64_t nacks,
+                           double rttMs = 40) {
+  FeedbackReading r;
+  r.report = FeedbackReading::ReceiverReport{fractionLost, rttMs, highestSeq};
+  r.nackRequests = nacks;
+  return r;
+}
+
+TEST(CongestionFeedback, AReportsLossIsHeldToTheViewersNacksOnlyWhenItNegotiatedNack) {
+  const FeedbackReading last = withReport(0, 1000, 10);
+  const FeedbackReading now = withReport(0.5, 1300, 25);  // claims half of 300 packets, NACKed 15
+  const CongestionFeedback nack = congestionFeedback(now, last, kNow, true, 10);
+  EXPECT_TRUE(nack.fresh);
+  EXPECT_FALSE(nack.lossFromTransportCc);
+  EXPECT_DOUBLE_EQ(nack.lossFraction.value_or(-1), 0.05);  // 15 / 300
+  EXPECT_DOUBLE_EQ(nack.rttMs.value_or(-1), 40);
+  // Without NACK nothing holds the claim: it is taken as it is (EncodeTargets then follows such a viewer
+  // only while no viewer with NACK shares its encode: followedEstimates).
+  EXPECT_DOUBLE_EQ(congestionFeedback(now, last, kNow, false, 10).lossFraction.value_or(-1), 0.5);
+  // The same report again is no news: the estimate holds.
+  EXPECT_FALSE(congestionFeedback(now, now, kNow, true, 25).fresh);
+}
+
+TEST(CongestionFeedback, OnceATransportCcWindowCameAReportsClaimedLossIsNotRead) {
+  FeedbackReading last = withReport(0, 1000, 0);
+  last.transport = FeedbackReading::TransportWindow{20, 20, 0, 1000, 1000, 0.01};
+  FeedbackReading now = withReport(0.5, 1300, 0, 45);  // a report claiming 50 %, the same window as before
+  now.transport = last.transport;
+  const CongestionFeedback f = congestionFeedback(now, last, kNow, false, 0);
+  EXPECT_FALSE(f.fresh) << "a receiver report's loss was read beside transport-cc's acknowledgements";
+  EXPECT_FALSE(f.lossFraction);
+  // A new window that acknowledged everything: loss 0 whatever the report says.
+  now.transport = FeedbackReading::TransportWindow{21, 21, 0, 1010, 1005, 0.02};
+  const CongestionFeedback g = congestionFeedback(now, last, kNow, false, 0);
+  EXPECT_TRUE(g.fresh);
+  EXPECT_TRUE(g.lossFromTransportCc);
+  EXPECT_DOUBLE_EQ(g.lossFraction.value_or(-1), 0.0);
+  EXPECT_DOUBLE_EQ(g.receiveKbps.value_or(-1), 1005);
+}
+
+TEST(CongestionFeedback, ATransportCcWindowIsTakenAsTheViewerAcknowledgedItNotCheckedAgainstNacks) {
+  // What serve believes of forged transport-cc (docs/reliability.md, "Hostile peers"): a window whose acks
+  // say half was lost and the rest came at half the rate, from a viewer with NACK that NACKed nothing.
+  FeedbackReading last;
+  last.transport = FeedbackReading::TransportWindow{20, 20, 0, 1000, 1000, 0.01};
+  FeedbackReading now;
+  now.transport = FeedbackReading::TransportWindow{20, 10, 50, 1000, 500, 2.0};
+  const CongestionFeedback f = congestionFeedback(now, last, kNow, true, 0);
+  EXPECT_TRUE(f.fresh);
+  EXPECT_DOUBLE_EQ(f.lossFraction.value_or(-1), 0.5);
+  EXPECT_DOUBLE_EQ(f.receiveKbps.value_or(-1), 500);
+  EXPECT_DOUBLE_EQ(f.deltaOfDeltaMs.value_or(-1), 2.0);
 }
 
 }  // namespace
