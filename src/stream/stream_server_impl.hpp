@@ -76,7 +76,8 @@ class StreamServer::Impl {
   /// Every stream, in name order (a snapshot: streams are never removed).
   std::vector<StreamState*> streamList() const;
   StreamState& unnamed() const { return *unnamed_; }
-  /// The stream POST /whep plays: config_.defaultStream's (addStream() may make it later), or the unnamed one.
+  /// The stream POST /whep plays: config_.defaultStream's (made in the constructor, so viewers may come
+  /// before its addStream()), or the unnamed one.
   StreamState& defaultStream() const { return *defaultStream_; }
   /// True when `segment` (of /whep/<segment>) is an endpoint: "" (/whep/ itself) or a stream addStream() made.
   bool hasStream(const std::string& segment) const;
