@@ -26,15 +26,13 @@ stream::BitrateLimits limitsOf(const StreamConfig& config, std::uint32_t maxKbps
 
 }  // namespace
 
-StreamServer::Impl::StreamRate& StreamServer::Impl::streamRate(const std::string& stream) {
-  auto it = streamRates_.find(stream);
-  if (it == streamRates_.end()) {
-    it = streamRates_.emplace(stream, StreamRate(limitsOf(config_, 0))).first;
-  }
-  return it->second;
+StreamServer::Impl::StreamRate& StreamServer::Impl::streamRate(StreamState& stream) {
+  if (!stream.rate) stream.rate.emplace(limitsOf(config_, 0));
+  return *stream.rate;
 }
 
-void StreamServer::Impl::setMaxBitrate(const std::string& stream, std::uint32_t kbps) {
+void StreamServer::Impl::setMaxBitrate(StreamState& stream, std::uint32_t kbps) {
+  std::lock_guard table(mutex_);  // its viewers' rates are found through the sessions
   std::lock_guard lock(rateMutex_);
   StreamRate& r = streamRate(stream);
   if (!r.maxSet) {
@@ -43,39 +41,38 @@ void StreamServer::Impl::setMaxBitrate(const std::string& stream, std::uint32_t 
     r.targets.setLimits(limitsOf(config_, kbps));
   }
   r.maxSet = kbps > 0;
-  for (auto& [id, v] : viewerRates_) {
-    if (v.stream == stream) v.controller.setLimits(r.targets.limits());
+  for (auto& [id, session] : sessions_) {
+    if (session->stream == &stream && session->rate) session->rate->controller.setLimits(r.targets.limits());
   }
 }
 
-std::uint32_t StreamServer::Impl::targetBitrateKbps(const std::string& stream, PixelFormat codec) const {
+std::uint32_t StreamServer::Impl::targetBitrateKbps(const StreamState& stream, PixelFormat codec) const {
   if (codec != PixelFormat::kVP8) return renditionTargetKbps(stream, 0);
   if (!config_.congestionControl) return 0;
   std::lock_guard lock(rateMutex_);
-  const auto it = streamRates_.find(stream);
-  return it != streamRates_.end() && it->second.maxSet ? it->second.targets.targetKbps(codec) : 0;
+  return stream.rate && stream.rate->maxSet ? stream.rate->targets.targetKbps(codec) : 0;
 }
 
 // With a ladder, each rung's encode follows the viewers placed on it (EncodeTarget within the rung's
 // range; none: it rises to the rung's maximum); rung 0 without a ladder is the H.264 encode of before.
-std::uint32_t StreamServer::Impl::renditionTargetKbps(const std::string& stream, std::size_t rung) const {
+std::uint32_t StreamServer::Impl::renditionTargetKbps(const StreamState& stream, std::size_t rung) const {
   if (!config_.congestionControl) return 0;
   std::lock_guard lock(rateMutex_);
-  const auto it = streamRates_.find(stream);
-  if (it == streamRates_.end() || !it->second.maxSet) return 0;
-  const StreamRate& r = it->second;
+  if (!stream.rate || !stream.rate->maxSet) return 0;
+  const StreamRate& r = *stream.rate;
   if (r.ladder.empty()) return rung == 0 ? r.targets.targetKbps(PixelFormat::kH264) : 0;
   return rung < r.rungTargets.size() ? r.rungTargets[rung].targetKbps() : 0;
 }
 
-void StreamServer::Impl::setRenditions(const std::string& stream, const std::vector<Rendition>& ladder) {
+void StreamServer::Impl::setRenditions(StreamState& stream, const std::vector<Rendition>& ladder) {
+  std::lock_guard table(mutex_);  // its viewers' rates are found through the sessions
   std::lock_guard lock(rateMutex_);
   StreamRate& r = streamRate(stream);
   r.ladder = ladder.size() > 1 ? ladder : std::vector<Rendition>{};
   r.rungTargets.clear();
   for (const Rendition& rung : r.ladder) r.rungTargets.emplace_back(stream::BitrateLimits{rung.minKbps, rung.maxKbps});
-  for (auto& [id, v] : viewerRates_) {
-    if (v.stream == stream) v.placement.reset();  // placed afresh on the new ladder
+  for (auto& [id, session] : sessions_) {
+    if (session->stream == &stream && session->rate) session->rate->placement.reset();  // placed afresh on the new ladder
   }
   if (!r.ladder.empty()) {
     std::string rungs;
@@ -83,28 +80,28 @@ void StreamServer::Impl::setRenditions(const std::string& stream, const std::vec
       rungs += (rungs.empty() ? "" : ", ") + std::to_string(rung.width) + "x" + std::to_string(rung.height) + " " +
                std::to_string(rung.minKbps) + "-" + std::to_string(rung.maxKbps) + " kb/s";
     }
-    log::info("stream", stream.empty() ? "" : " " + stream, ": renditions ", rungs,
+    log::info("stream", stream.logName(), ": renditions ", rungs,
               "; each H.264 viewer receives the highest its own estimate fits");
   }
 }
 
-StreamBitrate StreamServer::Impl::bitrate(const std::string& stream, PixelFormat codec) const {
+StreamBitrate StreamServer::Impl::bitrate(const StreamState& stream, PixelFormat codec) const {
   StreamBitrate b;
   std::lock_guard lock(rateMutex_);
-  const auto it = streamRates_.find(stream);
-  if (it == streamRates_.end()) return b;
-  b.congestionControl = config_.congestionControl && it->second.maxSet;
-  b.minKbps = it->second.targets.limits().minKbps;
-  b.maxKbps = it->second.targets.limits().maxKbps;
-  b.targetKbps = b.congestionControl ? it->second.targets.targetKbps(codec) : 0;
-  if (b.congestionControl && codec != PixelFormat::kVP8 && !it->second.rungTargets.empty()) {
-    b.targetKbps = it->second.rungTargets[0].targetKbps();  // with a ladder, rung 0's viewers' own
+  if (!stream.rate) return b;
+  const StreamRate& r = *stream.rate;
+  b.congestionControl = config_.congestionControl && r.maxSet;
+  b.minKbps = r.targets.limits().minKbps;
+  b.maxKbps = r.targets.limits().maxKbps;
+  b.targetKbps = b.congestionControl ? r.targets.targetKbps(codec) : 0;
+  if (b.congestionControl && codec != PixelFormat::kVP8 && !r.rungTargets.empty()) {
+    b.targetKbps = r.rungTargets[0].targetKbps();  // with a ladder, rung 0's viewers' own
   }
-  b.sentKbps = it->second.sent(codec).sentKbps;
+  b.sentKbps = r.sent(codec).sentKbps;
   return b;
 }
 
-void StreamServer::Impl::countPublished(const std::string& stream, PixelFormat codec, std::size_t bytes) {
+void StreamServer::Impl::countPublished(StreamState& stream, PixelFormat codec, std::size_t bytes) {
   std::lock_guard lock(rateMutex_);
   streamRate(stream).sent(codec).bytesSinceTick += bytes;
 }
@@ -119,52 +116,56 @@ void StreamServer::Impl::SentWindow::tick() {
 void StreamServer::Impl::updateBitrates() {
   const std::int64_t now = monotonicNs();
   struct Viewer {
-    std::string id, stream;
+    std::string id;
+    StreamState* stream;
+    std::shared_ptr<SessionRecord> record;
     PixelFormat codec;
     std::shared_ptr<stream::ViewerSession> session;
     stream::ViewerSession::FeedbackReading reading;
   };
   std::vector<Viewer> viewers;
+  std::vector<std::shared_ptr<SessionRecord>> unconnected;  // their rates start afresh once connected
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, s] : sessions_) {
-      const auto named = sessionStream_.find(id);
-      if (s && s->connected() && named != sessionStream_.end()) {
-        viewers.push_back({id, named->second, s->codec(), s, {}});
+    for (const auto& [id, record] : sessions_) {
+      const std::shared_ptr<stream::ViewerSession>& s = record->session;
+      if (s && s->connected()) {
+        viewers.push_back({id, record->stream, record, s->codec(), s, {}});
+      } else {
+        unconnected.push_back(record);
       }
     }
   }
   for (auto& v : viewers) v.reading = v.session->readFeedback();  // outside the table's lock
+  const std::vector<StreamState*> streams = streamList();
 
   struct KeyframeFor {  // a viewer to ask a keyframe for (of its own encode) once the rate lock is let go
-    std::string stream, id;
+    StreamState* stream;
+    std::shared_ptr<std::atomic<std::size_t>> keyframeRung;
     PixelFormat codec;
   };
   std::vector<KeyframeFor> keyframeFor;
   std::unique_lock lock(rateMutex_);
-  std::erase_if(viewerRates_, [&](const auto& entry) {
-    return std::none_of(viewers.begin(), viewers.end(), [&](const Viewer& v) { return v.id == entry.first; });
-  });
-  std::map<std::string, std::vector<stream::ViewerEstimate>> estimates;  // stream -> its viewers' estimates
+  for (const auto& record : unconnected) record->rate.reset();
+  std::map<const StreamState*, std::vector<stream::ViewerEstimate>> estimates;  // stream -> its viewers' estimates
   struct Placed {
-    std::string id, stream;
+    std::string id;
+    std::shared_ptr<SessionRecord> record;
     std::size_t rung;
   };
   std::vector<Placed> placed;  // H.264 viewers of streams with a ladder: the rung each should be on
   // stream -> per rung: the viewers placed on it
-  std::map<std::string, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;
-  for (auto& [name, s] : streamRates_) rungEstimates[name].assign(s.ladder.size(), {});
+  std::map<const StreamState*, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;
+  for (const StreamState* s : streams) {
+    if (s->rate) rungEstimates[s].assign(s->rate->ladder.size(), {});
+  }
   for (const auto& v : viewers) {
-    StreamRate& stream = streamRate(v.stream);
+    StreamRate& stream = streamRate(*v.stream);
     const bool nack = v.session->choice().nackFeedback;
-    auto it = viewerRates_.find(v.id);
-    if (it == viewerRates_.end()) {
+    if (!v.record->rate) {
       // A new viewer starts at its codec's encode's current rate: it has seen nothing else.
-      it = viewerRates_.emplace(v.id, ViewerRate{v.stream, v.codec,
-                                                 stream::BitrateController(stream.targets.limits(),
-                                                                           stream.targets.targetKbps(v.codec)),
-                                                 {}, false, 0})
-               .first;
+      v.record->rate.emplace(ViewerRate{v.codec, stream::BitrateController(stream.targets.limits(),
+                                                                           stream.targets.targetKbps(v.codec))});
       if (!nack) {
         log::info(
             "stream: viewer ", v.id.substr(0, 8),
@@ -172,7 +173,7 @@ void StreamServer::Impl::updateBitrates() {
             "checked, so it lowers its encode's bitrate only while no viewer with NACK shares that encode");
       }
     }
-    ViewerRate& r = it->second;
+    ViewerRate& r = *v.record->rate;
     const stream::CongestionFeedback f =
         stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
@@ -188,7 +189,7 @@ void StreamServer::Impl::updateBitrates() {
         f.lossFraction && *f.lossFraction >= kKeyframeAfterLoss &&
         now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
       r.lossKeyframeNs = now;
-      keyframeFor.push_back({v.stream, v.id, v.codec});
+      keyframeFor.push_back({v.stream, v.record->keyframeRung, v.codec});
       log::debug("stream: viewer ", v.id.substr(0, 8), " lost ", *f.lossFraction * 100, " % of a window: keyframe");
     }
     if (f.fresh) {
@@ -218,7 +219,7 @@ void StreamServer::Impl::updateBitrates() {
       if (!r.placement) r.placement.emplace(stream.ladder, 0);
       const std::size_t before = r.placement->rung();
       const std::size_t rung = r.sawFeedback ? r.placement->update(now, r.controller.estimateKbps()) : before;
-      placed.push_back({v.id, v.stream, rung});
+      placed.push_back({v.id, v.record, rung});
       if (rung != before) {
         log::info("stream: viewer ", v.id.substr(0, 8), " to rendition ", rung, " (", stream.ladder[rung].width, "x",
                   stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s");
@@ -227,21 +228,23 @@ void StreamServer::Impl::updateBitrates() {
         rungEstimates[v.stream][rung].push_back({r.codec, r.controller.estimateKbps(), nack});
     }
   }
-  for (auto& [name, stream] : streamRates_) {
+  for (StreamState* s : streams) {
+    if (!s->rate) continue;
+    StreamRate& stream = *s->rate;
     stream.h264.tick();
     stream.vp8.tick();
     if (!stream.maxSet || !config_.congestionControl) continue;
     const std::uint32_t h264Before = stream.targets.targetKbps(PixelFormat::kH264);
     const std::uint32_t vp8Before = stream.targets.targetKbps(PixelFormat::kVP8);
-    stream.targets.update(now, estimates[name]);
+    stream.targets.update(now, estimates[s]);
     for (std::size_t rung = 0; rung < stream.rungTargets.size(); ++rung) {
       const std::uint32_t before = stream.rungTargets[rung].targetKbps();
-      const std::vector<std::uint32_t> followed = stream::followedEstimates(rungEstimates[name][rung]);
+      const std::vector<std::uint32_t> followed = stream::followedEstimates(rungEstimates[s][rung]);
       const std::uint32_t after = stream.rungTargets[rung].update(now, followed);
       if (after * 10 < before * 9 || before * 10 < after * 9) {
-        log::info("stream", name.empty() ? "" : " " + name, ": rendition ", rung, " bitrate ", before, " -> ",
-                  after, " kb/s (the weakest of ", followed.size(), " of the ",
-                  rungEstimates[name][rung].size(), " viewer(s) on it)");
+        log::info("stream", s->logName(), ": rendition ", rung, " bitrate ", before, " -> ", after,
+                  " kb/s (the weakest of ", followed.size(), " of the ", rungEstimates[s][rung].size(),
+                  " viewer(s) on it)");
       }
     }
     for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {
@@ -251,30 +254,27 @@ void StreamServer::Impl::updateBitrates() {
       // With a ladder the H.264 encodes follow their rungs' viewers (logged above), not the weakest of all.
       if (codec == PixelFormat::kH264 && !stream.ladder.empty()) continue;
       if ((after * 10 < before * 9 || before * 10 < after * 9) && (counted > 0 || codec == PixelFormat::kH264)) {
-        log::info("stream", name.empty() ? "" : " " + name, ": ", codec == PixelFormat::kVP8 ? "VP8" : "H.264",
+        log::info("stream", s->logName(), ": ", codec == PixelFormat::kVP8 ? "VP8" : "H.264",
                   " bitrate ", before, " -> ", after, " kb/s (the weakest of ", counted, " viewer(s))");
       }
     }
   }
   lock.unlock();
   // A viewer that is to move asks for a keyframe of its new rung: its track switches at that one's first.
-  // Its keyframe requests are for that rung from now on (keyframeRungs_), never the others'.
+  // Its keyframe requests are for that rung from now on (its record's keyframeRung), never the others'.
   {
     std::lock_guard table(mutex_);
     for (const Placed& p : placed) {
       if (!sessions_.count(p.id)) continue;  // ended meanwhile
-      stream::RungRoute& route = routes_[p.id];
+      stream::RungRoute& route = p.record->route ? *p.record->route : p.record->route.emplace();
       if (route.target != p.rung) {
         route.target = p.rung;
-        {
-          std::lock_guard handlers(handlerMutex_);
-          keyframeRungs_[p.id] = p.rung;
-        }
-        if (route.target != route.current) keyframeFor.push_back({p.stream, p.id, PixelFormat::kH264});
+        p.record->keyframeRung->store(p.rung);
+        if (route.target != route.current) keyframeFor.push_back({p.record->stream, p.record->keyframeRung, PixelFormat::kH264});
       }
     }
   }
-  for (const KeyframeFor& k : keyframeFor) requestViewerKeyframe(k.stream, k.id, k.codec);
+  for (const KeyframeFor& k : keyframeFor) requestViewerKeyframe(*k.stream, *k.keyframeRung, k.codec);
 }
 
 // A viewer whose path repairs losses slowly gets a playout delay that covers one repair, and the
@@ -298,18 +298,17 @@ void StreamServer::Impl::adaptPlayoutDelay(const std::string& id, stream::Viewer
             ")");
 }
 
-void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) const {
+void StreamServer::Impl::fillCongestion(const SessionRecord& record, ViewerStats& t) const {
   std::lock_guard lock(rateMutex_);
-  const auto it = viewerRates_.find(id);
-  if (it == viewerRates_.end()) return;
-  const ViewerRate& r = it->second;
+  if (!record.rate) return;
+  const ViewerRate& r = *record.rate;
   if (r.sawFeedback) t.estimateKbps = r.controller.estimateKbps();
-  const auto stream = streamRates_.find(r.stream);
-  if (config_.congestionControl && stream != streamRates_.end() && stream->second.maxSet) {
-    t.encodeTargetKbps = stream->second.targets.targetKbps(r.codec);
+  const std::optional<StreamRate>& stream = record.stream->rate;
+  if (config_.congestionControl && stream && stream->maxSet) {
+    t.encodeTargetKbps = stream->targets.targetKbps(r.codec);
     // With a ladder: the target of the rung it is placed on.
-    if (r.placement && r.placement->rung() < stream->second.rungTargets.size()) {
-      t.encodeTargetKbps = stream->second.rungTargets[r.placement->rung()].targetKbps();
+    if (r.placement && r.placement->rung() < stream->rungTargets.size()) {
+      t.encodeTargetKbps = stream->rungTargets[r.placement->rung()].targetKbps();
     }
   }
   t.sentKbps = r.sentKbps;
@@ -322,8 +321,10 @@ void StreamServer::Impl::fillCongestion(const std::string& id, ViewerStats& t) c
   }
 }
 
-void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate({}, kbps); }
-std::uint32_t StreamServer::targetBitrateKbps(PixelFormat codec) const { return impl_->targetBitrateKbps({}, codec); }
-StreamBitrate StreamServer::bitrate(PixelFormat codec) const { return impl_->bitrate({}, codec); }
+void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate(impl_->unnamed(), kbps); }
+std::uint32_t StreamServer::targetBitrateKbps(PixelFormat codec) const {
+  return impl_->targetBitrateKbps(impl_->unnamed(), codec);
+}
+StreamBitrate StreamServer::bitrate(PixelFormat codec) const { return impl_->bitrate(impl_->unnamed(), codec); }
 
 }  // namespace zerohop

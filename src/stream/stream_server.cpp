@@ -173,6 +173,8 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     if (!tls->validityWarning().empty()) log::warn("stream: ", tls->validityWarning());
     tls_ = true;
   }
+  unnamed_ = &streamNamed(kUnnamedStream);
+  defaultStream_ = config_.defaultStream.empty() ? unnamed_ : &streamNamed(config_.defaultStream);
   http_ = std::make_unique<stream::DeadlineHttpServer>(httpLimits(config_));
   http_->setTls(std::move(tls));
   installRoutes();
@@ -196,16 +198,14 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
 }
 
 StreamServer::Impl::~Impl() {
-  std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions;
+  std::map<std::string, std::shared_ptr<SessionRecord>> sessions;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     sessions.swap(sessions_);
-    sessionAddress_.clear();
-    sessionStream_.clear();
   }
-  for (auto& [id, s] : sessions) {
-    if (s) s->abort();  // wakes a POST /whep that is waiting for ICE
+  for (auto& [id, r] : sessions) {
+    if (r->session) r->session->abort();  // wakes a POST /whep that is waiting for ICE
   }
   http_->requestStop();
   if (httpThread_.joinable()) httpThread_.join();
@@ -233,27 +233,26 @@ int spsLevelIdc(const std::vector<std::uint8_t>& b) {
 
 }  // namespace
 
-void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr& unit) {
+void StreamServer::Impl::publish(StreamState& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
   if (unit->codec == PixelFormat::kH264 && unit->keyframe && unit->rendition == 0) {
     if (const int level = spsLevelIdc(unit->bytes); level > 0) {
       std::lock_guard lock(handlerMutex_);
-      h264Format_[stream] = H264Format{level, unit->width, unit->height};
+      stream.h264Format = H264Format{level, unit->width, unit->height};
     }
   }
   if (unit->rendition == 0) countPublished(stream, unit->codec, unit->bytes.size());
   std::lock_guard lock(mutex_);
-  for (auto& [id, s] : sessions_) {
-    if (!s) continue;
-    const auto it = sessionStream_.find(id);
-    if (it == sessionStream_.end() || it->second != stream) continue;
+  for (auto& [id, r] : sessions_) {
+    const std::shared_ptr<stream::ViewerSession>& s = r->session;
+    if (!s || r->stream != &stream) continue;
     // An H.264 viewer takes its rung's units, and switches rung at the new one's keyframe (RungRoute).
     if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264) {
-      stream::RungRoute& route = routes_[id];
+      stream::RungRoute& route = r->route ? *r->route : r->route.emplace();
       const std::uint64_t before = route.switches;
       if (!route.take(unit->rendition, unit->keyframe)) continue;
       if (route.switches != before) {
-        std::vector<std::uint64_t>& to = switchesTo_[stream];
+        std::vector<std::uint64_t>& to = stream.switchesTo;
         if (to.size() <= route.current) to.resize(route.current + 1);
         ++to[route.current];
       }
@@ -262,100 +261,90 @@ void StreamServer::Impl::publish(const std::string& stream, const EncodedUnitPtr
   }
 }
 
-std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const std::string& stream) const {
+std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const StreamState& stream) const {
   std::size_t rungs = 0;
   {
     std::lock_guard lock(rateMutex_);
-    if (const auto it = streamRates_.find(stream); it != streamRates_.end()) rungs = it->second.ladder.size();
+    if (stream.rate) rungs = stream.rate->ladder.size();
   }
   std::vector<std::uint64_t> out(rungs, 0);
   std::lock_guard lock(mutex_);
-  if (const auto it = switchesTo_.find(stream); it != switchesTo_.end()) {
-    for (std::size_t r = 0; r < it->second.size() && r < out.size(); ++r) out[r] = it->second[r];
-  }
+  for (std::size_t r = 0; r < stream.switchesTo.size() && r < out.size(); ++r) out[r] = stream.switchesTo[r];
   return out;
 }
 
-bool StreamServer::Impl::wantsRendition(const std::string& stream, std::size_t rung) const {
+bool StreamServer::Impl::wantsRendition(const StreamState& stream, std::size_t rung) const {
   if (rung == 0) return true;
   std::lock_guard lock(mutex_);
-  for (const auto& [id, route] : routes_) {
-    const auto it = sessionStream_.find(id);
-    if (route.wants(rung) && it != sessionStream_.end() && it->second == stream) return true;
+  for (const auto& [id, r] : sessions_) {
+    if (r->stream == &stream && r->route && r->route->wants(rung)) return true;
   }
   return false;
 }
 
-void StreamServer::Impl::publishAudio(const std::string& stream, const EncodedUnitPtr& unit) {
+void StreamServer::Impl::publishAudio(StreamState& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
   {
     std::lock_guard lock(handlerMutex_);
-    audioStreams_.insert(stream);
+    stream.audio = true;
   }
   std::lock_guard lock(mutex_);
-  for (auto& [id, s] : sessions_) {
-    if (!s || !s->hasAudio() || !s->connected()) continue;
-    const auto it = sessionStream_.find(id);
-    if (it == sessionStream_.end() || it->second != stream) continue;
+  for (auto& [id, r] : sessions_) {
+    const std::shared_ptr<stream::ViewerSession>& s = r->session;
+    if (!s || !s->hasAudio() || !s->connected() || r->stream != &stream) continue;
     s->pushAudio(unit);  // non-blocking
-    ++audioCounts_[stream].units;
+    ++stream.audioCounts.units;
   }
 }
 
-StreamAudioSent StreamServer::Impl::audioSent(const std::string* stream) const {
+StreamAudioSent StreamServer::Impl::audioSent(const StreamState* stream) const {
   StreamAudioSent sent;
+  const std::vector<StreamState*> streams = streamList();
   std::lock_guard lock(mutex_);
-  for (const auto& [name, counts] : audioCounts_) {
-    if (stream && name != *stream) continue;
-    sent.units += counts.units;
-    sent.dropped += counts.dropped;
+  for (const StreamState* s : streams) {
+    if (stream && s != stream) continue;
+    sent.units += s->audioCounts.units;
+    sent.dropped += s->audioCounts.dropped;
   }
-  for (const auto& [id, s] : sessions_) {
-    if (!s) continue;
-    const auto it = sessionStream_.find(id);
-    if (stream && (it == sessionStream_.end() || it->second != *stream)) continue;
-    sent.dropped += s->audioDropped();
+  for (const auto& [id, r] : sessions_) {
+    if (!r->session || (stream && r->stream != stream)) continue;
+    sent.dropped += r->session->audioDropped();
   }
   return sent;
 }
 
-bool StreamServer::Impl::hasAudio(const std::string& stream) const {
+bool StreamServer::Impl::hasAudio(const StreamState& stream) const {
   std::lock_guard lock(handlerMutex_);
-  return audioStreams_.count(stream) != 0;
+  return stream.audio;
 }
 
-bool StreamServer::Impl::wantsCodec(const std::string& stream, PixelFormat codec) const {
+bool StreamServer::Impl::wantsCodec(const StreamState& stream, PixelFormat codec) const {
   std::lock_guard lock(mutex_);
-  for (const auto& [id, s] : sessions_) {
-    if (!s || s->codec() != codec) continue;
-    const auto it = sessionStream_.find(id);
-    if (it != sessionStream_.end() && it->second == stream) return true;
+  for (const auto& [id, r] : sessions_) {
+    if (r->session && r->session->codec() == codec && r->stream == &stream) return true;
   }
   return false;
 }
 
-void StreamServer::Impl::setCodecAvailability(const std::string& stream, PixelFormat codec, std::string whyNot) {
+void StreamServer::Impl::setCodecAvailability(StreamState& stream, PixelFormat codec, std::string whyNot) {
   if (codec != PixelFormat::kVP8) return;  // H.264 is always sent; nothing else is known here
   std::lock_guard lock(handlerMutex_);
-  stream::SendableCodecs& s = sendable_[stream];
+  stream::SendableCodecs& s = stream.sendable ? *stream.sendable : stream.sendable.emplace();
   s.vp8 = whyNot.empty();
   s.vp8WhyNot = std::move(whyNot);
 }
 
-stream::SendableCodecs StreamServer::Impl::sendable(const std::string& stream) const {
+stream::SendableCodecs StreamServer::Impl::sendable(const StreamState& stream) const {
   std::lock_guard lock(handlerMutex_);
-  const auto it = sendable_.find(stream);
-  stream::SendableCodecs out = it != sendable_.end() ? it->second
+  stream::SendableCodecs out = stream.sendable ? *stream.sendable
       : stream::SendableCodecs{false, "this stream is fed H.264 only (VP8 is made by a zerohop pipeline, CPU or GPU path)"};
-  const auto f = h264Format_.find(stream);
-  out.h264Level = f == h264Format_.end() ? 0 : f->second.level;  // 0 before its first keyframe: not known
+  out.h264Level = stream.h264Format.level;  // 0 before its first keyframe: not known
   return out;
 }
 
-StreamServer::Impl::H264Format StreamServer::Impl::h264Format(const std::string& stream) const {
+StreamServer::Impl::H264Format StreamServer::Impl::h264Format(const StreamState& stream) const {
   std::lock_guard lock(handlerMutex_);
-  const auto f = h264Format_.find(stream);
-  return f == h264Format_.end() ? H264Format{} : f->second;
+  return stream.h264Format;
 }
 
 std::size_t StreamServer::Impl::viewerCount() const {
@@ -363,40 +352,31 @@ std::size_t StreamServer::Impl::viewerCount() const {
   return sessions_.size();
 }
 
-std::size_t StreamServer::Impl::viewerCount(const std::string& stream) const {
+std::size_t StreamServer::Impl::viewerCount(const StreamState& stream) const {
   std::lock_guard lock(mutex_);
-  return static_cast<std::size_t>(std::count_if(sessionStream_.begin(), sessionStream_.end(),
-                                                [&](const auto& entry) { return entry.second == stream; }));
+  return static_cast<std::size_t>(std::count_if(sessions_.begin(), sessions_.end(),
+                                                [&](const auto& entry) { return entry.second->stream == &stream; }));
 }
 
-bool StreamServer::Impl::hasStream(const std::string& name) const {
-  std::lock_guard lock(handlerMutex_);
-  return name.empty() || streamKeyframeHandlers_.count(name) != 0;
-}
-
-std::string StreamServer::Impl::streamNames() const {
-  std::lock_guard lock(handlerMutex_);
-  std::string out;
-  for (const auto& [name, handler] : streamKeyframeHandlers_) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
-std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stream) const {
-  std::vector<std::shared_ptr<stream::ViewerSession>> sessions;
+std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stream) const {
+  struct Viewer {
+    std::shared_ptr<SessionRecord> record;
+    std::shared_ptr<stream::ViewerSession> session;
+  };
+  std::vector<Viewer> viewers;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, s] : sessions_) {
-      const auto named = sessionStream_.find(id);
-      const bool wanted = !stream || (named != sessionStream_.end() && named->second == *stream);
-      if (s && wanted) sessions.push_back(s);
+    for (const auto& [id, r] : sessions_) {
+      if (r->session && (!stream || r->stream == stream)) viewers.push_back({r, r->session});
     }
   }
-  std::sort(sessions.begin(), sessions.end(), [](const auto& a, const auto& b) { return a->createdNs() < b->createdNs(); });
+  std::sort(viewers.begin(), viewers.end(),
+            [](const Viewer& a, const Viewer& b) { return a.session->createdNs() < b.session->createdNs(); });
   auto sinceCreated = [](const stream::ViewerSession& s, std::int64_t at) {
     return at == 0 ? -1.0 : static_cast<double>(at - s.createdNs()) / 1e6;
   };
   std::vector<ViewerStats> out;
-  for (const auto& s : sessions) {
+  for (const auto& [record, s] : viewers) {
     ViewerStats t;
     t.id = s->id().substr(0, 8);
     t.connected = s->connected();
@@ -413,12 +393,12 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const std::string* stre
       t.twccPacketsReceived = static_cast<int>(feedback->packetsReceived);
       t.twccLossPercent = feedback->lossPercent;
     }
-    fillCongestion(s->id(), t);
+    fillCongestion(*record, t);
     {
       std::lock_guard lock(mutex_);
-      if (const auto route = routes_.find(s->id()); route != routes_.end() && s->codec() == PixelFormat::kH264) {
-        t.rung = static_cast<int>(route->second.current);
-        t.rungSwitches = route->second.switches;
+      if (record->route && s->codec() == PixelFormat::kH264) {
+        t.rung = static_cast<int>(record->route->current);
+        t.rungSwitches = record->route->switches;
       }
     }
     t.inboundDropped = s->inboundDropped();
@@ -432,15 +412,13 @@ bool StreamServer::Impl::endSession(const std::string& id, const std::string& re
   {
     std::lock_guard lock(mutex_);
     auto it = sessions_.find(id);
-    if (it == sessions_.end() || !it->second) return false;
-    session = std::move(it->second);
-    audioCounts_[sessionStream_[id]].dropped += session->audioDropped();
+    if (it == sessions_.end() || !it->second->session) return false;
+    SessionRecord& r = *it->second;
+    session = std::move(r.session);
+    r.stream->audioCounts.dropped += session->audioDropped();
+    r.route.reset();
+    r.keyframeRung->store(0);  // a request still on its way asks for rung 0, as from a viewer never placed
     sessions_.erase(it);
-    sessionAddress_.erase(id);
-    sessionStream_.erase(id);
-    routes_.erase(id);
-    std::lock_guard handlers(handlerMutex_);
-    keyframeRungs_.erase(id);
   }
   log::info("stream: viewer ", id.substr(0, 8), " ended: ", reason);
   session.reset();  // tears the pipeline down here, outside the lock
@@ -453,31 +431,18 @@ void StreamServer::Impl::endSessionLater(const std::string& id, const std::strin
 
 // Called under handlerMutex_, so that once a requester is replaced (a camera's pipeline rebuilt) the
 // old one is never called again; requesters only set a flag.
-void StreamServer::Impl::requestKeyframe(const std::string& stream, PixelFormat codec, std::size_t rung) {
+void StreamServer::Impl::requestKeyframe(StreamState& stream, PixelFormat codec, std::size_t rung) {
   std::lock_guard lock(handlerMutex_);
-  if (stream.empty()) {
-    if (encodeKeyframeHandler_) {
-      encodeKeyframeHandler_(codec, rung);
-    } else if (keyframeHandler_) {
-      keyframeHandler_();
-    }
-    return;
+  if (stream.encodeKeyframeHandler) {
+    stream.encodeKeyframeHandler(codec, rung);
+  } else if (stream.keyframeHandler) {
+    stream.keyframeHandler();
   }
-  if (const auto it = streamEncodeKeyframeHandlers_.find(stream); it != streamEncodeKeyframeHandlers_.end() && it->second) {
-    it->second(codec, rung);
-    return;
-  }
-  const auto it = streamKeyframeHandlers_.find(stream);
-  if (it != streamKeyframeHandlers_.end() && it->second) it->second();
 }
 
-void StreamServer::Impl::requestViewerKeyframe(const std::string& stream, const std::string& id, PixelFormat codec) {
-  std::size_t rung = 0;
-  if (codec == PixelFormat::kH264) {
-    std::lock_guard lock(handlerMutex_);
-    if (const auto it = keyframeRungs_.find(id); it != keyframeRungs_.end()) rung = it->second;
-  }
-  requestKeyframe(stream, codec, rung);
+void StreamServer::Impl::requestViewerKeyframe(StreamState& stream, const std::atomic<std::size_t>& keyframeRung,
+                                               PixelFormat codec) {
+  requestKeyframe(stream, codec, codec == PixelFormat::kH264 ? keyframeRung.load() : 0);
 }
 
 void StreamServer::Impl::reapStaleSessions() {
@@ -486,7 +451,8 @@ void StreamServer::Impl::reapStaleSessions() {
   std::vector<std::pair<std::string, std::string>> stale;  // id, reason
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, s] : sessions_) {
+    for (const auto& [id, r] : sessions_) {
+      const std::shared_ptr<stream::ViewerSession>& s = r->session;
       if (!s) continue;
       if (!s->connected() && now - s->createdNs() > limit) {
         stale.emplace_back(id, "the viewer never connected");
@@ -502,17 +468,17 @@ StreamServer::StreamServer(StreamConfig config) : impl_(std::make_unique<Impl>(s
 StreamServer::~StreamServer() = default;
 
 void StreamServer::publish(EncodedUnitPtr unit) {
-  impl_->publish({}, unit);
+  impl_->publish(impl_->unnamed(), unit);
 }
 
 void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {
   std::lock_guard lock(impl_->handlerMutex_);
-  impl_->keyframeHandler_ = std::move(handler);
+  impl_->unnamed().keyframeHandler = std::move(handler);
 }
 
 void StreamServer::setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) {
   std::lock_guard lock(impl_->handlerMutex_);
-  impl_->encodeKeyframeHandler_ = std::move(request);
+  impl_->unnamed().encodeKeyframeHandler = std::move(request);
 }
 
 void StreamServer::setStatsProvider(std::function<std::string()> json) {
@@ -528,19 +494,19 @@ void StreamServer::setMetricsProvider(std::function<std::string()> text) {
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }
-void StreamServer::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio({}, opusPacket); }
+void StreamServer::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio(impl_->unnamed(), opusPacket); }
 
 StreamAudioSent StreamServer::audioSent() const { return impl_->audioSent(nullptr); }
 
-bool StreamServer::wantsCodec(PixelFormat codec) const { return impl_->wantsCodec({}, codec); }
-void StreamServer::setRenditions(const std::vector<Rendition>& ladder) { impl_->setRenditions({}, ladder); }
-bool StreamServer::wantsRendition(std::size_t rung) const { return impl_->wantsRendition({}, rung); }
-std::uint32_t StreamServer::renditionTargetKbps(std::size_t rung) const { return impl_->renditionTargetKbps({}, rung); }
+bool StreamServer::wantsCodec(PixelFormat codec) const { return impl_->wantsCodec(impl_->unnamed(), codec); }
+void StreamServer::setRenditions(const std::vector<Rendition>& ladder) { impl_->setRenditions(impl_->unnamed(), ladder); }
+bool StreamServer::wantsRendition(std::size_t rung) const { return impl_->wantsRendition(impl_->unnamed(), rung); }
+std::uint32_t StreamServer::renditionTargetKbps(std::size_t rung) const { return impl_->renditionTargetKbps(impl_->unnamed(), rung); }
 void StreamServer::setCodecAvailability(PixelFormat codec, std::string whyNot) {
-  impl_->setCodecAvailability({}, codec, std::move(whyNot));
+  impl_->setCodecAvailability(impl_->unnamed(), codec, std::move(whyNot));
 }
 
-std::vector<std::uint64_t> StreamServer::rungSwitches() const { return impl_->rungSwitches({}); }
+std::vector<std::uint64_t> StreamServer::rungSwitches() const { return impl_->rungSwitches(impl_->unnamed()); }
 
 std::vector<ViewerStats> StreamServer::viewerStats() const {
   return impl_->viewerStats();

@@ -1,9 +1,15 @@
 #pragma once
-// StreamServer's private state: the session table, the HTTP server and the GLib loop thread.
-// Thread-safety: thread-safe; mutex_ guards sessions_, sessionStream_, audioCounts_ and stopping_, handlerMutex_ the
-// callbacks, the named streams' keyframe requesters (called under it: they only set a flag) and keyframeRungs_.
+// StreamServer's private state: one StreamState per stream (the unnamed one publish() feeds, named
+// kUnnamedStream, and each addStream() made) in streams_, one SessionRecord per WHEP session in
+// sessions_, the HTTP server and the GLib loop thread.
+// Thread-safety: thread-safe. Each member of a StreamState or a SessionRecord says the mutex that guards it:
+// - streamsMutex_ guards streams_ and each StreamState::added (a leaf). A stream is never removed, so a
+//   StreamState& stays valid as long as the server;
+// - mutex_ guards sessions_ and stopping_;
+// - handlerMutex_ the callbacks, the streams' keyframe requesters (called under it: they only set a flag);
+// - rateMutex_ the streams' and the sessions' rates (a leaf).
 // Lock order: mutex_ -> a session's own locks -> handlerMutex_ (publish() pushes under mutex_, and a
-// push may ask for a keyframe).
+// push may ask for a keyframe); mutex_ -> rateMutex_.
 
 #include <httplib.h>
 
@@ -15,8 +21,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,9 +39,15 @@
 
 namespace zerohop {
 
+/// The name of the stream StreamServer::publish() feeds, in StreamServer::Impl's table of streams. A
+/// stream addStream() makes is named of [A-Za-z0-9_-] only, so none can take it.
+inline constexpr std::string_view kUnnamedStream = "(unnamed)";
+
 class StreamServer::Impl {
  public:
   class NamedStream;  // a WhepStream (whep_stream.cpp)
+  struct StreamState;
+  struct SessionRecord;
 
   /// How long POST /whep may take (applying the offer, answering, gathering ICE) before 503.
   static constexpr std::chrono::milliseconds kNegotiationTimeout{3000};
@@ -56,12 +68,25 @@ class StreamServer::Impl {
   explicit Impl(StreamConfig config);
   ~Impl();
 
+  // Streams (whep_stream.cpp).
+  /// The stream of `name`, made (not yet added) when there is none.
+  StreamState& streamNamed(std::string_view name);
+  /// The stream addStream() made of `name`; null when there is none.
+  StreamState* addedStream(std::string_view name) const;
+  /// Every stream, in name order (a snapshot: streams are never removed).
+  std::vector<StreamState*> streamList() const;
+  StreamState& unnamed() const { return *unnamed_; }
+  /// The stream POST /whep plays: config_.defaultStream's (made in the constructor, so viewers may come
+  /// before its addStream()), or the unnamed one.
+  StreamState& defaultStream() const { return *defaultStream_; }
+  /// True when `segment` (of /whep/<segment>) is an endpoint: "" (/whep/ itself) or a stream addStream() made.
+  bool hasStream(const std::string& segment) const;
+  /// Names of the streams addStream() made, comma-separated (for a 404's reason).
+  std::string streamNames() const;
+
   // HTTP handlers (whep_routes.cpp).
   void installRoutes();
-  /// `stream`: "" = what publish() is fed, else a name addStream() made.
-  void handleWhepPost(const httplib::Request& req, httplib::Response& res, const std::string& stream);
-  /// The stream POST /whep plays: config_.defaultStream, or "" (publish()).
-  const std::string& defaultStream() const { return config_.defaultStream; }
+  void handleWhepPost(const httplib::Request& req, httplib::Response& res, StreamState& stream);
   void handleWhepDelete(const httplib::Request& req, httplib::Response& res);
   void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
   void handleWhepSessionGet(const httplib::Request& req, httplib::Response& res);
@@ -74,56 +99,52 @@ class StreamServer::Impl {
   bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void handleStatic(const httplib::Request& req, httplib::Response& res);
 
-  // Sessions (stream_server.cpp). `stream` "" = the unnamed stream StreamServer::publish() feeds.
-  void publish(const std::string& stream, const EncodedUnitPtr& unit);
+  // Sessions (stream_server.cpp).
+  void publish(StreamState& stream, const EncodedUnitPtr& unit);
   /// One Opus packet to the viewers of `stream` that receive audio; the first makes hasAudio(stream) true.
-  void publishAudio(const std::string& stream, const EncodedUnitPtr& unit);
-  bool hasAudio(const std::string& stream) const;
+  void publishAudio(StreamState& stream, const EncodedUnitPtr& unit);
+  bool hasAudio(const StreamState& stream) const;
   /// Of `stream`'s viewers (null: every stream's), the ended ones included.
-  StreamAudioSent audioSent(const std::string* stream) const;
+  StreamAudioSent audioSent(const StreamState* stream) const;
   std::size_t viewerCount() const;
-  std::size_t viewerCount(const std::string& stream) const;
-  /// True when `name` was made by addStream() (or is "", the unnamed stream).
-  bool hasStream(const std::string& name) const;
-  /// Names of the streams addStream() made, comma-separated (for a 404's reason).
-  std::string streamNames() const;
+  std::size_t viewerCount(const StreamState& stream) const;
   /// Of every session (`stream` null) or of those of one stream.
-  std::vector<ViewerStats> viewerStats(const std::string* stream = nullptr) const;
+  std::vector<ViewerStats> viewerStats(const StreamState* stream = nullptr) const;
   /// Removes the session from the table and destroys it on the calling thread; false when unknown.
   bool endSession(const std::string& id, const std::string& reason);
   /// Called from GStreamer threads: destroys the session later, on the loop thread.
   void endSessionLater(const std::string& id, const std::string& reason);
   /// A keyframe of `stream`'s encode of `codec` and rung `rung`: to the stream's encode requester when
   /// one is set, else to its keyframe requester (every encode). Takes handlerMutex_ (a leaf).
-  void requestKeyframe(const std::string& stream, PixelFormat codec, std::size_t rung);
-  /// Viewer `id` of `stream` (receiving `codec`) needs a keyframe: of the rung it takes or is moving to
-  /// (keyframeRungs_), so its requests reach its own encode only.
-  void requestViewerKeyframe(const std::string& stream, const std::string& id, PixelFormat codec);
+  void requestKeyframe(StreamState& stream, PixelFormat codec, std::size_t rung);
+  /// A viewer of `stream` (receiving `codec`) needs a keyframe: of the rung it takes or is moving to
+  /// (its record's keyframeRung), so its requests reach its own encode only.
+  void requestViewerKeyframe(StreamState& stream, const std::atomic<std::size_t>& keyframeRung, PixelFormat codec);
   /// True while a session of `stream` receives `codec`.
-  bool wantsCodec(const std::string& stream, PixelFormat codec) const;
-  void setCodecAvailability(const std::string& stream, PixelFormat codec, std::string whyNot);
+  bool wantsCodec(const StreamState& stream, PixelFormat codec) const;
+  void setCodecAvailability(StreamState& stream, PixelFormat codec, std::string whyNot);
   /// Renditions (docs/ARCHITECTURE.md, "Renditions"): `stream`'s ladder (stream_congestion.cpp places
   /// each viewer on it), whether a viewer of it takes rung `rung` now, and that rung's encode target.
-  void setRenditions(const std::string& stream, const std::vector<Rendition>& ladder);
-  bool wantsRendition(const std::string& stream, std::size_t rung) const;
-  std::uint32_t renditionTargetKbps(const std::string& stream, std::size_t rung) const;
+  void setRenditions(StreamState& stream, const std::vector<Rendition>& ladder);
+  bool wantsRendition(const StreamState& stream, std::size_t rung) const;
+  std::uint32_t renditionTargetKbps(const StreamState& stream, std::size_t rung) const;
   /// What `stream` can send besides H.264 (VP8 once its pipeline said so).
-  stream::SendableCodecs sendable(const std::string& stream) const;
+  stream::SendableCodecs sendable(const StreamState& stream) const;
   void reapStaleSessions();
 
   // Congestion control (stream_congestion.cpp): every kBitrateTickMs on the loop thread, each connected
   // viewer's feedback updates its estimate, and each of a stream's encodes (H.264, VP8) follows the
   // weakest viewer of its codec.
   static constexpr unsigned kBitrateTickMs = 250;
-  void setMaxBitrate(const std::string& stream, std::uint32_t kbps);
-  std::uint32_t targetBitrateKbps(const std::string& stream, PixelFormat codec) const;
-  StreamBitrate bitrate(const std::string& stream, PixelFormat codec) const;
-  void countPublished(const std::string& stream, PixelFormat codec, std::size_t bytes);
+  void setMaxBitrate(StreamState& stream, std::uint32_t kbps);
+  std::uint32_t targetBitrateKbps(const StreamState& stream, PixelFormat codec) const;
+  StreamBitrate bitrate(const StreamState& stream, PixelFormat codec) const;
+  void countPublished(StreamState& stream, PixelFormat codec, std::size_t bytes);
   void updateBitrates();
   struct ViewerRate;
   void adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r, std::int64_t nowNs);
-  /// Fills the congestion fields of `t` for session `id`.
-  void fillCongestion(const std::string& id, ViewerStats& t) const;
+  /// Fills the congestion fields of `t` for the session of `record`.
+  void fillCongestion(const SessionRecord& record, ViewerStats& t) const;
 
   StreamConfig config_;
   stream::ViewerSession::SendOptions sendOptions_{};  // from config_ (the RTP header extensions)
@@ -132,42 +153,7 @@ class StreamServer::Impl {
   bool tls_ = false;  // HTTPS (config_.tlsCertFile/tlsKeyFile)
   std::uint16_t boundPort_ = 0;
 
-  mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<stream::ViewerSession>> sessions_;
-  std::map<std::string, std::string> sessionAddress_;  // id -> client address of its POST /whep
-  std::map<std::string, std::string> sessionStream_;   // id -> its stream ("" = the unnamed one)
-  // id -> which rung's units its track takes (H.264 viewers of a stream with a ladder; made by
-  // publish(), moved by updateBitrates(), gone with the session). Without a ladder every viewer stays on
-  // rung 0, so units of other rungs reach no one.
-  std::map<std::string, stream::RungRoute> routes_;
-  // stream -> per rung, the moves of its viewers onto it so far (publish() counts each completed one).
-  std::map<std::string, std::vector<std::uint64_t>> switchesTo_;
-  std::vector<std::uint64_t> rungSwitches(const std::string& stream) const;
-  std::map<std::string, StreamAudioSent> audioCounts_;  // per stream: sent, and dropped by ended sessions
-  bool stopping_ = false;
-  mutable std::mutex handlerMutex_;
-  std::function<void()> keyframeHandler_;
-  std::function<std::string()> statsProvider_;
-  std::function<std::string()> metricsProvider_;
-  std::map<std::string, std::function<void()>> streamKeyframeHandlers_;  // the named streams (addStream)
-  using EncodeKeyframeHandler = std::function<void(PixelFormat, std::size_t)>;
-  EncodeKeyframeHandler encodeKeyframeHandler_;  // the unnamed stream's (setEncodeKeyframeRequester)
-  std::map<std::string, EncodeKeyframeHandler> streamEncodeKeyframeHandlers_;  // the named streams'
-  // id -> the rung an H.264 viewer's keyframe requests are for: its route's target (the rung it takes,
-  // or the one it is moving to, whose first keyframe completes the move); none: rung 0. Set where the
-  // target is (updateBitrates, under mutex_), read by requestViewerKeyframe() on any thread.
-  std::map<std::string, std::size_t> keyframeRungs_;
-  std::map<std::string, stream::SendableCodecs> sendable_;  // per stream; guarded by handlerMutex_
-  std::set<std::string> audioStreams_;  // streams publishAudio() has fed; guarded by handlerMutex_
-  struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)
-    int level = 0;
-    std::uint32_t width = 0, height = 0;
-  };
-  std::map<std::string, H264Format> h264Format_;  // per stream; guarded by handlerMutex_
-  H264Format h264Format(const std::string& stream) const;
-
   struct ViewerRate {  // one viewer's controller and what it last read (stream_congestion.cpp)
-    std::string stream;
     PixelFormat codec = PixelFormat::kH264;  // the encode it receives (its estimate counts for that one)
     stream::BitrateController controller;
     stream::ViewerSession::FeedbackReading last;
@@ -197,10 +183,65 @@ class StreamServer::Impl {
     SentWindow& sent(PixelFormat codec) { return codec == PixelFormat::kVP8 ? vp8 : h264; }
     const SentWindow& sent(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8 : h264; }
   };
-  mutable std::mutex rateMutex_;  // guards viewerRates_, streamRates_; a leaf: nothing else is locked under it
-  std::map<std::string, ViewerRate> viewerRates_;   // session id ->
-  std::map<std::string, StreamRate> streamRates_;   // stream name ->
-  StreamRate& streamRate(const std::string& stream);  // under rateMutex_
+  struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)
+    int level = 0;
+    std::uint32_t width = 0, height = 0;
+  };
+  using EncodeKeyframeHandler = std::function<void(PixelFormat, std::size_t)>;
+
+  /// One stream: what its pipeline set (keyframe requesters, codecs, ladder, bitrate ceiling) and what
+  /// the server keeps of its viewers (their rung moves and audio counts, its encode targets).
+  struct StreamState {
+    explicit StreamState(std::string streamName) : name(std::move(streamName)) {}
+    const std::string name;  // kUnnamedStream: the one StreamServer::publish() feeds
+    bool added = false;      // made by addStream() (POST /whep/NAME plays it); streamsMutex_
+    // handlerMutex_:
+    std::function<void()> keyframeHandler;
+    EncodeKeyframeHandler encodeKeyframeHandler;  // called instead of keyframeHandler once set
+    std::optional<stream::SendableCodecs> sendable;  // none: its pipeline never said (H.264 only)
+    bool audio = false;  // publishAudio() has fed it
+    H264Format h264Format;
+    // mutex_:
+    std::vector<std::uint64_t> switchesTo;  // per rung, its viewers' moves onto it so far (publish() counts them)
+    StreamAudioSent audioCounts;            // sent, and dropped by ended sessions
+    // rateMutex_:
+    std::optional<StreamRate> rate;  // from its first unit, ceiling or ladder on (streamRate())
+    /// " NAME" in a log line, "" for the unnamed stream (its lines name none).
+    std::string logName() const { return name == kUnnamedStream ? std::string() : " " + name; }
+  };
+
+  /// One WHEP session, from its POST /whep until it ends.
+  struct SessionRecord {
+    std::shared_ptr<stream::ViewerSession> session;  // mutex_; null while POST /whep builds it
+    std::string address;                             // the client address of its POST /whep
+    StreamState* stream = nullptr;                   // the stream it plays
+    // mutex_: which rung's units its track takes (H.264 viewers; made by publish(), moved by
+    // updateBitrates()). Without a ladder every viewer stays on rung 0, so units of other rungs reach no one.
+    std::optional<stream::RungRoute> route;
+    // The rung its keyframe requests are for: its route's target (the rung it takes, or the one it is
+    // moving to, whose first keyframe completes the move); 0 until placed, and once ended. Set where the
+    // target is (updateBitrates, under mutex_), read by its requests on any thread (its events hold it).
+    std::shared_ptr<std::atomic<std::size_t>> keyframeRung = std::make_shared<std::atomic<std::size_t>>(0);
+    std::optional<ViewerRate> rate;  // rateMutex_; while it is connected (updateBitrates())
+  };
+
+  mutable std::mutex streamsMutex_;
+  std::map<std::string, std::unique_ptr<StreamState>, std::less<>> streams_;  // name ->
+  StreamState* unnamed_ = nullptr;        // streams_[kUnnamedStream]
+  StreamState* defaultStream_ = nullptr;  // what POST /whep plays
+
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<SessionRecord>> sessions_;  // session id ->
+  bool stopping_ = false;
+  std::vector<std::uint64_t> rungSwitches(const StreamState& stream) const;
+  H264Format h264Format(const StreamState& stream) const;
+
+  mutable std::mutex handlerMutex_;
+  std::function<std::string()> statsProvider_;
+  std::function<std::string()> metricsProvider_;
+
+  mutable std::mutex rateMutex_;  // guards the streams' and sessions' rates; a leaf: nothing is locked under it
+  StreamRate& streamRate(StreamState& stream);  // under rateMutex_
 
   std::unique_ptr<stream::GlibLoopThread> loop_;
   std::unique_ptr<stream::DeadlineHttpServer> http_;

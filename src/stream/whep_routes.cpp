@@ -211,11 +211,12 @@ void StreamServer::Impl::installRoutes() {
   // GET, DELETE and PATCH on /whep/NAME answer as on the endpoint.
   http_->Post(R"(/whep/([A-Za-z0-9_-]+))", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
-    if (!hasStream(name)) {
+    StreamState* stream = addedStream(name);
+    if (!stream) {
       reply(res, 404, "no stream \"" + name + "\" (streams: " + streamNames() + ")");
       return;
     }
-    handleWhepPost(req, res, name);
+    handleWhepPost(req, res, *stream);
   });
   http_->Delete(R"(/whep/([^/]*))",
                [this](const httplib::Request& req, httplib::Response& res) { handleWhepDelete(req, res); });
@@ -227,8 +228,7 @@ void StreamServer::Impl::installRoutes() {
             [this](const httplib::Request& req, httplib::Response& res) { handleStatic(req, res); });
 }
 
-void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Response& res,
-                                        const std::string& stream) {
+void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Response& res, StreamState& stream) {
   if (!authorized(req, res)) return;
   const std::string contentType = req.get_header_value("Content-Type");
   if (!isSdp(contentType)) {
@@ -261,6 +261,9 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
   }
 
   const std::string id = newSessionId();
+  auto record = std::make_shared<SessionRecord>();
+  record->address = req.remote_addr;
+  record->stream = &stream;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) {
@@ -268,10 +271,8 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
       return;
     }
     std::size_t negotiating = 0;
-    for (const auto& [sid, address] : sessionAddress_) {
-      auto it = sessions_.find(sid);
-      if (address == req.remote_addr && it != sessions_.end() && !(it->second && it->second->connected()))
-        ++negotiating;
+    for (const auto& [sid, r] : sessions_) {
+      if (r->address == req.remote_addr && !(r->session && r->session->connected())) ++negotiating;
     }
     if (negotiating >= negotiatingPerAddress()) {
       res.set_header("Retry-After", "5");
@@ -287,23 +288,23 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
                 std::to_string(config_.maxViewers) + "); try again when one leaves");
       return;
     }
-    sessions_.emplace(id, nullptr);  // holds the slot while the pipeline is built
-    sessionAddress_.emplace(id, req.remote_addr);
-    sessionStream_.emplace(id, stream);
+    sessions_.emplace(id, record);  // holds the slot while the pipeline is built
   }
   auto release = [this, &id] {
     std::lock_guard lock(mutex_);
     sessions_.erase(id);
-    sessionAddress_.erase(id);
-    sessionStream_.erase(id);
   };
 
   std::shared_ptr<stream::ViewerSession> session;
   try {
     stream::ViewerSession::Events events;
     // Its keyframe requests reach only the encode it takes (its rung's, or VP8's).
-    events.onConnected = [this, stream, id, codec = choice.codec] { requestViewerKeyframe(stream, id, codec); };
-    events.onKeyframeRequest = [this, stream, id, codec = choice.codec] { requestViewerKeyframe(stream, id, codec); };
+    events.onConnected = [this, &stream, rung = record->keyframeRung, codec = choice.codec] {
+      requestViewerKeyframe(stream, *rung, codec);
+    };
+    events.onKeyframeRequest = [this, &stream, rung = record->keyframeRung, codec = choice.codec] {
+      requestViewerKeyframe(stream, *rung, codec);
+    };
     events.onEnded = [this, id](const std::string& reason) { endSessionLater(id, reason); };
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
     std::vector<std::string> links;
@@ -313,7 +314,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
       std::lock_guard lock(mutex_);
       auto it = sessions_.find(id);
       if (stopping_ || it == sessions_.end()) throw Error(Errc::kUnavailable, "the server is shutting down");
-      it->second = session;
+      it->second->session = session;
     }
     const std::string answer =
         stream::advertiseHostAddress(session->negotiate(req.body, kNegotiationTimeout), config_.iceHost);
@@ -330,10 +331,10 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     res.set_header("ETag", "\"" + id + "\"");
     res.set_content(answer, "application/sdp");
     if (choice.codec == PixelFormat::kVP8) {
-      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (VP8 pt ",
+      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.logName(), " (VP8 pt ",
                 choice.payloadType, ": its offer has no usable H.264)");
     } else {
-      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.empty() ? "" : " " + stream, " (H.264 pt ",
+      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.logName(), " (H.264 pt ",
                 choice.payloadType, ", ", choice.profileLevelId, ")");
       if (!choice.levelCovered) {
         const H264Format f = h264Format(stream);

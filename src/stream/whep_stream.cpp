@@ -1,7 +1,9 @@
-// WhepStream: one named stream of a StreamServer (StreamServer::addStream), fed by one camera's pipeline.
+// WhepStream: one named stream of a StreamServer (StreamServer::addStream), fed by one camera's pipeline;
+// and the server's table of streams (StreamState by name) it and the unnamed stream live in.
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "stream/stream_server_impl.hpp"
 #include "zerohop/error.hpp"
@@ -20,55 +22,89 @@ bool validStreamName(const std::string& name) {
 // Borrows the server's Impl: the stream must not outlive its StreamServer (documented on WhepStream).
 class StreamServer::Impl::NamedStream final : public WhepStream {
  public:
-  NamedStream(StreamServer::Impl& server, std::string name) : server_(server), name_(std::move(name)) {}
+  NamedStream(StreamServer::Impl& server, StreamState& state) : server_(server), state_(state) {}
 
-  void deliver(const EncodedUnitPtr& unit) override { server_.publish(name_, unit); }
+  void deliver(const EncodedUnitPtr& unit) override { server_.publish(state_, unit); }
   void setKeyframeRequester(std::function<void()> request) override {
     std::lock_guard lock(server_.handlerMutex_);
-    server_.streamKeyframeHandlers_[name_] = std::move(request);
+    state_.keyframeHandler = std::move(request);
   }
   void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override {
     std::lock_guard lock(server_.handlerMutex_);
-    server_.streamEncodeKeyframeHandlers_[name_] = std::move(request);
+    state_.encodeKeyframeHandler = std::move(request);
   }
   std::string describe() const override {
     return std::string("WHEP viewers at ") + (server_.tls_ ? "https://" : "http://") + server_.config_.host + ":" +
-           std::to_string(server_.boundPort_) + "/whep/" + name_;
+           std::to_string(server_.boundPort_) + "/whep/" + state_.name;
   }
-  std::size_t viewerCount() const override { return server_.viewerCount(name_); }
-  bool wantsCodec(PixelFormat codec) const override { return server_.wantsCodec(name_, codec); }
+  std::size_t viewerCount() const override { return server_.viewerCount(state_); }
+  bool wantsCodec(PixelFormat codec) const override { return server_.wantsCodec(state_, codec); }
   void setCodecAvailability(PixelFormat codec, std::string whyNot) override {
-    server_.setCodecAvailability(name_, codec, std::move(whyNot));
+    server_.setCodecAvailability(state_, codec, std::move(whyNot));
   }
-  void setRenditions(const std::vector<Rendition>& ladder) override { server_.setRenditions(name_, ladder); }
-  bool wantsRendition(std::size_t rung) const override { return server_.wantsRendition(name_, rung); }
-  std::uint32_t renditionTargetKbps(std::size_t rung) const override { return server_.renditionTargetKbps(name_, rung); }
-  std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&name_); }
-  std::vector<std::uint64_t> rungSwitches() const override { return server_.rungSwitches(name_); }
-  const std::string& name() const override { return name_; }
-  void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(name_, kbps); }
-  std::uint32_t targetBitrateKbps(PixelFormat codec) const override { return server_.targetBitrateKbps(name_, codec); }
-  StreamBitrate bitrate(PixelFormat codec) const override { return server_.bitrate(name_, codec); }
-  void publishAudio(EncodedUnitPtr opusPacket) override { server_.publishAudio(name_, opusPacket); }
-  StreamAudioSent audioSent() const override { return server_.audioSent(&name_); }
+  void setRenditions(const std::vector<Rendition>& ladder) override { server_.setRenditions(state_, ladder); }
+  bool wantsRendition(std::size_t rung) const override { return server_.wantsRendition(state_, rung); }
+  std::uint32_t renditionTargetKbps(std::size_t rung) const override { return server_.renditionTargetKbps(state_, rung); }
+  std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&state_); }
+  std::vector<std::uint64_t> rungSwitches() const override { return server_.rungSwitches(state_); }
+  const std::string& name() const override { return state_.name; }
+  void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(state_, kbps); }
+  std::uint32_t targetBitrateKbps(PixelFormat codec) const override { return server_.targetBitrateKbps(state_, codec); }
+  StreamBitrate bitrate(PixelFormat codec) const override { return server_.bitrate(state_, codec); }
+  void publishAudio(EncodedUnitPtr opusPacket) override { server_.publishAudio(state_, opusPacket); }
+  StreamAudioSent audioSent() const override { return server_.audioSent(&state_); }
 
  private:
   StreamServer::Impl& server_;
-  const std::string name_;
+  StreamState& state_;  // the server's, for as long as the server
 };
+
+StreamServer::Impl::StreamState& StreamServer::Impl::streamNamed(std::string_view name) {
+  std::lock_guard lock(streamsMutex_);
+  auto it = streams_.find(name);
+  if (it == streams_.end()) it = streams_.emplace(std::string(name), std::make_unique<StreamState>(std::string(name))).first;
+  return *it->second;
+}
+
+StreamServer::Impl::StreamState* StreamServer::Impl::addedStream(std::string_view name) const {
+  std::lock_guard lock(streamsMutex_);
+  const auto it = streams_.find(name);
+  return it != streams_.end() && it->second->added ? it->second.get() : nullptr;
+}
+
+std::vector<StreamServer::Impl::StreamState*> StreamServer::Impl::streamList() const {
+  std::lock_guard lock(streamsMutex_);
+  std::vector<StreamState*> out;
+  for (const auto& [name, state] : streams_) out.push_back(state.get());
+  return out;
+}
+
+bool StreamServer::Impl::hasStream(const std::string& segment) const {
+  return segment.empty() || addedStream(segment) != nullptr;
+}
+
+std::string StreamServer::Impl::streamNames() const {
+  std::lock_guard lock(streamsMutex_);
+  std::string out;
+  for (const auto& [name, state] : streams_) {
+    if (state->added) out += (out.empty() ? "" : ", ") + name;
+  }
+  return out;
+}
 
 std::shared_ptr<WhepStream> StreamServer::addStream(const std::string& name) {
   if (!validStreamName(name)) {
     throw Error(Errc::kInvalidArgument,
                 "stream name \"" + name + "\": use letters, digits, '_' and '-' only");
   }
+  Impl::StreamState& state = impl_->streamNamed(name);  // made already when it is StreamConfig::defaultStream
   {
-    std::lock_guard lock(impl_->handlerMutex_);
-    if (!impl_->streamKeyframeHandlers_.emplace(name, nullptr).second) {
+    std::lock_guard lock(impl_->streamsMutex_);
+    if (std::exchange(state.added, true)) {
       throw Error(Errc::kInvalidArgument, "stream \"" + name + "\" exists already on this server");
     }
   }
-  return std::make_shared<Impl::NamedStream>(*impl_, name);
+  return std::make_shared<Impl::NamedStream>(*impl_, state);
 }
 
 }  // namespace zerohop

@@ -436,5 +436,49 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
   a->setKeyframeRequester({});
 }
 
+// The unnamed stream (publish()) is one stream among the named ones, and a viewer of the default stream
+// may come before its addStream(): it is that stream's viewer from then on, and receives its units
+// only; the unnamed stream gets none of them, and is no endpoint of its own.
+TEST(NamedStreams, AViewerOfTheDefaultStreamBeforeItsAddStreamIsItsViewer) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  const std::vector<EncodedUnitPtr> units = encodeTestUnits(90);
+  StreamConfig config;
+  config.port = 0;
+  config.defaultStream = "a";
+  StreamServer server(config);
+  LoopbackViewer viewer;
+  ASSERT_TRUE(connectOverWhep(viewer, server));  // before addStream("a")
+  auto a = server.addStream("a");  // not "exists already": only made for its early viewer
+  EXPECT_EQ(a->viewerCount(), 1u);
+  EXPECT_EQ(server.viewerCount(), 1u);
+  EXPECT_FALSE(server.wantsCodec(PixelFormat::kH264)) << "the viewer of stream a counts as the unnamed stream's";
+  // Once it is connected, what publish() is fed reaches no viewer of a; what a is fed does.
+  const auto connectDeadline = std::chrono::steady_clock::now() + 10s;
+  auto connected = [&] {
+    const std::vector<ViewerStats> stats = a->viewerStats();
+    return stats.size() == 1 && stats[0].connected;
+  };
+  while (!connected() && std::chrono::steady_clock::now() < connectDeadline) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(connected()) << "the viewer of stream a did not connect in 10 s";
+  for (std::size_t i = 0; i < 30; ++i) {
+    server.publish(units[i % units.size()]);
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_EQ(viewer.receivedUnits.load(), 0) << "the viewer of stream a received the unnamed stream's units";
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (std::size_t i = 0; viewer.receivedUnits < 30 && std::chrono::steady_clock::now() < deadline; ++i) {
+    a->deliver(units[i % units.size()]);
+    std::this_thread::sleep_for(33ms);
+  }
+  EXPECT_GE(viewer.receivedUnits.load(), 30);
+  // The 404 of an unknown stream names the streams addStream() made, not the unnamed one.
+  httplib::Client cli("127.0.0.1", server.port());
+  auto none = cli.Post("/whep/c", "v=0\r\n", "application/sdp");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  EXPECT_NE(none->body.find("(streams: a)"), std::string::npos) << none->body;
+}
+
 }  // namespace
 }  // namespace zerohop
