@@ -79,8 +79,9 @@ def main():
     server.set_service(str(args.port))
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_launch(launch)
-    # With sound, each client gets a pipeline of its own: zerohop takes the picture and the sound over two
-    # connections, and a shared media answers the second one's SETUP 503 while the first plays a subset.
+    # With sound, each client gets a pipeline of its own: clients may set up different subsets of the streams
+    # (zerohop's sound on a connection of its own takes the audio only; beside the picture, both), and a
+    # shared media answers a second client's SETUP 503 while the first plays a subset.
     factory.set_shared(not args.audio)
     if args.user is not None:
         auth = GstRtspServer.RTSPAuth()
