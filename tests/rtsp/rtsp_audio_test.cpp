@@ -7,7 +7,8 @@
 //   connection for both, and both come back after the camera restarts;
 // - `zerohop serve --source rtsp://... --audio rtsp` sends it as Opus: a WHEP viewer (webrtcbin) decodes
 //   the sine at the camera's frequency beside the picture; without an audio stream the picture plays on, the
-//   log says why there is no sound and /stats counts the failure.
+//   log says why there is no sound and /stats counts the failure; so with an audio codec zerohop does not
+//   take (GSM), named in the log line beside the camera.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -243,6 +244,31 @@ TEST(RtspServeAudio, ACameraWithoutSoundKeepsItsPictureAndSaysWhy) {
   EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
   EXPECT_NE(serve.stderrText().find("the camera offers video H264/90000 and no audio stream"), std::string::npos)
       << serve.stderrText();
+}
+
+TEST(RtspServeAudio, AnAudioCodecZerohopDoesNotTakeIsNamedAndThePicturePlaysOn) {
+  TestCamera camera({"--audio", "gsm"});
+  const auto port = zerohop::testing::freePort();
+  ChildProcess serve({kCli, "serve", "--source", camera.url(), "--audio", "rtsp", "--listen",
+                      "127.0.0.1:" + std::to_string(port)});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
+  const auto stats = statsWhen(port, [](const nlohmann::json& s) {
+    return s["frames"].get<int>() > 10 && s.contains("audio") && s["audio"]["failures"].get<int>() > 0;
+  });
+  EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
+  ASSERT_TRUE(stats.contains("audio")) << stats.dump();
+  EXPECT_EQ(stats["audio"]["failures"].get<int>(), 1) << stats.dump();
+  EXPECT_NE(stats["audio"]["error"].get<std::string>().find("GSM/8000"), std::string::npos) << stats.dump();
+  EXPECT_EQ(camera.connections(1s), 1) << "the picture and the (refused) sound over one RTSP connection";
+  serve.signal(SIGINT);
+  EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
+  // One line names the camera and the codec, and says what zerohop takes.
+  const std::string err = serve.stderrText();
+  const auto at = err.find("the camera's audio is GSM/8000");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string line = err.substr(err.rfind('\n', at) + 1, err.find('\n', at) - err.rfind('\n', at) - 1);
+  EXPECT_NE(line.find(camera.url()), std::string::npos) << line;
+  EXPECT_NE(line.find("zerohop takes PCMU or PCMA"), std::string::npos) << line;
 }
 
 TEST(RtspServeAudio, AudioRtspNeedsAnRtspCamera) {
