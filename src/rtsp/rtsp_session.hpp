@@ -2,10 +2,9 @@
 // One connection to an RTSP camera: a GStreamer pipeline
 //   rtspsrc (TCP interleaved or UDP; Basic/Digest; RTCP SR times as reference-timestamp metas)
 //     -> rtph264depay -> h264parse (SPS/PPS before every IDR; byte-stream, one access unit a buffer) ->
-//     appsink                                                              (the picture,
-//     SessionStreams::video)
+//        appsink                                                 (the picture: SessionStreams::video)
 //     -> decodebin (the camera's audio codec) -> audioconvert -> audioresample -> S16LE, mono, 48 kHz ->
-//     appsink                                                              (the sound, SessionStreams::audio)
+//        appsink                                                 (the sound: SessionStreams::audio)
 // started by the constructor and stopped by stop() or the destructor. Only the streams asked for are set
 // up (select-stream: the camera's first H.264 video stream, its first audio stream in a codec zerohop
 // takes), so the others cost nothing; picture and sound share the one RTSP connection. GStreamer's
