@@ -78,8 +78,8 @@ std::shared_ptr<RtspSession> RtspConnection::open() {
     std::lock_guard lock(mutex_);
     session_ = made;
     ++generation_;
+    changed_.notify_all();
   }
-  changed_.notify_all();
   return made;
 }
 

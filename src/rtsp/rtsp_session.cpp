@@ -128,23 +128,21 @@ struct RtspSession::Shared {
   std::int64_t ntpMinusPtsNs = 0;      // the camera's wall clock (ns since 1900) minus the pipeline's time
   std::vector<GstElement*> audioPart;  // borrowed: decodebin, audioconvert, ..., the sound's appsink
 
+  // Notified under the mutex (here and for each unit and block): a waiter that sees the failure and
+  // destroys the session can only do so after the notify is done.
   void fail(SessionFailure f) {
-    {
-      std::lock_guard lock(mutex);
-      if (failure) return;
-      f.message = maskCredentials(f.message);
-      failure = std::move(f);
-    }
+    std::lock_guard lock(mutex);
+    if (failure) return;
+    f.message = maskCredentials(f.message);
+    failure = std::move(f);
     ready.notify_all();
   }
 
   void failAudio(SessionFailure f) {
-    {
-      std::lock_guard lock(mutex);
-      if (audioFailure) return;
-      f.message = maskCredentials(f.message);
-      audioFailure = std::move(f);
-    }
+    std::lock_guard lock(mutex);
+    if (audioFailure) return;
+    f.message = maskCredentials(f.message);
+    audioFailure = std::move(f);
     ready.notify_all();
   }
 
@@ -240,8 +238,8 @@ GstFlowReturn onNewSample(GstAppSink* sink, gpointer data) {
       shared->units.pop_front();  // live video drops the oldest
       ++shared->dropped;
     }
+    shared->ready.notify_all();
   }
-  shared->ready.notify_all();
   return GST_FLOW_OK;
 }
 
@@ -270,8 +268,8 @@ GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
       shared->blocks.pop_front();  // live sound drops the oldest
       ++shared->audioDropped;
     }
+    shared->ready.notify_all();
   }
-  shared->ready.notify_all();
   return GST_FLOW_OK;
 }
 
