@@ -70,7 +70,9 @@ class CameraServer::Impl {
       if (!cam.audio.empty()) {
         // One Opus encode of the camera's sound for all its viewers; opened now, so a bad spec or a
         // missing device fails serve's start with the device's own message.
-        // "rtsp": the IP camera's own sound, over a connection of its own (rtsp_audio_source.hpp).
+        // "rtsp": the IP camera's own sound, over the camera's one RTSP connection, which its picture
+        // opens (rtsp_connection.hpp): opened here, before the camera's pipeline, so the picture's first
+        // session carries it.
         std::shared_ptr<WhepStream> viewers = p.viewers;
         auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
         audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},

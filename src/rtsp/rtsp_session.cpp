@@ -1,4 +1,5 @@
-// RtspSession (rtsp_session.hpp): one GStreamer pipeline per connection to the camera.
+// RtspSession (rtsp_session.hpp): one GStreamer pipeline per connection to the camera, its picture and
+// (when asked) its sound.
 #include "rtsp/rtsp_session.hpp"
 
 #include <gst/app/gstappsink.h>
@@ -7,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "rtsp/gst_support.hpp"
 #include "zerohop/clock.hpp"
@@ -58,10 +61,54 @@ std::string connectFailure(std::string host, std::uint16_t port, int timeoutMs) 
   return why;
 }
 
+// What zerohop takes of a camera's audio: the RTP encoding name, its depayloader and decoders (any one of
+// them), and the package that has them.
+struct AudioCodec {
+  const char* encoding;
+  const char* depayloader;
+  std::vector<const char*> decoders;  // empty: raw samples (L16)
+  const char* package;
+};
+
+const std::vector<AudioCodec>& audioCodecs() {
+  static const std::vector<AudioCodec> codecs{
+      {"PCMU", "rtppcmudepay", {"mulawdec"}, "gstreamer1.0-plugins-good"},
+      {"PCMA", "rtppcmadepay", {"alawdec"}, "gstreamer1.0-plugins-good"},
+      {"MPEG4-GENERIC",
+       "rtpmp4gdepay",
+       {"faad", "avdec_aac", "fdkaacdec"},
+       "gstreamer1.0-plugins-bad (faad) or gstreamer1.0-libav (avdec_aac)"},
+      {"OPUS", "rtpopusdepay", {"opusdec"}, "gstreamer1.0-plugins-base"},
+      {"L16", "rtpL16depay", {}, "gstreamer1.0-plugins-good"},
+  };
+  return codecs;
+}
+
+bool haveFactory(const char* name) {
+  GstElementFactory* f = gst_element_factory_find(name);
+  if (f) gst_object_unref(f);
+  return f != nullptr;
+}
+
+// Why zerohop cannot take a camera's audio in `encoding` (RTP encoding name), as the end of a sentence
+// naming the codec (", which zerohop does not decode"); empty when it can.
+std::string audioRefusal(const std::string& encoding) {
+  for (const AudioCodec& c : audioCodecs()) {
+    if (g_ascii_strcasecmp(c.encoding, encoding.c_str()) != 0) continue;
+    const bool decoder = c.decoders.empty() || std::any_of(c.decoders.begin(), c.decoders.end(), haveFactory);
+    if (haveFactory(c.depayloader) && decoder) return {};
+    return std::string(", whose decoder is not installed (install ") + c.package + ")";
+  }
+  return ", which zerohop does not decode";
+}
+
+const char* kAudioCodecsTaken = "PCMU or PCMA (G.711), AAC (MPEG4-GENERIC), Opus or L16";
+
 }  // namespace
 
 struct RtspSession::Shared {
   RtspUrl url;
+  SessionStreams streams;
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<ArrivedUnit> units;
@@ -71,15 +118,53 @@ struct RtspSession::Shared {
   bool selected = false;
   std::string lastWarning;
   GstElement* depay = nullptr;  // borrowed from the pipeline
+  // The sound (streams.audio).
+  std::deque<ArrivedBlock> blocks;
+  std::optional<SessionFailure> audioFailure;  // the sound's own: the picture goes on
+  std::uint64_t audioDropped = 0;
+  std::string audioSelected;  // the audio stream set up: "PCMU/8000" (empty: none)
+  std::string audioRefused;   // the first audio stream passed over, and why
+  bool haveNtp = false;
+  std::int64_t ntpMinusPtsNs = 0;      // the camera's wall clock (ns since 1900) minus the pipeline's time
+  std::vector<GstElement*> audioPart;  // borrowed: decodebin, audioconvert, ..., the sound's appsink
 
+  // Notified under the mutex (here and for each unit and block): a waiter that sees the failure and
+  // destroys the session can only do so after the notify is done.
   void fail(SessionFailure f) {
-    {
-      std::lock_guard lock(mutex);
-      if (failure) return;
-      f.message = maskCredentials(f.message);
-      failure = std::move(f);
-    }
+    std::lock_guard lock(mutex);
+    if (failure) return;
+    f.message = maskCredentials(f.message);
+    failure = std::move(f);
     ready.notify_all();
+  }
+
+  void failAudio(SessionFailure f) {
+    std::lock_guard lock(mutex);
+    if (audioFailure) return;
+    f.message = maskCredentials(f.message);
+    audioFailure = std::move(f);
+    ready.notify_all();
+  }
+
+  // The camera offers no stream of what this session asked for (called under mutex).
+  std::string videoMissing() const {
+    return "the camera offers " + offered +
+           " and no H.264 video; zerohop passes H.264 through and does not decode other codecs yet (H.265 "
+           "and the others are a later slice): set the camera's stream to H.264";
+  }
+  std::string audioMissing() const {
+    if (!audioRefused.empty())
+      return "the camera's audio is " + audioRefused + "; zerohop takes " + kAudioCodecsTaken +
+             ": set the camera's audio codec to one of them (its audio or stream settings)";
+    return "the camera offers " + offered +
+           " and no audio stream: turn its audio on (the camera's stream settings) or serve it without "
+           "audio = \"rtsp\"";
+  }
+
+  bool inAudioPart(GstObject* source) const {
+    for (GstElement* e : audioPart)
+      if (source == GST_OBJECT(e) || gst_object_has_as_ancestor(source, GST_OBJECT(e))) return true;
+    return false;
   }
 
   SessionFailure describe(const GError* error, const gchar* debug) {
@@ -100,19 +185,12 @@ struct RtspSession::Shared {
               "the camera has no stream at " + url.path +
                   " (404 Not Found): check the path (the camera's manual or web page names it)"};
     }
-    std::string offeredNow;
-    bool selectedNow = false;
     {
       std::lock_guard lock(mutex);
-      offeredNow = offered;
-      selectedNow = selected;
-    }
-    if (!offeredNow.empty() && !selectedNow) {
-      return {
-          FailureKind::kNoUsableStream,
-          "the camera offers " + offeredNow +
-              " and no H.264 video; zerohop passes H.264 through and does not decode other codecs yet (H.265 "
-              "and the others are a later slice): set the camera's stream to H.264"};
+      if (!offered.empty() && streams.video && !selected)
+        return {FailureKind::kNoUsableStream, videoMissing()};
+      if (!offered.empty() && !streams.video && audioSelected.empty())
+        return {FailureKind::kNoUsableAudio, audioMissing()};
     }
     const std::string words =
         std::string(error ? error->message : "unknown error") + (detail.empty() ? "" : " " + detail);
@@ -128,6 +206,19 @@ struct RtspSession::Shared {
                                              "): check that it is on, the address and port, and the network"};
     }
     return {FailureKind::kOther, words};
+  }
+
+  // An error of the sound's decoding branch: the sound's failure, not the connection's.
+  SessionFailure describeAudio(const GError* error, const gchar* debug) {
+    std::string codec;
+    {
+      std::lock_guard lock(mutex);
+      codec = audioSelected;
+    }
+    std::string words = error ? error->message : "unknown error";
+    if (const std::string detail = lastLine(debug); !detail.empty()) words += " " + detail;
+    return {FailureKind::kNoUsableAudio, "the camera's audio (" + codec + ") cannot be decoded (" + words +
+                                             "); zerohop takes " + kAudioCodecsTaken};
   }
 };
 
@@ -147,9 +238,55 @@ GstFlowReturn onNewSample(GstAppSink* sink, gpointer data) {
       shared->units.pop_front();  // live video drops the oldest
       ++shared->dropped;
     }
+    shared->ready.notify_all();
   }
-  shared->ready.notify_all();
   return GST_FLOW_OK;
+}
+
+GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
+  auto* shared = static_cast<RtspSession::Shared*>(data);
+  SamplePtr sample(gst_app_sink_pull_sample(sink));
+  if (!sample) return GST_FLOW_OK;
+  ArrivedBlock block;
+  block.arrivalMonotonicNs = monotonicNs();
+  block.arrivalRealtimeNs = realtimeNs();
+  GstBuffer* buffer = gst_sample_get_buffer(sample.get());
+  if (!buffer) return GST_FLOW_OK;
+  GstMapInfo map;
+  if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) return GST_FLOW_OK;
+  block.samples.resize(map.size / sizeof(std::int16_t));
+  std::memcpy(block.samples.data(), map.data, block.samples.size() * sizeof(std::int16_t));
+  gst_buffer_unmap(buffer, &map);
+  if (block.samples.empty()) return GST_FLOW_OK;
+  if (GST_BUFFER_PTS_IS_VALID(buffer)) block.ptsNs = static_cast<std::int64_t>(GST_BUFFER_PTS(buffer));
+  {
+    std::lock_guard lock(shared->mutex);
+    if (shared->haveNtp && block.ptsNs >= 0)
+      block.ntpNs = static_cast<std::uint64_t>(block.ptsNs + shared->ntpMinusPtsNs);
+    shared->blocks.push_back(std::move(block));
+    if (shared->blocks.size() > RtspSession::kAudioQueueBlocks) {
+      shared->blocks.pop_front();  // live sound drops the oldest
+      ++shared->audioDropped;
+    }
+    shared->ready.notify_all();
+  }
+  return GST_FLOW_OK;
+}
+
+// The camera's audio RTP packets, before decodebin: each that carries the camera's wall clock (rtspsrc's
+// reference-timestamp meta, from its RTCP sender reports) updates the pipeline-time -> camera-time
+// mapping the decoded blocks are stamped with (the decoder and resampler keep the pipeline's timestamps).
+GstPadProbeReturn onAudioRtp(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  auto* shared = static_cast<RtspSession::Shared*>(data);
+  GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+  if (!buffer || !GST_BUFFER_PTS_IS_VALID(buffer)) return GST_PAD_PROBE_OK;
+  const GstReferenceTimestampMeta* ntp = gst_buffer_get_reference_timestamp_meta(buffer, ntpCaps());
+  if (!ntp) return GST_PAD_PROBE_OK;
+  std::lock_guard lock(shared->mutex);
+  shared->ntpMinusPtsNs =
+      static_cast<std::int64_t>(ntp->timestamp) - static_cast<std::int64_t>(GST_BUFFER_PTS(buffer));
+  shared->haveNtp = true;
+  return GST_PAD_PROBE_OK;
 }
 
 GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
@@ -159,7 +296,10 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
       GError* error = nullptr;
       gchar* debug = nullptr;
       gst_message_parse_error(message, &error, &debug);
-      shared->fail(shared->describe(error, debug));
+      if (shared->inAudioPart(GST_MESSAGE_SRC(message)))
+        shared->failAudio(shared->describeAudio(error, debug));
+      else
+        shared->fail(shared->describe(error, debug));
       g_clear_error(&error);
       g_free(debug);
       break;
@@ -196,7 +336,8 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
   return GST_BUS_DROP;
 }
 
-// rtspsrc asks, per stream of the SDP, whether to set it up: the first H.264 video stream only.
+// rtspsrc asks, per stream of the SDP, whether to set it up: the first H.264 video stream and the first
+// audio stream in a codec zerohop takes, each only when asked for.
 gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
   auto* shared = static_cast<RtspSession::Shared*>(data);
   const GstStructure* s = gst_caps_get_structure(caps, 0);
@@ -205,11 +346,22 @@ gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
   gint clockRate = 0;
   gst_structure_get_int(s, "clock-rate", &clockRate);
   const std::string m = media ? media : "?", e = encoding ? encoding : "?";
+  const std::string codec = e + "/" + std::to_string(clockRate);
   std::lock_guard lock(shared->mutex);
-  shared->offered += (shared->offered.empty() ? "" : ", ") + m + " " + e + "/" + std::to_string(clockRate);
-  if (shared->selected || m != "video" || e != "H264") return FALSE;
-  shared->selected = true;
-  return TRUE;
+  shared->offered += (shared->offered.empty() ? "" : ", ") + m + " " + codec;
+  if (m == "video" && e == "H264" && shared->streams.video && !shared->selected) {
+    shared->selected = true;
+    return TRUE;
+  }
+  if (m == "audio" && shared->streams.audio && shared->audioSelected.empty()) {
+    if (const std::string refusal = audioRefusal(e); !refusal.empty()) {
+      if (shared->audioRefused.empty()) shared->audioRefused = codec + refusal;
+      return FALSE;
+    }
+    shared->audioSelected = codec;
+    return TRUE;
+  }
+  return FALSE;
 }
 
 void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
@@ -218,37 +370,72 @@ void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
   if (!caps) caps = gst_pad_query_caps(pad, nullptr);
   const GstStructure* s = caps ? gst_caps_get_structure(caps, 0) : nullptr;
   const gchar* encoding = s ? gst_structure_get_string(s, "encoding-name") : nullptr;
+  const gchar* media = s ? gst_structure_get_string(s, "media") : nullptr;
   const bool h264 = encoding && std::string(encoding) == "H264";
+  const bool audio = media && std::string(media) == "audio";
   if (caps) gst_caps_unref(caps);
-  if (!h264) return;
-  GstPad* sinkPad = gst_element_get_static_pad(shared->depay, "sink");
-  if (!gst_pad_is_linked(sinkPad) && gst_pad_link(pad, sinkPad) != GST_PAD_LINK_OK) {
-    shared->fail({FailureKind::kOther, "cannot link the camera's H.264 stream to rtph264depay"});
+  if (h264 && shared->depay) {
+    GstPad* sinkPad = gst_element_get_static_pad(shared->depay, "sink");
+    if (!gst_pad_is_linked(sinkPad) && gst_pad_link(pad, sinkPad) != GST_PAD_LINK_OK)
+      shared->fail({FailureKind::kOther, "cannot link the camera's H.264 stream to rtph264depay"});
+    gst_object_unref(sinkPad);
+  } else if (audio && !shared->audioPart.empty()) {
+    GstPad* sinkPad = gst_element_get_static_pad(shared->audioPart.front(), "sink");
+    if (!gst_pad_is_linked(sinkPad)) {
+      gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, onAudioRtp, shared, nullptr);
+      if (gst_pad_link(pad, sinkPad) != GST_PAD_LINK_OK)
+        shared->failAudio({FailureKind::kOther, "cannot link the camera's audio stream to decodebin"});
+    }
+    gst_object_unref(sinkPad);
   }
+}
+
+void onDecodedPad(GstElement*, GstPad* pad, gpointer data) {
+  auto* shared = static_cast<RtspSession::Shared*>(data);
+  GstPad* sinkPad = gst_element_get_static_pad(shared->audioPart[1], "sink");  // audioconvert
+  if (!gst_pad_is_linked(sinkPad) && gst_pad_link(pad, sinkPad) != GST_PAD_LINK_OK)
+    shared->failAudio({FailureKind::kOther, "cannot link the camera's decoded sound to audioconvert"});
   gst_object_unref(sinkPad);
+}
+
+// Every stream rtspsrc set up has its pad: a stream asked for and not offered is said now (a session
+// that asked for the picture and the sound would otherwise play the one the camera has, silently).
+void onNoMorePads(GstElement*, gpointer data) {
+  auto* shared = static_cast<RtspSession::Shared*>(data);
+  std::optional<SessionFailure> video, audio;
+  {
+    std::lock_guard lock(shared->mutex);
+    if (shared->streams.video && !shared->selected)
+      video = SessionFailure{FailureKind::kNoUsableStream, shared->videoMissing()};
+    if (shared->streams.audio && shared->audioSelected.empty())
+      audio = SessionFailure{FailureKind::kNoUsableAudio, shared->audioMissing()};
+  }
+  if (video) shared->fail(std::move(*video));
+  if (audio) {
+    if (shared->streams.video)
+      shared->failAudio(std::move(*audio));
+    else
+      shared->fail(std::move(*audio));
+  }
 }
 
 }  // namespace
 
-RtspSession::RtspSession(const RtspUrl& url) : shared_(std::make_shared<Shared>()) {
+RtspSession::RtspSession(const RtspUrl& url, SessionStreams streams) : shared_(std::make_shared<Shared>()) {
   ensureGstInit();
   shared_->url = url;
+  shared_->streams = streams;
   pipeline_ = gst_pipeline_new("zerohop-rtsp");
   gst_object_ref_sink(pipeline_);
   GstBin* bin = GST_BIN(pipeline_);
   // Each element goes into the bin at once, so the bin frees it if a later one is missing.
-  auto add = [&](const char* factory, const char* package) {
-    GstElement* e = makeElement(factory, "an RTSP camera", package);
+  auto add = [&](const char* factory, const char* neededBy, const char* package) {
+    GstElement* e = makeElement(factory, neededBy, package);
     gst_bin_add(bin, e);
     return e;
   };
   try {
-    GstElement* src = add("rtspsrc", "gstreamer1.0-plugins-good");
-    GstElement* depay = add("rtph264depay", "gstreamer1.0-plugins-good");
-    GstElement* parse = add("h264parse", "gstreamer1.0-plugins-bad");
-    GstElement* filter = add("capsfilter", "gstreamer1.0-plugins-base");
-    GstElement* sink = add("appsink", "gstreamer1.0-plugins-base");
-    shared_->depay = depay;
+    GstElement* src = add("rtspsrc", "an RTSP camera", "gstreamer1.0-plugins-good");
     g_object_set(src, "location", url.location().c_str(), "latency", static_cast<guint>(url.latencyMs),
                  "tcp-timeout", static_cast<guint64>(kTcpTimeoutUs), "add-reference-timestamp-meta", TRUE,
                  nullptr);
@@ -257,17 +444,54 @@ RtspSession::RtspSession(const RtspUrl& url) : shared_(std::make_shared<Shared>(
       g_object_set(src, "user-id", url.user.c_str(), "user-pw", url.password.c_str(), nullptr);
     g_signal_connect(src, "select-stream", G_CALLBACK(onSelectStream), shared_.get());
     g_signal_connect(src, "pad-added", G_CALLBACK(onPadAdded), shared_.get());
-    g_object_set(parse, "config-interval", -1, nullptr);  // SPS/PPS before every IDR
-    GstCaps* caps = gst_caps_from_string("video/x-h264,stream-format=byte-stream,alignment=au");
-    g_object_set(filter, "caps", caps, nullptr);
-    gst_caps_unref(caps);
-    g_object_set(sink, "sync", FALSE, "max-buffers", 2u, "drop", TRUE, nullptr);
-    GstAppSinkCallbacks callbacks{};
-    callbacks.new_sample = onNewSample;
-    gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, shared_.get(), nullptr);
-    if (!gst_element_link_many(depay, parse, filter, sink, nullptr))
-      throw Error(Errc::kInternal,
-                  "gst_element_link_many(rtph264depay ! h264parse ! capsfilter ! appsink) failed");
+    g_signal_connect(src, "no-more-pads", G_CALLBACK(onNoMorePads), shared_.get());
+    if (streams.video) {
+      const char* neededBy = "an RTSP camera";
+      GstElement* depay = add("rtph264depay", neededBy, "gstreamer1.0-plugins-good");
+      GstElement* parse = add("h264parse", neededBy, "gstreamer1.0-plugins-bad");
+      GstElement* filter = add("capsfilter", neededBy, "gstreamer1.0-plugins-base");
+      GstElement* sink = add("appsink", neededBy, "gstreamer1.0-plugins-base");
+      shared_->depay = depay;
+      g_object_set(parse, "config-interval", -1, nullptr);  // SPS/PPS before every IDR
+      GstCaps* caps = gst_caps_from_string("video/x-h264,stream-format=byte-stream,alignment=au");
+      g_object_set(filter, "caps", caps, nullptr);
+      gst_caps_unref(caps);
+      g_object_set(sink, "sync", FALSE, "max-buffers", 2u, "drop", TRUE, nullptr);
+      // Beside a sound branch, neither sink holds the pipeline out of PLAYING while the other has no data
+      // yet (or never: an audio codec refused), which would stall rtspsrc's jitterbuffers.
+      if (streams.audio) g_object_set(sink, "async", FALSE, nullptr);
+      GstAppSinkCallbacks callbacks{};
+      callbacks.new_sample = onNewSample;
+      gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, shared_.get(), nullptr);
+      if (!gst_element_link_many(depay, parse, filter, sink, nullptr))
+        throw Error(Errc::kInternal,
+                    "gst_element_link_many(rtph264depay ! h264parse ! capsfilter ! appsink) failed");
+    }
+    if (streams.audio) {
+      const char* neededBy = "an RTSP camera's sound";
+      GstElement* decode = add("decodebin", neededBy, "gstreamer1.0-plugins-base");
+      GstElement* convert = add("audioconvert", neededBy, "gstreamer1.0-plugins-base");
+      GstElement* resample = add("audioresample", neededBy, "gstreamer1.0-plugins-base");
+      GstElement* filter = add("capsfilter", neededBy, "gstreamer1.0-plugins-base");
+      GstElement* sink = add("appsink", neededBy, "gstreamer1.0-plugins-base");
+      shared_->audioPart = {decode, convert, resample, filter, sink};
+      // Timestamps from the camera's RTP clock alone (no skew correction against the arrival): contiguous
+      // blocks, as the camera sampled them. (The picture's capture times come from its sender reports or
+      // its arrival, not from these timestamps.)
+      gst_util_set_object_arg(G_OBJECT(src), "buffer-mode", "none");
+      g_signal_connect(decode, "pad-added", G_CALLBACK(onDecodedPad), shared_.get());
+      GstCaps* caps =
+          gst_caps_from_string("audio/x-raw,format=S16LE,layout=interleaved,rate=48000,channels=1");
+      g_object_set(filter, "caps", caps, nullptr);
+      gst_caps_unref(caps);
+      g_object_set(sink, "sync", FALSE, "async", FALSE, "max-buffers", 8u, "drop", TRUE, nullptr);
+      GstAppSinkCallbacks callbacks{};
+      callbacks.new_sample = onNewAudioSample;
+      gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, shared_.get(), nullptr);
+      if (!gst_element_link_many(convert, resample, filter, sink, nullptr))
+        throw Error(Errc::kInternal,
+                    "gst_element_link_many(audioconvert ! audioresample ! capsfilter ! appsink) failed");
+    }
     GstBus* bus = gst_element_get_bus(pipeline_);
     gst_bus_set_sync_handler(bus, onBusMessage, shared_.get(), nullptr);
     gst_object_unref(bus);
@@ -283,9 +507,16 @@ RtspSession::RtspSession(const RtspUrl& url) : shared_(std::make_shared<Shared>(
 }
 
 RtspSession::~RtspSession() {
-  // Stops GStreamer's threads (no callback runs after this), then frees the pipeline.
-  gst_element_set_state(pipeline_, GST_STATE_NULL);
+  stop({FailureKind::kEnded, "the connection was closed"});
   gst_object_unref(pipeline_);
+}
+
+void RtspSession::stop(const SessionFailure& why) {
+  // Stops GStreamer's threads (no callback runs after this); then the waits see `why`.
+  std::call_once(stopped_, [&] {
+    gst_element_set_state(pipeline_, GST_STATE_NULL);
+    shared_->fail(why);
+  });
 }
 
 std::variant<std::monostate, ArrivedUnit, SessionFailure> RtspSession::wait(
@@ -311,6 +542,28 @@ std::uint64_t RtspSession::dropped() const {
 std::string RtspSession::offered() const {
   std::lock_guard lock(shared_->mutex);
   return shared_->offered;
+}
+
+std::variant<std::monostate, ArrivedBlock, SessionFailure> RtspSession::waitAudio(
+    std::int64_t deadlineMonotonicNs) {
+  std::unique_lock lock(shared_->mutex);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<std::int64_t>(
+                                                               0, deadlineMonotonicNs - monotonicNs()));
+  shared_->ready.wait_until(
+      lock, deadline, [&] { return !shared_->blocks.empty() || shared_->failure || shared_->audioFailure; });
+  if (!shared_->blocks.empty()) {
+    ArrivedBlock block = std::move(shared_->blocks.front());
+    shared_->blocks.pop_front();
+    return block;
+  }
+  if (shared_->failure) return *shared_->failure;
+  if (shared_->audioFailure) return *shared_->audioFailure;
+  return std::monostate{};
+}
+
+std::uint64_t RtspSession::audioDropped() const {
+  std::lock_guard lock(shared_->mutex);
+  return shared_->audioDropped;
 }
 
 }  // namespace zerohop::rtsp

@@ -2,13 +2,19 @@
 // One connection to an RTSP camera: a GStreamer pipeline
 //   rtspsrc (TCP interleaved or UDP; Basic/Digest; RTCP SR times as reference-timestamp metas)
 //     -> rtph264depay -> h264parse (SPS/PPS before every IDR; byte-stream, one access unit a buffer) ->
-//     appsink
-// started by the constructor and stopped by the destructor. Only the camera's first H.264 video stream is
-// set up (select-stream), so audio and other streams cost nothing. GStreamer's streaming threads hand
-// access units and failures to the thread that calls wait(), through a queue of kQueueDepth units that
-// drops the oldest (live video never blocks the camera).
-// Thread-safety: wait() and the destructor are thread-bound (one consumer); dropped() and offered() are
-// thread-safe. The samples it hands out own their buffers and may outlive it.
+//        appsink                                                 (the picture: SessionStreams::video)
+//     -> decodebin (the camera's audio codec) -> audioconvert -> audioresample -> S16LE, mono, 48 kHz ->
+//        appsink                                                 (the sound: SessionStreams::audio)
+// started by the constructor and stopped by stop() or the destructor. Only the streams asked for are set
+// up (select-stream: the camera's first H.264 video stream, its first audio stream in a codec zerohop
+// takes), so the others cost nothing; picture and sound share the one RTSP connection. GStreamer's
+// streaming threads hand access units, sound blocks and failures to the threads that call wait() (the
+// picture) and waitAudio() (the sound), through queues that drop the oldest (live media never blocks the
+// camera). A fault of the sound alone (no audio stream, a codec zerohop does not take) is the sound's
+// failure only: the picture goes on.
+// Thread-safety: wait() is bound to one consumer thread, waitAudio() to another; stop(), dropped(),
+// audioDropped() and offered() are thread-safe. The samples it hands out own their buffers and may
+// outlive it.
 
 #include <gst/gst.h>
 
@@ -20,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "rtsp/rtsp_url.hpp"
 
@@ -39,12 +46,28 @@ struct ArrivedUnit {
   std::int64_t arrivalRealtimeNs = 0;
 };
 
+/// One block of the camera's decoded sound as it arrived.
+struct ArrivedBlock {
+  std::vector<std::int16_t> samples;  ///< mono, 48 kHz
+  std::int64_t ptsNs = -1;            ///< the pipeline's timestamp of its first sample (-1: none)
+  std::uint64_t ntpNs = 0;  ///< the camera's wall clock of its first sample (0: no sender report yet)
+  std::int64_t arrivalMonotonicNs = 0;
+  std::int64_t arrivalRealtimeNs = 0;
+};
+
+/// Which of the camera's streams a session sets up.
+struct SessionStreams {
+  bool video = true;   ///< its first H.264 video stream
+  bool audio = false;  ///< its first audio stream in a codec zerohop takes (PCMU, PCMA, AAC, Opus, L16)
+};
+
 /// Why a connection ended; the kind decides how soon the source tries again.
 enum class FailureKind : std::uint8_t {
   kUnauthorized,    ///< 401: wrong or missing credentials (retried slowly: no fast retry loop)
   kNotFound,        ///< 404: no stream at that path
   kUnreachable,     ///< cannot connect, connection lost
   kNoUsableStream,  ///< the camera offers no H.264 video
+  kNoUsableAudio,   ///< the camera offers no audio stream in a codec zerohop takes (the sound's alone)
   kEnded,           ///< the camera ended the stream (EOS)
   kStalled,         ///< no access unit for a while (set by the source, not the session)
   kOther,
@@ -58,10 +81,11 @@ struct SessionFailure {
 class RtspSession {
  public:
   static constexpr std::size_t kQueueDepth = 4;
+  static constexpr std::size_t kAudioQueueBlocks = 50;  ///< about a second of the camera's packets
 
   /// Builds and starts the pipeline (connecting happens on GStreamer's threads). Throws Error
   /// (kUnsupported) when a GStreamer element is missing, naming the Debian package.
-  explicit RtspSession(const RtspUrl& url);
+  explicit RtspSession(const RtspUrl& url, SessionStreams streams = {});
   ~RtspSession();
   RtspSession(const RtspSession&) = delete;
   RtspSession& operator=(const RtspSession&) = delete;
@@ -69,8 +93,17 @@ class RtspSession {
   /// The next access unit, or the failure that ended the connection (after the units that came before
   /// it), or std::monostate at `deadlineMonotonicNs`.
   std::variant<std::monostate, ArrivedUnit, SessionFailure> wait(std::int64_t deadlineMonotonicNs);
+  /// The next block of sound, or the failure that ended the connection or the sound alone
+  /// (kNoUsableAudio: no audio stream, or a codec zerohop does not take, named), or std::monostate at
+  /// `deadlineMonotonicNs`.
+  std::variant<std::monostate, ArrivedBlock, SessionFailure> waitAudio(std::int64_t deadlineMonotonicNs);
+
+  /// Ends the connection now (idempotent; no GStreamer callback runs after it): both waits return
+  /// `why` once their queues are empty.
+  void stop(const SessionFailure& why);
 
   std::uint64_t dropped() const;
+  std::uint64_t audioDropped() const;
   /// The streams the camera's SDP offered, "video H264/90000, audio PCMA/8000" (empty before DESCRIBE).
   std::string offered() const;
 
@@ -80,6 +113,7 @@ class RtspSession {
  private:
   std::shared_ptr<Shared> shared_;
   GstElement* pipeline_ = nullptr;
+  std::once_flag stopped_;
 };
 
 }  // namespace zerohop::rtsp

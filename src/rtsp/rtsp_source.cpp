@@ -13,6 +13,7 @@
 #include "gpupath/nvdec_source.hpp"
 #include "rtsp/decoded_source.hpp"
 #include "rtsp/gst_support.hpp"
+#include "rtsp/rtsp_connection.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -103,7 +104,20 @@ class RtspSource::Leases final : public SlotOwner {
 };
 
 RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
-    : url_(url), name_(url.masked()), policy_(policy), leases_(std::make_shared<Leases>()) {
+    : url_(url),
+      name_(url.masked()),
+      policy_(policy),
+      leases_(std::make_shared<Leases>()),
+      connection_(RtspConnection::forPicture(url)) {
+  try {
+    open();
+  } catch (...) {
+    connection_->releasePicture();
+    throw;
+  }
+}
+
+void RtspSource::open() {
   startSession();
   const std::int64_t deadline = monotonicNs() + std::chrono::nanoseconds(policy_.openTimeout).count();
   while (!pending_) {
@@ -151,10 +165,10 @@ RtspSource::RtspSource(const RtspUrl& url, RtspPolicy policy)
                       std::to_string(static_cast<int>(std::lround(info_.fps))) + " over " + url_.protocols;
 }
 
-RtspSource::~RtspSource() = default;
+RtspSource::~RtspSource() { connection_->releasePicture(); }
 
 void RtspSource::startSession() {
-  session_ = std::make_unique<RtspSession>(url_);
+  session_ = connection_->open();
   sessionDropsSeen_ = 0;
   sessionUnits_ = 0;
   lastUnitNs_ = monotonicNs();  // a connection that brings nothing for stallTimeout is dropped too
@@ -167,7 +181,8 @@ void RtspSource::countSessionDrops() {
 }
 
 void RtspSource::lose(const SessionFailure& failure) {
-  session_.reset();  // stops the pipeline; samples still leased stay valid
+  connection_->close(session_, failure);  // stops the pipeline; samples still leased stay valid
+  session_.reset();
   if (!outage_) {
     outage_ = true;
     stalls_.fetch_add(1, std::memory_order_relaxed);

@@ -6,6 +6,8 @@
 // does a V4L2 H.264 camera's. Each frame is a lease on the GstSample it arrived in (no copy here).
 // Capture time: the camera's wall clock from its RTCP sender reports when it has sent one and its clock is
 // in step with this host's, else the arrival (rtsp_timing.hpp); the first frame timed each way is logged.
+// The connection is the camera's one RTSP session (rtsp_connection.hpp): when its sound is served too
+// (`audio = "rtsp"`), the same session carries the audio stream to RtspAudioSource.
 // Faults: a connection that fails or ends, or sends nothing for RtspPolicy::stallTimeout, is logged (the
 // camera named, credentials masked), counted as a stall, and reopened with back-off; a 401 waits
 // RtspPolicy::unauthorizedRetry before the next try (no fast retry loop against a camera that locks
@@ -61,6 +63,7 @@ struct RtspPolicy {
   std::chrono::milliseconds stallTimeout{5000};  ///< no access unit this long: the connection is dropped
 };
 
+class RtspConnection;
 class RtspSession;
 struct SessionFailure;
 struct ArrivedUnit;
@@ -80,6 +83,7 @@ class RtspSource final : public FrameSource {
 
  private:
   class Leases;
+  void open();  // the constructor's: connects and waits for the first IDR
   FrameLease deliver(ArrivedUnit&& unit);
   void lose(const SessionFailure& failure);
   void startSession();
@@ -90,7 +94,8 @@ class RtspSource final : public FrameSource {
   std::string name_;  // the masked URL, for log lines
   RtspPolicy policy_;
   std::shared_ptr<Leases> leases_;
-  std::unique_ptr<RtspSession> session_;
+  std::shared_ptr<RtspConnection> connection_;  // shared with the camera's sound (rtsp_connection.hpp)
+  std::shared_ptr<RtspSession> session_;
   std::unique_ptr<ArrivedUnit> pending_;  // the first unit, read by the constructor
   SourceInfo info_;
   std::string offered_;

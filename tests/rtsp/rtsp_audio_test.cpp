@@ -3,9 +3,12 @@
 // - RtspAudioSource decodes PCMU, AAC (MPEG4-GENERIC) and Opus to mono 48 kHz blocks: the sine's frequency
 //   and level, each block stamped on the capture clock (not in the future, contiguous within one clock);
 // - a camera with no audio stream ends the source with an error that says so and names what it offers;
+// - beside the picture (what serve uses) the sound rides the picture's RTSP connection: the camera sees ONE
+//   connection for both, and both come back after the camera restarts;
 // - `zerohop serve --source rtsp://... --audio rtsp` sends it as Opus: a WHEP viewer (webrtcbin) decodes
 //   the sine at the camera's frequency beside the picture; without an audio stream the picture plays on, the
-//   log says why there is no sound and /stats counts the failure.
+//   log says why there is no sound and /stats counts the failure; so with an audio codec zerohop does not
+//   take (GSM), named in the log line beside the camera.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -127,6 +130,45 @@ TEST(RtspAudioSource, ACameraWithoutSoundSaysSo) {
   EXPECT_NE(message.find("the camera offers video H264/90000 and no audio stream"), std::string::npos) << message;
 }
 
+// Beside the picture: the sound is opened first (as CameraServer does), then the picture; both flow over
+// the one connection the camera saw, and both come back over one new connection after it restarts.
+TEST(RtspAudioSource, BesideThePictureSharesItsOneConnection) {
+  auto camera = std::make_unique<TestCamera>(std::vector<std::string>{"--audio", "pcmu"});
+  const std::uint16_t port = camera->port();
+  const RtspUrl url = parseRtspUrl(camera->url() + "?latency=0");
+  RtspAudioSource sound(url, RtspAudioPolicy{}, RtspAudioSource::kBesideThePicture);
+  RtspPolicy policy;
+  policy.firstRetry = 200ms;
+  RtspSource picture(url, policy);
+  // Both streams flow: a quarter second of the sine and 10 access units, at most 15 s on a busy box.
+  auto flow = [&](const char* when) {
+    std::size_t samples = 0, frames = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    while ((samples < 12'000 || frames < 10) && std::chrono::steady_clock::now() < deadline) {
+      if (frames < 10 && picture.next(20ms)) ++frames;
+      if (auto block = sound.next(20ms)) samples += block->samples.size();
+    }
+    EXPECT_GE(frames, 10u) << when;
+    EXPECT_GE(samples, 12'000u) << when;
+  };
+  flow("first connection");
+  EXPECT_EQ(camera->connections(1s), 1) << "the picture and the sound over one RTSP connection";
+
+  // The camera restarts on its port: the picture reconnects with back-off, the sound comes back with it.
+  camera->kill();
+  camera.reset();
+  const auto lost = std::chrono::steady_clock::now() + 10s;  // the connection's loss, seen by both
+  while (sound.counters().errors == 0 && std::chrono::steady_clock::now() < lost) {
+    picture.next(20ms);
+    sound.next(20ms);
+  }
+  EXPECT_GE(sound.counters().errors, 1u) << "the sound saw its connection go";
+  camera = std::make_unique<TestCamera>(std::vector<std::string>{"--audio", "pcmu"}, port);
+  flow("after the camera restarted");
+  EXPECT_GE(sound.counters().reopens, 1u);
+  EXPECT_EQ(camera->connections(1s), 1) << "one new connection for both after the restart";
+}
+
 const std::string kCli = ZEROHOP_CLI_PATH;
 
 // /stats of serve on `port`, once `done` holds or 15 s passed.
@@ -179,6 +221,7 @@ TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
   ASSERT_GE(viewer.decodedSamples.load(), 48'000) << viewer.audioPackets.load() << " audio RTP packets";
   EXPECT_NEAR(viewer.frequencyHz(), kToneHz, 20.0) << "the camera's sine, through G.711 and Opus";
   EXPECT_GT(viewer.rms(), 5'000.0) << "the sine, not silence";
+  EXPECT_EQ(camera.connections(1s), 1) << "the picture and the sound over one RTSP connection";
   serve.signal(SIGINT);
   EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
 }
@@ -201,6 +244,31 @@ TEST(RtspServeAudio, ACameraWithoutSoundKeepsItsPictureAndSaysWhy) {
   EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
   EXPECT_NE(serve.stderrText().find("the camera offers video H264/90000 and no audio stream"), std::string::npos)
       << serve.stderrText();
+}
+
+TEST(RtspServeAudio, AnAudioCodecZerohopDoesNotTakeIsNamedAndThePicturePlaysOn) {
+  TestCamera camera({"--audio", "gsm"});
+  const auto port = zerohop::testing::freePort();
+  ChildProcess serve({kCli, "serve", "--source", camera.url(), "--audio", "rtsp", "--listen",
+                      "127.0.0.1:" + std::to_string(port)});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
+  const auto stats = statsWhen(port, [](const nlohmann::json& s) {
+    return s["frames"].get<int>() > 10 && s.contains("audio") && s["audio"]["failures"].get<int>() > 0;
+  });
+  EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
+  ASSERT_TRUE(stats.contains("audio")) << stats.dump();
+  EXPECT_EQ(stats["audio"]["failures"].get<int>(), 1) << stats.dump();
+  EXPECT_NE(stats["audio"]["error"].get<std::string>().find("GSM/8000"), std::string::npos) << stats.dump();
+  EXPECT_EQ(camera.connections(1s), 1) << "the picture and the (refused) sound over one RTSP connection";
+  serve.signal(SIGINT);
+  EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
+  // One line names the camera and the codec, and says what zerohop takes.
+  const std::string err = serve.stderrText();
+  const auto at = err.find("the camera's audio is GSM/8000");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string line = err.substr(err.rfind('\n', at) + 1, err.find('\n', at) - err.rfind('\n', at) - 1);
+  EXPECT_NE(line.find(camera.url()), std::string::npos) << line;
+  EXPECT_NE(line.find("zerohop takes PCMU or PCMA"), std::string::npos) << line;
 }
 
 TEST(RtspServeAudio, AudioRtspNeedsAnRtspCamera) {

@@ -9,7 +9,8 @@ With --share NAME its picture is a zerohop share's frames instead of a test patt
 GST_PLUGIN_PATH must name the plugin; e.g. a `zerohop serve --share NAME` of the test camera): the stream
 then carries the project's pixel timecode, for latency read end to end (tests/browser/with_rtsp_camera.sh).
 With --audio pcmu|pcma|aac|opus the camera also has a microphone: a sine of --tone Hz (default 1000) in that
-codec (PCMU/PCMA at 8 kHz, AAC (MPEG4-GENERIC, voaacenc) and Opus at 48 kHz), a second stream of its SDP.
+codec (PCMU/PCMA at 8 kHz, AAC (MPEG4-GENERIC, voaacenc) and Opus at 48 kHz), a second stream of its SDP;
+--audio gsm offers GSM (8 kHz), a codec zerohop does not take (its refusal is tested).
 """
 import argparse
 import signal
@@ -40,7 +41,7 @@ def main():
     p.add_argument("--auth", choices=["basic", "digest"], default="digest")
     p.add_argument("--share", help="encode this zerohop share's frames (its size and rate) instead of a pattern")
     p.add_argument("--bitrate", type=int, default=300, help="x264 kbit/s")
-    p.add_argument("--audio", choices=["pcmu", "pcma", "aac", "opus"], help="also stream a sine in this codec")
+    p.add_argument("--audio", choices=["pcmu", "pcma", "aac", "opus", "gsm"], help="also stream a sine in this codec")
     p.add_argument("--tone", type=int, default=1000, help="the sine's frequency, Hz")
     args = p.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
@@ -64,7 +65,7 @@ def main():
 
     if args.audio and enc:
         # 20 ms packets, as cameras send (audiotestsrc's own buffers are 1024 samples: 128 ms at 8 kHz).
-        spb = 160 if args.audio in ("pcmu", "pcma") else 960
+        spb = 160 if args.audio in ("pcmu", "pcma", "gsm") else 960
         tone = (f"audiotestsrc is-live=true wave=sine freq={args.tone} volume=0.5 samplesperbuffer={spb} "
                 "! audioconvert ! audioresample")
         launch = launch[:-1] + {
@@ -72,6 +73,7 @@ def main():
             "pcma": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay name=pay1 pt=8 )",
             "aac": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! voaacenc ! rtpmp4gpay name=pay1 pt=97 )",
             "opus": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! opusenc ! rtpopuspay name=pay1 pt=98 )",
+            "gsm": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! gsmenc ! rtpgsmpay name=pay1 pt=3 )",
         }[args.audio]
 
     server = GstRtspServer.RTSPServer()
@@ -79,8 +81,9 @@ def main():
     server.set_service(str(args.port))
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_launch(launch)
-    # With sound, each client gets a pipeline of its own: zerohop takes the picture and the sound over two
-    # connections, and a shared media answers the second one's SETUP 503 while the first plays a subset.
+    # With sound, each client gets a pipeline of its own: clients may set up different subsets of the streams
+    # (zerohop's sound on a connection of its own takes the audio only; beside the picture, both), and a
+    # shared media answers a second client's SETUP 503 while the first plays a subset.
     factory.set_shared(not args.audio)
     if args.user is not None:
         auth = GstRtspServer.RTSPAuth()
