@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zerohop/export.h"
 #include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/latency_stats.hpp"
 #include "zerohop/sinks.hpp"
 #include "zerohop/source.hpp"
@@ -132,8 +134,9 @@ class ZEROHOP_API Pipeline {
   std::string statsJson() const;   ///< the body of GET /stats
   std::string statusLine() const;  ///< one line for the terminal
   std::string url() const;
-  /// The first error that ended the pipeline (e.g. the camera went away for good), or empty.
-  std::string failure() const;
+  /// The first error that ended the pipeline (e.g. the camera went away for good), with its code
+  /// (Error::code()) and message; nullopt while it runs (or stopped cleanly).
+  std::optional<Error> failure() const;
 
  private:
   class Impl;

@@ -33,7 +33,7 @@ class CameraRunner {
 
   const std::string& name() const { return name_; }
   CameraStatus status() const;
-  std::string failure() const;  ///< failFast: the pipeline's failure; else empty
+  std::optional<Error> failure() const;  ///< failFast: the pipeline's failure; else nullopt
 
  private:
   void run();
@@ -51,7 +51,7 @@ class CameraRunner {
   std::condition_variable wake_;
   std::unique_ptr<Pipeline> pipeline_;
   std::string state_ = "opening";
-  std::string error_;
+  std::optional<Error> error_;
   std::uint64_t restarts_ = 0;
   bool stopping_ = false;
   std::thread thread_;
