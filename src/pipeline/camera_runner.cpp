@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/setting_log.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/log.hpp"
 
 namespace zerohop::pipeline_detail {
@@ -52,11 +54,14 @@ bool CameraRunner::open() {
     pipeline_ = std::move(pipeline);
     state_ = "running";
     error_.reset();
+    errorSetting_.clear();
     return true;
   } catch (const Error& e) {
+    const auto* about = dynamic_cast<const SettingError*>(&e);
     std::lock_guard lock(mutex_);
     state_ = "retrying";
-    error_ = e;  // the code and the message (a SettingError's setting is in its words)
+    error_ = e;  // the code and the message
+    errorSetting_ = about ? about->setting() : std::string{};
     return false;
   }
 }
@@ -75,9 +80,17 @@ void CameraRunner::run() {
   auto delay = kFirstRetry;
   for (;;) {
     if (!open()) {
-      const auto error = status().error;
-      log::warn("camera ", name_, ": ", error ? error->what() : "failed", "; retrying in ", delay.count() / 1000.0,
-                " s");
+      std::string why, about;
+      {
+        std::lock_guard lock(mutex_);
+        why = error_ ? error_->what() : "failed";
+        about = errorSetting_;
+      }
+      if (about.empty()) {
+        log::warn("camera ", name_, ": ", why, "; retrying in ", delay.count() / 1000.0, " s");
+      } else {
+        log::warnAbout(about, "camera ", name_, ": ", why, "; retrying in ", delay.count() / 1000.0, " s");
+      }
       if (!waitFor(delay)) return;
       delay = std::min(delay * 2, kLastRetry);
       continue;
@@ -96,6 +109,7 @@ void CameraRunner::run() {
       std::lock_guard lock(mutex_);
       state_ = "retrying";
       error_ = std::move(failure);
+      errorSetting_.clear();
       ++restarts_;
     }
     if (!waitFor(delay)) return;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/bounded_queue.hpp"
+#include "core/setting_log.hpp"
 #include "encode_backlog.hpp"
 #include "encode_keyframe_requests.hpp"
 #include "frame_processor.hpp"
@@ -20,6 +21,7 @@
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -122,7 +124,8 @@ class Pipeline::Impl {
     ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
     if (ladder_.empty()) return;
     if (dataPath_ != "cpu") {
-      log::warn("renditions: the ", dataPath_, " path has no ladder yet (the CPU path has); every viewer gets the one encode");
+      log::warnAbout(setting::kRenditions, "renditions: the ", dataPath_,
+                     " path has no ladder yet (the CPU path has); every viewer gets the one encode");
       ladder_.clear();
       return;
     }
