@@ -41,7 +41,7 @@ struct PipelineConfig {
   EncoderConfig encoder;   ///< width/height/fps are taken from the source
   StreamConfig stream;
   /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",
-  /// or a device number (an unusable device is an Error). choosePath() in zerohop/gpu_path.hpp decides.
+  /// or a device number (an unusable device is an Error). choosePath() in src/gpupath/gpu_path.hpp decides.
   std::string gpu = "auto";
   /// With gpu "auto": the CUDA device to try (placeCameras' choice, zerohop/gpu_placement.hpp;
   /// CameraServer sets it); -1 = the first.
