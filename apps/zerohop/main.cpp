@@ -8,8 +8,10 @@
 #include "commands.hpp"
 #include "config_check.hpp"
 #include "exit_codes.hpp"
+#include "setting_flags.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/version.hpp"
 
 namespace {
@@ -25,6 +27,8 @@ void installSpdlogSink() {
       case zerohop::log::Level::kOff: break;
     }
   });
+  // Lines about one setting name the option that sets it, as errors do (reportError).
+  zerohop::log::setSettingNote(zerohop::cli::settingNote);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "rtsp/rtsp_source.hpp"
 #include "zerohop/capture.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 #include "zerohop/gpu_placement.hpp"
 #include "zerohop/nvenc.hpp"
 #include "zerohop/share.hpp"

@@ -295,8 +295,8 @@ int runServe(ServeOptions o) {
       stopAsked = std::chrono::steady_clock::now();
       break;
     }
-    if (auto failure = server.failure(); !failure.empty()) {
-      std::fprintf(stderr, "%szerohop: error: %s\n", tty ? "\n" : "", failure.c_str());
+    if (auto failure = server.failure()) {
+      std::fprintf(stderr, "%szerohop: error: %s\n", tty ? "\n" : "", failure->what());
       exitCode = kExitFailure;
       break;
     }

@@ -25,11 +25,17 @@ const char* flagFor(const std::string& setting) {
       {setting::kWhipUrl, "--whip"},
       {setting::kJanus, "--janus"},
       {setting::kRenditions, "--renditions"},
+      {setting::kWhepToken, "--whep-token"},
   };
   for (const Flag& f : kFlags) {
     if (setting == f.setting) return f.flag;
   }
   return nullptr;
+}
+
+std::string settingNote(std::string_view setting) {
+  const char* flag = flagFor(std::string(setting));
+  return flag ? "(option " + std::string(flag) + ")" : "(setting " + std::string(setting) + ")";
 }
 
 }  // namespace zerohop::cli

@@ -15,7 +15,7 @@
 
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/capture.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/latency_stats.hpp"
 #include "zerohop/source.hpp"

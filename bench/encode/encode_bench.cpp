@@ -22,7 +22,7 @@ extern "C" {
 #include "convert/jpeg_fixture.hpp"
 #include "convert/test_image.hpp"
 #include "source/pattern_frames.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/log.hpp"
 

@@ -39,7 +39,7 @@
 #include "pipeline/frame_processor.hpp"
 #include "source/pattern_frames.hpp"
 #include "zerohop/clock.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"

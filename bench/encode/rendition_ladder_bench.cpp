@@ -14,7 +14,7 @@
 #include "convert/test_image.hpp"
 #include "source/pattern_frames.hpp"
 #include "stream/renditions.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 
 using namespace zerohop;

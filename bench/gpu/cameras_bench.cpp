@@ -36,7 +36,7 @@
 #include "bench_stats.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
-#include "zerohop/jpeg_batcher.hpp"
+#include "gpu/jpeg_batcher.hpp"
 #include "jpeg_fixture.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"

@@ -28,7 +28,7 @@
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 
 namespace zerohop {
 namespace {

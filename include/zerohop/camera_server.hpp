@@ -21,10 +21,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/export.h"
 #include "zerohop/gpu_placement.hpp"
 #include "zerohop/pipeline.hpp"
@@ -63,7 +65,10 @@ struct CameraServerConfig {
 struct CameraStatus {
   std::string name;
   std::string state;  ///< "opening", "running", or "retrying" (failed; opened again after a back-off)
-  std::string error;  ///< the last failure ("" while running after a clean open)
+  /// The last failure, with its code (Error::code(): e.g. kNotFound for a camera that is not
+  /// plugged in, kUnavailable for one another program holds) and message; nullopt while running
+  /// after a clean open.
+  std::optional<Error> error;
   std::uint64_t restarts = 0;  ///< times its pipeline failed and was opened again
   bool hasPipeline = false;    ///< `pipeline` is valid (state "running")
   PipelineStatus pipeline;
@@ -99,8 +104,9 @@ class ZEROHOP_API CameraServer {
   std::string metricsText() const;  ///< GET /metrics: every series with a `camera` label
   std::string statusLine() const;   ///< one line for the terminal
   std::string url() const;          ///< "http://HOST:PORT/"
-  /// failFast: the first error that ended a camera, or empty. Without failFast always empty.
-  std::string failure() const;
+  /// failFast: the first error that ended a camera (its code and message; with several cameras the
+  /// message names the camera), or nullopt. Without failFast always nullopt.
+  std::optional<Error> failure() const;
 
  private:
   class Impl;

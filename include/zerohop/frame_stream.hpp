@@ -16,10 +16,12 @@
 // input() and not committed must be dropped before it.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/export.h"
 #include "zerohop/frame_input.hpp"
 #include "zerohop/pipeline.hpp"
@@ -65,7 +67,7 @@ class ZEROHOP_API FrameStream {
   std::string url() const;          ///< the viewer page, "http://127.0.0.1:PORT/"
   PipelineStatus status() const;    ///< per-stage latency, fps, drops, viewers
   std::string statsJson() const;    ///< the body of GET /stats
-  std::string failure() const;      ///< the error that ended streaming, or empty
+  std::optional<Error> failure() const;  ///< the error that ended streaming (code + message), or nullopt
 
  private:
   struct Impl;

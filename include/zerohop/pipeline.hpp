@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zerohop/export.h"
 #include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/latency_stats.hpp"
 #include "zerohop/sinks.hpp"
 #include "zerohop/source.hpp"
@@ -39,7 +41,7 @@ struct PipelineConfig {
   EncoderConfig encoder;   ///< width/height/fps are taken from the source
   StreamConfig stream;
   /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",
-  /// or a device number (an unusable device is an Error). choosePath() in zerohop/gpu_path.hpp decides.
+  /// or a device number (an unusable device is an Error). choosePath() in src/gpupath/gpu_path.hpp decides.
   std::string gpu = "auto";
   /// With gpu "auto": the CUDA device to try (placeCameras' choice, zerohop/gpu_placement.hpp;
   /// CameraServer sets it); -1 = the first.
@@ -132,8 +134,9 @@ class ZEROHOP_API Pipeline {
   std::string statsJson() const;   ///< the body of GET /stats
   std::string statusLine() const;  ///< one line for the terminal
   std::string url() const;
-  /// The first error that ended the pipeline (e.g. the camera went away for good), or empty.
-  std::string failure() const;
+  /// The first error that ended the pipeline (e.g. the camera went away for good), with its code
+  /// (Error::code()) and message; nullopt while it runs (or stopped cleanly).
+  std::optional<Error> failure() const;
 
  private:
   class Impl;

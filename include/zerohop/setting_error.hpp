@@ -1,9 +1,12 @@
 #pragma once
 // An Error about one setting the caller chose, named in the library's terms, so that a front end
 // can point at its own spelling of that setting (the CLI names its flag) without parsing the
-// message. Thread-safety: a value type.
+// message; log lines about one setting carry it the same way (log::setSettingNote).
+// Thread-safety: SettingError is a value type; setSettingNote is thread-safe.
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "zerohop/error.hpp"
 #include "zerohop/export.h"
@@ -27,12 +30,25 @@ inline constexpr const char* kPlayoutDelay = "playout_delay";  ///< StreamConfig
 inline constexpr const char* kWhipUrl = "whip_url";  ///< PipelineConfig::whipUrl; zh_stream_options.whip_url
 inline constexpr const char* kJanus = "janus";       ///< PipelineConfig::janus
 inline constexpr const char* kRenditions = "renditions";  ///< PipelineConfig::renditions
+inline constexpr const char* kWhepToken = "whep_token";  ///< StreamConfig::whepToken; zh_stream_options.whep_token
 
 /// Every name above, for a front end to check that it maps each one.
 inline constexpr const char* kAll[] = {kListen,    kEncoder,    kSource,  kGpu,      kTlsCert,
                                        kTlsKey,    kIceServers, kTurnSecret, kIceHost, kUdpPorts,
-                                       kPlayoutDelay, kWhipUrl, kJanus,   kRenditions};
+                                       kPlayoutDelay, kWhipUrl, kJanus,   kRenditions, kWhepToken};
 }  // namespace setting
+
+namespace log {
+/// The library's log lines about one setting the caller chose (a warning that the camera gives the
+/// nearest mode, a port range too small for the viewers, a renditions ladder a path cannot do) end
+/// with a note naming it, as a SettingError names it: "(setting NAME)" by default, where NAME is one
+/// of setting::kAll. A front end that spells its settings otherwise returns its own note from `note`
+/// (the CLI: "(option --flag)"; "" adds nothing); nullptr restores the default. The note goes
+/// wherever the line goes (stderr, log::setSink's sink, the C API's zh_set_log_callback). `note` is
+/// called under the log's lock: it must not log. Meant for start-up.
+using SettingNote = std::function<std::string(std::string_view setting)>;
+ZEROHOP_API void setSettingNote(SettingNote note);
+}  // namespace log
 
 /// Thrown like any Error (catch Error& still catches it); setting() says which choice to change.
 class ZEROHOP_API SettingError : public Error {

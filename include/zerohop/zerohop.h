@@ -361,6 +361,10 @@ ZEROHOP_API zh_status zh_stream_input(zh_stream* stream, zh_publisher** input);
 ZEROHOP_API zh_status zh_stream_url(zh_stream* stream, char* buf, size_t size, size_t* needed);
 /* The same JSON as GET /stats (per-stage p50/p99 ms, fps, drops, viewers), into buf as above. */
 ZEROHOP_API zh_status zh_stream_stats_json(zh_stream* stream, char* buf, size_t size, size_t* needed);
+/* ZH_OK while the stream runs; once an error has ended it (the encoder or the input failed), that
+ * error's code (ZH_ERR_DEVICE, ZH_ERR_IO, ...) with its message in zh_last_error(), every call after.
+ * Cheap: poll it beside zh_stream_stats_json. */
+ZEROHOP_API zh_status zh_stream_check(zh_stream* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

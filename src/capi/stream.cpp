@@ -117,4 +117,13 @@ zh_status zh_stream_stats_json(zh_stream* stream, char* buf, size_t size, size_t
   return guarded(fn, [&] { return capi::copyOut(fn, stream->stream.statsJson(), buf, size, needed); });
 }
 
+zh_status zh_stream_check(zh_stream* stream) {
+  constexpr const char* fn = "zh_stream_check";
+  if (!capi::streams().contains(stream)) return capi::badStream(fn);
+  return guarded(fn, [&] {
+    const auto failure = stream->stream.failure();
+    return failure ? fail(fn, capi::statusOf(failure->code()), failure->what()) : ZH_OK;
+  });
+}
+
 }  // extern "C"

@@ -21,4 +21,5 @@ zh_status zh_stream_input(zh_stream*, zh_publisher** input) {
 }
 zh_status zh_stream_url(zh_stream*, char*, size_t, size_t*) { return unbuilt("zh_stream_url"); }
 zh_status zh_stream_stats_json(zh_stream*, char*, size_t, size_t*) { return unbuilt("zh_stream_stats_json"); }
+zh_status zh_stream_check(zh_stream*) { return unbuilt("zh_stream_check"); }
 }  // extern "C"

@@ -11,9 +11,11 @@
 #include "capture/enumerate.hpp"
 #include "capture/mode_selection.hpp"
 #include "core/payload_check.hpp"
+#include "core/setting_log.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::capture_detail {
 namespace {
@@ -107,7 +109,7 @@ V4l2Source::V4l2Source(const SourceSpec& spec, const SourceOptions& options) {
   device.ioctl(VIDIOC_S_FMT, &fmt, "VIDIOC_S_FMT");
   const auto got = formatFromFourcc(fmt.fmt.pix.pixelformat);
   if (!got || fmt.fmt.pix.width != mode.width || fmt.fmt.pix.height != mode.height) {
-    log::warn("v4l2 ", spec.path, ": driver set ", fourccString(fmt.fmt.pix.pixelformat), " ",
+    log::warnAbout(setting::kSource, "v4l2 ", spec.path, ": driver set ", fourccString(fmt.fmt.pix.pixelformat), " ",
               fmt.fmt.pix.width, "x", fmt.fmt.pix.height, " when asked for ",
               fourccString(mode.format->fourcc), " ", mode.width, "x", mode.height);
     if (!got)
@@ -129,7 +131,8 @@ V4l2Source::V4l2Source(const SourceSpec& spec, const SourceOptions& options) {
     }
   }
   if (!mode.exact) {
-    log::warn("v4l2 ", spec.path, ": the camera cannot do exactly what was asked; using the nearest mode (",
+    log::warnAbout(setting::kSource, "v4l2 ", spec.path,
+                   ": the camera cannot do exactly what was asked; using the nearest mode (",
               mode.differs, ")");
   }
   layout_ = layoutFromDriver(*got, fmt.fmt.pix);

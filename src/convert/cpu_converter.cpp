@@ -6,7 +6,7 @@
 #include "mjpeg_decoder.hpp"
 #include "raw_converter.hpp"
 #include "zerohop/clock.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {

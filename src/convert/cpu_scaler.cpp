@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {

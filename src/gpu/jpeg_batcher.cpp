@@ -1,6 +1,6 @@
 // JpegBatcher (jpeg_batcher.hpp): the cameras' frames queue as requests on the callers' stacks;
 // one worker decodes what is queued in one batched call and wakes their callers.
-#include "zerohop/jpeg_batcher.hpp"
+#include "gpu/jpeg_batcher.hpp"
 
 #include <condition_variable>
 #include <deque>

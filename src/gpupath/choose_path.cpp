@@ -5,7 +5,7 @@
 #include "zerohop/gpu.hpp"
 #include "zerohop/gpu_convert.hpp"
 #include "zerohop/gpu_jpeg.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 #include "zerohop/gpu_placement.hpp"
 #include "zerohop/setting_error.hpp"
 

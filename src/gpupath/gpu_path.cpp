@@ -1,5 +1,5 @@
 // GpuFramePath: source frame (raw, or MJPEG decoded by nvJPEG) -> NV12 in VRAM (a device share slot or a frame of our own) -> optional
-// page-locked host copy. See include/zerohop/gpu_path.hpp and docs/gpu.md ("serve's GPU path").
+// page-locked host copy. See src/gpupath/gpu_path.hpp and docs/gpu.md ("serve's GPU path").
 //
 // Per frame, all on the converter's stream (no host synchronisation unless hostCopy):
 //   [share: acquireWrite] -> GpuConverter::convert (one DMA + one kernel) or GpuJpegDecoder::decode
@@ -22,8 +22,8 @@
 #include "zerohop/gpu.hpp"
 #include "zerohop/gpu_convert.hpp"
 #include "zerohop/gpu_jpeg.hpp"
-#include "zerohop/gpu_path.hpp"
-#include "zerohop/jpeg_batcher.hpp"
+#include "gpupath/gpu_path.hpp"
+#include "gpu/jpeg_batcher.hpp"
 #include "zerohop/log.hpp"
 #include "zerohop/setting_error.hpp"
 #include "zerohop/share.hpp"

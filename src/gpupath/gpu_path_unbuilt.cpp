@@ -2,7 +2,7 @@
 // "CPU path" with that reason, and constructing a GpuFramePath is an Error that says how to get one.
 #include "gpupath/gpu_option.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 #include "zerohop/gpu_placement.hpp"
 #include "zerohop/setting_error.hpp"
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/setting_log.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/log.hpp"
 
 namespace zerohop::pipeline_detail {
@@ -51,12 +53,15 @@ bool CameraRunner::open() {
     std::lock_guard lock(mutex_);
     pipeline_ = std::move(pipeline);
     state_ = "running";
-    error_.clear();
+    error_.reset();
+    errorSetting_.clear();
     return true;
   } catch (const Error& e) {
+    const auto* about = dynamic_cast<const SettingError*>(&e);
     std::lock_guard lock(mutex_);
     state_ = "retrying";
-    error_ = e.what();
+    error_ = e;  // the code and the message
+    errorSetting_ = about ? about->setting() : std::string{};
     return false;
   }
 }
@@ -75,25 +80,36 @@ void CameraRunner::run() {
   auto delay = kFirstRetry;
   for (;;) {
     if (!open()) {
-      log::warn("camera ", name_, ": ", status().error, "; retrying in ", delay.count() / 1000.0, " s");
+      std::string why, about;
+      {
+        std::lock_guard lock(mutex_);
+        why = error_ ? error_->what() : "failed";
+        about = errorSetting_;
+      }
+      if (about.empty()) {
+        log::warn("camera ", name_, ": ", why, "; retrying in ", delay.count() / 1000.0, " s");
+      } else {
+        log::warnAbout(about, "camera ", name_, ": ", why, "; retrying in ", delay.count() / 1000.0, " s");
+      }
       if (!waitFor(delay)) return;
       delay = std::min(delay * 2, kLastRetry);
       continue;
     }
     log::info("camera ", name_, ": running");
     delay = kFirstRetry;
-    std::string failure;
-    while (failure.empty()) {
+    std::optional<Error> failure;
+    while (!failure) {
       if (!waitFor(250ms)) return;
       std::lock_guard lock(mutex_);
       failure = pipeline_->failure();
     }
-    log::warn("camera ", name_, ": ", failure, "; opening it again in ", delay.count() / 1000.0, " s");
+    log::warn("camera ", name_, ": ", failure->what(), "; opening it again in ", delay.count() / 1000.0, " s");
     close();
     {
       std::lock_guard lock(mutex_);
       state_ = "retrying";
-      error_ = failure;
+      error_ = std::move(failure);
+      errorSetting_.clear();
       ++restarts_;
     }
     if (!waitFor(delay)) return;
@@ -115,10 +131,10 @@ CameraStatus CameraRunner::status() const {
   return s;
 }
 
-std::string CameraRunner::failure() const {
-  if (!failFast_) return {};
+std::optional<Error> CameraRunner::failure() const {
+  if (!failFast_) return std::nullopt;
   std::lock_guard lock(mutex_);
-  return pipeline_ ? pipeline_->failure() : std::string{};
+  return pipeline_ ? pipeline_->failure() : std::nullopt;
 }
 
 }  // namespace zerohop::pipeline_detail

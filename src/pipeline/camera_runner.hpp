@@ -33,7 +33,7 @@ class CameraRunner {
 
   const std::string& name() const { return name_; }
   CameraStatus status() const;
-  std::string failure() const;  ///< failFast: the pipeline's failure; else empty
+  std::optional<Error> failure() const;  ///< failFast: the pipeline's failure; else nullopt
 
  private:
   void run();
@@ -47,11 +47,12 @@ class CameraRunner {
   const std::string name_;
   const PipelineConfig config_;
   const bool failFast_;
-  mutable std::mutex mutex_;  // guards pipeline_, state_, error_, restarts_, stopping_
+  mutable std::mutex mutex_;  // guards pipeline_, state_, error_, errorSetting_, restarts_, stopping_
   std::condition_variable wake_;
   std::unique_ptr<Pipeline> pipeline_;
   std::string state_ = "opening";
-  std::string error_;
+  std::optional<Error> error_;
+  std::string errorSetting_;  // the setting error_ names when it was a SettingError (the log line carries it)
   std::uint64_t restarts_ = 0;
   bool stopping_ = false;
   std::thread thread_;

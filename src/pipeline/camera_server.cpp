@@ -130,7 +130,8 @@ class CameraServer::Impl {
           c.hasPipeline ? statsDocument(c.pipeline, context(c.pipeline)) : nlohmann::json::object();
       entry["name"] = c.name;
       entry["state"] = c.state;
-      entry["error"] = c.error;
+      entry["error"] = c.error ? c.error->what() : "";
+      entry["error_code"] = c.error ? errcName(c.error->code()) : "";
       entry["restarts"] = c.restarts;
       entry["whep"] = "/whep/" + c.name;
       entry["share"] = config_.cameras[i].shareName;
@@ -179,12 +180,12 @@ class CameraServer::Impl {
 
   std::string url() const { return server_ ? server_->url() : std::string{}; }
 
-  std::string failure() const {
+  std::optional<Error> failure() const {
     for (const auto& r : runners_) {
-      if (auto f = r->failure(); !f.empty())
-        return runners_.size() == 1 ? f : "camera " + r->name() + ": " + f;
+      if (auto f = r->failure())
+        return runners_.size() == 1 ? *f : Error(f->code(), "camera " + r->name() + ": " + f->what());
     }
-    return {};
+    return std::nullopt;
   }
 
  private:
@@ -242,7 +243,7 @@ std::string CameraServer::statusLine() const {
 std::string CameraServer::url() const {
   return impl_->url();
 }
-std::string CameraServer::failure() const {
+std::optional<Error> CameraServer::failure() const {
   return impl_->failure();
 }
 

@@ -9,7 +9,7 @@
 
 #include "frame_processor.hpp"
 #include "zerohop/buffer_pool.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 
 namespace zerohop {

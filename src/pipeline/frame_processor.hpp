@@ -5,7 +5,7 @@
 //   PassthroughProcessor (passthrough_processor.cpp)  camera H.264 -> WebRTC as is (no decode, no encode)
 //   GpuProcessor         (gpu_processor.cpp)          raw/MJPEG -> VRAM (DMA + kernel / nvJPEG) -> NVENC,
 //                                                     or x264 on a host copy; device-frame share
-// chosen in makeFrameProcessor() (make_frame_processor.cpp) from choosePath() (zerohop/gpu_path.hpp). The pipeline around it owns the threads, the
+// chosen in makeFrameProcessor() (make_frame_processor.cpp) from choosePath() (src/gpupath/gpu_path.hpp). The pipeline around it owns the threads, the
 // drop-oldest queue, the keyframe-request rate limit, the fan-out (StreamServer, NAME.h264 share) and
 // the stage statistics.
 // Thread-safety: thread-bound to the encode thread, except encoderName() (immutable, any thread).
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "zerohop/encoded_unit.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 #include "zerohop/frame.hpp"
 #include "zerohop/pipeline.hpp"
 

@@ -50,6 +50,6 @@ FrameInput& FrameStream::input() { return impl_->input; }
 std::string FrameStream::url() const { return impl_->pipeline.url(); }
 PipelineStatus FrameStream::status() const { return impl_->pipeline.status(); }
 std::string FrameStream::statsJson() const { return impl_->pipeline.statsJson(); }
-std::string FrameStream::failure() const { return impl_->pipeline.failure(); }
+std::optional<Error> FrameStream::failure() const { return impl_->pipeline.failure(); }
 
 }  // namespace zerohop

@@ -12,7 +12,7 @@
 
 #include "frame_processor.hpp"
 #include "zerohop/encoder.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 
 namespace zerohop {
 

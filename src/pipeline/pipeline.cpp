@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/bounded_queue.hpp"
+#include "core/setting_log.hpp"
 #include "encode_backlog.hpp"
 #include "encode_keyframe_requests.hpp"
 #include "frame_processor.hpp"
@@ -20,6 +21,7 @@
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -122,7 +124,8 @@ class Pipeline::Impl {
     ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
     if (ladder_.empty()) return;
     if (dataPath_ != "cpu") {
-      log::warn("renditions: the ", dataPath_, " path has no ladder yet (the CPU path has); every viewer gets the one encode");
+      log::warnAbout(setting::kRenditions, "renditions: the ", dataPath_,
+                     " path has no ladder yet (the CPU path has); every viewer gets the one encode");
       ladder_.clear();
       return;
     }
@@ -261,15 +264,15 @@ class Pipeline::Impl {
     std::lock_guard lock(serverMutex_);
     return server_ ? server_->url() : std::string{};
   }
-  std::string failure() const {
+  std::optional<Error> failure() const {
     std::lock_guard lock(failureMutex_);
     return failure_;
   }
 
  private:
-  void fail(const std::string& what) {
+  void fail(Error error) {
     std::lock_guard lock(failureMutex_);
-    if (failure_.empty()) failure_ = what;
+    if (!failure_) failure_ = std::move(error);
   }
 
   void captureLoop() {
@@ -279,7 +282,7 @@ class Pipeline::Impl {
         if (lease) queue_.push(std::move(*lease));
       } catch (const Error& e) {
         log::error("capture: ", e.what());
-        fail(std::string("capture: ") + e.what());
+        fail(Error(e.code(), std::string("capture: ") + e.what()));
         running_ = false;
       }
     }
@@ -417,7 +420,7 @@ class Pipeline::Impl {
   // pipeline starts (a viewer page polling /stats).
   std::atomic<std::int64_t> startNs_{0};
   mutable std::mutex failureMutex_;
-  std::string failure_;
+  std::optional<Error> failure_;
   std::thread captureThread_;
   std::thread encodeThread_;
 };
@@ -431,6 +434,6 @@ PipelineStatus Pipeline::status() const { return impl_->status(); }
 std::string Pipeline::statsJson() const { return impl_->statsJson(); }
 std::string Pipeline::statusLine() const { return renderStatusLine(impl_->status()); }
 std::string Pipeline::url() const { return impl_->url(); }
-std::string Pipeline::failure() const { return impl_->failure(); }
+std::optional<Error> Pipeline::failure() const { return impl_->failure(); }
 
 }  // namespace zerohop

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "zerohop/buffer_pool.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/pipeline.hpp"
 #include "zerohop/sinks.hpp"

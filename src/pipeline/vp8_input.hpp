@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/frame.hpp"
 
 namespace zerohop {

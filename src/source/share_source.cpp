@@ -5,9 +5,11 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/setting_log.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop {
 
@@ -84,7 +86,9 @@ ShareSource::ShareSource(const SourceSpec& spec, std::chrono::milliseconds openT
       ++n;
     }
     info_.fps = n >= 3 && last > first ? std::min(240.0, std::max(1.0, (n - 1) * 1e9 / double(last - first))) : 30.0;
-    if (n < 3) log::warn("share '", name_, "': too few frames to learn its rate; assuming ", info_.fps, " fps (give share:NAME?fps=N)");
+    if (n < 3)
+      log::warnAbout(setting::kSource, "share '", name_, "': too few frames to learn its rate; assuming ", info_.fps,
+                     " fps (give its rate in the source, share:NAME?fps=N)");
   }
   info_.description = "share '" + name_ + "' (" + s.transport + ", publisher pid " + std::to_string(s.publisherPid) +
                       ") " + std::string(formatName(info_.format)) + " " + std::to_string(info_.width) + "x" +

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/setting_log.hpp"
 #include "stream/gst_handles.hpp"
 #include "stream/loopback_host.hpp"
 #include "stream/stream_server_impl.hpp"
@@ -139,9 +140,9 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
                            ": give MIN-MAX with 1 <= MIN <= MAX <= 65535 (or 0-0: any port)");
   }
   if (config_.udpPortMax != 0 && config_.udpPortMax - config_.udpPortMin + 1u < config_.maxViewers) {
-    log::warn("stream: the UDP port range ", config_.udpPortMin, "-", config_.udpPortMax, " has ",
-              config_.udpPortMax - config_.udpPortMin + 1, " ports for up to ", config_.maxViewers,
-              " viewers (one each): viewers past them get no host candidate");
+    log::warnAbout(setting::kUdpPorts, "stream: the UDP port range ", config_.udpPortMin, "-", config_.udpPortMax,
+                   " has ", config_.udpPortMax - config_.udpPortMin + 1, " ports for up to ", config_.maxViewers,
+                   " viewers (one each): viewers past them get no host candidate");
   }
   if (std::count_if(config_.iceServers.begin(), config_.iceServers.end(),
                     [](const std::string& url) { return url.rfind("stun", 0) == 0; }) > 1) {
@@ -170,7 +171,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
                              "(privkey.pem)");
     }
     tls = std::make_shared<const stream::TlsContext>(config_.tlsCertFile, config_.tlsKeyFile);
-    if (!tls->validityWarning().empty()) log::warn("stream: ", tls->validityWarning());
+    if (!tls->validityWarning().empty()) log::warnAbout(setting::kTlsCert, "stream: ", tls->validityWarning());
     tls_ = true;
   }
   unnamed_ = &streamNamed(kUnnamedStream);
@@ -191,8 +192,8 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
   });
   log::info("stream: serving ", hostPort(config_.host, boundPort_), tls_ ? " over HTTPS" : "", " (WHEP at /whep)");
   if (!loopbackHost_ && config_.whepToken.empty()) {
-    log::warn("stream: listening on ", config_.host,
-              " without a WHEP token: anyone who can reach it can watch");
+    log::warnAbout(setting::kWhepToken, "stream: listening on ", config_.host,
+                   " without a WHEP token: anyone who can reach it can watch");
   }
   if (config_.warmUp) warmup_ = std::make_unique<stream::WebrtcWarmup>();  // last: nothing throws after it
 }

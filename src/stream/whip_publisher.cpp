@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <ctime>
 
+#include "core/setting_log.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/loopback_host.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/viewer_session.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/setting_error.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -251,8 +253,9 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
 
   const std::string offer = session->createOffer(kNegotiationTimeout);
   if (!ice.turnServers.empty() && offer.find(" typ relay") == std::string::npos) {
-    log::warn("whip: session ", attempt, ": no relay candidate from the TURN server(s): unreachable, or the "
-              "credentials were refused; offering the direct candidates only");
+    log::warnAbout(setting::kIceServers, "whip: session ", attempt,
+                   ": no relay candidate from the TURN server(s): unreachable, or the credentials were refused; "
+                   "offering the direct candidates only");
   }
   // POST, following 307/308 redirects (RFC 9725 §4.5) as a browser would: the token only to the origin
   // of --whip, so a redirect elsewhere is followed without it (and said so).

@@ -140,7 +140,10 @@ TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {
   ASSERT_EQ(zh_publisher_get_stats(input, &ps), ZH_OK) << zh_last_error();
   EXPECT_EQ(ps.publishes, n);
   EXPECT_EQ(ps.readers_connected, 1u);
+  EXPECT_EQ(zh_stream_check(stream), ZH_OK) << "a stream that encodes has no failure: " << zh_last_error();
   EXPECT_EQ(zh_stream_close(stream), ZH_OK) << zh_last_error();
+  EXPECT_EQ(zh_stream_check(stream), ZH_ERR_INVALID_ARGUMENT) << "a closed stream is no stream";
+  EXPECT_EQ(zh_stream_check(nullptr), ZH_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include "jpeg_fixture.hpp"
 #include "reference_convert.hpp"
 #include "test_image.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {

@@ -14,7 +14,7 @@
 #include "reference_convert.hpp"
 #include "source/pattern_frames.hpp"
 #include "test_image.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/timecode.hpp"
 

@@ -14,7 +14,7 @@ extern "C" {
 }
 
 #include "convert/test_image.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/source.hpp"
 

@@ -10,7 +10,7 @@
 #include "decoded_check.hpp"
 #include "convert/test_image.hpp"
 #include "h264_test_decoder.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/source.hpp"

@@ -13,7 +13,7 @@
 #include "camera_frames.hpp"
 #include "decoded_check.hpp"
 #include "h264_test_decoder.hpp"
-#include "zerohop/converter.hpp"
+#include "convert/converter.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/source.hpp"

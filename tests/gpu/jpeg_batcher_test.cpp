@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "zerohop/jpeg_batcher.hpp"
+#include "gpu/jpeg_batcher.hpp"
 #include "gpu_test_support.hpp"
 #include "jpeg_test_support.hpp"
 #include "zerohop/error.hpp"

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "zerohop/error.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 
 namespace zerohop {
 namespace {

@@ -12,7 +12,7 @@
 #include "../gpu/gpu_test_support.hpp"
 #include "../gpu/jpeg_test_support.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 #include "zerohop/log.hpp"
 
 namespace zerohop {

@@ -15,7 +15,7 @@
 #include "../share/share_test_support.hpp"
 #include "gpu_path_hash.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/gpu_path.hpp"
+#include "gpupath/gpu_path.hpp"
 
 namespace zerohop {
 namespace {

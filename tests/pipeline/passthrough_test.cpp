@@ -77,7 +77,7 @@ TEST(PipelinePassthrough, CameraH264IsSentWithoutEncoderAndIdrsCarryParameterSet
   } else {
     EXPECT_EQ(stats["keyframes_forced"].get<std::uint64_t>(), 0u);
   }
-  EXPECT_TRUE(pipeline.failure().empty()) << pipeline.failure();
+  EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
 }
 
 }  // namespace

@@ -23,6 +23,12 @@ TEST(SettingFlags, EverySettingTheLibraryNamesHasACliFlag) {
   EXPECT_EQ(cli::flagFor("no_such_setting"), nullptr);
 }
 
+TEST(SettingFlags, LogLinesAboutASettingNameItsOption) {
+  EXPECT_EQ(cli::settingNote(setting::kUdpPorts), "(option --udp-ports MIN-MAX)");
+  EXPECT_EQ(cli::settingNote(setting::kWhepToken), "(option --whep-token)");
+  EXPECT_EQ(cli::settingNote("no_such_setting"), "(setting no_such_setting)");
+}
+
 TEST(SettingFlags, TheFlagsAreServesOwn) {
   EXPECT_STREQ(cli::flagFor(setting::kListen), "--listen HOST:PORT");
   EXPECT_STREQ(cli::flagFor(setting::kEncoder), "--encoder");

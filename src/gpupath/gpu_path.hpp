@@ -80,7 +80,7 @@ struct GpuPathConfig {
   /// which the caller owns (keeps alive longer than the path) and created with deviceLayout()'s layout.
   Publisher* share = nullptr;
   /// MJPEG only: decode through the process's JpegBatcher for `device` (one batched nvJPEG call for
-  /// the frames several cameras hand in together; zerohop/jpeg_batcher.hpp) instead of a decoder of
+  /// the frames several cameras hand in together; src/gpu/jpeg_batcher.hpp) instead of a decoder of
   /// this path's own. More cameras per GPU; each frame is decoded whole (no restart strips), so a
   /// single camera's frame takes longer.
   bool batchJpeg = false;
