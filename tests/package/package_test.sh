@@ -88,6 +88,7 @@ mkdir "$work/headers"
 export -f check_header
 export prefix
 find "$prefix/include/zerohop" -maxdepth 1 -type f -printf '%f\n' | sort >"$work/headers/list"
+# shellcheck disable=SC2016 # $1 and $2 are the inner bash's
 xargs -P "$(nproc)" -I{} bash -c 'rc=0; check_header "$1" >"$2/$1.log" 2>&1 || rc=$?; echo "$rc" >"$2/$1.rc"' \
   check_header {} "$work/headers" <"$work/headers/list"
 headers_failed=0
