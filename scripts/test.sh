@@ -38,7 +38,10 @@ TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test z
 # the emulator there (capture.emulated.*).
 ASAN_SKIP='^camemu\.client\.'
 # Long holds run once, in the default build, not again under each sanitizer: what they check is time
-# passing (a viewer kept 90 s), which instrumentation does not change (docs/testing.md).
+# passing (a viewer kept 90 s), which instrumentation does not change (docs/testing.md). They run beside
+# the soak (its phase below), not in their own label's: a hold is 90 s of waiting at a few % of a core,
+# which in the media label (-j2) kept one of its two slots for 90 s (~45 s of that label's wall time),
+# and beside the 122 s soak costs nothing.
 LONG_HOLDS='NotReapedFor90Seconds'
 # Run once more under ASan with the loader's debug symbols hidden (label asan-nosym): a fresh Debian
 # has no libc6-dbg, and a suppression that needs a symbol only it names (the GLib quark table's, once
@@ -189,7 +192,10 @@ for label in $ZEROHOP_ALL_LABELS; do
     tsan) run_label tsan --preset tsan -I "$(tsan_tests "$LONG_HOLDS|_NOT_BUILT\$|^stream\.whep_receive_decodes_serve\$")" -j2 ;;
     fuzz) run_label fuzz --test-dir "$FUZZ_DIR" -L '^fuzz$' -j2 ;;
     browser) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 --repeat until-pass:2 ;;
-    soak | package) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 ;;
+    # The soak (PROCESSORS 2: it runs alone at -j2) and, beside it, the long holds (label media).
+    soak) run_label soak --test-dir "$BUILD_DIR" -L '^(soak|media)$' -R "^soak\.|$LONG_HOLDS" -j3 ;;
+    media) run_label media --test-dir "$BUILD_DIR" -L '^media$' -E "$LONG_HOLDS" -j2 ;;
+    package) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j1 ;;
     *) run_label "$label" --test-dir "$BUILD_DIR" -L "^${label}\$" -j2 ;;
   esac
 done

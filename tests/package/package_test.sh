@@ -13,7 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "--- $*"; }
+step() { echo "--- [${SECONDS} s] $*"; }  # the time since the start: where the test spends it
 
 step "install into $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
@@ -39,31 +39,64 @@ if [[ -f $build/lib/libzerohop-nvrtc-compat.so ]]; then  # CUDA builds: NVRTC fo
   nm -D --defined-only "$compat" | grep -q ' T nvrtcCompileProgram$' || fail "$compat does not export nvrtcCompileProgram"
 fi
 
+step "examples build out of tree against the installed package (in the background, while the headers are checked)"
+# Each example is configured and built alone, as a user does, in a folder of its own. They share nothing,
+# so they run side by side and beside the header checks below: most of a configure is CMake waiting for
+# one compiler check after another (in a row, the five took 39 s of this test on the loaded 2-core box).
+example_pids=() example_names=()
+build_example() {  # build_example NAME [CMAKE-ARGS...]: examples/NAME into $work/NAME in the background, log $work/NAME.log
+  local ex=$1
+  shift
+  { cmake -S "$src/examples/$ex" -B "$work/$ex" -DCMAKE_PREFIX_PATH="$prefix" "$@" && cmake --build "$work/$ex"; } \
+    >"$work/$ex.log" 2>&1 &
+  example_pids+=($!) example_names+=("$ex")
+}
+for ex in c_reader cpp_reader c_publisher cpp_streamer; do build_example "$ex"; done
+# Your own NVENC session on a device share's frames (docs/plugin-guide.md): it must build with nv-codec-headers
+# and no NVIDIA library, and, on a machine without the driver, start and say why it cannot encode.
+nvenc_headers=""
+for d in /usr/include/ffnvcodec "$src/.deps/ffnvcodec"; do [[ -f $d/nvEncodeAPI.h ]] && nvenc_headers=$d && break; done
+if [[ -n $nvenc_headers ]]; then build_example nvenc_reader -DNVENC_INCLUDE_DIR="$nvenc_headers"; fi
+
 step "every installed header compiles alone, with no SDK include path"
 # No public header may include CUDA, V4L2, FFmpeg or GStreamer (they would compile here only
 # because some of those live in the default include path).
 if grep -nE '#include *[<"](cuda|nvjpeg|nvEncodeAPI|linux/videodev2|libav|gst/|glib)' -r "$prefix/include"; then
   fail "a public header includes an SDK header"
 fi
-for h in "$prefix"/include/zerohop/*; do
-  name=$(basename "$h")
+# One compiler per header, nproc of them at a time (one after another they took 165 s of this test on
+# the loaded 2-core box); each writes its exit status to $work/headers/NAME.rc and its messages to NAME.log.
+check_header() {  # check_header NAME: NAME compiles alone (C99 too for a .h); 0 when it does or is not checked here
+  local name=$1 sdk=()
   case $name in
     *.h) printf '#include <zerohop/%s>\nint header_check;\n' "$name" | gcc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -I"$prefix/include" -x c - \
-           || fail "$name does not compile alone as C99" ;;
+           || { echo "$name does not compile alone as C99"; return 1; } ;;
     *) ;;
   esac
-  sdk=()
   if [[ $name == opencv.hpp ]]; then  # the opt-in OpenCV views: OpenCV's include path, nothing else
-    pkg-config --exists opencv4 || { echo "  (opencv.hpp: no opencv4 here, not compiled)"; continue; }
+    pkg-config --exists opencv4 || { echo "  (opencv.hpp: no opencv4 here, not compiled)"; return 0; }
     read -ra sdk <<<"$(pkg-config --cflags opencv4 | sed "s/-I/-isystem /g")"  # its own warnings are not ours
   fi
   if [[ $name == vulkan.hpp ]]; then  # the opt-in Vulkan import: Vulkan's headers, nothing else
-    pkg-config --exists vulkan || { echo "  (vulkan.hpp: no Vulkan headers here, not compiled)"; continue; }
+    pkg-config --exists vulkan || { echo "  (vulkan.hpp: no Vulkan headers here, not compiled)"; return 0; }
     read -ra sdk <<<"$(pkg-config --cflags vulkan | sed "s/-I/-isystem /g")"
   fi
   echo "#include <zerohop/$name>" | g++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "${sdk[@]}" -x c++ - \
-    || fail "$name does not compile alone as C++20"
-done
+    || { echo "$name does not compile alone as C++20"; return 1; }
+}
+mkdir "$work/headers"
+export -f check_header
+export prefix
+find "$prefix/include/zerohop" -maxdepth 1 -type f -printf '%f\n' | sort >"$work/headers/list"
+# shellcheck disable=SC2016 # $1 and $2 are the inner bash's
+xargs -P "$(nproc)" -I{} bash -c 'rc=0; check_header "$1" >"$2/$1.log" 2>&1 || rc=$?; echo "$rc" >"$2/$1.rc"' \
+  check_header {} "$work/headers" <"$work/headers/list"
+headers_failed=0
+while read -r name; do
+  cat "$work/headers/$name.log"
+  [[ $(cat "$work/headers/$name.rc" 2>/dev/null) == 0 ]] || headers_failed=1
+done <"$work/headers/list"
+((headers_failed == 0)) || fail "a public header does not compile alone (above)"
 
 step "libzerohop exports zerohop's own symbols only"
 # Names without their version suffix (@@ZEROHOP_0), demangled.
@@ -75,19 +108,11 @@ grep -qx 'zh_reader_open' <<<"$exported" || fail "zh_reader_open not exported"
 grep -q '^zerohop::Subscriber::next' <<<"$exported" || fail "zerohop::Subscriber::next not exported"
 nm -D --defined-only "$libdir/libzerohop.so" | grep -q 'zh_reader_open@@ZEROHOP_0' || fail "symbols are not versioned ZEROHOP_0"
 
-step "examples build out of tree against the installed package"
-for ex in c_reader cpp_reader c_publisher cpp_streamer; do
-  cmake -S "$src/examples/$ex" -B "$work/$ex" -DCMAKE_PREFIX_PATH="$prefix" >"$work/$ex.log" 2>&1 &&
-    cmake --build "$work/$ex" >>"$work/$ex.log" 2>&1 || { cat "$work/$ex.log"; fail "example $ex does not build"; }
+for i in "${!example_pids[@]}"; do
+  wait "${example_pids[$i]}" || { cat "$work/${example_names[$i]}.log"; fail "example ${example_names[$i]} does not build"; }
 done
-# Your own NVENC session on a device share's frames (docs/plugin-guide.md): it must build with nv-codec-headers
-# and no NVIDIA library, and, on a machine without the driver, start and say why it cannot encode.
-nvenc_headers=""
-for d in /usr/include/ffnvcodec "$src/.deps/ffnvcodec"; do [[ -f $d/nvEncodeAPI.h ]] && nvenc_headers=$d && break; done
+step "examples built"
 if [[ -n $nvenc_headers ]]; then
-  cmake -S "$src/examples/nvenc_reader" -B "$work/nvenc_reader" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DNVENC_INCLUDE_DIR="$nvenc_headers" >"$work/nvenc_reader.log" 2>&1 &&
-    cmake --build "$work/nvenc_reader" >>"$work/nvenc_reader.log" 2>&1 || { cat "$work/nvenc_reader.log"; fail "example nvenc_reader does not build"; }
   if ! ldconfig -p | grep -qE 'lib(cuda|nvidia-encode)\.so\.1 '; then
     rc=0
     out=$(timeout 30 "$work/nvenc_reader/nvenc_reader" nosuchshare 2>&1) || rc=$?

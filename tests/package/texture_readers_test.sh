@@ -22,15 +22,21 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "--- $*"; }
+step() { echo "--- [${SECONDS} s] $*"; }  # the time since the start: where the test spends it
 
 step "install, then build examples/vulkan_reader and examples/gl_reader against the installed package"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 [[ -f $prefix/include/zerohop/vulkan.hpp ]] || fail "zerohop/vulkan.hpp is not installed"
-for ex in vulkan_reader gl_reader; do
-  cmake -S "$src/examples/$ex" -B "$work/$ex" -DCMAKE_PREFIX_PATH="$prefix" >"$work/$ex.log" 2>&1 &&
-    cmake --build "$work/$ex" >>"$work/$ex.log" 2>&1 || { cat "$work/$ex.log"; fail "$ex does not build"; }
+# Each its own project in its own folder, as a user builds it; the two side by side (they share nothing).
+readers=(vulkan_reader gl_reader) builds=()
+for ex in "${readers[@]}"; do
+  { cmake -S "$src/examples/$ex" -B "$work/$ex" -DCMAKE_PREFIX_PATH="$prefix" && cmake --build "$work/$ex"; } \
+    >"$work/$ex.log" 2>&1 &
+  builds+=($!)
+done
+for i in "${!readers[@]}"; do
+  wait "${builds[$i]}" || { cat "$work/${readers[$i]}.log"; fail "${readers[$i]} does not build"; }
 done
 
 export XDG_RUNTIME_DIR=$work/run VK_ICD_FILENAMES=$icd

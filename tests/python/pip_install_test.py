@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""`pip install <repo>` into a fresh venv, then a frame read with the installed module (ctest label `package`).
+"""`pip wheel <repo>`, its wheel `pip install`ed into a fresh venv, then a frame read with the installed module
+(ctest label `package`).
 
     python3 tests/python/pip_install_test.py --source <repo> --publisher <build>/python/tests/zerohop_py_share_publisher \
         --work <scratch dir> [--cuda AUTO|ON|OFF]
 
 What a user does (python/README.md): a venv of this interpreter without system site-packages (so no
-numpy: the module must import and read frames without it), `pip install <repo>` with pip's build
+numpy: the module must import and read frames without it), `pip wheel <repo>` with pip's build
 isolation (scikit-build-core and pybind11 come from PyPI, as for any user; CI already needs PyPI for
-scripts/install-deps.sh), then `pip wheel <repo>`, whose wheel must hold the module, the version of the
-CMake project and nothing else. Both pip runs share one build folder under --work: emptied first, so
-the install is a clean configure and build (ccache, when CMAKE_CXX_COMPILER_LAUNCHER names it, makes
-it quicker), and the wheel is then an incremental rebuild. The reader runs with `python -I` (no
+scripts/install-deps.sh), whose wheel must hold the module, the version of the CMake project and
+nothing else, then `pip install` of that wheel into the venv. That is what `pip install <repo>` does
+(the same PEP 517 build_wheel in the same isolated environment, then the install of its wheel), built
+once instead of twice: the module's six pybind11 files never hit the compiler cache in an isolated
+build (pybind11's headers sit in a fresh /tmp/pip-build-env-* folder each time), so the second build of
+`pip install <repo>` then `pip wheel <repo>` recompiled and relinked them, 89 of the 242 s this test took
+on the loaded 2-core box. The build folder under --work is emptied first, so the build is a clean
+configure and build (the project's own files come from ccache). The reader runs with `python -I` (no
 PYTHONPATH, no script directory, no user site) in a fresh folder outside the source tree, against
 py_share_publisher's I420 frames, and checks every byte of three frames against the pattern of
 tests/share/share_test_support.hpp.
@@ -81,6 +86,7 @@ def check_wheel(wheels, version):
         stray = [n for n in names if not (n in modules or n.startswith("zerohop-%s.dist-info/" % version))]
         assert not stray, "the wheel holds more than the module: %s" % stray
     print("wheel", found[0], "holds", modules[0])
+    return os.path.join(wheels, found[0])
 
 
 def main():
@@ -102,9 +108,9 @@ def main():
 
     run([sys.executable, "-m", "venv", venv], env=env)
     pip = [os.path.join(venv, "bin", "python"), "-I", "-m", "pip"]
-    run(pip + ["install", config, source], env=env, cwd=work)
     run(pip + ["wheel", "--no-deps", "-w", wheels, config, source], env=env, cwd=work)
-    check_wheel(wheels, project_version(source))
+    wheel = check_wheel(wheels, project_version(source))
+    run(pip + ["install", "--no-index", wheel], env=env, cwd=work)
 
     # The reader's working directory and the share folder: a fresh folder outside the source tree.
     outside = tempfile.mkdtemp(prefix="zerohop-pip-")
