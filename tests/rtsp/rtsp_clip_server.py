@@ -196,6 +196,8 @@ def main():
     p.add_argument("--fps", type=int, default=30)
     p.add_argument("--keyint", type=int, default=30, help="frames between IDRs")
     p.add_argument("--seconds", type=float, default=2.0, help="clip length (it loops)")
+    p.add_argument("--clip", help="stream this H.264 MP4 (it loops) instead of making one (--size, --fps, "
+                   "--keyint and --seconds are then the clip's own); FFmpeg then only packetizes, no libx264")
     args = p.parse_args()
     ffmpeg = shutil.which("ffmpeg")
     if not ffmpeg:
@@ -203,7 +205,9 @@ def main():
 
     work = tempfile.mkdtemp(prefix="zerohop-rtsp-clip-")
     clip, sdp = os.path.join(work, "clip.mp4"), os.path.join(work, "clip.sdp")
-    made = subprocess.run([ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
+    if args.clip:
+        clip = os.path.abspath(args.clip)
+    made = subprocess.CompletedProcess([], 0) if args.clip else subprocess.run([ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
                            f"testsrc2=size={args.size}:rate={args.fps}", "-t", str(args.seconds),
                            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v",
                            "baseline", "-pix_fmt", "yuv420p", "-g", str(args.keyint), "-bf", "0", clip],
