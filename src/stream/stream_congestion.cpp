@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
+#include <tuple>
 
 #include "stream/stream_server_impl.hpp"
 #include "stream/viewer_feedback.hpp"
@@ -159,9 +161,16 @@ void StreamServer::Impl::updateBitrates() {
   for (const StreamState* s : streams) {
     if (s->rate) rungEstimates[s].assign(s->rate->ladder.size(), {});
   }
+  // The encodes (stream, codec, rung) a viewer with NACK receives: a viewer without NACK asks no loss
+  // keyframe of those (below); of an encode only such viewers share, it may.
+  std::set<std::tuple<const StreamState*, PixelFormat, std::size_t>> checkedEncodes;
+  for (const auto& v : viewers) {
+    if (v.session->choice().nackFeedback) checkedEncodes.emplace(v.stream, v.codec, v.record->keyframeRung->load());
+  }
   for (const auto& v : viewers) {
     StreamRate& stream = streamRate(*v.stream);
     const bool nack = v.session->choice().nackFeedback;
+    const bool ownWord = !nack && checkedEncodes.count({v.stream, v.codec, v.record->keyframeRung->load()}) > 0;
     if (!v.record->rate) {
       // A new viewer starts at its codec's encode's current rate: it has seen nothing else.
       v.record->rate.emplace(ViewerRate{v.codec, stream::BitrateController(stream.targets.limits(),
@@ -182,10 +191,10 @@ void StreamServer::Impl::updateBitrates() {
     // A burst that lost a fifth of a window or more (a bottleneck that just appeared): a keyframe at the
     // lowered rate repairs it at once, where retransmitting the burst through the same full queue takes
     // seconds and freezes the picture meanwhile (the retransmission budget passes over requests older
-    // than that keyframe). Not for a viewer without NACK: its loss is its word alone (followedEstimates),
-    // and a keyframe of the shared encode for it is one more on every viewer; its own PLIs, limited to
-    // one a second, ask for what it needs.
-    if (nack && r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease &&
+    // than that keyframe). Not for a viewer without NACK on an encode a viewer with NACK receives: its loss
+    // is its word alone (followedEstimates), and a keyframe of that encode for it is one more on a viewer
+    // whose feedback can be checked; its own PLIs, limited to one a second, ask for what it needs.
+    if (!ownWord && r.controller.lastDecision() == stream::BitrateController::Decision::kDecrease &&
         f.lossFraction && *f.lossFraction >= kKeyframeAfterLoss &&
         now - r.lossKeyframeNs >= kLossKeyframeGapNs) {
       r.lossKeyframeNs = now;
