@@ -2,7 +2,8 @@
 // One sound source of a camera, encoded once for every receiver: a capture thread (AudioSource::next,
 // real time) -> AudioQueue (drop-oldest, kQueueBlocks) -> an encode thread (one OpusAudioEncoder,
 // 48 kHz, 20 ms packets) -> `deliver`, each packet as an EncodedUnit (bytes: one Opus packet; ptsNs:
-// the CLOCK_MONOTONIC capture instant of its first sample, the clock video frames carry; keyframe: true,
+// the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays, the encoder's
+// lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true,
 // every Opus packet decodes alone). The receivers (StreamServer::publishAudio / WhepStream) fan it out.
 // A source that fails for good (an error other than a lost device, which ReconnectingAudioSource
 // reopens) is logged and counted; the picture beside it never waits on sound.

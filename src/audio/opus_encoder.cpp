@@ -54,6 +54,11 @@ OpusAudioEncoder::OpusAudioEncoder(const OpusSettings& settings) : settings_(set
   // Live sound: the encoder's own lookahead is all the delay it adds; complexity 5 keeps it a few % of a
   // core.
   control(OPUS_SET_COMPLEXITY_REQUEST, 5, "OPUS_SET_COMPLEXITY");
+  // The lookahead depends only on the sample rate and the application, both fixed here.
+  opus_int32 lookahead = 0;
+  if (const int lrc = opus_encoder_ctl(enc_.get(), OPUS_GET_LOOKAHEAD(&lookahead)); lrc != OPUS_OK)
+    opusFailed("opus_encoder_ctl(OPUS_GET_LOOKAHEAD)", lrc);
+  lookaheadFrames_ = static_cast<std::uint32_t>(lookahead);
 }
 
 OpusAudioEncoder::~OpusAudioEncoder() = default;
@@ -108,6 +113,13 @@ std::vector<OpusPacket> OpusAudioEncoder::encode(const AudioFrame& block) {
   }
   pending_.insert(pending_.end(), block.samples.begin(), block.samples.end());
 
+  // The stamp's sign. libopus delays what it decodes by its lookahead L (312 sample frames at 48 kHz:
+  // 2.5 ms of CELT overlap + 4 ms of delay compensation): decoded from the stream's start, output sample
+  // n is input sample n - L (the first L are start-up, what an Ogg Opus file's pre-skip drops). A packet
+  // made from input samples k..k+N-1 therefore decodes to input samples k-L..k+N-1-L, and a receiver
+  // plays its first decoded sample at the packet's RTP timestamp, which the sender reports map to this
+  // stamp. So the stamp is the capture instant of input sample k-L: input time minus L. Stamped with
+  // input sample k's instant, every sound would play L (6.5 ms) late against the picture.
   std::vector<OpusPacket> out;
   const std::size_t perPacket = static_cast<std::size_t>(frameSize()) * settings_.channels;
   std::size_t used = 0;
@@ -119,7 +131,7 @@ std::vector<OpusPacket> OpusAudioEncoder::encode(const AudioFrame& block) {
     if (n < 0) opusFailed("opus_encode", n);
     p.data.resize(static_cast<std::size_t>(n));
     p.frames = frameSize();
-    p.captureNs = pendingNs_;
+    p.captureNs = pendingNs_ - lookaheadNs();
     p.sequence = sequence_++;
     pendingNs_ += framesToNs(frameSize());
     used += perPacket;
