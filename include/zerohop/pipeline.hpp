@@ -98,6 +98,18 @@ struct RenditionStatus {
   std::uint64_t switches = 0;     ///< viewers' moves onto it (at its keyframe), ended viewers' included
 };
 
+/// How long viewers wait for a keyframe the source cannot be asked for (a camera passed through without a
+/// keyframe control: an RTSP camera, a V4L2 H.264 camera without one): each wait from the first keyframe
+/// request not honoured (a viewer's start, its PLI/FIR) to the next IDR sent. No waits where requests are
+/// honoured (an encode of ours, a camera that takes them).
+struct KeyframeWaitStatus {
+  Percentiles wait;         ///< p50/p99 over the last 64 waits (samples: how many of them)
+  double maxMs = 0;         ///< the longest wait since start
+  std::uint64_t count = 0;  ///< waits since start
+  double sumMs = 0;         ///< their total since start
+  Percentiles idrInterval;  ///< the source's IDR interval as sent (between consecutive IDRs), over the last 64
+};
+
 struct PipelineStatus {
   LatencySnapshot latency;
   SourceCounters source;
@@ -113,6 +125,7 @@ struct PipelineStatus {
   std::string dataPath;           ///< "cpu", "gpu" or "passthrough"
   Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
   std::vector<RenditionStatus> renditions;  ///< the ladder, rung 0 first; empty: none (one encode)
+  KeyframeWaitStatus keyframeWait;  ///< viewers' waits for an IDR the source could not be asked for
 };
 
 class ZEROHOP_API Pipeline {

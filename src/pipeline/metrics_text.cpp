@@ -100,6 +100,20 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
          [&](L l, S s, C) { os << "zerohop_source_stalls_total" << braces(l) << ' ' << s.source.stalls << '\n'; });
   family(os, cams, "zerohop_keyframes_forced_total", "counter", "IDR frames forced by viewer requests.",
          [&](L l, S s, C) { os << "zerohop_keyframes_forced_total" << braces(l) << ' ' << s.keyframesForced << '\n'; });
+  family(os, cams, "zerohop_keyframe_wait_seconds", "summary",
+         "Viewers' waits for an IDR the source cannot be asked for (passthrough without a keyframe control: "
+         "RTSP), from the request to the next IDR sent; quantiles over the last 64 waits.",
+         [&](L l, S s, C) {
+           const KeyframeWaitStatus& w = s.keyframeWait;
+           os << "zerohop_keyframe_wait_seconds" << withLabel(l, "quantile=\"0.5\"") << ' ' << num(w.wait.p50Ms / 1000.0) << '\n';
+           os << "zerohop_keyframe_wait_seconds" << withLabel(l, "quantile=\"0.99\"") << ' ' << num(w.wait.p99Ms / 1000.0) << '\n';
+           os << "zerohop_keyframe_wait_seconds" << withLabel(l, "quantile=\"1\"") << ' ' << num(w.maxMs / 1000.0) << '\n';
+           os << "zerohop_keyframe_wait_seconds_sum" << braces(l) << ' ' << num(w.sumMs / 1000.0) << '\n';
+           os << "zerohop_keyframe_wait_seconds_count" << braces(l) << ' ' << w.count << '\n';
+         });
+  family(os, cams, "zerohop_idr_interval_seconds", "gauge",
+         "The source's IDR interval as sent (median of the last 64), 0 before two IDRs.",
+         [&](L l, S s, C) { os << "zerohop_idr_interval_seconds" << braces(l) << ' ' << num(s.keyframeWait.idrInterval.p50Ms / 1000.0) << '\n'; });
   family(os, cams, "zerohop_viewers", "gauge", "WebRTC viewers connected now.",
          [&](L l, S s, C) { os << "zerohop_viewers" << braces(l) << ' ' << s.viewers << '\n'; });
   family(os, cams, "zerohop_vp8_encode_running", "gauge",

@@ -18,7 +18,8 @@ bool PassthroughProcessor::requestKeyframe() {
     warnedNoKeyframeControl_ = true;
     log::warn("passthrough: the camera does not take keyframe requests (a V4L2 camera without "
               "V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME, or an RTSP camera); viewers' requests cannot be honoured and new "
-              "viewers wait for the camera's next IDR");
+              "viewers wait for the camera's next IDR (the wait: /stats keyframe_wait; shorten the camera's "
+              "I-frame interval to shorten it)");
   }
   return false;
 }

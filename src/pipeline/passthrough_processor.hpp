@@ -4,7 +4,8 @@
 // immutable EncodedUnit every viewer shares (so the buffer goes straight back to the camera); SPS/PPS
 // are cached and put in front of every IDR that lacks them (H264ParameterSets). A viewer's keyframe
 // request is forwarded to the camera (FrameSource::requestKeyframe(), V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME);
-// a camera without that control is logged once and new viewers wait for its next IDR.
+// a camera without that control is logged once and new viewers wait for its next IDR (the pipeline
+// measures that wait: KeyframeWaits).
 // Stage times: capture and ingest come from the source; convert and encode do not exist here.
 // Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
 

@@ -11,6 +11,7 @@
 #include "encode_backlog.hpp"
 #include "encode_keyframe_requests.hpp"
 #include "frame_processor.hpp"
+#include "keyframe_waits.hpp"
 #include "metrics_text.hpp"
 #include "rendition_encodes.hpp"
 #include "stats_json.hpp"
@@ -169,8 +170,14 @@ class Pipeline::Impl {
     // viewers) of the one encode the receiver takes, each encode's requests rate-limited on their own.
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
-      sink->setKeyframeRequester([this] { keyframes_.requestAll(); });
-      sink->setEncodeKeyframeRequester([this](PixelFormat codec, std::size_t rung) { keyframes_.request(codec, rung); });
+      sink->setKeyframeRequester([this] {
+        stampKeyframeRequest();
+        keyframes_.requestAll();
+      });
+      sink->setEncodeKeyframeRequester([this](PixelFormat codec, std::size_t rung) {
+        if (codec != PixelFormat::kVP8 && rung == 0) stampKeyframeRequest();
+        keyframes_.request(codec, rung);
+      });
       sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
       sink->setRenditions(ladder_);
     }
@@ -254,6 +261,7 @@ class Pipeline::Impl {
       }
       for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
     }
+    s.keyframeWait = keyframeWaits_.status();
     return s;
   }
 
@@ -288,11 +296,25 @@ class Pipeline::Impl {
     }
   }
 
+  // The time of the first rung-0 keyframe request not yet taken by forwardKeyframeRequest() (any thread).
+  void stampKeyframeRequest() {
+    std::int64_t none = 0;
+    keyframeRequestedNs_.compare_exchange_strong(none, monotonicNs());
+  }
+
   // The keyframe requests due now (each encode's at most once every EncodeKeyframeRequests::kMinGapNs)
   // go to their encodes only: rung 0's to the processor, VP8's and the lower rungs' with their next frame.
   void forwardKeyframeRequest(std::int64_t now) {
     const EncodeKeyframeRequests::Due due = keyframes_.take(now);
-    if (due.rung(0) && processor_->requestKeyframe()) ++keyframesForced_;
+    if (due.rung(0)) {
+      // Unstamped: the request pending from the start (the first IDR), which no viewer made.
+      const std::int64_t requestedNs = keyframeRequestedNs_.exchange(0);
+      if (processor_->requestKeyframe()) {
+        ++keyframesForced_;
+      } else if (requestedNs != 0) {
+        keyframeWaits_.unhonoured(requestedNs);  // the viewer waits for the source's next IDR
+      }
+    }
     if (due.vp8) vp8Keyframe_ = true;
     renditionKeyframes_ |= due.rungs & ~1u;
   }
@@ -349,9 +371,13 @@ class Pipeline::Impl {
     if (!unit) return;
     for (const auto& sink : sinks_) sink->deliver(unit);  // the encode thread; sinks_ is fixed while it runs
     ++units_;
-    if (unit->keyframe) ++keyframeUnits_;
+    const std::int64_t sentNs = monotonicNs();
+    if (unit->keyframe) {
+      ++keyframeUnits_;
+      keyframeWaits_.keyframeSent(sentNs);
+    }
     StageTimes times = unit->times;
-    times.mark(Stage::kSend, monotonicNs());
+    times.mark(Stage::kSend, sentNs);
     stats_.record(times);
   }
 
@@ -414,6 +440,8 @@ class Pipeline::Impl {
   std::uint32_t appliedKbps_ = 0;  // the encoder's bitrate (encode thread)
   bool followBitrate_ = true;      // false: the data path cannot follow congestion control
   std::atomic<std::uint64_t> keyframesForced_{0};
+  std::atomic<std::int64_t> keyframeRequestedNs_{0};  // stampKeyframeRequest(); 0: none since the last take
+  KeyframeWaits keyframeWaits_;  // the waits for IDRs the processor could not force
   std::atomic<std::uint64_t> units_{0}, keyframeUnits_{0};  // the main encode's units (rung 0's), keyframes of them
   std::atomic<std::uint32_t> encoderKbps_{0};  // appliedKbps_, for status()
   // Written by start(), read by stats() on the HTTP thread, which may already ask while the

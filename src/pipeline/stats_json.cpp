@@ -113,6 +113,12 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"total", percentilesJson(s.latency.total)},
       {"vp8", vp8},
       {"renditions", renditions},
+      {"keyframe_wait", {{"count", s.keyframeWait.count},
+                         {"p50_ms", s.keyframeWait.wait.p50Ms},
+                         {"p99_ms", s.keyframeWait.wait.p99Ms},
+                         {"max_ms", s.keyframeWait.maxMs},
+                         {"samples", s.keyframeWait.wait.samples},
+                         {"idr_interval", percentilesJson(s.keyframeWait.idrInterval)}}},
       {"uptime_s", s.uptimeSeconds},
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
       {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
@@ -138,6 +144,11 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                    "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
                    "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "
                    "encoder_kbps: what the running encoder codes for, sent_kbps: what it made over the last second"},
+      {"keyframe_wait_note", "viewers' waits for a keyframe the source cannot be asked for (a camera passed through "
+                             "without a keyframe control, e.g. RTSP): each from the first request not honoured (a viewer's "
+                             "start, its PLI/FIR; requests while one runs join it) to the next IDR sent; count and max_ms "
+                             "since start, p50/p99 over the last 64 (samples); idr_interval: ms between the IDRs sent, "
+                             "which bounds the wait; count 0 where requests are honoured (our encodes force an IDR)"},
       {"bitrate_note", "the H.264 encode follows its weakest H.264 viewer's estimate between min_kbps and max_kbps "
                        "(target_kbps; VP8 viewers count for vp8.bitrate only); sent_kbps: what the encoder made over the last second"},
   };

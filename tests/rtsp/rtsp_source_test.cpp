@@ -2,7 +2,8 @@
 // of a test pattern at 320x240@30): the camera's access units arrive over TCP and UDP and decode, IDRs carry
 // SPS/PPS, capture times come from the camera's RTCP sender reports, Digest credentials work, wrong ones say
 // 401 and are not retried fast, an unreachable camera says so, a camera that goes away is reconnected with
-// back-off and its frames flow again, and the serve pipeline passes its H.264 through to NAME.h264 undecoded.
+// back-off and its frames flow again, and the serve pipeline passes its H.264 through to NAME.h264 undecoded
+// and measures a viewer's wait for the camera's next IDR.
 #include "rtsp/rtsp_source.hpp"
 
 #include <gtest/gtest.h>
@@ -10,10 +11,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "child_process.hpp"
@@ -404,6 +407,66 @@ TEST(RtspPipeline, CameraH264IsPassedThroughAndDecodes) {
   EXPECT_FALSE(stats["stages"].contains("encode")) << statsText;
   EXPECT_EQ(statsText.find("hunter2"), std::string::npos) << statsText;
   EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
+}
+
+// A viewer that joins between two IDRs: asks for a keyframe once, at the third unit after an IDR.
+// Thread-safety: deliver() from the encode thread, asked() from any.
+class KeyframeAsker final : public UnitSink {
+ public:
+  void deliver(const EncodedUnitPtr& unit) override {
+    if (unit->keyframe) {
+      sinceIdr_ = 0;
+      ++idrs_;
+      return;
+    }
+    if (idrs_ > 0 && ++sinceIdr_ == 3 && !asked_.exchange(true)) request_();
+  }
+  void setKeyframeRequester(std::function<void()> request) override { request_ = std::move(request); }
+  std::string describe() const override { return "a test viewer that asks for one keyframe"; }
+  bool asked() const { return asked_.load(); }
+
+ private:
+  std::function<void()> request_;
+  int idrs_ = 0, sinceIdr_ = 0;
+  std::atomic<bool> asked_{false};
+};
+
+// An RTSP camera cannot be asked for a keyframe: the viewer waits for the camera's next IDR, and /stats
+// shows that wait (more than nothing, less than the camera's IDR interval) beside the interval itself. The
+// request pending from the pipeline's start is no viewer's and is not counted.
+TEST(RtspPipeline, AViewersWaitForTheCamerasNextIdrIsShownInStats) {
+  TestCamera camera({"--keyint", "15"});  // an IDR every 0.5 s at 30 fps
+  PipelineConfig config;
+  config.source = parseSourceSpec(camera.url());
+  config.stream.port = 0;
+  Pipeline pipeline(config);
+  auto asker = std::make_shared<KeyframeAsker>();
+  pipeline.addUnitSink(asker);
+  pipeline.start();
+  KeyframeWaitStatus wait;
+  const std::int64_t end = monotonicNs() + 8'000'000'000;
+  while (monotonicNs() < end) {
+    wait = pipeline.status().keyframeWait;
+    if (wait.count >= 1 && wait.idrInterval.samples >= 2) break;
+    std::this_thread::sleep_for(20ms);  // polls the condition above, bounded by `end`
+  }
+  const std::string statsText = pipeline.statsJson();
+  pipeline.stop();
+  EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
+  ASSERT_TRUE(asker->asked()) << "no IDR and three units after it came from the camera";
+  ASSERT_EQ(wait.count, 1u) << statsText;
+  ASSERT_GE(wait.idrInterval.samples, 2u) << statsText;
+  // The request came three units after an IDR, so the wait ends within that IDR's interval to the next.
+  EXPECT_GT(wait.maxMs, 0) << statsText;
+  EXPECT_LE(wait.maxMs, wait.idrInterval.p99Ms + 1) << statsText;
+  EXPECT_GT(wait.idrInterval.p50Ms, 250) << statsText;  // 500 ms, on a busy box give or take
+  EXPECT_LT(wait.idrInterval.p50Ms, 1000) << statsText;
+  std::fprintf(stderr, "keyframe wait %.1f ms; the camera's IDR interval p50 %.1f ms p99 %.1f ms (%llu)\n", wait.maxMs,
+               wait.idrInterval.p50Ms, wait.idrInterval.p99Ms, static_cast<unsigned long long>(wait.idrInterval.samples));
+  const auto stats = nlohmann::json::parse(statsText);
+  EXPECT_EQ(stats["keyframe_wait"]["count"].get<std::uint64_t>(), 1u) << statsText;
+  EXPECT_GT(stats["keyframe_wait"]["p50_ms"].get<double>(), 0) << statsText;
+  EXPECT_GT(stats["keyframe_wait"]["idr_interval"]["p50_ms"].get<double>(), 250) << statsText;
 }
 
 }  // namespace
