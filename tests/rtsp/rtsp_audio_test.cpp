@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -226,15 +227,30 @@ TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
   EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
 }
 
+// `serve --source CAMERA --audio rtsp` on `port`, once its web page is up (null, with the cause added to
+// the test's failures, if it never is).
+std::unique_ptr<ChildProcess> serveWithCameraSound(const TestCamera& camera, std::uint16_t port) {
+  auto serve = std::make_unique<ChildProcess>(std::vector<std::string>{
+      kCli, "serve", "--source", camera.url(), "--audio", "rtsp", "--listen", "127.0.0.1:" + std::to_string(port)});
+  if (serve->waitForStdoutLine("open http://", 20s)) return serve;
+  ADD_FAILURE() << serve->stderrText();
+  return nullptr;
+}
+
+// /stats once the picture runs and the sound has failed once.
+nlohmann::json statsOnceTheSoundFailed(std::uint16_t port) {
+  return statsWhen(port, [](const nlohmann::json& s) {
+    return s["frames"].get<int>() > 10 && s.contains("audio") && s["audio"]["failures"].get<int>() > 0;
+  });
+}
+
 TEST(RtspServeAudio, ACameraWithoutSoundKeepsItsPictureAndSaysWhy) {
   TestCamera camera;  // H.264 only
   const auto port = zerohop::testing::freePort();
-  ChildProcess serve({kCli, "serve", "--source", camera.url(), "--audio", "rtsp", "--listen",
-                      "127.0.0.1:" + std::to_string(port)});
-  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
-  const auto stats = statsWhen(port, [](const nlohmann::json& s) {
-    return s["frames"].get<int>() > 10 && s.contains("audio") && s["audio"]["failures"].get<int>() > 0;
-  });
+  auto serveProcess = serveWithCameraSound(camera, port);
+  ASSERT_TRUE(serveProcess);
+  ChildProcess& serve = *serveProcess;
+  const auto stats = statsOnceTheSoundFailed(port);
   EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
   ASSERT_TRUE(stats.contains("audio")) << stats.dump();
   EXPECT_EQ(stats["audio"]["failures"].get<int>(), 1) << stats.dump();
@@ -249,12 +265,10 @@ TEST(RtspServeAudio, ACameraWithoutSoundKeepsItsPictureAndSaysWhy) {
 TEST(RtspServeAudio, AnAudioCodecZerohopDoesNotTakeIsNamedAndThePicturePlaysOn) {
   TestCamera camera({"--audio", "gsm"});
   const auto port = zerohop::testing::freePort();
-  ChildProcess serve({kCli, "serve", "--source", camera.url(), "--audio", "rtsp", "--listen",
-                      "127.0.0.1:" + std::to_string(port)});
-  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
-  const auto stats = statsWhen(port, [](const nlohmann::json& s) {
-    return s["frames"].get<int>() > 10 && s.contains("audio") && s["audio"]["failures"].get<int>() > 0;
-  });
+  auto serveProcess = serveWithCameraSound(camera, port);
+  ASSERT_TRUE(serveProcess);
+  ChildProcess& serve = *serveProcess;
+  const auto stats = statsOnceTheSoundFailed(port);
   EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
   ASSERT_TRUE(stats.contains("audio")) << stats.dump();
   EXPECT_EQ(stats["audio"]["failures"].get<int>(), 1) << stats.dump();
