@@ -19,7 +19,8 @@
 #   .gl/*.deb             the Vulkan loader (libvulkan1), as /work/.library/device/README.md, "Headless
 #                         rendering", says; unpacked here into / when no libvulkan.so.1 is found.
 # Environment: OUT (results; default build-tex/out), BUILD_DIR (default build-tex), CUDA_ARCHS, JOBS,
-# SECONDS_READ (vulkan_reader's run, default 5).
+# SECONDS_READ (vulkan_reader's run, default 5), SERVE_BUNDLE (a bundle of scripts/gpu-serve-bundle.sh: the
+# reader also on `zerohop serve --gpu 0 --share`'s device ring, its pixel timecode checked; carry the tarball).
 # Outputs in $OUT: texture-check.log (everything), vk-device.png, vk-device.out.
 # Exit status: 0 when the frames were imported in place (0 bytes copied) and the PNG checks; 1 otherwise;
 # 3 when the build failed; 77 when there is no NVIDIA GPU.
@@ -131,6 +132,92 @@ grep -o '[0-9.]* ms after capture' "$OUT/c_reader.out" | awk '{print $1}' | sort
 kill "$pub" 2>/dev/null; wait "$pub" 2>/dev/null
 tail -1 "$OUT/c_publisher.log"
 rm -rf "$run_dir"
+
+# SERVE_BUNDLE (a tarball of scripts/gpu-serve-bundle.sh): the same reader on `zerohop serve --gpu 0 --share`'s
+# device ring (the test camera, its pixel timecode): imported in place, the drawn frame's timecode valid.
+if [[ -n ${SERVE_BUNDLE:-} ]]; then
+  step "serve --source test:1280x720@30 --gpu 0 --share texserve -> vulkan_reader (device ring, timecode)"
+  . scripts/gpu-bundle-lib.sh
+  status_before=$status
+  tmp=$(mktemp -d /tmp/zh-tex-serve-XXXXXX)
+  bundle_unpack "$SERVE_BUNDLE" "$tmp" >/dev/null
+  bundle_environment >/dev/null
+  status=$status_before
+  run_dir=$(mktemp -d /tmp/zh-gpu-tex-XXXXXX)
+  chmod 700 "$run_dir"
+  env "${bundle_env[@]}" XDG_RUNTIME_DIR=$run_dir "$B/bin/zerohop" serve --source test:1280x720@30 --gpu 0 \
+    --share texserve --listen 127.0.0.1:18503 >"$OUT/serve.log" 2>&1 &
+  sp=$!
+  for _ in $(seq 200); do [[ -S $run_dir/zerohop/texserve.sock ]] && break; sleep 0.1; done
+  if [[ -S $run_dir/zerohop/texserve.sock ]]; then
+    XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 60)) "$BUILD_DIR/ex-vulkan_reader/vulkan_reader" texserve \
+      "$OUT/vk-serve.png" --seconds "$SECONDS_READ" >"$OUT/vk-serve.out" 2>"$OUT/vk-serve.err"
+    rc=$?
+    tail -3 "$OUT/vk-serve.err"
+    cat "$OUT/vk-serve.out"
+    [[ $rc -eq 0 ]] || fail "vulkan_reader on serve's ring exited with $rc"
+    grep -q ' copied_bytes=0 ' <<<"$(tail -1 "$OUT/vk-serve.out") " || fail "serve's device frames were copied, not imported"
+    # The reader prints a timecode for host rings only (the CPU reads those); here the drawn PNG's strip is
+    # read back (include/zerohop/timecode.hpp's geometry and CRC) and must be the drawn frame's sequence.
+    drawn_seq=$(sed -n 's/^drawn seq=\([0-9]*\).*/\1/p' "$OUT/vk-serve.out")
+    if png_tc=$(python3 - "$OUT/vk-serve.png" <<'PY'
+import struct, sys, zlib
+def read_png(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    bpp = 3 if ctype == 2 else 4
+    stride = w * bpp + 1
+    def px(x, y):
+        row = raw[y * stride:(y + 1) * stride]
+        assert row[0] == 0, "unfiltered rows only"
+        return row[1 + x * bpp:4 + x * bpp]
+    return w, h, px
+def crc8(data):
+    c = 0
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = ((c << 1) ^ 0x07) & 0xFF if c & 0x80 else (c << 1) & 0xFF
+    return c
+w, h, px = read_png(sys.argv[1])
+cell = max(4, w // 80)
+bits = []
+for i in range(76):
+    r, g, b = px(i * cell + cell // 2, cell // 2)
+    bits.append(1 if (r + g + b) / 3 > 128 else 0)
+assert bits[:4] == [1, 0, 1, 0], f"no sync pattern: {bits[:8]}"
+payload = 0
+for b in bits[4:68]: payload = (payload << 1) | b
+crc = 0
+for b in bits[68:76]: crc = (crc << 1) | b
+ok = crc8(payload.to_bytes(8, "big")) == crc
+ms, seq = payload >> 20, payload & ((1 << 20) - 1)
+print(f"PNG {w}x{h}: timecode seq {seq} ms {ms} crc {'ok' if ok else 'BAD'}")
+sys.exit(0 if ok else 1)
+PY
+    ); then
+      echo "$png_tc (drawn seq $drawn_seq)"
+      [[ $png_tc == *"seq $((drawn_seq % 1048576)) "* ]] || fail "the PNG's timecode is not the drawn frame's ($drawn_seq)"
+    else
+      fail "the PNG drawn from serve's ring has no valid timecode: $png_tc"
+    fi
+  else
+    fail "serve did not publish texserve: $(grep -m2 -E 'error|warn' "$OUT/serve.log")"
+  fi
+  kill -INT "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+  grep -m1 'GPU path' "$OUT/serve.log"
+  rm -rf "$run_dir" "$tmp"
+fi
 
 step "result"
 echo "$last"
