@@ -1,5 +1,7 @@
 // The GPU path of a build without CUDA (nvcc was not found at configure time): choosePath answers
-// "CPU path" with that reason, and constructing a GpuFramePath is an Error that says how to get one.
+// "CPU path" with that reason, and constructing a GpuFramePath (or a CUDA scaler) is an Error that says
+// how to get one.
+#include "gpupath/cuda_scaler.hpp"
 #include "gpupath/gpu_option.hpp"
 #include "zerohop/error.hpp"
 #include "gpupath/gpu_path.hpp"
@@ -64,6 +66,7 @@ GpuPathOutput GpuFramePath::process(const Frame&) { return {}; }
 const Frame& GpuFramePath::downloadLast() { throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt); }
 std::string GpuFramePath::describe() const { return "GPU path: not built"; }
 std::uint32_t GpuFramePath::shareReaders() const { return 0; }
+std::unique_ptr<FrameScaler> makeCudaScaler(int) { throw Error(Errc::kUnavailable, std::string("CUDA scaler: ") + kNotBuilt); }
 std::string GpuFramePath::shareSocketPath() const { return {}; }
 
 }  // namespace zerohop

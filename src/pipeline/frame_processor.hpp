@@ -46,6 +46,10 @@ class FrameProcessor {
   /// made by this call: ask only while a sink wants VP8). Valid until the next process() or the
   /// processor's end; null when there was none. Throws Error (the GPU path's download).
   virtual const Frame* lastHostFrame() { return nullptr; }
+  /// The device frame the last process() encoded (the GPU path's NV12 in VRAM), from which a
+  /// ladder's lower rungs are scaled on the device; valid until the next process(); null on the
+  /// other paths or when there was none.
+  virtual const Frame* lastDeviceFrame() { return nullptr; }
   /// "" when this path can feed the VP8 encode (lastHostFrame()), else why not, in words a viewer's
   /// 422 and the log carry.
   virtual std::string vp8Unavailable() const = 0;

@@ -59,9 +59,11 @@ EncodedUnitPtr GpuProcessor::process(FrameLease& in) {
   const bool idr = std::exchange(forceKeyframe_, false);
   processed_ = false;
   lastHost_ = nullptr;
+  lastDevice_ = nullptr;
   const GpuPathOutput out = path_->process(in.frame());
   processed_ = true;
   lastHost_ = out.host;
+  lastDevice_ = out.device;
   if (!deviceInput_) in.reset();  // the host copy waited for the upload: the camera buffer can go back now
   // NVENC reads the device frame on its stream after the frame's ready event and returns once the
   // access unit exists; the host copy is complete when process() returns. Either way the source

@@ -5,7 +5,8 @@
 // open a session, encodes that device frame: nothing returns to the CPU. Otherwise x264 encodes one
 // copy of it in page-locked host memory, the only trip back, stated in the encoder name and the log.
 // The VP8 encode (viewers without H.264) takes that host copy, or beside NVENC a download of the
-// frame made only while a VP8 viewer watches (lastHostFrame()).
+// frame made only while a VP8 viewer watches (lastHostFrame()). A ladder's lower rungs are scaled from
+// the device frame (lastDeviceFrame()).
 // Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
 
 #include <memory>
@@ -31,6 +32,8 @@ class GpuProcessor final : public FrameProcessor {
   std::string describe() const { return path_->describe(); }
   /// The NV12 frame just encoded, in host memory: x264's copy, or (NVENC) one download of it now.
   const Frame* lastHostFrame() override;
+  /// The NV12 frame just encoded, in VRAM (the lower rungs of a ladder are scaled from it).
+  const Frame* lastDeviceFrame() override { return processed_ ? lastDevice_ : nullptr; }
   std::string vp8Unavailable() const override { return {}; }
 
  private:
@@ -39,6 +42,7 @@ class GpuProcessor final : public FrameProcessor {
   std::string encoderName_;
   bool deviceInput_ = false;  // NVENC takes the device frame; x264 the host copy
   const Frame* lastHost_ = nullptr;  // x264: the host copy of the last frame processed
+  const Frame* lastDevice_ = nullptr;  // the device frame of the last frame processed
   bool processed_ = false;           // the last process() converted its frame (downloadLast() has one)
   bool forceKeyframe_ = false;
   std::uint32_t appliedKbps_ = 0;     // the encoder's bitrate

@@ -18,6 +18,7 @@
 #include "source_encoder_config.hpp"
 #include "unit_share_sink.hpp"
 #include "vp8_encode.hpp"
+#include "gpupath/cuda_scaler.hpp"
 #include "stream/renditions.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -84,7 +85,7 @@ class Pipeline::Impl {
                                            }
                                          });
     }
-    openRenditions();
+    openRenditions(gpu.device);
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     if (server_) {
@@ -120,13 +121,14 @@ class Pipeline::Impl {
   }
 
   /// The ladder of renditions (config_.renditions): its lower rungs scaled from the frame rung 0 took,
-  /// on the CPU path; the other paths keep one encode and say so.
-  void openRenditions() {
+  /// by libyuv on the CPU path and by CUDA from the device frame on the GPU path (`gpuDevice`), each
+  /// encoded by x264 from its scaled picture; passthrough keeps one encode and says so.
+  void openRenditions(int gpuDevice) {
     ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
     if (ladder_.empty()) return;
-    if (dataPath_ != "cpu") {
+    if (dataPath_ != "cpu" && dataPath_ != "gpu") {
       log::warnAbout(setting::kRenditions, "renditions: the ", dataPath_,
-                     " path has no ladder yet (the CPU path has); every viewer gets the one encode");
+                     " path has no ladder (the camera's own H.264 is sent as it is); every viewer gets that one stream");
       ladder_.clear();
       return;
     }
@@ -148,8 +150,20 @@ class Pipeline::Impl {
         if (sink->wantsRendition(rung)) sink->deliver(unit);
       }
     };
-    renditions_ = std::make_unique<RenditionEncodes>(ladder_, encoderConfigFor(config_.encoder, info_, PixelFormat::kI420),
-                                                     makeCpuScaler(), std::move(demand));
+    EncoderConfig rungs = encoderConfigFor(config_.encoder, info_, PixelFormat::kI420);
+    if (dataPath_ == "cpu") {
+      renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
+      return;
+    }
+    // The GPU path: each lower rung is scaled in VRAM and only its picture (a quarter of the frame's bytes
+    // or less) comes down, into page-locked memory, for x264. NVENC sessions for the lower rungs are
+    // not opened yet (docs/ARCHITECTURE.md, "Renditions").
+    rungs.encoder = "x264";
+    log::info("renditions: the lower rungs are scaled by CUDA on device ", gpuDevice,
+              " and encoded by x264 from a host copy of each scaled picture");
+    renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCudaScaler(gpuDevice),
+                                                     std::move(demand),
+                                                     [gpuDevice] { return makeIngestAllocator(gpuDevice); });
   }
 
   void addUnitSink(std::shared_ptr<UnitSink> sink) {
@@ -400,15 +414,16 @@ class Pipeline::Impl {
     vp8_->offer(host, wanted, std::exchange(vp8Keyframe_, false));
   }
 
-  // The lower rungs, from the frame rung 0 just took (on the CPU path a host I420 frame: no copy).
+  // The lower rungs, from the frame rung 0 just took: on the CPU path its host I420 frame, on the GPU
+  // path its device NV12 frame (no copy either way).
   void sendRenditions() {
-    const Frame* host = nullptr;
+    const Frame* frame = nullptr;
     try {
-      host = processor_->lastHostFrame();
+      frame = dataPath_ == "gpu" ? processor_->lastDeviceFrame() : processor_->lastHostFrame();
     } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
       log::warn("encoder: the renditions get no frame (", e.what(), ")");
     }
-    renditions_->encode(host, std::exchange(renditionKeyframes_, 0u));
+    renditions_->encode(frame, std::exchange(renditionKeyframes_, 0u));
   }
 
   PipelineConfig config_;
@@ -430,7 +445,7 @@ class Pipeline::Impl {
   bool vp8Keyframe_ = false;      // encode thread only
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   std::vector<Rendition> ladder_;  // empty: one encode
-  std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU path with a ladder); encode thread
+  std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU or GPU path with a ladder); encode thread
   std::uint32_t renditionKeyframes_ = 0;  // bit r: rung r is to make a keyframe (encode thread only)
   BoundedQueue<FrameLease> queue_;
   EncodeBacklog backlog_;  // encode thread only

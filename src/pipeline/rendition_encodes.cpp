@@ -21,7 +21,8 @@ std::int64_t threadCpuNs() noexcept {
 }  // namespace
 
 RenditionEncodes::RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig config,
-                                   std::unique_ptr<FrameScaler> scaler, Demand demand)
+                                   std::unique_ptr<FrameScaler> scaler, Demand demand,
+                                   const std::function<std::unique_ptr<FrameAllocator>()>& scaledMemory)
     : config_(std::move(config)), scaler_(std::move(scaler)), demand_(std::move(demand)) {
   config_.inputFormat = PixelFormat::kI420;
   config_.inputMemory = MemoryKind::kHost;
@@ -33,7 +34,7 @@ RenditionEncodes::RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig 
     if (i == 0) continue;
     rungs_.push_back(std::unique_ptr<Rung>(new Rung{
         ladder[i], BufferPool(computeLayout(PixelFormat::kI420, ladder[i].width, ladder[i].height, 64), kScaledSlots,
-                              makeHostAllocator()),
+                              scaledMemory()),
         nullptr, 0, false}));
   }
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The lower rungs of a camera's ladder of renditions (docs/ARCHITECTURE.md, "Renditions"): each is the
-// frame the main encode (rung 0) just took, scaled down (a FrameScaler: libyuv on the CPU path) and
-// encoded again (x264) on the encode thread, right after rung 0's unit went out. A rung is encoded only
+// frame the main encode (rung 0) just took, scaled down (a FrameScaler: libyuv on the CPU path, CUDA
+// from the device frame on the GPU path) and encoded again (x264) on the encode thread, right after rung 0's unit went out. A rung is encoded only
 // while a sink wants it (UnitSink::wantsRendition): its encoder opens on the first such frame (its first
 // unit is an IDR, SPS/PPS in band) and closes at the first frame no sink wants it for. Each rung follows
 // its own target (UnitSink::renditionTargetKbps, no keyframe); a keyframe request forces one on the
@@ -34,10 +34,14 @@ class RenditionEncodes {
     std::function<void(std::size_t rung, const EncodedUnitPtr&)> deliver;
   };
   /// `ladder`: rung 0 first (not encoded here); `config`: rung 0's encoder settings (encoder, fps,
-  /// keyframe interval, preset, colour are kept; size and bitrate are each rung's); `scaler`: owned.
-  RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig config, std::unique_ptr<FrameScaler> scaler, Demand demand);
+  /// keyframe interval, preset, colour are kept; size and bitrate are each rung's); `scaler`: owned;
+  /// `scaledMemory`: where each rung's scaled I420 picture lives, what its encoder reads (host memory;
+  /// on the GPU path page-locked, so the scaler's one copy down is a DMA).
+  RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig config, std::unique_ptr<FrameScaler> scaler, Demand demand,
+                   const std::function<std::unique_ptr<FrameAllocator>()>& scaledMemory = makeHostAllocator);
 
-  /// After rung 0 encoded `frame` (host I420 or NV12; null: none): scales and encodes it for each
+  /// After rung 0 encoded `frame` (I420 or NV12 the scaler reads: host memory on the CPU path, the
+  /// device frame on the GPU path; null: none): scales and encodes it for each
   /// lower rung a sink wants, and delivers the units. `forceRungs` bit r: rung r makes an IDR (if it
   /// runs; one that starts makes one anyway). Never throws (a failing rung is logged once and skipped
   /// until it is no longer wanted).
