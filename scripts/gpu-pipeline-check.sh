@@ -15,6 +15,10 @@
 #   sound    serve --gpu N on the test camera without and with `--audio test`: capture -> decoded p50/p99
 #            of the bundle's zerohop-whep-receive (video only) for each, then zerohop-av-sync-receive (H.264 +
 #            Opus) against the one with sound: the marker frame against the click, after lip sync.
+#   ladder   renditions on the GPU path (issue 40 item 3): the bundle's zerohop_gpu_path_test
+#            (CudaScaler*: the CUDA scaler against the CPU reference), zerohop_ladder_pictures_gpu_test (a
+#            pipeline with --gpu N and a 3-rung ladder: each lower rung's decoded pictures against rung 0's)
+#            and zerohop_gpu_rendition_scale_bench (each rung's scale cost against libyuv), from BUNDLE_EXTRA.
 #
 # Bundle (here, once):
 #   cmake -B build -DZEROHOP_BUILD_BENCHMARKS=ON && cmake --build build --target zerohop zerohop-whep-receive \
@@ -31,7 +35,7 @@
 # GPU machine:  run(carry: [".gpu-bundle"], command: "bash scripts/gpu-pipeline-check.sh")
 #
 # Environment: OUT (default /tmp/gpu-pipeline-check), BUNDLE, CLIP (default .gpu-bundle/clip1080.mp4),
-# PARTS (default "rtsp stream sound"), RTSP_CAMERAS (16), RTSP_FORMAT (nv12: NVDEC; i420: libavcodec, the CPU path), STEADY (15 s), TAP_FRAMES (60), GPU_DEVICE (0),
+# PARTS (default "rtsp stream sound"; "ladder" too when named), RTSP_CAMERAS (16), RTSP_FORMAT (nv12: NVDEC; i420: libavcodec, the CPU path), STEADY (15 s), TAP_FRAMES (60), GPU_DEVICE (0),
 # PORT (18493), STREAM_ARGS (zerohop_frame_stream_bench; default --seconds 10 --rounds 2), RECEIVE_FRAMES (300),
 # AV_MARKERS (8), EXPECT_GPU.
 set -uo pipefail
@@ -253,6 +257,27 @@ def pick(d, *ks):
 for name, d in zip(("without sound", "with --audio test"), rows):
     print(f"{name:18}: {json.dumps({k: v for k, v in d.items() if 'latency' in k or 'ms' in k or k in ('frames', 'error')})}")
 PY
+fi
+
+if has_part ladder; then
+  step "ladder: renditions scaled by CUDA"
+  for x in zerohop_gpu_path_test zerohop_ladder_pictures_gpu_test zerohop_gpu_rendition_scale_bench; do
+    [[ -x $B/bin/$x ]] || fail "the bundle has no $x (BUNDLE_EXTRA)"
+  done
+  if [[ -x $B/bin/zerohop_gpu_path_test ]]; then
+    timeout 120 env "${bundle_env[@]}" "$B/bin/zerohop_gpu_path_test" --gtest_filter='CudaScaler*' 2>&1 | tail -6 |
+      tee "$OUT/cuda-scaler.txt"
+    grep -q '^\[  PASSED  \] 2 tests' "$OUT/cuda-scaler.txt" || fail "CudaScaler tests (see cuda-scaler.txt)"
+  fi
+  if [[ -x $B/bin/zerohop_ladder_pictures_gpu_test ]]; then
+    timeout 120 env "${bundle_env[@]}" "$B/bin/zerohop_ladder_pictures_gpu_test" > "$OUT/ladder-pictures.txt" 2>&1
+    grep -v 'libx264 @' "$OUT/ladder-pictures.txt" | grep -E 'GPU path|CUDA|rendition|Failure|Expected|actual|OK \]|FAILED|SKIPPED' | head -20
+    grep -q '^\[  PASSED  \] 1 test' "$OUT/ladder-pictures.txt" || fail "LadderPictures on the GPU path (see ladder-pictures.txt)"
+  fi
+  if [[ -x $B/bin/zerohop_gpu_rendition_scale_bench ]]; then
+    timeout 120 env "${bundle_env[@]}" "$B/bin/zerohop_gpu_rendition_scale_bench" --device "$GPU_DEVICE" \
+      --iterations 300 --sizes 720p,1080p --out "$OUT/rendition-scale.md" || fail "rendition scale bench"
+  fi
 fi
 
 step "result"
