@@ -147,7 +147,9 @@ class CameraServer::Impl {
 
   std::string metricsText() const {
     std::vector<CameraMetrics> parts;
-    for (const auto& c : cameras()) {
+    const auto cams = cameras();
+    for (std::size_t i = 0; i < cams.size(); ++i) {
+      const CameraStatus& c = cams[i];
       CameraMetrics m;
       m.camera = c.name;
       m.restarts = c.restarts;
@@ -155,6 +157,7 @@ class CameraServer::Impl {
         m.status = c.pipeline;
         m.context = context(c.pipeline);
       }
+      if (audio_[i]) m.audio = audioMetrics(*audio_[i], *audioStreams_[i]);
       parts.push_back(std::move(m));
     }
     return renderMetricsText(parts);
@@ -206,6 +209,24 @@ class CameraServer::Impl {
                           {"encode_ms", s.encodeMsPerFrame},
                           {"units_sent", sent.units},
                           {"units_dropped", sent.dropped}};
+  }
+
+  static AudioMetrics audioMetrics(const audio::AudioTrack& track, const WhepStream& viewers) {
+    const audio::AudioTrackStats s = track.stats();
+    const StreamAudioSent sent = viewers.audioSent();
+    AudioMetrics a;
+    a.running = s.running;
+    a.blocks = s.capture.blocks;
+    a.overruns = s.capture.overruns;
+    a.errors = s.capture.errors;
+    a.reopens = s.capture.reopens;
+    a.queueDrops = s.queueDrops;
+    a.failures = s.failures;
+    a.packets = s.packets;
+    a.encodeMsPerPacket = s.encodeMsPerFrame;
+    a.sent = sent.units;
+    a.sendDropped = sent.dropped;
+    return a;
   }
 
   static StatsContext context(const PipelineStatus& s) {

@@ -149,6 +149,39 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
     perRung("zerohop_rendition_switches_total", "counter", "Viewers' moves onto this rung (each at its keyframe).",
             [](R r) { return std::to_string(r.switches); });
   }
+  // Sound (serve --audio): a series per camera that has it, only where one has.
+  if (std::any_of(cams.begin(), cams.end(), [](const CameraMetrics& c) { return c.audio.has_value(); })) {
+    const auto perAudio = [&](const char* name, const char* type, const char* help, auto value) {
+      header(os, name, type, help);
+      for (const auto& c : cams) {
+        if (c.audio) os << name << braces(c.camera.empty() ? std::string{} : "camera=\"" + escapeLabel(c.camera) + "\"")
+                        << ' ' << value(*c.audio) << '\n';
+      }
+    };
+    using A = const AudioMetrics&;
+    perAudio("zerohop_audio_running", "gauge", "1 while the camera's sound is captured and encoded, else 0.",
+             [](A a) { return std::to_string(a.running ? 1 : 0); });
+    perAudio("zerohop_audio_blocks_total", "counter", "10 ms blocks of sound captured.",
+             [](A a) { return std::to_string(a.blocks); });
+    perAudio("zerohop_audio_overruns_total", "counter", "Capture overruns (the device's buffer filled: samples lost).",
+             [](A a) { return std::to_string(a.overruns); });
+    perAudio("zerohop_audio_capture_errors_total", "counter", "Other capture faults recovered from (suspend, short reads).",
+             [](A a) { return std::to_string(a.errors); });
+    perAudio("zerohop_audio_reopens_total", "counter", "Times the sound device came back after it was lost.",
+             [](A a) { return std::to_string(a.reopens); });
+    perAudio("zerohop_audio_queue_drops_total", "counter", "Blocks dropped before the Opus encode, which fell behind.",
+             [](A a) { return std::to_string(a.queueDrops); });
+    perAudio("zerohop_audio_failures_total", "counter", "Sound faults not recovered from (the sound stopped; the picture plays).",
+             [](A a) { return std::to_string(a.failures); });
+    perAudio("zerohop_audio_packets_total", "counter", "Opus packets (20 ms each) encoded.",
+             [](A a) { return std::to_string(a.packets); });
+    perAudio("zerohop_audio_encode_seconds", "gauge", "Mean time to encode one Opus packet, over the last 50.",
+             [](A a) { return num(a.encodeMsPerPacket / 1000.0); });
+    perAudio("zerohop_audio_sent_packets_total", "counter", "Opus packets handed to viewers (each viewer counts).",
+             [](A a) { return std::to_string(a.sent); });
+    perAudio("zerohop_audio_send_dropped_packets_total", "counter", "Opus packets a viewer's send queue dropped.",
+             [](A a) { return std::to_string(a.sendDropped); });
+  }
   family(os, cams, "zerohop_share_readers", "gauge", "Processes reading the frame share now.",
          [&](L l, S s, C) { os << "zerohop_share_readers" << braces(l) << ' ' << s.shareReaders << '\n'; });
   family(os, cams, "zerohop_fps", "gauge", "Frames per second over the last window.",

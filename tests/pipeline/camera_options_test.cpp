@@ -255,5 +255,34 @@ TEST(CameraMetrics, EachRungOfACamerasLadderHasItsSeries) {
   EXPECT_EQ(none.find("zerohop_rendition_"), std::string::npos) << none;
 }
 
+TEST(CameraMetrics, ACamerasSoundHasItsSeriesAndACameraWithoutNone) {
+  AudioMetrics sound;
+  sound.running = true;
+  sound.blocks = 500;
+  sound.overruns = 2;
+  sound.queueDrops = 1;
+  sound.packets = 250;
+  sound.encodeMsPerPacket = 0.5;
+  sound.sent = 240;
+  sound.sendDropped = 3;
+  std::vector<CameraMetrics> cams{{"front", PipelineStatus{}, StatsContext{"test", "libx264", "cpu"}, 0, sound},
+                                  {"back", PipelineStatus{}, StatsContext{"test", "libx264", "cpu"}, 0, std::nullopt}};
+  const std::string text = renderMetricsText(cams);
+  for (const char* line : {"zerohop_audio_running{camera=\"front\"} 1\n", "zerohop_audio_blocks_total{camera=\"front\"} 500\n",
+                           "zerohop_audio_overruns_total{camera=\"front\"} 2\n",
+                           "zerohop_audio_queue_drops_total{camera=\"front\"} 1\n",
+                           "zerohop_audio_packets_total{camera=\"front\"} 250\n",
+                           "zerohop_audio_encode_seconds{camera=\"front\"} 0.0005\n",
+                           "zerohop_audio_sent_packets_total{camera=\"front\"} 240\n",
+                           "zerohop_audio_send_dropped_packets_total{camera=\"front\"} 3\n",
+                           "# TYPE zerohop_audio_packets_total counter\n", "# TYPE zerohop_audio_running gauge\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  EXPECT_EQ(text.find("zerohop_audio_running{camera=\"back\"}"), std::string::npos) << "a camera without sound has no audio series";
+  // No camera with sound: no audio family at all.
+  const std::string none = renderMetricsText(std::vector<CameraMetrics>{{"back", PipelineStatus{}, {}, 0}});
+  EXPECT_EQ(none.find("zerohop_audio_"), std::string::npos) << none;
+}
+
 }  // namespace
 }  // namespace zerohop::cli

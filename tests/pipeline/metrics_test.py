@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """GET /metrics of a running `zerohop serve`, parsed by the real Prometheus text parser
 (prometheus_client): every zerohop_ family is well-formed, counters count, histograms are
-cumulative and consistent; with --renditions on, each rung of the ladder has its series.
+cumulative and consistent; with --renditions on, each rung of the ladder has its series; with
+--audio test, the sound's families, its Opus packets counting.
 
 usage: metrics_test.py ZEROHOP_BINARY     exit: 0 pass, 1 fail, 77 skipped (no prometheus_client)
 """
@@ -25,20 +26,21 @@ def free_port() -> int:
 
 
 def enough_frames(text: str) -> bool:
-    """Whether /metrics counts >= 30 frames and >= 30 samples in every stage histogram."""
+    """Whether /metrics counts >= 30 frames, >= 30 samples in every stage histogram and >= 50 Opus packets."""
     try:
         families = {f.name: f for f in text_string_to_metric_families(text)}
         frames = families["zerohop_frames"].samples[0].value
         counts = [s.value for s in families["zerohop_stage_latency_seconds"].samples if s.name.endswith("_count")]
+        packets = families["zerohop_audio_packets"].samples[0].value
     except (KeyError, IndexError, ValueError):
         return False
-    return frames >= 30 and bool(counts) and min(counts) >= 30
+    return frames >= 30 and bool(counts) and min(counts) >= 30 and packets >= 50
 
 
 def main() -> int:
     port = free_port()
     serve = subprocess.Popen([sys.argv[1], "serve", "--source", "test:640x360@30", "--gpu", "off",
-                              "--renditions", "on", "--listen", f"127.0.0.1:{port}"],
+                              "--renditions", "on", "--audio", "test", "--listen", f"127.0.0.1:{port}"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         seen = []
@@ -101,7 +103,24 @@ def main() -> int:
         if sorted(rungs) != ["0", "1", "2"] or rungs["0"].labels.get("size") != "640x360" or rungs["0"].value < 30:
             print(f"FAIL: zerohop_rendition_frames_total per rung: {[(s.labels, s.value) for s in rungs.values()]}")
             return 1
-        print(f"PASS: {len(families)} families, {frames:.0f} frames, stages {sorted(stages)}, rungs {sorted(rungs)}")
+        # The sound (--audio test): its families, the tone's blocks and packets counted, nothing lost.
+        for name, kind in [("zerohop_audio_running", "gauge"), ("zerohop_audio_blocks", "counter"),
+                           ("zerohop_audio_overruns", "counter"), ("zerohop_audio_capture_errors", "counter"),
+                           ("zerohop_audio_reopens", "counter"), ("zerohop_audio_queue_drops", "counter"),
+                           ("zerohop_audio_failures", "counter"), ("zerohop_audio_packets", "counter"),
+                           ("zerohop_audio_encode_seconds", "gauge"), ("zerohop_audio_sent_packets", "counter"),
+                           ("zerohop_audio_send_dropped_packets", "counter")]:
+            if name not in families or families[name].type != kind:
+                print(f"FAIL: family {name} ({kind}) missing or mistyped; got {sorted(families)}")
+                return 1
+        sound = {name: families[name].samples[0].value for name in
+                 ("zerohop_audio_running", "zerohop_audio_blocks", "zerohop_audio_packets", "zerohop_audio_failures")}
+        if (sound["zerohop_audio_running"] != 1 or sound["zerohop_audio_packets"] < 50
+                or sound["zerohop_audio_blocks"] < 2 * sound["zerohop_audio_packets"] or sound["zerohop_audio_failures"] != 0):
+            print(f"FAIL: the sound's series: {sound}")
+            return 1
+        print(f"PASS: {len(families)} families, {frames:.0f} frames, stages {sorted(stages)}, rungs {sorted(rungs)}, "
+              f"{sound['zerohop_audio_packets']:.0f} Opus packets")
         return 0
     finally:
         serve.terminate()
