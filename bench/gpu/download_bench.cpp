@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench_stats.hpp"
+#include "size_rows_main.hpp"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
@@ -33,27 +34,6 @@
 namespace zerohop {
 namespace {
 
-struct Series {
-  std::vector<double> wall, cpu;
-  void add(double w, double c) {
-    wall.push_back(w);
-    cpu.push_back(c);
-  }
-};
-
-struct Size {
-  std::string name;
-  std::uint32_t w, h;
-};
-
-bool parseSize(const std::string& s, Size& out) {
-  if (s == "720p") out = {s, 1280, 720};
-  else if (s == "1080p") out = {s, 1920, 1080};
-  else if (s == "4k") out = {s, 3840, 2160};
-  else return false;
-  return true;
-}
-
 void waitReady(const GpuPathOutput& out) {
   if (out.device && out.device->gpu.readyEvent) {
     const cudaError_t rc = cudaEventSynchronize(static_cast<cudaEvent_t>(out.device->gpu.readyEvent));
@@ -61,7 +41,7 @@ void waitReady(const GpuPathOutput& out) {
   }
 }
 
-std::string runSize(const Size& size, int device, int iterations) {
+std::string runSize(const bench::FrameSize& size, int device, int iterations) {
   const ImageLayout yuyv = computeLayout(PixelFormat::kYUYV, size.w, size.h);
   BufferPool sources(yuyv, 2, makeIngestAllocator(device));
   auto src = sources.tryAcquire();
@@ -75,7 +55,7 @@ std::string runSize(const Size& size, int device, int iterations) {
   withCopy.hostCopy = true;
   GpuFramePath vp8Path(onDemand), x264Path(withCopy);
 
-  Series process, processDownload, download, hostCopy;
+  bench::Series process, processDownload, download, hostCopy;
   const int warmup = 20;
   for (int i = 0; i < warmup + iterations; ++i) {
     f.sequence = static_cast<std::uint64_t>(i + 1);
@@ -107,11 +87,8 @@ std::string runSize(const Size& size, int device, int iterations) {
   }
   const double nv12MB = static_cast<double>(size.w) * size.h * 1.5 / 1e6;
   std::ostringstream o;
-  auto row = [&](const char* name, const Series& s) {
-    o << "| " << size.name << " | " << name << " | " << bench::fmt(bench::pct(s.wall, 50)) << " / "
-      << bench::fmt(bench::pct(s.wall, 99)) << " | " << bench::fmt(bench::pct(s.cpu, 50)) << " / "
-      << bench::fmt(bench::pct(s.cpu, 99)) << " |\n";
-  };
+  auto row = [&](const char* what, const bench::Series& s) { o << bench::sizeRow(size, what, s); };
+
   row("process (NVENC, no VP8 viewer)", process);
   row("process + downloadLast (a VP8 viewer watches)", processDownload);
   row("downloadLast alone", download);
@@ -127,40 +104,5 @@ std::string runSize(const Size& size, int device, int iterations) {
 }  // namespace zerohop
 
 int main(int argc, char** argv) {
-  using namespace zerohop;
-  int iterations = 300, device = 0;
-  std::string sizes = "720p,1080p", outPath;
-  for (const auto& [k, v] : bench::keyValueArgs(argc, argv)) {
-    if (k == "--iterations") iterations = std::stoi(v);
-    else if (k == "--sizes") sizes = v;
-    else if (k == "--device") device = std::stoi(v);
-    else if (k == "--out") outPath = v;
-    else {
-      std::cerr << "usage: " << argv[0] << " [--iterations N] [--sizes 720p,1080p,4k] [--device N] [--out FILE]\n";
-      return 2;
-    }
-  }
-  const GpuInfo gpu = probeGpu();
-  if (!gpu.available) {
-    std::cerr << "zerohop_gpu_download_bench: no usable GPU: " << gpu.reason << "\n";
-    return 2;
-  }
-  try {
-    std::ostringstream report;
-    report << "GPU path hand-off to a host encoder (" << gpu.name << ", " << iterations
-           << " frames a row, interleaved; wall and CPU in microseconds, p50 / p99)\n\n"
-           << "| size | per frame | wall p50 / p99 (µs) | CPU p50 / p99 (µs) |\n|---|---|---:|---:|\n";
-    for (const std::string& s : bench::splitList(sizes)) {
-      Size size;
-      if (!parseSize(s, size)) {
-        std::cerr << "unknown size '" << s << "' (720p, 1080p, 4k)\n";
-        return 2;
-      }
-      report << runSize(size, device, iterations);
-    }
-    return bench::publishReport(report.str(), outPath, argv[0]) ? 0 : 1;
-  } catch (const Error& e) {
-    std::cerr << "zerohop_gpu_download_bench: " << e.what() << "\n";
-    return 1;
-  }
+  return zerohop::bench::sizeRowsMain(argc, argv, {"GPU path hand-off to a host encoder", zerohop::runSize});
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench_stats.hpp"
+#include "size_rows_main.hpp"
 #include "convert/converter.hpp"
 #include "gpupath/cuda_scaler.hpp"
 #include "gpupath/gpu_path.hpp"
@@ -35,35 +36,16 @@
 namespace zerohop {
 namespace {
 
-struct Series {
-  std::vector<double> wall, cpu;
-};
-
-struct Size {
-  std::string name;
-  std::uint32_t w, h;
-};
-
-bool parseSize(const std::string& s, Size& out) {
-  if (s == "720p") out = {s, 1280, 720};
-  else if (s == "1080p") out = {s, 1920, 1080};
-  else if (s == "4k") out = {s, 3840, 2160};
-  else return false;
-  return true;
-}
-
 // Times `call` into `into` when `keep`.
 template <class Call>
-void timed(Series& into, bool keep, Call call) {
+void timed(bench::Series& into, bool keep, Call call) {
   const double w0 = bench::nowUs(CLOCK_MONOTONIC), c0 = bench::nowUs(CLOCK_THREAD_CPUTIME_ID);
   call();
   const double w1 = bench::nowUs(CLOCK_MONOTONIC), c1 = bench::nowUs(CLOCK_THREAD_CPUTIME_ID);
-  if (!keep) return;
-  into.wall.push_back(w1 - w0);
-  into.cpu.push_back(c1 - c0);
+  if (keep) into.add(w1 - w0, c1 - c0);
 }
 
-std::string runSize(const Size& size, int device, int iterations) {
+std::string runSize(const bench::FrameSize& size, int device, int iterations) {
   BufferPool sources(computeLayout(PixelFormat::kYUYV, size.w, size.h), 1, makeIngestAllocator(device));
   auto src = sources.tryAcquire();
   if (!src) throw Error(Errc::kInternal, "no source slot");
@@ -86,7 +68,7 @@ std::string runSize(const Size& size, int device, int iterations) {
   auto cuda = makeCudaScaler(device);
   auto cpu = makeCpuScaler();
 
-  Series cudaHalf, cudaQuarter, cpuHalf, cpuQuarter, downloadCpu;
+  bench::Series cudaHalf, cudaQuarter, cpuHalf, cpuQuarter, downloadCpu;
   const int warmup = 20;
   for (int i = 0; i < warmup + iterations; ++i) {
     f.sequence = static_cast<std::uint64_t>(i + 1);
@@ -109,11 +91,8 @@ std::string runSize(const Size& size, int device, int iterations) {
     });
   }
   std::ostringstream o;
-  auto row = [&](const char* name, const Series& s) {
-    o << "| " << size.name << " | " << name << " | " << bench::fmt(bench::pct(s.wall, 50)) << " / "
-      << bench::fmt(bench::pct(s.wall, 99)) << " | " << bench::fmt(bench::pct(s.cpu, 50)) << " / "
-      << bench::fmt(bench::pct(s.cpu, 99)) << " |\n";
-  };
+  auto row = [&](const char* what, const bench::Series& s) { o << bench::sizeRow(size, what, s); };
+
   row("CUDA scale -> 1/2, copied to pinned", cudaHalf);
   row("CUDA scale -> 1/4, copied to pinned", cudaQuarter);
   row("libyuv 1/2 from x264's host copy", cpuHalf);
@@ -126,40 +105,5 @@ std::string runSize(const Size& size, int device, int iterations) {
 }  // namespace zerohop
 
 int main(int argc, char** argv) {
-  using namespace zerohop;
-  int iterations = 300, device = 0;
-  std::string sizes = "720p,1080p", outPath;
-  for (const auto& [k, v] : bench::keyValueArgs(argc, argv)) {
-    if (k == "--iterations") iterations = std::stoi(v);
-    else if (k == "--sizes") sizes = v;
-    else if (k == "--device") device = std::stoi(v);
-    else if (k == "--out") outPath = v;
-    else {
-      std::cerr << "usage: " << argv[0] << " [--iterations N] [--sizes 720p,1080p,4k] [--device N] [--out FILE]\n";
-      return 2;
-    }
-  }
-  const GpuInfo gpu = probeGpu();
-  if (!gpu.available) {
-    std::cerr << "zerohop_gpu_rendition_scale_bench: no usable GPU: " << gpu.reason << "\n";
-    return 2;
-  }
-  try {
-    std::ostringstream report;
-    report << "A ladder's lower rungs scaled on the GPU path (" << gpu.name << ", " << iterations
-           << " frames a row, interleaved; wall and CPU in microseconds, p50 / p99)\n\n"
-           << "| size | per frame | wall p50 / p99 (µs) | CPU p50 / p99 (µs) |\n|---|---|---:|---:|\n";
-    for (const std::string& s : bench::splitList(sizes)) {
-      Size size;
-      if (!parseSize(s, size)) {
-        std::cerr << "unknown size '" << s << "' (720p, 1080p, 4k)\n";
-        return 2;
-      }
-      report << runSize(size, device, iterations);
-    }
-    return bench::publishReport(report.str(), outPath, argv[0]) ? 0 : 1;
-  } catch (const Error& e) {
-    std::cerr << "zerohop_gpu_rendition_scale_bench: " << e.what() << "\n";
-    return 1;
-  }
+  return zerohop::bench::sizeRowsMain(argc, argv, {"A ladder's lower rungs scaled on the GPU path", zerohop::runSize});
 }
