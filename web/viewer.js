@@ -796,16 +796,17 @@ window.zerohop = {
     {key: 'convert', label: 'convert', color: '#59a14f', server: true},
     {key: 'encode', label: 'encode', color: '#f28e2b', server: true},
     {key: 'send', label: 'send', color: '#b07aa1', server: true},
-    {key: 'network', label: 'network + display', color: '#76b7b2'},
+    {key: 'network', label: 'network', color: '#76b7b2'},
     {key: 'unattributed', label: 'server + network + display (no /stats stages)', color: '#6e7681'},
     {key: 'jitter', label: 'jitter buffer', color: '#edc948'},
     {key: 'decode', label: 'decode', color: '#9c755f'},
+    {key: 'display', label: 'display (compositor, screen)', color: '#ff9da7'},
   ];
   const legend = $('legend');
   for (const s of SERIES) {
     const li = document.createElement('li');
     li.id = `legend-${s.key}`;
-    li.innerHTML = `<span class="swatch" style="background:${s.color}"></span><span>${s.label}</span> <b></b>`;
+    li.innerHTML = `<span class="swatch" style="background:${s.color}"></span><span class="name">${s.label}</span> <b></b>`;
     legend.appendChild(li);
   }
   {
@@ -833,11 +834,20 @@ window.zerohop = {
     const serverTotal = s && s.total && num(s.total.p50_ms) !== null ? s.total.p50_ms : (haveStages ? serverSum : null);
     row.parts.jitter = num(w.jitterBufferMs);
     row.parts.decode = num(w.decodeMs);
-    row.parts.network = row.parts.unattributed = null;
+    row.parts.network = row.parts.unattributed = row.parts.display = null;
     if (row.e2e !== null) {
       const rest = row.e2e - (row.parts.jitter || 0) - (row.parts.decode || 0);
-      if (serverTotal !== null) row.parts.network = Math.max(0, rest - serverTotal);
-      else row.parts.unattributed = Math.max(0, rest);
+      const receive = num(zh.captureToReceiveP50);
+      if (serverTotal !== null && receive !== null) {
+        // abs-capture-time splits the rest where the frame's last packet arrived: the network before it,
+        // the browser's compositor and screen after (its jitter buffer and decode apart).
+        row.parts.network = Math.max(0, receive - serverTotal);
+        row.parts.display = Math.max(0, rest - receive);
+      } else if (serverTotal !== null) {
+        row.parts.network = Math.max(0, rest - serverTotal);  // network and display together
+      } else {
+        row.parts.unattributed = Math.max(0, rest);
+      }
     }
     zh.history.push(row);
     if (zh.history.length > ZEROHOP_CHART_SECONDS) zh.history.shift();
@@ -850,20 +860,25 @@ window.zerohop = {
     for (const s of SERIES) {
       const li = $(`legend-${s.key}`);
       const v = row.parts[s.key];
-      // Show "unattributed" only while the server gives no stage figures, and "network" only when it does.
+      // Show "unattributed" only while the server gives no stage figures, and "network" only when it does;
+      // "display" only while abs-capture-time tells it from the network (else "network + display").
       if (s.key === 'unattributed') li.hidden = v === null;
-      if (s.key === 'network') li.hidden = row.parts.unattributed !== null;
+      if (s.key === 'network') {
+        li.hidden = row.parts.unattributed !== null;
+        li.querySelector('.name').textContent = row.parts.display === null ? 'network + display' : 'network';
+      }
+      if (s.key === 'display') li.hidden = v === null;
       const share = row.e2e && v !== null ? v / row.e2e : null;
       li.querySelector('b').textContent = v === null || v === undefined ? '–'
         : `${v.toFixed(1)} ms${share !== null ? ` · ${Math.round(100 * share)}%` : ''}`;
       const dom = s.key !== 'unattributed' && share !== null && share >= 0.5 && row.e2e >= 5;
       li.classList.toggle('dominant', dom);
-      if (dom) dominant = {s, v, share};
+      if (dom && (!dominant || share > dominant.share)) dominant = {s, v, share};
     }
     $('legend-e2e').textContent = fmtMs(row.e2e);
     if (dominant) {
       warn.hidden = false;
-      warn.textContent = `⚠ ${dominant.s.label} dominates: ${dominant.v.toFixed(1)} ms of ${row.e2e.toFixed(1)} ms `
+      warn.textContent = `⚠ ${$(`legend-${dominant.s.key}`).querySelector('.name').textContent} dominates: ${dominant.v.toFixed(1)} ms of ${row.e2e.toFixed(1)} ms `
         + `(${Math.round(100 * dominant.share)}%) capture → display`;
     } else {
       warn.hidden = true;
