@@ -101,17 +101,23 @@ void printAudioCapture() {
   for (const auto& m : mics) std::printf("%s\n", audio::describe(m).c_str());
 }
 
-// An IP camera: its streams, its H.264's size and rate, and what serve does with it.
+// An IP camera: its streams, its video's codec, size and rate, and what serve does with it.
 int runRtspProbe(const std::string& url) {
   const SourceSpec spec = parseSourceSpec(url);
   if (spec.kind != "rtsp") throw Error(Errc::kInvalidArgument, "zerohop probe takes an rtsp:// camera address, e.g. rtsp://192.168.1.20/stream1");
   const RtspCameraInfo camera = probeRtspCamera(spec);
   std::printf("%s\n", toString(spec).c_str());
   std::printf("  offers      %s\n", camera.offered.c_str());
-  std::printf("  video       h264 %ux%u @%g fps (from its first IDR: the probe plays the stream up to one keyframe)\n",
-              camera.video.width, camera.video.height, camera.video.fps);
-  std::printf("  serve       passes its H.264 through to WebRTC viewers (no decode, no encode); its other streams "
-              "are not taken yet\n");
+  const bool h264 = camera.codec == "H.264";
+  std::printf("  video       %s %ux%u @%g fps (from its first IDR: the probe plays the stream up to one keyframe)\n",
+              h264 ? "h264" : "h265", camera.video.width, camera.video.height, camera.video.fps);
+  if (h264) {
+    std::printf("  serve       passes its H.264 through to WebRTC viewers (no decode, no encode); its sound with "
+                "--audio rtsp\n");
+  } else {
+    std::printf("  serve       decodes its H.265 on the CPU and encodes H.264 for WebRTC viewers (they take no H.265 "
+                "as it is); its sound with --audio rtsp\n");
+  }
   return 0;
 }
 

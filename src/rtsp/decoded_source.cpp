@@ -1,4 +1,4 @@
-// DecodedH264Source (decoded_source.hpp): an H.264 source's frames decoded into I420 on the CPU.
+// DecodedH264Source (decoded_source.hpp): an H.264 or H.265 source's frames decoded into I420 on the CPU.
 #include "rtsp/decoded_source.hpp"
 
 extern "C" {
@@ -40,10 +40,10 @@ class DecodedH264Source::Pictures final : public SlotOwner {
   std::unordered_map<std::uint32_t, encode::AvFramePtr> held_;
 };
 
-DecodedH264Source::DecodedH264Source(std::unique_ptr<FrameSource> h264)
-    : h264_(std::move(h264)), pictures_(std::make_shared<Pictures>()) {
+DecodedH264Source::DecodedH264Source(std::unique_ptr<FrameSource> h264, VideoCodec codec)
+    : h264_(std::move(h264)), decoder_(codec), pictures_(std::make_shared<Pictures>()) {
   info_ = h264_->info();
-  if (info_.format != PixelFormat::kH264)
+  if (codec == VideoCodec::kH264 && info_.format != PixelFormat::kH264)
     throw Error(Errc::kInternal,
                 "DecodedH264Source takes an H.264 source, not " + std::string(formatName(info_.format)));
   info_.format = PixelFormat::kI420;

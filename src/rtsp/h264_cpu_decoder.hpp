@@ -1,6 +1,6 @@
 #pragma once
-// An IP camera's H.264 access units (Annex B, SPS/PPS before each IDR) decoded into 4:2:0 pictures on the
-// CPU with libavcodec's decoder, for what needs pixels (the frame share, VP8 viewers). Low-delay: one
+// An IP camera's H.264 or H.265 access units (Annex B, parameter sets before each IDR) decoded into 4:2:0
+// pictures on the CPU with libavcodec's decoder, for what needs pixels (the frame share, VP8 viewers). Low-delay: one
 // access unit in, its picture out (cameras' live streams have no B-frames to reorder), one thread.
 // Thread-safety: thread-bound.
 
@@ -8,13 +8,14 @@
 #include <cstdint>
 
 #include "encode/av_handles.hpp"
+#include "rtsp/video_codec.hpp"
 
 namespace zerohop::rtsp {
 
 class H264CpuDecoder {
  public:
-  /// Opens libavcodec's H.264 decoder. Throws Error(kUnsupported) if this FFmpeg has none.
-  H264CpuDecoder();
+  /// Opens libavcodec's decoder of `codec`. Throws Error(kUnsupported) if this FFmpeg has none.
+  explicit H264CpuDecoder(VideoCodec codec = VideoCodec::kH264);
   /// Decodes one access unit. Returns its picture (yuv420p or yuvj420p: I420's layout), or nullptr when
   /// the unit brings none yet. Throws Error(kProtocol) on a unit the decoder refuses (FFmpeg's words) and
   /// Error(kUnsupported) on a picture that is not 8-bit 4:2:0.
@@ -23,6 +24,7 @@ class H264CpuDecoder {
  private:
   encode::CodecContextPtr ctx_;
   encode::AvPacketPtr packet_;
+  VideoCodec codec_;
 };
 
 }  // namespace zerohop::rtsp

@@ -116,8 +116,10 @@ struct RtspSession::Shared {
   std::uint64_t dropped = 0;
   std::string offered;
   bool selected = false;
+  VideoCodec videoCodec = VideoCodec::kH264;  // of the video stream selected
   std::string lastWarning;
-  GstElement* depay = nullptr;  // borrowed from the pipeline
+  GstElement* depay = nullptr;      // borrowed from the pipeline: rtph264depay
+  GstElement* depay265 = nullptr;   // borrowed from the pipeline: rtph265depay
   // The sound (streams.audio).
   std::deque<ArrivedBlock> blocks;
   std::optional<SessionFailure> audioFailure;  // the sound's own: the picture goes on
@@ -149,8 +151,7 @@ struct RtspSession::Shared {
   // The camera offers no stream of what this session asked for (called under mutex).
   std::string videoMissing() const {
     return "the camera offers " + offered +
-           " and no H.264 video; zerohop passes H.264 through and does not decode other codecs yet (H.265 "
-           "and the others are a later slice): set the camera's stream to H.264";
+           " and no H.264 or H.265 video, the codecs zerohop takes: set the camera's stream to H.264 (or H.265)";
   }
   std::string audioMissing() const {
     if (!audioRefused.empty())
@@ -243,6 +244,20 @@ GstFlowReturn onNewSample(GstAppSink* sink, gpointer data) {
   return GST_FLOW_OK;
 }
 
+// The camera ended the stream (or closed the connection: rtspsrc sends EOS after its warning).
+void streamEnded(RtspSession::Shared* shared) {
+  std::string why;
+  {
+    std::lock_guard lock(shared->mutex);
+    why = shared->lastWarning;
+  }
+  shared->fail({FailureKind::kEnded, "the stream ended" + (why.empty() ? std::string{} : " (" + why + ")")});
+}
+
+// The picture's appsink saw EOS. The pipeline's own EOS never comes while the other codec's branch sits
+// idle (every sink must see one), so the picture's end is the connection's.
+void onVideoEos(GstAppSink*, gpointer data) { streamEnded(static_cast<RtspSession::Shared*>(data)); }
+
 GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
   auto* shared = static_cast<RtspSession::Shared*>(data);
   SamplePtr sample(gst_app_sink_pull_sample(sink));
@@ -319,16 +334,9 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
       g_free(debug);
       break;
     }
-    case GST_MESSAGE_EOS: {
-      std::string why;
-      {
-        std::lock_guard lock(shared->mutex);
-        why = shared->lastWarning;
-      }
-      shared->fail(
-          {FailureKind::kEnded, "the stream ended" + (why.empty() ? std::string{} : " (" + why + ")")});
+    case GST_MESSAGE_EOS:
+      streamEnded(shared);
       break;
-    }
     default:
       break;
   }
@@ -336,8 +344,8 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
   return GST_BUS_DROP;
 }
 
-// rtspsrc asks, per stream of the SDP, whether to set it up: the first H.264 video stream and the first
-// audio stream in a codec zerohop takes, each only when asked for.
+// rtspsrc asks, per stream of the SDP, whether to set it up: the first H.264 or H.265 video stream and the
+// first audio stream in a codec zerohop takes, each only when asked for.
 gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
   auto* shared = static_cast<RtspSession::Shared*>(data);
   const GstStructure* s = gst_caps_get_structure(caps, 0);
@@ -349,8 +357,9 @@ gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
   const std::string codec = e + "/" + std::to_string(clockRate);
   std::lock_guard lock(shared->mutex);
   shared->offered += (shared->offered.empty() ? "" : ", ") + m + " " + codec;
-  if (m == "video" && e == "H264" && shared->streams.video && !shared->selected) {
+  if (m == "video" && (e == "H264" || e == "H265") && shared->streams.video && !shared->selected) {
     shared->selected = true;
+    shared->videoCodec = e == "H264" ? VideoCodec::kH264 : VideoCodec::kH265;
     return TRUE;
   }
   if (m == "audio" && shared->streams.audio && shared->audioSelected.empty()) {
@@ -372,12 +381,14 @@ void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
   const gchar* encoding = s ? gst_structure_get_string(s, "encoding-name") : nullptr;
   const gchar* media = s ? gst_structure_get_string(s, "media") : nullptr;
   const bool h264 = encoding && std::string(encoding) == "H264";
+  const bool h265 = encoding && std::string(encoding) == "H265";
   const bool audio = media && std::string(media) == "audio";
   if (caps) gst_caps_unref(caps);
-  if (h264 && shared->depay) {
-    GstPad* sinkPad = gst_element_get_static_pad(shared->depay, "sink");
+  if ((h264 && shared->depay) || (h265 && shared->depay265)) {
+    GstPad* sinkPad = gst_element_get_static_pad(h264 ? shared->depay : shared->depay265, "sink");
     if (!gst_pad_is_linked(sinkPad) && gst_pad_link(pad, sinkPad) != GST_PAD_LINK_OK)
-      shared->fail({FailureKind::kOther, "cannot link the camera's H.264 stream to rtph264depay"});
+      shared->fail({FailureKind::kOther, h264 ? "cannot link the camera's H.264 stream to rtph264depay"
+                                              : "cannot link the camera's H.265 stream to rtph265depay"});
     gst_object_unref(sinkPad);
   } else if (audio && !shared->audioPart.empty()) {
     GstPad* sinkPad = gst_element_get_static_pad(shared->audioPart.front(), "sink");
@@ -446,26 +457,37 @@ RtspSession::RtspSession(const RtspUrl& url, SessionStreams streams) : shared_(s
     g_signal_connect(src, "pad-added", G_CALLBACK(onPadAdded), shared_.get());
     g_signal_connect(src, "no-more-pads", G_CALLBACK(onNoMorePads), shared_.get());
     if (streams.video) {
+      // One branch per codec zerohop takes; the camera's stream is linked to its own (onPadAdded), the other
+      // stays idle.
       const char* neededBy = "an RTSP camera";
-      GstElement* depay = add("rtph264depay", neededBy, "gstreamer1.0-plugins-good");
-      GstElement* parse = add("h264parse", neededBy, "gstreamer1.0-plugins-bad");
-      GstElement* filter = add("capsfilter", neededBy, "gstreamer1.0-plugins-base");
-      GstElement* sink = add("appsink", neededBy, "gstreamer1.0-plugins-base");
-      shared_->depay = depay;
-      g_object_set(parse, "config-interval", -1, nullptr);  // SPS/PPS before every IDR
-      GstCaps* caps = gst_caps_from_string("video/x-h264,stream-format=byte-stream,alignment=au");
-      g_object_set(filter, "caps", caps, nullptr);
-      gst_caps_unref(caps);
-      g_object_set(sink, "sync", FALSE, "max-buffers", 2u, "drop", TRUE, nullptr);
-      // Beside a sound branch, neither sink holds the pipeline out of PLAYING while the other has no data
-      // yet (or never: an audio codec refused), which would stall rtspsrc's jitterbuffers.
-      if (streams.audio) g_object_set(sink, "async", FALSE, nullptr);
-      GstAppSinkCallbacks callbacks{};
-      callbacks.new_sample = onNewSample;
-      gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, shared_.get(), nullptr);
-      if (!gst_element_link_many(depay, parse, filter, sink, nullptr))
-        throw Error(Errc::kInternal,
-                    "gst_element_link_many(rtph264depay ! h264parse ! capsfilter ! appsink) failed");
+      struct Branch {
+        const char* depay;
+        const char* parse;
+        const char* caps;
+        GstElement** into;
+      };
+      for (const Branch& b : {Branch{"rtph264depay", "h264parse", "video/x-h264", &shared_->depay},
+                              Branch{"rtph265depay", "h265parse", "video/x-h265", &shared_->depay265}}) {
+        GstElement* depay = add(b.depay, neededBy, "gstreamer1.0-plugins-good");
+        GstElement* parse = add(b.parse, neededBy, "gstreamer1.0-plugins-bad");
+        GstElement* filter = add("capsfilter", neededBy, "gstreamer1.0-plugins-base");
+        GstElement* sink = add("appsink", neededBy, "gstreamer1.0-plugins-base");
+        *b.into = depay;
+        g_object_set(parse, "config-interval", -1, nullptr);  // parameter sets before every IDR
+        GstCaps* caps = gst_caps_from_string((std::string(b.caps) + ",stream-format=byte-stream,alignment=au").c_str());
+        g_object_set(filter, "caps", caps, nullptr);
+        gst_caps_unref(caps);
+        // Neither sink holds the pipeline out of PLAYING while it has no data yet (or never: the other codec's
+        // branch, a sound branch whose codec was refused), which would stall rtspsrc's jitterbuffers.
+        g_object_set(sink, "sync", FALSE, "async", FALSE, "max-buffers", 2u, "drop", TRUE, nullptr);
+        GstAppSinkCallbacks callbacks{};
+        callbacks.new_sample = onNewSample;
+        callbacks.eos = onVideoEos;
+        gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, shared_.get(), nullptr);
+        if (!gst_element_link_many(depay, parse, filter, sink, nullptr))
+          throw Error(Errc::kInternal, std::string("gst_element_link_many(") + b.depay + " ! " + b.parse +
+                                           " ! capsfilter ! appsink) failed");
+      }
     }
     if (streams.audio) {
       const char* neededBy = "an RTSP camera's sound";
@@ -543,6 +565,13 @@ std::string RtspSession::offered() const {
   std::lock_guard lock(shared_->mutex);
   return shared_->offered;
 }
+
+VideoCodec RtspSession::videoCodec() const {
+  std::lock_guard lock(shared_->mutex);
+  return shared_->videoCodec;
+}
+
+const char* videoCodecName(VideoCodec codec) noexcept { return codec == VideoCodec::kH264 ? "H.264" : "H.265"; }
 
 std::variant<std::monostate, ArrivedBlock, SessionFailure> RtspSession::waitAudio(
     std::int64_t deadlineMonotonicNs) {

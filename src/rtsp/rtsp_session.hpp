@@ -3,17 +3,18 @@
 //   rtspsrc (TCP interleaved or UDP; Basic/Digest; RTCP SR times as reference-timestamp metas)
 //     -> rtph264depay -> h264parse (SPS/PPS before every IDR; byte-stream, one access unit a buffer) ->
 //        appsink                                                 (the picture: SessionStreams::video)
+//     or rtph265depay -> h265parse (VPS/SPS/PPS before every IDR) -> appsink   (an H.265 camera's picture)
 //     -> decodebin (the camera's audio codec) -> audioconvert -> audioresample -> S16LE, mono, 48 kHz ->
 //        appsink                                                 (the sound: SessionStreams::audio)
 // started by the constructor and stopped by stop() or the destructor. Only the streams asked for are set
-// up (select-stream: the camera's first H.264 video stream, its first audio stream in a codec zerohop
-// takes), so the others cost nothing; picture and sound share the one RTSP connection. GStreamer's
+// up (select-stream: the camera's first H.264 or H.265 video stream, its first audio stream in a codec
+// zerohop takes), so the others cost nothing; picture and sound share the one RTSP connection. GStreamer's
 // streaming threads hand access units, sound blocks and failures to the threads that call wait() (the
 // picture) and waitAudio() (the sound), through queues that drop the oldest (live media never blocks the
 // camera). A fault of the sound alone (no audio stream, a codec zerohop does not take) is the sound's
 // failure only: the picture goes on.
 // Thread-safety: wait() is bound to one consumer thread, waitAudio() to another; stop(), dropped(),
-// audioDropped() and offered() are thread-safe. The samples it hands out own their buffers and may
+// audioDropped(), offered() and videoCodec() are thread-safe. The samples it hands out own their buffers and may
 // outlive it.
 
 #include <gst/gst.h>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "rtsp/rtsp_url.hpp"
+#include "rtsp/video_codec.hpp"
 
 namespace zerohop::rtsp {
 
@@ -39,7 +41,7 @@ struct SampleUnref {
 };
 using SamplePtr = std::unique_ptr<GstSample, SampleUnref>;
 
-/// One H.264 access unit as it arrived.
+/// One access unit (H.264 or H.265, as the session's videoCodec()) as it arrived.
 struct ArrivedUnit {
   SamplePtr sample;
   std::int64_t arrivalMonotonicNs = 0;
@@ -57,7 +59,7 @@ struct ArrivedBlock {
 
 /// Which of the camera's streams a session sets up.
 struct SessionStreams {
-  bool video = true;   ///< its first H.264 video stream
+  bool video = true;   ///< its first H.264 or H.265 video stream
   bool audio = false;  ///< its first audio stream in a codec zerohop takes (PCMU, PCMA, AAC, Opus, L16)
 };
 
@@ -66,7 +68,7 @@ enum class FailureKind : std::uint8_t {
   kUnauthorized,    ///< 401: wrong or missing credentials (retried slowly: no fast retry loop)
   kNotFound,        ///< 404: no stream at that path
   kUnreachable,     ///< cannot connect, connection lost
-  kNoUsableStream,  ///< the camera offers no H.264 video
+  kNoUsableStream,  ///< the camera offers no H.264 or H.265 video
   kNoUsableAudio,   ///< the camera offers no audio stream in a codec zerohop takes (the sound's alone)
   kEnded,           ///< the camera ended the stream (EOS)
   kStalled,         ///< no access unit for a while (set by the source, not the session)
@@ -106,6 +108,8 @@ class RtspSession {
   std::uint64_t audioDropped() const;
   /// The streams the camera's SDP offered, "video H264/90000, audio PCMA/8000" (empty before DESCRIBE).
   std::string offered() const;
+  /// The codec of the video stream set up (known once a unit came).
+  VideoCodec videoCodec() const;
 
   struct Shared;  ///< what GStreamer's threads write (queue, failure, offered streams); opaque, for the
                   ///< callbacks

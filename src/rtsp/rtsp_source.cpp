@@ -45,7 +45,8 @@ std::string seconds(std::chrono::milliseconds d) {
   return text;
 }
 
-// A unit h264parse marked as no delta unit: an IDR (with SPS/PPS before it, config-interval=-1).
+// A unit h264parse / h265parse marked as no delta unit: an IDR (with its parameter sets before it,
+// config-interval=-1).
 bool isIdr(const ArrivedUnit& unit) {
   GstBuffer* buffer = gst_sample_get_buffer(unit.sample.get());
   return buffer && !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
@@ -127,7 +128,7 @@ void RtspSource::open() {
     if (std::holds_alternative<std::monostate>(got)) {
       const std::string offered = session_->offered();
       throw Error(Errc::kUnavailable,
-                  name_ + ": no H.264 IDR within " + seconds(policy_.openTimeout) + " s of connecting (" +
+                  name_ + ": no IDR within " + seconds(policy_.openTimeout) + " s of connecting (" +
                       (offered.empty() ? std::string("the camera did not describe its streams")
                                        : "the camera offers " + offered) +
                       "); check the address and the camera's keyframe interval, or try ?protocols=tcp if UDP "
@@ -138,7 +139,9 @@ void RtspSource::open() {
   }
   lastUnitNs_ = monotonicNs();
   offered_ = session_->offered();
-  info_.format = PixelFormat::kH264;
+  codec_ = session_->videoCodec();
+  // An H.265 camera's units have no PixelFormat of their own: only the decoder (openRtspSource) takes them.
+  info_.format = codec_ == VideoCodec::kH264 ? PixelFormat::kH264 : PixelFormat::kUnknown;
   info_.memory = MemoryKind::kHost;
   if (GstCaps* caps = gst_sample_get_caps(pending_->sample.get())) {
     const GstStructure* s = gst_caps_get_structure(caps, 0);
@@ -150,17 +153,19 @@ void RtspSource::open() {
     info_.width = static_cast<std::uint32_t>(std::max(width, 0));
     info_.height = static_cast<std::uint32_t>(std::max(height, 0));
   }
+  const char* codec = videoCodecName(codec_);
   if (info_.width == 0 || info_.height == 0)
     throw Error(Errc::kProtocol,
-                name_ + ": the camera's H.264 has no readable size (no SPS before its first frame)");
+                name_ + ": the camera's " + codec + " has no readable size (no SPS before its first frame)");
   if (info_.fps <= 0 || info_.fps > kMaxPlausibleFps) {
-    log::warn(name_, ": the camera's H.264 states ",
+    log::warn(name_, ": the camera's ", codec, " states ",
               info_.fps <= 0 ? std::string("no frame rate")
                              : "an implausible frame rate (" + std::to_string(info_.fps) + ")",
               "; assuming ", kAssumedFps, " fps");
     info_.fps = kAssumedFps;
   }
-  info_.description = "RTSP camera " + name_ + " h264 " + std::to_string(info_.width) + "x" +
+  info_.description = "RTSP camera " + name_ + (codec_ == VideoCodec::kH264 ? " h264 " : " h265 ") +
+                      std::to_string(info_.width) + "x" +
                       std::to_string(info_.height) + "@" +
                       std::to_string(static_cast<int>(std::lround(info_.fps))) + " over " + url_.protocols;
 }
@@ -271,7 +276,7 @@ FrameLease RtspSource::deliver(ArrivedUnit&& unit) {
       captureTimeOf(ntp ? ntp->timestamp : 0, unit.arrivalMonotonicNs, unit.arrivalRealtimeNs);
   noteClock(t);
   Frame f;
-  f.format = PixelFormat::kH264;
+  f.format = info_.format;
   f.width = info_.width;
   f.height = info_.height;
   if (GstCaps* caps = gst_sample_get_caps(unit.sample.get())) {  // a camera reconfigured since: its new size
@@ -350,15 +355,23 @@ std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const Source
     // NVDEC's answer first: no camera connection for a decode that cannot run here.
     gpupath::requireNvdec(options.gpuDevice);
   }
-  auto h264 = std::make_unique<rtsp::RtspSource>(url);
-  if (url.format == PixelFormat::kI420) return std::make_unique<rtsp::DecodedH264Source>(std::move(h264));
-  if (url.format == PixelFormat::kNV12) return gpupath::makeNvdecSource(std::move(h264), options.gpuDevice);
-  return h264;
+  auto camera = std::make_unique<rtsp::RtspSource>(url);
+  if (camera->codec() == rtsp::VideoCodec::kH265) {
+    // WebRTC viewers take no H.265 as it is, and NVDEC decodes H.264 only here: the CPU decodes it, and
+    // the pipeline serves the pictures as a raw camera's (encoded again for viewers, shared as frames).
+    log::info(url.masked(), ": the camera sends H.265, which WebRTC viewers cannot take as it is: decoded on "
+              "the CPU (libavcodec) and encoded again",
+              url.format == PixelFormat::kNV12 ? " (NVDEC here decodes H.264 only: format=nv12 decodes on the CPU)" : "");
+    return std::make_unique<rtsp::DecodedH264Source>(std::move(camera), rtsp::VideoCodec::kH265);
+  }
+  if (url.format == PixelFormat::kI420) return std::make_unique<rtsp::DecodedH264Source>(std::move(camera));
+  if (url.format == PixelFormat::kNV12) return gpupath::makeNvdecSource(std::move(camera), options.gpuDevice);
+  return camera;
 }
 
 RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {
   const rtsp::RtspSource source(rtsp::rtspUrlOf(spec));
-  return {source.offered(), source.info()};
+  return {source.offered(), source.info(), rtsp::videoCodecName(source.codec())};
 }
 
 }  // namespace zerohop

@@ -14,8 +14,10 @@
 // accounts). Opening (the constructor) connects and waits for the first IDR, to learn the size; each
 // connection starts at an IDR (the units before it cannot be decoded and are skipped). A keyframe request
 // cannot reach the camera (RTSP has none): requestKeyframe() is false. `format=i420` wraps it in a
-// DecodedH264Source (decoded_source.hpp: frames for --share and VP8 viewers); H.265 cameras are a later
-// slice; the spec refuses size and fps options saying so.
+// DecodedH264Source (decoded_source.hpp: frames for --share and VP8 viewers). An H.265 camera (rtph265depay ->
+// h265parse) is always wrapped so (openRtspSource): WebRTC viewers take no H.265 as it is, so its pictures
+// are decoded on the CPU and encoded again; its RtspSource's units have no PixelFormat (kUnknown, codec()
+// says H.265) and go to the decoder only. The spec refuses size and fps options saying so.
 // Thread-safety: thread-bound (one thread calls next()), except counters() and requestKeyframe()
 // (thread-safe); its FrameLeases may be released on any thread and may outlive it.
 
@@ -28,6 +30,7 @@
 
 #include "rtsp/rtsp_timing.hpp"
 #include "rtsp/rtsp_url.hpp"
+#include "rtsp/video_codec.hpp"
 #include "zerohop/source.hpp"
 
 namespace zerohop {
@@ -43,7 +46,8 @@ std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const Source
 /// What an RTSP camera offers, for `zerohop probe rtsp://...`.
 struct RtspCameraInfo {
   std::string offered;  ///< every stream of its SDP: "video H264/90000, audio PCMA/8000"
-  SourceInfo video;     ///< its H.264: size and rate as its SPS states them
+  SourceInfo video;     ///< its video: size and rate as its SPS states them
+  std::string codec;    ///< "H.264" or "H.265"
 };
 /// Connects, reads the camera's SDP and its first IDR (it plays the stream up to one keyframe: the size is
 /// in the SPS), and disconnects. Throws Error as opening the source does.
@@ -71,8 +75,8 @@ struct ArrivedUnit;
 class RtspSource final : public FrameSource {
  public:
   /// Connects and waits for the first IDR (up to policy.openTimeout). Throws Error: kUnavailable
-  /// (unreachable, 401, no IDR in time), kNotFound (404), kUnsupported (no H.264 video offered, GStreamer
-  /// element missing).
+  /// (unreachable, 401, no IDR in time), kNotFound (404), kUnsupported (no H.264 or H.265 video offered,
+  /// GStreamer element missing).
   RtspSource(const RtspUrl& url, RtspPolicy policy = {});
   ~RtspSource() override;
   SourceInfo info() const override { return info_; }
@@ -80,6 +84,8 @@ class RtspSource final : public FrameSource {
   SourceCounters counters() const override;
   /// The streams the camera's SDP offered ("video H264/90000, audio PCMA/8000").
   const std::string& offered() const { return offered_; }
+  /// The camera's video codec (its units: H.264, or H.265 with info().format kUnknown).
+  VideoCodec codec() const { return codec_; }
 
  private:
   class Leases;
@@ -99,6 +105,7 @@ class RtspSource final : public FrameSource {
   std::unique_ptr<ArrivedUnit> pending_;  // the first unit, read by the constructor
   SourceInfo info_;
   std::string offered_;
+  VideoCodec codec_ = VideoCodec::kH264;
   std::int64_t lastUnitNs_ = 0;
   std::int64_t nextAttemptNs_ = 0;
   std::chrono::milliseconds delay_{0};

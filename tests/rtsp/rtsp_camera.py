@@ -59,7 +59,8 @@ def main():
         launch = (f"( zerohopsrc share={args.share} latency=0 ! queue max-size-buffers=1 leaky=downstream ! videoconvert "
                   f"! video/x-raw,format=I420 ! {enc} )")
     else:
-        launch = (f"( videotestsrc is-live=true pattern=ball ! video/x-raw,width={width},height={height},"
+        # format=I420: 8-bit 4:2:0 as cameras send (x265enc would take videotestsrc's first format, 4:4:4 12-bit).
+        launch = (f"( videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width={width},height={height},"
                   f"framerate={args.fps}/1 ! {enc} )" if enc else
                   "( audiotestsrc is-live=true ! audio/x-raw,rate=8000 ! alawenc ! rtppcmapay name=pay0 pt=8 )")
 

@@ -1,7 +1,7 @@
 // `zerohop serve --source rtsp://...` as a user runs it, against the test RTSP camera: the camera's H.264 is
 // passed through (/stats says passthrough and names the camera), its password appears in no output, /stats
 // or /metrics, and a camera nobody serves ends serve with a line saying so; `zerohop probe rtsp://...` says
-// what the camera offers.
+// what the camera offers (an H.265 camera: that serve decodes it).
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -77,8 +77,14 @@ TEST(RtspProbe, SaysWhatTheCameraOffersWithoutItsPassword) {
   TestCamera audioOnly({"--codec", "pcma"});
   const auto none = zerohop::testing::run({kCli, "probe", audioOnly.url()});
   EXPECT_EQ(none.exitCode, 3) << none.err;
-  EXPECT_NE(none.err.find("the camera offers audio PCMA/8000 and no H.264 video"), std::string::npos)
+  EXPECT_NE(none.err.find("the camera offers audio PCMA/8000 and no H.264 or H.265 video"), std::string::npos)
       << none.err;
+  TestCamera h265({"--codec", "h265"});
+  const auto hevc = zerohop::testing::run({kCli, "probe", h265.url()});
+  EXPECT_EQ(hevc.exitCode, 0) << hevc.err;
+  EXPECT_NE(hevc.out.find("offers      video H265/90000"), std::string::npos) << hevc.out;
+  EXPECT_NE(hevc.out.find("h265 320x240 @30 fps"), std::string::npos) << hevc.out;
+  EXPECT_NE(hevc.out.find("decodes its H.265 on the CPU"), std::string::npos) << hevc.out;
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // SPS/PPS, capture times come from the camera's RTCP sender reports, Digest credentials work, wrong ones say
 // 401 and are not retried fast, an unreachable camera says so, a camera that goes away is reconnected with
 // back-off and its frames flow again, and the serve pipeline passes its H.264 through to NAME.h264 undecoded
-// and measures a viewer's wait for the camera's next IDR.
+// and measures a viewer's wait for the camera's next IDR; an H.265 camera (x265) is decoded on the CPU and
+// served as H.264.
 #include "rtsp/rtsp_source.hpp"
 
 #include <gtest/gtest.h>
@@ -358,7 +359,7 @@ TEST(RtspSource, ACameraThatGoesAwayIsReconnectedWithBackoff) {
   EXPECT_EQ(source.counters().stalls, 1u) << "one outage";
 }
 
-TEST(RtspSource, ACameraWithoutH264VideoIsRefusedWithWhatItOffers) {
+TEST(RtspSource, ACameraWithoutVideoIsRefusedWithWhatItOffers) {
   TestCamera camera({"--codec", "pcma"});
   try {
     openSource(parseSourceSpec(camera.url()));
@@ -367,8 +368,85 @@ TEST(RtspSource, ACameraWithoutH264VideoIsRefusedWithWhatItOffers) {
     const std::string what = e.what();
     EXPECT_EQ(e.code(), Errc::kUnsupported) << what;
     EXPECT_NE(what.find("audio PCMA/8000"), std::string::npos) << what;
-    EXPECT_NE(what.find("no H.264 video"), std::string::npos) << what;
+    EXPECT_NE(what.find("no H.264 or H.265 video"), std::string::npos) << what;
   }
+}
+
+// An H.265 camera (x265 through rtph265pay): WebRTC viewers take no H.265 as it is, so its pictures are
+// decoded on the CPU whatever the format asked, and the camera is served as a raw one; the log says so once.
+TEST(RtspSource, AnH265CameraIsDecodedOnTheCpu) {
+  LogLines logs;
+  TestCamera camera({"--codec", "h265"});
+  auto source = openSource(parseSourceSpec(camera.url()));
+  const SourceInfo info = source->info();
+  EXPECT_EQ(info.format, PixelFormat::kI420);
+  EXPECT_EQ(info.width, 320u);
+  EXPECT_EQ(info.height, 240u);
+  EXPECT_NE(info.description.find(" h265 "), std::string::npos) << info.description;
+  EXPECT_NE(info.description.find("decoded to I420"), std::string::npos) << info.description;
+  EXPECT_EQ(logs.containing("the camera sends H.265").size(), 1u) << logs.all();
+  int read = 0;
+  std::uint64_t lastSequence = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (read < 30 && monotonicNs() < end) {
+    auto lease = source->next(500ms);
+    if (!lease) continue;
+    const Frame& f = lease->frame();
+    ASSERT_EQ(f.format, PixelFormat::kI420);
+    EXPECT_EQ(f.width, 320u);
+    EXPECT_EQ(f.height, 240u);
+    if (read > 0) {
+      EXPECT_GT(f.sequence, lastSequence);
+    }
+    lastSequence = f.sequence;
+    EXPECT_GT(f.captureNs(), 0);
+    int lo = 255, hi = 0;
+    for (std::uint32_t y = 0; y < f.height; y += 8) {
+      for (std::uint32_t x = 0; x < f.width; x += 8) {
+        lo = std::min<int>(lo, f.data[0][y * f.pitch[0] + x]);
+        hi = std::max<int>(hi, f.data[0][y * f.pitch[0] + x]);
+      }
+    }
+    EXPECT_GT(hi - lo, 64) << "a decoded picture of the pattern, not a flat plane";
+    ++read;
+  }
+  EXPECT_EQ(read, 30) << logs.all();
+}
+
+// The serve pipeline with an H.265 camera: its decoded pictures are encoded as H.264 (x264) for viewers and
+// the H.264 share, and those units decode to the camera's size.
+TEST(RtspPipeline, AnH265CameraIsEncodedAsH264ForViewers) {
+  TestCamera camera({"--codec", "h265"});
+  PipelineConfig config;
+  config.source = parseSourceSpec(camera.url());
+  config.gpu = "off";
+  config.stream.port = 0;
+  config.shareName = "zh-rtsp265-" + std::to_string(::getpid());
+  Pipeline pipeline(config);
+  pipeline.start();
+  Subscriber units(config.shareName + ".h264");
+  zerohop::testing::H264TestDecoder decoder;
+  int pictures = 0, idrs = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (pictures < 30 && monotonicNs() < end) {
+    auto f = units.next(500ms);
+    if (!f) continue;
+    const Frame& frame = f->frame();
+    const bool idr = encode::containsIdr(frame.data[0], frame.bytesUsed);
+    if (idrs == 0 && !idr) continue;  // the reader joined between two IDRs
+    idrs += idr ? 1 : 0;
+    for (const auto& picture : decoder.decode(asUnit(frame))) {
+      EXPECT_EQ(picture->width, 320);
+      EXPECT_EQ(picture->height, 240);
+      ++pictures;
+    }
+  }
+  const std::string statsText = pipeline.statsJson();
+  pipeline.stop();
+  EXPECT_GE(pictures, 30);
+  const auto stats = nlohmann::json::parse(statsText);
+  EXPECT_NE(stats["encoder"].get<std::string>().find("libx264"), std::string::npos) << statsText;
+  EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
 }
 
 // The serve pipeline with an RTSP camera: passthrough (no decode, no encode), every IDR on NAME.h264 with
