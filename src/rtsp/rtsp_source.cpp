@@ -138,6 +138,7 @@ void RtspSource::open() {
     if (isIdr(unit)) pending_ = std::make_unique<ArrivedUnit>(std::move(unit));
   }
   lastUnitNs_ = monotonicNs();
+  lastIdrNs_ = lastUnitNs_;
   offered_ = session_->offered();
   codec_ = session_->videoCodec();
   // An H.265 camera's units have no PixelFormat of their own: only the decoder (openRtspSource) takes them.
@@ -177,6 +178,7 @@ void RtspSource::startSession() {
   sessionDropsSeen_ = 0;
   sessionUnits_ = 0;
   lastUnitNs_ = monotonicNs();  // a connection that brings nothing for stallTimeout is dropped too
+  lastIdrNs_ = lastUnitNs_;
 }
 
 void RtspSource::countSessionDrops() {
@@ -227,6 +229,15 @@ std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
       lastUnitNs_ = monotonicNs();
       // A connection starts at the camera's next IDR: what comes before it cannot be decoded.
       if (sessionUnits_ == 0 && !isIdr(*unit)) continue;
+      if (isIdr(*unit)) {
+        lastIdrNs_ = lastUnitNs_;
+      } else if (lastUnitNs_ - lastIdrNs_ >= std::chrono::nanoseconds(policy_.idrTimeout).count()) {
+        lose({FailureKind::kStalled,
+              "no IDR for " + seconds(policy_.idrTimeout) +
+                  " s (its keyframes are lost on the way or further apart than that: set the camera's I-frame "
+                  "interval to 1-2 s); reconnecting (a new connection starts at the camera's next IDR)"});
+        continue;
+      }
       if (outage_) {
         outage_ = false;
         log::info(name_, ": camera is back, frames flow again");

@@ -8,8 +8,9 @@
 // in step with this host's, else the arrival (rtsp_timing.hpp); the first frame timed each way is logged.
 // The connection is the camera's one RTSP session (rtsp_connection.hpp): when its sound is served too
 // (`audio = "rtsp"`), the same session carries the audio stream to RtspAudioSource.
-// Faults: a connection that fails or ends, or sends nothing for RtspPolicy::stallTimeout, is logged (the
-// camera named, credentials masked), counted as a stall, and reopened with back-off; a 401 waits
+// Faults: a connection that fails or ends, sends nothing for RtspPolicy::stallTimeout, or no IDR for
+// RtspPolicy::idrTimeout, is logged (the camera named, credentials masked), counted as a stall, and reopened
+// with back-off; a 401 waits
 // RtspPolicy::unauthorizedRetry before the next try (no fast retry loop against a camera that locks
 // accounts). Opening (the constructor) connects and waits for the first IDR, to learn the size; each
 // connection starts at an IDR (the units before it cannot be decoded and are skipped). A keyframe request
@@ -65,6 +66,9 @@ struct RtspPolicy {
   std::chrono::milliseconds maxRetry{10000};           ///< ... up to this
   std::chrono::milliseconds unauthorizedRetry{30000};  ///< after a 401
   std::chrono::milliseconds stallTimeout{5000};  ///< no access unit this long: the connection is dropped
+  /// Units but no IDR this long after the last one: the connection is dropped (a new one starts at an IDR),
+  /// so viewers that join are not left waiting on a camera whose keyframes are lost or too far apart.
+  std::chrono::milliseconds idrTimeout{10000};
 };
 
 class RtspConnection;
@@ -107,6 +111,7 @@ class RtspSource final : public FrameSource {
   std::string offered_;
   VideoCodec codec_ = VideoCodec::kH264;
   std::int64_t lastUnitNs_ = 0;
+  std::int64_t lastIdrNs_ = 0;  // the current connection's last IDR
   std::int64_t nextAttemptNs_ = 0;
   std::chrono::milliseconds delay_{0};
   bool outage_ = false;                // lost and not yet back

@@ -359,6 +359,33 @@ TEST(RtspSource, ACameraThatGoesAwayIsReconnectedWithBackoff) {
   EXPECT_EQ(source.counters().stalls, 1u) << "one outage";
 }
 
+// A camera whose IDRs are further apart than RtspPolicy::idrTimeout (here 1 s against an IDR every 3 s):
+// the connection is dropped with a line naming the camera and the cause, counted as a stall, and frames
+// flow again from an IDR.
+TEST(RtspSource, NoIdrForTooLongReconnectsSayingWhy) {
+  LogLines logs;
+  TestCamera camera({"--keyint", "90"});
+  RtspPolicy policy;
+  policy.idrTimeout = 1000ms;
+  policy.firstRetry = 100ms;
+  RtspSource source(parseRtspUrl(camera.url()), policy);
+  int after = 0;  // frames after the first "no IDR" line
+  bool firstAfterIsIdr = false;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (after < 5 && monotonicNs() < end) {
+    auto lease = source.next(500ms);
+    if (!lease || logs.containing("no IDR for 1 s").empty()) continue;
+    if (after++ == 0) firstAfterIsIdr = lease->frame().keyframe;
+  }
+  const auto lines = logs.containing("no IDR for 1 s");
+  ASSERT_FALSE(lines.empty()) << logs.all();
+  EXPECT_NE(lines[0].find(std::to_string(camera.port())), std::string::npos) << "the line names the camera: " << lines[0];
+  EXPECT_NE(lines[0].find("I-frame interval"), std::string::npos) << lines[0];
+  EXPECT_EQ(after, 5) << "frames flow again after the reconnect\n" << logs.all();
+  EXPECT_TRUE(firstAfterIsIdr) << "a new connection starts at an IDR";
+  EXPECT_GE(source.counters().stalls, 1u);
+}
+
 TEST(RtspSource, ACameraWithoutVideoIsRefusedWithWhatItOffers) {
   TestCamera camera({"--codec", "pcma"});
   try {
