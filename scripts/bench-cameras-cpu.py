@@ -2,7 +2,12 @@
 """How many cameras one `zerohop serve` carries on this machine's CPU (x264, no GPU).
 
   scripts/bench-cameras-cpu.py [--cameras 2,4,6,8] [--seconds 12] [--size 640x360] [--fps 30]
-                               [--zerohop build/apps/zerohop/zerohop] [--out FILE]
+                               [--rtsp] [--zerohop build/apps/zerohop/zerohop] [--out FILE]
+
+--rtsp: the cameras are IP cameras instead, all playing one tests/rtsp/rtsp_clip_server.py (FFmpeg's RTP of a
+libx264 clip at --size/--fps, an IDR a second, over TCP), each passed through (no decode, no encode): what
+serve's RTSP ingest, timing and fan-out cost per camera. The clip server's own CPU (FFmpeg, Python) is not
+serve's and is not counted.
 
 For each N: `zerohop serve --gpu off` with N built-in test cameras (--camera camK=test:SIZE@FPS), no
 viewer (every camera still converts and encodes every frame); after a 3 s warm-up, /stats is read at
@@ -21,6 +26,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -46,14 +52,33 @@ def dropped(cam):
     return cam.get("drops", 0) + cam.get("encoder_queue_drops", 0) + cam.get("source_drops", 0)
 
 
+def clip_server(args):
+    """tests/rtsp/rtsp_clip_server.py at --size/--fps: (process, its RTSP port)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.Popen(["/usr/bin/python3", os.path.join(here, "..", "tests", "rtsp", "rtsp_clip_server.py"),
+                             "--port", "0", "--size", args.size, "--fps", str(args.fps), "--keyint", str(args.fps),
+                             "--seconds", "10"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60  # it encodes its clip first
+    for line in proc.stdout:
+        if line.startswith("PORT "):
+            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # keep it drained
+            return proc, int(line.split()[1])
+        if time.monotonic() > deadline:
+            break
+    proc.kill()
+    raise RuntimeError("the RTSP clip server did not start")
+
+
 def run_row(args, n):
     port = free_port()
     cmd = [args.zerohop, "serve", "--gpu", "off", "--listen", f"127.0.0.1:{port}"]
     for k in range(n):
-        cmd += ["--camera", f"cam{k}=test:{args.size}@{args.fps}"]
+        source = f"rtsp://127.0.0.1:{args.rtsp_port}/cam{k}" if args.rtsp else f"test:{args.size}@{args.fps}"
+        cmd += ["--camera", f"cam{k}={source}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 15
+        limit = 15 + (n if args.rtsp else 0)  # an IP camera waits for its first IDR
+        deadline = time.monotonic() + limit
         while True:  # up: every camera running
             if proc.poll() is not None:
                 raise RuntimeError(f"serve exited {proc.returncode}: {proc.stderr.read()[-400:]}")
@@ -64,7 +89,7 @@ def run_row(args, n):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError("the cameras did not all run within 15 s")
+                raise RuntimeError(f"the cameras did not all run within {limit:g} s")
             time.sleep(0.2)
         time.sleep(3)  # warm-up: encoders' first pictures
         a, cpu_a, t_a = stats(port), cpu_seconds(proc.pid), time.monotonic()
@@ -103,9 +128,22 @@ def main():
     ap.add_argument("--seconds", type=float, default=12)
     ap.add_argument("--size", default="640x360")
     ap.add_argument("--fps", type=int, default=30)
+    ap.add_argument("--rtsp", action="store_true", help="IP cameras passed through, from one RTSP clip server")
     ap.add_argument("--zerohop", default="build/apps/zerohop/zerohop")
     ap.add_argument("--out")
     args = ap.parse_args()
+    server = None
+    if args.rtsp:
+        server, args.rtsp_port = clip_server(args)
+    try:
+        return report(args)
+    finally:
+        if server:
+            server.terminate()
+            server.wait(10)
+
+
+def report(args):
     rows = []
     for n in (int(x) for x in args.cameras.split(",")):
         try:
@@ -116,8 +154,9 @@ def main():
         rows.append(r)
         print(f"  {n} cameras: slowest {r['min_fps']:.1f} fps, {r['drop_pct']:.2f} % dropped", flush=True)
     cores = os.cpu_count()
-    lines = [f"### Cameras on the CPU ({cores} cores, x264, test cameras {args.size}@{args.fps}, "
-             f"{args.seconds:g} s a row)", "",
+    kind = (f"IP cameras {args.size}@{args.fps} H.264 passed through (RTSP over TCP)" if args.rtsp
+            else f"x264, test cameras {args.size}@{args.fps}")
+    lines = [f"### Cameras on the CPU ({cores} cores, {kind}, {args.seconds:g} s a row)", "",
              "| cameras | slowest camera fps | dropped | capture -> send p50 / p99 ms (median camera) "
              "| CPU per camera (% of a core) |", "|---|---|---|---|---|"]
     carried = 0
