@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -116,6 +117,68 @@ int readAndDecode(FrameSource& source, int count, std::chrono::seconds within) {
   return pictures;
 }
 
+// Reads `count` decoded I420 frames of the test camera's pattern (10 s at most): each 320x240 with three
+// planes, sequence rising, stamped at capture before ingest, not a flat plane. Returns how many were read.
+int readPatternFrames(FrameSource& source, int count) {
+  int read = 0;
+  std::uint64_t lastSequence = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (read < count && monotonicNs() < end) {
+    auto lease = source.next(500ms);
+    if (!lease) continue;
+    const Frame& f = lease->frame();
+    if (f.format != PixelFormat::kI420 || f.planeCount != 3) {  // its planes cannot be read as I420
+      ADD_FAILURE() << "frame " << read << ": " << formatName(f.format) << " with " << f.planeCount << " planes";
+      return read;
+    }
+    EXPECT_EQ(f.width, 320u);
+    EXPECT_EQ(f.height, 240u);
+    EXPECT_GE(f.pitch[0], 320u);
+    EXPECT_GE(f.pitch[1], 160u);
+    if (read > 0) {
+      EXPECT_GT(f.sequence, lastSequence);
+    }
+    lastSequence = f.sequence;
+    EXPECT_GT(f.captureNs(), 0);
+    EXPECT_LE(f.captureNs(), f.times.at(Stage::kIngest));
+    int lo = 255, hi = 0;
+    for (std::uint32_t y = 0; y < f.height; y += 8) {
+      for (std::uint32_t x = 0; x < f.width; x += 8) {
+        lo = std::min<int>(lo, f.data[0][y * f.pitch[0] + x]);
+        hi = std::max<int>(hi, f.data[0][y * f.pitch[0] + x]);
+      }
+    }
+    EXPECT_GT(hi - lo, 64) << "a decoded picture of the pattern, not a flat plane";
+    ++read;
+  }
+  return read;
+}
+
+// Reads NAME.h264 from its first IDR (the reader may join between two) until `wanted` pictures decode
+// (10 s at most), each 320x240; `onIdr` sees each IDR. Returns the pictures decoded.
+int decodeShare(Subscriber& units, int wanted, const std::function<void(const Frame&)>& onIdr = {}) {
+  zerohop::testing::H264TestDecoder decoder;
+  int pictures = 0, idrs = 0;
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (pictures < wanted && monotonicNs() < end) {
+    auto f = units.next(500ms);
+    if (!f) continue;
+    const Frame& frame = f->frame();
+    const bool idr = encode::containsIdr(frame.data[0], frame.bytesUsed);
+    if (idrs == 0 && !idr) continue;
+    if (idr) {
+      ++idrs;
+      if (onIdr) onIdr(frame);
+    }
+    for (const auto& picture : decoder.decode(asUnit(frame))) {
+      EXPECT_EQ(picture->width, 320);
+      EXPECT_EQ(picture->height, 240);
+      ++pictures;
+    }
+  }
+  return pictures;
+}
+
 TEST(RtspSource, TcpAccessUnitsArriveAndDecode) {
   TestCamera camera;
   const SourceSpec spec = parseSourceSpec(camera.url());
@@ -172,36 +235,7 @@ TEST(RtspSource, FormatI420DecodesTheCamerasH264OnTheCpu) {
   EXPECT_EQ(info.width, 320u);
   EXPECT_EQ(info.height, 240u);
   EXPECT_NE(info.description.find("decoded to I420"), std::string::npos) << info.description;
-  int read = 0;
-  std::uint64_t lastSequence = 0;
-  const std::int64_t end = monotonicNs() + 10'000'000'000;
-  while (read < 30 && monotonicNs() < end) {
-    auto lease = source->next(500ms);
-    if (!lease) continue;
-    const Frame& f = lease->frame();
-    ASSERT_EQ(f.format, PixelFormat::kI420);
-    ASSERT_EQ(f.planeCount, 3u);
-    EXPECT_EQ(f.width, 320u);
-    EXPECT_EQ(f.height, 240u);
-    EXPECT_GE(f.pitch[0], 320u);
-    EXPECT_GE(f.pitch[1], 160u);
-    if (read > 0) {
-      EXPECT_GT(f.sequence, lastSequence);
-    }
-    lastSequence = f.sequence;
-    EXPECT_GT(f.captureNs(), 0);
-    EXPECT_LE(f.captureNs(), f.times.at(Stage::kIngest));
-    int lo = 255, hi = 0;
-    for (std::uint32_t y = 0; y < f.height; y += 8) {
-      for (std::uint32_t x = 0; x < f.width; x += 8) {
-        lo = std::min<int>(lo, f.data[0][y * f.pitch[0] + x]);
-        hi = std::max<int>(hi, f.data[0][y * f.pitch[0] + x]);
-      }
-    }
-    EXPECT_GT(hi - lo, 64) << "a decoded picture of the pattern, not a flat plane";
-    ++read;
-  }
-  EXPECT_EQ(read, 30);
+  EXPECT_EQ(readPatternFrames(*source, 30), 30);
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // Instrumented, on two busy cores, this loop can fall behind the camera's 30 fps for a moment and the
   // source then drops the oldest decoded picture, as it should; what is checked there is the decode.
@@ -412,32 +446,7 @@ TEST(RtspSource, AnH265CameraIsDecodedOnTheCpu) {
   EXPECT_NE(info.description.find(" h265 "), std::string::npos) << info.description;
   EXPECT_NE(info.description.find("decoded to I420"), std::string::npos) << info.description;
   EXPECT_EQ(logs.containing("the camera sends H.265").size(), 1u) << logs.all();
-  int read = 0;
-  std::uint64_t lastSequence = 0;
-  const std::int64_t end = monotonicNs() + 10'000'000'000;
-  while (read < 30 && monotonicNs() < end) {
-    auto lease = source->next(500ms);
-    if (!lease) continue;
-    const Frame& f = lease->frame();
-    ASSERT_EQ(f.format, PixelFormat::kI420);
-    EXPECT_EQ(f.width, 320u);
-    EXPECT_EQ(f.height, 240u);
-    if (read > 0) {
-      EXPECT_GT(f.sequence, lastSequence);
-    }
-    lastSequence = f.sequence;
-    EXPECT_GT(f.captureNs(), 0);
-    int lo = 255, hi = 0;
-    for (std::uint32_t y = 0; y < f.height; y += 8) {
-      for (std::uint32_t x = 0; x < f.width; x += 8) {
-        lo = std::min<int>(lo, f.data[0][y * f.pitch[0] + x]);
-        hi = std::max<int>(hi, f.data[0][y * f.pitch[0] + x]);
-      }
-    }
-    EXPECT_GT(hi - lo, 64) << "a decoded picture of the pattern, not a flat plane";
-    ++read;
-  }
-  EXPECT_EQ(read, 30) << logs.all();
+  EXPECT_EQ(readPatternFrames(*source, 30), 30) << logs.all();
 }
 
 // The serve pipeline with an H.265 camera: its decoded pictures are encoded as H.264 (x264) for viewers and
@@ -452,22 +461,7 @@ TEST(RtspPipeline, AnH265CameraIsEncodedAsH264ForViewers) {
   Pipeline pipeline(config);
   pipeline.start();
   Subscriber units(config.shareName + ".h264");
-  zerohop::testing::H264TestDecoder decoder;
-  int pictures = 0, idrs = 0;
-  const std::int64_t end = monotonicNs() + 10'000'000'000;
-  while (pictures < 30 && monotonicNs() < end) {
-    auto f = units.next(500ms);
-    if (!f) continue;
-    const Frame& frame = f->frame();
-    const bool idr = encode::containsIdr(frame.data[0], frame.bytesUsed);
-    if (idrs == 0 && !idr) continue;  // the reader joined between two IDRs
-    idrs += idr ? 1 : 0;
-    for (const auto& picture : decoder.decode(asUnit(frame))) {
-      EXPECT_EQ(picture->width, 320);
-      EXPECT_EQ(picture->height, 240);
-      ++pictures;
-    }
-  }
+  const int pictures = decodeShare(units, 30);
   const std::string statsText = pipeline.statsJson();
   pipeline.stop();
   EXPECT_GE(pictures, 30);
@@ -487,22 +481,12 @@ TEST(RtspPipeline, CameraH264IsPassedThroughAndDecodes) {
   Pipeline pipeline(config);
   pipeline.start();
   Subscriber units(config.shareName + ".h264");
-  zerohop::testing::H264TestDecoder decoder;
-  int pictures = 0, idrs = 0;
-  const std::int64_t end = monotonicNs() + 10'000'000'000;
-  while (pictures < 30 && monotonicNs() < end) {
-    auto f = units.next(500ms);
-    if (!f) continue;
-    const Frame& frame = f->frame();
-    const bool idr = encode::containsIdr(frame.data[0], frame.bytesUsed);
-    if (idrs == 0 && !idr) continue;  // the reader joined between two IDRs
-    if (idr) {
-      ++idrs;
-      EXPECT_TRUE(hasNal(frame.data[0], frame.bytesUsed, encode::kNalSps));
-      EXPECT_TRUE(hasNal(frame.data[0], frame.bytesUsed, encode::kNalPps));
-    }
-    pictures += static_cast<int>(decoder.decode(asUnit(frame)).size());
-  }
+  int idrs = 0;
+  const int pictures = decodeShare(units, 30, [&](const Frame& idr) {
+    ++idrs;
+    EXPECT_TRUE(hasNal(idr.data[0], idr.bytesUsed, encode::kNalSps));
+    EXPECT_TRUE(hasNal(idr.data[0], idr.bytesUsed, encode::kNalPps));
+  });
   const std::string statsText = pipeline.statsJson();
   pipeline.stop();
   EXPECT_GE(pictures, 30);
