@@ -161,49 +161,16 @@ if [[ -n ${SERVE_BUNDLE:-} ]]; then
     # read back (include/zerohop/timecode.hpp's geometry and CRC) and must be the drawn frame's sequence.
     drawn_seq=$(sed -n 's/^drawn seq=\([0-9]*\).*/\1/p' "$OUT/vk-serve.out")
     if png_tc=$(python3 - "$OUT/vk-serve.png" <<'PY'
-import struct, sys, zlib
-def read_png(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat = 8, b""
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw = zlib.decompress(idat)
-    bpp = 3 if ctype == 2 else 4
-    stride = w * bpp + 1
-    def px(x, y):
-        row = raw[y * stride:(y + 1) * stride]
-        assert row[0] == 0, "unfiltered rows only"
-        return row[1 + x * bpp:4 + x * bpp]
-    return w, h, px
-def crc8(data):
-    c = 0
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = ((c << 1) ^ 0x07) & 0xFF if c & 0x80 else (c << 1) & 0xFF
-    return c
-w, h, px = read_png(sys.argv[1])
-cell = max(4, w // 80)
-bits = []
-for i in range(76):
-    r, g, b = px(i * cell + cell // 2, cell // 2)
-    bits.append(1 if (r + g + b) / 3 > 128 else 0)
-assert bits[:4] == [1, 0, 1, 0], f"no sync pattern: {bits[:8]}"
-payload = 0
-for b in bits[4:68]: payload = (payload << 1) | b
-crc = 0
-for b in bits[68:76]: crc = (crc << 1) | b
-ok = crc8(payload.to_bytes(8, "big")) == crc
-ms, seq = payload >> 20, payload & ((1 << 20) - 1)
-print(f"PNG {w}x{h}: timecode seq {seq} ms {ms} crc {'ok' if ok else 'BAD'}")
-sys.exit(0 if ok else 1)
+import sys
+sys.path.insert(0, "tests/package")
+from png_frame_check import read_png, read_timecode  # the package test's PNG and timecode-strip readers
+rgb = read_png(sys.argv[1])
+tc = read_timecode(rgb)
+if tc is None:
+    print(f"PNG {rgb.shape[1]}x{rgb.shape[0]}: no timecode (no sync pattern, or its CRC is wrong)")
+    sys.exit(1)
+ms, seq = tc
+print(f"PNG {rgb.shape[1]}x{rgb.shape[0]}: timecode seq {seq} ms {ms} crc ok")
 PY
     ); then
       echo "$png_tc (drawn seq $drawn_seq)"
