@@ -6,7 +6,8 @@
 // with no viewer that counts rises towards the maximum (at EncodeTarget's pace), so the next viewer of
 // it starts near the maximum, as the H.264 encode always did. Both share the stream's limits.
 // A viewer whose loss claims serve cannot check (it negotiated no NACK: followedEstimates) lowers an
-// encode only while no viewer with NACK shares it (issue 33).
+// encode only while no viewer with NACK shares it: a peer that lies about its loss can then lower only
+// what no checkable viewer receives.
 // Pure: time comes with the update. Thread-safety: thread-bound (the caller serialises).
 
 #include <cstdint>
