@@ -159,6 +159,7 @@ class Pipeline::Impl {
     // or less) comes down, into page-locked memory, for x264. NVENC sessions for the lower rungs are
     // not opened yet (docs/ARCHITECTURE.md, "Renditions").
     rungs.encoder = "x264";
+    renditionsFromDevice_ = true;
     log::info("renditions: the lower rungs are scaled by CUDA on device ", gpuDevice,
               " and encoded by x264 from a host copy of each scaled picture");
     renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCudaScaler(gpuDevice),
@@ -419,7 +420,7 @@ class Pipeline::Impl {
   void sendRenditions() {
     const Frame* frame = nullptr;
     try {
-      frame = dataPath_ == "gpu" ? processor_->lastDeviceFrame() : processor_->lastHostFrame();
+      frame = renditionsFromDevice_ ? processor_->lastDeviceFrame() : processor_->lastHostFrame();
     } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
       log::warn("encoder: the renditions get no frame (", e.what(), ")");
     }
@@ -446,6 +447,7 @@ class Pipeline::Impl {
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   std::vector<Rendition> ladder_;  // empty: one encode
   std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU or GPU path with a ladder); encode thread
+  bool renditionsFromDevice_ = false;  // the GPU path: the lower rungs are scaled from the device frame
   std::uint32_t renditionKeyframes_ = 0;  // bit r: rung r is to make a keyframe (encode thread only)
   BoundedQueue<FrameLease> queue_;
   EncodeBacklog backlog_;  // encode thread only

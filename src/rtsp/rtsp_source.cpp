@@ -228,8 +228,9 @@ std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
     if (auto* unit = std::get_if<ArrivedUnit>(&got)) {
       lastUnitNs_ = monotonicNs();
       // A connection starts at the camera's next IDR: what comes before it cannot be decoded.
-      if (sessionUnits_ == 0 && !isIdr(*unit)) continue;
-      if (isIdr(*unit)) {
+      const bool idr = isIdr(*unit);
+      if (sessionUnits_ == 0 && !idr) continue;
+      if (idr) {
         lastIdrNs_ = lastUnitNs_;
       } else if (lastUnitNs_ - lastIdrNs_ >= std::chrono::nanoseconds(policy_.idrTimeout).count()) {
         lose({FailureKind::kStalled,
