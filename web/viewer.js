@@ -192,6 +192,8 @@ window.zerohop = {
   webrtc: null,           // inbound-rtp video figures from getStats()
   audio: null,            // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
   rendition: null,        // from /stats, with a ladder (serve --renditions): {rung, rungs, width, height, kbps, switches} of the rung this viewer takes
+  layerUrl: null,         // this session's layer URL (the 201's Link rel=urn:ietf:params:whep:ext:core:layer), with a ladder
+  chooseRendition: null,  // async (rung | null) => HTTP status: the highest rung to take (null: automatic), as the page's selector does
   bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
@@ -238,6 +240,26 @@ window.zerohop = {
     m.hidden = !text;
   }
 
+  // The layer URL among a 201's Link headers (fetch joins them with ", "), absolute; null without one.
+  function layerLink(header, base) {
+    const m = /<([^>]+)>\s*;\s*rel="urn:ietf:params:whep:ext:core:layer"/.exec(header || '');
+    return m ? new URL(m[1], base).href : null;
+  }
+
+  // The viewer's own choice of its highest rendition: POST {"encodingId":"N"} (or {} for automatic) to
+  // its layer URL; the server moves it at that rung's next keyframe, on the same track.
+  zh.chooseRendition = async (rung) => {
+    if (!zh.layerUrl) return 0;
+    const body = rung === null || rung === undefined ? {} : {encodingId: String(rung)};
+    const resp = await fetch(zh.layerUrl, {method: 'POST', headers: {'Content-Type': 'application/json', ...authHeaders},
+                                          body: JSON.stringify(body)});
+    return resp.status;
+  };
+  $('rendition-choice').addEventListener('change', (e) => {
+    const v = e.target.value;
+    zh.chooseRendition(v === 'auto' ? null : Number(v)).catch(() => {});
+  });
+
   function deleteSession(keepalive) {
     if (!sessionUrl) return;
     const url = sessionUrl;
@@ -248,6 +270,7 @@ window.zerohop = {
   function teardown(keepalive) {
     clearTimeout(disconnectTimer);
     deleteSession(keepalive);
+    zh.layerUrl = null;
     if (pc) {
       pc.ontrack = pc.onconnectionstatechange = null;
       pc.close();
@@ -391,6 +414,9 @@ window.zerohop = {
       }
       const loc = resp.headers.get('Location');
       sessionUrl = loc ? new URL(loc, whepUrl).href : null;
+      zh.layerUrl = layerLink(resp.headers.get('Link'), whepUrl);
+      const chosen = $('rendition-choice').value;  // a reconnect keeps the viewer's choice
+      if (zh.layerUrl && chosen && chosen !== 'auto') zh.chooseRendition(Number(chosen)).catch(() => {});
       zh.sessionId = loc ? loc.replace(/.*\//, '').slice(0, 8) : null;
       zh.serverStart = null;
       zh.sdp = {offer: conn.localDescription.sdp, answer: body};
@@ -678,6 +704,7 @@ window.zerohop = {
       timestamp: inbound.timestamp,  // ms, when these counters were read (rates over a window use it)
       framesDecoded: inbound.framesDecoded, framesDropped: inbound.framesDropped,
       framesReceived: inbound.framesReceived, freezeCount: inbound.freezeCount,
+      frameWidth: inbound.frameWidth, frameHeight: inbound.frameHeight,  // of the last decoded frame
       totalFreezesDuration: inbound.totalFreezesDuration, nackCount: inbound.nackCount,
       pliCount: inbound.pliCount, firCount: inbound.firCount, packetsLost: inbound.packetsLost,
       retransmittedPacketsReceived: inbound.retransmittedPacketsReceived,
@@ -784,6 +811,19 @@ window.zerohop = {
       ? `${rung.height}p / ${rate(rung.encoder_kbps)} (rung ${mine.rung} of ${rungs.length}; `
         + `${mine.rung_switches} switch${mine.rung_switches === 1 ? '' : 'es'})`
       : rungs.length ? '–' : 'one encode (no ladder)';
+    // The selector: automatic, or a rung as this viewer's highest; built once per ladder.
+    const choice = $('rendition-choice');
+    const options = ['auto', ...rungs.map((r) => `${r.height}p`)].join(',');
+    if (choice.dataset.options !== options) {
+      choice.replaceChildren(...['auto', ...rungs.map((_, i) => String(i))].map((v, i) => {
+        const o = document.createElement('option');
+        o.value = v;
+        o.textContent = i === 0 ? 'auto' : `at most ${rungs[i - 1].height}p`;
+        return o;
+      }));
+      choice.dataset.options = options;
+    }
+    choice.hidden = !(zh.layerUrl && rungs.length > 1);
     const st = zh.serverStart || {};
     $('ttff').textContent = zh.timeToFirstFrameMs === null ? '–'
       : `${fmtMs(zh.timeToFirstFrameMs)} (server: connected ${fmtMs(st.connect_ms)}, keyframe sent ${fmtMs(st.first_frame_ms)})`;

@@ -85,11 +85,11 @@ std::size_t RenditionPlacement::update(std::int64_t nowNs, std::uint32_t estimat
   if (fit > rung_) {  // down at once: the link does not carry this rung
     rung_ = fit;
     aboveSinceNs_ = -1;
-    return rung_;
+    return rung();
   }
   if (fit == rung_) {
     aboveSinceNs_ = -1;
-    return rung_;
+    return rung();
   }
   // The estimate fits a higher rung: one up, once it has held for kUpHoldNs.
   if (aboveSinceNs_ < 0) aboveSinceNs_ = nowNs;
@@ -97,7 +97,11 @@ std::size_t RenditionPlacement::update(std::int64_t nowNs, std::uint32_t estimat
     --rung_;
     aboveSinceNs_ = fit < rung_ ? nowNs : -1;  // the next rung up waits its own hold
   }
-  return rung_;
+  return rung();
+}
+
+void RenditionPlacement::setTop(std::size_t rung) {
+  top_ = ladder_.empty() ? 0 : std::min(rung, ladder_.size() - 1);
 }
 
 }  // namespace zerohop::stream

@@ -6,12 +6,14 @@
 //   renditionLadder(): the ladder a `--renditions` spec describes.
 //   RenditionPlacement: which rung one viewer should be on, from its estimate, with hysteresis: down at
 //     once (to the rung its estimate fits), up one rung at a time and only after its estimate held at or
-//     above that rung's need (its minKbps) for kUpHoldNs.
+//     above that rung's need (its minKbps) for kUpHoldNs; never above the rung the viewer chose as its
+//     highest (setTop: the WHEP layer request, docs/stream.md), which moves it at once both ways.
 //   RungRoute: which rung's units one viewer's track takes: its current rung's, until the first keyframe
 //     of the rung it is to move to (its SPS/PPS come in band): from that IDR on, the new rung's, on the
 //     same SSRC and track (no renegotiation; the decoder takes the new size from the SPS).
 // All pure (time comes in with the update). Thread-safety: thread-bound (the caller serialises).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -44,12 +46,18 @@ class RenditionPlacement {
   std::size_t fits(std::uint32_t estimateKbps) const;
   /// One estimate of the viewer's at `nowNs`; returns the rung it should be on now.
   std::size_t update(std::int64_t nowNs, std::uint32_t estimateKbps);
-  std::size_t rung() const { return rung_; }
+  /// The highest rung (the lowest index) the viewer takes whatever its estimate: 0 (the default) leaves
+  /// the choice to the estimate; clamped to the ladder. A lower estimate still places it lower.
+  void setTop(std::size_t rung);
+  std::size_t top() const { return top_; }
+  /// The rung the viewer should be on: what its estimate fits (with hysteresis), never above top().
+  std::size_t rung() const { return std::max(rung_, top_); }
   const std::vector<Rendition>& ladder() const { return ladder_; }
 
  private:
   std::vector<Rendition> ladder_;
-  std::size_t rung_ = 0;
+  std::size_t rung_ = 0;  // what its estimate fits, with hysteresis; top_ aside
+  std::size_t top_ = 0;
   std::int64_t aboveSinceNs_ = -1;  // since when the estimate has held the next rung up's need; -1: it does not
 };
 

@@ -227,11 +227,15 @@ void StreamServer::Impl::updateBitrates() {
     if (!stream.ladder.empty() && r.codec == PixelFormat::kH264) {
       if (!r.placement) r.placement.emplace(stream.ladder, 0);
       const std::size_t before = r.placement->rung();
-      const std::size_t rung = r.sawFeedback ? r.placement->update(now, r.controller.estimateKbps()) : before;
+      const int top = v.record->topRung.load();  // the viewer's own choice of its highest (whep_layer.cpp)
+      r.placement->setTop(top < 0 ? 0 : static_cast<std::size_t>(top));
+      const std::size_t rung =
+          r.sawFeedback ? r.placement->update(now, r.controller.estimateKbps()) : r.placement->rung();
       placed.push_back({v.id, v.record, rung});
       if (rung != before) {
         log::info("stream: viewer ", v.id.substr(0, 8), " to rendition ", rung, " (", stream.ladder[rung].width, "x",
-                  stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s");
+                  stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s",
+                  r.placement->top() > 0 ? ", its chosen highest rendition " + std::to_string(r.placement->top()) : "");
       }
       if (r.sawFeedback && rung < rungEstimates[v.stream].size())
         rungEstimates[v.stream][rung].push_back({r.codec, r.controller.estimateKbps(), nack});

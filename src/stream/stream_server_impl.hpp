@@ -91,6 +91,16 @@ class StreamServer::Impl {
   void handleWhepPatch(const httplib::Request& req, httplib::Response& res);
   void handleWhepSessionGet(const httplib::Request& req, httplib::Response& res);
   bool knownSession(const std::string& id) const;
+  /// A viewer's choice of rendition (whep_layer.cpp; stream/layer_request.hpp): GET lists its stream's
+  /// ladder, POST sets the highest rung it takes. The layer URL's Link for a new session of `stream`
+  /// (none without a ladder).
+  void handleLayerGet(const httplib::Request& req, httplib::Response& res);
+  void handleLayerPost(const httplib::Request& req, httplib::Response& res);
+  std::optional<std::string> layerLink(const StreamState& stream, const std::string& id) const;
+  /// The session `id`'s record, its stream's ladder and the rung it takes now; false with an error
+  /// answer in `res` (404 unknown session, 409 a VP8 viewer or a stream without a ladder).
+  bool layerTarget(const std::string& id, httplib::Response& res, std::shared_ptr<SessionRecord>& record,
+                   std::vector<Rendition>& ladder, std::size_t& current) const;
   void handleStats(const httplib::Request& req, httplib::Response& res);
   void handleMetrics(const httplib::Request& req, httplib::Response& res);
   /// One session's STUN/TURN servers and ports for webrtcbin; its Link headers (RFC 9725 §4.6) in `links`.
@@ -222,6 +232,10 @@ class StreamServer::Impl {
     // moving to, whose first keyframe completes the move); 0 until placed, and once ended. Set where the
     // target is (updateBitrates, under mutex_), read by its requests on any thread (its events hold it).
     std::shared_ptr<std::atomic<std::size_t>> keyframeRung = std::make_shared<std::atomic<std::size_t>>(0);
+    // The highest rung the viewer chose to take (POST to its layer URL); -1: its estimate decides alone.
+    // Set by the HTTP thread, applied by updateBitrates() at its next tick.
+    std::atomic<int> topRung{-1};
+    std::atomic<std::int64_t> topRungChangedNs{0};  // when the choice last changed (at most one a second)
     std::optional<ViewerRate> rate;  // rateMutex_; while it is connected (updateBitrates())
   };
 

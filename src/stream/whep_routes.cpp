@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "stream/http_reply.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/stream_server_impl.hpp"
 #include "stream/web_assets.hpp"
@@ -21,17 +22,12 @@
 namespace zerohop {
 namespace {
 
-constexpr const char* kText = "text/plain; charset=utf-8";
+using stream::reply;
 
 // What each WHEP URL allows (the Allow header of 405s and OPTIONS). PATCH is not among the session's:
 // it is answered 501 (trickle ICE and ICE restarts are not implemented).
 constexpr const char* kEndpointAllow = "GET, HEAD, POST, OPTIONS";
 constexpr const char* kSessionAllow = "GET, HEAD, DELETE, OPTIONS";
-
-void reply(httplib::Response& res, int status, const std::string& reason) {
-  res.status = status;
-  res.set_content(reason + "\n", kText);
-}
 
 // GET/HEAD on an endpoint (/whep, /whep/NAME): it has no representation, so 2xx with no content.
 void answerEndpointGet(httplib::Response& res) {
@@ -184,6 +180,9 @@ void StreamServer::Impl::installRoutes() {
       }
       res.set_header("Allow", kEndpointAllow);
       res.set_header("Access-Control-Allow-Methods", kEndpointAllow);
+    } else if (req.path.rfind("/whep/", 0) == 0 && req.path.size() > 6 && req.path.ends_with("/layer")) {
+      res.set_header("Allow", "GET, HEAD, POST, OPTIONS");  // a session's layer URL (whep_layer.cpp)
+      res.set_header("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS");
     } else if (req.path.rfind("/whep/", 0) == 0) {
       res.set_header("Allow", kSessionAllow);
       res.set_header("Access-Control-Allow-Methods", "GET, HEAD, DELETE, PATCH, OPTIONS");
@@ -222,6 +221,11 @@ void StreamServer::Impl::installRoutes() {
                [this](const httplib::Request& req, httplib::Response& res) { handleWhepDelete(req, res); });
   http_->Patch(R"(/whep/([^/]*))",
               [this](const httplib::Request& req, httplib::Response& res) { handleWhepPatch(req, res); });
+  // A session's layer URL: the viewer's choice of rendition (whep_layer.cpp).
+  http_->Get(R"(/whep/([^/]+)/layer)",
+            [this](const httplib::Request& req, httplib::Response& res) { handleLayerGet(req, res); });
+  http_->Post(R"(/whep/([^/]+)/layer)",
+             [this](const httplib::Request& req, httplib::Response& res) { handleLayerPost(req, res); });
   http_->Get("/stats", [this](const httplib::Request& req, httplib::Response& res) { handleStats(req, res); });
   http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) { handleMetrics(req, res); });
   http_->Get(R"(/.*)",
@@ -325,6 +329,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     }
     res.status = 201;
     for (const std::string& link : links) res.set_header("Link", link);  // RFC 9725 §4.6
+    if (const auto layer = layerLink(stream, id)) res.set_header("Link", *layer);
     res.set_header("Location", "/whep/" + id);
     // A strong entity-tag naming the ICE session (RFC 9725 §4.3.1; optional without ICE restarts, which
     // would change it): this server never restarts ICE, so the session id names it for good.

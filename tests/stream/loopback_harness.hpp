@@ -236,6 +236,7 @@ class LoopbackViewer {
   std::atomic<int> decodedFrames{0};  // kVP8: pictures vp8dec produced
   std::atomic<int> decodedWidth{0};
   std::string location;  // the WHEP session's Location, once connected
+  std::vector<std::string> links;  // the Link headers of its 201
   std::string answerSdp;  // the WHEP answer it applied
 
  private:
@@ -404,6 +405,7 @@ inline ::testing::AssertionResult connectOverWhep(LoopbackViewer& viewer, const 
   if (r->status != 201) return ::testing::AssertionFailure() << r->status << " " << r->body;
   if (!viewer.applyAnswer(r->body)) return ::testing::AssertionFailure() << "answer refused: " << r->body;
   viewer.location = r->get_header_value("Location");
+  for (std::size_t i = 0; i < r->get_header_value_count("Link"); ++i) viewer.links.push_back(r->get_header_value("Link", i));
   viewer.answerSdp = r->body;
   return ::testing::AssertionSuccess();
 }

@@ -2,8 +2,9 @@
 // stream with a two-rung ladder (320x240 and 160x120, both published each frame as the pipeline's
 // rungs would be). One viewer loses a third of its packets: its own estimate falls, it alone moves to
 // the lower rung, at that rung's keyframe, on the same track (no renegotiation: no second POST), and its
-// parsed picture size becomes 160; the other viewer's rung, size and bitrate stay as they were. And a
-// move on a clean link costs the viewer no freeze (no gap over 200 ms between its units around it).
+// parsed picture size becomes 160; the other viewer's rung, size and bitrate stay as they were. A
+// move on a clean link costs the viewer no freeze (no gap over 200 ms between its units around it). And a
+// viewer's own choice over its layer URL moves it alone, down and back up, and bad requests say why.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -184,6 +185,115 @@ TEST(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
 #else
   EXPECT_EQ(freezes, 0) << "the longest gap between units around the move: " << longest.count() << " ms";
 #endif
+  viewer.close();
+}
+
+// A viewer chooses its highest rung over its session's layer URL (the 201's Link): POST {"encodingId":"1"}
+// moves it alone to rung 1 at that rung's keyframe, {} lets its clean link's estimate take it back to
+// rung 0 at once; GET lists the ladder and the choice; a change within a second of the last is refused
+// (429: each asks a keyframe of a shared encode), a malformed choice, an unknown session and a wrong type
+// are refused with the reason.
+TEST(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  StreamConfig config;
+  config.port = 0;
+  StreamServer server(config);
+  server.setMaxBitrate(1000);
+  server.setRenditions({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)});
+  LoopbackViewer chooser(true), other(true);
+  ASSERT_TRUE(connectOverWhep(chooser, server));
+  ASSERT_TRUE(connectOverWhep(other, server));
+  const std::string layer = chooser.location + "/layer";
+  ASSERT_EQ(std::count_if(chooser.links.begin(), chooser.links.end(),
+                          [&](const std::string& l) {
+                            return l == "<" + layer + ">; rel=\"urn:ietf:params:whep:ext:core:layer\"";
+                          }),
+            1)
+      << "the 201 links the session's layer URL";
+  const auto both = std::chrono::steady_clock::now() + 15s;
+  publisher.publishWhile([&] {
+    return (chooser.width.load() != 320 || other.width.load() != 320) && std::chrono::steady_clock::now() < both;
+  });
+  ASSERT_EQ(chooser.width.load(), 320);
+
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_read_timeout(5, 0);
+  auto listed = cli.Get(layer);
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_NE(listed->body.find(R"("encodingId":null)"), std::string::npos) << listed->body;
+  EXPECT_NE(listed->body.find(R"({"encodingId":"1","height":120,"maxKbps":600,"minKbps":100,"width":160})"),
+            std::string::npos)
+      << listed->body;
+
+  const auto chosenAt = std::chrono::steady_clock::now();
+  auto chose = cli.Post(layer, R"({"encodingId":"1"})", "application/json");
+  ASSERT_TRUE(chose);
+  ASSERT_EQ(chose->status, 200) << chose->body;
+  const auto down = std::chrono::steady_clock::now() + 5s;
+  publisher.publishWhile([&] { return chooser.width.load() != 160 && std::chrono::steady_clock::now() < down; });
+  EXPECT_EQ(chooser.width.load(), 160) << "its track did not carry rung 1 within 5 s of its choice";
+  EXPECT_EQ(statsOf(server, chooser)->rung, 1);
+
+  auto again = cli.Post(layer, R"({"encodingId":"1"})", "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << "repeating the choice is free: " << again->body;
+  auto tooSoon = cli.Post(layer, "{}", "application/json");
+  ASSERT_TRUE(tooSoon);
+  if (std::chrono::steady_clock::now() - chosenAt < 900ms) {  // a slow box may have taken the second already
+    EXPECT_EQ(tooSoon->status, 429) << "a change within a second of the last: " << tooSoon->body;
+    EXPECT_EQ(tooSoon->get_header_value("Retry-After"), "1");
+  }
+  const auto gap = std::chrono::steady_clock::now() + 1100ms;
+  publisher.publishWhile([&] { return std::chrono::steady_clock::now() < gap; });
+  auto automatic = cli.Post(layer, "{}", "application/json");
+  ASSERT_TRUE(automatic);
+  ASSERT_EQ(automatic->status, 200) << automatic->body;
+  const auto up = std::chrono::steady_clock::now() + 5s;
+  publisher.publishWhile([&] { return chooser.width.load() != 320 && std::chrono::steady_clock::now() < up; });
+  EXPECT_EQ(chooser.width.load(), 320) << "back to rung 0 within 5 s of giving the choice back";
+  const auto c = statsOf(server, chooser);
+  const auto o = statsOf(server, other);
+  ASSERT_TRUE(c && o);
+  EXPECT_EQ(c->rungSwitches, 2u);
+  EXPECT_EQ(o->rungSwitches, 0u) << "the other viewer moved";
+  EXPECT_EQ(other.width.load(), 320);
+  EXPECT_EQ(server.viewerCount(), 2u) << "a choice must not end or add a session";
+
+  auto bad = cli.Post(layer, R"({"encodingId":"7"})", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("0 to 1"), std::string::npos) << bad->body;
+  auto text = cli.Post(layer, "1", "text/plain");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 415) << text->body;
+  auto unknown = cli.Post("/whep/0123456789abcdef/layer", "{}", "application/json");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404) << unknown->body;
+  chooser.close();
+  other.close();
+}
+
+// Without a ladder there is nothing to choose: no layer Link in the 201, and the layer URL says why (409).
+TEST(RenditionsLoopback, WithoutALadderTheLayerUrlSaysThereIsNothingToChoose) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  StreamConfig config;
+  config.port = 0;
+  StreamServer server(config);
+  server.setMaxBitrate(1000);
+  LadderPublisher publisher(server, {rungUnits(320, 240, 0)});
+  LoopbackViewer viewer(true);
+  ASSERT_TRUE(connectOverWhep(viewer, server));
+  for (const std::string& link : viewer.links) EXPECT_EQ(link.find("ext:core:layer"), std::string::npos) << link;
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_read_timeout(5, 0);
+  auto r = cli.Post(viewer.location + "/layer", R"({"encodingId":"1"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409);
+  EXPECT_NE(r->body.find("--renditions on"), std::string::npos) << r->body;
   viewer.close();
 }
 

@@ -1,10 +1,13 @@
 // The ladder of renditions and each viewer's place on it (src/stream/renditions.hpp): the spec's
 // ladder, placement with hysteresis (down at once, up one rung after a hold), and the switch of a
-// viewer's track at the first keyframe of its new rung.
+// viewer's track at the first keyframe of its new rung; a viewer's own choice of its highest rung.
 #include "stream/renditions.hpp"
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "stream/layer_request.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop::stream {
@@ -34,7 +37,8 @@ TEST(RenditionLadder, OnIsFullHalfAndQuarterSizeWithEvenSizesAndOwnRanges) {
 TEST(RenditionLadder, OffIsNoLadderAndAListIsTakenAsWritten) {
   EXPECT_TRUE(renditionLadder("off", 1280, 720, 2500).empty());
   EXPECT_TRUE(renditionLadder("", 1280, 720, 2500).empty());
-  EXPECT_TRUE(renditionLadder("1:300-2500", 1280, 720, 2500).empty()) << "one rung is the one encode of before";
+  EXPECT_TRUE(renditionLadder("1:300-2500", 1280, 720, 2500).empty())
+      << "one rung is the one encode of before";
   const auto ladder = renditionLadder("1:800-2000,4:100-400", 640, 480, 2500);
   ASSERT_EQ(ladder.size(), 2u);
   EXPECT_EQ(ladder[1].width, 160u);
@@ -44,14 +48,15 @@ TEST(RenditionLadder, OffIsNoLadderAndAListIsTakenAsWritten) {
 }
 
 TEST(RenditionLadder, AMalformedSpecSaysWhatIsExpected) {
-  for (const char* bad : {"2:100-200,4:50-100", "1:100-200,1:50-100", "1:300-200,2:10-20", "1:100", "1:a-b,2:1-2",
-                          "1:100-200,3:50-100", "sometimes"}) {
+  for (const char* bad : {"2:100-200,4:50-100", "1:100-200,1:50-100", "1:300-200,2:10-20", "1:100",
+                          "1:a-b,2:1-2", "1:100-200,3:50-100", "sometimes"}) {
     try {
       renditionLadder(bad, 1280, 720, 2500);
       ADD_FAILURE() << bad << " was taken";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), Errc::kInvalidArgument) << bad;
-      EXPECT_NE(std::string(e.what()).find("expected off, on, or DIV:MIN-MAX"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("expected off, on, or DIV:MIN-MAX"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -94,6 +99,26 @@ TEST(RenditionPlacement, AnEstimateThatDipsBelowTheNeedStartsTheHoldOver) {
   EXPECT_EQ(p.update(t, 1200), 0u);
 }
 
+TEST(RenditionPlacement, AViewersChosenTopHoldsItDownAndLetsItBackUpAtOnce) {
+  RenditionPlacement p(renditionLadder("on", 1280, 720, 2500));
+  std::int64_t t = kSecond;
+  EXPECT_EQ(p.update(t, 2500), 0u);
+  p.setTop(2);
+  EXPECT_EQ(p.rung(), 2u) << "a chosen top moves the viewer down before its next estimate";
+  EXPECT_EQ(p.update(t += 250'000'000, 2500), 2u)
+      << "an estimate that fits rung 0 does not lift it past its top";
+  p.setTop(1);
+  EXPECT_EQ(p.update(t += 250'000'000, 2500), 1u)
+      << "up to the new top at once: its estimate has fit it all along";
+  p.setTop(0);
+  EXPECT_EQ(p.rung(), 0u);
+  p.setTop(1);
+  EXPECT_EQ(p.update(t += 250'000'000, 100), 2u)
+      << "a top is the highest it takes: a low estimate still goes lower";
+  p.setTop(9);
+  EXPECT_EQ(p.top(), 2u) << "clamped to the ladder";
+}
+
 TEST(RungRoute, SwitchesAtTheFirstKeyframeOfTheTargetRungAndNotBefore) {
   RungRoute r;
   EXPECT_TRUE(r.take(0, false));
@@ -110,6 +135,39 @@ TEST(RungRoute, SwitchesAtTheFirstKeyframeOfTheTargetRungAndNotBefore) {
   EXPECT_FALSE(r.take(0, true)) << "the old rung's units stop at once";
   EXPECT_TRUE(r.take(2, false));
   EXPECT_FALSE(r.wants(0));
+}
+
+TEST(LayerRequest, NamesARungOrGivesTheChoiceBackToTheEstimate) {
+  EXPECT_EQ(parseLayerRequest(R"({"encodingId":"1"})", 3), std::optional<std::size_t>(1));
+  EXPECT_EQ(parseLayerRequest(R"({"encodingId":2})", 3), std::optional<std::size_t>(2));
+  EXPECT_EQ(parseLayerRequest("{}", 3), std::nullopt);
+  EXPECT_EQ(parseLayerRequest(R"({"encodingId":null,"mediaId":"0"})", 3), std::nullopt);
+}
+
+TEST(LayerRequest, RefusesWhatIsNotARungSayingWhatIsTaken) {
+  for (const char* body :
+       {"", "[1]", "{", R"({"encodingId":"3"})", R"({"encodingId":-1})", R"({"encodingId":"x"})",
+        R"({"encodingId":1.5})", R"({"encodingId":"99999999999999999999"})"}) {
+    try {
+      parseLayerRequest(body, 3);
+      ADD_FAILURE() << "accepted " << body;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kInvalidArgument) << body;
+      EXPECT_NE(std::string(e.what()).find("0 to 2"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(parseLayerRequest(std::string(2000, ' ') + "{}", 3), Error) << "a body past 1 KiB";
+  EXPECT_THROW(parseLayerRequest("{}", 0), Error) << "no ladder";
+}
+
+TEST(LayerRequest, TheAnswerListsTheLadderTheChoiceAndTheRungTakenNow) {
+  const auto ladder = renditionLadder("on", 1280, 720, 2500);
+  EXPECT_EQ(
+      layerJson(ladder, 1, 0),
+      R"({"current":0,"encodingId":"1","layers":[{"encodingId":"0","height":720,"maxKbps":2500,"minKbps":1000,"width":1280},)"
+      R"({"encodingId":"1","height":360,"maxKbps":1000,"minKbps":375,"width":640},)"
+      R"({"encodingId":"2","height":180,"maxKbps":375,"minKbps":125,"width":320}]})");
+  EXPECT_NE(layerJson(ladder, std::nullopt, 2).find(R"("encodingId":null)"), std::string::npos);
 }
 
 }  // namespace
