@@ -9,14 +9,22 @@
 # R = G = B, one value, as the publisher's flat frames give), and for comparison the C reader's
 # capture -> host hand-off of the same publisher (c_reader, CUDA: a host-side figure, not the GPU's).
 #
+# With .deps/gl-headers (below) it also builds examples/gl_reader and runs it on the same rings: the ring's fd
+# imported into OpenGL through EGL (GL_EXT_memory_object_fd, examples/gl_reader/device_ring_gl.hpp), its own
+# PNG and copied_bytes=0 checked the same way (gl-device.*, gl-serve.*).
+#
 # Usage, from the repository root, on the GPU machine through the device tool:
 #   run(carry: [".deps", ".gl"], command: "CUDA_ARCHS=90 scripts/gpu-texture-check.sh")
+#   (with SERVE_BUNDLE=.gpu-bundle/zerohop-serve.tar.xz, carry ".gpu-bundle" too)
 # It needs there (no Debian packages on that machine):
 #   .deps/vulkan-headers  the Vulkan C headers and zlib's, copied here once:
 #       mkdir -p .deps/vulkan-headers/vulkan && cp -r /usr/include/vulkan/vk_platform.h \
 #         /usr/include/vulkan/vulkan.h /usr/include/vulkan/vulkan_core.h .deps/vulkan-headers/vulkan/ &&
 #         cp -r /usr/include/vk_video .deps/vulkan-headers/ && cp /usr/include/zlib.h /usr/include/zconf.h .deps/vulkan-headers/
-#   .gl/*.deb             the Vulkan loader (libvulkan1), as /work/.library/device/README.md, "Headless
+#   .deps/gl-headers      EGL, KHR and GL C headers, copied here once:
+#       mkdir -p .deps/gl-headers && cp -r /usr/include/EGL /usr/include/KHR /usr/include/GL .deps/gl-headers/
+#   .gl/*.deb             the Vulkan loader (libvulkan1) and GLVND's EGL and OpenGL (libegl1 libglvnd0
+#                         libopengl0 libgl1 libglx0), as /work/.library/device/README.md, "Headless
 #                         rendering", says; unpacked here into / when no libvulkan.so.1 is found.
 # Environment: OUT (results; default build-tex/out), BUILD_DIR (default build-tex), CUDA_ARCHS, JOBS,
 # SECONDS_READ (vulkan_reader's run, default 5), SERVE_BUNDLE (a bundle of scripts/gpu-serve-bundle.sh: the
@@ -41,7 +49,7 @@ step "machine"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
   echo "no NVIDIA GPU here: nothing to check (this script runs on the GPU machine)"; exit 77
 fi
-if ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
+if ! ldconfig -p | grep -q 'libvulkan\.so\.1' || ! ldconfig -p | grep -q 'libEGL\.so\.1'; then
   if compgen -G ".gl/*.deb" >/dev/null; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
@@ -52,6 +60,9 @@ vulkan_lib=$(ldconfig -p | awk '/libvulkan\.so\.1 /{print $NF; exit}')
 # The NVIDIA driver's ICD, where the loader does not find it by itself (the device README).
 if [[ -z "${VK_DRIVER_FILES:-}" && -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+if [[ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" && -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ]]; then
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 fi
 headers=$PWD/.deps/vulkan-headers
 [[ -f $headers/vulkan/vulkan.h ]] || { echo "no $headers/vulkan/vulkan.h: copy the headers (see the header)"; exit 3; }
@@ -77,8 +88,37 @@ cmake -S examples/vulkan_reader -B "$BUILD_DIR/ex-vulkan_reader" -DCMAKE_PREFIX_
   >"$OUT/ex-vulkan_reader.log" 2>&1 &&
   cmake --build "$BUILD_DIR/ex-vulkan_reader" >>"$OUT/ex-vulkan_reader.log" 2>&1 ||
   { tail -30 "$OUT/ex-vulkan_reader.log"; exit 3; }
+readers=(vulkan_reader)
+gl_headers=$PWD/.deps/gl-headers
+egl_lib=$(ldconfig -p | awk '/libEGL\.so\.1 /{print $NF; exit}')
+opengl_lib=$(ldconfig -p | awk '/libOpenGL\.so\.0 /{print $NF; exit}')
+if [[ -f $gl_headers/EGL/egl.h && -n $egl_lib && -n $opengl_lib ]]; then
+  cmake -S examples/gl_reader -B "$BUILD_DIR/ex-gl_reader" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DOPENGL_INCLUDE_DIR="$gl_headers" -DOPENGL_EGL_INCLUDE_DIR="$gl_headers" \
+    -DOPENGL_opengl_LIBRARY="$opengl_lib" -DOPENGL_egl_LIBRARY="$egl_lib" \
+    -DZLIB_INCLUDE_DIR="$headers" -DZLIB_LIBRARY="$(ldconfig -p | awk '/libz\.so\.1 /{print $NF; exit}')" \
+    >"$OUT/ex-gl_reader.log" 2>&1 &&
+    cmake --build "$BUILD_DIR/ex-gl_reader" >>"$OUT/ex-gl_reader.log" 2>&1 && readers+=(gl_reader) ||
+    fail "gl_reader did not build: $(grep -m3 -E 'error|Could NOT' "$OUT/ex-gl_reader.log")"
+else
+  echo "gl_reader not built: no .deps/gl-headers/EGL/egl.h, libEGL.so.1 or libOpenGL.so.0 (see the header)"
+fi
 
-step "device frames from the C publisher into Vulkan"
+# read_share READER SHARE TAG: the reader draws SHARE for SECONDS_READ into $OUT/TAG.png; must import in place.
+read_share() {
+  local reader=$1 share=$2 tag=$3
+  XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 60)) "$BUILD_DIR/ex-$reader/$reader" "$share" \
+    "$OUT/$tag.png" --seconds "$SECONDS_READ" >"$OUT/$tag.out" 2>"$OUT/$tag.err"
+  local rc=$?
+  tail -5 "$OUT/$tag.err"
+  cat "$OUT/$tag.out"
+  [[ $rc -eq 0 ]] || { fail "$reader on $share exited with $rc"; return 1; }
+  last=$(tail -1 "$OUT/$tag.out")
+  [[ $last == frames=* ]] || { fail "$reader's last line is not frames=N copied_bytes=M import_us_p50=X"; return 1; }
+  grep -q ' copied_bytes=0 ' <<<"$last " || { fail "$reader: device frames were copied, not imported: $(grep '^path=' "$OUT/$tag.out")"; return 1; }
+}
+
+step "device frames from the C publisher into ${readers[*]}"
 run_dir=$(mktemp -d /tmp/zh-gpu-tex-XXXXXX)
 chmod 700 "$run_dir"
 frames=$(( (SECONDS_READ + 10) * 30 ))  # 30 fps: outlasts both readers
@@ -86,18 +126,12 @@ XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" texcam device "
 pub=$!
 for _ in $(seq 100); do [[ -S $run_dir/zerohop/texcam.sock ]] && break; sleep 0.1; done
 [[ -S $run_dir/zerohop/texcam.sock ]] || fail "the C publisher did not start: $(tail -3 "$OUT/c_publisher.log")"
-XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 60)) "$BUILD_DIR/ex-vulkan_reader/vulkan_reader" texcam \
-  "$OUT/vk-device.png" --seconds "$SECONDS_READ" >"$OUT/vk-device.out" 2>"$OUT/vk-device.err"
-rc=$?
-cat "$OUT/vk-device.err" | tail -5
-cat "$OUT/vk-device.out"
-[[ $rc -eq 0 ]] || fail "vulkan_reader exited with $rc"
-last=$(tail -1 "$OUT/vk-device.out")
-[[ $last == frames=* ]] || fail "vulkan_reader's last line is not frames=N copied_bytes=M import_us_p50=X"
-grep -q ' copied_bytes=0 ' <<<"$last " || fail "device frames were copied, not imported: $(grep '^path=' "$OUT/vk-device.out")"
-
-step "the PNG: flat grey frames (R = G = B, one value)"
-python3 - "$OUT/vk-device.png" <<'PY' || fail "the PNG is not the publisher's flat grey frame"
+for reader in "${readers[@]}"; do
+  tag=${reader%%_reader}; tag=${tag/vulkan/vk}-device
+  echo "-- $reader"
+  read_share "$reader" texcam "$tag" || continue
+  echo "-- the PNG: flat grey frames (R = G = B, one value)"
+  python3 - "$OUT/$tag.png" <<'PY' || fail "$reader's PNG is not the publisher's flat grey frame"
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
 assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
@@ -124,6 +158,7 @@ for y in range(0, h, 7):
 assert max(values) - min(values) <= 2, sorted(values)[:10]
 print(f"PNG {w}x{h}: every sampled pixel grey, value {min(values)}")
 PY
+done
 
 step "for comparison: the C reader (CUDA) on the same publisher, capture -> host hand-off"
 XDG_RUNTIME_DIR=$run_dir timeout 30 "$BUILD_DIR/ex-c_reader/c_reader" texcam 90 >"$OUT/c_reader.out" 2>&1
@@ -150,17 +185,14 @@ if [[ -n ${SERVE_BUNDLE:-} ]]; then
   sp=$!
   for _ in $(seq 200); do [[ -S $run_dir/zerohop/texserve.sock ]] && break; sleep 0.1; done
   if [[ -S $run_dir/zerohop/texserve.sock ]]; then
-    XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 60)) "$BUILD_DIR/ex-vulkan_reader/vulkan_reader" texserve \
-      "$OUT/vk-serve.png" --seconds "$SECONDS_READ" >"$OUT/vk-serve.out" 2>"$OUT/vk-serve.err"
-    rc=$?
-    tail -3 "$OUT/vk-serve.err"
-    cat "$OUT/vk-serve.out"
-    [[ $rc -eq 0 ]] || fail "vulkan_reader on serve's ring exited with $rc"
-    grep -q ' copied_bytes=0 ' <<<"$(tail -1 "$OUT/vk-serve.out") " || fail "serve's device frames were copied, not imported"
+   for reader in "${readers[@]}"; do
+    tag=${reader%%_reader}; tag=${tag/vulkan/vk}-serve
+    echo "-- $reader"
+    read_share "$reader" texserve "$tag" || continue
     # The reader prints a timecode for host rings only (the CPU reads those); here the drawn PNG's strip is
     # read back (include/zerohop/timecode.hpp's geometry and CRC) and must be the drawn frame's sequence.
-    drawn_seq=$(sed -n 's/^drawn seq=\([0-9]*\).*/\1/p' "$OUT/vk-serve.out")
-    if png_tc=$(python3 - "$OUT/vk-serve.png" <<'PY'
+    drawn_seq=$(sed -n 's/^drawn seq=\([0-9]*\).*/\1/p' "$OUT/$tag.out")
+    if png_tc=$(python3 - "$OUT/$tag.png" <<'PY'
 import sys
 sys.path.insert(0, "tests/package")
 from png_frame_check import read_png, read_timecode  # the package test's PNG and timecode-strip readers
@@ -176,8 +208,9 @@ PY
       echo "$png_tc (drawn seq $drawn_seq)"
       [[ $png_tc == *"seq $((drawn_seq % 1048576)) "* ]] || fail "the PNG's timecode is not the drawn frame's ($drawn_seq)"
     else
-      fail "the PNG drawn from serve's ring has no valid timecode: $png_tc"
+      fail "the PNG $reader drew from serve's ring has no valid timecode: $png_tc"
     fi
+   done
   else
     fail "serve did not publish texserve: $(grep -m2 -E 'error|warn' "$OUT/serve.log")"
   fi
@@ -188,5 +221,5 @@ fi
 
 step "result"
 echo "$last"
-[[ $status -eq 0 ]] && echo "OK: device frames imported into Vulkan, 0 bytes copied" || echo "FAILED (see above)"
+[[ $status -eq 0 ]] && echo "OK: device frames imported into ${readers[*]}, 0 bytes copied" || echo "FAILED (see above)"
 exit $status

@@ -1,16 +1,21 @@
-// Draws the frames of a host share with OpenGL through EGL (no window: EGL_MESA_platform_surfaceless,
-// or the default display), reading them from the ring's own pages where the driver can
-// (GL_AMD_pinned_memory: a buffer object whose storage is the reader's mapping of the slot), else
-// through one counted copy per frame (glBufferData), and writes the last frame it drew as a PNG:
+// Draws the frames of a share with OpenGL through EGL (no window: EGL_MESA_platform_surfaceless,
+// or the default display), reading them in place where the driver can, else through one counted copy
+// per frame (glBufferData), and writes the last frame it drew as a PNG. In place: a host ring's slot
+// through GL_AMD_pinned_memory (a buffer object whose storage is the reader's mapping of the slot); a
+// device ring's (CUDA VMM fds from another process) through GL_EXT_memory_object_fd (device_ring_gl.hpp:
+// the ring's fd imported once, a buffer object per slot), after the frame's ready event
+// (SharedFrame::waitReady); its copy goes through host memory (SharedFrame::copyToHost):
 //   gl_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--raw RAW]
 // --copy forces the copy path; --raw writes the drawn frame's planes as the CPU read them (for tests).
 // Each frame: the slot as a GL_R8UI texture buffer, one full-screen triangle whose fragment shader
 // converts the frame's YUV (I420, NV12, YUYV, UYVY) into an RGBA8 texture this program owns, a fence
-// sync the program waits on before it gives the slot back. Last line:
+// sync the program waits on before it gives the slot back. The last two lines:
+//   ring=host|device committed_to_sampled_us_p50=X p99=Y
 //   frames=N copied_bytes=M import_us_p50=X
-// (import_us: host time to make the frame's buffer object: the pinned import, or the copy).
+// (committed_to_sampled: the publisher's commit to the draw's fence; import_us: host time to make the
+// frame's buffer object: the import (with the ready wait on a device ring), or the copy).
 // GL_EXT_memory_object_fd takes file descriptors that Vulkan or CUDA exported (device rings), not a
-// host pointer, so host rings do not use it: docs/textures.md.
+// host pointer, so host rings do not use it: docs/textures.md. --raw and the timecode need a host ring.
 #define GL_GLEXT_PROTOTYPES 1
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
@@ -31,6 +36,7 @@
 #include <zerohop/share.hpp>
 #include <zerohop/timecode.hpp>
 
+#include "device_ring_gl.hpp"
 #include "png_writer.hpp"
 
 #ifndef GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD
@@ -232,10 +238,8 @@ int main(int argc, char** argv) try {
                reinterpret_cast<const char*>(glGetString(GL_VERSION)));
 
   std::string refusal;  // why frames are copied; said once
-  if (forceCopy)
-    refusal = "--copy asked for the copy path";
-  else if (!hasExtension("GL_AMD_pinned_memory"))
-    refusal = "the GL driver has no GL_AMD_pinned_memory";
+  if (forceCopy) refusal = "--copy asked for the copy path";
+  const bool pinnedMemory = hasExtension("GL_AMD_pinned_memory");  // host rings in place
   bool refusalSaid = false;
   auto sayRefusal = [&] {
     if (refusalSaid) return;
@@ -263,8 +267,10 @@ int main(int argc, char** argv) try {
   glGenVertexArrays(1, &vao);
   glBindVertexArray(vao);
 
+  std::optional<DeviceRingGl> deviceGl;  // made at the first device frame
   std::uint32_t width = 0, height = 0;
-  std::vector<double> importUs;
+  bool onDevice = false;
+  std::vector<double> importUs, sampledUs;
   std::uint64_t frames = 0, copiedBytes = 0, overrun = 0;
   std::optional<zerohop::Timecode> drawnTimecode;
   std::uint64_t drawnSeq = 0;
@@ -281,11 +287,15 @@ int main(int argc, char** argv) try {
       return 1;
     }
     const zerohop::Frame& f = shared->frame();
-    if (f.memory != zerohop::MemoryKind::kHost)
-      fail(zerohop::Errc::kUnsupported, "gl_reader reads host rings only");
-    const auto tc = zerohop::readTimecode(f);
+    const std::int64_t committedNs = shared->publishNs();
+    onDevice = f.memory == zerohop::MemoryKind::kDevice;
+    if (onDevice && !rawPath.empty()) fail(zerohop::Errc::kInvalidArgument, "--raw needs a host ring");
+    std::optional<zerohop::Timecode> tc;
     std::vector<std::uint8_t> raw;
-    if (!rawPath.empty()) raw = planeBytes(f);
+    if (!onDevice) {
+      tc = zerohop::readTimecode(f);
+      if (!rawPath.empty()) raw = planeBytes(f);
+    }
     if (target == 0) {  // the RGBA8 texture frames are drawn into
       width = f.width;
       height = f.height;
@@ -302,9 +312,33 @@ int main(int argc, char** argv) try {
     const std::size_t span = imageSpan(f);
     std::optional<FrameTexture> tex(std::in_place);
     const std::int64_t t0 = zerohop::monotonicNs();
-    glGenBuffers(1, &tex->buffer);
     bool imported = false;
-    if (refusal.empty()) {
+    GLuint slotTexture = 0;  // a device ring's slot, kept by deviceGl
+    if (onDevice) {
+      if (!deviceGl) deviceGl.emplace();
+      const std::optional<zerohop::DeviceRingMemory> mem = shared->deviceMemory();
+      if (refusal.empty() && !mem)
+        refusal = "the ring has no memory fd to import (legacy CUDA IPC, or the publisher's own process)";
+      if (refusal.empty()) {
+        slotTexture = deviceGl->slotTexture(*mem, std::max(span, f.capacity));
+        if (slotTexture == 0) refusal = deviceGl->why();
+      }
+      if (slotTexture != 0) {
+        shared->waitReady();  // the producer's write completed: the draw may read the slot at once
+        imported = true;
+      } else {
+        sayRefusal();
+        std::vector<std::uint8_t> host(span);
+        shared->copyToHost(host.data(), span);  // after the ready event; device to host
+        glGenBuffers(1, &tex->buffer);
+        glBindBuffer(GL_TEXTURE_BUFFER, tex->buffer);
+        glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(span), host.data(), GL_STREAM_DRAW);
+        copiedBytes += span;
+      }
+    }
+    if (!onDevice) glGenBuffers(1, &tex->buffer);
+    if (!onDevice && refusal.empty() && !pinnedMemory) refusal = "the GL driver has no GL_AMD_pinned_memory";
+    if (!onDevice && refusal.empty()) {
       const auto base = reinterpret_cast<std::uintptr_t>(f.data[0]);
       const std::size_t size =
           (std::max(span, f.capacity) + kRingPage - 1) / kRingPage * kRingPage;  // inside the slot
@@ -331,16 +365,20 @@ int main(int argc, char** argv) try {
         }
       }
     }
-    if (!imported) {
+    if (!onDevice && !imported) {
       sayRefusal();
       glBindBuffer(GL_TEXTURE_BUFFER, tex->buffer);
       glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(span), f.data[0],
                    GL_STREAM_DRAW);  // the one copy
       copiedBytes += span;
     }
-    glGenTextures(1, &tex->texture);
-    glBindTexture(GL_TEXTURE_BUFFER, tex->texture);
-    glTexBuffer(GL_TEXTURE_BUFFER, GL_R8UI, tex->buffer);
+    if (slotTexture != 0) {
+      glBindTexture(GL_TEXTURE_BUFFER, slotTexture);
+    } else {
+      glGenTextures(1, &tex->texture);
+      glBindTexture(GL_TEXTURE_BUFFER, tex->texture);
+      glTexBuffer(GL_TEXTURE_BUFFER, GL_R8UI, tex->buffer);
+    }
     importUs.push_back((zerohop::monotonicNs() - t0) / 1e3);
     if (f.width != width || f.height != height)
       fail(zerohop::Errc::kUnsupported, "the share's frame size changed");
@@ -362,6 +400,7 @@ int main(int argc, char** argv) try {
     glDeleteSync(fence);
     if (waited != GL_ALREADY_SIGNALED && waited != GL_CONDITION_SATISFIED)
       fail(zerohop::Errc::kTimeout, "glClientWaitSync: the draw did not finish within 10 s");
+    sampledUs.push_back((zerohop::monotonicNs() - committedNs) / 1e3);
     if (const GLenum err = glGetError(); err != GL_NO_ERROR) {
       char hex[16];
       std::snprintf(hex, sizeof hex, "0x%x", err);
@@ -401,9 +440,13 @@ int main(int argc, char** argv) try {
   glDeleteShader(vs);
   glDeleteShader(fs);
 
+  deviceGl.reset();  // its slots' buffer objects and the imported ring, before the context goes
   std::sort(importUs.begin(), importUs.end());
+  std::sort(sampledUs.begin(), sampledUs.end());
   std::printf("path=%s%s%s\n", copiedBytes ? "copy" : "import",
               refusal.empty() ? "" : " reason=", refusal.c_str());
+  std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f\n", onDevice ? "device" : "host",
+              sampledUs[sampledUs.size() / 2], sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);
   std::printf(
       "drawn seq=%llu intact=%d timecode_seq=%ld timecode_ms=%lld overrun=%llu size=%ux%u format=%s "
       "matrix=%s range=%s\n",
