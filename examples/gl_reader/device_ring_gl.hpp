@@ -29,8 +29,10 @@ class DeviceRingGl {
     for (GLint i = 0; i < n; ++i)
       fdExt |= std::strcmp(reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i))),
                            "GL_EXT_memory_object_fd") == 0;
-    create_ = reinterpret_cast<PFNGLCREATEMEMORYOBJECTSEXTPROC>(eglGetProcAddress("glCreateMemoryObjectsEXT"));
-    delete_ = reinterpret_cast<PFNGLDELETEMEMORYOBJECTSEXTPROC>(eglGetProcAddress("glDeleteMemoryObjectsEXT"));
+    create_ =
+        reinterpret_cast<PFNGLCREATEMEMORYOBJECTSEXTPROC>(eglGetProcAddress("glCreateMemoryObjectsEXT"));
+    delete_ =
+        reinterpret_cast<PFNGLDELETEMEMORYOBJECTSEXTPROC>(eglGetProcAddress("glDeleteMemoryObjectsEXT"));
     import_ = reinterpret_cast<PFNGLIMPORTMEMORYFDEXTPROC>(eglGetProcAddress("glImportMemoryFdEXT"));
     storage_ = reinterpret_cast<PFNGLBUFFERSTORAGEMEMEXTPROC>(eglGetProcAddress("glBufferStorageMemEXT"));
     if (!fdExt || !create_ || !delete_ || !import_ || !storage_)
@@ -47,7 +49,8 @@ class DeviceRingGl {
   /// the ring on first use or when its publisher session changed; 0 with why() set when it cannot.
   GLuint slotTexture(const zerohop::DeviceRingMemory& mem, std::size_t slotBytes) {
     if (!why_.empty()) return 0;
-    if (mem.slotStride == 0 || slotBytes > mem.slotStride) return refuse("the ring's slot stride is smaller than a frame");
+    if (mem.slotStride == 0 || slotBytes > mem.slotStride)
+      return refuse("the ring's slot stride is smaller than a frame");
     if (memory_ == 0 || mem.sessionId != sessionId_) {
       dropRing();
       if (!importRing(mem)) return 0;

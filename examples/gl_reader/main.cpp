@@ -446,7 +446,8 @@ int main(int argc, char** argv) try {
   std::printf("path=%s%s%s\n", copiedBytes ? "copy" : "import",
               refusal.empty() ? "" : " reason=", refusal.c_str());
   std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f\n", onDevice ? "device" : "host",
-              sampledUs[sampledUs.size() / 2], sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);
+              sampledUs[sampledUs.size() / 2],
+              sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);
   std::printf(
       "drawn seq=%llu intact=%d timecode_seq=%ld timecode_ms=%lld overrun=%llu size=%ux%u format=%s "
       "matrix=%s range=%s\n",
