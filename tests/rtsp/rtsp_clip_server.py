@@ -44,6 +44,14 @@ class Stream:
                 self.rtp.close()
                 self.rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 self.rtp.bind(("127.0.0.1", 0))
+        # An IDR of a 1080p clip is 100-200 packets FFmpeg sends at once: the default receive buffer (~200 KB)
+        # drops part of that burst while the pump thread forwards, and the camera then "loses" its IDRs.
+        for sock in (self.rtp, self.rtcp):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)  # capped by net.core.rmem_max
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE (Linux): past the cap, as root
+            except OSError:
+                pass
         self.lock = threading.Lock()
         self.clients = []  # callables(channel, packet)
         for sock, channel in ((self.rtp, 0), (self.rtcp, 1)):
