@@ -15,6 +15,10 @@
 #   sound    serve --gpu N on the test camera without and with `--audio test`: capture -> decoded p50/p99
 #            of the bundle's zerohop-whep-receive (video only) for each, then zerohop-av-sync-receive (H.264 +
 #            Opus) against the one with sound: the marker frame against the click, after lip sync.
+#   nvdec    the bundle's zerohop_nvdec_unit_test and zerohop_nvdec_source_test (from BUNDLE_EXTRA) on the
+#            committed clips of tests/gpu/data: NVDEC's H.264 and H.265 decodes bit-exact against libavcodec.
+#            With CLIP an H.265 clip (.gpu-bundle/clip1080-hevc.mp4), part rtsp serves H.265 cameras
+#            decoded by NVDEC (GpuDecodeCodec::kH265).
 #   ladder   renditions on the GPU path (issue 40 item 3): the bundle's zerohop_gpu_path_test
 #            (CudaScaler*: the CUDA scaler against the CPU reference), zerohop_ladder_pictures_gpu_test (a
 #            pipeline with --gpu N and a 3-rung ladder: each lower rung's decoded pictures against rung 0's)
@@ -35,7 +39,7 @@
 # GPU machine:  run(carry: [".gpu-bundle"], command: "bash scripts/gpu-pipeline-check.sh")
 #
 # Environment: OUT (default /tmp/gpu-pipeline-check), BUNDLE, CLIP (default .gpu-bundle/clip1080.mp4),
-# PARTS (default "rtsp stream sound"; "ladder" too when named), RTSP_CAMERAS (16), RTSP_FORMAT (nv12: NVDEC; i420: libavcodec, the CPU path), STEADY (15 s), TAP_FRAMES (60), GPU_DEVICE (0),
+# PARTS (default "rtsp stream sound"; "ladder" and "nvdec" too when named), RTSP_CAMERAS (16), RTSP_FORMAT (nv12: NVDEC; i420: libavcodec, the CPU path), STEADY (15 s), TAP_FRAMES (60), GPU_DEVICE (0),
 # PORT (18493), STREAM_ARGS (zerohop_frame_stream_bench; default --seconds 10 --rounds 2), RECEIVE_FRAMES (300),
 # AV_MARKERS (8), EXPECT_GPU.
 set -uo pipefail
@@ -90,13 +94,14 @@ if has_part rtsp; then
     mkdir -p "$tmp/ffbin"
     { echo '#!/bin/sh'; printf 'exec env LD_LIBRARY_PATH=%q %q "$@"\n' "$B/lib" "$B/bin/ffmpeg"; } > "$tmp/ffbin/ffmpeg"
     chmod +x "$tmp/ffbin/ffmpeg"
+    clip_codec=$(env LD_LIBRARY_PATH="$B/lib" "$B/bin/ffmpeg" -hide_banner -i "$CLIP" 2>&1 | grep -qi 'hevc' && echo H.265 || echo H.264)
     clip_frames=$(env LD_LIBRARY_PATH="$B/lib" "$B/bin/ffmpeg" -hide_banner -i "$CLIP" -map 0:v -c copy -f null - 2>&1 |
                   sed -n 's/.*frame= *\([0-9]*\).*/\1/p' | tail -1)
     echo "clip: $CLIP, ${clip_frames:-?} frames (it loops)"
 
     rtsp_row() {  # N: N cameras on one serve, all playing the one clip server
       local n=$1 label="rtsp$1" srv_pid rport sp t0 t1 c0 c1
-      step "RTSP -> NVDEC: $n camera(s) 1920x1080@30 H.264, serve --gpu $gpu_arg --share"
+      step "RTSP -> NVDEC: $n camera(s) 1920x1080@30 $clip_codec, serve --gpu $gpu_arg --share"
       PATH="$tmp/ffbin:$PATH" python3 tests/rtsp/rtsp_clip_server.py --clip "$CLIP" --port 0 > "$OUT/clip-$label.log" 2>&1 &
       srv_pid=$!
       for _ in $(seq 1 100); do grep -q '^PORT ' "$OUT/clip-$label.log" && break; sleep 0.1; done
@@ -278,6 +283,20 @@ if has_part ladder; then
     timeout 120 env "${bundle_env[@]}" "$B/bin/zerohop_gpu_rendition_scale_bench" --device "$GPU_DEVICE" \
       --iterations 300 --sizes 720p,1080p --out "$OUT/rendition-scale.md" || fail "rendition scale bench"
   fi
+fi
+
+if has_part nvdec; then
+  step "nvdec: the NVDEC decoder on the committed clips (H.264 and H.265, bit-exact against libavcodec)"
+  for x in zerohop_nvdec_unit_test zerohop_nvdec_source_test; do
+    if [[ -x $B/bin/$x ]]; then
+      timeout 120 env "${bundle_env[@]}" ZEROHOP_NVDEC_DATA_DIR="$PWD/tests/gpu/data" "$B/bin/$x" > "$OUT/$x.txt" 2>&1
+      grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|Failure|nvdec probe' "$OUT/$x.txt" | head -20
+      grep -q '^\[  PASSED  \]' "$OUT/$x.txt" && ! grep -q '^\[  FAILED  \]\|^\[  SKIPPED \]' "$OUT/$x.txt" ||
+        fail "$x (see $x.txt)"
+    else
+      fail "the bundle has no $x (BUNDLE_EXTRA)"
+    fi
+  done
 fi
 
 step "result"

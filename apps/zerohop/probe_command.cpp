@@ -115,8 +115,8 @@ int runRtspProbe(const std::string& url) {
     std::printf("  serve       passes its H.264 through to WebRTC viewers (no decode, no encode); its sound with "
                 "--audio rtsp\n");
   } else {
-    std::printf("  serve       decodes its H.265 on the CPU and encodes H.264 for WebRTC viewers (they take no H.265 "
-                "as it is); its sound with --audio rtsp\n");
+    std::printf("  serve       decodes its H.265 on the CPU (with ?format=nv12 by NVDEC into VRAM) and encodes H.264 "
+                "for WebRTC viewers (they take no H.265 as it is); its sound with --audio rtsp\n");
   }
   return 0;
 }

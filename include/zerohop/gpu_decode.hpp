@@ -1,5 +1,5 @@
 #pragma once
-// H.264 decoding on the GPU's video decoder (NVDEC): an Annex B access unit, as a camera or the
+// H.264 and H.265 decoding on the GPU's video decoder (NVDEC): an Annex B access unit, as a camera or the
 // emulated camera delivers one per frame, becomes an NV12 frame in VRAM, with the CUDA event that
 // says when it is ready. No CUDA or NVDEC types here (users build without those SDKs): libcuda.so.1 and
 // libnvcuvid.so.1 are loaded at run time (nv-codec-headers' dynlink loader), so programs start on
@@ -50,7 +50,11 @@ ZEROHOP_API NvdecInfo probeNvdec(int device = -1);
 /// or "unavailable: <reason>".
 ZEROHOP_API std::string describe(const NvdecInfo& info);
 
-/// Decodes one H.264 stream into NV12 device frames.
+/// The bitstream a GpuH264Decoder takes: H.264 (the default) or H.265/HEVC (Main profile, 4:2:0
+/// 8-bit: an IP camera's). Access units are Annex B either way, parameter sets in band.
+enum class GpuDecodeCodec : std::uint8_t { kH264, kH265 };
+
+/// Decodes one H.264 (or, constructed with GpuDecodeCodec::kH265, H.265) stream into NV12 device frames.
 ///
 /// Ownership: the decoder owns its NVDEC session, its CUDA stream and a ready event for each of the
 /// 32 destination buffers written most recently (valid while the decoder lives, re-recorded each
@@ -63,6 +67,9 @@ class ZEROHOP_API GpuH264Decoder {
   /// device are missing, in probeNvdec's words. The NVDEC session itself is created from the first
   /// sequence header: a GPU without an H.264 decoder is reported by that decode() (kUnavailable).
   explicit GpuH264Decoder(int device = 0);
+  /// The same for `codec`'s bitstream (kH265: HEVC Main; Main 10 and 4:4:4 are refused at the first
+  /// sequence header with kUnsupported, a GPU without an HEVC decoder with kUnavailable).
+  GpuH264Decoder(int device, GpuDecodeCodec codec);
   ~GpuH264Decoder();  ///< waits for its own copies, unmaps, destroys the session; never throws
   GpuH264Decoder(GpuH264Decoder&&) noexcept;
   GpuH264Decoder& operator=(GpuH264Decoder&&) noexcept;
@@ -83,7 +90,8 @@ class ZEROHOP_API GpuH264Decoder {
   /// Error(kUnsupported) for a stream NVDEC cannot decode here (not 4:2:0 8-bit, too large).
   bool decode(const std::uint8_t* data, std::size_t size, Frame& dst);
   bool decode(const EncodedUnit& unit, Frame& dst);
-  /// A compressed frame as a capture source delivers it (format kH264, host or pinned memory,
+  /// A compressed frame as a capture source delivers it (format kH264, or for H.265 kH264 or kUnknown
+  /// (PixelFormat has no H.265), host or pinned memory,
   /// bytesUsed bytes at data[0]); its sequence, wall clock, keyframe flag and times travel.
   bool decode(const Frame& compressed, Frame& dst);
 

@@ -1,8 +1,8 @@
-// GpuH264Decoder: the NVDEC parser + decoder on the device's primary context. The parser calls
-// back synchronously from cuvidParseVideoData: sequence (create the decoder from the SPS), decode
-// (cuvidDecodePicture), display (queue the picture). decode() then maps the oldest queued picture
-// and copies it into the caller's NV12 frame on the decoder's stream. The mapped surface is
-// unmapped at the next call, once the copy is known to be done, so the host never waits for it.
+// GpuH264Decoder: the NVDEC parser + decoder on the device's primary context, for H.264 or H.265.
+// The parser calls back synchronously from cuvidParseVideoData: sequence (create the decoder from the SPS),
+// decode (cuvidDecodePicture), display (queue the picture). decode() then maps the oldest queued picture and
+// copies it into the caller's NV12 frame on the decoder's stream. The mapped surface is unmapped at the next
+// call, once the copy is known to be done, so the host never waits for it.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -26,9 +26,9 @@ namespace {
 using nvdec::ContextScope;
 using nvdec::NvdecApi;
 
-constexpr std::size_t kMaxQueued = 4;                 // pictures waiting for decode(); more: drop the oldest
+constexpr std::size_t kMaxQueued = 4;                // pictures waiting for decode(); more: drop the oldest
 constexpr unsigned kExtraSurfaces = kMaxQueued + 2;  // + one mapped, + one being decoded
-constexpr unsigned kMaxSurfaces = 32;                // NVDEC's limit for H.264
+constexpr unsigned kMaxSurfaces = 32;                // NVDEC's limit for H.264 and H.265
 
 const NvdecApi& loadApi() {
   std::string whyNot;
@@ -37,13 +37,23 @@ const NvdecApi& loadApi() {
   return *api;
 }
 
-std::string sizeText(unsigned w, unsigned h) { return std::to_string(w) + "x" + std::to_string(h); }
+std::string sizeText(unsigned w, unsigned h) {
+  return std::to_string(w) + "x" + std::to_string(h);
+}
+
+const char* codecText(GpuDecodeCodec c) {
+  return c == GpuDecodeCodec::kH265 ? "H.265" : "H.264";
+}
+cudaVideoCodec cuvidCodec(GpuDecodeCodec c) {
+  return c == GpuDecodeCodec::kH265 ? cudaVideoCodec_HEVC : cudaVideoCodec_H264;
+}
 
 void checkDestination(const Frame& dst) {
   if (dst.format != PixelFormat::kNV12 || dst.memory != MemoryKind::kDevice || dst.data[0] == nullptr ||
       dst.data[1] == nullptr) {
-    throw Error(Errc::kInvalidArgument, std::string("GpuH264Decoder: the destination must be an NV12 device frame, got ") +
-                                            std::string(formatName(dst.format)) + " " + memoryKindName(dst.memory));
+    throw Error(Errc::kInvalidArgument,
+                std::string("GpuH264Decoder: the destination must be an NV12 device frame, got ") +
+                    std::string(formatName(dst.format)) + " " + memoryKindName(dst.memory));
   }
 }
 
@@ -58,14 +68,14 @@ struct UnitMeta {
 }  // namespace
 
 struct GpuH264Decoder::Impl {
-  explicit Impl(int dev)
-      : api(loadApi()), device(dev), context(api, dev), stream(dev), copied(dev, /*timing=*/false) {
+  Impl(int dev, GpuDecodeCodec c)
+      : api(loadApi()), device(dev), codec(c), context(api, dev), stream(dev), copied(dev, /*timing=*/false) {
     ContextScope current(api, context.get());
     CUvideoctxlock lk = nullptr;
     api.check(api.cuvid->cuvidCtxLockCreate(&lk, context.get()), "cuvidCtxLockCreate");
     lock = nvdec::Owned<CUvideoctxlock>(lk, api.cuvid->cuvidCtxLockDestroy, "cuvidCtxLockDestroy");
     CUVIDPARSERPARAMS params{};
-    params.CodecType = cudaVideoCodec_H264;
+    params.CodecType = cuvidCodec(codec);
     params.ulMaxNumDecodeSurfaces = 1;  // the sequence callback returns the real number
     params.ulMaxDisplayDelay = 0;       // low latency: a picture is displayable as soon as it is decoded
     params.ulErrorThreshold = 100;      // decode (and conceal) damaged pictures instead of skipping them
@@ -93,10 +103,11 @@ struct GpuH264Decoder::Impl {
   // Destroyed in reverse: parser and decoder (explicitly, context current), events, stream, lock, context.
   const NvdecApi& api;
   int device;
+  GpuDecodeCodec codec;
   nvdec::PrimaryContext context;
   nvdec::Owned<CUvideoctxlock> lock;
   CudaStream stream;
-  CudaEvent copied;  // recorded after each copy out of a mapped surface
+  CudaEvent copied;                             // recorded after each copy out of a mapped surface
   gpu_detail::ReadyEvents readyEvents{device};  // one per recent destination buffer
   nvdec::Owned<CUvideodecoder> decoder;
   nvdec::Owned<CUvideoparser> parser;
@@ -158,11 +169,16 @@ struct GpuH264Decoder::Impl {
 };
 
 int GpuH264Decoder::Impl::onSequence(const CUVIDEOFORMAT& f) {
-  if (f.codec != cudaVideoCodec_H264) throw Error(Errc::kUnsupported, "GpuH264Decoder: not an H.264 stream");
-  if (f.chroma_format != cudaVideoChromaFormat_420 || f.bit_depth_luma_minus8 != 0 || f.bit_depth_chroma_minus8 != 0) {
-    throw Error(Errc::kUnsupported, "GpuH264Decoder: H.264 with chroma format " + std::to_string(f.chroma_format) +
-                                        " and " + std::to_string(8 + f.bit_depth_luma_minus8) +
-                                        "-bit luma is not supported (NV12 output: 4:2:0 8-bit only)");
+  const std::string name = codecText(codec);
+  if (f.codec != cuvidCodec(codec))
+    throw Error(Errc::kUnsupported, "GpuH264Decoder: not an " + name + " stream");
+  if (f.chroma_format != cudaVideoChromaFormat_420 || f.bit_depth_luma_minus8 != 0 ||
+      f.bit_depth_chroma_minus8 != 0) {
+    throw Error(Errc::kUnsupported,
+                "GpuH264Decoder: " + name + " with chroma format " + std::to_string(f.chroma_format) +
+                    " and " + std::to_string(8 + f.bit_depth_luma_minus8) +
+                    "-bit luma is not supported (NV12 output: 4:2:0 8-bit only" +
+                    (codec == GpuDecodeCodec::kH265 ? ", the Main profile, not Main 10)" : ")"));
   }
   if (api.cuvid->cuvidGetDecoderCaps != nullptr) {
     CUVIDDECODECAPS caps{};
@@ -171,22 +187,25 @@ int GpuH264Decoder::Impl::onSequence(const CUVIDEOFORMAT& f) {
     caps.nBitDepthMinus8 = f.bit_depth_luma_minus8;
     api.check(api.cuvid->cuvidGetDecoderCaps(&caps), "cuvidGetDecoderCaps");
     if (!caps.bIsSupported) {
-      throw Error(Errc::kUnavailable, "GpuH264Decoder: this GPU has no video decoder for H.264 4:2:0 8-bit");
+      throw Error(Errc::kUnavailable,
+                  "GpuH264Decoder: this GPU has no video decoder for " + name + " 4:2:0 8-bit");
     }
     const unsigned mbs = (f.coded_width / 16) * (f.coded_height / 16);
     if (f.coded_width > caps.nMaxWidth || f.coded_height > caps.nMaxHeight || mbs > caps.nMaxMBCount ||
         f.coded_width < caps.nMinWidth || f.coded_height < caps.nMinHeight) {
-      throw Error(Errc::kUnsupported, "GpuH264Decoder: H.264 " + sizeText(f.coded_width, f.coded_height) +
+      throw Error(Errc::kUnsupported, "GpuH264Decoder: " + name + " " +
+                                          sizeText(f.coded_width, f.coded_height) +
                                           " is outside what NVDEC decodes on this GPU (" +
                                           sizeText(caps.nMinWidth, caps.nMinHeight) + " .. " +
                                           sizeText(caps.nMaxWidth, caps.nMaxHeight) + ", " +
                                           std::to_string(caps.nMaxMBCount) + " macroblocks)");
     }
   }
-  const unsigned wanted = std::max<unsigned>(f.min_num_decode_surfaces,
-                                             std::min(kMaxSurfaces, f.min_num_decode_surfaces + kExtraSurfaces));
+  const unsigned wanted = std::max<unsigned>(
+      f.min_num_decode_surfaces, std::min(kMaxSurfaces, f.min_num_decode_surfaces + kExtraSurfaces));
   const bool same = decoder && f.coded_width == format.coded_width && f.coded_height == format.coded_height &&
-                    f.display_area.left == format.display_area.left && f.display_area.top == format.display_area.top &&
+                    f.display_area.left == format.display_area.left &&
+                    f.display_area.top == format.display_area.top &&
                     f.display_area.right == format.display_area.right &&
                     f.display_area.bottom == format.display_area.bottom && wanted <= surfaces;
   if (same) return static_cast<int>(surfaces);
@@ -206,7 +225,8 @@ int GpuH264Decoder::Impl::onSequence(const CUVIDEOFORMAT& f) {
   ci.bitDepthMinus8 = f.bit_depth_luma_minus8;
   ci.ulCreationFlags = cudaVideoCreate_PreferCUVID;
   ci.OutputFormat = cudaVideoSurfaceFormat_NV12;
-  ci.DeinterlaceMode = f.progressive_sequence ? cudaVideoDeinterlaceMode_Weave : cudaVideoDeinterlaceMode_Adaptive;
+  ci.DeinterlaceMode =
+      f.progressive_sequence ? cudaVideoDeinterlaceMode_Weave : cudaVideoDeinterlaceMode_Adaptive;
   ci.display_area.left = static_cast<short>(f.display_area.left);
   ci.display_area.top = static_cast<short>(f.display_area.top);
   ci.display_area.right = static_cast<short>(f.display_area.right);
@@ -216,7 +236,8 @@ int GpuH264Decoder::Impl::onSequence(const CUVIDEOFORMAT& f) {
   ci.ulNumOutputSurfaces = 2;
   ci.vidLock = lock.get();
   CUvideodecoder d = nullptr;
-  api.check(api.cuvid->cuvidCreateDecoder(&d, &ci), "cuvidCreateDecoder(H.264 " + sizeText(f.coded_width, f.coded_height) + ")");
+  api.check(api.cuvid->cuvidCreateDecoder(&d, &ci),
+            "cuvidCreateDecoder(" + name + " " + sizeText(f.coded_width, f.coded_height) + ")");
   decoder = nvdec::Owned<CUvideodecoder>(d, api.cuvid->cuvidDestroyDecoder, "cuvidDestroyDecoder");
   format = f;
   surfaces = wanted;
@@ -241,7 +262,8 @@ void GpuH264Decoder::Impl::releaseMapped() {
   api.check(api.cuvid->cuvidUnmapVideoFrame(decoder.get(), mappedPtr), "cuvidUnmapVideoFrame");
 }
 
-bool GpuH264Decoder::Impl::decode(const std::uint8_t* data, std::size_t size, const UnitMeta& meta, Frame& dst) {
+bool GpuH264Decoder::Impl::decode(const std::uint8_t* data, std::size_t size, const UnitMeta& meta,
+                                  Frame& dst) {
   checkDestination(dst);
   releaseMapped();
   if (size > 0) {
@@ -273,9 +295,11 @@ bool GpuH264Decoder::Impl::flush(Frame& dst) {
 
 bool GpuH264Decoder::Impl::output(Frame& dst) {
   if (queued.empty()) return false;
-  if (dst.width != width || dst.height != height || dst.pitch[0] < width || dst.pitch[1] < ((width + 1) & ~1u)) {
-    throw Error(Errc::kInvalidArgument, "GpuH264Decoder: the destination is " + sizeText(dst.width, dst.height) +
-                                            " (pitch " + std::to_string(dst.pitch[0]) + "), the stream " +
+  if (dst.width != width || dst.height != height || dst.pitch[0] < width ||
+      dst.pitch[1] < ((width + 1) & ~1u)) {
+    throw Error(Errc::kInvalidArgument, "GpuH264Decoder: the destination is " +
+                                            sizeText(dst.width, dst.height) + " (pitch " +
+                                            std::to_string(dst.pitch[0]) + "), the stream " +
                                             sizeText(width, height) + "; the picture stays queued");
   }
   const CUVIDPARSERDISPINFO info = queued.front();
@@ -294,19 +318,22 @@ bool GpuH264Decoder::Impl::output(Frame& dst) {
   proc.output_stream = stream.get();  // cudaStream_t and CUstream are the same handle
   unsigned long long ptr = 0;
   unsigned pitch = 0;
-  api.check(api.cuvid->cuvidMapVideoFrame(decoder.get(), info.picture_index, &ptr, &pitch, &proc), "cuvidMapVideoFrame");
+  api.check(api.cuvid->cuvidMapVideoFrame(decoder.get(), info.picture_index, &ptr, &pitch, &proc),
+            "cuvidMapVideoFrame");
   mappedPtr = ptr;
   mapped = true;
   CUVIDGETDECODESTATUS status{};
-  lastConcealed = api.cuvid->cuvidGetDecodeStatus(decoder.get(), info.picture_index, &status) == CUDA_SUCCESS &&
-                  (status.decodeStatus == cuvidDecodeStatus_Error || status.decodeStatus == cuvidDecodeStatus_Error_Concealed);
+  lastConcealed =
+      api.cuvid->cuvidGetDecodeStatus(decoder.get(), info.picture_index, &status) == CUDA_SUCCESS &&
+      (status.decodeStatus == cuvidDecodeStatus_Error ||
+       status.decodeStatus == cuvidDecodeStatus_Error_Concealed);
 
   // NV12 surface: luma rows, then chroma at the (even) surface height.
   cuda::DeviceGuard guard(device);
   const auto* luma = reinterpret_cast<const std::uint8_t*>(ptr);
   const std::uint8_t* chroma = luma + static_cast<std::size_t>(pitch) * ((height + 1) & ~1u);
-  cuda::check(cudaMemcpy2DAsync(dst.data[0], dst.pitch[0], luma, pitch, width, height, cudaMemcpyDeviceToDevice,
-                                stream.get()),
+  cuda::check(cudaMemcpy2DAsync(dst.data[0], dst.pitch[0], luma, pitch, width, height,
+                                cudaMemcpyDeviceToDevice, stream.get()),
               "cudaMemcpy2DAsync", "NVDEC luma -> frame");
   cuda::check(cudaMemcpy2DAsync(dst.data[1], dst.pitch[1], chroma, pitch, (width + 1) & ~1u, (height + 1) / 2,
                                 cudaMemcpyDeviceToDevice, stream.get()),
@@ -325,7 +352,9 @@ bool GpuH264Decoder::Impl::output(Frame& dst) {
   return true;
 }
 
-GpuH264Decoder::GpuH264Decoder(int device) : impl_(std::make_unique<Impl>(device)) {}
+GpuH264Decoder::GpuH264Decoder(int device) : impl_(std::make_unique<Impl>(device, GpuDecodeCodec::kH264)) {}
+GpuH264Decoder::GpuH264Decoder(int device, GpuDecodeCodec codec)
+    : impl_(std::make_unique<Impl>(device, codec)) {}
 GpuH264Decoder::~GpuH264Decoder() = default;
 GpuH264Decoder::GpuH264Decoder(GpuH264Decoder&&) noexcept = default;
 GpuH264Decoder& GpuH264Decoder::operator=(GpuH264Decoder&&) noexcept = default;
@@ -337,16 +366,21 @@ bool GpuH264Decoder::decode(const std::uint8_t* data, std::size_t size, Frame& d
 }
 
 bool GpuH264Decoder::decode(const EncodedUnit& unit, Frame& dst) {
-  if (unit.codec != PixelFormat::kH264) {
-    throw Error(Errc::kInvalidArgument, std::string("GpuH264Decoder: not an H.264 unit: ") + std::string(formatName(unit.codec)));
+  if (impl_->codec == GpuDecodeCodec::kH264 && unit.codec != PixelFormat::kH264) {
+    throw Error(Errc::kInvalidArgument,
+                std::string("GpuH264Decoder: not an H.264 unit: ") + std::string(formatName(unit.codec)));
   }
   UnitMeta meta{unit.sequence, unit.wallClockMs, unit.keyframe, unit.times};
   return impl_->decode(unit.bytes.data(), unit.bytes.size(), meta, dst);
 }
 
 bool GpuH264Decoder::decode(const Frame& compressed, Frame& dst) {
-  if (compressed.format != PixelFormat::kH264 || compressed.memory == MemoryKind::kDevice) {
-    throw Error(Errc::kInvalidArgument, "GpuH264Decoder: the source must be an H.264 frame in host memory, got " +
+  const bool h265 = impl_->codec == GpuDecodeCodec::kH265;
+  const bool format =
+      compressed.format == PixelFormat::kH264 || (h265 && compressed.format == PixelFormat::kUnknown);
+  if (!format || compressed.memory == MemoryKind::kDevice) {
+    throw Error(Errc::kInvalidArgument, std::string("GpuH264Decoder: the source must be an ") +
+                                            codecText(impl_->codec) + " frame in host memory, got " +
                                             std::string(formatName(compressed.format)) + " " +
                                             memoryKindName(compressed.memory));
   }
@@ -354,12 +388,26 @@ bool GpuH264Decoder::decode(const Frame& compressed, Frame& dst) {
   return impl_->decode(compressed.data[0], compressed.bytesUsed, meta, dst);
 }
 
-bool GpuH264Decoder::flush(Frame& dst) { return impl_->flush(dst); }
-std::uint32_t GpuH264Decoder::width() const noexcept { return impl_->width; }
-std::uint32_t GpuH264Decoder::height() const noexcept { return impl_->height; }
-bool GpuH264Decoder::lastFrameConcealed() const noexcept { return impl_->lastConcealed; }
-std::uint64_t GpuH264Decoder::droppedPictures() const noexcept { return impl_->dropped; }
-void* GpuH264Decoder::stream() const noexcept { return impl_->stream.get(); }
-int GpuH264Decoder::device() const noexcept { return impl_->device; }
+bool GpuH264Decoder::flush(Frame& dst) {
+  return impl_->flush(dst);
+}
+std::uint32_t GpuH264Decoder::width() const noexcept {
+  return impl_->width;
+}
+std::uint32_t GpuH264Decoder::height() const noexcept {
+  return impl_->height;
+}
+bool GpuH264Decoder::lastFrameConcealed() const noexcept {
+  return impl_->lastConcealed;
+}
+std::uint64_t GpuH264Decoder::droppedPictures() const noexcept {
+  return impl_->dropped;
+}
+void* GpuH264Decoder::stream() const noexcept {
+  return impl_->stream.get();
+}
+int GpuH264Decoder::device() const noexcept {
+  return impl_->device;
+}
 
 }  // namespace zerohop

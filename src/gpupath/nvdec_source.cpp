@@ -1,4 +1,5 @@
-// NvdecSource (nvdec_source.hpp): an H.264 source decoded by NVDEC (GpuH264Decoder) into a device pool.
+// NvdecSource (nvdec_source.hpp): an H.264 or H.265 source decoded by NVDEC (GpuH264Decoder) into a device
+// pool.
 #include "gpupath/nvdec_source.hpp"
 
 #include <algorithm>
@@ -22,13 +23,16 @@ constexpr std::uint32_t kSlots = 6;
 
 class NvdecSource final : public FrameSource {
  public:
-  NvdecSource(std::unique_ptr<FrameSource> h264, int device)
-      : h264_(std::move(h264)), decoder_(device < 0 ? 0 : device) {
+  NvdecSource(std::unique_ptr<FrameSource> h264, int device, GpuDecodeCodec codec)
+      : h264_(std::move(h264)), decoder_(device < 0 ? 0 : device, codec) {
     info_ = h264_->info();
-    if (info_.format != PixelFormat::kH264)
-      throw Error(Errc::kInternal, "NvdecSource takes an H.264 source, not " + std::string(formatName(info_.format)));
+    const bool h265 = codec == GpuDecodeCodec::kH265;
+    if (info_.format != PixelFormat::kH264 && !(h265 && info_.format == PixelFormat::kUnknown))
+      throw Error(Errc::kInternal, std::string("NvdecSource takes an ") + (h265 ? "H.265" : "H.264") +
+                                       " source, not " + std::string(formatName(info_.format)));
     if (info_.width == 0 || info_.height == 0)
-      throw Error(Errc::kUnsupported, info_.description + " did not say its picture size; NVDEC's frames need it up front");
+      throw Error(Errc::kUnsupported,
+                  info_.description + " did not say its picture size; NVDEC's frames need it up front");
     info_.format = PixelFormat::kNV12;
     info_.memory = MemoryKind::kDevice;
     info_.description += ", decoded to NV12 in VRAM by NVDEC";
@@ -57,9 +61,10 @@ class NvdecSource final : public FrameSource {
       } catch (const Error& e) {
         if (e.code() == Errc::kUnsupported) throw;  // the camera's stream: no later unit decodes either
         if (e.code() == Errc::kInvalidArgument) {
-          throw Error(Errc::kUnsupported, info_.description + " sends " + std::to_string(decoder_.width()) + "x" +
-                                              std::to_string(decoder_.height()) + " pictures, not the " +
-                                              std::to_string(info_.width) + "x" + std::to_string(info_.height) +
+          throw Error(Errc::kUnsupported, info_.description + " sends " + std::to_string(decoder_.width()) +
+                                              "x" + std::to_string(decoder_.height()) +
+                                              " pictures, not the " + std::to_string(info_.width) + "x" +
+                                              std::to_string(info_.height) +
                                               " it announced; open the camera again");
         }
         countDrop(e.what());
@@ -106,9 +111,10 @@ void requireNvdec(int device) {
                                         "); decode on the CPU with format=i420 instead");
 }
 
-std::unique_ptr<FrameSource> makeNvdecSource(std::unique_ptr<FrameSource> h264, int device) {
+std::unique_ptr<FrameSource> makeNvdecSource(std::unique_ptr<FrameSource> h264, int device,
+                                             GpuDecodeCodec codec) {
   requireNvdec(device);
-  return std::make_unique<NvdecSource>(std::move(h264), device);
+  return std::make_unique<NvdecSource>(std::move(h264), device, codec);
 }
 
 }  // namespace zerohop::gpupath

@@ -166,12 +166,13 @@ void RtspSource::open() {
     info_.fps = kAssumedFps;
   }
   info_.description = "RTSP camera " + name_ + (codec_ == VideoCodec::kH264 ? " h264 " : " h265 ") +
-                      std::to_string(info_.width) + "x" +
-                      std::to_string(info_.height) + "@" +
+                      std::to_string(info_.width) + "x" + std::to_string(info_.height) + "@" +
                       std::to_string(static_cast<int>(std::lround(info_.fps))) + " over " + url_.protocols;
 }
 
-RtspSource::~RtspSource() { connection_->releasePicture(); }
+RtspSource::~RtspSource() {
+  connection_->releasePicture();
+}
 
 void RtspSource::startSession() {
   session_ = connection_->open();
@@ -233,10 +234,11 @@ std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
       if (idr) {
         lastIdrNs_ = lastUnitNs_;
       } else if (lastUnitNs_ - lastIdrNs_ >= std::chrono::nanoseconds(policy_.idrTimeout).count()) {
-        lose({FailureKind::kStalled,
-              "no IDR for " + seconds(policy_.idrTimeout) +
-                  " s (its keyframes are lost on the way or further apart than that: set the camera's I-frame "
-                  "interval to 1-2 s); reconnecting (a new connection starts at the camera's next IDR)"});
+        lose(
+            {FailureKind::kStalled,
+             "no IDR for " + seconds(policy_.idrTimeout) +
+                 " s (its keyframes are lost on the way or further apart than that: set the camera's I-frame "
+                 "interval to 1-2 s); reconnecting (a new connection starts at the camera's next IDR)"});
         continue;
       }
       if (outage_) {
@@ -336,7 +338,8 @@ RtspUrl rtspUrlOf(const SourceSpec& spec) {
   if (const auto* v = option("password")) url.password = *v;
   if (const auto* v = option("protocols")) url.protocols = *v;
   if (const auto* v = option("latency")) url.latencyMs = static_cast<std::uint32_t>(std::stoul(*v));
-  url.format = spec.format == PixelFormat::kI420 || spec.format == PixelFormat::kNV12 ? spec.format : PixelFormat::kH264;
+  url.format = spec.format == PixelFormat::kI420 || spec.format == PixelFormat::kNV12 ? spec.format
+                                                                                      : PixelFormat::kH264;
   return url;
 }
 
@@ -369,11 +372,13 @@ std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const Source
   }
   auto camera = std::make_unique<rtsp::RtspSource>(url);
   if (camera->codec() == rtsp::VideoCodec::kH265) {
-    // WebRTC viewers take no H.265 as it is, and NVDEC decodes H.264 only here: the CPU decodes it, and
-    // the pipeline serves the pictures as a raw camera's (encoded again for viewers, shared as frames).
-    log::info(url.masked(), ": the camera sends H.265, which WebRTC viewers cannot take as it is: decoded on "
-              "the CPU (libavcodec) and encoded again",
-              url.format == PixelFormat::kNV12 ? " (NVDEC here decodes H.264 only: format=nv12 decodes on the CPU)" : "");
+    // WebRTC viewers take no H.265 as it is: the pictures are decoded (NVDEC into VRAM with format=nv12,
+    // else libavcodec on the CPU) and the pipeline serves them as a raw camera's (encoded again for
+    // viewers, shared as frames).
+    const bool nvdec = url.format == PixelFormat::kNV12;
+    log::info(url.masked(), ": the camera sends H.265, which WebRTC viewers cannot take as it is: decoded ",
+              nvdec ? "by NVDEC into VRAM" : "on the CPU (libavcodec)", " and encoded again");
+    if (nvdec) return gpupath::makeNvdecSource(std::move(camera), options.gpuDevice, GpuDecodeCodec::kH265);
     return std::make_unique<rtsp::DecodedH264Source>(std::move(camera), rtsp::VideoCodec::kH265);
   }
   if (url.format == PixelFormat::kI420) return std::make_unique<rtsp::DecodedH264Source>(std::move(camera));

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -32,7 +33,8 @@ inline std::vector<std::uint8_t> readFile(const std::string& path) {
 }
 
 /// FNV-1a 64 of a frame's Y or UV plane: `rowBytes` of each row, no padding.
-inline std::uint64_t fnv1a64(const std::uint8_t* p, std::size_t pitch, std::size_t rowBytes, std::size_t rows) {
+inline std::uint64_t fnv1a64(const std::uint8_t* p, std::size_t pitch, std::size_t rowBytes,
+                             std::size_t rows) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (std::size_t y = 0; y < rows; ++y) {
     for (std::size_t x = 0; x < rowBytes; ++x) h = (h ^ p[y * pitch + x]) * 0x100000001b3ull;
@@ -53,14 +55,23 @@ struct Clip {
   std::vector<PlaneHashes> reference;
 };
 
+/// The clips' folder: $ZEROHOP_NVDEC_DATA_DIR when set (a test binary run away from its source tree,
+/// e.g. from a GPU bundle), else the source tree's tests/gpu/data.
+inline std::string clipDir() {
+  const char* dir = std::getenv("ZEROHOP_NVDEC_DATA_DIR");
+  return dir != nullptr && *dir != '\0' ? dir : ZEROHOP_NVDEC_DATA_DIR;
+}
+
+/// `name`.h264, or `name`.h265 for a name with "hevc" in it, and `name`.fnv.
 inline Clip loadClip(const std::string& name, std::uint32_t w, std::uint32_t h) {
   Clip c;
   c.name = name;
   c.width = w;
   c.height = h;
-  const std::string base = std::string(ZEROHOP_NVDEC_DATA_DIR) + "/" + name;
-  const auto bytes = readFile(base + ".h264");
-  c.units = nvdec::splitAccessUnits(bytes.data(), bytes.size());
+  const bool hevc = name.find("hevc") != std::string::npos;
+  const std::string base = clipDir() + "/" + name;
+  const auto bytes = readFile(base + (hevc ? ".h265" : ".h264"));
+  c.units = nvdec::splitAccessUnits(bytes.data(), bytes.size(), hevc);
   std::ifstream ref(base + ".fnv");
   for (std::string line; std::getline(ref, line);) {
     if (line.empty() || line[0] == '#') continue;
@@ -97,7 +108,8 @@ inline PlaneHashes readBack(const Frame& f, int device, ::testing::AssertionResu
   }
   const std::size_t chromaRows = (f.height + 1) / 2;
   std::vector<std::uint8_t> y(std::size_t(f.pitch[0]) * f.height), uv(std::size_t(f.pitch[1]) * chromaRows);
-  cuda::check(cudaMemcpyAsync(y.data(), f.data[0], y.size(), cudaMemcpyDeviceToHost, consumer.get()), "cudaMemcpyAsync(Y)");
+  cuda::check(cudaMemcpyAsync(y.data(), f.data[0], y.size(), cudaMemcpyDeviceToHost, consumer.get()),
+              "cudaMemcpyAsync(Y)");
   cuda::check(cudaMemcpyAsync(uv.data(), f.data[1], uv.size(), cudaMemcpyDeviceToHost, consumer.get()),
               "cudaMemcpyAsync(UV)");
   consumer.synchronize();
@@ -110,7 +122,8 @@ inline PlaneHashes readBack(const Frame& f, int device, ::testing::AssertionResu
     *paddingOk = written == 0 ? ::testing::AssertionSuccess()
                               : ::testing::AssertionFailure() << written << " padding bytes overwritten";
   }
-  return {fnv1a64(y.data(), f.pitch[0], f.width, f.height), fnv1a64(uv.data(), f.pitch[1], f.width, chromaRows)};
+  return {fnv1a64(y.data(), f.pitch[0], f.width, f.height),
+          fnv1a64(uv.data(), f.pitch[1], f.width, chromaRows)};
 }
 
 }  // namespace zerohop::test

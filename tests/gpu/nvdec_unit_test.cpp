@@ -20,7 +20,7 @@ std::vector<int> nalTypesOf(const std::vector<std::uint8_t>& unit) {
 TEST(NvdecAccessUnits, SplitsEveryClipIntoItsPicturesLosslessly) {
   for (const char* name : {"nvdec_baseline_320x240", "nvdec_high_640x480", "nvdec_high_bframes_640x480",
                            "nvdec_high_1920x1080"}) {
-    const auto bytes = test::readFile(std::string(ZEROHOP_NVDEC_DATA_DIR) + "/" + name + ".h264");
+    const auto bytes = test::readFile(test::clipDir() + "/" + name + ".h264");
     const auto units = nvdec::splitAccessUnits(bytes.data(), bytes.size());
     ASSERT_EQ(units.size(), 30u) << name;
     std::vector<std::uint8_t> joined;
@@ -28,7 +28,8 @@ TEST(NvdecAccessUnits, SplitsEveryClipIntoItsPicturesLosslessly) {
     EXPECT_EQ(joined, bytes) << name << ": bytes lost or reordered";
     for (std::size_t i = 0; i < units.size(); ++i) {
       const auto types = nalTypesOf(units[i]);
-      const int slices = static_cast<int>(std::count(types.begin(), types.end(), 1) + std::count(types.begin(), types.end(), 5));
+      const int slices = static_cast<int>(std::count(types.begin(), types.end(), 1) +
+                                          std::count(types.begin(), types.end(), 5));
       EXPECT_EQ(slices, 1) << name << " unit " << i;
       const bool idr = std::count(types.begin(), types.end(), 5) == 1;
       // The clips have an IDR every 10 pictures (the 1080p one only at the start), SPS/PPS before each.
@@ -41,11 +42,35 @@ TEST(NvdecAccessUnits, SplitsEveryClipIntoItsPicturesLosslessly) {
   }
 }
 
+TEST(NvdecAccessUnits, SplitsTheH265ClipIntoItsPicturesLosslessly) {
+  const auto bytes = test::readFile(test::clipDir() + "/nvdec_hevc_main_320x240.h265");
+  const auto units = nvdec::splitAccessUnits(bytes.data(), bytes.size(), /*hevc=*/true);
+  ASSERT_EQ(units.size(), 30u);
+  std::vector<std::uint8_t> joined;
+  for (const auto& u : units) joined.insert(joined.end(), u.begin(), u.end());
+  EXPECT_EQ(joined, bytes) << "bytes lost or reordered";
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    std::vector<int> types;  // H.265: nal_unit_type in bits 1..6 of the first header byte
+    for (std::size_t b = 0; b + 3 < units[i].size(); ++b) {
+      if (units[i][b] == 0 && units[i][b + 1] == 0 && units[i][b + 2] == 1)
+        types.push_back((units[i][b + 3] >> 1) & 0x3F);
+    }
+    EXPECT_EQ(std::count_if(types.begin(), types.end(), [](int t) { return t < 32; }), 1) << "unit " << i;
+    const bool idr =
+        std::count(types.begin(), types.end(), 19) + std::count(types.begin(), types.end(), 20) == 1;
+    EXPECT_EQ(idr, i % 10 == 0) << "unit " << i;
+    if (idr) {
+      EXPECT_EQ(types.front(), 32) << "unit " << i << " does not start with its VPS";
+    }
+  }
+}
+
 TEST(NvdecAccessUnits, SplitsFourByteStartCodesAndSkipsLeadingBytes) {
-  const std::vector<std::uint8_t> s = {0xFF, 0, 0, 0, 1, 0x67, 0x42, 0, 0, 1, 0x68, 0xCE,  // junk, SPS, PPS
-                                       0, 0, 1, 0x65, 0x88, 0x11,                           // IDR, first_mb 0
-                                       0, 0, 0, 1, 0x41, 0x9A, 0x22,                        // P, first_mb 0
-                                       0, 0, 1, 0x41, 0x40, 0x33};                          // P, first_mb 1: same picture
+  const std::vector<std::uint8_t> s = {0xFF, 0, 0, 0,    1,    0x67, 0x42,
+                                       0,    0, 1, 0x68, 0xCE,              // junk, SPS, PPS
+                                       0,    0, 1, 0x65, 0x88, 0x11,        // IDR, first_mb 0
+                                       0,    0, 0, 1,    0x41, 0x9A, 0x22,  // P, first_mb 0
+                                       0,    0, 1, 0x41, 0x40, 0x33};       // P, first_mb 1: same picture
   const auto units = nvdec::splitAccessUnits(s.data(), s.size());
   ASSERT_EQ(units.size(), 2u);
   EXPECT_EQ(units[0], std::vector<std::uint8_t>(s.begin() + 1, s.begin() + 18));
