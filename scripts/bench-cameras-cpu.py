@@ -2,12 +2,13 @@
 """How many cameras one `zerohop serve` carries on this machine's CPU (x264, no GPU).
 
   scripts/bench-cameras-cpu.py [--cameras 2,4,6,8] [--seconds 12] [--size 640x360] [--fps 30]
-                               [--rtsp] [--zerohop build/apps/zerohop/zerohop] [--out FILE]
+                               [--rtsp [--hevc]] [--zerohop build/apps/zerohop/zerohop] [--out FILE]
 
 --rtsp: the cameras are IP cameras instead, all playing one tests/rtsp/rtsp_clip_server.py (FFmpeg's RTP of a
 libx264 clip at --size/--fps, an IDR a second, over TCP), each passed through (no decode, no encode): what
 serve's RTSP ingest, timing and fan-out cost per camera. The clip server's own CPU (FFmpeg, Python) is not
-serve's and is not counted.
+serve's and is not counted. --rtsp --hevc: H.265 cameras (a libx265 clip), each decoded by libavcodec on the CPU
+and encoded again by x264: what an H.265 camera costs without a GPU.
 
 For each N: `zerohop serve --gpu off` with N built-in test cameras (--camera camK=test:SIZE@FPS), no
 viewer (every camera still converts and encodes every frame); after a 3 s warm-up, /stats is read at
@@ -57,7 +58,7 @@ def clip_server(args):
     here = os.path.dirname(os.path.abspath(__file__))
     proc = subprocess.Popen(["/usr/bin/python3", os.path.join(here, "..", "tests", "rtsp", "rtsp_clip_server.py"),
                              "--port", "0", "--size", args.size, "--fps", str(args.fps), "--keyint", str(args.fps),
-                             "--seconds", "10"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "--seconds", "10", "--codec", "h265" if args.hevc else "h264"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60  # it encodes its clip first
     for line in proc.stdout:
         if line.startswith("PORT "):
@@ -129,6 +130,8 @@ def main():
     ap.add_argument("--size", default="640x360")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--rtsp", action="store_true", help="IP cameras passed through, from one RTSP clip server")
+    ap.add_argument("--hevc", action="store_true",
+                    help="with --rtsp: H.265 cameras, each decoded by libavcodec and encoded again by x264")
     ap.add_argument("--zerohop", default="build/apps/zerohop/zerohop")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -154,7 +157,8 @@ def report(args):
         rows.append(r)
         print(f"  {n} cameras: slowest {r['min_fps']:.1f} fps, {r['drop_pct']:.2f} % dropped", flush=True)
     cores = os.cpu_count()
-    kind = (f"IP cameras {args.size}@{args.fps} H.264 passed through (RTSP over TCP)" if args.rtsp
+    kind = (f"IP cameras {args.size}@{args.fps} H.265 decoded (libavcodec) and encoded again (x264), RTSP over TCP"
+            if args.rtsp and args.hevc else f"IP cameras {args.size}@{args.fps} H.264 passed through (RTSP over TCP)" if args.rtsp
             else f"x264, test cameras {args.size}@{args.fps}")
     lines = [f"### Cameras on the CPU ({cores} cores, {kind}, {args.seconds:g} s a row)", "",
              "| cameras | slowest camera fps | dropped | capture -> send p50 / p99 ms (median camera) "

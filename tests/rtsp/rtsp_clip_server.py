@@ -2,7 +2,7 @@
 """A second test IP camera, independent of GStreamer: FFmpeg packetizes and sends, this script speaks RTSP.
 
 It makes a short H.264 clip with FFmpeg (libx264, testsrc2, --size at --fps, an IDR every --keyint frames,
-MP4), then runs `ffmpeg -re -stream_loop -1 -i clip.mp4 -c copy -f rtp` (FFmpeg's own RTP packetizer and
+MP4; --codec h265: libx265), then runs `ffmpeg -re -stream_loop -1 -i clip.mp4 -c copy -f rtp` (FFmpeg's own RTP packetizer and
 RTCP sender reports, its SDP with sprop-parameter-sets) into a local UDP port, and serves that stream over
 a minimal RTSP/1.0 of its own (OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER): RTP over TCP
 interleaved or over UDP to the client's ports. Any path is the stream. (Neither live555 nor an FFmpeg
@@ -204,7 +204,9 @@ def main():
     p.add_argument("--fps", type=int, default=30)
     p.add_argument("--keyint", type=int, default=30, help="frames between IDRs")
     p.add_argument("--seconds", type=float, default=2.0, help="clip length (it loops)")
-    p.add_argument("--clip", help="stream this H.264 MP4 (it loops) instead of making one (--size, --fps, "
+    p.add_argument("--codec", choices=("h264", "h265"), default="h264",
+                   help="the clip it makes: libx264 constrained baseline, or libx265 Main (no B-frames, closed GOPs)")
+    p.add_argument("--clip", help="stream this H.264 or H.265 MP4 (it loops) instead of making one (--size, --fps, "
                    "--keyint and --seconds are then the clip's own); FFmpeg then only packetizes, no libx264")
     args = p.parse_args()
     ffmpeg = shutil.which("ffmpeg")
@@ -215,11 +217,14 @@ def main():
     clip, sdp = os.path.join(work, "clip.mp4"), os.path.join(work, "clip.sdp")
     if args.clip:
         clip = os.path.abspath(args.clip)
-    made = subprocess.CompletedProcess([], 0) if args.clip else subprocess.run([ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
-                           f"testsrc2=size={args.size}:rate={args.fps}", "-t", str(args.seconds),
-                           "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v",
-                           "baseline", "-pix_fmt", "yuv420p", "-g", str(args.keyint), "-bf", "0", clip],
-                          capture_output=True, text=True)
+    encoder = (["-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v", "baseline",
+                "-g", str(args.keyint), "-bf", "0"] if args.codec == "h264" else
+               ["-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1", "-x265-params",
+                f"bframes=0:keyint={args.keyint}:min-keyint={args.keyint}:scenecut=0:open-gop=0:repeat-headers=1:"
+                "log-level=error"])
+    made = subprocess.CompletedProcess([], 0) if args.clip else subprocess.run(
+        [ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size={args.size}:rate={args.fps}",
+         "-t", str(args.seconds), *encoder, "-pix_fmt", "yuv420p", clip], capture_output=True, text=True)
     if made.returncode != 0:
         sys.exit(f"rtsp_clip_server: ffmpeg could not make the clip: {made.stderr}")
 
