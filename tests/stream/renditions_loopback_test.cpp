@@ -79,17 +79,30 @@ std::optional<ViewerStats> statsOf(const StreamServer& server, const LoopbackVie
   return std::nullopt;
 }
 
-TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithoutRenegotiation) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+// Each test needs a loopback viewer's GStreamer elements: skipped, naming the one missing, without them.
+class RenditionsLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string missing = missingLoopbackElement(); !missing.empty())
+      GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  }
+  // A StreamServer on a free port with a 1000 kb/s ceiling and `ladder` (empty: no ladder).
+  static std::unique_ptr<StreamServer> ladderServer(const std::vector<Rendition>& ladder) {
+    StreamConfig config;
+    config.port = 0;
+    auto server = std::make_unique<StreamServer>(config);
+    server->setMaxBitrate(1000);
+    if (!ladder.empty()) server->setRenditions(ladder);
+    return server;
+  }
+};
+
+TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithoutRenegotiation) {
   std::vector<std::vector<EncodedUnitPtr>> rungs{rungUnits(320, 240, 0), rungUnits(160, 120, 1)};
   ASSERT_EQ(rungs[0].size(), 90u);
   ASSERT_EQ(rungs[1].size(), 90u);
-  StreamConfig config;
-  config.port = 0;
-  StreamServer server(config);
-  server.setMaxBitrate(1000);
-  server.setRenditions({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  auto serverPtr = ladderServer({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  StreamServer& server = *serverPtr;
   LadderPublisher publisher(server, std::move(rungs));
   LoopbackViewer clean(true), lossy(true);
   ASSERT_TRUE(connectOverWhep(clean, server));
@@ -97,7 +110,8 @@ TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithou
 
   const auto joined = std::chrono::steady_clock::now() + 15s;
   publisher.publishWhile([&] {
-    return (clean.receivedUnits < 30 || lossy.receivedUnits < 30) && std::chrono::steady_clock::now() < joined;
+    return (clean.receivedUnits < 30 || lossy.receivedUnits < 30) &&
+           std::chrono::steady_clock::now() < joined;
   });
   ASSERT_GE(clean.receivedUnits.load(), 30);
   ASSERT_GE(lossy.receivedUnits.load(), 30);
@@ -113,9 +127,10 @@ TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithou
   });
   const auto l = statsOf(server, lossy);
   ASSERT_TRUE(l);
-  std::printf("lossy viewer: estimate %.0f kb/s, rung %d, switches %llu, width %d\n", l->estimateKbps, l->rung,
-              static_cast<unsigned long long>(l->rungSwitches), lossy.width.load());
-  EXPECT_EQ(l->rung, 1) << "the lossy viewer did not move to rung 1 within 30 s (its estimate: " << l->estimateKbps << ")";
+  std::printf("lossy viewer: estimate %.0f kb/s, rung %d, switches %llu, width %d\n", l->estimateKbps,
+              l->rung, static_cast<unsigned long long>(l->rungSwitches), lossy.width.load());
+  EXPECT_EQ(l->rung, 1) << "the lossy viewer did not move to rung 1 within 30 s (its estimate: "
+                        << l->estimateKbps << ")";
   EXPECT_GE(l->rungSwitches, 1u);
   EXPECT_EQ(lossy.width.load(), 160) << "its track did not carry rung 1's pictures";
   EXPECT_LT(l->estimateKbps, 600);
@@ -127,8 +142,9 @@ TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithou
   publisher.publishWhile([&] { return std::chrono::steady_clock::now() < more; });
   const auto c = statsOf(server, clean);
   ASSERT_TRUE(c);
-  std::printf("clean viewer: estimate %.0f kb/s, rung %d, switches %llu, rung 0 target %.0f kb/s\n", c->estimateKbps,
-              c->rung, static_cast<unsigned long long>(c->rungSwitches), c->encodeTargetKbps);
+  std::printf("clean viewer: estimate %.0f kb/s, rung %d, switches %llu, rung 0 target %.0f kb/s\n",
+              c->estimateKbps, c->rung, static_cast<unsigned long long>(c->rungSwitches),
+              c->encodeTargetKbps);
   EXPECT_EQ(c->rung, 0);
   EXPECT_EQ(c->rungSwitches, 0u);
   EXPECT_EQ(clean.width.load(), 320);
@@ -142,14 +158,9 @@ TEST(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWithou
 // A move between rungs costs no freeze: on a clean link, the viewer whose estimate (at most the 1000
 // kb/s ceiling) is below rung 0's need (1200) moves to rung 1 at its first feedback; around that move
 // (a second either side of its first 160-wide unit) no two units it received are more than 200 ms apart.
-TEST(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  StreamConfig config;
-  config.port = 0;
-  StreamServer server(config);
-  server.setMaxBitrate(1000);
-  server.setRenditions({{320, 240, 1200, 1500}, {160, 120, 100, 1000}});
+TEST_F(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
+  auto serverPtr = ladderServer({{320, 240, 1200, 1500}, {160, 120, 100, 1000}});
+  StreamServer& server = *serverPtr;
   LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)});
   LoopbackViewer viewer(true);
   ASSERT_TRUE(connectOverWhep(viewer, server));
@@ -174,8 +185,9 @@ TEST(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
   }
   const auto s = statsOf(server, viewer);
   ASSERT_TRUE(s);
-  std::printf("move to rung 1: %d freezes (gaps > 200 ms) within 1 s of it, longest gap %lld ms, %llu switch(es)\n",
-              freezes, static_cast<long long>(longest.count()), static_cast<unsigned long long>(s->rungSwitches));
+  std::printf(
+      "move to rung 1: %d freezes (gaps > 200 ms) within 1 s of it, longest gap %lld ms, %llu switch(es)\n",
+      freezes, static_cast<long long>(longest.count()), static_cast<unsigned long long>(s->rungSwitches));
   EXPECT_EQ(s->rungSwitches, 1u);
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // Instrumented code on a busy box stalls the loopback itself (331 ms measured under TSan, a gap of the
@@ -193,14 +205,9 @@ TEST(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
 // rung 0 at once; GET lists the ladder and the choice; a change within a second of the last is refused
 // (429: each asks a keyframe of a shared encode), a malformed choice, an unknown session and a wrong type
 // are refused with the reason.
-TEST(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  StreamConfig config;
-  config.port = 0;
-  StreamServer server(config);
-  server.setMaxBitrate(1000);
-  server.setRenditions({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+TEST_F(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
+  auto serverPtr = ladderServer({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  StreamServer& server = *serverPtr;
   LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)});
   LoopbackViewer chooser(true), other(true);
   ASSERT_TRUE(connectOverWhep(chooser, server));
@@ -214,7 +221,8 @@ TEST(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
       << "the 201 links the session's layer URL";
   const auto both = std::chrono::steady_clock::now() + 15s;
   publisher.publishWhile([&] {
-    return (chooser.width.load() != 320 || other.width.load() != 320) && std::chrono::steady_clock::now() < both;
+    return (chooser.width.load() != 320 || other.width.load() != 320) &&
+           std::chrono::steady_clock::now() < both;
   });
   ASSERT_EQ(chooser.width.load(), 320);
 
@@ -233,7 +241,8 @@ TEST(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
   ASSERT_TRUE(chose);
   ASSERT_EQ(chose->status, 200) << chose->body;
   const auto down = std::chrono::steady_clock::now() + 5s;
-  publisher.publishWhile([&] { return chooser.width.load() != 160 && std::chrono::steady_clock::now() < down; });
+  publisher.publishWhile(
+      [&] { return chooser.width.load() != 160 && std::chrono::steady_clock::now() < down; });
   EXPECT_EQ(chooser.width.load(), 160) << "its track did not carry rung 1 within 5 s of its choice";
   EXPECT_EQ(statsOf(server, chooser)->rung, 1);
 
@@ -252,7 +261,8 @@ TEST(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
   ASSERT_TRUE(automatic);
   ASSERT_EQ(automatic->status, 200) << automatic->body;
   const auto up = std::chrono::steady_clock::now() + 5s;
-  publisher.publishWhile([&] { return chooser.width.load() != 320 && std::chrono::steady_clock::now() < up; });
+  publisher.publishWhile(
+      [&] { return chooser.width.load() != 320 && std::chrono::steady_clock::now() < up; });
   EXPECT_EQ(chooser.width.load(), 320) << "back to rung 0 within 5 s of giving the choice back";
   const auto c = statsOf(server, chooser);
   const auto o = statsOf(server, other);
@@ -277,17 +287,14 @@ TEST(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
 }
 
 // Without a ladder there is nothing to choose: no layer Link in the 201, and the layer URL says why (409).
-TEST(RenditionsLoopback, WithoutALadderTheLayerUrlSaysThereIsNothingToChoose) {
-  if (const std::string missing = missingLoopbackElement(); !missing.empty())
-    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  StreamConfig config;
-  config.port = 0;
-  StreamServer server(config);
-  server.setMaxBitrate(1000);
+TEST_F(RenditionsLoopback, WithoutALadderTheLayerUrlSaysThereIsNothingToChoose) {
+  auto serverPtr = ladderServer({});
+  StreamServer& server = *serverPtr;
   LadderPublisher publisher(server, {rungUnits(320, 240, 0)});
   LoopbackViewer viewer(true);
   ASSERT_TRUE(connectOverWhep(viewer, server));
-  for (const std::string& link : viewer.links) EXPECT_EQ(link.find("ext:core:layer"), std::string::npos) << link;
+  for (const std::string& link : viewer.links)
+    EXPECT_EQ(link.find("ext:core:layer"), std::string::npos) << link;
   httplib::Client cli("127.0.0.1", server.port());
   cli.set_read_timeout(5, 0);
   auto r = cli.Post(viewer.location + "/layer", R"({"encodingId":"1"})", "application/json");
