@@ -7,11 +7,11 @@ namespace zerohop::gpupath {
 
 void requireNvdec(int) {
   throw Error(Errc::kUnavailable,
-              "decoding H.264 on the GPU (format=nv12) needs a zerohop built with CUDA, and nvcc was not found "
+              "decoding H.264 or H.265 on the GPU (format=nv12) needs a zerohop built with CUDA, and nvcc was not found "
               "at configure time; decode on the CPU with format=i420, or install the CUDA toolkit and rebuild");
 }
 
-std::unique_ptr<FrameSource> makeNvdecSource(std::unique_ptr<FrameSource>, int device) {
+std::unique_ptr<FrameSource> makeNvdecSource(std::unique_ptr<FrameSource>, int device, GpuDecodeCodec) {
   requireNvdec(device);
   return nullptr;  // not reached
 }
