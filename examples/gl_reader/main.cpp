@@ -268,6 +268,7 @@ int main(int argc, char** argv) try {
   glBindVertexArray(vao);
 
   std::optional<DeviceRingGl> deviceGl;  // made at the first device frame
+  std::vector<std::uint8_t> hostCopy;    // a device frame's bytes on the copy path, reused frame to frame
   std::uint32_t width = 0, height = 0;
   bool onDevice = false;
   std::vector<double> importUs, sampledUs;
@@ -312,8 +313,8 @@ int main(int argc, char** argv) try {
     const std::size_t span = imageSpan(f);
     std::optional<FrameTexture> tex(std::in_place);
     const std::int64_t t0 = zerohop::monotonicNs();
-    bool imported = false;
-    GLuint slotTexture = 0;  // a device ring's slot, kept by deviceGl
+    GLuint slotTexture = 0;                  // a device ring's slot, imported and kept by deviceGl
+    const std::uint8_t* copyFrom = nullptr;  // the frame's bytes in host memory, when it is copied
     if (onDevice) {
       if (!deviceGl) deviceGl.emplace();
       const std::optional<zerohop::DeviceRingMemory> mem = shared->deviceMemory();
@@ -325,50 +326,49 @@ int main(int argc, char** argv) try {
       }
       if (slotTexture != 0) {
         shared->waitReady();  // the producer's write completed: the draw may read the slot at once
-        imported = true;
       } else {
-        sayRefusal();
-        std::vector<std::uint8_t> host(span);
-        shared->copyToHost(host.data(), span);  // after the ready event; device to host
-        glGenBuffers(1, &tex->buffer);
-        glBindBuffer(GL_TEXTURE_BUFFER, tex->buffer);
-        glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(span), host.data(), GL_STREAM_DRAW);
-        copiedBytes += span;
+        hostCopy.resize(span);
+        shared->copyToHost(hostCopy.data(), span);  // after the ready event; device to host
+        copyFrom = hostCopy.data();
       }
-    }
-    if (!onDevice) glGenBuffers(1, &tex->buffer);
-    if (!onDevice && refusal.empty() && !pinnedMemory) refusal = "the GL driver has no GL_AMD_pinned_memory";
-    if (!onDevice && refusal.empty()) {
-      const auto base = reinterpret_cast<std::uintptr_t>(f.data[0]);
-      const std::size_t size =
-          (std::max(span, f.capacity) + kRingPage - 1) / kRingPage * kRingPage;  // inside the slot
-      if (base % kRingPage != 0) {
-        refusal = "the slot is not page aligned";
-      } else {
-        while (glGetError() != GL_NO_ERROR) {
-        }
-        glBindBuffer(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD, tex->buffer);
-        glBufferData(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD, static_cast<GLsizeiptr>(size), f.data[0],
-                     GL_STREAM_DRAW);
-        const GLenum err = glGetError();
-        glBindBuffer(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD, 0);
-        if (err == GL_NO_ERROR) {
-          imported = true;
+    } else {
+      glGenBuffers(1, &tex->buffer);
+      if (refusal.empty() && !pinnedMemory) refusal = "the GL driver has no GL_AMD_pinned_memory";
+      bool imported = false;
+      if (refusal.empty()) {
+        const auto base = reinterpret_cast<std::uintptr_t>(f.data[0]);
+        const std::size_t size =
+            (std::max(span, f.capacity) + kRingPage - 1) / kRingPage * kRingPage;  // inside the slot
+        if (base % kRingPage != 0) {
+          refusal = "the slot is not page aligned";
         } else {
-          char hex[16];
-          std::snprintf(hex, sizeof hex, "0x%x", err);
-          refusal =
-              std::string("glBufferData(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD) over the slot: GL error ") +
-              hex;
-          glDeleteBuffers(1, &tex->buffer);  // a buffer object that failed to pin is not reused
-          glGenBuffers(1, &tex->buffer);
+          while (glGetError() != GL_NO_ERROR) {
+          }
+          glBindBuffer(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD, tex->buffer);
+          glBufferData(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD, static_cast<GLsizeiptr>(size), f.data[0],
+                       GL_STREAM_DRAW);
+          const GLenum err = glGetError();
+          glBindBuffer(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD, 0);
+          if (err == GL_NO_ERROR) {
+            imported = true;
+          } else {
+            char hex[16];
+            std::snprintf(hex, sizeof hex, "0x%x", err);
+            refusal =
+                std::string("glBufferData(GL_EXTERNAL_VIRTUAL_MEMORY_BUFFER_AMD) over the slot: GL error ") +
+                hex;
+            glDeleteBuffers(1, &tex->buffer);  // a buffer object that failed to pin is not reused
+            tex->buffer = 0;
+          }
         }
       }
+      if (!imported) copyFrom = f.data[0];
     }
-    if (!onDevice && !imported) {
+    if (copyFrom != nullptr) {
       sayRefusal();
+      if (tex->buffer == 0) glGenBuffers(1, &tex->buffer);
       glBindBuffer(GL_TEXTURE_BUFFER, tex->buffer);
-      glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(span), f.data[0],
+      glBufferData(GL_TEXTURE_BUFFER, static_cast<GLsizeiptr>(span), copyFrom,
                    GL_STREAM_DRAW);  // the one copy
       copiedBytes += span;
     }
