@@ -64,13 +64,12 @@ void StreamServer::Impl::handleLayerPost(const httplib::Request& req, httplib::R
   // receives: one change a second at most, so a viewer flipping its choice cannot force more keyframes
   // on the others than its PLIs may (viewer_keyframe_requests.hpp: one a second). A repeat is free.
   const std::int64_t now = monotonicNs();
-  if (record->topRung.load() != chosen && now - record->topRungChangedNs.load() < kLayerChangeGapNs) {
+  const std::int64_t since = now - record->topRungChangedNs.load();
+  if (record->topRung.load() != chosen && since < kLayerChangeGapNs) {
     res.set_header("Retry-After", "1");
-    stream::reply(
-        res, 429,
-        "one rendition choice a second (each asks a keyframe of a shared encode); try again in " +
-            std::to_string((kLayerChangeGapNs - (now - record->topRungChangedNs.load())) / 1'000'000) +
-            " ms");
+    stream::reply(res, 429,
+                  "one rendition choice a second (each asks a keyframe of a shared encode); try again in " +
+                      std::to_string((kLayerChangeGapNs - since) / 1'000'000) + " ms");
     return;
   }
   if (record->topRung.exchange(chosen) != chosen) {
@@ -108,7 +107,8 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
   const StreamState& stream = *record->stream;
   if (!stream.rate || stream.rate->ladder.empty()) {
     stream::reply(res, 409,
-                  "this stream has no renditions to choose from (serve --renditions on makes a ladder)");
+                  "this stream has no renditions to choose from (its pipeline has no ladder: "
+                  "PipelineConfig::renditions, serve --renditions on)");
     return false;
   }
   ladder = stream.rate->ladder;

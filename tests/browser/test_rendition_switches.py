@@ -26,7 +26,7 @@ import zerohop_browser as zb  # noqa: E402
 STATE = """
 const z = window.zerohop, w = (z && z.webrtc) || {}, v = document.getElementById('video');
 return z ? {state: z.state, frames: z.framesPresented, decoded: w.framesDecoded, freezes: w.freezeCount, plis: w.pliCount,
-            height: v.videoHeight, width: v.videoWidth, statsHeight: w.frameHeight, layer: z.layerUrl,
+            height: v.videoHeight, width: v.videoWidth, layer: z.layerUrl,
             session: z.sessionId,
             gaps: z.longGaps.length, lastGap: z.longGaps.length ? z.longGaps[z.longGaps.length - 1] : null,
             now: performance.now(), connects: z.connects} : null;
