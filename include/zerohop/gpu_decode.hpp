@@ -68,7 +68,9 @@ class ZEROHOP_API GpuH264Decoder {
   /// sequence header: a GPU without an H.264 decoder is reported by that decode() (kUnavailable).
   explicit GpuH264Decoder(int device = 0);
   /// The same for `codec`'s bitstream (kH265: HEVC Main; Main 10 and 4:4:4 are refused at the first
-  /// sequence header with kUnsupported, a GPU without an HEVC decoder with kUnavailable).
+  /// sequence header with kUnsupported, a GPU without an HEVC decoder with kUnavailable). A stream of the
+  /// other codec gives no picture and no error (NVDEC's parser finds no sequence header of its codec in it):
+  /// take the codec from the stream's description (an RTSP camera's SDP), never guess it.
   GpuH264Decoder(int device, GpuDecodeCodec codec);
   ~GpuH264Decoder();  ///< waits for its own copies, unmaps, destroys the session; never throws
   GpuH264Decoder(GpuH264Decoder&&) noexcept;
