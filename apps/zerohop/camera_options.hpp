@@ -32,7 +32,7 @@ std::vector<CameraTable> readCameraTables(const std::string& path);
 struct CameraDefaults {
   EncoderConfig encoder;
   std::string gpu = "auto";
-  std::string renditions = "off";
+  std::string renditions = "auto";
 };
 
 /// `NAME=SOURCE` (--camera). Throws naming the argument when it has no '=', a bad NAME or SOURCE.

@@ -82,7 +82,7 @@ struct ServeOptions {
   std::string iceHost;
   std::string udpPorts;
   std::uint32_t minBitrateKbps = 300;
-  std::string renditions = "off";
+  std::string renditions = "auto";
   std::string congestionControl = "on";
   double statusInterval = 0;  // 0 = every second on a terminal, every 10 s otherwise
 };
@@ -349,10 +349,11 @@ Runner addServeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_option("--renditions", o->renditions,
-                  "off: one encode every viewer shares; on: a ladder of full, 1/2 and 1/4 size (each with its own "
-                  "bitrate range: 0.4-1, 0.15-0.4, 0.05-0.15 x --bitrate), each viewer on the highest its own link "
-                  "fits; or DIV:MIN-MAX,... (e.g. 1:1000-2500,2:300-1000,4:100-300). CPU path only; a rung no "
-                  "viewer is on is not encoded")
+                  "on: a ladder of full, 1/2 and 1/4 size (each with its own bitrate range: 0.4-1, 0.15-0.4, "
+                  "0.05-0.15 x --bitrate), each H.264 viewer on the highest its own link fits; auto: on, without the "
+                  "rungs under 320x180 (none below 640x360; none in passthrough); off: one encode every viewer "
+                  "shares; or DIV:MIN-MAX,... (e.g. 1:1000-2500,2:300-1000,4:100-300). A rung no viewer is on is "
+                  "not encoded")
       ->capture_default_str();
   cmd->add_option("--keyint", o->keyint, "frames between periodic keyframes (0: only when a viewer asks)")
       ->capture_default_str();

@@ -41,7 +41,7 @@ struct CameraConfig {
   EncoderConfig encoder;     ///< width/height/fps are taken from the source
   std::string gpu = "auto";  ///< "auto", "off" or the CUDA device number (PipelineConfig::gpu)
   std::string shareName;     ///< non-empty: share frames as NAME and H.264 as NAME.h264
-  std::string renditions = "off";  ///< the ladder of renditions (PipelineConfig::renditions)
+  std::string renditions = "auto";  ///< the ladder of renditions (PipelineConfig::renditions)
   /// The camera's sound, sent to WebRTC viewers beside its picture: "" (none), "test" (a tone clicking
   /// at every A/V marker instant of the capture clock), "alsa:DEVICE" (docs/audio.md).
   std::string audio;

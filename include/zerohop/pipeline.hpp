@@ -53,11 +53,13 @@ struct PipelineConfig {
   /// Non-empty: also publish the stream to this WHIP endpoint (makeWhipSink), with this bearer token.
   std::string whipUrl;
   std::string whipToken;
-  /// The ladder of renditions (`serve --renditions`, a `[[camera]]` table's `renditions`): "off" (one
-  /// encode, every viewer on it), "on" (full, 1/2 and 1/4 size) or "DIV:MIN-MAX,..." (stream/renditions.hpp,
-  /// renditionLadder). Each H.264 WHEP viewer then receives the highest rung its own estimate fits. The
-  /// CPU path only, for now (the GPU path and passthrough log that they keep one encode).
-  std::string renditions = "off";
+  /// The ladder of renditions (`serve --renditions`, a `[[camera]]` table's `renditions`): "auto" (full,
+  /// 1/2 and 1/4 size, the rungs under 320x180 left out: none below 640x360), "off" (one encode, every
+  /// viewer on it), "on" (full, 1/2 and 1/4 size) or "DIV:MIN-MAX,..." (docs/stream.md, "Renditions").
+  /// Each H.264 WHEP viewer receives the highest rung its own estimate fits; a rung no viewer is on is
+  /// not encoded. The lower rungs are x264's, scaled by libyuv (CPU path) or CUDA (GPU path); passthrough
+  /// has one stream (with "on" or a list it says so).
+  std::string renditions = "auto";
   /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
   std::string janus;
   /// Non-null: the WHEP viewers are this stream of a StreamServer that several pipelines share

@@ -126,9 +126,14 @@ class Pipeline::Impl {
   void openRenditions(int gpuDevice) {
     ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
     if (ladder_.empty()) return;
+    // "auto" (the default) has a ladder only where there is an encode of our own; "on" or a list says
+    // when it cannot be had.
+    const bool asked = config_.renditions != "auto";
     if (dataPath_ != "cpu" && dataPath_ != "gpu") {
-      log::warnAbout(setting::kRenditions, "renditions: the ", dataPath_,
-                     " path has no ladder (the camera's own H.264 is sent as it is); every viewer gets that one stream");
+      if (asked) {
+        log::warnAbout(setting::kRenditions, "renditions: the ", dataPath_,
+                       " path has no ladder (the camera's own H.264 is sent as it is); every viewer gets that one stream");
+      }
       ladder_.clear();
       return;
     }

@@ -26,7 +26,7 @@ bool parseNumber(std::string_view text, std::uint32_t& out) {
 [[noreturn]] void badSpec(const std::string& spec, const std::string& why) {
   throw SettingError(Errc::kInvalidArgument, setting::kRenditions,
                      "renditions '" + spec + "': " + why +
-                         "; expected off, on, or DIV:MIN-MAX items separated by commas (e.g. "
+                         "; expected auto, off, on, or DIV:MIN-MAX items separated by commas (e.g. "
                          "1:1000-2500,2:300-1000,4:100-300: the first DIV 1, each after it larger, DIV one of 1 2 4 "
                          "8, MIN <= MAX kb/s)");
 }
@@ -36,10 +36,20 @@ bool parseNumber(std::string_view text, std::uint32_t& out) {
 std::vector<Rendition> renditionLadder(const std::string& spec, std::uint32_t width, std::uint32_t height,
                                        std::uint32_t maxKbps) {
   if (spec.empty() || spec == "off" || spec == "1") return {};
-  if (spec == "on") {
+  if (spec == "on" || spec == "auto") {
     const auto part = [maxKbps](double f) { return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(maxKbps * f)); };
-    return {rungOf(width, height, 1, part(0.4), maxKbps), rungOf(width, height, 2, part(0.15), part(0.4)),
-            rungOf(width, height, 4, part(0.05), part(0.15))};
+    std::vector<Rendition> ladder = {rungOf(width, height, 1, part(0.4), maxKbps),
+                                     rungOf(width, height, 2, part(0.15), part(0.4)),
+                                     rungOf(width, height, 4, part(0.05), part(0.15))};
+    if (spec == "auto") {
+      // A lower rung smaller than kAutoSmallest says little a viewer would watch: leave it out.
+      const auto tooSmall = [](const Rendition& r) {
+        return std::min(r.width, r.height) < kAutoSmallest.shortSide || std::max(r.width, r.height) < kAutoSmallest.longSide;
+      };
+      while (ladder.size() > 1 && tooSmall(ladder.back())) ladder.pop_back();
+      if (ladder.size() < 2) return {};
+    }
+    return ladder;
   }
   std::vector<Rendition> ladder;
   std::uint32_t lastDivisor = 0;

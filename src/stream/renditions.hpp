@@ -26,10 +26,15 @@ namespace zerohop::stream {
 /// The ladder `spec` describes for a `width` x `height` source whose configured bitrate is `maxKbps`:
 ///   "off" (or "" or "1"): none (an empty vector: the one encode of before);
 ///   "on": full, 1/2 and 1/4 size, in [0.4, 1], [0.15, 0.4] and [0.05, 0.15] x maxKbps;
+///   "auto" (the default): "on" without the lower rungs smaller than kAutoSmallest (320x180, either way
+///   up): three rungs from 1280x720 up, two from 640x360, none (one encode) below;
 ///   "DIV:MIN-MAX,...": a rung per item, 1/DIV of the size (DIV 1, 2, 4 or 8; the first 1, each after
 ///   the first a larger DIV than the one before), MIN..MAX kb/s (MIN <= MAX), e.g. "1:1000-2500,2:300-1000".
 /// Sizes are rounded down to even numbers (at least 2). Throws Error(kInvalidArgument) saying what is
 /// wrong and what is expected.
+/// "auto"'s smallest lower rung: below it a picture says too little to be worth an encode of its own.
+inline constexpr struct { std::uint32_t longSide, shortSide; } kAutoSmallest{320, 180};
+
 std::vector<Rendition> renditionLadder(const std::string& spec, std::uint32_t width, std::uint32_t height,
                                        std::uint32_t maxKbps);
 

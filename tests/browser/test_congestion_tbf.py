@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Congestion control end to end: `zerohop serve --bitrate 2500` in a network namespace of its own,
+"""Congestion control end to end: `zerohop serve --bitrate 2500 --renditions off` (the one encode every
+viewer shares follows the weakest: what this test judges; with the default ladder the viewer would move
+to a lower rung instead, test_rendition_switches.py and RenditionsPipeline) in a network namespace of its own,
 headless Chromium (the viewer page) in this process's private namespace, one veth pair between them.
 A tc token bucket filter (`tbf`, the kernel here has no netem) of --link-kbit on serve's end of the veth
 shapes everything serve sends the viewer.
@@ -205,7 +207,7 @@ def main() -> int:
         net.up(art)
         binary = [args.zerohop, "--log-level", "debug", "serve"] if args.debug else args.zerohop
         serve = zb.Serve(binary, ["--source", args.source, "--listen", f"{net.server}:{port}",
-                                  "--bitrate", str(args.bitrate), "--status-interval", "1", *net.serve_args,
+                                  "--bitrate", str(args.bitrate), "--renditions", "off", "--status-interval", "1", *net.serve_args,
                                   *(["--playout-delay", args.playout_delay] if args.playout_delay else [])],
                          art / f"{name}.serve.log", wrap=[IP, "netns", "exec", net.server_ns])
         if not serve.wait_url(15):

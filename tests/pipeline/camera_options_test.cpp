@@ -111,7 +111,7 @@ encoder = "x264"
   EXPECT_EQ(back.encoder.threads, 1) << "serve's --encoder-threads";
   EXPECT_EQ(back.encoder.encoder, "x264");
   EXPECT_TRUE(back.shareName.empty());
-  EXPECT_EQ(back.renditions, "off") << "serve's --renditions default";
+  EXPECT_EQ(back.renditions, "auto") << "serve's --renditions default";
   EXPECT_TRUE(back.audio.empty()) << "no sound unless asked";
 }
 

@@ -1,7 +1,11 @@
 #!/usr/bin/python3
 """A hostile viewer beside an honest one, `zerohop serve` as its own process (issue 33's acceptance).
 
-serve streams its test camera (640x360@30, CBR 1000 kb/s, IDRs only on request, congestion control on).
+serve streams its test camera (640x360@30, CBR 1000 kb/s, IDRs only on request, congestion control on,
+`--renditions off`: one encode both viewers share, the case where a viewer's feedback could reach the
+other; `--renditions auto` takes serve's default ladder instead: a believed claim then moves the hostile
+viewer alone to a lower rung, and its PLIs force keyframes on that rung only, which RenditionsPipeline
+tests in CI).
 An honest zerohop-whep-receive (webrtcbin, libavcodec decoding every picture, NACK offered as browsers do)
 watches for the whole run; after a baseline without the attacker, a second zerohop-whep-receive joins as the
 hostile viewer (hostile_viewer.hpp: the same receiver, from its own validated transport):
@@ -147,13 +151,19 @@ def hostile_args(case: str, without_nack: bool) -> list:
     return nack + ["--junk-rate", "5000"]
 
 
-def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, tmp: str) -> list:
+def forced_keyframes(s: dict) -> int:
+    """Keyframes serve forced on every encode: rung 0's and, with a ladder, each lower rung's."""
+    return s["keyframes_forced"] + sum(r["keyframes_forced"] for r in s.get("renditions", [])[1:])
+
+
+def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, renditions: str, tmp: str) -> list:
     bad = []
     port = free_port()
     url = f"http://127.0.0.1:{port}/whep"
     serve_log = open(os.path.join(tmp, "serve.log"), "w+")
     serve = subprocess.Popen([zerohop, "serve", "--source", "test:640x360@30", "--gpu", "off", "--listen",
-                              f"127.0.0.1:{port}", "--bitrate", str(BITRATE_KBPS), "--keyint", "0"],
+                              f"127.0.0.1:{port}", "--bitrate", str(BITRATE_KBPS), "--keyint", "0",
+                              "--renditions", renditions],
                              stdout=serve_log, stderr=subprocess.STDOUT, text=True)
     honest = hostile = None
     try:
@@ -180,7 +190,7 @@ def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, tmp: st
         time.sleep(max(0.0, (baseline_start + BASELINE_S * 1000) / 1000 - time.time()))  # the baseline phase
         rss_before = rss_kib(serve.pid)
         cpu_before = cpu_seconds(serve.pid)
-        forced_before = stats(port)["keyframes_forced"]
+        forced_before = forced_keyframes(stats(port))
         sampler = Sampler(serve.pid, port)
         sampler.start()
         hostile_started_ms = time.time() * 1000
@@ -193,7 +203,7 @@ def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, tmp: st
         children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hostile receiver, reaped
         cpu_hostile = children.ru_utime + children.ru_stime - children_before.ru_utime - children_before.ru_stime
         hostile_s = time.time() - hostile_started_ms / 1000
-        forced = stats(port)["keyframes_forced"] - forced_before
+        forced = forced_keyframes(stats(port)) - forced_before
         deadline = time.monotonic() + 10  # the hostile viewer DELETEd its session: it goes
         while stats(port)["viewers"] > 1 and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -307,9 +317,13 @@ def main() -> int:
         print(f"SKIP: {sanitizer} build: a rate and memory comparison, checked in the default build")
         return 77
     without_nack = "--hostile-without-nack" in sys.argv[4:]
+    # --renditions MODE: serve's ladder (default off, the one shared encode); e.g. auto, to see a believed
+    # claim move the hostile viewer alone (rung 0's target and the honest viewer then judged the same way).
+    extra = sys.argv[4:]
+    renditions = extra[extra.index("--renditions") + 1] if "--renditions" in extra[:-1] else "off"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="zerohop-hostile-") as tmp:
-        bad = run_case(zerohop, receiver, case, without_nack, tmp)
+        bad = run_case(zerohop, receiver, case, without_nack, renditions, tmp)
         if bad:
             with open(os.path.join(tmp, "serve.log")) as f:
                 print("serve's log (tail):\n" + f.read()[-3000:])

@@ -34,6 +34,25 @@ TEST(RenditionLadder, OnIsFullHalfAndQuarterSizeWithEvenSizesAndOwnRanges) {
   EXPECT_EQ(odd[2].height, 178u);
 }
 
+TEST(RenditionLadder, AutoLeavesOutTheRungsUnder320x180) {
+  EXPECT_EQ(renditionLadder("auto", 1920, 1080, 4000).size(), 3u) << "1080p: 960x540 and 480x270 below it";
+  const auto hd = renditionLadder("auto", 1280, 720, 2500);
+  ASSERT_EQ(hd.size(), 3u);
+  EXPECT_EQ(hd[2].width, 320u);
+  EXPECT_EQ(hd[2].height, 180u);
+  const auto sd = renditionLadder("auto", 640, 360, 2500);
+  ASSERT_EQ(sd.size(), 2u) << "640x360: 320x180 only (160x90 is left out)";
+  EXPECT_EQ(sd[1].width, 320u);
+  EXPECT_EQ(sd[1].maxKbps, 1000u) << "the rungs keep on's ranges";
+  EXPECT_EQ(sd[1].minKbps, 375u);
+  const auto portrait = renditionLadder("auto", 720, 1280, 2500);
+  ASSERT_EQ(portrait.size(), 3u) << "either way up";
+  EXPECT_EQ(portrait[2].width, 180u);
+  EXPECT_TRUE(renditionLadder("auto", 320, 240, 2500).empty()) << "160x120 is too small: one encode";
+  EXPECT_TRUE(renditionLadder("auto", 630, 354, 2500).empty()) << "just under 640x360";
+  EXPECT_EQ(renditionLadder("on", 320, 240, 2500).size(), 3u) << "on keeps every rung";
+}
+
 TEST(RenditionLadder, OffIsNoLadderAndAListIsTakenAsWritten) {
   EXPECT_TRUE(renditionLadder("off", 1280, 720, 2500).empty());
   EXPECT_TRUE(renditionLadder("", 1280, 720, 2500).empty());
@@ -55,7 +74,7 @@ TEST(RenditionLadder, AMalformedSpecSaysWhatIsExpected) {
       ADD_FAILURE() << bad << " was taken";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), Errc::kInvalidArgument) << bad;
-      EXPECT_NE(std::string(e.what()).find("expected off, on, or DIV:MIN-MAX"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("expected auto, off, on, or DIV:MIN-MAX"), std::string::npos)
           << e.what();
     }
   }
