@@ -3,6 +3,7 @@
 #include "rtsp/rtsp_session.hpp"
 
 #include <gst/app/gstappsink.h>
+#include <gst/sdp/gstsdpmessage.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -10,11 +11,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <vector>
 
 #include "rtsp/gst_support.hpp"
+#include "rtsp/parameter_sets.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -115,6 +118,9 @@ struct RtspSession::Shared {
   std::optional<SessionFailure> failure;
   std::uint64_t dropped = 0;
   std::string offered;
+  unsigned streamsDescribed = 0;  // of the SDP's streams, those select-stream asked about
+  int streamsInSdp = -1;          // the SDP's media sections (on-sdp); -1 before DESCRIBE answered
+  std::optional<DescribedVideo> describedVideo;  // the stream selected, as the SDP describes it
   bool selected = false;
   VideoCodec videoCodec = VideoCodec::kH264;  // of the video stream selected
   std::string lastWarning;
@@ -344,6 +350,29 @@ GstBusSyncReply onBusMessage(GstBus*, GstMessage* message, gpointer data) {
   return GST_BUS_DROP;
 }
 
+// The selected video stream's parameter sets and rate, as rtspsrc put the SDP's fmtp and attributes in
+// its caps (sprop-* verbatim; `a=framerate:30` as a-framerate).
+DescribedVideo describedVideo(VideoCodec codec, const GstStructure* s) {
+  DescribedVideo v;
+  v.codec = codec;
+  for (const char* field : codec == VideoCodec::kH264 ? std::vector<const char*>{"sprop-parameter-sets"}
+                                                      : std::vector<const char*>{"sprop-vps", "sprop-sps"}) {
+    if (const gchar* value = gst_structure_get_string(s, field)) {
+      for (std::string& item : spropItems(value)) v.parameterSets.push_back(std::move(item));
+    }
+  }
+  if (const gchar* rate = gst_structure_get_string(s, "a-framerate")) v.sdpFramerate = std::atof(rate);
+  return v;
+}
+
+// DESCRIBE answered: how many streams select-stream will ask about.
+void onSdp(GstElement*, GstSDPMessage* sdp, gpointer data) {
+  auto* shared = static_cast<RtspSession::Shared*>(data);
+  std::lock_guard lock(shared->mutex);
+  shared->streamsInSdp = static_cast<int>(gst_sdp_message_medias_len(sdp));
+  shared->ready.notify_all();
+}
+
 // rtspsrc asks, per stream of the SDP, whether to set it up: the first H.264 or H.265 video stream and the
 // first audio stream in a codec zerohop takes, each only when asked for.
 gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
@@ -357,11 +386,15 @@ gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
   const std::string codec = e + "/" + std::to_string(clockRate);
   std::lock_guard lock(shared->mutex);
   shared->offered += (shared->offered.empty() ? "" : ", ") + m + " " + codec;
+  ++shared->streamsDescribed;
   if (m == "video" && (e == "H264" || e == "H265") && shared->streams.video && !shared->selected) {
     shared->selected = true;
     shared->videoCodec = e == "H264" ? VideoCodec::kH264 : VideoCodec::kH265;
+    shared->describedVideo = describedVideo(shared->videoCodec, s);
+    shared->ready.notify_all();
     return TRUE;
   }
+  shared->ready.notify_all();
   if (m == "audio" && shared->streams.audio && shared->audioSelected.empty()) {
     if (const std::string refusal = audioRefusal(e); !refusal.empty()) {
       if (shared->audioRefused.empty()) shared->audioRefused = codec + refusal;
@@ -453,6 +486,7 @@ RtspSession::RtspSession(const RtspUrl& url, SessionStreams streams) : shared_(s
     gst_util_set_object_arg(G_OBJECT(src), "protocols", url.protocols.c_str());
     if (!url.user.empty())
       g_object_set(src, "user-id", url.user.c_str(), "user-pw", url.password.c_str(), nullptr);
+    g_signal_connect(src, "on-sdp", G_CALLBACK(onSdp), shared_.get());
     g_signal_connect(src, "select-stream", G_CALLBACK(onSelectStream), shared_.get());
     g_signal_connect(src, "pad-added", G_CALLBACK(onPadAdded), shared_.get());
     g_signal_connect(src, "no-more-pads", G_CALLBACK(onNoMorePads), shared_.get());
@@ -517,7 +551,9 @@ RtspSession::RtspSession(const RtspUrl& url, SessionStreams streams) : shared_(s
     GstBus* bus = gst_element_get_bus(pipeline_);
     gst_bus_set_sync_handler(bus, onBusMessage, shared_.get(), nullptr);
     gst_object_unref(bus);
-    if (gst_element_set_state(pipeline_, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    // PAUSED: rtspsrc connects, DESCRIBEs and SETs UP, and sends PLAY only on the way to PLAYING.
+    if (gst_element_set_state(pipeline_, streams.play ? GST_STATE_PLAYING : GST_STATE_PAUSED) ==
+        GST_STATE_CHANGE_FAILURE) {
       // The failure's words are on the bus (already in shared_->failure); wait() reports them.
       shared_->fail({FailureKind::kOther, "the RTSP pipeline did not start"});
     }
@@ -559,6 +595,23 @@ std::variant<std::monostate, ArrivedUnit, SessionFailure> RtspSession::wait(
 std::uint64_t RtspSession::dropped() const {
   std::lock_guard lock(shared_->mutex);
   return shared_->dropped;
+}
+
+std::variant<std::monostate, DescribedVideo, SessionFailure> RtspSession::waitDescribed(
+    std::int64_t deadlineMonotonicNs) {
+  std::unique_lock lock(shared_->mutex);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(std::max<std::int64_t>(
+                                                               0, deadlineMonotonicNs - monotonicNs()));
+  const auto allSeen = [&] {
+    return shared_->streamsInSdp >= 0 && shared_->streamsDescribed >= static_cast<unsigned>(shared_->streamsInSdp);
+  };
+  shared_->ready.wait_until(lock, deadline, [&] { return allSeen() || shared_->failure; });
+  if (allSeen()) {
+    if (shared_->describedVideo) return *shared_->describedVideo;
+    return SessionFailure{FailureKind::kNoUsableStream, maskCredentials(shared_->videoMissing())};
+  }
+  if (shared_->failure) return *shared_->failure;
+  return std::monostate{};
 }
 
 std::string RtspSession::offered() const {

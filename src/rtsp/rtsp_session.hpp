@@ -61,6 +61,18 @@ struct ArrivedBlock {
 struct SessionStreams {
   bool video = true;   ///< its first H.264 or H.265 video stream
   bool audio = false;  ///< its first audio stream in a codec zerohop takes (PCMU, PCMA, AAC, Opus, L16)
+  /// false: DESCRIBE (and SETUP) only, never PLAY: the pipeline stays PAUSED and no media flows; the
+  /// camera's streams are read with waitDescribed() (`zerohop probe`).
+  bool play = true;
+};
+
+/// The video stream a camera's SDP describes (RtspSession::waitDescribed).
+struct DescribedVideo {
+  VideoCodec codec = VideoCodec::kH264;
+  /// Its fmtp's parameter sets, base64 NAL units: H.264's sprop-parameter-sets; H.265's sprop-vps, then
+  /// sprop-sps. Empty when the SDP carries none (the SPS then comes in band, with the first IDR).
+  std::vector<std::string> parameterSets;
+  double sdpFramerate = 0;  ///< its `a=framerate` (RFC 4566), 0 when absent
 };
 
 /// Why a connection ended; the kind decides how soon the source tries again.
@@ -106,6 +118,11 @@ class RtspSession {
 
   std::uint64_t dropped() const;
   std::uint64_t audioDropped() const;
+  /// Once every stream of the camera's SDP was seen: its video stream, or the failure (no H.264 or H.265
+  /// video, 401, unreachable, ...), or std::monostate at `deadlineMonotonicNs`. For a session that does
+  /// not play (SessionStreams::play false); after it, offered() lists every stream.
+  std::variant<std::monostate, DescribedVideo, SessionFailure> waitDescribed(std::int64_t deadlineMonotonicNs);
+
   /// The streams the camera's SDP offered, "video H264/90000, audio PCMA/8000" (empty before DESCRIBE).
   std::string offered() const;
   /// The codec of the video stream set up (known once a unit came).

@@ -13,6 +13,7 @@
 #include "gpupath/nvdec_source.hpp"
 #include "rtsp/decoded_source.hpp"
 #include "rtsp/gst_support.hpp"
+#include "rtsp/parameter_sets.hpp"
 #include "rtsp/rtsp_connection.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "zerohop/clock.hpp"
@@ -387,8 +388,30 @@ std::unique_ptr<FrameSource> openRtspSource(const SourceSpec& spec, const Source
 }
 
 RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {
-  const rtsp::RtspSource source(rtsp::rtspUrlOf(spec));
-  return {source.offered(), source.info(), rtsp::videoCodecName(source.codec())};
+  const rtsp::RtspUrl url = rtsp::rtspUrlOf(spec);
+  {
+    rtsp::SessionStreams describeOnly;
+    describeOnly.play = false;
+    rtsp::RtspSession session(url, describeOnly);
+    const std::int64_t deadline = monotonicNs() + std::chrono::nanoseconds(rtsp::RtspPolicy{}.openTimeout).count();
+    auto got = session.waitDescribed(deadline);
+    if (const auto* failure = std::get_if<rtsp::SessionFailure>(&got))
+      throw Error(rtsp::errcOf(failure->kind), url.masked() + ": " + failure->message);
+    if (std::holds_alternative<std::monostate>(got))
+      throw Error(Errc::kUnavailable, url.masked() + ": no answer to DESCRIBE within " +
+                                          rtsp::seconds(rtsp::RtspPolicy{}.openTimeout) + " s of connecting");
+    const auto& video = std::get<rtsp::DescribedVideo>(got);
+    if (const auto stated = rtsp::statedVideo(video.codec, video.parameterSets)) {
+      RtspCameraInfo info{session.offered(), {}, rtsp::videoCodecName(video.codec), "its SDP"};
+      info.video.format = video.codec == rtsp::VideoCodec::kH264 ? PixelFormat::kH264 : PixelFormat::kUnknown;
+      info.video.width = stated->width;
+      info.video.height = stated->height;
+      info.video.fps = stated->fps > 0 ? stated->fps : video.sdpFramerate;
+      if (info.video.fps > 0 && info.video.fps <= rtsp::kMaxPlausibleFps) return info;
+    }
+  }  // no SPS with a size and rate in the SDP: the first IDR's
+  const rtsp::RtspSource source(url);
+  return {source.offered(), source.info(), rtsp::videoCodecName(source.codec()), "its first IDR"};
 }
 
 }  // namespace zerohop

@@ -81,8 +81,19 @@ class Stream:
                 self.clients.remove(send)
 
 
+STRIP_SPROP = False  # --no-sprop
+
+
+def without_sprop(fmtp):
+    """An a=fmtp line without its parameter sets (sprop-parameter-sets, sprop-vps/sps/pps)."""
+    head, _, params = fmtp.partition(" ")
+    kept = [p for p in params.split(";") if p.strip() and not p.strip().startswith("sprop-")]
+    return head + " " + ";".join(kept)
+
+
 def describe(sdp_path, timeout=20.0):
-    """FFmpeg's SDP, turned into a DESCRIBE answer (no fixed port, one control track)."""
+    """FFmpeg's SDP, turned into a DESCRIBE answer (no fixed port, one control track); with --no-sprop
+    its fmtp lists no parameter sets (they come in band only, before each IDR)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if os.path.exists(sdp_path) and "a=rtpmap" in open(sdp_path).read():
@@ -98,6 +109,8 @@ def describe(sdp_path, timeout=20.0):
             line = " ".join(parts)
         elif line.startswith("a=control"):
             continue
+        elif line.startswith("a=fmtp") and STRIP_SPROP:
+            line = without_sprop(line)
         lines.append(line)
         if line.startswith("m=video"):
             lines.append("a=control:track0")
@@ -208,7 +221,12 @@ def main():
                    help="the clip it makes: libx264 constrained baseline, or libx265 Main (no B-frames, closed GOPs)")
     p.add_argument("--clip", help="stream this H.264 or H.265 MP4 (it loops) instead of making one (--size, --fps, "
                    "--keyint and --seconds are then the clip's own); FFmpeg then only packetizes, no libx264")
+    p.add_argument("--no-sprop", action="store_true",
+                   help="describe the stream without its parameter sets (a camera whose SDP states no size: they come "
+                   "in band before each keyframe)")
     args = p.parse_args()
+    global STRIP_SPROP
+    STRIP_SPROP = args.no_sprop
     ffmpeg = shutil.which("ffmpeg")
     if not ffmpeg:
         sys.exit("rtsp_clip_server: ffmpeg not found (scripts/install-deps.sh installs it)")
@@ -218,7 +236,9 @@ def main():
     if args.clip:
         clip = os.path.abspath(args.clip)
     encoder = (["-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-profile:v", "baseline",
-                "-g", str(args.keyint), "-bf", "0"] if args.codec == "h264" else
+                "-g", str(args.keyint), "-bf", "0",
+                # --no-sprop: the parameter sets in band before each keyframe, as such cameras send them
+                *(["-x264-params", "repeat-headers=1"] if args.no_sprop else [])] if args.codec == "h264" else
                ["-c:v", "libx265", "-preset", "ultrafast", "-tag:v", "hvc1", "-x265-params",
                 f"bframes=0:keyint={args.keyint}:min-keyint={args.keyint}:scenecut=0:open-gop=0:repeat-headers=1:"
                 "log-level=error"])

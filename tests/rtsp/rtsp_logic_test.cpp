@@ -1,8 +1,10 @@
 // RTSP pure logic: camera URLs (credentials decoded and never printed, zerohop's options taken out of
-// the camera's query, uses that need decoding refused with the reason) and capture timing from RTCP
-// sender reports. No network, no GStreamer.
+// the camera's query, uses that need decoding refused with the reason), capture timing from RTCP
+// sender reports, and the size and rate an SDP's parameter sets state (GStreamer's codec parsers on
+// SPSs that x264, x265 and GStreamer's RTSP server made). No network.
 #include <gtest/gtest.h>
 
+#include "rtsp/parameter_sets.hpp"
 #include "rtsp/rtsp_timing.hpp"
 #include "rtsp/rtsp_url.hpp"
 #include "zerohop/error.hpp"
@@ -143,6 +145,46 @@ TEST(RtspCaptureTime, ACameraClockOutOfStepIsNotBelieved) {
     EXPECT_EQ(t.monotonicNs, 5'000 * kMs);
     EXPECT_EQ(t.cameraBehindNs, offset);
   }
+}
+
+TEST(ParameterSets, AnH264SpsStatesItsDisplayedSizeAndRate) {
+  // GStreamer's RTSP server (x264, 320x240@30): sprop-parameter-sets="SPS,PPS".
+  const auto small = statedVideo(VideoCodec::kH264, spropItems("Z0LADdoFB+wFqDAwNSgAAAMACAAAAwHkeKFV,aM48gA=="));
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->width, 320u);
+  EXPECT_EQ(small->height, 240u);
+  EXPECT_DOUBLE_EQ(small->fps, 30);
+  // x264 at 1920x1080@25: coded as 1088 lines, cropped to 1080.
+  const auto hd = statedVideo(VideoCodec::kH264, {"Z0LAKNoB4AiflwEQAAADABAAAAMDIPGDKg=="});
+  ASSERT_TRUE(hd);
+  EXPECT_EQ(hd->width, 1920u);
+  EXPECT_EQ(hd->height, 1080u) << "the cropping window, not the coded 1088";
+  EXPECT_DOUBLE_EQ(hd->fps, 25);
+}
+
+TEST(ParameterSets, AnH265SpsAfterItsVpsStatesItsSizeAndRate) {
+  // x265 at 1280x720@50: sprop-vps, then sprop-sps.
+  const auto v = statedVideo(VideoCodec::kH265, {"QAEMAf//AWAAAAMAkAAAAwAAAwB4lZQJ",
+                                                 "QgEBAWAAAAMAkAAAAwAAAwB4oAKAgC0WWVlSkwvAWgIAAAMAAgAAAwBkEA=="});
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->width, 1280u);
+  EXPECT_EQ(v->height, 720u);
+  EXPECT_DOUBLE_EQ(v->fps, 50);
+}
+
+TEST(ParameterSets, NoSpsOrAMalformedOneStatesNothing) {
+  EXPECT_FALSE(statedVideo(VideoCodec::kH264, {})) << "no parameter sets in the SDP";
+  EXPECT_FALSE(statedVideo(VideoCodec::kH264, {"aM48gA=="})) << "a PPS only";
+  EXPECT_FALSE(statedVideo(VideoCodec::kH264, {"not base64 at all!"}));
+  EXPECT_FALSE(statedVideo(VideoCodec::kH264, {"Z0LA"})) << "an SPS cut short";
+  EXPECT_FALSE(statedVideo(VideoCodec::kH265, {"Z0LADdoFB+wFqDAwNSgAAAMACAAAAwHkeKFV"})) << "H.264's SPS as H.265's";
+}
+
+TEST(ParameterSets, SpropItemsAreTheCommaSeparatedValues) {
+  EXPECT_EQ(spropItems("Z0LA,aM48gA=="), (std::vector<std::string>{"Z0LA", "aM48gA=="}));
+  EXPECT_EQ(spropItems("QAEM"), (std::vector<std::string>{"QAEM"}));
+  EXPECT_TRUE(spropItems("").empty());
+  EXPECT_EQ(spropItems(",a,,b,"), (std::vector<std::string>{"a", "b"}));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // `zerohop serve --source rtsp://...` as a user runs it, against the test RTSP camera: the camera's H.264 is
 // passed through (/stats says passthrough and names the camera), its password appears in no output, /stats
 // or /metrics, and a camera nobody serves ends serve with a line saying so; `zerohop probe rtsp://...` says
-// what the camera offers (an H.265 camera: that serve decodes it).
+// what the camera offers (an H.265 camera: that serve decodes it) from its SDP alone, without PLAY, and plays
+// up to one keyframe only when the SDP states no size.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -72,7 +73,10 @@ TEST(RtspProbe, SaysWhatTheCameraOffersWithoutItsPassword) {
   EXPECT_NE(r.out.find("rtsp://***@127.0.0.1:" + std::to_string(camera.port()) + "/test"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("offers      video H264/90000"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("h264 320x240 @30 fps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h264 320x240 @30 fps (as its SDP's parameter sets state: nothing was played)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(camera.plays(std::chrono::milliseconds(200)), 0) << "the probe played the stream";
   EXPECT_EQ((r.out + r.err).find("hunter2"), std::string::npos) << r.out << r.err;
   TestCamera audioOnly({"--codec", "pcma"});
   const auto none = zerohop::testing::run({kCli, "probe", audioOnly.url()});
@@ -83,8 +87,19 @@ TEST(RtspProbe, SaysWhatTheCameraOffersWithoutItsPassword) {
   const auto hevc = zerohop::testing::run({kCli, "probe", h265.url()});
   EXPECT_EQ(hevc.exitCode, 0) << hevc.err;
   EXPECT_NE(hevc.out.find("offers      video H265/90000"), std::string::npos) << hevc.out;
-  EXPECT_NE(hevc.out.find("h265 320x240 @30 fps"), std::string::npos) << hevc.out;
+  EXPECT_NE(hevc.out.find("h265 320x240 @30 fps (as its SDP"), std::string::npos) << hevc.out;
   EXPECT_NE(hevc.out.find("decodes its H.265 on the CPU"), std::string::npos) << hevc.out;
+  EXPECT_EQ(h265.plays(std::chrono::milliseconds(200)), 0) << "the probe played the stream";
+}
+
+TEST(RtspProbe, ACameraWhoseSdpStatesNoSizeIsPlayedUpToItsFirstKeyframe) {
+  // FFmpeg's RTP behind rtsp_clip_server.py, its SDP without sprop-parameter-sets (they come in band).
+  TestCamera camera({"--no-sprop"}, 0, ZEROHOP_RTSP_CLIP_SERVER_SCRIPT);
+  const auto r = zerohop::testing::run({kCli, "probe", camera.url()});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("h264 320x240 @30 fps (from its first IDR: its SDP states no size or rate"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(camera.plays(std::chrono::milliseconds(200)), 1) << "played once, for the keyframe";
 }
 
 }  // namespace

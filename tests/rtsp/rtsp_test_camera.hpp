@@ -41,6 +41,14 @@ class TestCamera {
     for (std::size_t at = 0; (at = out.find("CONNECT", at)) != std::string::npos; ++at) ++n;
     return n;
   }
+  /// The PLAY requests it has answered so far, after reading its output for `window`.
+  int plays(std::chrono::milliseconds window = std::chrono::milliseconds(0)) {
+    process_->waitForStdoutLine("\x01 never printed", window);
+    int n = 0;
+    const std::string& out = process_->stdoutText();
+    for (std::size_t at = 0; (at = out.find("\nPLAY", at)) != std::string::npos; ++at) ++n;
+    return n;
+  }
   void kill() {
     process_->signal(SIGKILL);
     process_->waitExit(std::chrono::seconds(10));
