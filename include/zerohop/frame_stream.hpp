@@ -4,6 +4,7 @@
 // `zerohop serve`.
 //
 //   your frames -> input() (a FrameInput: write slots in place, or publish() copies)
+//   your sound  -> pushAudio() (48 kHz PCM) -> one Opus encode -> the same viewers, in the same MediaStream
 //     -> GPU path (device frames, or --gpu auto with a CUDA device): NV12 in VRAM -> NVENC where a
 //        session opens, else x264 on one host copy;  CPU path: libyuv -> x264
 //     -> WHEP viewers on config.stream's address, and WHIP / Janus when configured
@@ -15,6 +16,8 @@
 // Lifetime: the destructor ends every viewer session and stops the threads; slots acquired from
 // input() and not committed must be dropped before it.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +52,10 @@ struct FrameStreamConfig {
   std::string janus;      ///< non-empty: also send RTP to this Janus mountpoint / RTP receiver (makeRtpSink)
   /// Sinks of yours every access unit also goes to (a recorder, a transport of your own).
   std::vector<std::shared_ptr<UnitSink>> sinks;
+  /// Your sound beside the picture: 0 (none), 1 (mono) or 2 (stereo) channels of 48 kHz signed 16-bit
+  /// PCM you give pushAudio(). One Opus encode (20 ms packets) for every viewer whose offer has audio,
+  /// in the same MediaStream as the picture, so a browser plays both in sync.
+  std::uint32_t audioChannels = 0;
 };
 
 class ZEROHOP_API FrameStream {
@@ -64,6 +71,14 @@ class ZEROHOP_API FrameStream {
   /// Where your frames go: acquireWrite() + commit() writes in place (device slots: commit with the
   /// stream that wrote them; nothing is copied), publish() copies a frame of yours in.
   FrameInput& input();
+  /// One block of your sound (FrameStreamConfig::audioChannels): `frames` sample frames of interleaved
+  /// signed 16-bit PCM at 48 kHz (frames x channels values), `captureNs` the CLOCK_MONOTONIC instant of
+  /// its first sample, the clock your frames' capture times use (0: now). Push blocks as the sound comes
+  /// (10 or 20 ms each is usual); the instants place them, and a gap of more than 5 ms restarts the
+  /// packet clock there. Never waits: blocks the encoder has not taken within a second are dropped, oldest
+  /// first. Throws Error(kInvalidArgument) when the stream has no sound (audioChannels 0), for null
+  /// samples, 0 frames or more than 48,000 in one block.
+  void pushAudio(const std::int16_t* samples, std::size_t frames, std::int64_t captureNs = 0);
   std::string url() const;          ///< the viewer page, "http://127.0.0.1:PORT/"
   PipelineStatus status() const;    ///< per-stage latency, fps, drops, viewers
   std::string statsJson() const;    ///< the body of GET /stats

@@ -145,6 +145,11 @@ class ZEROHOP_API Pipeline {
   void start();
   void stop() noexcept;  ///< idempotent; returns once every thread has exited
 
+  /// One Opus packet of the stream's sound to its WHEP viewers whose offer has audio (as
+  /// StreamServer::publishAudio: `ptsNs` on the clock of the frames' capture times). Non-blocking;
+  /// a null unit, or one after stop(), is ignored.
+  void publishAudio(EncodedUnitPtr opusPacket);
+
   PipelineStatus status() const;
   std::string statsJson() const;   ///< the body of GET /stats
   std::string statusLine() const;  ///< one line for the terminal

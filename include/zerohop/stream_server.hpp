@@ -88,6 +88,10 @@ struct StreamConfig {
   /// pipeline sets (its configured bitrate, setMaxBitrate()). Off: the encoder keeps its bitrate.
   bool congestionControl = true;
   std::uint32_t minBitrateKbps = 300;  ///< `serve --min-bitrate`; above the maximum it is the maximum
+  /// The unnamed stream (what publish() feeds) has sound from the start: offers with an Opus section get
+  /// an audio track even before the first publishAudio() packet (FrameStreamConfig::audioChannels).
+  /// Without it the first publishAudio() makes the stream one with sound.
+  bool sound = false;
 };
 
 /// The bitrate of one of a stream's encodes (H.264, or VP8) as congestion control sets it

@@ -346,9 +346,11 @@ typedef struct zh_stream_options {
   const char* whip_url;    /* NULL: no WHIP; else also publish there (reconnects with back-off) */
   const char* whip_token;
   const char* share_name;  /* NULL: none; else also share the frames as NAME and H.264 as NAME.h264 */
+  /* after 0.1.0 (a 0.1.0 caller's struct_size leaves it 0): */
+  uint32_t audio_channels; /* 0: no sound; 1 or 2: 48 kHz PCM you push with zh_stream_push_audio */
 } zh_stream_options;
 #define ZH_STREAM_OPTIONS_INIT \
-  {sizeof(zh_stream_options), ZH_FORMAT_UNKNOWN, 0, 0, 0.0, ZH_MEMORY_HOST, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL}
+  {sizeof(zh_stream_options), ZH_FORMAT_UNKNOWN, 0, 0, 0.0, ZH_MEMORY_HOST, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0}
 
 ZEROHOP_API zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream);
 /* Ends every viewer session, stops, frees (NULL: nothing to do). The input publisher ends with it. */
@@ -356,6 +358,13 @@ ZEROHOP_API zh_status zh_stream_close(zh_stream* stream);
 /* The stream's input: a publisher handle owned by the stream (zh_publisher_close refuses it). Its
  * zh_publisher_get_stats: readers_connected 1 (the stream), publishes = frames committed, overruns 0. */
 ZEROHOP_API zh_status zh_stream_input(zh_stream* stream, zh_publisher** input);
+/* Your sound (options.audio_channels 1 or 2): `frames` sample frames of interleaved signed 16-bit PCM
+ * at 48 kHz (frames x channels values); capture_ns: the CLOCK_MONOTONIC instant of its first sample,
+ * the clock of your frames' capture times (0: now). One Opus encode for every viewer whose offer has
+ * audio, in the picture's MediaStream. Never waits (blocks the encoder has not taken within a second
+ * are dropped, oldest first). ZH_ERR_INVALID_ARGUMENT: a stream without sound, NULL samples, 0 frames or
+ * more than 48000. Thread-safe. */
+ZEROHOP_API zh_status zh_stream_push_audio(zh_stream* stream, const int16_t* samples, size_t frames, int64_t capture_ns);
 /* The viewer page's URL, "http://127.0.0.1:PORT/", NUL-terminated into buf (ZH_ERR_INVALID_ARGUMENT
  * when it does not fit, with the size needed in *needed when needed is not NULL). */
 ZEROHOP_API zh_status zh_stream_url(zh_stream* stream, char* buf, size_t size, size_t* needed);

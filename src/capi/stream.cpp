@@ -13,9 +13,11 @@ using zerohop::capi::fail;
 using zerohop::capi::guarded;
 
 struct zh_stream {
-  explicit zh_stream(FrameStreamConfig c) : stream(std::move(c)), input(stream.input()) {}
+  explicit zh_stream(FrameStreamConfig c)
+      : stream(c), input(stream.input()), audioChannels(c.audioChannels) {}
   FrameStream stream;
   zh_publisher input;  // borrows stream.input() (a FrameInput)
+  std::uint32_t audioChannels;  // options.audio_channels (0: no sound)
 };
 
 namespace zerohop::capi {
@@ -77,6 +79,10 @@ zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream)
     if (o.whip_url) c.whipUrl = o.whip_url;
     if (o.whip_token) c.whipToken = o.whip_token;
     if (o.share_name) c.shareName = o.share_name;
+    if (o.audio_channels > 2)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT,
+                  "options.audio_channels " + std::to_string(o.audio_channels) + ": give 0 (no sound), 1 or 2");
+    c.audioChannels = o.audio_channels;
     auto* h = new zh_stream(std::move(c));
     capi::streams().add(h);
     capi::publishers().add(&h->input);
@@ -103,6 +109,18 @@ zh_status zh_stream_input(zh_stream* stream, zh_publisher** input) {
   if (!capi::streams().contains(stream)) return capi::badStream(fn);
   *input = &stream->input;
   return ZH_OK;
+}
+
+zh_status zh_stream_push_audio(zh_stream* stream, const int16_t* samples, size_t frames, int64_t capture_ns) {
+  constexpr const char* fn = "zh_stream_push_audio";
+  if (!capi::streams().contains(stream)) return capi::badStream(fn);
+  if (stream->audioChannels == 0)
+    return fail(fn, ZH_ERR_INVALID_ARGUMENT,
+                "this stream has no sound: create it with options.audio_channels 1 or 2");
+  return guarded(fn, [&] {
+    stream->stream.pushAudio(samples, frames, capture_ns);
+    return ZH_OK;
+  });
 }
 
 zh_status zh_stream_url(zh_stream* stream, char* buf, size_t size, size_t* needed) {

@@ -19,6 +19,7 @@ zh_status zh_stream_input(zh_stream*, zh_publisher** input) {
   if (input) *input = nullptr;
   return unbuilt("zh_stream_input");
 }
+zh_status zh_stream_push_audio(zh_stream*, const int16_t*, size_t, int64_t) { return unbuilt("zh_stream_push_audio"); }
 zh_status zh_stream_url(zh_stream*, char*, size_t, size_t*) { return unbuilt("zh_stream_url"); }
 zh_status zh_stream_stats_json(zh_stream*, char*, size_t, size_t*) { return unbuilt("zh_stream_stats_json"); }
 zh_status zh_stream_check(zh_stream*) { return unbuilt("zh_stream_check"); }

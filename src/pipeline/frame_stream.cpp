@@ -1,7 +1,10 @@
 // FrameStream (zerohop/frame_stream.hpp): a FrameInput read in this process by a Pipeline whose
-// source is that input (PipelineConfig::openSource).
+// source is that input (PipelineConfig::openSource); with sound, a PcmInput read by an AudioTrack whose
+// Opus packets go to the pipeline's viewers (Pipeline::publishAudio).
 #include "zerohop/frame_stream.hpp"
 
+#include "audio/audio_track.hpp"
+#include "audio/pcm_input.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {
@@ -25,6 +28,7 @@ PipelineConfig pipelineConfig(const FrameStreamConfig& c, FrameInput& input) {
   p.openSource = [&input](const SourceOptions& options) { return input.openSource(options); };
   p.encoder = c.encoder;
   p.stream = c.stream;
+  p.stream.sound = p.stream.sound || c.audioChannels > 0;  // viewers get the audio track before the first block
   p.gpu = c.memory == MemoryKind::kDevice && c.gpu == "auto" ? std::to_string(c.cudaDevice) : c.gpu;
   p.shareName = c.shareName;
   p.whipUrl = c.whipUrl;
@@ -38,15 +42,30 @@ PipelineConfig pipelineConfig(const FrameStreamConfig& c, FrameInput& input) {
 struct FrameStream::Impl {
   explicit Impl(const FrameStreamConfig& c) : input(inputConfig(c)), pipeline(pipelineConfig(c, input)) {
     for (const auto& sink : c.sinks) pipeline.addUnitSink(sink);
+    if (c.audioChannels > 0) {
+      auto pcm = std::make_unique<audio::PcmInput>(c.audioChannels, "your sound (FrameStream)");
+      sound = pcm.get();
+      audio = std::make_unique<audio::AudioTrack>(std::move(pcm), audio::OpusSettings{},
+                                                  [this](EncodedUnitPtr unit) { pipeline.publishAudio(std::move(unit)); });
+    }
     pipeline.start();
+    if (audio) audio->start();
   }
   FrameInput input;
   Pipeline pipeline;  // reads `input`: declared after it, so it stops first
+  audio::PcmInput* sound = nullptr;       // owned by `audio`
+  std::unique_ptr<audio::AudioTrack> audio;  // feeds `pipeline`: declared after it, so it stops first
 };
 
 FrameStream::FrameStream(FrameStreamConfig config) : impl_(std::make_unique<Impl>(config)) {}
 FrameStream::~FrameStream() = default;
 FrameInput& FrameStream::input() { return impl_->input; }
+void FrameStream::pushAudio(const std::int16_t* samples, std::size_t frames, std::int64_t captureNs) {
+  if (!impl_->sound)
+    throw Error(Errc::kInvalidArgument,
+                "pushAudio: this stream has no sound: set FrameStreamConfig::audioChannels to 1 or 2 when creating it");
+  impl_->sound->push(samples, frames, captureNs);
+}
 std::string FrameStream::url() const { return impl_->pipeline.url(); }
 PipelineStatus FrameStream::status() const { return impl_->pipeline.status(); }
 std::string FrameStream::statsJson() const { return impl_->pipeline.statsJson(); }

@@ -232,6 +232,12 @@ class Pipeline::Impl {
     sinks.clear();
   }
 
+  void publishAudio(EncodedUnitPtr unit) {
+    std::lock_guard lock(serverMutex_);  // stop() takes the server away under it
+    if (server_) server_->publishAudio(std::move(unit));
+    else if (viewers_) viewers_->publishAudio(std::move(unit));
+  }
+
   PipelineStatus status() const {
     PipelineStatus s;
     s.latency = stats_.snapshot();
@@ -480,6 +486,7 @@ Pipeline::~Pipeline() = default;
 void Pipeline::addUnitSink(std::shared_ptr<UnitSink> sink) { impl_->addUnitSink(std::move(sink)); }
 void Pipeline::start() { impl_->start(); }
 void Pipeline::stop() noexcept { impl_->stop(); }
+void Pipeline::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio(std::move(opusPacket)); }
 PipelineStatus Pipeline::status() const { return impl_->status(); }
 std::string Pipeline::statsJson() const { return impl_->statsJson(); }
 std::string Pipeline::statusLine() const { return renderStatusLine(impl_->status()); }

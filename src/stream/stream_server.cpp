@@ -175,6 +175,7 @@ StreamServer::Impl::Impl(StreamConfig config) : config_(std::move(config)) {
     tls_ = true;
   }
   unnamed_ = &streamNamed(kUnnamedStream);
+  unnamed_->audio = config_.sound;
   defaultStream_ = config_.defaultStream.empty() ? unnamed_ : &streamNamed(config_.defaultStream);
   http_ = std::make_unique<stream::DeadlineHttpServer>(httpLimits(config_));
   http_->setTls(std::move(tls));

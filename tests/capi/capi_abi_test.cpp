@@ -87,6 +87,22 @@ TEST(CApiAbiVersions, MembersPastAnOlderCallersStructTakeTheirDefaults) {
   EXPECT_EQ(o.device_copy, 1);
 }
 
+// zh_stream_options grew after 0.1.0 (audio_channels): a 0.1 caller (struct_size 88) gets no sound
+// whatever lies past its struct.
+TEST(CApiAbiVersions, AStreamOfAnOlderCallerHasNoSound) {
+  using zerohop::capi::kStreamOptionsReleases;
+  zh_stream_options caller;
+  std::memset(&caller, 0xAB, sizeof caller);
+  caller.struct_size = 88;
+  caller.width = 640;
+  caller.share_name = nullptr;
+  const zh_stream_options o =
+      zerohop::capi::readVersioned(caller, zh_stream_options ZH_STREAM_OPTIONS_INIT, kStreamOptionsReleases);
+  EXPECT_EQ(o.width, 640u);
+  EXPECT_EQ(o.share_name, nullptr);
+  EXPECT_EQ(o.audio_channels, 0u) << "read a member the 0.1 caller does not have";
+}
+
 // A program built against a later header passes bigger structs: accepted, the extra members
 // ignored, and nothing written past what this build knows.
 TEST_F(CApiAbi, ACallerWithLargerStructsIsAccepted) {

@@ -146,4 +146,38 @@ TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {
   EXPECT_EQ(zh_stream_check(nullptr), ZH_ERR_INVALID_ARGUMENT);
 }
 
+// Sound through the C API: zh_stream_push_audio takes 48 kHz PCM on a stream created with
+// audio_channels, and refuses it (saying how) on one without; more than 2 channels is refused at create.
+TEST(CApiStream, SoundIsPushedOnlyToAStreamCreatedWithIt) {
+  zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
+  o.format = ZH_FORMAT_I420;
+  o.width = 320;
+  o.height = 240;
+  o.fps = 30;
+  o.port = 0;
+  o.encoder = "x264";
+  o.audio_channels = 3;
+  zh_stream* stream = nullptr;
+  const zh_status refused = zh_stream_create(&o, &stream);
+  if (refused == ZH_ERR_UNSUPPORTED) GTEST_SKIP() << "built without the stream part: " << zh_last_error();
+  EXPECT_EQ(refused, ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zh_last_error()).find("audio_channels 3"), std::string::npos) << zh_last_error();
+  EXPECT_EQ(stream, nullptr);
+
+  const std::int16_t block[960] = {};
+  o.audio_channels = 0;
+  ASSERT_EQ(zh_stream_create(&o, &stream), ZH_OK) << zh_last_error();
+  EXPECT_EQ(zh_stream_push_audio(stream, block, 480, 0), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zh_last_error()).find("options.audio_channels 1 or 2"), std::string::npos)
+      << "in the C API's terms: " << zh_last_error();
+  EXPECT_EQ(zh_stream_close(stream), ZH_OK);
+
+  o.audio_channels = 2;
+  ASSERT_EQ(zh_stream_create(&o, &stream), ZH_OK) << zh_last_error();
+  EXPECT_EQ(zh_stream_push_audio(stream, block, 480, 0), ZH_OK) << zh_last_error();
+  EXPECT_EQ(zh_stream_push_audio(stream, nullptr, 480, 0), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zh_stream_push_audio(nullptr, block, 480, 0), ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(zh_stream_close(stream), ZH_OK);
+}
+
 }  // namespace
