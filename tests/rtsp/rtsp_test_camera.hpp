@@ -34,27 +34,23 @@ class TestCamera {
            "/test";
   }
   /// The RTSP connections it has taken so far, after reading its output for `window`.
-  int connections(std::chrono::milliseconds window = std::chrono::milliseconds(0)) {
-    process_->waitForStdoutLine("\x01 never printed", window);
-    int n = 0;
-    const std::string& out = process_->stdoutText();
-    for (std::size_t at = 0; (at = out.find("CONNECT", at)) != std::string::npos; ++at) ++n;
-    return n;
-  }
+  int connections(std::chrono::milliseconds window = std::chrono::milliseconds(0)) { return count("CONNECT", window); }
   /// The PLAY requests it has answered so far, after reading its output for `window`.
-  int plays(std::chrono::milliseconds window = std::chrono::milliseconds(0)) {
-    process_->waitForStdoutLine("\x01 never printed", window);
-    int n = 0;
-    const std::string& out = process_->stdoutText();
-    for (std::size_t at = 0; (at = out.find("\nPLAY", at)) != std::string::npos; ++at) ++n;
-    return n;
-  }
+  int plays(std::chrono::milliseconds window = std::chrono::milliseconds(0)) { return count("\nPLAY", window); }
   void kill() {
     process_->signal(SIGKILL);
     process_->waitExit(std::chrono::seconds(10));
   }
 
  private:
+  int count(const char* line, std::chrono::milliseconds window) {
+    process_->waitForStdoutLine("\x01 never printed", window);
+    int n = 0;
+    const std::string& out = process_->stdoutText();
+    for (std::size_t at = 0; (at = out.find(line, at)) != std::string::npos; ++at) ++n;
+    return n;
+  }
+
   std::unique_ptr<testing::ChildProcess> process_;
   std::uint16_t port_ = 0;
 };
