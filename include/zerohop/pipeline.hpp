@@ -145,9 +145,9 @@ class ZEROHOP_API Pipeline {
   void start();
   void stop() noexcept;  ///< idempotent; returns once every thread has exited
 
-  /// One Opus packet of the stream's sound to its WHEP viewers whose offer has audio (as
-  /// StreamServer::publishAudio: `ptsNs` on the clock of the frames' capture times). Non-blocking;
-  /// a null unit, or one after stop(), is ignored.
+  /// One Opus packet of the stream's sound to every sink that takes sound (UnitSink::deliverAudio): the
+  /// WHEP viewers whose offer has audio (StreamServer::publishAudio: `ptsNs` on the clock of the frames'
+  /// capture times) and the WHIP session. Non-blocking; a null unit, or one after stop(), is ignored.
   void publishAudio(EncodedUnitPtr opusPacket);
 
   PipelineStatus status() const;

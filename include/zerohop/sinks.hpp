@@ -55,6 +55,11 @@ class ZEROHOP_API UnitSink {
   }
   /// One line for the log: "WHEP viewers at http://127.0.0.1:8080/", "WHIP to https://...".
   virtual std::string describe() const = 0;
+  /// One Opus packet of the stream's sound (48 kHz; `ptsNs` its first sample's capture instant, on the
+  /// clock of the pictures' capture times), for a sink whose receivers take sound beside the picture
+  /// (the WHEP viewers, WHIP). Called from the sound's own encode thread (Pipeline::publishAudio),
+  /// concurrently with deliver(); must not block. The default ignores it: a sink of pictures only.
+  virtual void deliverAudio(const EncodedUnitPtr& opusPacket) { (void)opusPacket; }
 
   /// True while a receiver of this sink takes `codec`. Every sink takes H.264; the WHEP viewers also
   /// take VP8 (viewers whose offer has no usable H.264). The pipeline asks before every frame (from the

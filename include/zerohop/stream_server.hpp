@@ -177,6 +177,8 @@ class ZEROHOP_API WhepStream : public UnitSink {
   virtual std::vector<std::uint64_t> rungSwitches() const { return {}; }
   /// One Opus packet of this stream's sound, as StreamServer::publishAudio.
   virtual void publishAudio(EncodedUnitPtr opusPacket) = 0;
+  /// UnitSink's sound: publishAudio().
+  void deliverAudio(const EncodedUnitPtr& opusPacket) override { publishAudio(opusPacket); }
   /// Opus packets handed to this stream's viewers so far, and those dropped at a viewer's full queue.
   virtual StreamAudioSent audioSent() const = 0;
 };
@@ -207,6 +209,8 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// first call makes the unnamed stream one with sound: offers from then on get an audio track beside
   /// the video (same MediaStream), offers without audio get video only. A null unit is ignored.
   void publishAudio(EncodedUnitPtr opusPacket);
+  /// UnitSink's sound: publishAudio().
+  void deliverAudio(const EncodedUnitPtr& opusPacket) override { publishAudio(opusPacket); }
   /// Opus packets handed to viewers (of every stream) so far, and those dropped at a viewer's full queue.
   StreamAudioSent audioSent() const;
 
@@ -276,7 +280,8 @@ class ZEROHOP_API StreamServer final : public UnitSink {
 /// `Authorization: Bearer <token>`. Throws Error(kInvalidArgument) for a malformed URL.
 /// `ice`: its iceServers / turnSecret / turnCredentialSeconds give the WHIP session's webrtcbin its
 /// STUN/TURN servers, as they do the WHEP viewers' (`serve --ice-server`, `--turn-secret`); a malformed
-/// one throws Error(kInvalidArgument) here. The rest of `ice` is unused.
+/// one throws Error(kInvalidArgument) here. `ice.sound`: the stream has sound, so the offer has an Opus
+/// section beside the video and the sink's deliverAudio() sends it. The rest of `ice` is unused.
 ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {},
                                                    const StreamConfig& ice = {});
 

@@ -41,6 +41,14 @@ void CameraRunner::stop() noexcept {
   close();
 }
 
+void CameraRunner::publishAudio(const EncodedUnitPtr& opusPacket) {
+  std::lock_guard lock(mutex_);  // close() takes the pipeline out under it
+  if (pipeline_)
+    pipeline_->publishAudio(opusPacket);
+  else if (config_.viewers)
+    config_.viewers->publishAudio(opusPacket);
+}
+
 bool CameraRunner::waitFor(std::chrono::milliseconds d) {
   std::unique_lock lock(mutex_);
   return !wake_.wait_for(lock, d, [this] { return stopping_; });

@@ -30,6 +30,10 @@ class CameraRunner {
 
   void start();
   void stop() noexcept;
+  /// One Opus packet of the camera's sound: to its pipeline's sinks that take sound (the viewers, WHIP:
+  /// Pipeline::publishAudio) while it runs, else to its viewers alone (config.viewers), so they keep
+  /// hearing the camera while its picture reopens. Non-blocking.
+  void publishAudio(const EncodedUnitPtr& opusPacket);
 
   const std::string& name() const { return name_; }
   CameraStatus status() const;

@@ -73,11 +73,13 @@ class CameraServer::Impl {
         // "rtsp": the IP camera's own sound, over the camera's one RTSP connection, which its picture
         // opens (rtsp_connection.hpp): opened here, before the camera's pipeline, so the picture's first
         // session carries it.
-        std::shared_ptr<WhepStream> viewers = p.viewers;
+        // Its packets go through the camera's runner (started before the sound, stopped after it): to the
+        // pipeline's sinks that take sound, the viewers and (the first camera's) WHIP session.
         auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
         audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},
-                                                        [viewers](EncodedUnitPtr unit) { viewers->publishAudio(std::move(unit)); });
-        audioStreams_[i] = viewers;
+                                                        [this, i](EncodedUnitPtr unit) { runners_[i]->publishAudio(unit); });
+        audioStreams_[i] = p.viewers;
+        p.stream.sound = true;  // the WHIP session offers an audio section (makeWhipSink)
       }
       p.batchJpeg = config_.batchJpegCameras > 0 && config_.cameras.size() >= config_.batchJpegCameras;
       runners_.push_back(std::make_unique<CameraRunner>(cam.name, std::move(p), config_.failFast));

@@ -232,10 +232,10 @@ class Pipeline::Impl {
     sinks.clear();
   }
 
-  void publishAudio(EncodedUnitPtr unit) {
-    std::lock_guard lock(serverMutex_);  // stop() takes the server away under it
-    if (server_) server_->publishAudio(std::move(unit));
-    else if (viewers_) viewers_->publishAudio(std::move(unit));
+  void publishAudio(const EncodedUnitPtr& unit) {
+    if (!unit) return;
+    std::lock_guard lock(serverMutex_);  // stop() takes the sinks away under it
+    for (const auto& sink : sinks_) sink->deliverAudio(unit);  // the viewers, WHIP; the others ignore it
   }
 
   PipelineStatus status() const {

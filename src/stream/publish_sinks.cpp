@@ -38,11 +38,12 @@ class KeyframeRelay {
 class WhipSink final : public UnitSink {
  public:
   WhipSink(const std::string& url, const std::string& token, const StreamConfig& ice)
-      : relay_(std::make_shared<KeyframeRelay>()), url_(url),
+      : relay_(std::make_shared<KeyframeRelay>()), url_(url), sound_(ice.sound),
         whip_(options(url, token, ice), [relay = relay_] { (*relay)(); }, loop_) {}
   void deliver(const EncodedUnitPtr& unit) override { whip_.push(unit); }
+  void deliverAudio(const EncodedUnitPtr& unit) override { whip_.pushAudio(unit); }
   void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
-  std::string describe() const override { return "WHIP to " + url_; }
+  std::string describe() const override { return sound_ ? "WHIP to " + url_ + " (picture and sound)" : "WHIP to " + url_; }
 
  private:
   static stream::WhipPublisher::Options options(const std::string& url, const std::string& token,
@@ -51,10 +52,12 @@ class WhipSink final : public UnitSink {
     o.url = url;
     o.token = token;
     o.iceServers = stream::IceServers(ice.iceServers, ice.turnSecret, ice.turnCredentialSeconds);
+    o.sound = ice.sound;
     return o;
   }
   std::shared_ptr<KeyframeRelay> relay_;
   std::string url_;
+  bool sound_ = false;
   stream::GlibLoopThread loop_;  // the publisher's GStreamer work; outlives it (declared first)
   stream::WhipPublisher whip_;   // DELETEs the WHIP resource when destroyed (bounded)
 };

@@ -29,6 +29,7 @@ constexpr std::size_t kMaxAnswerBytes = 256 * 1024;
 constexpr int kMaxRedirects = 5;
 // WHIP's offer: one H.264 video m-line with this payload type (publishOnce).
 constexpr int kOfferPayloadType = 96;
+constexpr int kOfferOpusPayloadType = 111;  // what browsers offer Opus as
 
 std::unique_ptr<httplib::Client> clientFor(const HttpUrl& url, const std::string& token) {
   auto cli = std::make_unique<httplib::Client>(url.origin());
@@ -143,6 +144,11 @@ void WhipPublisher::push(const EncodedUnitPtr& unit) {
   if (session_) session_->push(unit);
 }
 
+void WhipPublisher::pushAudio(const EncodedUnitPtr& unit) {
+  std::lock_guard lock(sessionMutex_);
+  if (session_) session_->pushAudio(unit);
+}
+
 bool WhipPublisher::sleepUnlessStopping(std::chrono::milliseconds d) {
   std::unique_lock lock(stateMutex_);
   return !stateCv_.wait_for(lock, d, [this] { return stopping_; });
@@ -227,6 +233,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   choice.mediaIndex = 0;
   choice.payloadType = kOfferPayloadType;
   choice.profileLevelId = "42e01f";
+  if (options_.sound) choice.audio = AudioChoice{1, kOfferOpusPayloadType};  // Opus, 48 kHz, beside it
   auto session = std::make_shared<ViewerSession>("whip-" + std::to_string(attempt), choice,
                                                  isLoopbackHost(endpoint_.host), std::move(events), ice);
   {

@@ -59,6 +59,9 @@ class WhipPublisher {
     /// `serve --ice-server` / `--turn-secret`: STUN/TURN servers every session's webrtcbin gets before
     /// its offer (credentials from the secret made afresh for each session), as the WHEP viewers do.
     IceServers iceServers;
+    /// The stream has sound: the offer has an Opus section beside the video (sendonly, one MediaStream),
+    /// and pushAudio() sends the packets (an endpoint that rejects the audio section gets video only).
+    bool sound = false;
   };
 
   /// Starts the worker (the first attempt happens at once). `onKeyframeRequest` is called on any
@@ -71,6 +74,9 @@ class WhipPublisher {
 
   /// Non-blocking: hands the unit to the current session, if one is connected.
   void push(const EncodedUnitPtr& unit);
+  /// Non-blocking: one Opus packet of the stream's sound to the current session, if one is connected and
+  /// its endpoint took the audio section (Options::sound).
+  void pushAudio(const EncodedUnitPtr& unit);
 
   bool connected() const { return connected_.load(); }
   /// Sessions that reached "connected" so far (1 after the first, 2 after one reconnect, ...).

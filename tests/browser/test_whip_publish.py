@@ -3,6 +3,8 @@
 (whip_receiver.py: GStreamer's webrtcbin answering, openh264 decoding), and survives the endpoint
 going away:
   1. the endpoint gets one POST with the bearer token, answers 201 + Location, and decodes >= 25 fps;
+     serve runs with --audio test, so the offer has Opus beside the H.264 and the endpoint decodes the
+     tone (half a second of samples at an RMS a quarter-scale sine has, not silence);
   2. a PLI from the endpoint brings a keyframe (serve runs with --keyint 0: keyframes only on request);
   3. the endpoint is killed (SIGKILL, no DELETE, no BYE) and started again on the same port: serve notices,
      reconnects with back-off, and the new endpoint decodes >= 25 fps again;
@@ -76,7 +78,7 @@ def main() -> int:
     ep = Endpoint(whip_port, ep_log)
     serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{port}", "--keyint", "0",
                                     "--whip", f"http://127.0.0.1:{whip_port}/whip", "--whip-token", TOKEN,
-                                    "--status-interval", "5"],
+                                    "--audio", "test", "--status-interval", "5"],
                      out / "whip_publish.serve.log")
     try:
         if not serve.wait_url(20):
@@ -90,6 +92,11 @@ def main() -> int:
         print(f"endpoint decodes {fps:.1f} fps")
         if fps < 25:
             raise AssertionError(f"the endpoint decodes only {fps:.1f} fps")
+        zb.wait_until("the endpoint decodes the sound", lambda: ep.status()["audio_samples"] >= 24000, 10)
+        st = ep.status()
+        print(f"endpoint decodes the sound: {st['audio_samples']} samples, RMS {st['audio_rms']}")
+        if st["audio_rms"] < 2000:
+            raise AssertionError(f"the sound the endpoint decodes is not the tone (RMS {st['audio_rms']})")
 
         # keyint 0: the only keyframes are the one at connect and those the receiver asks for.
         k0 = ep.status()["keyframes"]

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A WHIP endpoint that is not zerohop's sender code: GStreamer's own webrtcbin as the receiver
-(recvonly answerer), decoding the H.264 it gets with openh264dec and counting the frames. The tests
+(recvonly answerer), decoding the H.264 it gets with openh264dec and counting the frames, and the Opus
+sound when the offer has it (opusdec: its samples counted, their RMS kept). The tests
 point `zerohop serve --whip` at it (test_whip_publish.py).
 
 HTTP (standard WHIP, non-trickle):
@@ -10,7 +11,7 @@ HTTP (standard WHIP, non-trickle):
   DELETE /whip/session/ID -> 200 (404 unknown)
   PATCH  /whip/session/ID -> 405 (no trickle)
 Test controls (not WHIP):
-  GET  /status -> JSON {posts, deletes, unauthorized, sessions, frames, keyframes, connected}
+  GET  /status -> JSON {posts, deletes, unauthorized, sessions, frames, keyframes, audio_samples, audio_rms}
   POST /pli    -> the receiver asks for a keyframe the way a decoder does (RTCP PLI via webrtcbin)
 
 usage: whip_receiver.py --port N [--host 127.0.0.1] [--token T]
@@ -44,11 +45,16 @@ class Receiver:
         self.loopback = loopback
         self.lock = threading.Lock()
         self.sessions: dict[str, Gst.Pipeline] = {}
-        self.counts = dict(posts=0, deletes=0, unauthorized=0, frames=0, keyframes=0)
+        self.counts = dict(posts=0, deletes=0, unauthorized=0, frames=0, keyframes=0, audio_samples=0)
+        self.audio_square_sum = 0.0
         self.depays: list[Gst.Element] = []
 
     def _on_pad(self, webrtc, pad, pipeline):
         if pad.direction != Gst.PadDirection.SRC:
+            return
+        caps = pad.get_current_caps() or pad.query_caps(None)
+        if caps and caps.get_structure(0).get_string("media") == "audio":
+            self._on_audio_pad(pad, pipeline)
             return
         chain = Gst.parse_bin_from_description(
             "rtph264depay name=depay request-keyframe=true ! h264parse name=parse ! openh264dec "
@@ -74,6 +80,28 @@ class Receiver:
 
         chain.get_by_name("parse").get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, on_parsed)
         chain.get_by_name("sink").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_decoded)
+
+    def _on_audio_pad(self, pad, pipeline):
+        """The publisher's sound: Opus decoded to S16, its samples counted and their power summed."""
+        chain = Gst.parse_bin_from_description(
+            "rtpopusdepay ! opusdec ! audioconvert ! audio/x-raw,format=S16LE ! fakesink name=sink sync=false", True)
+        pipeline.add(chain)
+        chain.sync_state_with_parent()
+        pad.link(chain.get_static_pad("sink"))
+
+        def on_samples(_pad, info):
+            buf = info.get_buffer()
+            ok, mapped = buf.map(Gst.MapFlags.READ)
+            if ok:
+                samples = memoryview(mapped.data).cast("h")
+                square = float(sum(s * s for s in samples))
+                buf.unmap(mapped)
+                with self.lock:
+                    self.counts["audio_samples"] += len(samples)
+                    self.audio_square_sum += square
+            return Gst.PadProbeReturn.OK
+
+        chain.get_by_name("sink").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_samples)
 
     def answer(self, offer_sdp: str) -> tuple[str, str]:
         pipeline = Gst.Pipeline.new()
@@ -122,7 +150,9 @@ class Receiver:
 
     def status(self) -> dict:
         with self.lock:
-            return dict(self.counts, sessions=len(self.sessions))
+            n = self.counts["audio_samples"]
+            rms = (self.audio_square_sum / n) ** 0.5 if n else 0.0
+            return dict(self.counts, sessions=len(self.sessions), audio_rms=round(rms, 1))
 
 
 def make_handler(rx: Receiver, token: str | None):
