@@ -21,6 +21,19 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// 320x240 I420 from host memory at 30 fps, x264, on a free port: the small stream the tests create.
+zh_stream_options smallHostStream() {
+  zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
+  o.format = ZH_FORMAT_I420;
+  o.width = 320;
+  o.height = 240;
+  o.fps = 30;
+  o.memory = ZH_MEMORY_HOST;
+  o.port = 0;
+  o.encoder = "x264";
+  return o;
+}
+
 nlohmann::json statsOf(zh_stream* stream) {
   std::vector<char> buf(1 << 16);
   std::size_t needed = 0;
@@ -96,14 +109,7 @@ TEST(CApiStream, BadSettingsAreReportedInTheLibrarysTermsWithoutCliFlags) {
 }
 
 TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {
-  zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
-  o.format = ZH_FORMAT_I420;
-  o.width = 320;
-  o.height = 240;
-  o.fps = 30;
-  o.memory = ZH_MEMORY_HOST;
-  o.port = 0;
-  o.encoder = "x264";
+  zh_stream_options o = smallHostStream();
   zh_stream* stream = nullptr;
   const zh_status created = zh_stream_create(&o, &stream);
   if (created == ZH_ERR_UNSUPPORTED) GTEST_SKIP() << "built without the stream part: " << zh_last_error();
@@ -149,13 +155,7 @@ TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {
 // Sound through the C API: zh_stream_push_audio takes 48 kHz PCM on a stream created with
 // audio_channels, and refuses it (saying how) on one without; more than 2 channels is refused at create.
 TEST(CApiStream, SoundIsPushedOnlyToAStreamCreatedWithIt) {
-  zh_stream_options o = ZH_STREAM_OPTIONS_INIT;
-  o.format = ZH_FORMAT_I420;
-  o.width = 320;
-  o.height = 240;
-  o.fps = 30;
-  o.port = 0;
-  o.encoder = "x264";
+  zh_stream_options o = smallHostStream();
   o.audio_channels = 3;
   zh_stream* stream = nullptr;
   const zh_status refused = zh_stream_create(&o, &stream);
