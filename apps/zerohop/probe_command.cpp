@@ -111,9 +111,9 @@ int runRtspProbe(const std::string& url) {
   const bool h264 = camera.codec == "H.264";
   std::printf("  video       %s %ux%u @%g fps (%s)\n", h264 ? "h264" : "h265", camera.video.width, camera.video.height,
               camera.video.fps,
-              camera.readFrom == "its SDP" ? "as its SDP's parameter sets state: nothing was played"
-                                           : "from its first IDR: its SDP states no size or rate, so the probe "
-                                             "played the stream up to one keyframe");
+              camera.played ? "from its first IDR: its SDP states no size or rate, so the probe played the "
+                                              "stream up to one keyframe"
+                            : "as its SDP's parameter sets state: nothing was played");
   if (h264) {
     std::printf("  serve       passes its H.264 through to WebRTC viewers (no decode, no encode); its sound with "
                 "--audio rtsp\n");

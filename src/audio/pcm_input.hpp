@@ -26,11 +26,10 @@ class PcmInput final : public AudioSource {
   /// `channels`: 1 or 2. Throws Error(kInvalidArgument) otherwise.
   PcmInput(std::uint32_t channels, std::string name);
 
-  /// One block: `frames` sample frames of channels() values each. `captureNs` is the CLOCK_MONOTONIC
+  /// One block: `frames` sample frames of `channels` values each. `captureNs` is the CLOCK_MONOTONIC
   /// instant of its first sample; 0: now (the block is taken as just captured). Throws
   /// Error(kInvalidArgument) for null samples, no frames, more than kMaxFrames, or a negative instant.
   void push(const std::int16_t* samples, std::size_t frames, std::int64_t captureNs);
-  std::uint32_t channels() const noexcept { return channels_; }
 
   AudioSourceInfo info() const override;
   std::optional<AudioFrame> next(std::chrono::milliseconds timeout) override;

@@ -402,7 +402,7 @@ RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {
                                           rtsp::seconds(rtsp::RtspPolicy{}.openTimeout) + " s of connecting");
     const auto& video = std::get<rtsp::DescribedVideo>(got);
     if (const auto stated = rtsp::statedVideo(video.codec, video.parameterSets)) {
-      RtspCameraInfo info{session.offered(), {}, rtsp::videoCodecName(video.codec), "its SDP"};
+      RtspCameraInfo info{session.offered(), {}, rtsp::videoCodecName(video.codec), false};
       info.video.format = video.codec == rtsp::VideoCodec::kH264 ? PixelFormat::kH264 : PixelFormat::kUnknown;
       info.video.width = stated->width;
       info.video.height = stated->height;
@@ -411,7 +411,7 @@ RtspCameraInfo probeRtspCamera(const SourceSpec& spec) {
     }
   }  // no SPS with a size and rate in the SDP: the first IDR's
   const rtsp::RtspSource source(url);
-  return {source.offered(), source.info(), rtsp::videoCodecName(source.codec()), "its first IDR"};
+  return {source.offered(), source.info(), rtsp::videoCodecName(source.codec()), true};
 }
 
 }  // namespace zerohop

@@ -49,9 +49,9 @@ struct RtspCameraInfo {
   std::string offered;  ///< every stream of its SDP: "video H264/90000, audio PCMA/8000"
   SourceInfo video;     ///< its video: size and rate as its SPS states them
   std::string codec;    ///< "H.264" or "H.265"
-  /// Where the size and rate were read: "its SDP" (the parameter sets DESCRIBE gave; nothing played) or
-  /// "its first IDR" (the SDP had no SPS, or one without a rate: it played up to one keyframe).
-  std::string readFrom;
+  /// false: the size and rate are what the SDP's parameter sets state (nothing was played); true: the SDP
+  /// stated none (no SPS, or one without a rate), so the stream was played up to its first keyframe.
+  bool played = false;
 };
 /// Connects and reads the camera's SDP (DESCRIBE, no PLAY); when its parameter sets state the size and
 /// rate, that is all; else it plays the stream up to one keyframe and reads them from its SPS. Then
