@@ -1,7 +1,10 @@
 // zerohop record NAME.h264 --out FILE.mp4|.mkv: write the H.264 share of `serve --share NAME` to
 // fragmented MP4 or Matroska (src/record), from the next keyframe, with capture-time timestamps,
 // optionally rotating files; a progress line a second on stderr; Ctrl-C (or SIGTERM) closes the file.
-// Reading the share costs the publisher nothing: any number of recorders, no effect on viewers.
+// When the camera has sound (serve --audio: the NAME.opus share beside it), its Opus packets go in
+// the same files, on the same timeline. Both shares are waited on with poll(), on their descriptors.
+// Reading the shares costs the publisher nothing: any number of recorders, no effect on viewers.
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@ struct RecordOptions {
   std::uint64_t segmentBytes = 0;
   double seconds = 0;  // 0 = until interrupted
   double timeoutSeconds = 5;
+  bool noSound = false;
 };
 
 volatile sig_atomic_t gInterrupted = 0;
@@ -34,26 +38,73 @@ void onInterrupt(int) {
 }
 
 void printProgress(const RecordOptions& o, const record::RecorderStats& s, const SubscriberStats& sub,
-                   bool last) {
-  std::fprintf(stderr, "record %s -> %s: %.1f s, %llu frames (%llu key), %.2f MB, %u file%s, %llu missed%s\n",
+                   bool sound, bool last) {
+  char soundText[64] = "";
+  if (sound) std::snprintf(soundText, sizeof soundText, ", %llu sound packets", static_cast<unsigned long long>(s.audioPackets));
+  std::fprintf(stderr, "record %s -> %s: %.1f s, %llu frames (%llu key)%s, %.2f MB, %u file%s, %llu missed%s\n",
                o.name.c_str(), s.currentPath.empty() ? o.out.c_str() : s.currentPath.c_str(),
                static_cast<double>(s.recordedNs) / 1e9, static_cast<unsigned long long>(s.units),
-               static_cast<unsigned long long>(s.keyframes), static_cast<double>(s.bytes) / 1e6, s.files,
-               s.files == 1 ? "" : "s", static_cast<unsigned long long>(sub.missed + s.discontinuities),
+               static_cast<unsigned long long>(s.keyframes), soundText,
+               static_cast<double>(s.bytes + s.audioBytes) / 1e6, s.files, s.files == 1 ? "" : "s",
+               static_cast<unsigned long long>(sub.missed + s.discontinuities),
                last           ? ", done"
                : s.files == 0 ? ", waiting for a keyframe"
                               : "");
 }
 
+/// The sound share beside NAME.h264 (serve --share NAME with --audio publishes NAME.opus); null when
+/// there is none (a camera without sound) or --no-sound.
+std::unique_ptr<Subscriber> openSound(const RecordOptions& o) {
+  const std::string suffix = ".h264";
+  if (o.noSound || o.name.size() <= suffix.size() || o.name.compare(o.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return nullptr;
+  const std::string name = o.name.substr(0, o.name.size() - suffix.size()) + ".opus";
+  try {
+    auto sound = std::make_unique<Subscriber>(name);
+    if (sound->info().layout.format != PixelFormat::kOpus) return nullptr;
+    return sound;
+  } catch (const Error& e) {
+    if (e.code() == Errc::kNotFound) return nullptr;
+    throw;
+  }
+}
+
+/// Every Opus packet `sound` has ready, into the recorder. A sound share that went away ends the sound
+/// (said once); the pictures go on.
+void readSound(std::unique_ptr<Subscriber>& sound, record::Recorder& recorder, std::vector<std::uint8_t>& bytes) {
+  try {
+    while (auto f = sound->next(std::chrono::milliseconds(0))) {
+      const Frame& fr = f->frame();
+      bytes.assign(fr.data[0], fr.data[0] + fr.bytesUsed);
+      const std::int64_t captureNs = fr.captureNs() != 0 ? fr.captureNs() : f->publishNs();
+      const bool valid = f->valid();
+      f->release();
+      if (valid) recorder.writeAudio({bytes.data(), bytes.size(), captureNs});
+    }
+  } catch (const Error& e) {
+    if (e.code() != Errc::kUnavailable) throw;
+    std::fprintf(stderr, "the sound share went away (%s): recording the pictures alone from here\n", e.what());
+    sound.reset();
+  }
+}
+
 int runRecord(const RecordOptions& o) {
-  record::Recorder recorder({o.out, o.segmentSeconds, o.segmentBytes});  // checks the file name first
+  record::containerForPath(o.out);  // the file name, checked before attaching to anything
   Subscriber sub(o.name);
   if (!sub.info().encoded) {
     throw Error(Errc::kInvalidArgument, "share '" + o.name + "' holds images, not H.264: record '" + o.name +
                                             ".h264' (what serve --share " + o.name + " publishes beside it)");
   }
-  std::fprintf(stderr, "attached to '%s' (publisher pid %d); waiting for a keyframe\n",
-               sub.info().name.c_str(), static_cast<int>(sub.info().publisherPid));
+  if (sub.info().layout.format != PixelFormat::kH264) {
+    throw Error(Errc::kInvalidArgument, "share '" + o.name + "' holds " +
+                                            std::string(formatName(sub.info().layout.format)) +
+                                            ", not H.264: record the .h264 share beside it (its sound comes along)");
+  }
+  auto sound = openSound(o);
+  record::Recorder recorder({o.out, o.segmentSeconds, o.segmentBytes, sound != nullptr});
+  std::fprintf(stderr, "attached to '%s' (publisher pid %d)%s; waiting for a keyframe\n",
+               sub.info().name.c_str(), static_cast<int>(sub.info().publisherPid),
+               sound ? (" and its sound '" + sound->info().name + "'").c_str() : ", no sound share beside it");
   struct sigaction sa {};
   sa.sa_handler = onInterrupt;  // no SA_RESTART: a wait in next() returns and the loop sees the flag
   sigaction(SIGINT, &sa, nullptr);
@@ -64,11 +115,19 @@ int runRecord(const RecordOptions& o) {
   std::int64_t lastProgressNs = lastUnitNs;
   std::uint64_t lastIndex = 0;
   std::vector<std::uint8_t> bytes;
+  std::vector<std::uint8_t> soundBytes;
+  const bool withSound = sound != nullptr;
   while (!gInterrupted) {
-    auto f = sub.next(std::chrono::milliseconds(200));
+    if (sound) {
+      // Both descriptors; a signal ends the wait (EINTR) and the loop sees the flag.
+      pollfd fds[2] = {{sub.pollFd(), POLLIN, 0}, {sound->pollFd(), POLLIN, 0}};
+      ::poll(fds, 2, 200);
+      readSound(sound, recorder, soundBytes);
+    }
+    auto f = sub.next(std::chrono::milliseconds(sound ? 0 : 200));
     const std::int64_t now = monotonicNs();
     if (now - lastProgressNs >= 1'000'000'000) {
-      printProgress(o, recorder.stats(), sub.stats(), false);
+      printProgress(o, recorder.stats(), sub.stats(), withSound, false);
       lastProgressNs = now;
     }
     if (!f) {
@@ -104,8 +163,9 @@ int runRecord(const RecordOptions& o) {
       if (s.recordedNs + s.frameIntervalNs / 2 >= static_cast<std::int64_t>(o.seconds * 1e9)) break;
     }
   }
+  if (sound) readSound(sound, recorder, soundBytes);  // what came with the last picture
   recorder.finish();
-  printProgress(o, recorder.stats(), sub.stats(), true);
+  printProgress(o, recorder.stats(), sub.stats(), withSound, true);
   return 0;
 }
 
@@ -115,7 +175,8 @@ Runner addRecordCommand(CLI::App& app) {
   auto o = std::make_shared<RecordOptions>();
   auto* cmd = app.add_subcommand(
       "record",
-      "Record the H.264 a server shares (serve --share NAME publishes NAME.h264) to MP4 or Matroska");
+      "Record the H.264 a server shares (serve --share NAME publishes NAME.h264), and its sound (NAME.opus) "
+      "when the camera has one, to MP4 or Matroska");
   cmd->add_option("name", o->name, "encoded share to read, e.g. cam0.h264")->required();
   cmd->add_option(
          "--out", o->out,
@@ -130,6 +191,8 @@ Runner addRecordCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", o->timeoutSeconds, "seconds without a unit from the share before giving up")
       ->capture_default_str();
+  cmd->add_flag("--no-sound", o->noSound,
+                "record the pictures alone, even when the camera's sound is shared beside them (NAME.opus)");
   return [o] { return runRecord(*o); };
 }
 

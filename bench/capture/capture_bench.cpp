@@ -3,7 +3,7 @@
 // CLOCK_THREAD_CPUTIME_ID so a camera emulator running in other threads of the same process is not
 // counted as ours; the rest of the process's CPU time is reported separately as the emulator's.
 //
-// usage: zerohop-camemu --format mjpeg --size 1920x1080 --fps 30 -- \
+// usage (one command line): zerohop-camemu --format mjpeg --size 1920x1080 --fps 30 --
 //          zerohop-capture-bench --source "v4l2:/dev/video0?format=mjpeg&size=1920x1080&fps=30&memory=userptr" --frames 300
 #include <time.h>
 

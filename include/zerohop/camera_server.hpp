@@ -40,7 +40,7 @@ struct CameraConfig {
   SourceSpec source;         ///< any source serve takes: test:, v4l2:, share:
   EncoderConfig encoder;     ///< width/height/fps are taken from the source
   std::string gpu = "auto";  ///< "auto", "off" or the CUDA device number (PipelineConfig::gpu)
-  std::string shareName;     ///< non-empty: share frames as NAME and H.264 as NAME.h264
+  std::string shareName;     ///< non-empty: share frames as NAME, H.264 as NAME.h264 (and sound as NAME.opus)
   std::string renditions = "auto";  ///< the ladder of renditions (PipelineConfig::renditions)
   /// The camera's sound, sent to WebRTC viewers beside its picture: "" (none), "test" (a tone clicking
   /// at every A/V marker instant of the capture clock), "alsa:DEVICE" (docs/audio.md).

@@ -45,7 +45,8 @@ struct FrameStreamConfig {
   EncoderConfig encoder;      ///< width/height/fps are taken from above
   StreamConfig stream;        ///< where viewers connect (port 0: a free one, see url())
   std::string gpu = "auto";   ///< "auto", "off" or a device number (see choosePath)
-  /// Non-empty: also share the converted frames as NAME and the H.264 as NAME.h264 with other processes.
+  /// Non-empty: also share the converted frames as NAME and the H.264 as NAME.h264 with other processes
+  /// (with audioChannels, the sound too: NAME.opus).
   std::string shareName;
   std::string whipUrl;    ///< non-empty: also publish to this WHIP endpoint
   std::string whipToken;  ///< its bearer token

@@ -3,7 +3,8 @@
 //
 // Sinks (zerohop/sinks.hpp): the converted frames go to the frame share (with shareName), the access
 // units to every UnitSink: the WHEP viewers (always), WHIP and RTP/Janus (when configured), the H.264
-// share (with shareName), and sinks a program adds with addUnitSink().
+// share (with shareName), and sinks a program adds with addUnitSink(). Sound (publishAudio) goes to the
+// sinks that take it (UnitSink::deliverAudio): the viewers, WHIP, and the sound share NAME.opus.
 //
 // Threads: the capture thread pulls frames from the source and hands them over through a
 // 2-deep drop-oldest queue (the camera never waits); the encode thread runs the data path chosen for

@@ -205,7 +205,7 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Non-blocking fan-out of one Opus packet to every connected viewer whose offer had an Opus audio
   /// section; the unit carries sound, not a picture: `bytes` is one Opus packet (48 kHz, mono),
   /// `ptsNs` the CLOCK_MONOTONIC capture instant of its first sample (the clock of the video's ptsNs, so
-  /// both tracks' RTP timestamps and sender reports line up); codec, width, height are not read. The
+  /// both tracks' RTP timestamps and sender reports line up); codec (kOpus), width, height are not read. The
   /// first call makes the unnamed stream one with sound: offers from then on get an audio track beside
   /// the video (same MediaStream), offers without audio get video only. A null unit is ignored.
   void publishAudio(EncodedUnitPtr opusPacket);

@@ -73,6 +73,7 @@ typedef enum zh_format {
   ZH_FORMAT_RGBA = 7,  /* packed R G B A, 32 bits */
   ZH_FORMAT_MJPEG = 8, /* one JPEG per frame */
   ZH_FORMAT_H264 = 9,  /* one H.264 Annex B access unit per frame */
+  ZH_FORMAT_OPUS = 10, /* sound: one Opus packet (48 kHz) per frame, in NAME.opus shares (after 0.1.0) */
   ZH_FORMAT_MAX_ENUM = 0x7fffffff
 } zh_format;
 

@@ -36,6 +36,8 @@ constexpr std::optional<PixelFormat> formatFromC(zh_format f) noexcept {
       return PixelFormat::kMJPEG;
     case ZH_FORMAT_H264:
       return PixelFormat::kH264;
+    case ZH_FORMAT_OPUS:
+      return PixelFormat::kOpus;
     default:
       return std::nullopt;
   }
@@ -62,6 +64,8 @@ constexpr zh_format formatToC(PixelFormat f) noexcept {
       return ZH_FORMAT_MJPEG;
     case PixelFormat::kH264:
       return ZH_FORMAT_H264;
+    case PixelFormat::kOpus:
+      return ZH_FORMAT_OPUS;
     case PixelFormat::kUnknown:
     case PixelFormat::kVP8:
       break;
@@ -148,7 +152,7 @@ constexpr zh_log_level logLevelToC(log::Level l) noexcept {
 // The numbers are the ABI: released values never change (zerohop.h; docs/library.md).
 static_assert(ZH_FORMAT_UNKNOWN == 0 && ZH_FORMAT_YUYV == 1 && ZH_FORMAT_UYVY == 2 && ZH_FORMAT_NV12 == 3 &&
               ZH_FORMAT_I420 == 4 && ZH_FORMAT_RGB24 == 5 && ZH_FORMAT_BGRX == 6 && ZH_FORMAT_RGBA == 7 &&
-              ZH_FORMAT_MJPEG == 8 && ZH_FORMAT_H264 == 9);
+              ZH_FORMAT_MJPEG == 8 && ZH_FORMAT_H264 == 9 && ZH_FORMAT_OPUS == 10);
 static_assert(ZH_MEMORY_HOST == 0 && ZH_MEMORY_PINNED == 1 && ZH_MEMORY_DEVICE == 2);
 static_assert(ZH_STAGE_CAPTURE == 0 && ZH_STAGE_INGEST == 1 && ZH_STAGE_CONVERT == 2 &&
               ZH_STAGE_ENCODE == 3 && ZH_STAGE_SEND == 4 && ZH_STAGE_COUNT == 5);
@@ -161,11 +165,11 @@ static_assert(static_cast<std::size_t>(ZH_STAGE_COUNT) == kStageCount,
 
 // Every C value maps to a C++ value and back to itself.
 constexpr bool formatsRoundTrip() {
-  for (int f = ZH_FORMAT_YUYV; f <= ZH_FORMAT_H264; ++f) {
+  for (int f = ZH_FORMAT_YUYV; f <= ZH_FORMAT_OPUS; ++f) {
     const auto cpp = formatFromC(static_cast<zh_format>(f));
     if (!cpp || formatToC(*cpp) != f) return false;
   }
-  return !formatFromC(ZH_FORMAT_UNKNOWN) && !formatFromC(static_cast<zh_format>(ZH_FORMAT_H264 + 1));
+  return !formatFromC(ZH_FORMAT_UNKNOWN) && !formatFromC(static_cast<zh_format>(ZH_FORMAT_OPUS + 1));
 }
 static_assert(formatsRoundTrip());
 constexpr bool memoriesRoundTrip() {

@@ -35,6 +35,9 @@ constexpr std::size_t kEncodeQueueDepth = 2;
 // Share ring depth: at 60 fps, 8 slots give a reader ~130 ms before its frame can be overwritten.
 constexpr std::uint32_t kShareSlots = 8;
 constexpr std::uint32_t kShareEncodedSlots = 16;
+// The sound share: a second of 20 ms Opus packets, so a reader that polls beside its picture keeps up.
+constexpr std::uint32_t kShareSoundSlots = 50;
+constexpr std::size_t kShareSoundBytes = 8192;
 
 }  // namespace
 
@@ -99,10 +102,17 @@ class Pipeline::Impl {
   /// The frame share (host I420 on the CPU path, device NV12 on the GPU path, none in passthrough)
   /// and the H.264 share: both owned here, whichever path writes them.
   void openShares(bool passthrough, const GpuPathChoice& gpu) {
-    auto units = std::make_shared<UnitShareSink>(config_.shareName + ".h264",
+    auto units = std::make_shared<UnitShareSink>(config_.shareName + ".h264", PixelFormat::kH264,
                                                  std::size_t{info_.width} * info_.height + 65536, kShareEncodedSlots);
     unitsShare_ = units.get();
     sinks_.push_back(std::move(units));
+    if (config_.stream.sound) {
+      // The sound beside it (publishAudio): `zerohop record` muxes both, a program reads the packets.
+      auto sound = std::make_shared<UnitShareSink>(config_.shareName + ".opus", PixelFormat::kOpus, kShareSoundBytes,
+                                                   kShareSoundSlots);
+      log::info("sharing the sound as '", config_.shareName, ".opus' (", sound->publisher().socketPath(), ")");
+      sinks_.push_back(std::move(sound));
+    }
     if (passthrough) {
       log::info("sharing H.264 as '", config_.shareName, ".h264' (", unitsShare_->publisher().socketPath(),
                 "); no raw frames are shared in passthrough (the camera's H.264 is never decoded)");

@@ -2,11 +2,13 @@
 
 namespace zerohop {
 
-UnitShareSink::UnitShareSink(const std::string& name, std::size_t capacityBytes, std::uint32_t slots)
-    : publisher_(name, SlotLayout::encoded(PixelFormat::kH264, capacityBytes, slots)) {}
+UnitShareSink::UnitShareSink(const std::string& name, PixelFormat codec, std::size_t capacityBytes,
+                             std::uint32_t slots)
+    : publisher_(name, SlotLayout::encoded(codec, capacityBytes, slots)), sound_(codec == PixelFormat::kOpus) {}
 
 std::string UnitShareSink::describe() const {
-  return "H.264 share '" + publisher_.name() + "' (" + publisher_.socketPath() + ")";
+  return std::string(sound_ ? "Opus" : "H.264") + " share '" + publisher_.name() + "' (" + publisher_.socketPath() +
+         ")";
 }
 
 }  // namespace zerohop

@@ -1,7 +1,9 @@
 #pragma once
-// The H.264 share (NAME.h264) as a UnitSink: every access unit is copied into a slot of an encoded
-// ring other processes read (zerohop tap, recorders). Its readers cannot ask for keyframes.
-// Thread-safety: deliver() from one thread; readers() from any.
+// An encoded share as a UnitSink: the pictures (NAME.h264: every access unit) or the sound (NAME.opus:
+// every Opus packet, stamped with its capture instant on the pictures' clock) copied into slots of an
+// encoded ring other processes read (zerohop tap, zerohop record, the C API). Its readers cannot ask for
+// keyframes.
+// Thread-safety: deliver()/deliverAudio() each from one thread; readers() from any.
 #include <memory>
 
 #include "zerohop/share.hpp"
@@ -11,9 +13,15 @@ namespace zerohop {
 
 class UnitShareSink final : public UnitSink {
  public:
-  /// Publishes NAME; slots hold units up to `capacityBytes`. Throws Error (name taken, bad name).
-  UnitShareSink(const std::string& name, std::size_t capacityBytes, std::uint32_t slots);
-  void deliver(const EncodedUnitPtr& unit) override { publisher_.publish(*unit); }
+  /// Publishes NAME holding `codec` (kH264: deliver(); kOpus: deliverAudio()); slots hold units up to
+  /// `capacityBytes`. Throws Error (name taken, bad name).
+  UnitShareSink(const std::string& name, PixelFormat codec, std::size_t capacityBytes, std::uint32_t slots);
+  void deliver(const EncodedUnitPtr& unit) override {
+    if (!sound_) publisher_.publish(*unit);
+  }
+  void deliverAudio(const EncodedUnitPtr& unit) override {
+    if (sound_) publisher_.publish(*unit);
+  }
   void setKeyframeRequester(std::function<void()>) override {}
   std::string describe() const override;
   std::uint32_t readers() const { return publisher_.stats().readersConnected; }
@@ -21,6 +29,7 @@ class UnitShareSink final : public UnitSink {
 
  private:
   Publisher publisher_;
+  bool sound_;
 };
 
 }  // namespace zerohop

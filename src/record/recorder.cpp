@@ -11,6 +11,12 @@ namespace {
 
 // A unit's duration before the next one arrives: the previous interval (30 fps until there is one).
 constexpr std::int64_t kFirstDurationUs = 33333;
+// Sound further than this ahead of the newest picture is written anyway: the picture has stalled.
+constexpr std::int64_t kAudioAheadNs = 1'000'000'000;
+// With no file open, the sound kept for the next one (which starts at a keyframe within it).
+constexpr std::int64_t kAudioKeptNs = 2'000'000'000;
+// The longest Opus packet: 120 ms at 48 kHz (RFC 6716, 3.2.5).
+constexpr std::uint32_t kOpusMaxSamples = 5760;
 
 }  // namespace
 
@@ -31,6 +37,37 @@ std::vector<std::uint8_t> parameterSetsOf(const std::uint8_t* data, std::size_t 
     }
   }
   return out;
+}
+
+std::uint32_t opusPacketSamples(const std::uint8_t* data, std::size_t size) {
+  if (!data || size == 0) return 0;
+  // TOC: config (5 bits) says the frame duration, the code (2 bits) how many frames the packet holds.
+  static constexpr std::uint32_t kSilkSamples[4] = {480, 960, 1920, 2880};  // 10, 20, 40, 60 ms
+  static constexpr std::uint32_t kCeltSamples[4] = {120, 240, 480, 960};    // 2.5, 5, 10, 20 ms
+  const unsigned config = data[0] >> 3;
+  std::uint32_t frameSamples;
+  if (config < 12) {
+    frameSamples = kSilkSamples[config & 3];
+  } else if (config < 16) {
+    frameSamples = (config & 1) ? 960 : 480;  // hybrid: 10 or 20 ms
+  } else {
+    frameSamples = kCeltSamples[config & 3];
+  }
+  std::uint32_t frames = 0;
+  switch (data[0] & 3) {
+    case 0:
+      frames = 1;
+      break;
+    case 1:
+    case 2:
+      frames = 2;
+      break;
+    default:
+      if (size < 2) return 0;
+      frames = data[1] & 0x3f;
+  }
+  const std::uint32_t samples = frameSamples * frames;
+  return samples > kOpusMaxSamples ? 0 : samples;
 }
 
 Recorder::Recorder(RecorderOptions options)
@@ -62,7 +99,7 @@ bool Recorder::segmentFull(const RecordUnit& next) const noexcept {
 }
 
 void Recorder::openFile(const RecordUnit& unit) {
-  H264FileParams p;
+  MediaFileParams p;
   const bool rotating = options_.segmentSeconds > 0 || options_.segmentBytes > 0;
   p.path = rotating ? segmentPath(options_.path, nextIndex_) : options_.path;
   p.container = container_;
@@ -70,13 +107,15 @@ void Recorder::openFile(const RecordUnit& unit) {
   p.height = unit.height;
   p.parameterSets = parameterSets_;
   p.creationWallClockMs = unit.wallClockMs;
-  file_ = std::make_unique<H264File>(p);
+  if (options_.sound) p.audioChannels = audioChannels_ != 0 ? audioChannels_ : 1;
+  file_ = std::make_unique<MediaFile>(p);
   ++nextIndex_;
   ++stats_.files;
   stats_.currentPath = p.path;
   fileStartNs_ = unit.captureNs;
   lastPtsUs_ = -1;
   lastDurationUs_ = 0;
+  lastAudioPtsUs_ = -1;
   fileBytes_ = 0;
   log::info("recording to '", p.path, "'");
 }
@@ -93,10 +132,13 @@ void Recorder::write(const RecordUnit& unit) {
     waitingForKeyframe_ = false;
   }
   if (file_ && unit.keyframe && segmentFull(unit)) {
+    flushAudio(unit.captureNs);  // the sound up to the next file's first picture ends this one
     stats_.recordedNs += (lastPtsUs_ + lastDurationUs_) * 1000;
     file_.reset();  // trailer written, file closed
   }
   if (!file_) openFile(unit);
+  flushAudio(unit.captureNs);  // before the picture, in time order (a new file drops what precedes it)
+  lastVideoNs_ = unit.captureNs;
 
   std::int64_t ptsUs = (unit.captureNs - fileStartNs_) / 1000;
   if (ptsUs <= lastPtsUs_) ptsUs = lastPtsUs_ + 1;  // capture times that repeat or step back
@@ -118,8 +160,46 @@ RecorderStats Recorder::stats() const {
   return s;
 }
 
+void Recorder::writeAudio(const RecordAudio& packet) {
+  if (!options_.sound) return;
+  const std::uint32_t samples = opusPacketSamples(packet.data, packet.size);
+  if (samples == 0 || (!audio_.empty() && packet.captureNs < audio_.back().captureNs)) {
+    ++stats_.audioDropped;  // unreadable, or before the packet already queued
+    return;
+  }
+  if (audioChannels_ == 0) audioChannels_ = (packet.data[0] & 0x04) ? 2 : 1;  // the TOC's stereo flag
+  audio_.push_back({std::vector<std::uint8_t>(packet.data, packet.data + packet.size), packet.captureNs, samples});
+  if (file_) {
+    flushAudio(packet.captureNs - kAudioAheadNs);
+  } else {
+    while (audio_.front().captureNs < packet.captureNs - kAudioKeptNs) {
+      audio_.pop_front();
+      ++stats_.audioDropped;
+    }
+  }
+}
+
+void Recorder::flushAudio(std::int64_t beforeNs) {
+  while (!audio_.empty() && audio_.front().captureNs < beforeNs) {
+    const QueuedAudio a = std::move(audio_.front());
+    audio_.pop_front();
+    if (!file_ || a.captureNs < fileStartNs_) {
+      ++stats_.audioDropped;  // before the file's first picture
+      continue;
+    }
+    std::int64_t ptsUs = (a.captureNs - fileStartNs_) / 1000;
+    if (ptsUs <= lastAudioPtsUs_) ptsUs = lastAudioPtsUs_ + 1;
+    file_->writeAudio(a.bytes.data(), a.bytes.size(), ptsUs, std::int64_t{a.samples} * 1'000'000 / 48'000);
+    lastAudioPtsUs_ = ptsUs;
+    fileBytes_ += a.bytes.size();
+    ++stats_.audioPackets;
+    stats_.audioBytes += a.bytes.size();
+  }
+}
+
 void Recorder::finish() {
   if (!file_) return;
+  flushAudio(fileStartNs_ + (lastPtsUs_ + lastDurationUs_) * 1000);  // the sound the pictures span
   stats_.recordedNs += (lastPtsUs_ + lastDurationUs_) * 1000;
   auto file = std::move(file_);
   file->close();

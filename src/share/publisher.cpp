@@ -196,6 +196,8 @@ void Publisher::publish(const EncodedUnit& unit) {
   f.wallClockMs = unit.wallClockMs;
   f.keyframe = unit.keyframe;
   f.times = unit.times;
+  // Sound (Opus packets) carries its capture instant in ptsNs alone: readers find it where a picture's is.
+  if (f.times.at(Stage::kCapture) == 0 && unit.ptsNs != 0) f.times.mark(Stage::kCapture, unit.ptsNs);
   publish(f);
 }
 

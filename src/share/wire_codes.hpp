@@ -26,6 +26,7 @@ inline constexpr std::uint32_t kWireFormatRgba = 7;
 inline constexpr std::uint32_t kWireFormatMjpeg = 8;
 inline constexpr std::uint32_t kWireFormatH264 = 9;
 inline constexpr std::uint32_t kWireFormatVp8 = 10;
+inline constexpr std::uint32_t kWireFormatOpus = 11;
 
 constexpr std::uint32_t formatToWire(PixelFormat f) noexcept {
   switch (f) {
@@ -51,6 +52,8 @@ constexpr std::uint32_t formatToWire(PixelFormat f) noexcept {
       return kWireFormatH264;
     case PixelFormat::kVP8:
       return kWireFormatVp8;
+    case PixelFormat::kOpus:
+      return kWireFormatOpus;
   }
   return kWireFormatUnknown;
 }
@@ -79,6 +82,8 @@ constexpr std::optional<PixelFormat> formatFromWire(std::uint32_t code) noexcept
       return PixelFormat::kH264;
     case kWireFormatVp8:
       return PixelFormat::kVP8;
+    case kWireFormatOpus:
+      return PixelFormat::kOpus;
     default:
       return std::nullopt;
   }
@@ -189,7 +194,7 @@ constexpr Errc errcFromWire(std::uint32_t code) noexcept {
 
 // Every value survives the round trip: the mappings are each other's inverse.
 constexpr bool wireCodesRoundTrip() {
-  for (std::uint32_t c = kWireFormatUnknown; c <= kWireFormatVp8; ++c) {
+  for (std::uint32_t c = kWireFormatUnknown; c <= kWireFormatOpus; ++c) {
     const auto f = formatFromWire(c);
     if (!f || formatToWire(*f) != c) return false;
   }
@@ -199,7 +204,7 @@ constexpr bool wireCodesRoundTrip() {
   }
   for (std::uint32_t c = 0; c <= 8; ++c)
     if (errcToWire(errcFromWire(c)) != c) return false;
-  return !formatFromWire(kWireFormatVp8 + 1) && !memoryFromWire(kWireMemoryDevice + 1) &&
+  return !formatFromWire(kWireFormatOpus + 1) && !memoryFromWire(kWireMemoryDevice + 1) &&
          matrixFromWire(matrixToWire(ColorMatrix::kBt709)) == ColorMatrix::kBt709 &&
          rangeFromWire(rangeToWire(ColorRange::kFull)) == ColorRange::kFull && !matrixFromWire(2) &&
          !rangeFromWire(2);

@@ -60,7 +60,7 @@ class Vp8Payloader final : public TrackPayloader {
 
 class OpusPayloader final : public TrackPayloader {
  public:
-  PixelFormat codec() const override { return PixelFormat::kUnknown; }
+  PixelFormat codec() const override { return PixelFormat::kOpus; }
   const char* element() const override { return "rtpopuspay"; }
   const char* package() const override { return "gstreamer1.0-plugins-good"; }
   const char* unitCaps() const override {
@@ -89,6 +89,8 @@ std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec) {
       return std::make_unique<H264Payloader>();
     case PixelFormat::kVP8:
       return std::make_unique<Vp8Payloader>();
+    case PixelFormat::kOpus:
+      return std::make_unique<OpusPayloader>();
     default:
       break;
   }

@@ -42,8 +42,7 @@ class TrackPayloader {
 /// The strategy for `codec`. Throws Error(kUnsupported) for a codec no payloader is written for.
 std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec);
 
-/// The strategy for an Opus track (RFC 7587: rtpopuspay, "audio", OPUS/48000/2); codec() is kUnknown
-/// (PixelFormat names pictures; an audio unit is told by the path it takes, StreamServer::publishAudio).
+/// The strategy for an Opus track (RFC 7587: rtpopuspay, "audio", OPUS/48000/2); codec() is kOpus.
 std::unique_ptr<TrackPayloader> opusTrackPayloader();
 
 }  // namespace zerohop::stream

@@ -288,6 +288,46 @@ TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
   zh_publisher_close(pub);
 }
 
+// A sound share (what serve --share NAME --audio publishes as NAME.opus): a C reader is told it holds
+// Opus, and each packet keeps its bytes and capture time.
+TEST_F(CApi, ASoundShareSaysItHoldsOpusPackets) {
+  zh_publisher_options po = ZH_PUBLISHER_OPTIONS_INIT;
+  po.format = ZH_FORMAT_OPUS;
+  po.unit_capacity = 1500;
+  po.directory = dir_.c_str();
+  zh_publisher* pub = nullptr;
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
+  zh_reader* reader = nullptr;
+  const auto ro = readerOptions();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  zh_share_info share = ZH_SHARE_INFO_INIT;
+  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  EXPECT_EQ(share.format, ZH_FORMAT_OPUS);
+  EXPECT_EQ(share.encoded, 1);
+  EXPECT_STREQ(zh_format_name(share.format), "opus");
+  const std::uint8_t packet[] = {0xf8, 0xff, 0xfe};  // 20 ms of CELT
+  zh_frame_info src = ZH_FRAME_INFO_INIT;
+  src.format = ZH_FORMAT_OPUS;
+  src.plane_count = 1;
+  src.planes[0] = const_cast<std::uint8_t*>(packet);
+  src.bytes_used = sizeof packet;
+  zh_frame_meta meta = ZH_FRAME_META_INIT;
+  meta.keyframe = 1;
+  meta.stage_ns[ZH_STAGE_CAPTURE] = 123'456'789;
+  ASSERT_EQ(zh_publisher_publish(pub, &src, &meta, nullptr), ZH_OK) << zh_last_error();
+  zh_frame* frame = nullptr;
+  ASSERT_EQ(zh_reader_next(reader, 1000, &frame), ZH_OK) << zh_last_error();
+  zh_frame_info info = ZH_FRAME_INFO_INIT;
+  ASSERT_EQ(zh_frame_get_info(frame, &info), ZH_OK);
+  EXPECT_EQ(info.format, ZH_FORMAT_OPUS);
+  EXPECT_EQ(info.bytes_used, sizeof packet);
+  EXPECT_EQ(info.stage_ns[ZH_STAGE_CAPTURE], 123'456'789);
+  EXPECT_EQ(std::memcmp(info.planes[0], packet, sizeof packet), 0);
+  zh_frame_release(frame);
+  zh_reader_close(reader);
+  zh_publisher_close(pub);
+}
+
 TEST_F(CApi, OpenWaitsForAPublisherThatStartsLater) {
   std::thread later([&] {
     std::this_thread::sleep_for(150ms);  // the publisher's late start is what is tested

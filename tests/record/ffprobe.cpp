@@ -60,4 +60,24 @@ ProbeResult probeFile(const std::string& path) {
   return r;
 }
 
+AudioProbeResult probeAudio(const std::string& path) {
+  AudioProbeResult r;
+  const std::string text = runCapture(
+      "ffprobe -v error -count_packets -select_streams a:0 -show_entries "
+      "stream=codec_name,nb_read_packets,channels,start_time -of json '" +
+      path + "' 2>&1");
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.contains("streams") || j["streams"].empty()) {
+    r.error = text.empty() ? "no sound track" : text;
+    return r;
+  }
+  const auto& s = j["streams"][0];
+  r.codec = s.value("codec_name", "");
+  r.packets = std::atol(s.value("nb_read_packets", "0").c_str());
+  r.channels = s.value("channels", 0);
+  r.startSeconds = std::atof(s.value("start_time", "0").c_str());
+  r.ok = true;
+  return r;
+}
+
 }  // namespace zerohop::testing

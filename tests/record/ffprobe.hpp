@@ -19,6 +19,17 @@ struct ProbeResult {
 
 /// Runs ffprobe on `path`; ok=false (with ffprobe's words) when it cannot read it.
 ProbeResult probeFile(const std::string& path);
+
+/// What ffprobe says about a file's first sound track.
+struct AudioProbeResult {
+  bool ok = false;  ///< ffprobe found a sound track
+  std::string codec;
+  long packets = 0;  ///< nb_read_packets
+  int channels = 0;
+  double startSeconds = 0;
+  std::string error;
+};
+AudioProbeResult probeAudio(const std::string& path);
 /// True when ffprobe is on PATH.
 bool haveFfprobe();
 

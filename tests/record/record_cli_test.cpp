@@ -1,5 +1,7 @@
-// `zerohop record` against a real `zerohop serve --share`: 10 s recorded at the camera's rate,
-// and a recorder SIGKILLed mid-way leaves a file ffprobe still reads (MP4 and Matroska).
+// `zerohop record` against a real `zerohop serve --share --audio test`: 10 s recorded at the camera's
+// rate, the camera's sound beside the picture and in sync with it (the tone's clicks against the
+// camera's markers, decoded from the file), and a recorder SIGKILLed mid-way leaves a file ffprobe still
+// reads (MP4 and Matroska).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -7,12 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <thread>
 
 #include "child_process.hpp"
 #include "ffprobe.hpp"
+#include "file_av_sync.hpp"
 
 namespace zerohop {
 namespace {
@@ -30,10 +34,10 @@ class RecordCli : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!testing::haveFfprobe()) return;
     share_ = "rec" + std::to_string(getpid());
-    // A keyframe a second, so a recorder starts within one.
-    serve_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{kCli, "serve", "--source", "test:640x360@30", "--share", share_, "--keyint",
-                                 "30", "--listen", "127.0.0.1:" + std::to_string(freePort())});
+    // A keyframe a second, so a recorder starts within one; the test tone, shared as NAME.opus.
+    serve_ = std::make_unique<ChildProcess>(std::vector<std::string>{
+        kCli, "serve", "--source", "test:640x360@30", "--audio", "test", "--share", share_, "--keyint", "30",
+        "--listen", "127.0.0.1:" + std::to_string(freePort())});
     if (!serve_->waitForStdoutLine("open http://", 20s)) serve_.reset();
   }
   static void TearDownTestSuite() { serve_.reset(); }
@@ -64,6 +68,41 @@ TEST_F(RecordCli, RecordsTenSecondsAtTheCameraRateFromAKeyframe) {
   EXPECT_NEAR(static_cast<double>(p.frames), 300.0, 15.0);  // 30 fps, a few lost on a loaded box at most
   EXPECT_NEAR(p.frameRate, 30.0, 1.5);
   EXPECT_TRUE(p.firstIsKeyframe);
+}
+
+TEST_F(RecordCli, TheCamerasSoundIsRecordedBesideItsPictureInSync) {
+  for (const std::string ext : {"mp4", "mkv"}) {
+    SCOPED_TRACE(ext);
+    const std::string out = (dir_ / ("av." + ext)).string();
+    ChildProcess rec({kCli, "record", share_ + ".h264", "--out", out, "--seconds", "4"});
+    const auto code = rec.waitExit(20s);
+    ASSERT_TRUE(code.has_value()) << "record did not stop after 4 s";
+    ASSERT_EQ(*code, 0) << rec.stderrText();
+    EXPECT_NE(rec.stderrText().find("and its sound '" + share_ + ".opus'"), std::string::npos) << rec.stderrText();
+    const auto a = testing::probeAudio(out);
+    ASSERT_TRUE(a.ok) << a.error;
+    EXPECT_EQ(a.codec, "opus");
+    const auto sync = testing::measureFileAvSync(out);
+    ASSERT_TRUE(sync.error.empty()) << sync.error;
+    // The sound spans the pictures (20 ms packets against 33 ms frames).
+    EXPECT_NEAR(sync.audioSeconds, sync.videoSeconds, 0.1);
+    // A marker frame's exposure is the frame period ending at its time, and the tone clicks at the
+    // marker instant within it: click - marker is -33..0 ms (the phase is fixed for a run), give or take
+    // 10 ms for the codecs. A sound shifted by a packet or more falls outside. Four seconds hold three
+    // or four of each.
+    ASSERT_GE(sync.offsetsMs.size(), 3u) << sync.markers << " markers, " << sync.clicks << " clicks";
+    auto offsets = sync.offsetsMs;
+    std::sort(offsets.begin(), offsets.end());
+    const double median = offsets[offsets.size() / 2];
+    EXPECT_GE(median, -43.0);
+    EXPECT_LE(median, 10.0);
+  }
+  // --no-sound: the pictures alone.
+  const std::string out = (dir_ / "silent.mkv").string();
+  ChildProcess rec({kCli, "record", share_ + ".h264", "--out", out, "--seconds", "1", "--no-sound"});
+  ASSERT_EQ(rec.waitExit(15s), 0) << rec.stderrText();
+  EXPECT_TRUE(probeFile(out).ok);
+  EXPECT_FALSE(testing::probeAudio(out).ok);
 }
 
 TEST_F(RecordCli, KilledRecorderLeavesAFileThatPlays) {

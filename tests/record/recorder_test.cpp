@@ -150,5 +150,82 @@ TEST_F(RecorderTest, ADiscontinuityWaitsForTheNextKeyframe) {
   EXPECT_NEAR(p.durationSeconds, 1.5, 0.1);
 }
 
+// A 20 ms mono CELT packet (TOC config 31, code 0) and a few bytes: what the muxers store, unread.
+RecordAudio opusAt(std::int64_t captureNs) {
+  static const std::uint8_t kPacket[] = {0xf8, 0xff, 0xfe, 0x01, 0x02};
+  return RecordAudio{kPacket, sizeof kPacket, captureNs};
+}
+constexpr std::int64_t kPacketNs = 20'000'000;
+
+TEST(OpusPacketSamples, ReadsTheDurationFromTheToc) {
+  const std::uint8_t celt20[] = {0xf8};        // config 31: CELT 20 ms, one frame
+  const std::uint8_t silk10[] = {0x00};        // config 0: SILK 10 ms
+  const std::uint8_t hybrid20x2[] = {0x79};    // config 15 (hybrid 20 ms), code 1: two frames
+  const std::uint8_t celt2_5x3[] = {0x83, 3};  // config 16 (CELT 2.5 ms), code 3: three frames
+  const std::uint8_t silk60x3[] = {0x1b, 3};   // config 3 (SILK 60 ms) x 3 = 180 ms: too long
+  const std::uint8_t code3Short[] = {0xfb};    // code 3 without its frame count
+  EXPECT_EQ(opusPacketSamples(celt20, 1), 960u);
+  EXPECT_EQ(opusPacketSamples(silk10, 1), 480u);
+  EXPECT_EQ(opusPacketSamples(hybrid20x2, 1), 1920u);
+  EXPECT_EQ(opusPacketSamples(celt2_5x3, 2), 360u);
+  EXPECT_EQ(opusPacketSamples(silk60x3, 2), 0u);
+  EXPECT_EQ(opusPacketSamples(code3Short, 1), 0u);
+  EXPECT_EQ(opusPacketSamples(nullptr, 0), 0u);
+}
+
+// The sound of three seconds, 100 ms ahead of the pictures as a reader sees it, rotated every second:
+// each file's sound starts with its first picture and the packets before the first keyframe are left out.
+TEST_F(RecorderTest, SoundStartsWithEachFilesFirstPictureAndSplitsAtItsKeyframe) {
+  const auto units = encodeUnits(90, 15);  // 1.0 s .. 4.0 s of capture time
+  for (const std::string ext : {"mp4", "mkv"}) {
+    SCOPED_TRACE(ext);
+    RecorderOptions o{path("av." + ext), 1.0, 0};
+    o.sound = true;
+    Recorder rec(o);
+    std::int64_t nextAudioNs = 900'000'000;  // 100 ms of sound before the first picture
+    for (const auto& u : units) {
+      const auto unit = toRecord(*u);
+      for (; nextAudioNs <= unit.captureNs + 100'000'000; nextAudioNs += kPacketNs) rec.writeAudio(opusAt(nextAudioNs));
+      rec.write(unit);
+    }
+    rec.finish();
+    const auto s = rec.stats();
+    EXPECT_EQ(s.files, 3u);
+    EXPECT_EQ(s.audioDropped, 5u);    // 0.90 .. 0.98 s: before the first picture
+    EXPECT_EQ(s.audioPackets, 150u);  // 1.00 .. 3.98 s: the span of the pictures
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      const std::string file = segmentPath(path("av." + ext), i);
+      const auto a = testing::probeAudio(file);
+      ASSERT_TRUE(a.ok) << i << ": " << a.error;
+      EXPECT_EQ(a.codec, "opus") << i;
+      EXPECT_EQ(a.channels, 1) << i;
+      EXPECT_EQ(a.packets, 50) << i;
+      EXPECT_NEAR(a.startSeconds, 0.0, 0.021) << i;
+      EXPECT_EQ(probeFile(file).frames, 30) << i;
+    }
+  }
+}
+
+TEST_F(RecorderTest, AStalledPictureHoldsTheSoundBackAtMostASecond) {
+  const auto units = encodeUnits(30, 15);  // 1.0 s .. 2.0 s, then the camera stalls
+  Recorder rec({path("stall.mkv"), 0, 0, true});
+  std::int64_t nextAudioNs = 1'000'000'000;
+  for (const auto& u : units) {
+    const auto unit = toRecord(*u);
+    for (; nextAudioNs <= unit.captureNs; nextAudioNs += kPacketNs) rec.writeAudio(opusAt(nextAudioNs));
+    rec.write(unit);
+  }
+  for (; nextAudioNs < 4'000'000'000; nextAudioNs += kPacketNs) rec.writeAudio(opusAt(nextAudioNs));
+  // Written: every packet more than a second older than the newest (3.98 s): 1.00 .. 2.96 s.
+  EXPECT_EQ(rec.stats().audioPackets, 99u);
+  rec.writeAudio(RecordAudio{nullptr, 0, nextAudioNs});  // unreadable: counted, not written
+  EXPECT_EQ(rec.stats().audioDropped, 1u);
+  rec.finish();
+  const auto a = testing::probeAudio(path("stall.mkv"));
+  ASSERT_TRUE(a.ok) << a.error;
+  EXPECT_EQ(a.packets, 99);
+  EXPECT_EQ(probeFile(path("stall.mkv")).frames, 30);
+}
+
 }  // namespace
 }  // namespace zerohop::record
