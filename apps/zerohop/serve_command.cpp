@@ -413,9 +413,10 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--whip-token", o->whipToken, "send 'Authorization: Bearer TOKEN' to the WHIP endpoint")
       ->needs(whip);
   cmd->add_option("--janus", o->janus,
-                  "also send RTP H.264 to a Janus streaming-plugin RTP mountpoint: HOST:PORT?mountpoint=ID"
-                  "[&secret=S] (Janus's HTTP API tells its ports) or HOST:PORT[?rtcp=PORT&pt=N] (its video "
-                  "port; its rtcpport, default PORT+1, carries keyframe requests back)");
+                  "also send RTP H.264 (and, with --audio, the Opus) to a Janus streaming-plugin RTP mountpoint: "
+                  "HOST:PORT?mountpoint=ID[&secret=S] (Janus's HTTP API tells its ports) or "
+                  "HOST:PORT[?rtcp=PORT&pt=N&audio=APORT] (its video port; its rtcpport, default PORT+1, carries "
+                  "keyframe requests back; APORT takes the sound)");
   cmd->add_option("--playout-delay", o->playoutDelay,
                   "the RTP playout-delay the viewers' browsers are asked to keep between capture and display: "
                   "MIN,MAX ms (0..40950, steps of 10; 0,0 displays each frame as soon as it is decoded), fixed; "

@@ -102,6 +102,19 @@ RtpTarget lookUpJanusMountpoint(const JanusTarget& target) {
   RtpTarget rtp;
   rtp.host = target.rtp.host;
   for (const json& m : info.value("media", json::array())) {
+    if (m.value("type", std::string()) != "audio" || rtp.audioPort != 0) continue;
+    // The sound, when the mountpoint takes Opus; another codec is said and left out.
+    const std::string codec = m.value("codec", std::string());
+    if (codec != "opus") {
+      log::warn("janus: ", mp, "'s audio takes ", codec.empty() ? "no codec" : codec,
+                ", not opus: the camera's sound is not sent there");
+      continue;
+    }
+    rtp.audioPort = m.value("port", std::uint16_t{0});
+    rtp.audioRtcpPort = m.value("rtcpport", std::uint16_t{0});
+    rtp.audioPayloadType = m.value("pt", 111);
+  }
+  for (const json& m : info.value("media", json::array())) {
     if (m.value("type", std::string()) != "video") continue;
     const std::string codec = m.value("codec", std::string());
     if (codec != "h264") {
@@ -124,7 +137,10 @@ RtpTarget lookUpJanusMountpoint(const JanusTarget& target) {
                      "give its video media an rtcpport");
   }
   log::info("janus: ", mp, ": video port ", rtp.rtpPort, ", rtcpport ", rtp.rtcpPort, ", pt ",
-            rtp.payloadType);
+            rtp.payloadType,
+            rtp.audioPort != 0 ? "; audio (Opus) port " + std::to_string(rtp.audioPort) + ", pt " +
+                                     std::to_string(rtp.audioPayloadType)
+                               : std::string("; no Opus audio"));
   return rtp;
 }
 

@@ -11,7 +11,7 @@ namespace {
 [[noreturn]] void bad(std::string_view spec, const std::string& why) {
   throw SettingError(Errc::kInvalidArgument, setting::kJanus,
                      "Janus / RTP target \"" + std::string(spec) + "\": " + why +
-                         " (want HOST:PORT?mountpoint=ID[&secret=S] or HOST:PORT[?rtcp=PORT&pt=N])");
+                         " (want HOST:PORT?mountpoint=ID[&secret=S] or HOST:PORT[?rtcp=PORT&pt=N&audio=PORT])");
 }
 
 unsigned long number(std::string_view spec, std::string_view text, unsigned long lo, unsigned long hi,
@@ -69,6 +69,10 @@ JanusTarget parseJanusTarget(std::string_view spec) {
     } else if (key == "pt") {
       t.payloadType = static_cast<int>(number(spec, value, 96, 127, "pt"));
       rtpOptions = true;
+    } else if (key == "audio") {
+      t.audioPort = static_cast<std::uint16_t>(number(spec, value, 1, 65534, "audio"));
+      t.audioRtcpPort = static_cast<std::uint16_t>(t.audioPort + 1);
+      rtpOptions = true;
     } else if (key == "mountpoint") {
       j.mountpoint = number(spec, value, 1, 0xFFFFFFFFFFFFull, "mountpoint");
     } else if (key == "secret") {
@@ -80,7 +84,7 @@ JanusTarget parseJanusTarget(std::string_view spec) {
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
   }
   if (j.mountpoint != 0) {
-    if (rtpOptions) bad(spec, "rtcp= and pt= come from Janus when mountpoint= is given");
+    if (rtpOptions) bad(spec, "rtcp=, pt= and audio= come from Janus when mountpoint= is given");
     j.apiPort = port;
     return j;
   }
@@ -89,6 +93,8 @@ JanusTarget parseJanusTarget(std::string_view spec) {
   t.rtpPort = port;
   t.rtcpPort = rtcp ? *rtcp : static_cast<std::uint16_t>(port + 1);
   if (t.rtcpPort == t.rtpPort) bad(spec, "rtcp is the RTP port itself");
+  if (t.audioPort != 0 && (t.audioPort == t.rtpPort || t.audioPort == t.rtcpPort || t.audioRtcpPort == t.rtpPort))
+    bad(spec, "audio and its RTCP (audio+1) must be other ports than the video's");
   return j;
 }
 

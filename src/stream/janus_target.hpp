@@ -4,8 +4,10 @@
 //   HOST:PORT?mountpoint=ID[&secret=S]   HOST:PORT is Janus's HTTP transport (base path /janus); serve
 //                                        asks the streaming plugin ("info") for the mountpoint's video
 //                                        port, rtcpport and payload type (janus_api.cpp)
-//   HOST:PORT[?rtcp=PORT&pt=N]           PORT is the mountpoint's video port itself; RTCP (for Janus's
-//                                        keyframe requests) at PORT+1 unless `rtcp=`; `pt` default 96
+//   HOST:PORT[?rtcp=PORT&pt=N&audio=APORT]
+//                                        PORT is the mountpoint's video port itself; RTCP (for Janus's
+//                                        keyframe requests) at PORT+1 unless `rtcp=`; `pt` default 96;
+//                                        `audio=`: the sound (Opus, pt 111) to APORT, its RTCP to APORT+1
 // HOST may be [IPv6]. Pure logic on a string. Thread-safety: reentrant.
 
 #include <cstdint>
@@ -19,6 +21,11 @@ struct RtpTarget {
   std::uint16_t rtpPort = 0;
   std::uint16_t rtcpPort = 0;
   int payloadType = 96;
+  /// The sound (Opus), when the receiver takes it: 0 = none. RTCP (sender reports) to audioRtcpPort
+  /// when it is not 0.
+  std::uint16_t audioPort = 0;
+  std::uint16_t audioRtcpPort = 0;
+  int audioPayloadType = 111;
 };
 
 struct JanusTarget {

@@ -1,6 +1,7 @@
 // makeWhipSink / makeRtpSink (zerohop/stream_server.hpp): WhipPublisher and RtpSender as UnitSinks.
 // Each sink's keyframe requests reach whoever setKeyframeRequester() named through a KeyframeRelay,
 // since the publisher or sender starts (and may ask) before the pipeline has installed its requester.
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -9,6 +10,7 @@
 #include "stream/janus_target.hpp"
 #include "stream/rtp_sender.hpp"
 #include "stream/whip_publisher.hpp"
+#include "zerohop/log.hpp"
 #include "zerohop/stream_server.hpp"
 
 namespace zerohop {
@@ -68,6 +70,14 @@ class RtpSink final : public UnitSink {
       : relay_(std::make_shared<KeyframeRelay>()), spec_(spec),
         sender_(target(spec), [relay = relay_] { (*relay)(); }) {}
   void deliver(const EncodedUnitPtr& unit) override { sender_.push(unit); }
+  void deliverAudio(const EncodedUnitPtr& unit) override {
+    if (sender_.takesSound()) {
+      sender_.pushAudio(unit);
+    } else if (!toldNoSound_.exchange(true)) {
+      log::info("janus: ", spec_, " takes no sound (give the mountpoint an Opus audio media, or audio=PORT): "
+                "the pictures alone go there");
+    }
+  }
   void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
   std::string describe() const override { return "RTP to " + spec_; }
 
@@ -79,6 +89,7 @@ class RtpSink final : public UnitSink {
   std::shared_ptr<KeyframeRelay> relay_;
   std::string spec_;
   stream::RtpSender sender_;
+  std::atomic<bool> toldNoSound_{false};
 };
 
 }  // namespace

@@ -111,6 +111,8 @@ RtpSender::RtpSender(RtpTarget target, std::function<void()> onKeyframeRequest)
     g_object_unref(session);
   }
 
+  if (target_.audioPort != 0) addSound(pipe, rtpbin, address);
+
   feed_ = std::make_unique<AppsrcFeed>(appsrc_, pipe, kMaxQueuedUnits);
   GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(appsrc_, "src"));
   gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onUpstreamEvent, this, nullptr);
@@ -121,7 +123,37 @@ RtpSender::RtpSender(RtpTarget target, std::function<void()> onKeyframeRequest)
                 "gst_element_set_state(RTP sender, PLAYING) failed (GST_DEBUG=3 says why)");
   }
   log::info("janus: sending RTP H.264 (pt ", target_.payloadType, ") to ", address, ":", target_.rtpPort,
-            ", RTCP to port ", target_.rtcpPort, " from local port ", rtcpLocalPort_);
+            ", RTCP to port ", target_.rtcpPort, " from local port ", rtcpLocalPort_,
+            target_.audioPort != 0 ? "; the sound (Opus, pt " + std::to_string(target_.audioPayloadType) +
+                                         ") to port " + std::to_string(target_.audioPort)
+                                   : std::string());
+}
+
+void RtpSender::addSound(GstElement* pipe, GstElement* rtpbin, const std::string& address) {
+  GstElement* src = addElement(pipe, "appsrc", "gstreamer1.0-plugins-base");
+  GstElement* pay = addElement(pipe, "rtpopuspay", "gstreamer1.0-plugins-good");
+  GstElement* sink = addElement(pipe, "udpsink", "gstreamer1.0-plugins-good");
+  // What the camera's AudioTrack encodes (and the WHEP viewers' Opus payloader announces).
+  GstCapsPtr caps(gst_caps_from_string("audio/x-opus,channel-mapping-family=(int)0,rate=(int)48000,channels=(int)1"));
+  g_object_set(src, "caps", caps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp", FALSE,
+               "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
+  g_object_set(pay, "pt", static_cast<guint>(target_.audioPayloadType), nullptr);
+  g_object_set(sink, "host", address.c_str(), "port", static_cast<gint>(target_.audioPort), "sync", FALSE, "async",
+               FALSE, nullptr);
+  if (!gst_element_link(src, pay)) throw Error(Errc::kInternal, "gst_element_link(appsrc, rtpopuspay) failed");
+  linkPads(pay, "src", rtpbin, "send_rtp_sink_1");
+  linkPads(rtpbin, "send_rtp_src_1", sink, "sink");
+  if (target_.audioRtcpPort != 0) {
+    GstElement* rtcpSink = addElement(pipe, "udpsink", "gstreamer1.0-plugins-good");
+    g_object_set(rtcpSink, "host", address.c_str(), "port", static_cast<gint>(target_.audioRtcpPort), "sync", FALSE,
+                 "async", FALSE, nullptr);
+    linkPads(rtpbin, "send_rtcp_src_1", rtcpSink, "sink");
+  }
+  soundFeed_ = std::make_unique<AppsrcFeed>(src, pipe, kMaxQueuedSound);
+}
+
+void RtpSender::pushAudio(const EncodedUnitPtr& opusPacket) {
+  if (soundFeed_ && opusPacket) (void)soundFeed_->push(opusPacket);  // every packet is a "keyframe"
 }
 
 RtpSender::~RtpSender() {

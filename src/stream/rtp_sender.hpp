@@ -1,10 +1,15 @@
 #pragma once
 // RtpSender: the one encoded stream as plain RTP H.264 over UDP, with RTCP both ways, for an SFU
-// that ingests RTP (a Janus streaming-plugin RTP mountpoint, `serve --janus`).
+// that ingests RTP (a Janus streaming-plugin RTP mountpoint, `serve --janus`), and the sound beside it
+// when the receiver takes it (RtpTarget::audioPort).
 //
 //   appsrc -> rtph264pay -> rtpbin(session 0) -> udpsink HOST:rtpPort
 //                            rtpbin RTCP (SR) -> udpsink HOST:rtcpPort --- from the local RTCP socket
 //   udpsrc (that same socket) -> rtpbin: the receiver's RTCP (RR, PLI, FIR)
+//   appsrc -> rtpopuspay -> rtpbin(session 1) -> udpsink HOST:audioPort   (with an audio port)
+//                            rtpbin RTCP (SR) -> udpsink HOST:audioRtcpPort
+// Both sessions are stamped from the one capture clock (the pipeline runs on CLOCK_MONOTONIC and each
+// unit's ptsNs), so their sender reports let a receiver lip-sync them.
 // RTCP leaves from the socket it is received on, so Janus (which answers to wherever RTCP came from)
 // sends its PLI/FIR back to us; rtpbin turns them into an upstream GstForceKeyUnit event, caught on
 // the appsrc pad and passed to the keyframe handler. UDP has no session: the sender keeps sending
@@ -42,6 +47,9 @@ class RtpSender {
   RtpSender& operator=(const RtpSender&) = delete;
 
   void push(const EncodedUnitPtr& unit);
+  /// One Opus packet (ptsNs on the pictures' clock) to the audio port; ignored without one.
+  void pushAudio(const EncodedUnitPtr& opusPacket);
+  bool takesSound() const noexcept { return soundFeed_ != nullptr; }
 
   /// PLI/FIR (and "fell behind") keyframe requests so far.
   std::uint64_t keyframeRequests() const;
@@ -49,7 +57,9 @@ class RtpSender {
   std::uint16_t rtcpLocalPort() const { return rtcpLocalPort_; }
 
  private:
+  static constexpr unsigned kMaxQueuedSound = 25;  // 500 ms of 20 ms packets
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+  void addSound(GstElement* pipeline, GstElement* rtpbin, const std::string& address);
   void requestKeyframe();
 
   const RtpTarget target_;
@@ -57,6 +67,7 @@ class RtpSender {
   GstPtr<GstElement> pipeline_;
   GstElement* appsrc_ = nullptr;  // borrowed from pipeline_
   std::unique_ptr<AppsrcFeed> feed_;
+  std::unique_ptr<AppsrcFeed> soundFeed_;  // null without an audio port
   std::uint16_t rtcpLocalPort_ = 0;
   std::atomic<std::uint64_t> keyframeRequests_{0};
 };

@@ -40,13 +40,14 @@ def find_janus() -> str | None:
 
 class Janus:
     """janus with a private configuration folder; RTP mountpoint MOUNTPOINT_ID takes H.264 (pt 96) on
-    rtp_port and sends RTCP (its keyframe requests) from rtcp_port."""
+    rtp_port and sends RTCP (its keyframe requests) from rtcp_port, and Opus (pt 111) on rtp_port + 2."""
 
     def __init__(self, log_path: Path, rtp_port: int = 5004, rtcp_port: int = 5005, http_port: int = 8088):
         exe = find_janus()
         if not exe:
             raise FileNotFoundError("janus (apt-get install janus)")
         self.rtp_port, self.rtcp_port, self.http_port = rtp_port, rtcp_port, http_port
+        self.audio_port = rtp_port + 2  # the camera's sound (Opus), when serve has some
         self.dir = Path(tempfile.mkdtemp(prefix="zerohop-janus-"))
         for sub, lib in (("plugins", "libjanus_streaming.so"), ("transports", "libjanus_http.so")):
             (self.dir / sub).mkdir()
@@ -101,6 +102,14 @@ zerohop: {{
       pt = 96
       codec = "h264"
       fmtp = "profile-level-id=42e01f;packetization-mode=1"
+    }},
+    {{
+      type = "audio"
+      mid = "a"
+      label = "sound"
+      port = {self.audio_port}
+      pt = 111
+      codec = "opus"
     }}
   )
 }}
@@ -203,12 +212,23 @@ function onFrame(now, md) {
 }
 v.requestVideoFrameCallback(onFrame);
 window.pc = new RTCPeerConnection();
-pc.ontrack = (e) => { v.srcObject = e.streams[0] || new MediaStream([e.track]); };
+// Every track (Janus's video and audio may come in separate streams) in the one element, muted: a
+// muted element still plays the sound out, so the audio receiver decodes it.
+const tracks = new MediaStream();
+pc.ontrack = (e) => { tracks.addTrack(e.track); v.srcObject = tracks; };
 window.gathered = () => new Promise((ok) => {
   if (pc.iceGatheringState === 'complete') return ok();
   pc.addEventListener('icegatheringstatechange', () => { if (pc.iceGatheringState === 'complete') ok(); });
   setTimeout(ok, 3000);
 });
+window.heard = async () => {
+  const s = await pc.getStats();
+  let n = 0, concealed = 0;
+  s.forEach((r) => {
+    if (r.type === 'inbound-rtp' && r.kind === 'audio') { n = r.totalSamplesReceived || 0; concealed = r.concealedSamples || 0; }
+  });
+  return {samples: n, concealed: concealed};
+};
 window.decoded = async () => {
   const s = await pc.getStats();
   let n = 0;

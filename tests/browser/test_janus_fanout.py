@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """`zerohop serve --janus HOST:PORT?mountpoint=ID` feeds a real Janus (the Debian package, started here with a generated
-configuration: streaming plugin, one RTP H.264 mountpoint with an RTCP port, HTTP transport) and headless
-Chromium plays the mountpoint through Janus's streaming API:
+configuration: streaming plugin, one RTP mountpoint of H.264 with an RTCP port and Opus, HTTP transport) and
+headless Chromium plays the mountpoint through Janus's streaming API:
   - serve runs with --keyint 0 (keyframes only on request), so the picture can only start if Janus's
     keyframe request (RTCP PLI/FIR to its mountpoint's rtcpport) reaches the encoder: /stats counts it;
   - every viewer decodes >= 25 fps and reads the timecode from the frames (they are serve's frames);
+  - every viewer hears the camera's sound (serve --audio test: the Opus goes to the mountpoint's audio
+    port, learnt from Janus): at least a second of samples, at most 5 % concealed;
   - serve encodes once (its frame rate stays the source's) and has no WHEP viewer of its own;
   - Janus is restarted while serve keeps sending: a new viewer plays again.
 serve asks Janus's HTTP API for the mountpoint's ports (an unknown mountpoint makes serve exit, saying so).
@@ -56,8 +58,9 @@ def main() -> int:
     except subprocess.TimeoutExpired:
         pass
     # The API form: serve learns the mountpoint's video port, rtcpport and pt from Janus.
+    # With the test tone: serve also learns the mountpoint's audio port and sends the Opus there.
     serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{port}", "--keyint", "0",
-                                    "--janus", f"{janus_api}?mountpoint={jh.MOUNTPOINT_ID}",
+                                    "--audio", "test", "--janus", f"{janus_api}?mountpoint={jh.MOUNTPOINT_ID}",
                                     "--status-interval", "5"], out / "janus_fanout.serve.log")
     drivers = []
     try:
@@ -102,6 +105,15 @@ def main() -> int:
                 raise AssertionError(f"viewer {i} decodes only {f:.1f} fps through Janus")
             if after[i]["read"] - before[i]["read"] < 0.8 * f * elapsed:
                 raise AssertionError(f"viewer {i} read the timecode in too few frames: not serve's picture?")
+        heard = [d.execute_async_script("heard().then(arguments[0])") for d in drivers]
+        print(f"sound through Janus: samples {[h['samples'] for h in heard]}, concealed "
+              f"{[h['concealed'] for h in heard]}")
+        for i, h in enumerate(heard):
+            # The tone has played since the picture started: at least a second of it, little concealed.
+            if h["samples"] < 48000:
+                raise AssertionError(f"viewer {i} heard {h['samples']} samples of the camera's sound through Janus")
+            if h["concealed"] > 0.05 * h["samples"]:
+                raise AssertionError(f"viewer {i}: {h['concealed']} of {h['samples']} samples concealed")
         if s1["viewers"] != 0:
             raise AssertionError(f"serve counts {s1['viewers']} WHEP viewers; Janus viewers must not be serve's")
         source_fps = float(args.source.rsplit("@", 1)[1]) if "@" in args.source else 30.0

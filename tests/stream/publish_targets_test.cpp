@@ -87,6 +87,12 @@ TEST(JanusTarget, DirectFormPortsDefaultsAndOptions) {
   EXPECT_EQ(j.rtp.rtpPort, 5004);
   EXPECT_EQ(j.rtp.rtcpPort, 5005);
   EXPECT_EQ(j.rtp.payloadType, 96);
+  EXPECT_EQ(j.rtp.audioPort, 0) << "no sound unless asked";
+
+  j = parseJanusTarget("10.77.0.1:5004?audio=5006");
+  EXPECT_EQ(j.rtp.audioPort, 5006);
+  EXPECT_EQ(j.rtp.audioRtcpPort, 5007);
+  EXPECT_EQ(j.rtp.audioPayloadType, 111);
 
   j = parseJanusTarget("janus.lan:6000?rtcp=7000&pt=100");
   EXPECT_EQ(j.rtp.host, "janus.lan");
@@ -125,6 +131,11 @@ TEST(JanusTarget, RefusesWhatItCannotUse) {
   EXPECT_NE(refusal([] { parseJanusTarget("h:8088?mountpoint=x"); }).find("mountpoint"), std::string::npos);
   EXPECT_NE(refusal([] { parseJanusTarget("h:8088?mountpoint=7&rtcp=9"); }).find("come from Janus"),
             std::string::npos);
+  EXPECT_NE(refusal([] { parseJanusTarget("h:8088?mountpoint=7&audio=9"); }).find("come from Janus"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { parseJanusTarget("h:5004?audio=5005"); }).find("other ports"), std::string::npos);
+  EXPECT_NE(refusal([] { parseJanusTarget("h:5004?audio=5003"); }).find("other ports"), std::string::npos);
+  EXPECT_NE(refusal([] { parseJanusTarget("h:5004?audio=65535"); }).find("audio"), std::string::npos);
   EXPECT_NE(refusal([] { parseJanusTarget("h:5004?secret=s"); }).find("goes with mountpoint"),
             std::string::npos);
   EXPECT_NE(refusal([] { parseJanusTarget("h:8088?mountpoint=7&secret="); }).find("secret is empty"),
