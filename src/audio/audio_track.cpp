@@ -1,6 +1,8 @@
 #include "audio/audio_track.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "audio/alsa_source.hpp"
 #include "audio/tone_source.hpp"
@@ -33,6 +35,7 @@ OpusSettings forSource(OpusSettings opus, const AudioSource& source) {
 AudioTrack::AudioTrack(std::unique_ptr<AudioSource> source, OpusSettings opus, Deliver deliver)
     : source_(std::move(source)), encoder_(forSource(opus, *source_)), deliver_(std::move(deliver)) {
   stats_.source = source_->info().name;
+  stats_.expectedLossPercent = encoder_.settings().expectedLossPercent;
 }
 
 AudioTrack::~AudioTrack() { stop(); }
@@ -67,6 +70,18 @@ AudioTrackStats AudioTrack::stats() const {
   return s;
 }
 
+void AudioTrack::followLoss(std::int64_t nowNs) {
+  if (!lossProbe_ || nowNs - lossCheckedNs_ < 1'000'000'000) return;
+  lossCheckedNs_ = nowNs;
+  const double loss = lossProbe_();
+  const auto percent = loss > 0 ? std::min(static_cast<std::uint32_t>(std::lround(loss)), kMaxExpectedLossPercent) : 0u;
+  if (percent == encoder_.settings().expectedLossPercent) return;
+  encoder_.setExpectedLoss(percent);
+  log::debug("audio ", stats_.source, ": in-band FEC set for ", percent, " % loss");
+  std::lock_guard lock(statsMutex_);
+  stats_.expectedLossPercent = percent;
+}
+
 void AudioTrack::capture() {
   using namespace std::chrono_literals;
   while (!stop_.load()) {
@@ -92,6 +107,7 @@ void AudioTrack::encode() {
       continue;
     }
     const std::int64_t t0 = monotonicNs();
+    followLoss(t0);
     std::vector<OpusPacket> packets;
     try {
       packets = encoder_.encode(*block);

@@ -39,6 +39,9 @@ struct AudioTrackStats {
   std::uint64_t failures = 0;    ///< source errors it could not recover from (then it stops, logged)
   std::string lastError;         ///< the last such error's words (empty: none)
   bool running = false;
+  /// The loss the Opus encoder's in-band FEC is set for (setLossProbe): the worst viewer's reported loss,
+  /// rounded, at most kMaxExpectedLossPercent; 0 without viewers or loss (FEC then spends no bits).
+  std::uint32_t expectedLossPercent = 0;
 };
 
 class AudioTrack {
@@ -48,8 +51,17 @@ class AudioTrack {
   /// machine that holds the encode thread back for a while loses no sound (a drop is a gap the viewer
   /// conceals); the encode of a block takes well under a millisecond, so the queue is empty otherwise.
   static constexpr std::size_t kQueueBlocks = 32;
+  /// The most loss the in-band FEC is set for: beyond it LBRR takes bits the sound needs more.
+  static constexpr std::uint32_t kMaxExpectedLossPercent = 30;
+  /// Returns the worst loss (percent) the listeners report now, < 0 when none is known.
+  using LossProbe = std::function<double()>;
+
   /// Takes an opened source; `deliver` is called on the encode thread, must not block.
   AudioTrack(std::unique_ptr<AudioSource> source, OpusSettings opus, Deliver deliver);
+  /// Before start(): the encode thread asks `probe` once a second and sets the encoder's expected loss
+  /// (OPUS_SET_PACKET_LOSS_PERC) from it, so in-band FEC protects the sound while listeners lose packets
+  /// and costs nothing while they do not. `probe` must be thread-safe and not block.
+  void setLossProbe(LossProbe probe) { lossProbe_ = std::move(probe); }
   ~AudioTrack();
   AudioTrack(const AudioTrack&) = delete;
   AudioTrack& operator=(const AudioTrack&) = delete;
@@ -62,10 +74,13 @@ class AudioTrack {
  private:
   void capture();
   void encode();
+  void followLoss(std::int64_t nowNs);  // the encode thread: the probe, at most once a second
 
   std::unique_ptr<AudioSource> source_;
   OpusAudioEncoder encoder_;
   Deliver deliver_;
+  LossProbe lossProbe_;               // set before start(), read by the encode thread
+  std::int64_t lossCheckedNs_ = 0;    // the encode thread's
   AudioQueue queue_{kQueueBlocks};
   std::atomic<bool> stop_{false};
   std::thread captureThread_, encodeThread_;

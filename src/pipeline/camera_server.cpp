@@ -78,6 +78,12 @@ class CameraServer::Impl {
         auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
         audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},
                                                         [this, i](EncodedUnitPtr unit) { runners_[i]->publishAudio(unit); });
+        // In-band FEC for the loss the camera's viewers report (the worst of them), none while they lose nothing.
+        audio_[i]->setLossProbe([stream = p.viewers] {
+          double worst = -1;
+          for (const ViewerStats& v : stream->viewerStats()) worst = std::max(worst, v.lossPercent);
+          return worst;
+        });
         audioStreams_[i] = p.viewers;
         p.stream.sound = true;  // the WHIP session offers an audio section (makeWhipSink)
       }
@@ -209,6 +215,7 @@ class CameraServer::Impl {
                           {"error", s.lastError},
                           {"packets", s.packets},
                           {"encode_ms", s.encodeMsPerFrame},
+                          {"fec_loss_percent", s.expectedLossPercent},
                           {"units_sent", sent.units},
                           {"units_dropped", sent.dropped}};
   }

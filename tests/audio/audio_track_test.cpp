@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <opus/opus.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "audio/tone_source.hpp"
@@ -61,6 +63,30 @@ TEST(AudioTrack, TheToneBecomesOpusPacketsStampedTwentyMillisecondsApart) {
   }
   opus_decoder_destroy(decoder);
   EXPECT_EQ(units.size(), seen) << "nothing is delivered after stop()";
+}
+
+// The listeners' reported loss sets the encoder's in-band FEC, once a second, capped, and back to none.
+TEST(AudioTrack, TheInBandFecFollowsTheWorstListenersLoss) {
+  std::atomic<double> loss{-1};
+  AudioTrack track(openAudioSource("test"), OpusSettings{}, [](EncodedUnitPtr) {});
+  track.setLossProbe([&] { return loss.load(); });
+  EXPECT_EQ(track.stats().expectedLossPercent, 0u);
+  track.start();
+  const auto reaches = [&](std::uint32_t percent) {
+    for (auto deadline = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < deadline;) {
+      if (track.stats().expectedLossPercent == percent) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  };
+  loss = 12.4;
+  EXPECT_TRUE(reaches(12)) << track.stats().expectedLossPercent;
+  loss = 55;
+  EXPECT_TRUE(reaches(AudioTrack::kMaxExpectedLossPercent)) << track.stats().expectedLossPercent;
+  loss = -1;  // no listener reports any more
+  EXPECT_TRUE(reaches(0)) << track.stats().expectedLossPercent;
+  track.stop();
+  EXPECT_GT(track.stats().packets, 100u) << "the sound went on meanwhile";
 }
 
 TEST(AudioTrack, AnUnknownSourceIsRefusedWithTheKinds) {
