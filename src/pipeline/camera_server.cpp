@@ -8,6 +8,7 @@
 #include "metrics_text.hpp"
 #include "rtsp/rtsp_audio_source.hpp"
 #include "stats_json.hpp"
+#include "viewer_loss.hpp"
 #include "zerohop/gpu_placement.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -79,11 +80,7 @@ class CameraServer::Impl {
         audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},
                                                         [this, i](EncodedUnitPtr unit) { runners_[i]->publishAudio(unit); });
         // In-band FEC for the loss the camera's viewers report (the worst of them), none while they lose nothing.
-        audio_[i]->setLossProbe([stream = p.viewers] {
-          double worst = -1;
-          for (const ViewerStats& v : stream->viewerStats()) worst = std::max(worst, v.lossPercent);
-          return worst;
-        });
+        audio_[i]->setLossProbe([stream = p.viewers] { return worstViewerLossPercent(stream->viewerStats()); });
         audioStreams_[i] = p.viewers;
         p.stream.sound = true;  // the WHIP session offers an audio section (makeWhipSink)
       }

@@ -5,6 +5,7 @@
 
 #include "audio/audio_track.hpp"
 #include "audio/pcm_input.hpp"
+#include "viewer_loss.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {
@@ -47,6 +48,8 @@ struct FrameStream::Impl {
       sound = pcm.get();
       audio = std::make_unique<audio::AudioTrack>(std::move(pcm), audio::OpusSettings{},
                                                   [this](EncodedUnitPtr unit) { pipeline.publishAudio(std::move(unit)); });
+      // In-band FEC for the loss the stream's viewers report (AudioTrack stops before the pipeline goes).
+      audio->setLossProbe([this] { return worstViewerLossPercent(pipeline.status().viewerStats); });
     }
     pipeline.start();
     if (audio) audio->start();
