@@ -53,6 +53,18 @@ class CApi : public ::testing::Test {
     o.open_timeout_ms = openTimeoutMs;
     return o;
   }
+  // An encoded share of `format` (units of up to `capacity` bytes), a reader of it, and what it says.
+  void openEncoded(zh_format format, std::size_t capacity, zh_publisher** pub, zh_reader** reader,
+                   zh_share_info* share) {
+    zh_publisher_options po = ZH_PUBLISHER_OPTIONS_INIT;
+    po.format = format;
+    po.unit_capacity = capacity;
+    po.directory = dir_.c_str();
+    ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, pub), ZH_OK) << zh_last_error();
+    const auto ro = readerOptions();
+    ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, reader), ZH_OK) << zh_last_error();
+    ASSERT_EQ(zh_reader_get_info(*reader, share), ZH_OK) << zh_last_error();
+  }
   // Acquires a slot, fills every plane row with `value`, commits with `sequence`.
   void publishFilled(zh_publisher* pub, std::uint8_t value, std::uint64_t sequence) {
     zh_slot* slot = nullptr;
@@ -229,17 +241,11 @@ TEST_F(CApi, PublishCopiesAFrameAndLatestReturnsTheNewest) {
 }
 
 TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
-  zh_publisher_options po = ZH_PUBLISHER_OPTIONS_INIT;
-  po.format = ZH_FORMAT_H264;
-  po.unit_capacity = 1000;
-  po.directory = dir_.c_str();
   zh_publisher* pub = nullptr;
-  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
   zh_reader* reader = nullptr;
-  const auto ro = readerOptions();
-  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
   zh_share_info share = ZH_SHARE_INFO_INIT;
-  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  ASSERT_NO_FATAL_FAILURE(openEncoded(ZH_FORMAT_H264, 1000, &pub, &reader, &share));
+  const auto ro = readerOptions();
   EXPECT_EQ(share.format, ZH_FORMAT_H264);
   EXPECT_EQ(share.encoded, 1);
   EXPECT_EQ(share.width, 0u) << "no unit yet: no picture size to tell";
@@ -291,17 +297,10 @@ TEST_F(CApi, EncodedUnitsKeepTheirSizeAndKeyframeFlag) {
 // A sound share (what serve --share NAME --audio publishes as NAME.opus): a C reader is told it holds
 // Opus, and each packet keeps its bytes and capture time.
 TEST_F(CApi, ASoundShareSaysItHoldsOpusPackets) {
-  zh_publisher_options po = ZH_PUBLISHER_OPTIONS_INIT;
-  po.format = ZH_FORMAT_OPUS;
-  po.unit_capacity = 1500;
-  po.directory = dir_.c_str();
   zh_publisher* pub = nullptr;
-  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
   zh_reader* reader = nullptr;
-  const auto ro = readerOptions();
-  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
   zh_share_info share = ZH_SHARE_INFO_INIT;
-  ASSERT_EQ(zh_reader_get_info(reader, &share), ZH_OK) << zh_last_error();
+  ASSERT_NO_FATAL_FAILURE(openEncoded(ZH_FORMAT_OPUS, 1500, &pub, &reader, &share));
   EXPECT_EQ(share.format, ZH_FORMAT_OPUS);
   EXPECT_EQ(share.encoded, 1);
   EXPECT_STREQ(zh_format_name(share.format), "opus");
