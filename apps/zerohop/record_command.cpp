@@ -117,14 +117,19 @@ int runRecord(const RecordOptions& o) {
   std::vector<std::uint8_t> bytes;
   std::vector<std::uint8_t> soundBytes;
   const bool withSound = sound != nullptr;
+  bool idle = true;  // the last turn read no picture: wait before the next
   while (!gInterrupted) {
     if (sound) {
-      // Both descriptors; a signal ends the wait (EINTR) and the loop sees the flag.
-      pollfd fds[2] = {{sub.pollFd(), POLLIN, 0}, {sound->pollFd(), POLLIN, 0}};
-      ::poll(fds, 2, 200);
+      // Both descriptors; a signal ends the wait (EINTR) and the loop sees the flag. Pictures already
+      // waiting in the ring are read first, one a turn, without waiting.
+      if (idle) {
+        pollfd fds[2] = {{sub.pollFd(), POLLIN, 0}, {sound->pollFd(), POLLIN, 0}};
+        ::poll(fds, 2, 200);
+      }
       readSound(sound, recorder, soundBytes);
     }
     auto f = sub.next(std::chrono::milliseconds(sound ? 0 : 200));
+    idle = !f;
     const std::int64_t now = monotonicNs();
     if (now - lastProgressNs >= 1'000'000'000) {
       printProgress(o, recorder.stats(), sub.stats(), withSound, false);
