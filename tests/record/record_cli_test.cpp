@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -94,6 +95,8 @@ TEST_F(RecordCli, TheCamerasSoundIsRecordedBesideItsPictureInSync) {
     auto offsets = sync.offsetsMs;
     std::sort(offsets.begin(), offsets.end());
     const double median = offsets[offsets.size() / 2];
+    std::printf("%s: %zu marker/click pairs, click - marker median %.1f ms; sound %.2f s, pictures %.2f s\n",
+                ext.c_str(), offsets.size(), median, sync.audioSeconds, sync.videoSeconds);
     EXPECT_GE(median, -43.0);
     EXPECT_LE(median, 10.0);
   }
