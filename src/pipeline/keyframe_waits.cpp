@@ -13,19 +13,27 @@ void KeyframeWaits::keep(std::vector<double>& ring, std::size_t& next, std::size
   next = (next + 1) % window;
 }
 
+void KeyframeWaits::recordWait(double ms) {
+  keep(waitsMs_, nextWait_, window_, ms);
+  maxMs_ = std::max(maxMs_, ms);
+  sumMs_ += ms;
+  ++count_;
+}
+
 void KeyframeWaits::unhonoured(std::int64_t requestedNs) {
   std::lock_guard lock(mutex_);
-  if (waitingSinceNs_ == 0) waitingSinceNs_ = requestedNs;
+  if (waitingSinceNs_ != 0) return;  // it joins the running wait
+  if (lastKeyframeNs_ != 0 && lastKeyframeNs_ >= requestedNs) {
+    recordWait(static_cast<double>(lastKeyframeNs_ - requestedNs) / 1e6);  // already answered
+    return;
+  }
+  waitingSinceNs_ = requestedNs;
 }
 
 void KeyframeWaits::keyframeSent(std::int64_t nowNs) {
   std::lock_guard lock(mutex_);
   if (waitingSinceNs_ != 0) {
-    const double ms = static_cast<double>(nowNs - waitingSinceNs_) / 1e6;
-    keep(waitsMs_, nextWait_, window_, ms);
-    maxMs_ = std::max(maxMs_, ms);
-    sumMs_ += ms;
-    ++count_;
+    recordWait(static_cast<double>(nowNs - waitingSinceNs_) / 1e6);
     waitingSinceNs_ = 0;
   }
   if (lastKeyframeNs_ != 0)

@@ -21,6 +21,8 @@ class KeyframeWaits {
   explicit KeyframeWaits(std::size_t window = 64) : window_(window == 0 ? 1 : window) {}
 
   /// A keyframe request asked at `requestedNs` could not be honoured: a wait starts there, unless one runs.
+  /// A request that comes due only after an IDR went out (requests are forwarded at most every 250 ms)
+  /// was answered by that IDR: its wait ends there, not at the next one.
   void unhonoured(std::int64_t requestedNs);
   /// An IDR went to the sinks at `nowNs`: ends the running wait (if any) and one IDR interval.
   void keyframeSent(std::int64_t nowNs);
@@ -28,6 +30,7 @@ class KeyframeWaits {
 
  private:
   static void keep(std::vector<double>& ring, std::size_t& next, std::size_t window, double ms);
+  void recordWait(double ms);  // under mutex_
 
   mutable std::mutex mutex_;
   std::size_t window_;

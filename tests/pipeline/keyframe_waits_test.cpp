@@ -31,6 +31,20 @@ TEST(KeyframeWaits, AWaitRunsFromTheFirstRequestToTheNextIdrAndLaterRequestsJoin
   EXPECT_DOUBLE_EQ(s.idrInterval.p50Ms, 500);
 }
 
+// Requests reach the source at most every 250 ms: one that comes due after an IDR went out was answered by
+// that IDR (the viewer started there), not by the next one.
+TEST(KeyframeWaits, ARequestThatComesDueAfterAnIdrWasAnsweredByIt) {
+  KeyframeWaits waits;
+  waits.keyframeSent(kT0);
+  waits.keyframeSent(kT0 + 500 * kMs);  // an IDR while the request asked at +400 ms waited its turn
+  waits.unhonoured(kT0 + 400 * kMs);    // due now, at +650 ms
+  waits.keyframeSent(kT0 + 1000 * kMs);
+  const KeyframeWaitStatus s = waits.status();
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_DOUBLE_EQ(s.maxMs, 100);  // +400 -> +500, not -> +1000
+  EXPECT_DOUBLE_EQ(s.idrInterval.p99Ms, 500);
+}
+
 TEST(KeyframeWaits, NothingBeforeAnyRequestAndTheWindowKeepsTheLastWaits) {
   KeyframeWaits waits(/*window=*/4);
   EXPECT_EQ(waits.status().count, 0u);
