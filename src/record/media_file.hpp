@@ -1,8 +1,9 @@
 #pragma once
 // One output file of H.264 access units (Annex B), and optionally Opus packets beside them, in
-// fragmented MP4 or Matroska, through libavformat. Written so that a writer killed at any moment leaves a file that plays up to its last fragment
-// (MP4: frag_keyframe+empty_moov+default_base_moof, a fragment at least every second; Matroska: a
-// cluster at least every second), and every packet is flushed to the file as it is written.
+// fragmented MP4 or Matroska, through libavformat. Written so that a writer killed at any moment
+// leaves a file that plays up to its last fragment (MP4: frag_keyframe+empty_moov+default_base_moof,
+// a fragment at least every second; Matroska: a cluster at least every second), and every packet is
+// flushed to the file as it is written.
 // With sound the packets go through libavformat's interleaving queue (by timestamp across the two
 // tracks): write each track's packets in time order, the two tracks roughly together.
 // Thread-safety: thread-bound. Ownership: owns the AVFormatContext and the file; the destructor

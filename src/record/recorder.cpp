@@ -1,5 +1,7 @@
 #include "recorder.hpp"
 
+#include <opus/opus.h>
+
 #include <cstdio>
 
 #include "encode/annexb.hpp"
@@ -15,8 +17,6 @@ constexpr std::int64_t kFirstDurationUs = 33333;
 constexpr std::int64_t kAudioAheadNs = 1'000'000'000;
 // With no file open, the sound kept for the next one (which starts at a keyframe within it).
 constexpr std::int64_t kAudioKeptNs = 2'000'000'000;
-// The longest Opus packet: 120 ms at 48 kHz (RFC 6716, 3.2.5).
-constexpr std::uint32_t kOpusMaxSamples = 5760;
 
 }  // namespace
 
@@ -40,34 +40,10 @@ std::vector<std::uint8_t> parameterSetsOf(const std::uint8_t* data, std::size_t 
 }
 
 std::uint32_t opusPacketSamples(const std::uint8_t* data, std::size_t size) {
-  if (!data || size == 0) return 0;
-  // TOC: config (5 bits) says the frame duration, the code (2 bits) how many frames the packet holds.
-  static constexpr std::uint32_t kSilkSamples[4] = {480, 960, 1920, 2880};  // 10, 20, 40, 60 ms
-  static constexpr std::uint32_t kCeltSamples[4] = {120, 240, 480, 960};    // 2.5, 5, 10, 20 ms
-  const unsigned config = data[0] >> 3;
-  std::uint32_t frameSamples;
-  if (config < 12) {
-    frameSamples = kSilkSamples[config & 3];
-  } else if (config < 16) {
-    frameSamples = (config & 1) ? 960 : 480;  // hybrid: 10 or 20 ms
-  } else {
-    frameSamples = kCeltSamples[config & 3];
-  }
-  std::uint32_t frames = 0;
-  switch (data[0] & 3) {
-    case 0:
-      frames = 1;
-      break;
-    case 1:
-    case 2:
-      frames = 2;
-      break;
-    default:
-      if (size < 2) return 0;
-      frames = data[1] & 0x3f;
-  }
-  const std::uint32_t samples = frameSamples * frames;
-  return samples > kOpusMaxSamples ? 0 : samples;
+  if (!data || size == 0 || size > 0x7fffffff) return 0;
+  // libopus reads the TOC (and a code 3 packet's frame count); it refuses packets over 120 ms.
+  const int samples = opus_packet_get_nb_samples(data, static_cast<opus_int32>(size), 48000);
+  return samples > 0 ? static_cast<std::uint32_t>(samples) : 0;
 }
 
 Recorder::Recorder(RecorderOptions options)

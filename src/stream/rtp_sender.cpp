@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include "stream/track_payloader.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -130,17 +131,20 @@ RtpSender::RtpSender(RtpTarget target, std::function<void()> onKeyframeRequest)
 }
 
 void RtpSender::addSound(GstElement* pipe, GstElement* rtpbin, const std::string& address) {
+  // The WHEP viewers' Opus strategy: the same payloader and appsrc caps.
+  const auto opus = opusTrackPayloader();
   GstElement* src = addElement(pipe, "appsrc", "gstreamer1.0-plugins-base");
-  GstElement* pay = addElement(pipe, "rtpopuspay", "gstreamer1.0-plugins-good");
+  GstElement* pay = addElement(pipe, opus->element(), opus->package());
   GstElement* sink = addElement(pipe, "udpsink", "gstreamer1.0-plugins-good");
-  // What the camera's AudioTrack encodes (and the WHEP viewers' Opus payloader announces).
-  GstCapsPtr caps(gst_caps_from_string("audio/x-opus,channel-mapping-family=(int)0,rate=(int)48000,channels=(int)1"));
+  GstCapsPtr caps(gst_caps_from_string(opus->unitCaps()));
   g_object_set(src, "caps", caps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp", FALSE,
                "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
+  opus->configure(pay);
   g_object_set(pay, "pt", static_cast<guint>(target_.audioPayloadType), nullptr);
   g_object_set(sink, "host", address.c_str(), "port", static_cast<gint>(target_.audioPort), "sync", FALSE, "async",
                FALSE, nullptr);
-  if (!gst_element_link(src, pay)) throw Error(Errc::kInternal, "gst_element_link(appsrc, rtpopuspay) failed");
+  if (!gst_element_link(src, pay))
+    throw Error(Errc::kInternal, std::string("gst_element_link(appsrc, ") + opus->element() + ") failed");
   linkPads(pay, "src", rtpbin, "send_rtp_sink_1");
   linkPads(rtpbin, "send_rtp_src_1", sink, "sink");
   if (target_.audioRtcpPort != 0) {

@@ -3,11 +3,11 @@
 // that ingests RTP (a Janus streaming-plugin RTP mountpoint, `serve --janus`), and the sound beside it
 // when the receiver takes it (RtpTarget::audioPort).
 //
-//   appsrc -> rtph264pay -> rtpbin(session 0) -> udpsink HOST:rtpPort
-//                            rtpbin RTCP (SR) -> udpsink HOST:rtcpPort --- from the local RTCP socket
-//   udpsrc (that same socket) -> rtpbin: the receiver's RTCP (RR, PLI, FIR)
-//   appsrc -> rtpopuspay -> rtpbin(session 1) -> udpsink HOST:audioPort   (with an audio port)
-//                            rtpbin RTCP (SR) -> udpsink HOST:audioRtcpPort
+//   pictures: appsrc -> rtph264pay -> rtpbin's RTP session 0 -> udpsink HOST:rtpPort
+//             its RTCP (sender reports) -> udpsink HOST:rtcpPort, sent from the local RTCP socket;
+//             udpsrc on that same socket -> rtpbin: the receiver's RTCP (RR, PLI, FIR)
+//   sound, when the target has an audio port: appsrc -> rtpopuspay -> rtpbin's RTP session 1 ->
+//             udpsink HOST:audioPort; its sender reports -> udpsink HOST:audioRtcpPort
 // Both sessions are stamped from the one capture clock (the pipeline runs on CLOCK_MONOTONIC and each
 // unit's ptsNs), so their sender reports let a receiver lip-sync them.
 // RTCP leaves from the socket it is received on, so Janus (which answers to wherever RTCP came from)
