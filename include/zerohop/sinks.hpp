@@ -57,7 +57,7 @@ class ZEROHOP_API UnitSink {
   virtual std::string describe() const = 0;
   /// One Opus packet of the stream's sound (48 kHz; `ptsNs` its first sample's capture instant, on the
   /// clock of the pictures' capture times), for a sink whose receivers take sound beside the picture
-  /// (the WHEP viewers, WHIP). Called from the sound's own encode thread (Pipeline::publishAudio),
+  /// (the WHEP viewers, WHIP, RTP/Janus, the NAME.opus share). Called from the sound's own encode thread (Pipeline::publishAudio),
   /// concurrently with deliver(); must not block. The default ignores it: a sink of pictures only.
   virtual void deliverAudio(const EncodedUnitPtr& opusPacket) { (void)opusPacket; }
 
