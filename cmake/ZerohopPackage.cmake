@@ -16,7 +16,8 @@ if(TARGET zerohop_gpu)
   set(ZEROHOP_HAS_GPU_01 1)
 endif()
 if(ZEROHOP_WITH_MEDIA)
-  list(APPEND _zerohop_parts zerohop_rtsp zerohop_nvenc_probe zerohop_convert zerohop_encode zerohop_stream zerohop_pipeline)
+  list(APPEND _zerohop_parts zerohop_rtsp zerohop_nvenc_probe zerohop_convert zerohop_encode zerohop_audio zerohop_stream
+    zerohop_pipeline)
   list(APPEND _zerohop_parts zerohop_ffmpeg)  # AVFrames in and out (include/zerohop/ffmpeg.hpp)
   set(ZEROHOP_HAS_STREAM_01 1)
 endif()
@@ -46,14 +47,14 @@ target_link_options(zerohop_lib PRIVATE "LINKER:--version-script=${PROJECT_SOURC
 
 # ---- install ----------------------------------------------------------------------------------
 set(_zerohop_headers buffer_pool.hpp capture.hpp clock.hpp encoded_unit.hpp error.hpp export.h frame.hpp
-  frame_input.hpp gpu_placement.hpp latency_stats.hpp log.hpp pixel_format.hpp setting_error.hpp share.hpp sinks.hpp
+  frame_input.hpp latency.hpp log.hpp pixel_format.hpp setting_error.hpp share.hpp sinks.hpp
   source.hpp timecode.hpp zerohop.h)
 if(ZEROHOP_HAS_GPU_01)
   list(APPEND _zerohop_headers gpu.hpp gpu_convert.hpp gpu_decode.hpp gpu_jpeg.hpp)
 endif()
 if(ZEROHOP_HAS_STREAM_01)
-  list(APPEND _zerohop_headers camera_server.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp stream_server.hpp
-    webrtc_session.hpp)
+  list(APPEND _zerohop_headers camera_server.hpp encoder.hpp frame_stream.hpp nvenc.hpp pipeline.hpp sound_decoder.hpp
+    stream_server.hpp webrtc_session.hpp)
 endif()
 # OpenCV views: header-only and opt-in (it includes OpenCV's headers; nothing else includes it).
 list(APPEND _zerohop_headers opencv.hpp)

@@ -25,7 +25,8 @@ PROGRAMS=(chromium chromedriver firefox-esr ip nft ffmpeg v4l2-ctl gst-launch-1.
 PY_MODULES=(selenium prometheus_client gi numpy)
 # GStreamer elements the tests and serve build pipelines from.
 GST_ELEMENTS=(webrtcbin nicesrc nicesink dtlssrtpenc srtpenc rtph264pay rtph264depay h264parse x264enc videotestsrc
-  appsrc appsink rtpbin v4l2src rtpvp8pay rtpvp8depay vp8enc vp8dec rtspsrc audiotestsrc alawenc rtppcmapay)
+  appsrc appsink rtpbin v4l2src rtpvp8pay rtpvp8depay vp8enc vp8dec rtspsrc audiotestsrc alawenc rtppcmapay opusenc
+  opusdec rtpopuspay audioconvert)
 # GObject-introspection typelibs the Python tests load (gi.require_version): the test RTSP camera's server.
 GI_TYPELIBS=(GstRtspServer-1.0 GstRtsp-1.0)
 OPTIONAL=(nvidia-smi gdb)

@@ -318,5 +318,5 @@ if [[ ${#left_out[@]} -gt 0 ]]; then
   joined=$(printf '%s, ' "${left_out[@]}")
   echo "left out for time (BUDGET_S=$BUDGET_S; 0 runs everything): ${joined%, }"
 fi
-[[ $status -eq 0 ]] && echo "gpu-check: OK (gpu tests ran: $ran, skipped: $skipped, GPU: $have_gpu)" || echo "gpu-check: FAILED"
+[[ $status -eq 0 ]] && echo "gpu-check: OK (gpu tests ran: $ran, skipped unexpectedly: $skipped, two-GPU tests skipped on one GPU: ${two_gpu_skips:-0}, GPU: $have_gpu)" || echo "gpu-check: FAILED"
 exit $status

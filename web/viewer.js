@@ -1,141 +1,8 @@
-// zerohop viewer: plays the WHEP stream, reads the pixel timecode from every presented frame and
-// shows capture->display latency next to the server's per-stage figures, as a live chart.
-//
-// Plain browser JavaScript, no build step, no libraries. The first part (zerohopReadTimecode and its
-// helpers) is pure and is what tests/browser/timecode_page_test.py checks against the C++ encoder;
-// the rest drives the page and only starts when the page has a <video id="video">.
-//
-// Timecode geometry (include/zerohop/timecode.hpp, src/core/timecode.cpp):
-//   cell = max(4, floor(width / 80)) px square, 76 cells left to right from (0, 0):
-//   cells 0..3 sync 1 0 1 0 | 4..47 wall-clock ms mod 2^44, MSB first | 48..67 sequence mod 2^20 |
-//   68..75 CRC-8 (poly 0x07, init 0) over the 64 payload bits as 8 big-endian bytes.
-//   A 1 is white (luma 235), a 0 black (luma 16).
+// zerohop viewer, part 3 of 3: the page: plays the WHEP stream, reads the pixel timecode from every
+// presented frame (web/timecode.js) and shows capture->display latency next to the server's per-stage
+// figures, as a live chart (web/chart.js). Starts only when the page has a <video id="video">.
+// Plain browser JavaScript, no build step, no libraries.
 'use strict';
-
-const ZEROHOP_TC_CELLS = 76;
-const ZEROHOP_TC_MS_MOD = 2 ** 44;  // the timecode carries CLOCK_REALTIME ms modulo 2^44
-const ZEROHOP_TC_SEQ_MOD = 2 ** 20;
-
-/** Cell edge in pixels for a frame `width` pixels wide (timecodeCellSize in C++). */
-function zerohopTimecodeCellSize(width) {
-  return Math.max(4, Math.floor(width / 80));
-}
-
-/** CRC-8, polynomial 0x07, init 0, no reflection (crc8 in C++). */
-function zerohopCrc8(bytes) {
-  let crc = 0;
-  for (const b of bytes) {
-    crc ^= b;
-    for (let i = 0; i < 8; ++i) crc = (crc & 0x80) ? ((crc << 1) ^ 0x07) & 0xff : (crc << 1) & 0xff;
-  }
-  return crc;
-}
-
-/**
- * Reads the timecode from RGBA pixels whose top-left is the frame's top-left.
- * `image` is an ImageData (or {data, width, height}) at least 76 cells wide; it may be the whole strip
- * (row cell/2 is sampled) or just that one row (height 1). `width` is the width of the video frame,
- * which fixes the cell size. Returns {wallClockMs, sequence, bits} or null if the sync or CRC does not match.
- */
-function zerohopReadTimecode(image, width) {
-  const cell = zerohopTimecodeCellSize(width);
-  if (!image || image.width < cell * ZEROHOP_TC_CELLS || image.height < 1) return null;
-  const row = Math.min(Math.floor(cell / 2), image.height - 1);
-  const data = image.data;
-  const rowBase = row * image.width * 4;
-  const margin = Math.floor(cell / 4);
-  const bits = new Uint8Array(ZEROHOP_TC_CELLS);
-  for (let i = 0; i < ZEROHOP_TC_CELLS; ++i) {
-    // Average the middle half of the cell, as the C++ reader does, to tolerate compression ringing.
-    let sum = 0, n = 0;
-    for (let x = i * cell + margin; x < i * cell + cell - margin; ++x, ++n) {
-      const p = rowBase + x * 4;
-      sum += 0.299 * data[p] + 0.587 * data[p + 1] + 0.114 * data[p + 2];
-    }
-    bits[i] = n && sum / n >= 128 ? 1 : 0;
-  }
-  if (bits[0] !== 1 || bits[1] !== 0 || bits[2] !== 1 || bits[3] !== 0) return null;
-  const bytes = new Uint8Array(8);
-  for (let i = 0; i < 64; ++i) bytes[i >> 3] = (bytes[i >> 3] << 1) | bits[4 + i];
-  let crc = 0;
-  for (let i = 0; i < 8; ++i) crc = (crc << 1) | bits[68 + i];
-  if (zerohopCrc8(bytes) !== crc) return null;
-  let ms = 0;  // 44 bits: exact in a double
-  for (let i = 0; i < 44; ++i) ms = ms * 2 + bits[4 + i];
-  let seq = 0;
-  for (let i = 0; i < 20; ++i) seq = seq * 2 + bits[48 + i];
-  return {wallClockMs: ms, sequence: seq, bits};
-}
-
-/**
- * Latency from a capture timecode (ms modulo 2^44) to a wall-clock display time (epoch ms), taking the
- * 2^44 wrap into account: the result is the signed difference closest to zero.
- */
-function zerohopLatencyMs(displayEpochMs, timecodeMs) {
-  let d = (displayEpochMs % ZEROHOP_TC_MS_MOD) - timecodeMs;
-  d = ((d % ZEROHOP_TC_MS_MOD) + ZEROHOP_TC_MS_MOD) % ZEROHOP_TC_MS_MOD;
-  if (d >= ZEROHOP_TC_MS_MOD / 2) d -= ZEROHOP_TC_MS_MOD;
-  return d;
-}
-
-const ZEROHOP_NTP_UNIX_OFFSET_MS = 2208988800000;  // 1900-01-01 -> 1970-01-01
-
-/**
- * The capture wall clock (epoch ms) of the frame with RTP timestamp `rtpTimestamp`, from an
- * RTCRtpSynchronizationSource that carries abs-capture-time (`captureTimestamp`: NTP ms of the frame with
- * `source.rtpTimestamp`). The two frames may differ (the source is the newest frame delivered): the RTP
- * clock (90 kHz) carries the difference, as the extension's spec interpolates. null without the extension.
- */
-function zerohopCaptureEpochMs(source, rtpTimestamp) {
-  if (!source || typeof source.captureTimestamp !== 'number' || typeof source.rtpTimestamp !== 'number'
-      || typeof rtpTimestamp !== 'number') return null;
-  const dRtp = (rtpTimestamp - source.rtpTimestamp) | 0;  // signed, across the 2^32 wrap
-  return source.captureTimestamp - ZEROHOP_NTP_UNIX_OFFSET_MS + dRtp / 90;
-}
-
-const ZEROHOP_LUMA_FORMATS = new Set(['I420', 'I420A', 'I422', 'I444', 'NV12']);  // 8-bit luma in plane 0
-
-/**
- * The timecode strip's middle row of `video`'s current frame, read without converting the frame:
- * WebCodecs copies two rows of the luma plane (VideoFrame.copyTo with a rect), where a canvas would
- * convert all of the frame to RGB first (~5 ms a 720p frame on a small CPU). Resolves to an
- * ImageData-like {width, height: 1, data: RGBA} for zerohopReadTimecode (grey from luma, limited range
- * expanded as the canvas would), or rejects where this browser or frame cannot (no VideoFrame, a frame
- * in GPU memory or in a format without an 8-bit luma plane): the caller reads through a canvas then.
- */
-async function zerohopReadStripRow(video, width) {
-  const cell = zerohopTimecodeCellSize(width);
-  const stripW = cell * ZEROHOP_TC_CELLS;
-  const frame = new VideoFrame(video, {timestamp: 0});  // throws without WebCodecs or a frame
-  try {
-    if (!ZEROHOP_LUMA_FORMATS.has(frame.format)) throw new Error(`frame format ${frame.format}`);
-    const vis = frame.visibleRect || {x: 0, y: 0};
-    const row = Math.floor(cell / 2);
-    const top = (vis.y + row) & ~1;  // chroma-aligned
-    const rect = {x: vis.x & ~1, y: top, width: (stripW + 1) & ~1, height: 2};
-    const buffer = new Uint8Array(frame.allocationSize({rect}));
-    const layout = await frame.copyTo(buffer, {rect});
-    const luma = buffer.subarray(layout[0].offset + (vis.y + row - top) * layout[0].stride);
-    const full = frame.colorSpace && frame.colorSpace.fullRange;
-    const data = new Uint8ClampedArray(stripW * 4);
-    for (let x = 0; x < stripW; ++x) {
-      const v = full ? luma[x] : ((luma[x] - 16) * 255) / 219;
-      data[4 * x] = data[4 * x + 1] = data[4 * x + 2] = v;
-      data[4 * x + 3] = 255;
-    }
-    return {width: stripW, height: 1, data};
-  } finally {
-    frame.close();
-  }
-}
-
-/** Nearest-rank percentile (as the server's LatencyStats), q in (0, 1]. null for no samples. */
-function zerohopPercentile(values, q) {
-  if (!values.length) return null;
-  const sorted = Float64Array.from(values).sort();
-  const idx = Math.ceil(q * sorted.length);
-  return sorted[Math.min(sorted.length - 1, idx === 0 ? 0 : idx - 1)];
-}
 
 // ---------------------------------------------------------------------------------------------
 // The page.
@@ -145,7 +12,6 @@ const ZEROHOP_KEEP_SAMPLES = 900;         // window.zerohop.latencyMs keeps this
 const ZEROHOP_FREEZE_GAP_MS = 500;        // a gap this long between presented frames is a freeze
 const ZEROHOP_STALL_RECONNECT_MS = 6000;  // no frame for this long while connected: reconnect
 const ZEROHOP_FIRST_FRAME_TIMEOUT_MS = 15000;  // connected but nothing shown for this long: reconnect
-const ZEROHOP_CHART_SECONDS = 60;
 const ZEROHOP_WEBCODECS_MISSES_IN_A_ROW = 10;  // passing WebCodecs errors before the canvas takes over
 const ZEROHOP_ABS_CAPTURE_TIME_URI = 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time';
 
@@ -284,6 +150,15 @@ window.zerohop = {
     pending = null;
   }
 
+  // A browser decodes Opus in stereo only when its own offer says stereo=1 (RFC 7587 §7.1: the receiver's
+  // preference); without it a stereo camera microphone is played downmixed. A mono stream is unchanged by it.
+  function withStereoOpus(sdp) {
+    const rtpmap = /a=rtpmap:(\d+) opus\/48000\/2/i.exec(sdp);
+    if (!rtpmap) return sdp;
+    return sdp.replace(new RegExp(`a=fmtp:${rtpmap[1]} [^\\r\\n]*`),
+                       (line) => (/(^|[ ;])stereo=/.test(line) ? line : `${line};stereo=1`));
+  }
+
   function waitIceGathering(conn, timeoutMs) {
     if (conn.iceGatheringState === 'complete') return Promise.resolve();
     return new Promise((resolve) => {
@@ -393,7 +268,8 @@ window.zerohop = {
         video.play().catch(() => {});
       };
       conn.onconnectionstatechange = () => onConnectionState(conn, gen);
-      await conn.setLocalDescription(await conn.createOffer());
+      const offer = await conn.createOffer();
+      await conn.setLocalDescription({type: 'offer', sdp: withStereoOpus(offer.sdp)});
       await waitIceGathering(conn, iceServers.length ? 3000 : 1000);  // a relay allocation takes a round trip
       if (gen !== generation) return;
       firstFrameAfter = performance.now();
@@ -830,199 +706,17 @@ window.zerohop = {
     $('source').textContent = s.source ? `${s.source}${num(s.uptime_s) !== null ? ` · up ${Math.round(s.uptime_s)} s` : ''}` : '';
   }
 
-  // --- chart -------------------------------------------------------------------------------
-  const SERIES = [
-    {key: 'ingest', label: 'ingest', color: '#4e79a7', server: true},
-    {key: 'convert', label: 'convert', color: '#59a14f', server: true},
-    {key: 'encode', label: 'encode', color: '#f28e2b', server: true},
-    {key: 'send', label: 'send', color: '#b07aa1', server: true},
-    {key: 'network', label: 'network', color: '#76b7b2'},
-    {key: 'unattributed', label: 'server + network + display (no /stats stages)', color: '#6e7681'},
-    {key: 'jitter', label: 'jitter buffer', color: '#edc948'},
-    {key: 'decode', label: 'decode', color: '#9c755f'},
-    {key: 'display', label: 'display (compositor, screen)', color: '#ff9da7'},
-  ];
-  const legend = $('legend');
-  for (const s of SERIES) {
-    const li = document.createElement('li');
-    li.id = `legend-${s.key}`;
-    li.innerHTML = `<span class="swatch" style="background:${s.color}"></span><span class="name">${s.label}</span> <b></b>`;
-    legend.appendChild(li);
-  }
-  {
-    const li = document.createElement('li');
-    li.innerHTML = '<span class="swatch line"></span><span>capture → display p50</span> <b id="legend-e2e"></b>';
-    legend.appendChild(li);
-  }
-
-  function stageP50(stats, key) {
-    const st = stats && stats.stages && stats.stages[key];
-    return st ? num(st.p50_ms) : null;
-  }
-
-  function sampleHistory() {
-    const s = zh.lastStats;
-    const w = zh.webrtc || {};
-    const row = {t: Date.now(), e2e: zh.latencyP50, e2e99: zh.latencyP99, parts: {}};
-    let serverSum = 0;
-    for (const sr of SERIES.filter((x) => x.server)) {
-      const v = stageP50(s, sr.key);
-      row.parts[sr.key] = v;
-      if (v !== null) serverSum += v;
-    }
-    const haveStages = SERIES.some((x) => x.server && row.parts[x.key] !== null);
-    const serverTotal = s && s.total && num(s.total.p50_ms) !== null ? s.total.p50_ms : (haveStages ? serverSum : null);
-    row.parts.jitter = num(w.jitterBufferMs);
-    row.parts.decode = num(w.decodeMs);
-    row.parts.network = row.parts.unattributed = row.parts.display = null;
-    if (row.e2e !== null) {
-      const rest = row.e2e - (row.parts.jitter || 0) - (row.parts.decode || 0);
-      const receive = num(zh.captureToReceiveP50);
-      if (serverTotal !== null && receive !== null) {
-        // abs-capture-time splits the rest where the frame's last packet arrived: the network before it,
-        // the browser's compositor and screen after (its jitter buffer and decode apart).
-        row.parts.network = Math.max(0, receive - serverTotal);
-        row.parts.display = Math.max(0, rest - receive);
-      } else if (serverTotal !== null) {
-        row.parts.network = Math.max(0, rest - serverTotal);  // network and display together
-      } else {
-        row.parts.unattributed = Math.max(0, rest);
-      }
-    }
-    zh.history.push(row);
-    if (zh.history.length > ZEROHOP_CHART_SECONDS) zh.history.shift();
-    return row;
-  }
-
-  function updateLegend(row) {
-    const warn = $('warning');
-    let dominant = null;
-    for (const s of SERIES) {
-      const li = $(`legend-${s.key}`);
-      const v = row.parts[s.key];
-      // Show "unattributed" only while the server gives no stage figures, and "network" only when it does;
-      // "display" only while abs-capture-time tells it from the network (else "network + display").
-      if (s.key === 'unattributed') li.hidden = v === null;
-      if (s.key === 'network') {
-        li.hidden = row.parts.unattributed !== null;
-        li.querySelector('.name').textContent = row.parts.display === null ? 'network + display' : 'network';
-      }
-      if (s.key === 'display') li.hidden = v === null;
-      const share = row.e2e && v !== null ? v / row.e2e : null;
-      li.querySelector('b').textContent = v === null || v === undefined ? '–'
-        : `${v.toFixed(1)} ms${share !== null ? ` · ${Math.round(100 * share)}%` : ''}`;
-      const dom = s.key !== 'unattributed' && share !== null && share >= 0.5 && row.e2e >= 5;
-      li.classList.toggle('dominant', dom);
-      if (dom && (!dominant || share > dominant.share)) dominant = {s, v, share};
-    }
-    $('legend-e2e').textContent = fmtMs(row.e2e);
-    if (dominant) {
-      warn.hidden = false;
-      warn.textContent = `⚠ ${$(`legend-${dominant.s.key}`).querySelector('.name').textContent} dominates: ${dominant.v.toFixed(1)} ms of ${row.e2e.toFixed(1)} ms `
-        + `(${Math.round(100 * dominant.share)}%) capture → display`;
-    } else {
-      warn.hidden = true;
-    }
-  }
-
-  function niceCeil(v) {
-    const steps = [10, 20, 25, 40, 50, 60, 80, 100, 150, 200, 250, 300, 400, 500, 750, 1000, 2000, 5000];
-    for (const s of steps) if (v <= s) return s;
-    return Math.ceil(v / 1000) * 1000;
-  }
-
-  const chart = $('chart');
-  function drawChart() {
-    const dpr = window.devicePixelRatio || 1;
-    const cssW = chart.clientWidth || 960, cssH = chart.clientHeight || 260;
-    if (chart.width !== Math.round(cssW * dpr) || chart.height !== Math.round(cssH * dpr)) {
-      chart.width = Math.round(cssW * dpr);
-      chart.height = Math.round(cssH * dpr);
-    }
-    const g = chart.getContext('2d');
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, cssW, cssH);
-    const L = 46, R = 10, T = 10, B = 24;
-    const plotW = cssW - L - R, plotH = cssH - T - B;
-    const rows = zh.history;
-    let maxV = 10;
-    for (const r of rows) {
-      let stack = 0;
-      for (const s of SERIES) stack += r.parts[s.key] || 0;
-      maxV = Math.max(maxV, stack, r.e2e || 0, r.e2e99 || 0);
-    }
-    const top = niceCeil(maxV * 1.1);
-    const y = (v) => T + plotH - (v / top) * plotH;
-    // grid
-    g.font = '11px system-ui, sans-serif';
-    g.fillStyle = '#8b949e';
-    g.strokeStyle = '#30363d';
-    g.lineWidth = 1;
-    g.textAlign = 'right';
-    g.textBaseline = 'middle';
-    for (let i = 0; i <= 4; ++i) {
-      const v = (top * i) / 4;
-      g.beginPath();
-      g.moveTo(L, Math.round(y(v)) + 0.5);
-      g.lineTo(L + plotW, Math.round(y(v)) + 0.5);
-      g.stroke();
-      g.fillText(`${v} ms`, L - 6, y(v));
-    }
-    g.textAlign = 'center';
-    g.textBaseline = 'top';
-    for (let sec = 0; sec <= ZEROHOP_CHART_SECONDS; sec += 10) {
-      g.fillText(sec === 0 ? 'now' : `−${sec} s`, L + plotW - (sec / ZEROHOP_CHART_SECONDS) * plotW, T + plotH + 6);
-    }
-    // stacked bars, newest at the right
-    const slot = plotW / ZEROHOP_CHART_SECONDS;
-    const barW = Math.max(1, slot * 0.8);
-    rows.forEach((r, i) => {
-      const x = L + plotW - (rows.length - i) * slot + (slot - barW) / 2;
-      let acc = 0;
-      for (const s of SERIES) {
-        const v = r.parts[s.key];
-        if (!v || v <= 0) continue;
-        g.fillStyle = s.color;
-        g.fillRect(x, y(acc + v), barW, y(acc) - y(acc + v));
-        acc += v;
-      }
-    });
-    // end-to-end lines: p50 solid, p99 dashed
-    const line = (key, dash, color, width) => {
-      g.save();
-      g.strokeStyle = color;
-      g.lineWidth = width;
-      g.setLineDash(dash);
-      g.beginPath();
-      let open = false;
-      rows.forEach((r, i) => {
-        const v = r[key];
-        if (v === null || v === undefined) { open = false; return; }
-        const x = L + plotW - (rows.length - i) * slot + slot / 2;
-        if (open) g.lineTo(x, y(v)); else g.moveTo(x, y(v));
-        open = true;
-      });
-      g.stroke();
-      g.restore();
-    };
-    line('e2e99', [4, 4], '#f0f6fc88', 1.5);
-    line('e2e', [], '#f0f6fc', 2.5);
-    if (!rows.length || rows.every((r) => r.e2e === null)) {
-      g.fillStyle = '#8b949e';
-      g.textAlign = 'center';
-      g.textBaseline = 'middle';
-      g.fillText('waiting for frames…', L + plotW / 2, T + plotH / 2);
-    }
-  }
+  // --- chart (web/chart.js) ------------------------------------------------------------------
+  const latencyChart = zerohopLatencyChart({zh, $, fmtMs, num});
 
   setInterval(updateNumbers, 500);
   setInterval(async () => {
     await Promise.all([pollServer(), pollWebrtc().catch(() => {})]);
     renderTable();
-    const row = sampleHistory();
-    updateLegend(row);
-    drawChart();
+    const row = latencyChart.sample();
+    latencyChart.updateLegend(row);
+    latencyChart.draw();
   }, 1000);
-  drawChart();
+  latencyChart.draw();
   connect();
 })();

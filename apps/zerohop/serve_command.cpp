@@ -17,9 +17,10 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "listen_address.hpp"
+#include "status_line.hpp"
+#include "zerohop/camera_server.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
-#include "zerohop/camera_server.hpp"
 
 namespace zerohop::cli {
 namespace {
@@ -304,9 +305,9 @@ int runServe(ServeOptions o) {
     if (sinceStatus + 1e-9 >= interval) {
       sinceStatus = 0;
       if (tty) {
-        std::fprintf(stderr, "\r\033[K%s", server.statusLine().c_str());
+        std::fprintf(stderr, "\r\033[K%s", cli::statusLine(server.cameras()).c_str());
       } else {
-        std::fprintf(stderr, "%s\n", server.statusLine().c_str());
+        std::fprintf(stderr, "%s\n", cli::statusLine(server.cameras()).c_str());
       }
       std::fflush(stderr);
     }

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "convert/converter.hpp"
+#include "core/latency_stats.hpp"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/capture.hpp"
-#include "convert/converter.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/latency_stats.hpp"
 #include "zerohop/source.hpp"
 
 namespace {

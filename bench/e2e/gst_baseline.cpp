@@ -23,10 +23,10 @@
 #include <string>
 #include <thread>
 
+#include "core/latency_stats.hpp"
 #include "listen_address.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/latency_stats.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/stream_server.hpp"
 

@@ -22,10 +22,10 @@
 #include "bench_kernels.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
+#include "gpupath/gpu_placement.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
-#include "zerohop/gpu_placement.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {

@@ -12,8 +12,8 @@
 // failure ends it (failure()), exactly as a lone Pipeline.
 //
 // Cameras on one GPU share its CUDA context (the runtime API's primary context, one per device per
-// process); each camera names its device (CameraConfig::gpu) or is placed by load ("auto":
-// placeCameras, zerohop/gpu_placement.hpp), once, in the constructor.
+// process); each camera names its device (CameraConfig::gpu) or is placed by load ("auto": the
+// least-loaded device, heaviest camera first, docs/multi-gpu.md), once, in the constructor.
 //
 // Thread-safety: thread-safe; construct, start() and stop() from one controlling thread. Owns the
 // StreamServer, one supervising thread per camera (which owns that camera's Pipeline) and the
@@ -28,7 +28,6 @@
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/export.h"
-#include "zerohop/gpu_placement.hpp"
 #include "zerohop/pipeline.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/stream_server.hpp"
@@ -79,10 +78,6 @@ struct CameraStatus {
 /// by two cameras, two cameras with one share name.
 ZEROHOP_API void checkCameras(const std::vector<CameraConfig>& cameras);
 
-/// What placeCameras() (zerohop/gpu_placement.hpp) weighs for each camera: its gpu setting and the
-/// format, size and rate its source spec names (a test source without a format is YUYV).
-ZEROHOP_API std::vector<CameraLoadInput> cameraLoads(const std::vector<CameraConfig>& cameras);
-
 /// True when `name` is a usable camera name: 1 to 64 of [A-Za-z0-9_-].
 ZEROHOP_API bool isValidCameraName(const std::string& name);
 
@@ -102,7 +97,6 @@ class ZEROHOP_API CameraServer {
   std::string statsJson()
       const;  ///< GET /stats: the first camera's figures at the top level, "cameras": every camera
   std::string metricsText() const;  ///< GET /metrics: every series with a `camera` label
-  std::string statusLine() const;   ///< one line for the terminal
   std::string url() const;          ///< "http://HOST:PORT/"
   /// failFast: the first error that ended a camera (its code and message; with several cameras the
   /// message names the camera), or nullopt. Without failFast always nullopt.

@@ -75,7 +75,7 @@ class ZEROHOP_API VideoEncoder {
 /// Creates the encoder `config` names. Throws Error with the cause and the fix:
 /// kInvalidArgument for a bad size/fps/bitrate/preset/input format or an unknown encoder name,
 /// kUnavailable when the encoder cannot run here: libavcodec without libx264, or "nvenc" where
-/// probeNvenc() says no ("NVENC: <reason>; use --encoder x264", within seconds), kDevice when the
+/// probeNvenc() says no ("NVENC: <reason>; use the x264 encoder", within seconds), kDevice when the
 /// codec refuses to open. "auto" never throws for NVENC: it logs one line saying why it uses x264.
 ZEROHOP_API std::unique_ptr<VideoEncoder> makeEncoder(const EncoderConfig& config);
 

@@ -39,15 +39,16 @@ struct NvencAvailability {
 /// Never throws.
 ZEROHOP_API NvencAvailability probeNvenc(int device = -1);
 
-/// What `--encoder` resolves to for frames in GPU memory (serve's GPU path): NVENC when asked for
+/// What the encoder setting resolves to for frames in GPU memory (the GPU path): NVENC when asked for
 /// ("nvenc") or allowed ("auto") and `nvenc` says a session opens; x264 on a host copy otherwise, with
 /// the reason in words for the log line.
 struct GpuEncoderChoice {
   bool nvenc = false;
-  std::string reason;  ///< "NVENC available on ...", "x264 ... because NVENC is unavailable: <reason>", "--encoder x264"
+  std::string reason;  ///< "NVENC encodes the frames from VRAM: ...", "... x264 ... because NVENC is
+                       ///< unavailable: <reason>"
 };
 /// The decision alone, from a probe result (testable with any answer). Throws Error(kUnavailable)
-/// "NVENC: <reason>; use --encoder x264" for "nvenc" where NVENC is unavailable, and
+/// SettingError "NVENC: <reason>; use the x264 encoder" for "nvenc" where NVENC is unavailable, and
 /// Error(kInvalidArgument) for an encoder name other than auto, x264 or nvenc.
 ZEROHOP_API GpuEncoderChoice chooseGpuEncoder(const std::string& requested, const NvencAvailability& nvenc);
 /// The same with the real probe of `device` (only when the answer depends on it: not for "x264").

@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "zerohop/export.h"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
-#include "zerohop/latency_stats.hpp"
+#include "zerohop/export.h"
+#include "zerohop/latency.hpp"
 #include "zerohop/sinks.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/stream_server.hpp"
@@ -45,7 +45,7 @@ struct PipelineConfig {
   /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",
   /// or a device number (an unusable device is an Error). choosePath() in src/gpupath/gpu_path.hpp decides.
   std::string gpu = "auto";
-  /// With gpu "auto": the CUDA device to try (placeCameras' choice, zerohop/gpu_placement.hpp;
+  /// With gpu "auto": the CUDA device to try (placeCameras' choice, src/gpupath/gpu_placement.hpp;
   /// CameraServer sets it); -1 = the first.
   int autoGpuDevice = -1;
   /// Non-empty: publish every converted frame as share NAME and every access unit as NAME.h264
@@ -130,6 +130,9 @@ struct PipelineStatus {
   Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
   std::vector<RenditionStatus> renditions;  ///< the ladder, rung 0 first; empty: none (one encode)
   KeyframeWaitStatus keyframeWait;  ///< viewers' waits for an IDR the source could not be asked for
+  /// Passthrough: camera units not sent because one they refer to was lost (dropped by the queue or
+  /// the source), from the loss to the camera's next IDR. 0 on the other paths.
+  std::uint64_t heldBackUntilIdr = 0;
 };
 
 class ZEROHOP_API Pipeline {
@@ -154,8 +157,7 @@ class ZEROHOP_API Pipeline {
   void publishAudio(EncodedUnitPtr opusPacket);
 
   PipelineStatus status() const;
-  std::string statsJson() const;   ///< the body of GET /stats
-  std::string statusLine() const;  ///< one line for the terminal
+  std::string statsJson() const;  ///< the body of GET /stats
   std::string url() const;
   /// The first error that ended the pipeline (e.g. the camera went away for good), with its code
   /// (Error::code()) and message; nullopt while it runs (or stopped cleanly).

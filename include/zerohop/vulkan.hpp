@@ -225,7 +225,7 @@ class HostFrameImporter {
     if (f.memory == MemoryKind::kDevice)
       throw Error(Errc::kInvalidArgument,
                   "zerohop::vulkan::HostFrameImporter: the frame is in device memory (a device ring); "
-                  "this importer takes host rings (serve --share on the CPU path, Publisher over "
+                  "this importer takes host rings (a CPU-path pipeline's frame share, or a Publisher over "
                   "SlotLayout::images)");
     if (isCompressed(f.format) || f.planeCount == 0)
       throw Error(Errc::kInvalidArgument, std::string("zerohop::vulkan::HostFrameImporter: '") +

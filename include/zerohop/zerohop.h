@@ -21,6 +21,8 @@
  *   zh_publisher  zh_publisher_create() -> zh_publisher_close(). Thread-safe.
  *   zh_slot       a slot to write into, from zh_publisher_acquire(); zh_publisher_commit()
  *                 publishes it and zh_slot_abandon() drops it; either ends the handle.
+ *   zh_sound_decoder  zh_sound_decoder_create() -> zh_sound_decoder_close(): a sound share's Opus
+ *                 packets as PCM. Thread-bound.
  * Every handle must be ended exactly once; ending one twice is ZH_ERR_INVALID_ARGUMENT.
  *
  * GPU memory: a device share's frames carry device pointers valid in the reading process and the
@@ -375,6 +377,28 @@ ZEROHOP_API zh_status zh_stream_stats_json(zh_stream* stream, char* buf, size_t 
  * error's code (ZH_ERR_DEVICE, ZH_ERR_IO, ...) with its message in zh_last_error(), every call after.
  * Cheap: poll it beside zh_stream_stats_json. */
 ZEROHOP_API zh_status zh_stream_check(zh_stream* stream);
+
+/* ---- PCM from a sound share ------------------------------------------------------------------------
+ * zh_sound_decoder: the Opus packets of a NAME.opus share (frames of ZH_FORMAT_OPUS: the packet at
+ * planes[0], bytes_used bytes) as 48 kHz interleaved signed 16-bit PCM in the channel count you ask for
+ * (a stereo packet mixed down for 1, a mono one copied to both sides for 2). Thread-bound: one decoder per
+ * reading thread (it keeps the sound's state). Libraries built without the stream part answer
+ * ZH_ERR_UNSUPPORTED. (after 0.1.0) */
+typedef struct zh_sound_decoder zh_sound_decoder;
+/* 120 ms at 48 kHz, Opus's longest packet: room for this many sample frames always suffices. */
+#define ZH_SOUND_MAX_PACKET_FRAMES 5760
+
+/* channels: 1 or 2 (ZH_ERR_INVALID_ARGUMENT otherwise). */
+ZEROHOP_API zh_status zh_sound_decoder_create(uint32_t channels, zh_sound_decoder** decoder);
+/* Frees the decoder (NULL: nothing to do). */
+ZEROHOP_API zh_status zh_sound_decoder_close(zh_sound_decoder* decoder);
+/* One packet into pcm, which has room for max_frames sample frames (max_frames x channels values);
+ * *frames: the sample frames written (960 for a 20 ms packet). packet NULL or bytes 0: a packet that
+ * never came (a gap in zh_frame_info.sequence), concealed as long as the last one, so the sound stays
+ * continuous. ZH_ERR_INVALID_ARGUMENT: not an Opus packet, NULL pcm or frames, or too little room (the
+ * message says how many frames the packet needs). */
+ZEROHOP_API zh_status zh_sound_decode(zh_sound_decoder* decoder, const void* packet, size_t bytes,
+                                      int16_t* pcm, size_t max_frames, size_t* frames);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -50,6 +50,7 @@ std::optional<PixelFormat> pixelFormatOf(GstVideoFormat format) noexcept {
 
 GstCaps* capsForShare(const ImageLayout& layout, bool encoded) {
   if (encoded || isCompressed(layout.format)) {
+    if (layout.format == PixelFormat::kOpus) return opusCaps(0);
     if (layout.format != PixelFormat::kH264) return nullptr;
     return gst_caps_new_simple("video/x-h264", "stream-format", G_TYPE_STRING, "byte-stream", "alignment",
                                G_TYPE_STRING, "au", nullptr);
@@ -65,9 +66,24 @@ GstCaps* capsForShare(const ImageLayout& layout, bool encoded) {
   return gst_video_info_to_caps(&info);
 }
 
+GstCaps* opusCaps(int channels) {
+  GstCaps* caps = gst_caps_from_string("audio/x-opus, rate=(int)48000, channel-mapping-family=(int)0");
+  if (channels == 1 || channels == 2) {
+    gst_caps_set_simple(caps, "channels", G_TYPE_INT, channels, nullptr);
+  } else {
+    GValue range = G_VALUE_INIT;
+    g_value_init(&range, GST_TYPE_INT_RANGE);
+    gst_value_set_int_range(&range, 1, 2);
+    gst_caps_set_value(caps, "channels", &range);
+    g_value_unset(&range);
+  }
+  return caps;
+}
+
 GstPadTemplate* shareTemplate(const char* name, GstPadDirection direction) {
   std::string caps = GST_VIDEO_CAPS_MAKE(ZEROHOP_GST_RAW_FORMATS) "; "
-                     "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au";
+                     "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au; "
+                     "audio/x-opus, rate=(int)48000, channels=(int)[ 1, 2 ], channel-mapping-family=(int)0";
   if (const std::string cuda = cudaTemplateCaps(); !cuda.empty()) caps += "; " + cuda;
   GstCaps* c = gst_caps_from_string(caps.c_str());
   GstPadTemplate* t = gst_pad_template_new(name, direction, GST_PAD_ALWAYS, c);

@@ -2,6 +2,7 @@
 
 #include <gst/video/video.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,11 @@ GST_DEBUG_CATEGORY_STATIC(zerohop_sink_debug);
 #define GST_CAT_DEFAULT zerohop_sink_debug
 
 namespace {
+
+// A sound ring (audio/x-opus): a slot holds one packet, and a ring at least a second of 20 ms packets,
+// as serve's NAME.opus does, so a reader that wakes late misses none (4 slots would be 80 ms).
+constexpr guint kOpusSlotBytes = 8192;
+constexpr guint kOpusMinSlots = 50;
 
 enum {
   PROP_0,
@@ -95,6 +101,13 @@ gboolean sinkSetCaps(GstBaseSink* base, GstCaps* caps) {
       s.encoded = true;
       s.format = zerohop::PixelFormat::kH264;
       layout = zerohop::SlotLayout::encoded(zerohop::PixelFormat::kH264, maxUnit, slots);
+    } else if (gst_structure_has_name(st, "audio/x-opus")) {
+      // Sound: one Opus packet a slot (at most 1,275 bytes a frame, a few frames a packet).
+      s.encoded = true;
+      s.format = zerohop::PixelFormat::kOpus;
+      layout =
+          zerohop::SlotLayout::encoded(zerohop::PixelFormat::kOpus, std::min<guint>(maxUnit, kOpusSlotBytes),
+                                       std::max<guint>(slots, kOpusMinSlots));
     } else {
       if (!gst_video_info_from_caps(&s.info, caps)) return FALSE;
       const auto fmt = zerohop::gst::pixelFormatOf(GST_VIDEO_INFO_FORMAT(&s.info));
@@ -215,11 +228,12 @@ GstFlowReturn sinkRender(GstBaseSink* base, GstBuffer* buf) {
       GstMapInfo map;
       if (!gst_buffer_map(buf, &map, GST_MAP_READ)) return GST_FLOW_ERROR;
       zerohop::Frame unit;  // an encoded ring takes bytesUsed bytes of data[0]: the one copy
-      unit.format = zerohop::PixelFormat::kH264;
+      unit.format = s.format;
       unit.planeCount = 1;
       unit.data[0] = map.data;
       unit.bytesUsed = map.size;
-      unit.keyframe = !GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+      unit.keyframe =
+          s.format == zerohop::PixelFormat::kOpus || !GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
       unit.sequence = s.sequence++;
       unit.wallClockMs = wallMs;
       unit.times.mark(zerohop::Stage::kCapture, captureNs);
@@ -388,13 +402,15 @@ static void zerohop_sink_class_init(ZerohopSinkClass* klass) {
       gobject, PROP_SLOTS,
       g_param_spec_uint("slots", "Slots",
                         "Frames the ring holds; more slots let slower readers hold frames longer before the "
-                        "publisher has to overwrite them",
+                        "publisher has to overwrite them (Opus input: at least 50, a second of packets)",
                         2, 48, 4, kReadWriteReady));
   g_object_class_install_property(
       gobject, PROP_MAX_UNIT_BYTES,
-      g_param_spec_uint("max-unit-bytes", "Max unit bytes",
-                        "H.264 input only: the largest access unit a slot holds (a bigger one is an error)",
-                        1024, G_MAXUINT, 4u << 20, kReadWriteReady));
+      g_param_spec_uint(
+          "max-unit-bytes", "Max unit bytes",
+          "H.264 and Opus input: the largest access unit or packet a slot holds (a bigger one is an "
+          "error; Opus at most 8192)",
+          1024, G_MAXUINT, 4u << 20, kReadWriteReady));
   g_object_class_install_property(
       gobject, PROP_PUBLISHED,
       g_param_spec_uint64("published", "Published", "Frames published into the share", 0, G_MAXUINT64, 0,

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "caps.hpp"
+#include "core/opus_toc.hpp"
 #include "cuda_frames.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -70,6 +71,8 @@ struct SrcState {
   std::unique_ptr<zerohop::Subscriber> sub;
   GstVideoInfo info{};
   bool encoded = false;
+  bool opus = false;     // a sound share: audio/x-opus
+  int opusChannels = 0;  // what the caps say, from the first packet's TOC (0: not yet known)
   bool videoMetaOk = true;
   std::array<std::int64_t, kLatencyWindow> lateness{};  // capture -> push of the last frames, ns
   std::size_t latenessCount = 0;
@@ -141,6 +144,8 @@ GstCaps* capsFromSubscriber(ZerohopSrc* self) {
     return nullptr;
   }
   s.encoded = info.encoded || zerohop::isCompressed(info.layout.format);
+  s.opus = info.layout.format == zerohop::PixelFormat::kOpus;
+  s.opusChannels = 0;
   gst_video_info_init(&s.info);
   if (!s.encoded) gst_video_info_from_caps(&s.info, caps);
   for (std::size_t p = 0; p < zerohop::kMaxPlanes; ++p) s.planeRows[p] = info.layout.planes[p].rows;
@@ -383,7 +388,8 @@ GstBuffer* wrapFrame(ZerohopSrc* self, zerohop::SharedFrame&& shared) {
     const zerohop::Frame& hf = holder->frame.frame();
     GstBuffer* buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, hf.data[0], hf.bytesUsed, 0,
                                                  hf.bytesUsed, holder, releaseLease);
-    if (!hf.keyframe) GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);
+    if (!hf.keyframe && !s.opus)
+      GST_BUFFER_FLAG_SET(buf, GST_BUFFER_FLAG_DELTA_UNIT);  // Opus: every packet decodes
     return buf;
   }
   gsize offsets[GST_VIDEO_MAX_PLANES] = {};
@@ -460,7 +466,8 @@ GstFlowReturn onPublisherGone(ZerohopSrc* self, const std::string& why) {
       GstCaps* current = gst_pad_get_current_caps(GST_BASE_SRC_PAD(self));
       const bool same = current && gst_caps_is_equal(current, caps);
       if (current) gst_caps_unref(current);
-      if (!same && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
+      // A sound share's caps are fixed at its next packet (fixOpusChannels: these leave the channels open).
+      if (!same && !s.opus && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
         gst_caps_unref(caps);
         return GST_FLOW_NOT_NEGOTIATED;
       }
@@ -471,6 +478,28 @@ GstFlowReturn onPublisherGone(ZerohopSrc* self, const std::string& why) {
     for (guint waited = 0; waited < intervalMs && !s.flushing; waited += 10) g_usleep(10 * 1000);
   }
   return GST_FLOW_FLUSHING;
+}
+
+// A sound share does not say its channel count: the caps take it from the first packet's TOC (as
+// `zerohop record` does), before that packet goes out. False when downstream refuses them.
+bool fixOpusChannels(ZerohopSrc* self, const zerohop::Frame& packet) {
+  auto& s = *self->state;
+  if (!s.opus || s.opusChannels != 0 || packet.bytesUsed == 0) return true;
+  s.opusChannels = zerohop::opusPacketChannels(packet.data[0], packet.bytesUsed);
+  GstCaps* caps = zerohop::gst::opusCaps(s.opusChannels);
+  GstCaps* current = gst_pad_get_current_caps(GST_BASE_SRC_PAD(self));
+  const bool same = current && gst_caps_is_equal(current, caps);
+  if (current) gst_caps_unref(current);
+  GST_OBJECT_LOCK(self);
+  gst_caps_replace(&s.caps, caps);
+  GST_OBJECT_UNLOCK(self);
+  const bool ok = same || gst_base_src_set_caps(GST_BASE_SRC(self), caps);
+  gst_caps_unref(caps);
+  if (!ok) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("downstream refused %d-channel Opus", s.opusChannels),
+                      (nullptr));
+  }
+  return ok;
 }
 
 GstFlowReturn srcCreate(GstPushSrc* push, GstBuffer** out) {
@@ -503,6 +532,7 @@ GstFlowReturn srcCreate(GstPushSrc* push, GstBuffer** out) {
       continue;
     }
     noteLatency(self, captureNs);
+    if (!fixOpusChannels(self, f)) return GST_FLOW_NOT_NEGOTIATED;
     GstBuffer* buf = s.device ? copyDeviceFrame(self, *shared) : wrapFrame(self, std::move(*shared));
     if (!buf) return GST_FLOW_ERROR;
     const GstClockTime pts = running ? static_cast<GstClockTime>(*running) : GST_CLOCK_TIME_NONE;

@@ -5,6 +5,9 @@
 #include "errors.hpp"
 #include "frame.hpp"
 #include "plane.hpp"
+#ifdef ZEROHOP_PY_SOUND
+#include "sound.hpp"
+#endif
 #include "subscriber.hpp"
 #include "zerohop/version.hpp"
 
@@ -22,4 +25,7 @@ PYBIND11_MODULE(zerohop, m) {
   zerohop::python::registerPlane(m);
   zerohop::python::registerFrame(m);
   zerohop::python::registerSubscriber(m);
+#ifdef ZEROHOP_PY_SOUND
+  zerohop::python::registerSound(m);
+#endif
 }

@@ -2,6 +2,7 @@
 
 #include <opus/opus.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -15,6 +16,13 @@ namespace {
 // advice.
 constexpr int kMaxPacketBytes = 4000;
 constexpr std::int64_t kResyncNs = 5'000'000;
+// Within kResyncNs the stamps are slewed toward the device's: a 64th of the error a block, at most
+// 5 us a block (500 ppm at 10 ms blocks, ten times a poor card's drift). A card's clock drifting from
+// CLOCK_MONOTONIC then moves the stamps smoothly instead of by a 5 ms jump every minute or two (which a
+// receiver hears as 5 ms of sound lost or repeated), while a device's stamp jitter reaches them only
+// as its average.
+constexpr std::int64_t kSlewDivisor = 64;
+constexpr std::int64_t kMaxSlewNs = 5'000;
 
 [[noreturn]] void opusFailed(const char* call, int rc) {
   throw Error(Errc::kDevice, std::string(call) + " failed: " + opus_strerror(rc));
@@ -105,11 +113,15 @@ std::vector<OpusPacket> OpusAudioEncoder::encode(const AudioFrame& block) {
   const auto pendingFrames = static_cast<std::int64_t>(pending_.size() / settings_.channels);
   const std::int64_t expectedNs = pendingNs_ + framesToNs(pendingFrames);
   // Packet times follow the sample count, so the jitter of a device's stamps (its delay is read in
-  // whole periods on some cards) does not reach them. More than 5 ms off (half a 10 ms block): blocks were
-  // dropped upstream or the clock jumped; start again from this block, keeping the samples pending.
-  if (!timed_ || std::llabs(block.captureNs - expectedNs) > kResyncNs) {
+  // whole periods on some cards) does not reach them, slewed toward the stamps' average (drift). More
+  // than 5 ms off (half a 10 ms block): blocks were dropped upstream or the clock jumped; start again
+  // from this block, keeping the samples pending.
+  const std::int64_t errorNs = block.captureNs - expectedNs;
+  if (!timed_ || std::llabs(errorNs) > kResyncNs) {
     pendingNs_ = block.captureNs - framesToNs(pendingFrames);
     timed_ = true;
+  } else {
+    pendingNs_ += std::clamp(errorNs / kSlewDivisor, -kMaxSlewNs, kMaxSlewNs);
   }
   pending_.insert(pending_.end(), block.samples.begin(), block.samples.end());
 

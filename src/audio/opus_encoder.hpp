@@ -42,8 +42,9 @@ class OpusAudioEncoder {
   OpusAudioEncoder& operator=(OpusAudioEncoder&&) noexcept;
 
   /// Appends `block` (its channel count must be the encoder's) and returns the packets now complete.
-  /// Packet times advance by the samples encoded; a block more than 5 ms from where the samples say it
-  /// should be (blocks dropped upstream) restarts them from that block. Each packet is stamped with
+  /// Packet times advance by the samples encoded, slewed toward the blocks' stamps (at most 5 us a
+  /// block: a device clock's drift, not its jitter); a block more than 5 ms from where the samples say
+  /// it should be (blocks dropped upstream) restarts them from that block. Each packet is stamped with
   /// its first input sample's instant minus lookaheadNs(): the instant its decoded sound was captured.
   std::vector<OpusPacket> encode(const AudioFrame& block);
 

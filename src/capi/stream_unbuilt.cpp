@@ -1,4 +1,5 @@
-// zh_stream_* in a library built without the stream part (no FFmpeg/GStreamer): ZH_ERR_UNSUPPORTED.
+// zh_stream_* and zh_sound_* in a library built without the stream part (no FFmpeg/GStreamer/libopus):
+// ZH_ERR_UNSUPPORTED.
 #include "capi/status.hpp"
 
 namespace {
@@ -23,4 +24,15 @@ zh_status zh_stream_push_audio(zh_stream*, const int16_t*, size_t, int64_t) { re
 zh_status zh_stream_url(zh_stream*, char*, size_t, size_t*) { return unbuilt("zh_stream_url"); }
 zh_status zh_stream_stats_json(zh_stream*, char*, size_t, size_t*) { return unbuilt("zh_stream_stats_json"); }
 zh_status zh_stream_check(zh_stream*) { return unbuilt("zh_stream_check"); }
+zh_status zh_sound_decoder_create(uint32_t, zh_sound_decoder** decoder) {
+  if (decoder) *decoder = nullptr;
+  return unbuilt("zh_sound_decoder_create");
+}
+zh_status zh_sound_decoder_close(zh_sound_decoder* decoder) {
+  return decoder ? unbuilt("zh_sound_decoder_close") : ZH_OK;
+}
+zh_status zh_sound_decode(zh_sound_decoder*, const void*, size_t, int16_t*, size_t, size_t* frames) {
+  if (frames) *frames = 0;
+  return unbuilt("zh_sound_decode");
+}
 }  // extern "C"

@@ -21,10 +21,22 @@ class BoundedQueue {
   /// Pushes `item`; if full, the oldest item is destroyed (its lease released) and counted as dropped.
   /// Returns false (and drops `item`) once the queue is closed.
   bool push(T item) {
-    std::optional<T> evicted;  // destroyed outside the lock
+    bool accepted = false;
+    pushEvicting(std::move(item), &accepted);  // what it evicted is destroyed here, outside the lock
+    return accepted;
+  }
+
+  /// As push(), but hands back the oldest item it evicted (counted as dropped) for the caller to look
+  /// at before it is destroyed; nullopt when nothing was evicted. `accepted` (optional) says whether
+  /// `item` was queued (false once closed).
+  std::optional<T> pushEvicting(T item, bool* accepted = nullptr) {
+    std::optional<T> evicted;
     {
       std::lock_guard lock(mutex_);
-      if (closed_) return false;
+      if (closed_) {
+        if (accepted) *accepted = false;
+        return std::nullopt;
+      }
       if (items_.size() == capacity_) {
         evicted.emplace(std::move(items_.front()));
         items_.pop_front();
@@ -33,7 +45,8 @@ class BoundedQueue {
       items_.push_back(std::move(item));
     }
     cv_.notify_one();
-    return true;
+    if (accepted) *accepted = true;
+    return evicted;
   }
 
   /// Waits up to `timeout` for an item; nullopt on timeout or when closed and empty.

@@ -10,7 +10,7 @@ std::vector<NalUnit> nalUnits(const std::uint8_t* data, std::size_t size) {
     if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1) {
       const std::size_t start = (i > 0 && data[i - 1] == 0) ? i - 1 : i;
       if (!units.empty()) units.back().size = start - units.back().offset;
-      units.push_back(NalUnit{start, size - start, data[i + 3] & 0x1F});
+      units.push_back(NalUnit{start, size - start, data[i + 3] & 0x1F, (data[i + 3] >> 5) & 0x3});
       i += 2;
     }
   }
@@ -26,6 +26,13 @@ std::vector<int> nalTypes(const std::uint8_t* data, std::size_t size) {
 bool containsIdr(const std::uint8_t* data, std::size_t size) {
   for (const NalUnit& n : nalUnits(data, size)) {
     if (n.type == kNalIdr) return true;
+  }
+  return false;
+}
+
+bool isReferenced(const std::uint8_t* data, std::size_t size) {
+  for (const NalUnit& n : nalUnits(data, size)) {
+    if (n.type >= 1 && n.type <= kNalIdr && n.refIdc != 0) return true;
   }
   return false;
 }

@@ -19,7 +19,8 @@ inline constexpr int kNalAud = 9;
 struct NalUnit {
   std::size_t offset = 0;
   std::size_t size = 0;
-  int type = 0;  ///< nal_unit_type (5 bits)
+  int type = 0;    ///< nal_unit_type (5 bits)
+  int refIdc = 0;  ///< nal_ref_idc (2 bits): 0 = no other picture refers to this one
 };
 
 /// Every NAL unit in `data`, in order (bytes before the first start code are not part of any).
@@ -30,5 +31,10 @@ std::vector<int> nalTypes(const std::uint8_t* data, std::size_t size);
 
 /// True if the access unit holds an IDR slice (nal_unit_type 5).
 bool containsIdr(const std::uint8_t* data, std::size_t size);
+
+/// True if later pictures may refer to this access unit: one of its slices (nal_unit_type 1-5) has a
+/// nonzero nal_ref_idc. Losing a unit for which this is false (a disposable B or P picture) harms
+/// nothing after it.
+bool isReferenced(const std::uint8_t* data, std::size_t size);
 
 }  // namespace zerohop::encode

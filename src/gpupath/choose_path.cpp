@@ -1,12 +1,12 @@
 // choosePath for builds with CUDA: the GPU path whenever a CUDA device works and the GPU converts
 // the source's format; the reason in words either way (serve logs it, probe prints it).
 #include "gpupath/gpu_option.hpp"
+#include "gpupath/gpu_path.hpp"
+#include "gpupath/gpu_placement.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
 #include "zerohop/gpu_convert.hpp"
 #include "zerohop/gpu_jpeg.hpp"
-#include "gpupath/gpu_path.hpp"
-#include "zerohop/gpu_placement.hpp"
 #include "zerohop/setting_error.hpp"
 
 namespace zerohop {

@@ -46,7 +46,7 @@ struct GpuDevicePlan {
 /// Throws Error(kInvalidArgument) for a malformed option, Error(kUnavailable/kUnsupported) for an
 /// explicitly requested device that does not work (or a build without CUDA).
 ZEROHOP_API GpuDevicePlan planGpuDevice(const std::string& gpuOption);
-/// As above; with "auto", device `autoDevice` (placeCameras' choice, zerohop/gpu_placement.hpp) is
+/// As above; with "auto", device `autoDevice` (placeCameras' choice, src/gpupath/gpu_placement.hpp) is
 /// probed instead of the first (-1: the first). An unusable one falls back to the CPU path, as auto does.
 ZEROHOP_API GpuDevicePlan planGpuDevice(const std::string& gpuOption, int autoDevice);
 /// The format half: the GPU path when the plan's device converts (or, for MJPEG, nvJPEG decodes)

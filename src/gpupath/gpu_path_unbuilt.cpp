@@ -3,9 +3,9 @@
 // how to get one.
 #include "gpupath/cuda_scaler.hpp"
 #include "gpupath/gpu_option.hpp"
-#include "zerohop/error.hpp"
 #include "gpupath/gpu_path.hpp"
-#include "zerohop/gpu_placement.hpp"
+#include "gpupath/gpu_placement.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/setting_error.hpp"
 
 namespace zerohop {

@@ -1,6 +1,6 @@
 // placeCameras: which GPU each camera runs on. Pure: no CUDA call (usableGpuCount is in
 // gpu_count.cpp / gpu_path_unbuilt.cpp).
-#include "zerohop/gpu_placement.hpp"
+#include "gpupath/gpu_placement.hpp"
 
 #include <algorithm>
 #include <cstdio>

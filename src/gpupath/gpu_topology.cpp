@@ -4,8 +4,8 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include "gpupath/gpu_placement.hpp"
 #include "zerohop/gpu.hpp"
-#include "zerohop/gpu_placement.hpp"
 
 namespace zerohop {
 namespace {

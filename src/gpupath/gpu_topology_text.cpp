@@ -1,7 +1,7 @@
 // renderGpuTopology: the "gpus" section of `zerohop probe`. Pure (tested on made-up device lists).
 #include <cstdio>
 
-#include "zerohop/gpu_placement.hpp"
+#include "gpupath/gpu_placement.hpp"
 
 namespace zerohop {
 

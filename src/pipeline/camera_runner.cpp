@@ -130,7 +130,10 @@ CameraStatus CameraRunner::status() const {
   CameraStatus s;
   s.name = name_;
   s.state = state_;
-  s.error = error_;
+  // A copy with its own message: copies of a std::runtime_error share one reference-counted string,
+  // which libstdc++ frees without TSan seeing the order (the HTTP thread reads it while this runner's
+  // next failure replaces error_: reported as a race, halting serve under TSan).
+  if (error_) s.error = Error(error_->code(), std::string(error_->what()));
   s.restarts = restarts_;
   if (pipeline_) {
     s.hasPipeline = true;

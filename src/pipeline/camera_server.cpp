@@ -1,15 +1,15 @@
 #include "zerohop/camera_server.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "audio/audio_track.hpp"
+#include "camera_loads.hpp"
 #include "camera_runner.hpp"
+#include "gpupath/gpu_placement.hpp"
 #include "metrics_text.hpp"
 #include "rtsp/rtsp_audio_source.hpp"
 #include "stats_json.hpp"
 #include "viewer_loss.hpp"
-#include "zerohop/gpu_placement.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -168,24 +168,6 @@ class CameraServer::Impl {
     return renderMetricsText(parts);
   }
 
-  std::string statusLine() const {
-    const auto cams = cameras();
-    if (cams.size() == 1)
-      return cams.front().hasPipeline ? renderStatusLine(cams.front().pipeline) : cams.front().state;
-    std::string line;
-    for (const auto& c : cams) {
-      char part[160];
-      if (c.hasPipeline) {
-        std::snprintf(part, sizeof part, "%s %.1f fps %zu viewers", c.name.c_str(), c.pipeline.latency.fps,
-                      c.pipeline.viewers);
-      } else {
-        std::snprintf(part, sizeof part, "%s %s", c.name.c_str(), c.state.c_str());
-      }
-      line += (line.empty() ? "" : " | ") + std::string(part);
-    }
-    return line;
-  }
-
   std::string url() const { return server_ ? server_->url() : std::string{}; }
 
   std::optional<Error> failure() const {
@@ -263,9 +245,6 @@ std::string CameraServer::statsJson() const {
 }
 std::string CameraServer::metricsText() const {
   return impl_->metricsText();
-}
-std::string CameraServer::statusLine() const {
-  return impl_->statusLine();
 }
 std::string CameraServer::url() const {
   return impl_->url();

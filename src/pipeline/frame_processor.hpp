@@ -8,7 +8,8 @@
 // chosen in makeFrameProcessor() (make_frame_processor.cpp) from choosePath() (src/gpupath/gpu_path.hpp). The pipeline around it owns the threads, the
 // drop-oldest queue, the keyframe-request rate limit, the fan-out (StreamServer, NAME.h264 share) and
 // the stage statistics.
-// Thread-safety: thread-bound to the encode thread, except encoderName() (immutable, any thread).
+// Thread-safety: thread-bound to the encode thread, except encoderName() (immutable, any thread) and
+// evicted() (the capture thread; an implementation guards what it shares with process()).
 // Ownership: makeFrameProcessor() transfers the processor; it borrows the source and the frame
 // share, which the pipeline keeps alive longer than the processor.
 
@@ -50,6 +51,13 @@ class FrameProcessor {
   /// ladder's lower rungs are scaled on the device; valid until the next process(); null on the
   /// other paths or when there was none.
   virtual const Frame* lastDeviceFrame() { return nullptr; }
+  /// A frame the pipeline's queue dropped before process() saw it (the encode fell behind), called on
+  /// the capture thread before its buffer goes back. Passthrough learns the SPS/PPS it may carry.
+  virtual void evicted(const Frame&) {}
+  /// Units this path did not send because one they depend on was lost (passthrough: after a drop it
+  /// sends nothing until the camera's next IDR, so viewers show a still picture, not a broken one).
+  /// Any thread.
+  virtual std::uint64_t unitsHeldBack() const noexcept { return 0; }
   /// "" when this path can feed the VP8 encode (lastHostFrame()), else why not, in words a viewer's
   /// 422 and the log carry.
   virtual std::string vp8Unavailable() const = 0;

@@ -44,4 +44,11 @@ H264ParameterSets::Result H264ParameterSets::apply(const std::uint8_t* au, std::
   return Result::kInserted;
 }
 
+void H264ParameterSets::learn(const std::uint8_t* au, std::size_t size) {
+  for (const encode::NalUnit& n : encode::nalUnits(au, size)) {
+    if (n.type == encode::kNalSps) sps_.assign(au + n.offset, au + n.offset + n.size);
+    if (n.type == encode::kNalPps) pps_.assign(au + n.offset, au + n.offset + n.size);
+  }
+}
+
 }  // namespace zerohop

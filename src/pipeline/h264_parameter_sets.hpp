@@ -25,6 +25,10 @@ class H264ParameterSets {
   /// contents), with the cached SPS/PPS in front when it is an IDR without them.
   Result apply(const std::uint8_t* au, std::size_t size, std::vector<std::uint8_t>& out);
 
+  /// Learns SPS/PPS from `au` without producing a unit: an access unit that will not be sent (the
+  /// pipeline's queue dropped it) may be the only one that carried them.
+  void learn(const std::uint8_t* au, std::size_t size);
+
   /// True once both an SPS and a PPS were seen.
   bool known() const noexcept { return !sps_.empty() && !pps_.empty(); }
 

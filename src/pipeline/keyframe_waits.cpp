@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/latency_stats.hpp"
+
 namespace zerohop {
 
 void KeyframeWaits::keep(std::vector<double>& ring, std::size_t& next, std::size_t window, double ms) {

@@ -100,6 +100,11 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
          [&](L l, S s, C) { os << "zerohop_source_stalls_total" << braces(l) << ' ' << s.source.stalls << '\n'; });
   family(os, cams, "zerohop_keyframes_forced_total", "counter", "IDR frames forced by viewer requests.",
          [&](L l, S s, C) { os << "zerohop_keyframes_forced_total" << braces(l) << ' ' << s.keyframesForced << '\n'; });
+  family(os, cams, "zerohop_passthrough_held_back_total", "counter",
+         "Camera units not sent because one they refer to was lost, until the camera's next IDR.",
+         [&](L l, S s, C) {
+           os << "zerohop_passthrough_held_back_total" << braces(l) << ' ' << s.heldBackUntilIdr << '\n';
+         });
   family(os, cams, "zerohop_keyframe_wait_seconds", "summary",
          "Viewers' waits for an IDR the source cannot be asked for (passthrough without a keyframe control: "
          "RTSP), from the request to the next IDR sent; quantiles over the last 64 waits.",

@@ -1,16 +1,23 @@
 #include "passthrough_processor.hpp"
 
 #include "encode/annexb.hpp"
+#include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
 namespace zerohop {
+namespace {
+
+constexpr std::int64_t kRepairLogGapNs = 60'000'000'000;  // one line a minute about lost units at most
+
+}  // namespace
 
 PassthroughProcessor::PassthroughProcessor(FrameSource& source, const SourceInfo& info)
     : source_(source),
       width_(info.width),
       height_(info.height),
-      encoderName_("passthrough (camera H.264, no decode, no encode)") {}
+      encoderName_("passthrough (camera H.264, no decode, no encode)"),
+      sourceDropsSeen_(source.counters().drops) {}
 
 bool PassthroughProcessor::requestKeyframe() {
   if (source_.requestKeyframe()) return true;
@@ -22,6 +29,31 @@ bool PassthroughProcessor::requestKeyframe() {
               "I-frame interval to shorten it)");
   }
   return false;
+}
+
+void PassthroughProcessor::evicted(const Frame& f) {
+  if (f.format != PixelFormat::kH264 || !f.data[0]) return;
+  const bool referenced = encode::isReferenced(f.data[0], f.bytesUsed);
+  std::lock_guard lock(mutex_);
+  parameterSets_.learn(f.data[0], f.bytesUsed);
+  if (referenced) chainBroken_ = true;
+}
+
+PassthroughProcessor::Hold PassthroughProcessor::holdUntilIdr(bool idr, std::int64_t now) {
+  if (!chainBroken_) return Hold::kNo;
+  if (idr) {  // whole again
+    chainBroken_ = false;
+    if (heldThisTime_ > 0) {
+      log::debug("passthrough: whole again at the camera's IDR after ", heldThisTime_, " units held back (",
+                 (now - brokenSinceNs_) / 1'000'000, " ms)");
+    }
+    heldThisTime_ = 0;
+    return Hold::kNo;
+  }
+  heldBack_.fetch_add(1, std::memory_order_relaxed);
+  if (heldThisTime_++ > 0) return Hold::kYes;
+  brokenSinceNs_ = now;
+  return Hold::kFirst;
 }
 
 EncodedUnitPtr PassthroughProcessor::process(FrameLease& in) {
@@ -37,9 +69,44 @@ EncodedUnitPtr PassthroughProcessor::process(FrameLease& in) {
   unit->wallClockMs = f.wallClockMs;
   unit->ptsNs = f.captureNs();
   unit->times = f.times;
-  const auto result = parameterSets_.apply(f.data[0], f.bytesUsed, unit->bytes);
+  // Counted by the capture thread before it queued this unit: a drop it saw is never missed here.
+  const std::uint64_t sourceDrops = source_.counters().drops;
+  const bool idr = encode::containsIdr(f.data[0], f.bytesUsed);
+  const std::int64_t now = monotonicNs();
+  H264ParameterSets::Result result;
+  Hold hold = Hold::kNo;
+  {
+    std::lock_guard lock(mutex_);
+    result = parameterSets_.apply(f.data[0], f.bytesUsed, unit->bytes);
+    if (sourceDrops != sourceDropsSeen_) {
+      sourceDropsSeen_ = sourceDrops;
+      chainBroken_ = true;
+    }
+    if (result == H264ParameterSets::Result::kMissing) {
+      chainBroken_ = true;  // this IDR cannot be sent: what follows refers to it
+    } else {
+      hold = holdUntilIdr(idr, now);
+    }
+  }
   in.reset();  // the camera's buffer goes back now; the unit owns its copy
-  unit->keyframe = encode::containsIdr(unit->bytes.data(), unit->bytes.size());
+  unit->keyframe = idr;
+  if (hold != Hold::kNo) {
+    if (hold == Hold::kFirst) {
+      const bool asked = source_.requestKeyframe();
+      if (lastRepairLogNs_ == 0 || now - lastRepairLogNs_ >= kRepairLogGapNs) {
+        lastRepairLogNs_ = now;
+        log::warn(
+            "passthrough: a unit later ones refer to was lost (the encode fell behind, or the camera or "
+            "the network dropped it); nothing is sent until the camera's next IDR, so viewers keep a "
+            "whole picture",
+            asked ? " (the camera was asked for one now)"
+                  : " (the camera takes no requests: up to its I-frame interval)",
+            "; units held back so far: ", heldBack_.load(std::memory_order_relaxed),
+            " (/stats held_back_until_idr; at most one such line a minute)");
+      }
+    }
+    return nullptr;
+  }
   if (result == H264ParameterSets::Result::kMissing) {
     if (!warnedMissingParameterSets_) {
       warnedMissingParameterSets_ = true;

@@ -6,8 +6,18 @@
 // request is forwarded to the camera (FrameSource::requestKeyframe(), V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME);
 // a camera without that control is logged once and new viewers wait for its next IDR (the pipeline
 // measures that wait: KeyframeWaits).
+// A lost unit breaks every unit that refers to it until the next IDR: when the pipeline's queue drops
+// one (evicted()) or the source counts a drop (a V4L2 sequence gap, RTP packets lost on the way to an
+// RTSP camera's depayloader), nothing is sent until the camera's next IDR, which is asked for where
+// the camera takes requests. Viewers hold their last whole picture meanwhile instead of decoding
+// garbage; the units held back are counted (unitsHeldBack(), /stats held_back_until_idr).
 // Stage times: capture and ingest come from the source; convert and encode do not exist here.
-// Thread-safety: thread-bound (the encode thread); encoderName() is immutable.
+// Thread-safety: thread-bound (the encode thread); encoderName() is immutable; evicted() runs on the
+// capture thread (the parameter sets and the broken-chain flag are guarded by a mutex);
+// unitsHeldBack() is atomic.
+
+#include <atomic>
+#include <mutex>
 
 #include "frame_processor.hpp"
 #include "h264_parameter_sets.hpp"
@@ -21,6 +31,10 @@ class PassthroughProcessor final : public FrameProcessor {
   EncodedUnitPtr process(FrameLease& in) override;
   bool requestKeyframe() override;
   bool setBitrate(std::uint32_t) override { return false; }
+  /// A camera that sends SPS/PPS only once loses them for good when the queue drops that unit (the
+  /// encode thread started late, or fell behind): they are learned from it here.
+  void evicted(const Frame& f) override;
+  std::uint64_t unitsHeldBack() const noexcept override { return heldBack_.load(std::memory_order_relaxed); }
   std::string encoderName() const override { return encoderName_; }
   std::string vp8Unavailable() const override {
     return "the camera's H.264 is passed through undecoded, so there are no frames to encode as VP8; "
@@ -33,7 +47,19 @@ class PassthroughProcessor final : public FrameProcessor {
   std::uint32_t width_;
   std::uint32_t height_;
   std::string encoderName_;
+  enum class Hold { kNo, kYes, kFirst };  // kFirst: the first unit held back since the loss
+  // From a lost unit to the next IDR the units between refer to what was lost: they are held back.
+  // Under mutex_.
+  Hold holdUntilIdr(bool idr, std::int64_t now);
+
+  std::mutex mutex_;  // process() on the encode thread, evicted() on the capture thread
   H264ParameterSets parameterSets_;
+  bool chainBroken_ = false;  // a unit was lost since the last IDR sent (guarded by mutex_)
+  std::uint64_t sourceDropsSeen_ = 0;
+  std::uint64_t heldThisTime_ = 0;
+  std::int64_t brokenSinceNs_ = 0;
+  std::int64_t lastRepairLogNs_ = 0;
+  std::atomic<std::uint64_t> heldBack_{0};
   bool warnedNoKeyframeControl_ = false;
   bool warnedMissingParameterSets_ = false;
   std::uint64_t inserted_ = 0;

@@ -7,19 +7,20 @@
 #include <vector>
 
 #include "core/bounded_queue.hpp"
+#include "core/latency_stats.hpp"
 #include "core/setting_log.hpp"
 #include "encode_backlog.hpp"
 #include "encode_keyframe_requests.hpp"
 #include "frame_processor.hpp"
+#include "gpupath/cuda_scaler.hpp"
 #include "keyframe_waits.hpp"
 #include "metrics_text.hpp"
 #include "rendition_encodes.hpp"
-#include "stats_json.hpp"
 #include "source_encoder_config.hpp"
+#include "stats_json.hpp"
+#include "stream/renditions.hpp"
 #include "unit_share_sink.hpp"
 #include "vp8_encode.hpp"
-#include "gpupath/cuda_scaler.hpp"
-#include "stream/renditions.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -298,6 +299,7 @@ class Pipeline::Impl {
       for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
     }
     s.keyframeWait = keyframeWaits_.status();
+    s.heldBackUntilIdr = processor_->unitsHeldBack();
     return s;
   }
 
@@ -323,7 +325,9 @@ class Pipeline::Impl {
     while (running_) {
       try {
         auto lease = source_->next(100ms);
-        if (lease) queue_.push(std::move(*lease));
+        if (!lease) continue;
+        // What the queue dropped to make room may matter to the processor (passthrough's SPS/PPS).
+        if (auto evicted = queue_.pushEvicting(std::move(*lease))) processor_->evicted(evicted->frame());
       } catch (const Error& e) {
         log::error("capture: ", e.what());
         fail(Error(e.code(), std::string("capture: ") + e.what()));
@@ -499,7 +503,6 @@ void Pipeline::stop() noexcept { impl_->stop(); }
 void Pipeline::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio(std::move(opusPacket)); }
 PipelineStatus Pipeline::status() const { return impl_->status(); }
 std::string Pipeline::statsJson() const { return impl_->statsJson(); }
-std::string Pipeline::statusLine() const { return renderStatusLine(impl_->status()); }
 std::string Pipeline::url() const { return impl_->url(); }
 std::optional<Error> Pipeline::failure() const { return impl_->failure(); }
 

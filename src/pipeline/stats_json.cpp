@@ -1,6 +1,5 @@
 #include "stats_json.hpp"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace zerohop {
@@ -101,6 +100,7 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"encoder_queue_drops", s.queueDrops},
       {"source_errors", s.source.errors},
       {"keyframes_forced", s.keyframesForced},
+      {"held_back_until_idr", s.heldBackUntilIdr},
       {"viewers", s.viewers},
       {"viewer_sessions", viewerSessions},
       {"bitrate", {{"congestion_control", s.bitrate.congestionControl},
@@ -153,19 +153,6 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                        "(target_kbps; VP8 viewers count for vp8.bitrate only); sent_kbps: what the encoder made over the last second"},
   };
   return doc;
-}
-
-std::string renderStatusLine(const PipelineStatus& s) {
-  const auto& st = s.latency.stage;
-  auto p50 = [&](Stage x) { return st[static_cast<std::size_t>(x)].p50Ms; };
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "%5.1f fps | viewers %zu | capture->send p50 %.1f ms p99 %.1f ms | ingest %.1f convert %.1f "
-                "encode %.1f send %.2f ms | drops %llu",
-                s.latency.fps, s.viewers, s.latency.total.p50Ms, s.latency.total.p99Ms, p50(Stage::kIngest),
-                p50(Stage::kConvert), p50(Stage::kEncode), p50(Stage::kSend),
-                static_cast<unsigned long long>(s.source.drops + s.queueDrops));
-  return buf;
 }
 
 }  // namespace zerohop

@@ -1,6 +1,6 @@
 #pragma once
-// Renders pipeline status as the /stats JSON document and as the terminal status line.
-// Thread-safety: pure functions, reentrant.
+// Renders pipeline status as the /stats JSON document (the terminal line is the CLI's:
+// apps/zerohop/status_line.hpp). Thread-safety: pure functions, reentrant.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,6 +18,5 @@ struct StatsContext {
 std::string renderStatsJson(const PipelineStatus& status, const StatsContext& context);
 /// The same document as JSON, for a caller that adds to it (CameraServer's per-camera entries).
 nlohmann::json statsDocument(const PipelineStatus& status, const StatsContext& context);
-std::string renderStatusLine(const PipelineStatus& status);
 
 }  // namespace zerohop

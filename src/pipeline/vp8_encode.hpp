@@ -24,10 +24,10 @@
 #include <thread>
 
 #include "core/bounded_queue.hpp"
+#include "core/latency_stats.hpp"
 #include "vp8_input.hpp"
 #include "zerohop/buffer_pool.hpp"
 #include "zerohop/encoder.hpp"
-#include "zerohop/latency_stats.hpp"
 #include "zerohop/pipeline.hpp"
 
 namespace zerohop {

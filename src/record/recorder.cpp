@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "core/opus_toc.hpp"
 #include "encode/annexb.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -143,7 +144,8 @@ void Recorder::writeAudio(const RecordAudio& packet) {
     ++stats_.audioDropped;  // unreadable, or before the packet already queued
     return;
   }
-  if (audioChannels_ == 0) audioChannels_ = (packet.data[0] & 0x04) ? 2 : 1;  // the TOC's stereo flag
+  if (audioChannels_ == 0)
+    audioChannels_ = static_cast<std::uint32_t>(opusPacketChannels(packet.data, packet.size));
   audio_.push_back({std::vector<std::uint8_t>(packet.data, packet.data + packet.size), packet.captureNs, samples});
   if (file_) {
     flushAudio(packet.captureNs - kAudioAheadNs);

@@ -2,9 +2,10 @@
 
 #include <cctype>
 #include <charconv>
-#include <system_error>
 #include <string>
+#include <system_error>
 
+#include "stream/sdp_extmap.hpp"
 #include "stream/sdp_words.hpp"
 
 namespace zerohop::stream {
@@ -21,6 +22,7 @@ struct AudioSection {
   bool open = false;  // port != 0
   bool receives = true;
   int opus = -1;
+  OfferedExtensions extmap{{std::string(kAbsCaptureTimeUri)}};
 };
 
 bool usable(const AudioSection& s) { return s.index >= 0 && s.open && s.receives && s.opus >= 0; }
@@ -49,6 +51,7 @@ std::optional<AudioChoice> chooseAudio(std::string_view sdp) {
     if (cur.index < 0) continue;
     if (line == "a=sendonly" || line == "a=inactive") cur.receives = false;
     if (line == "a=bundle-only") cur.open = true;  // port 0 in an offer that bundles it (RFC 8843 §7.2)
+    if (line.substr(0, 9) == "a=extmap:") cur.extmap.add(line.substr(9));
     if (line.substr(0, 9) == "a=rtpmap:" && cur.opus < 0) {
       const auto words = splitSpaces(line.substr(9));
       if (words.size() < 2 || lower(words[1]) != "opus/48000/2") continue;
@@ -58,7 +61,9 @@ std::optional<AudioChoice> chooseAudio(std::string_view sdp) {
     }
   }
   if (!usable(cur)) return std::nullopt;
-  return AudioChoice{cur.index, cur.opus};
+  AudioChoice choice{cur.index, cur.opus};
+  choice.extensions = cur.extmap.kept();
+  return choice;
 }
 
 }  // namespace zerohop::stream

@@ -113,7 +113,11 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
   } else {
     // Loss under 2 %, or 2..10 % while transport-cc shows no queue on the path (random loss: a radio
     // link, a lossy relay): probe up, faster and faster once no decrease was needed for a while.
-    estimate_ = clampTo(grown(estimate_, step, increasePerSecond(f.nowNs - lastDecreaseNs_)), limits_);
+    double next = grown(estimate_, step, increasePerSecond(f.nowNs - lastDecreaseNs_));
+    if (f.boundByThroughput && f.receiveKbps)
+      next =
+          std::min(next, std::max(estimate_, kThroughputHeadroom * *f.receiveKbps + kThroughputHeadroomKbps));
+    estimate_ = clampTo(next, limits_);
     decision_ = Decision::kIncrease;
   }
   return estimateKbps();

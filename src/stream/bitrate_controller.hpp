@@ -8,8 +8,8 @@
 //   50 %/s (the path has room: a link that got faster, or a limit lifted while the estimate sat at the
 //   minimum, is found in seconds, not tens of seconds; a decrease starts over at 8 %/s);
 //   loss 2..10 %: hold (random loss) when only receiver reports tell; with transport-cc showing no
-//   queue (below), increase as for loss < 2 % (a lossy link is not a full one); a receiver report that just came
-//   with the round trip kQueueDelayMs past the least one of the last kMinRttWindowNs: the loss comes
+//   queue (below), increase as for loss < 2 % (a lossy link is not a full one); a receiver report that just
+//   came with the round trip kQueueDelayMs past the least one of the last kMinRttWindowNs: the loss comes
 //   from a full queue, not from a lossy radio link: decrease as for overuse (a round trip that grew for
 //   good, a new route, is the baseline once the window has passed: it is not a queue to drain);
 //   loss > 10 %: decrease to estimate x (1 - 0.5 loss); transport-cc's loss (a ~300 ms window) is
@@ -23,7 +23,9 @@
 //   kQueueGrowthAtKbps / the send rate: a queue grows on the path (the delay signal; ~0.01 ms on an
 //   idle path): decrease;
 //   a decrease goes to kBackoff x the rate the viewer received at when transport-cc measured it (the
-//   path's rate now, so its queue drains), else by the loss-based step (at least 5 %).
+//   path's rate now, so its queue drains), else by the loss-based step (at least 5 %);
+//   an increase stops at 1.5 x what the viewer received + 10 kb/s where the feedback says so
+//   (boundByThroughput: GCC's bound on an estimate the encoder does not fill).
 // A decrease is followed by no other change for one RTT + kSettle, so the next decision sees feedback
 // about the new rate; only a path still congested that received less than kRedecreaseBelow x the
 // estimate lowers it again meanwhile, to kBackoff x received (the first decrease after a step can come
@@ -59,6 +61,13 @@ struct CongestionFeedback {
   std::optional<double> receiveKbps;   ///< transport-cc: the rate the viewer received our packets at, last window
   std::optional<double> sendKbps;      ///< transport-cc: the rate we sent the same packets at
   std::optional<double> deltaOfDeltaMs;  ///< transport-cc: mean (arrival gap - send gap) of the window's packets
+  /// An increase stops at kThroughputHeadroom x receiveKbps + kThroughputHeadroomKbps (GCC's bound, draft
+  /// §5.5; libwebrtc's AIMD rate control has the same): when the encoder lags behind the estimate (VP8's
+  /// rate control takes seconds), the estimate does not run ahead of what the path was shown to carry, and
+  /// the encoder's catching up does not overshoot the link. For a viewer whose encode can reach its estimate
+  /// (no ladder, VP8, the ladder's top rung); not on a lower rung, whose encode is capped below the next
+  /// rung's floor and where moving up is itself the probe.
+  bool boundByThroughput = false;
 };
 
 /// The loss a receiver report may claim against the shared encode when no transport-cc tells (one viewer's
@@ -102,6 +111,10 @@ class BitrateController {
   /// (800 kb/s); fewer, proportionally less, but at least kLeastLossWeight.
   static constexpr double kFullWeightPackets = 30;
   static constexpr double kLeastLossWeight = 0.1;
+  /// CongestionFeedback::boundByThroughput: an increase goes no higher than this x what the viewer received,
+  /// plus kThroughputHeadroomKbps (never lowering the estimate).
+  static constexpr double kThroughputHeadroom = 1.5;
+  static constexpr double kThroughputHeadroomKbps = 10;
   /// Longest step an increase is computed over: a late update does not jump the rate.
   static constexpr std::int64_t kMaxStepNs = 1'000'000'000;
 

@@ -132,6 +132,8 @@ RtpSender::RtpSender(RtpTarget target, std::function<void()> onKeyframeRequest)
 
 void RtpSender::addSound(GstElement* pipe, GstElement* rtpbin, const std::string& address) {
   // The WHEP viewers' Opus strategy: the same payloader and appsrc caps.
+  // The caps stay mono: rtpopuspay does not touch the packets (a stereo TOC stays stereo), and what the
+  // receiver is told is the Janus mountpoint's own SDP (its audiofmtp), not these caps.
   const auto opus = opusTrackPayloader();
   GstElement* src = addElement(pipe, "appsrc", "gstreamer1.0-plugins-base");
   GstElement* pay = addElement(pipe, opus->element(), opus->package());

@@ -65,6 +65,21 @@ GstPadProbeReturn answerRtpCapsQuery(GstPad*, GstPadProbeInfo* info, gpointer) {
   return GST_PAD_PROBE_OK;
 }
 
+// The header extension `ext` on payloader `pay`, which writes it, and an extmap-<id> field in the
+// transceiver's preferences `prefs`, which is what puts a=extmap:<id> <uri> in the answer (webrtcbin
+// keeps what both the offer and the preferences have, so the offer's id is used). Null, and nothing
+// added, for a URI we do not send.
+GstPtr<GstRTPHeaderExtension> addRtpExtension(GstElement* pay, GstCaps* prefs, const RtpExtension& ext,
+                                              PlayoutDelay playoutDelay) {
+  GstPtr<GstRTPHeaderExtension> element(makeRtpExtension(ext, playoutDelay));
+  if (!element) return element;
+  gst_object_ref_sink(element.get());  // the new element's floating reference becomes ours
+  g_signal_emit_by_name(pay, "add-extension", element.get());
+  gst_structure_set(gst_caps_get_structure(prefs, 0), ("extmap-" + std::to_string(ext.id)).c_str(),
+                    G_TYPE_STRING, ext.uri.c_str(), nullptr);
+  return element;
+}
+
 }  // namespace
 
 SendGraph::SendGraph(const std::string& name, const VideoChoice& choice, bool loopbackIce, const SessionIce& ice,
@@ -193,18 +208,11 @@ void SendGraph::addVideoTrack(const VideoChoice& choice, const SendOptions& send
       choice.payloadType, "rtcp-fb-nack", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE,
       "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE, "ssrc", G_TYPE_UINT, static_cast<guint>(ssrc_), nullptr));
   strategy.addPreferences(prefs.get(), choice);
-  // The header extensions: an extmap-<id> field in the preferences is what puts a=extmap:<id> <uri> in
-  // the answer (webrtcbin keeps what both the offer and the preferences have, so the offer's id is
-  // used); the payloader writes them.
   for (const RtpExtension& ext : choice.extensions) {
     if (ext.uri == kPlayoutDelayUri && send.omitPlayoutDelay) continue;
-    GstPtr<GstRTPHeaderExtension> element(makeRtpExtension(ext, send.playoutDelay));
+    GstPtr<GstRTPHeaderExtension> element = addRtpExtension(pay, prefs.get(), ext, send.playoutDelay);
     if (!element) continue;
-    gst_object_ref_sink(element.get());  // the new element's floating reference becomes ours
-    g_signal_emit_by_name(pay, "add-extension", element.get());
-    if (ext.uri == kPlayoutDelayUri) playoutDelayExt_.reset(GST_RTP_HEADER_EXTENSION(gst_object_ref(element.get())));
-    gst_structure_set(gst_caps_get_structure(prefs.get(), 0), ("extmap-" + std::to_string(ext.id)).c_str(),
-                      G_TYPE_STRING, ext.uri.c_str(), nullptr);
+    if (ext.uri == kPlayoutDelayUri) playoutDelayExt_ = std::move(element);
     if (ext.uri == kTransportWideCcUri && choice.transportCcFeedback)
       gst_caps_set_simple(prefs.get(), "rtcp-fb-transport-cc", G_TYPE_BOOLEAN, TRUE, nullptr);
   }
@@ -213,7 +221,7 @@ void SendGraph::addVideoTrack(const VideoChoice& choice, const SendOptions& send
 }
 
 void SendGraph::addAudioTrack(const AudioChoice& audio) {
-  audioPayloader_ = opusTrackPayloader();
+  audioPayloader_ = opusTrackPayloader(audio.channels);
   const TrackPayloader& strategy = *audioPayloader_;
   GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
   gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
@@ -248,6 +256,9 @@ void SendGraph::addAudioTrack(const AudioChoice& audio) {
                                        G_TYPE_INT, strategy.clockRate(), "payload", G_TYPE_INT, audio.payloadType,
                                        "ssrc", G_TYPE_UINT, static_cast<guint>(audioSsrc_), nullptr));
   strategy.addPreferences(prefs.get(), VideoChoice{});
+  // abs-capture-time when offered (audio_offer.hpp): each packet's capture instant, which the payloader
+  // reads from the buffer's reference timestamp (wrapEncodedUnit) as the video's does.
+  for (const RtpExtension& ext : audio.extensions) addRtpExtension(pay, prefs.get(), ext, PlayoutDelay{});
   g_object_set(trans.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences",
                prefs.get(), nullptr);
 }

@@ -183,8 +183,11 @@ void StreamServer::Impl::updateBitrates() {
       }
     }
     ViewerRate& r = *v.record->rate;
-    const stream::CongestionFeedback f =
-        stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
+    stream::CongestionFeedback f = stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
+    // GCC's throughput bound where this viewer's encode can reach its estimate: no ladder, VP8, or the
+    // top rung (a lower rung's encode stops below the next rung's floor; moving up is the probe there).
+    f.boundByThroughput =
+        stream.ladder.empty() || r.codec != PixelFormat::kH264 || !r.placement || r.placement->rung() == 0;
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);

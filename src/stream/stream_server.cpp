@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/opus_toc.hpp"
 #include "core/setting_log.hpp"
 #include "stream/gst_handles.hpp"
 #include "stream/loopback_host.hpp"
@@ -289,6 +290,7 @@ void StreamServer::Impl::publishAudio(StreamState& stream, const EncodedUnitPtr&
   {
     std::lock_guard lock(handlerMutex_);
     stream.audio = true;
+    if (opusPacketChannels(unit->bytes.data(), unit->bytes.size()) == 2) stream.audioChannels = 2;
   }
   std::lock_guard lock(mutex_);
   for (auto& [id, r] : sessions_) {
@@ -318,6 +320,11 @@ StreamAudioSent StreamServer::Impl::audioSent(const StreamState* stream) const {
 bool StreamServer::Impl::hasAudio(const StreamState& stream) const {
   std::lock_guard lock(handlerMutex_);
   return stream.audio;
+}
+
+int StreamServer::Impl::audioChannels(const StreamState& stream) const {
+  std::lock_guard lock(handlerMutex_);
+  return stream.audioChannels;
 }
 
 bool StreamServer::Impl::wantsCodec(const StreamState& stream, PixelFormat codec) const {

@@ -114,6 +114,8 @@ class StreamServer::Impl {
   /// One Opus packet to the viewers of `stream` that receive audio; the first makes hasAudio(stream) true.
   void publishAudio(StreamState& stream, const EncodedUnitPtr& unit);
   bool hasAudio(const StreamState& stream) const;
+  /// 1, or 2 once a packet of `stream` was stereo.
+  int audioChannels(const StreamState& stream) const;
   /// Of `stream`'s viewers (null: every stream's), the ended ones included.
   StreamAudioSent audioSent(const StreamState* stream) const;
   std::size_t viewerCount() const;
@@ -210,6 +212,7 @@ class StreamServer::Impl {
     EncodeKeyframeHandler encodeKeyframeHandler;  // called instead of keyframeHandler once set
     std::optional<stream::SendableCodecs> sendable;  // none: its pipeline never said (H.264 only)
     bool audio = false;  // publishAudio() has fed it
+    int audioChannels = 1;  // 2 once a packet's TOC said stereo (RFC 6716 §3.1)
     H264Format h264Format;
     // mutex_:
     std::vector<std::uint64_t> switchesTo;  // per rung, its viewers' moves onto it so far (publish() counts them)

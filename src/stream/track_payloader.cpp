@@ -60,11 +60,14 @@ class Vp8Payloader final : public TrackPayloader {
 
 class OpusPayloader final : public TrackPayloader {
  public:
+  explicit OpusPayloader(int channels) : stereo_(channels == 2) {}
   PixelFormat codec() const override { return PixelFormat::kOpus; }
   const char* element() const override { return "rtpopuspay"; }
   const char* package() const override { return "gstreamer1.0-plugins-good"; }
+  // rtpopuspay says sprop-stereo (RFC 7587 §6.1: the sender's likely channel count) from these caps.
   const char* unitCaps() const override {
-    return "audio/x-opus,channel-mapping-family=(int)0,rate=(int)48000,channels=(int)1";
+    return stereo_ ? "audio/x-opus,channel-mapping-family=(int)0,rate=(int)48000,channels=(int)2"
+                   : "audio/x-opus,channel-mapping-family=(int)0,rate=(int)48000,channels=(int)1";
   }
   const char* media() const override { return "audio"; }
   const char* encodingName() const override { return "OPUS"; }
@@ -77,11 +80,16 @@ class OpusPayloader final : public TrackPayloader {
   }
   // Every Opus packet decodes on its own.
   bool keyframeStart(GstBuffer*, const std::uint8_t*, std::size_t) const override { return true; }
+
+ private:
+  bool stereo_;
 };
 
 }  // namespace
 
-std::unique_ptr<TrackPayloader> opusTrackPayloader() { return std::make_unique<OpusPayloader>(); }
+std::unique_ptr<TrackPayloader> opusTrackPayloader(int channels) {
+  return std::make_unique<OpusPayloader>(channels);
+}
 
 std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec) {
   switch (codec) {
@@ -90,7 +98,7 @@ std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec) {
     case PixelFormat::kVP8:
       return std::make_unique<Vp8Payloader>();
     case PixelFormat::kOpus:
-      return std::make_unique<OpusPayloader>();
+      return std::make_unique<OpusPayloader>(1);
     default:
       break;
   }

@@ -42,7 +42,8 @@ class TrackPayloader {
 /// The strategy for `codec`. Throws Error(kUnsupported) for a codec no payloader is written for.
 std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec);
 
-/// The strategy for an Opus track (RFC 7587: rtpopuspay, "audio", OPUS/48000/2); codec() is kOpus.
-std::unique_ptr<TrackPayloader> opusTrackPayloader();
+/// The strategy for an Opus track (RFC 7587: rtpopuspay, "audio", OPUS/48000/2) of `channels` (1 or
+/// 2: the answer's sprop-stereo); codec() is kOpus.
+std::unique_ptr<TrackPayloader> opusTrackPayloader(int channels = 1);
 
 }  // namespace zerohop::stream

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stream/sdp_extmap.hpp"
 #include "stream/sdp_words.hpp"
 #include "zerohop/error.hpp"
 
@@ -41,8 +42,7 @@ struct Media {
   std::string direction = "sendrecv";
   std::map<int, std::string> rtpmap;  // pt -> "h264/90000" (lower case)
   std::map<int, std::string> fmtp;    // pt -> parameters
-  std::vector<RtpExtension> extmap;   // the readable a=extmap lines we send (see the header)
-  std::vector<int> extmapIdsSeen;     // every id an a=extmap line used, to pass over duplicates
+  OfferedExtensions extmap{sentExtensionUris()};  // the readable a=extmap lines we send (see the header)
   std::vector<std::string> transportCc;  // payload types (or "*") with a=rtcp-fb:<pt> transport-cc
   std::vector<std::string> nack;         // payload types (or "*") with a=rtcp-fb:<pt> nack (plain: not "nack pli")
   bool hasUfrag = false, hasPwd = false, hasFingerprint = false;
@@ -81,35 +81,6 @@ int rank(const std::string& plid) {
   if (plid == "42e01f") return 3;
   const int constraints = std::stoi(plid.substr(2, 2), nullptr, 16);
   return (constraints & 0x40) != 0 ? 2 : 1;  // constraint_set1_flag: Constrained Baseline
-}
-
-// "a=extmap:<id>[/<direction>] <uri> [<attributes>]" (the text after "a=extmap:") into `m`.
-void addExtmap(Media& m, std::string_view arg) {
-  const auto words = splitSpaces(arg);
-  if (words.size() < 2) return;
-  std::string_view idText = words[0];
-  std::string_view direction = "sendrecv";
-  if (const auto slash = idText.find('/'); slash != std::string_view::npos) {
-    direction = idText.substr(slash + 1);
-    idText = idText.substr(0, slash);
-  }
-  int id = 0;
-  if (!parseInt(idText, id) || id < 1 || id > 255 || id == 15) return;
-  const bool idSeen = std::find(m.extmapIdsSeen.begin(), m.extmapIdsSeen.end(), id) != m.extmapIdsSeen.end();
-  m.extmapIdsSeen.push_back(id);
-  if (idSeen) {  // an id means one thing: drop it altogether
-    m.extmap.erase(std::remove_if(m.extmap.begin(), m.extmap.end(), [id](const RtpExtension& e) { return e.id == id; }),
-                   m.extmap.end());
-    return;
-  }
-  const std::string dir = lower(direction);
-  if (dir != "sendrecv" && dir != "recvonly") return;  // the offerer would not receive it
-  const std::string uri(words[1]);
-  const auto& sent = sentExtensionUris();
-  if (std::find(sent.begin(), sent.end(), uri) == sent.end()) return;
-  for (const RtpExtension& e : m.extmap)
-    if (e.uri == uri) return;
-  m.extmap.push_back(RtpExtension{id, uri});
 }
 
 // "a=fingerprint:<hash function> <bytes>" (RFC 8122 §5): a hash function of the IANA registry and as many
@@ -202,7 +173,7 @@ Offer parseOffer(std::string_view sdp) {
                (name == "sendrecv" || name == "recvonly" || name == "sendonly" || name == "inactive")) {
       cur->direction = name;
     } else if (cur && name == "extmap") {
-      addExtmap(*cur, arg);
+      cur->extmap.add(arg);
     } else if (cur && name == "rtcp-fb") {
       const auto words = splitSpaces(arg);
       if (words.size() >= 2 && lower(words[1]) == "transport-cc") cur->transportCc.emplace_back(words[0]);
@@ -319,7 +290,7 @@ std::string offeredCodecs(const Offer& offer, const std::vector<std::size_t>& li
 
 // What the answer also takes from the chosen m-line: the extensions we send, transport-cc, the rtx pt.
 void completeChoice(const Media& m, VideoChoice& best) {
-  best.extensions = m.extmap;
+  best.extensions = m.extmap.kept();
   const std::string chosenPt = std::to_string(best.payloadType);
   best.transportCcFeedback =
       std::find_if(m.transportCc.begin(), m.transportCc.end(),

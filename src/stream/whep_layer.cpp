@@ -107,8 +107,8 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
   const StreamState& stream = *record->stream;
   if (!stream.rate || stream.rate->ladder.empty()) {
     stream::reply(res, 409,
-                  "this stream has no renditions to choose from (its pipeline has no ladder: "
-                  "PipelineConfig::renditions, serve --renditions on)");
+                  "this stream has no renditions to choose from (its pipeline was configured without a "
+                  "ladder of renditions)");
     return false;
   }
   ladder = stream.rate->ladder;

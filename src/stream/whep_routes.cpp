@@ -243,7 +243,10 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
   stream::VideoChoice choice;
   try {
     choice = stream::chooseVideo(req.body, sendable(stream));
-    if (hasAudio(stream)) choice.audio = stream::chooseAudio(req.body);  // else video only, as always
+    if (hasAudio(stream)) {  // else video only, as always
+      choice.audio = stream::chooseAudio(req.body);
+      if (choice.audio) choice.audio->channels = audioChannels(stream);
+    }
   } catch (const Error& e) {
     const int status = statusFor(e.code());
     log::warn("stream: POST /whep from ", req.remote_addr, " refused (", status, "): ", e.what());

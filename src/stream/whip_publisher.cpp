@@ -1,13 +1,17 @@
 #include "stream/whip_publisher.hpp"
 
+#include <fcntl.h>
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 
 #include "core/setting_log.hpp"
+#include "core/unique_fd.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/loopback_host.hpp"
+#include "stream/tcp_bytes_received.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/viewer_session.hpp"
 #include "zerohop/error.hpp"
@@ -25,6 +29,11 @@ constexpr std::chrono::milliseconds kExchangeTimeout{5000};
 constexpr std::chrono::milliseconds kSideExchangeTimeout{1500};
 // An SDP answer is a few KB; a body past this is refused as it arrives (never held whole).
 constexpr std::size_t kMaxAnswerBytes = 256 * 1024;
+// All an answer may be, status line, headers and body: past it the exchange is cut (cpp-httplib 0.11
+// keeps any number of header lines: a header flood took serve's RSS up 281 MB in 5 s). The kernel counts
+// what the socket received; the watchdog reads that count every kReceivedPoll.
+constexpr std::uint64_t kMaxReceivedBytes = kMaxAnswerBytes + 64 * 1024;
+constexpr std::chrono::milliseconds kReceivedPoll{2};
 // 307/308 redirects of the POST followed, at most (WHIP load balancing redirects once or twice).
 constexpr int kMaxRedirects = 5;
 // WHIP's offer: one H.264 video m-line with this payload type (publishOnce).
@@ -79,24 +88,41 @@ httplib::Response WhipPublisher::exchange(const std::string& method, const HttpU
     body.append(data, n);
     return true;
   };
-  bool done = false, timedOut = false, stopped = false;
+  // The exchange's socket, a duplicate of httplib's, owned here: the watchdog reads the connection's
+  // received count through its number (socketFd) without racing httplib's close and a reuse of that
+  // number. httplib calls the callback on this thread, inside send().
+  UniqueFd socketCopy;
+  std::atomic<int> socketFd{-1};
+  cli->set_socket_options([&](socket_t sock) {
+    UniqueFd copy(::fcntl(sock, F_DUPFD_CLOEXEC, 0));
+    socketFd = copy.get();
+    socketCopy = std::move(copy);  // another address tried: the earlier copy closes
+  });
+  bool done = false, timedOut = false, stopped = false, flooded = false;
   {
     std::lock_guard lock(stateMutex_);
     if (stopWithPublisher && stopping_) throw Error(Errc::kUnavailable, "stopping");
   }
-  // Cuts the exchange short at its deadline or when the publisher stops: httplib's stop() shuts the
-  // socket down, which ends a blocked read at once; again every 50 ms while a connect has no socket yet.
+  // Cuts the exchange short at its deadline, when the publisher stops, or once the endpoint has sent
+  // more than an answer may be: httplib's stop() shuts the socket down, which ends a blocked read at
+  // once; again every 50 ms while a connect has no socket yet.
   std::thread watchdog([&] {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     std::unique_lock lock(stateMutex_);
     const auto cut = [&] { return done || (stopWithPublisher && stopping_); };
-    if (stateCv_.wait_until(lock, deadline, cut) && done) return;
-    while (!done) {
-      if (stopWithPublisher && stopping_) {
-        stopped = true;
-      } else {
-        timedOut = true;
+    for (;;) {
+      if (stateCv_.wait_for(lock, kReceivedPoll, cut)) {
+        if (done) return;
+        break;  // stopping
       }
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      if (tcpBytesReceived(socketFd.load()).value_or(0) > kMaxReceivedBytes) {
+        flooded = true;
+        break;
+      }
+    }
+    while (!done) {
+      if (!flooded) (stopWithPublisher && stopping_ ? stopped : timedOut) = true;
       cli->stop();
       stateCv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; });
     }
@@ -109,6 +135,11 @@ httplib::Response WhipPublisher::exchange(const std::string& method, const HttpU
   stateCv_.notify_all();
   watchdog.join();
   const std::string what = method + " " + url.str();
+  if (flooded) {
+    throw Error(Errc::kProtocol, what + ": the endpoint sent over " +
+                                     std::to_string(kMaxReceivedBytes / 1024) +
+                                     " KB (headers and body; an SDP answer is a few KB); cut off");
+  }
   if (tooLarge) {
     throw Error(Errc::kProtocol, what + ": the answer's body is over " + std::to_string(kMaxAnswerBytes / 1024) +
                                      " KB (an SDP answer is a few KB); refused, nothing more read");

@@ -2,7 +2,7 @@
 streaming plugin and the HTTP transport, one RTP H.264 mountpoint with an RTCP port), the streaming API over
 Janus's HTTP transport, and a headless-Chromium page that plays a mountpoint (or, for comparison, zerohop's
 WHEP directly) and measures decoded fps and capture->display latency from the pixel timecode with
-viewer.js's own reader.
+the viewer page's own reader (web/timecode.js).
 
 Janus ignores loopback for ICE: run inside zerohop_browser.enter_private_network(lan=True), which makes
 the veth pair zh0 (10.77.0.1) <-> zh1 (10.77.0.2); Janus gathers on zh0 only.
@@ -185,7 +185,7 @@ class JanusSubscriber:
         self.janus.request(f"/{self.session}", {"janus": "keepalive"})
 
 
-# The page: a <video>, viewer.js's timecode reader (the part before its page logic), and a meter that reads
+# The page: a <video>, the viewer's timecode reader (web/timecode.js), and a meter that reads
 # the timecode of every presented frame (requestVideoFrameCallback), like the viewer page does.
 PAGE = "data:text/html,<!doctype html><meta charset=utf-8><title>meter</title><video id=v autoplay muted playsinline></video>"
 
@@ -239,8 +239,7 @@ window.decoded = async () => {
 
 
 def timecode_reader_js() -> str:
-    text = (WEB / "viewer.js").read_text()
-    return text[:text.index("window.zerohop = {")]
+    return (WEB / "timecode.js").read_text()
 
 
 def open_meter(driver, origin: str | None = None) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -108,6 +109,17 @@ def main() -> int:
             failures.append("the audio track is not in the video's MediaStream (msid): no lip sync")
         if decoded <= 0:
             failures.append("Chromium decoded no video frame in the window")
+        sdp = driver.execute_script("return window.zerohop && window.zerohop.sdp") or {}
+        offer, answer = sdp.get("offer") or "", sdp.get("answer") or ""
+        abs_uri = "abs-capture-time"
+        offered = abs_uri in offer[offer.find("m=audio"):] if "m=audio" in offer else False
+        answered = abs_uri in answer[answer.find("m=audio"):] if "m=audio" in answer else False
+        print(f"audio abs-capture-time: offered {offered}, answered {answered}")
+        if offered and not answered:
+            failures.append("Chromium offered abs-capture-time for the sound and the answer left it out")
+        if not re.search(r"a=fmtp:\d+ [^\r\n]*stereo=1", offer):
+            failures.append("the page's offer does not ask for stereo Opus (stereo=1 in its fmtp): a stereo "
+                            "microphone would play downmixed")
         if not stats_audio or (stats_audio.get("packets") or 0) <= 0 or (stats_audio.get("units_sent") or 0) <= 0:
             failures.append(f"serve's /stats has no working audio track: {json.dumps(stats_audio)}")
         if failures:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks viewer.js's timecode reader against the C++ encoder's format, in headless Chromium, with no server.
+"""Checks the viewer page's timecode reader (web/timecode.js) against the C++ encoder's format, in headless Chromium, with no server.
 
 1. Canvas: for several frame widths, draws a timecode (bits computed here exactly as
    src/core/timecode.cpp encodeBits does) over a noisy background, with per-pixel noise and blur, and
@@ -211,11 +211,11 @@ def write_i420_video(path: Path, width: int, height: int, frames: list[tuple[int
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--web", default=str(Path(__file__).resolve().parents[2] / "web"), help="folder with viewer.js")
+    ap.add_argument("--web", default=str(Path(__file__).resolve().parents[2] / "web"), help="folder with timecode.js")
     args = ap.parse_args()
-    viewer_js = Path(args.web) / "viewer.js"
-    if not viewer_js.exists():
-        print(f"FAIL: {viewer_js} not found")
+    timecode_js = Path(args.web) / "timecode.js"
+    if not timecode_js.exists():
+        print(f"FAIL: {timecode_js} not found")
         return 1
     chromium, chromedriver = zb.find_browser()
 
@@ -224,10 +224,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="zerohop-tc-") as tmp:
         tmp = Path(tmp)
         # Served over http from one origin: a canvas fed by a file:// video would be tainted.
-        shutil.copy(viewer_js, tmp / "viewer.js")
+        shutil.copy(timecode_js, tmp / "timecode.js")
         (tmp / "decoder.html").write_text("<!doctype html><meta charset=utf-8><title>timecode decoder test</title>"
-                                          "<script>window.ZEROHOP_NO_AUTOSTART = true;</script>"
-                                          "<script src=\"viewer.js\"></script><body></body>")
+                                          "<script src=\"timecode.js\"></script><body></body>")
         httpd = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(tmp)))
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
@@ -237,7 +236,7 @@ def main() -> int:
             driver.set_script_timeout(60)
             driver.get(origin + "/decoder.html")
             if not driver.execute_script("return typeof zerohopReadTimecode === 'function'"):
-                print("FAIL: viewer.js did not define zerohopReadTimecode")
+                print("FAIL: timecode.js did not define zerohopReadTimecode")
                 print(zb.browser_console(driver))
                 return 1
 
@@ -329,7 +328,7 @@ def main() -> int:
         return 1
     if skipped:  # half the claim unchecked is not a pass
         zb.skip(skipped)
-    print("PASS: viewer.js reads the timecode exactly as src/core/timecode.cpp writes it")
+    print("PASS: timecode.js reads the timecode exactly as src/core/timecode.cpp writes it")
     return 0
 
 

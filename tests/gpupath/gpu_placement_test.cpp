@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "zerohop/error.hpp"
-#include "zerohop/gpu_placement.hpp"
+#include "gpupath/gpu_placement.hpp"
 
 namespace zerohop {
 namespace {

@@ -1,6 +1,7 @@
 // gstzerohop in real pipelines: zerohopsrc reads `zerohop serve --share` (raw frames whose pixel
-// timecodes decode at the camera's rate, and the H.264 share decoded), reacts to its publisher
-// going away (eos, error, wait + reattach), and zerohopsink publishes what `zerohop tap` reads.
+// timecodes decode at the camera's rate, the H.264 share decoded, the sound share decoded to the test
+// tone), reacts to its publisher going away (eos, error, wait + reattach), and zerohopsink publishes
+// what `zerohop tap` reads (pictures) and what zerohopsrc reads back (stereo Opus).
 #include <arpa/inet.h>
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
@@ -11,7 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
@@ -53,9 +56,9 @@ void initGstreamer() {
 }
 
 std::unique_ptr<ChildProcess> startServe(const std::string& share) {
-  auto serve = std::make_unique<ChildProcess>(
-      std::vector<std::string>{kCli, "serve", "--source", "test:640x360@30", "--share", share, "--keyint",
-                               "30", "--gpu", "off", "--listen", "127.0.0.1:" + std::to_string(testing::freePort())});
+  auto serve = std::make_unique<ChildProcess>(std::vector<std::string>{
+      kCli, "serve", "--source", "test:640x360@30", "--audio", "test", "--share", share, "--keyint", "30",
+      "--gpu", "off", "--listen", "127.0.0.1:" + std::to_string(testing::freePort())});
   if (!serve->waitForStdoutLine("open http://", 20s)) return nullptr;
   return serve;
 }
@@ -109,6 +112,62 @@ class Pipeline {
   GstElement* sink_ = nullptr;
   std::string error_;
 };
+
+// The channel count on `element`'s src pad now (0 without caps).
+int padChannels(Pipeline& p, const char* element) {
+  GstElement* e = p.element(element);
+  GstPad* pad = gst_element_get_static_pad(e, "src");
+  GstCaps* caps = gst_pad_get_current_caps(pad);
+  int channels = 0;
+  if (caps) gst_structure_get_int(gst_caps_get_structure(caps, 0), "channels", &channels);
+  if (caps) gst_caps_unref(caps);
+  gst_object_unref(pad);
+  gst_object_unref(e);
+  return channels;
+}
+
+// What an appsink of S16LE mono 48 kHz sound received: its samples and their buffers' timestamps.
+struct Sound {
+  std::vector<std::int16_t> samples;
+  std::vector<GstClockTime> pts;
+  double rms() const {
+    double sum = 0;
+    for (const auto v : samples) sum += static_cast<double>(v) * v;
+    return samples.empty() ? 0 : std::sqrt(sum / static_cast<double>(samples.size()));
+  }
+  // The sine's frequency from the median gap between its upward zero crossings. A count of crossings
+  // would not do: each marker click (2 ms of 4 kHz, once a second) rings through Opus into some 40
+  // crossings, and two clicks in a 2 s window read as 477 Hz.
+  double frequencyHz() const {
+    std::vector<std::size_t> gaps;
+    std::size_t last = 0;
+    for (std::size_t i = 1; i < samples.size(); ++i) {
+      if (samples[i - 1] < 0 && samples[i] >= 0) {
+        if (last != 0) gaps.push_back(i - last);
+        last = i;
+      }
+    }
+    if (gaps.empty()) return 0;
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    return 48000.0 / static_cast<double>(gaps[gaps.size() / 2]);
+  }
+};
+
+Sound pullSound(Pipeline& p) {
+  Sound sound;
+  while (GstSample* s = p.pull(5s)) {
+    GstBuffer* buf = gst_sample_get_buffer(s);
+    sound.pts.push_back(GST_BUFFER_PTS(buf));
+    GstMapInfo map;
+    if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+      const auto* v = reinterpret_cast<const std::int16_t*>(map.data);
+      sound.samples.insert(sound.samples.end(), v, v + map.size / sizeof(std::int16_t));
+      gst_buffer_unmap(buf, &map);
+    }
+    gst_sample_unref(s);
+  }
+  return sound;
+}
 
 guint64 uint64Property(Pipeline& p, const char* element, const char* property) {
   GstElement* e = p.element(element);
@@ -232,6 +291,27 @@ TEST_F(ZerohopSrcFromServe, TheH264ShareDecodes) {
   // Decoding starts at the first keyframe (one a second with --keyint 30): at least 2 s of the 3.
   EXPECT_GE(decoded, 60u) << decoder;
   EXPECT_EQ(withTimecode, decoded) << "decoded pictures whose timecode did not read";
+}
+
+TEST_F(ZerohopSrcFromServe, TheSoundShareDecodesToTheTestTone) {
+  // serve --audio test: a 440 Hz sine at a quarter of full scale (RMS ~5,800), mono, in 20 ms packets.
+  Pipeline p(
+      "zerohopsrc name=src share=" + share_ +
+      ".opus num-buffers=100 ! opusdec ! audioconvert ! audio/x-raw,format=S16LE,channels=1,rate=48000 ! "
+      "appsink name=out sync=false");
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.play());
+  const Sound sound = pullSound(p);
+  EXPECT_TRUE(gst_app_sink_is_eos(p.sink())) << "no EOS after num-buffers";
+  EXPECT_EQ(padChannels(p, "src"), 1) << "the caps should say what the packets' TOC says: mono";
+  EXPECT_EQ(uint64Property(p, "src", "frames"), 100u);
+  EXPECT_GE(sound.samples.size(), 100u * 960 * 9 / 10) << "100 packets of 20 ms";
+  EXPECT_NEAR(sound.rms(), 5800, 1500);
+  EXPECT_NEAR(sound.frequencyHz(), 440, 15);
+  for (std::size_t i = 1; i < sound.pts.size(); ++i) {
+    ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(sound.pts[i])) << "buffer " << i;
+    EXPECT_GT(sound.pts[i], sound.pts[i - 1]) << "buffer " << i;
+  }
 }
 
 TEST(ZerohopSrc, PublisherKilledMidStreamGivesEos) {
@@ -478,6 +558,72 @@ TEST(ZerohopSink, VideotestsrcIsReadByZerohopTap) {
   }
   EXPECT_EQ(lines, 10u) << out;
   EXPECT_NE(tap.stderrText().find("10 frames, 0 missed"), std::string::npos) << tap.stderrText();
+}
+
+TEST(ZerohopSink, StereoOpusIsReadBackByZerohopsrc) {
+  initGstreamer();
+  const std::string share = "gstopus" + std::to_string(getpid());
+  Pipeline in(
+      "audiotestsrc is-live=true freq=440 volume=0.25 ! audio/x-raw,rate=48000,channels=2 ! opusenc ! "
+      "zerohopsink name=out share=" +
+      share);
+  ASSERT_TRUE(in.ok()) << in.error();
+  ASSERT_TRUE(in.play());
+  Pipeline outPipe(
+      "zerohopsrc name=src open-timeout=5000 share=" + share +
+      " num-buffers=50 ! opusdec ! audioconvert ! audio/x-raw,format=S16LE,channels=2,rate=48000 ! "
+      "appsink name=out sync=false");
+  ASSERT_TRUE(outPipe.ok()) << outPipe.error();
+  ASSERT_TRUE(outPipe.play());
+  const Sound both = pullSound(outPipe);
+  Sound right;  // the interleaved samples' odd ones
+  for (std::size_t i = 1; i < both.samples.size(); i += 2) right.samples.push_back(both.samples[i]);
+  EXPECT_EQ(padChannels(outPipe, "src"), 2) << "stereo packets: the caps should say 2 channels";
+  EXPECT_GE(right.samples.size(), 50u * 960 * 9 / 10) << "50 packets of 20 ms";
+  EXPECT_NEAR(right.frequencyHz(), 440, 30) << "the right channel";
+  EXPECT_GT(right.rms(), 2000);
+}
+
+// The ring of a sound share does not carry a channel count: after a reattach the caps are set again from
+// the next packet's TOC, so a publisher that comes back in stereo is read as stereo.
+TEST(ZerohopSink, ASoundShareThatComesBackInStereoIsReattachedWithStereoCaps) {
+  initGstreamer();
+  const std::string share = "gstopusre" + std::to_string(getpid());
+  auto publish = [&](int channels) {
+    auto in = std::make_unique<Pipeline>(
+        "audiotestsrc is-live=true freq=440 volume=0.25 ! audio/x-raw,rate=48000,channels=" +
+        std::to_string(channels) + " ! opusenc ! zerohopsink name=out share=" + share);
+    EXPECT_TRUE(in->ok()) << in->error();
+    EXPECT_TRUE(in->play());
+    return in;
+  };
+  // Each sample's caps' channel count, for `count` samples (0 for a sample that did not come).
+  auto channelsOf = [](Pipeline& p, int count) {
+    std::vector<int> channels;
+    for (int i = 0; i < count; ++i) {
+      GstSample* s = p.pull(5s);
+      int n = 0;
+      if (s && gst_sample_get_caps(s))
+        gst_structure_get_int(gst_caps_get_structure(gst_sample_get_caps(s), 0), "channels", &n);
+      channels.push_back(n);
+      if (s) gst_sample_unref(s);
+    }
+    return channels;
+  };
+  auto mono = publish(1);
+  Pipeline reader(
+      "zerohopsrc name=src share=" + share +
+      " open-timeout=5000 on-publisher-gone=wait reconnect-interval=50 ! appsink name=out sync=false");
+  ASSERT_TRUE(reader.ok()) << reader.error();
+  ASSERT_TRUE(reader.play());
+  EXPECT_EQ(channelsOf(reader, 10), std::vector<int>(10, 1)) << "the mono publisher's packets";
+  mono.reset();                                                   // the publisher goes away
+  while (GstSample* s = reader.pull(300ms)) gst_sample_unref(s);  // drain what was queued
+  auto stereo = publish(2);
+  EXPECT_EQ(channelsOf(reader, 10), std::vector<int>(10, 2))
+      << "the stereo publisher's packets, after the reattach";
+  EXPECT_EQ(uint64Property(reader, "src", "reconnects"), 1u);
+  EXPECT_EQ(reader.waitError(0ms), "");
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ build_example() {  # build_example NAME [CMAKE-ARGS...]: examples/NAME into $wor
     >"$work/$ex.log" 2>&1 &
   example_pids+=($!) example_names+=("$ex")
 }
-for ex in c_reader cpp_reader c_publisher cpp_streamer; do build_example "$ex"; done
+for ex in c_reader cpp_reader c_publisher cpp_streamer unit_sink; do build_example "$ex"; done
 # Your own NVENC session on a device share's frames (docs/plugin-guide.md): it must build with nv-codec-headers
 # and no NVIDIA library, and, on a machine without the driver, start and say why it cannot encode.
 nvenc_headers=""
@@ -166,6 +166,8 @@ for _ in range(5):
         print("python read seq", f.seq, "luma", luma[0, 0])
 PY
 fi
+step "a UnitSink of the program's own takes whole H.264 units and its PLI brings a keyframe (docs/plugin-guide.md)"
+timeout 60 "$work/unit_sink/unit_sink" --units 60 || fail "the unit_sink example (rc $?)"
 step "a program streaming its own frames (FrameStream), and serve --source share:NAME, play in Chromium"
 # test_viewer.py skips (77) without chromium/chromedriver/selenium; here that is a failure only if CI requires it.
 viewer=$src/tests/browser/test_viewer.py

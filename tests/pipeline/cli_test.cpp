@@ -345,11 +345,17 @@ TEST(Cli, CameraThatCannotOpenIsRetriedWhileTheOthersRun) {
                       "--listen", "127.0.0.1:" + std::to_string(port)});
   ASSERT_TRUE(serve.waitForStdoutLine("open http://", 15s)) << serve.stderrText();
   httplib::Client client("127.0.0.1", port);
+  auto serveState = [&] {  // for a failure message: whether serve still runs, and its log so far
+    serve.waitForStderrLine("\x01", 500ms);  // reads what serve wrote meanwhile
+    const auto code = serve.waitExit(0ms);
+    return (code ? "serve exited with " + std::to_string(*code) : std::string("serve runs")) + "; its log:\n" +
+           serve.stderrText();
+  };
   nlohmann::json stats;
   for (int i = 0; i < 50; ++i) {  // until the test camera has sent frames and the other failed an open
     std::this_thread::sleep_for(100ms);
     auto res = client.Get("/stats");
-    ASSERT_TRUE(res) << "no answer from /stats";
+    ASSERT_TRUE(res) << "no answer from /stats: " << httplib::to_string(res.error()) << "; " << serveState();
     stats = nlohmann::json::parse(res->body);
     if (stats["cameras"][0].value("frames", 0) > 10 && stats["cameras"][1]["state"] == "retrying") break;
   }
@@ -371,7 +377,7 @@ TEST(Cli, CameraThatCannotOpenIsRetriedWhileTheOthersRun) {
   EXPECT_EQ(none->status, 404);
   EXPECT_NE(none->body.find("gone, lab"), std::string::npos) << none->body;
   auto metrics = client.Get("/metrics");
-  ASSERT_TRUE(metrics);
+  ASSERT_TRUE(metrics) << "GET /metrics: " << httplib::to_string(metrics.error()) << "; " << serveState();
   EXPECT_NE(metrics->body.find("zerohop_camera_up{camera=\"gone\"} 0"), std::string::npos) << metrics->body;
   EXPECT_NE(metrics->body.find("zerohop_camera_up{camera=\"lab\"} 1"), std::string::npos) << metrics->body;
 

@@ -57,7 +57,7 @@ TEST(FrameStreamSound, AProgramsPcmReachesAViewerBesideItsFrames) {
   FrameStream stream(smallStream(1));
 
   AudioVideoViewer viewer;
-  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc(), 3s);
+  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc());
   httplib::Client cli("127.0.0.1", static_cast<int>(std::stoi(stream.url().substr(stream.url().rfind(':') + 1))));
   cli.set_read_timeout(10, 0);
   auto r = cli.Post("/whep", offer, "application/sdp");  // before any sound was pushed

@@ -69,6 +69,19 @@ TEST(H264ParameterSets, IdrBeforeAnyHeadersIsReportedMissing) {
   EXPECT_FALSE(sets.known());
 }
 
+// The unit that carried them was dropped before it was sent (the pipeline's queue evicted it): learned
+// from it, they still go in front of the next bare IDR.
+TEST(H264ParameterSets, HeadersLearnedFromAnUnsentUnitGoBeforeTheNextIdr) {
+  H264ParameterSets sets;
+  const Bytes dropped = join({nal(7, 1), nal(8, 2), nal(5, 3)});
+  sets.learn(dropped.data(), dropped.size());
+  EXPECT_TRUE(sets.known());
+  const Bytes bare = nal(5, 4);
+  Bytes out;
+  EXPECT_EQ(sets.apply(bare.data(), bare.size(), out), H264ParameterSets::Result::kInserted);
+  EXPECT_EQ(out, join({nal(7, 1), nal(8, 2), nal(5, 4)}));
+}
+
 TEST(H264ParameterSets, ThreeByteStartCodesAreFound) {
   H264ParameterSets sets;
   const Bytes first = {0, 0, 1, 0x67, 1, 0, 0, 1, 0x68, 2, 0, 0, 1, 0x65, 3};

@@ -66,6 +66,7 @@ def main() -> int:
         families = {f.name: f for f in text_string_to_metric_families(text)}
         for name, kind in [("zerohop_info", "gauge"), ("zerohop_frames", "counter"), ("zerohop_viewers", "gauge"),
                            ("zerohop_dropped_frames", "counter"), ("zerohop_fps", "gauge"),
+                           ("zerohop_passthrough_held_back", "counter"),
                            ("zerohop_stage_latency_seconds", "histogram"),
                            ("zerohop_capture_to_send_seconds", "histogram")]:
             if name not in families or families[name].type != kind:

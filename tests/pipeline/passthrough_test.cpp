@@ -77,6 +77,7 @@ TEST(PipelinePassthrough, CameraH264IsSentWithoutEncoderAndIdrsCarryParameterSet
   } else {
     EXPECT_EQ(stats["keyframes_forced"].get<std::uint64_t>(), 0u);
   }
+  EXPECT_TRUE(stats.contains("held_back_until_idr")) << stats.dump();
   EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
 }
 

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/latency_stats.hpp"
+#include "status_line.hpp"
+
 namespace zerohop {
 namespace {
 
@@ -33,7 +36,7 @@ TEST(StatsJson, CarriesStagesTotalsAndCounters) {
   EXPECT_FALSE(doc["stages"].contains("capture"));
   EXPECT_EQ(doc["path"], "cpu");
   EXPECT_EQ(nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264", "gpu"}))["path"], "gpu");
-  const auto line = renderStatusLine(s);
+  const auto line = cli::renderStatusLine(s);
   EXPECT_NE(line.find("viewers 3"), std::string::npos) << line;
   EXPECT_NE(line.find("p50 7.5 ms"), std::string::npos) << line;
 }

@@ -6,8 +6,8 @@
         --publisher <build>/python/tests/zerohop_py_share_publisher [-v] [unittest args]
 
 Publishers: tests/share/share_peer ("publish NAME DIR SLOTS": NV12 96x48, pitch 128, one frame per
-ms) and tests/python/py_share_publisher ("images|encoded NAME DIR SLOTS": I420 96x48 pitch 64-aligned,
-or encoded units; prints "ready" and publishes only after "go"). Every byte of every frame derives
+ms) and tests/python/py_share_publisher ("images|encoded|opus NAME DIR SLOTS": I420 96x48 pitch 64-aligned,
+encoded units, or a tone's Opus packets; prints "ready" and publishes only after "go"). Every byte of every frame derives
 from its sequence number (tests/share/share_test_support.hpp), so each frame is checked in full.
 Exits 77 (ctest: skipped) when numpy is missing.
 """
@@ -433,9 +433,78 @@ class EncodedUnitsTest(ShareTest):
         # A memoryview holds the lease too.
         f = self.next_frame(sub)
         view = f.data
+        if hasattr(zerohop, "SoundDecoder"):  # a picture's unit is not sound
+            with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+                zerohop.SoundDecoder().decode(f)
+            self.assertIn("the frame is h264, not an Opus packet", str(cm.exception))
         f.release()
         self.assertEqual(view.tobytes(), unit_bytes(f.seq))
         sub.close()
+
+
+@unittest.skipUnless(hasattr(zerohop, "SoundDecoder"), "the module was built without libopus (libopus-dev)")
+class SoundTest(ShareTest):
+    """A sound share (what serve --share NAME publishes as NAME.opus) read as PCM: a 440 Hz tone through
+    serve's Opus encode, packet 25 never published (concealed where the sequence numbers jump)."""
+
+    def read_packets(self, each):
+        """Calls each(frame) on packets 0..49 as they come (25 never does), releasing each after."""
+        self.start_publisher("opus", slots=64)
+        sub = self.subscribe()
+        self.addCleanup(sub.close)
+        self.assertEqual(sub.info["format"], "opus")
+        seqs = []
+        while not seqs or seqs[-1] < 49:
+            with self.next_frame(sub) as f:
+                seqs.append(f.seq)
+                each(f)
+        return seqs
+
+    def test_a_tone_decodes_to_the_tone_with_the_missing_packet_concealed(self):
+        dec = zerohop.SoundDecoder(channels=1)
+        self.assertEqual((dec.channels, dec.sample_rate), (1, 48000))
+        blocks, packets, want = [], [], [0]
+
+        def decode(f):
+            for _ in range(f.seq - want[0]):
+                blocks.append(np.asarray(dec.decode(None)))
+            pcm = dec.decode(f)
+            self.assertEqual((pcm.frames, pcm.channels, len(pcm)), (960, 1, 960))
+            blocks.append(np.asarray(pcm))
+            packets.append(bytes(f))
+            want[0] = f.seq + 1
+
+        self.assertEqual(self.read_packets(decode), [s for s in range(50) if s != 25])
+        self.assertEqual((dec.packets_decoded, dec.packets_concealed), (49, 1))
+        sound = np.concatenate(blocks)
+        self.assertEqual(sound.shape, (50 * 960, 1))
+        self.assertEqual(sound.dtype, np.int16)
+        mono = sound[4800:, 0].astype(np.float64)  # past the decoder's first 100 ms
+        rising = np.count_nonzero((mono[:-1] < 0) & (mono[1:] >= 0))
+        self.assertAlmostEqual(rising * 48000 / len(mono), 440, delta=5)
+        rms = np.sqrt(np.mean(mono ** 2))
+        self.assertGreater(rms, 4000, "a sine at a quarter of full scale (5,800), not silence")
+
+        # The same packets as bytes, into a stereo decoder: both sides the mono PCM's, sample for sample.
+        stereo = zerohop.SoundDecoder(2)
+        again = np.concatenate([np.asarray(stereo.decode(p)) for p in packets[:10]])
+        self.assertEqual(again.shape, (10 * 960, 2))
+        self.assertTrue(np.array_equal(again[:, 0], again[:, 1]))
+        self.assertTrue(np.array_equal(again[:, 0], sound[:10 * 960, 0]))
+
+    def test_bad_input_says_why(self):
+        with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+            zerohop.SoundDecoder(3)
+        self.assertIn("1 (mono) or 2 (stereo)", str(cm.exception))
+        dec = zerohop.SoundDecoder()
+        with self.assertRaises(zerohop.InvalidArgumentError) as cm:
+            dec.decode(b"\x03")
+        self.assertIn("not an Opus packet", str(cm.exception))
+        released = []
+        self.read_packets(released.append)
+        with self.assertRaises(zerohop.InvalidArgumentError):
+            dec.decode(released[0])  # released: no bytes to decode any more
+        self.assertEqual(dec.packets_decoded, 0)
 
 
 class FailureTest(ShareTest):

@@ -204,7 +204,7 @@ TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
   ASSERT_TRUE(stats.contains("audio") && stats["audio"]["packets"].get<int>() > 0) << stats.dump();
 
   loopback::AudioVideoViewer viewer;
-  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc(), 3s);
+  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc());
   httplib::Client cli("127.0.0.1", port);
   cli.set_read_timeout(10, 0);
   auto r = cli.Post("/whep", offer, "application/sdp");

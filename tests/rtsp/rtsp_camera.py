@@ -43,6 +43,8 @@ def main():
     p.add_argument("--bitrate", type=int, default=300, help="x264 kbit/s")
     p.add_argument("--audio", choices=["pcmu", "pcma", "aac", "opus", "gsm"], help="also stream a sine in this codec")
     p.add_argument("--tone", type=int, default=1000, help="the sine's frequency, Hz")
+    p.add_argument("--drop-every", type=int, default=0,
+                   help="lose every Nth RTP packet of the picture before it is sent (packets lost on the way)")
     args = p.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -101,6 +103,16 @@ def main():
         permissions.add_role_from_structure(Gst.Structure.from_string(
             "camera-user, media.factory.access=(boolean)true, media.factory.construct=(boolean)true")[0])
         factory.set_permissions(permissions)
+    if args.drop_every > 0:
+        def on_configure(_factory, media):
+            pay = media.get_element().get_by_name("pay0")
+            count = [0]
+
+            def lose(_pad, _info):
+                count[0] += 1
+                return Gst.PadProbeReturn.DROP if count[0] % args.drop_every == 0 else Gst.PadProbeReturn.OK
+            pay.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, lose)
+        factory.connect("media-configure", on_configure)
     server.get_mount_points().add_factory(args.path, factory)
 
     def on_client(_server, client):

@@ -536,7 +536,10 @@ TEST(RtspPipeline, AViewersWaitForTheCamerasNextIdrIsShownInStats) {
   const std::int64_t end = monotonicNs() + 8'000'000'000;
   while (monotonicNs() < end) {
     wait = pipeline.status().keyframeWait;
-    if (wait.count >= 1 && wait.idrInterval.samples >= 2) break;
+    // Four intervals: IDRs are timed as they are sent, and a camera's first frames can arrive in a burst
+    // (TCP catching up after a slow start: one interval short, the one before it long), which a p50 of two
+    // intervals would report.
+    if (wait.count >= 1 && wait.idrInterval.samples >= 4) break;
     std::this_thread::sleep_for(20ms);  // polls the condition above, bounded by `end`
   }
   const std::string statsText = pipeline.statsJson();
@@ -544,7 +547,7 @@ TEST(RtspPipeline, AViewersWaitForTheCamerasNextIdrIsShownInStats) {
   EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
   ASSERT_TRUE(asker->asked()) << "no IDR and three units after it came from the camera";
   ASSERT_EQ(wait.count, 1u) << statsText;
-  ASSERT_GE(wait.idrInterval.samples, 2u) << statsText;
+  ASSERT_GE(wait.idrInterval.samples, 4u) << statsText;
   // The request came three units after an IDR, so the wait ends within that IDR's interval to the next.
   EXPECT_GT(wait.maxMs, 0) << statsText;
   EXPECT_LE(wait.maxMs, wait.idrInterval.p99Ms + 1) << statsText;

@@ -23,7 +23,7 @@
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
-#include "zerohop/gpu_placement.hpp"
+#include "gpupath/gpu_placement.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {

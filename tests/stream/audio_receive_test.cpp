@@ -43,10 +43,13 @@ class AudioReceive : public ::testing::Test {
     // The sound, as serve makes it: the test tone in 10 ms blocks, one Opus encode, 20 ms packets.
     audio_ = std::thread([this] {
       audio::ToneSource tone;
-      audio::OpusAudioEncoder opus(audio::OpusSettings{});
+      audio::OpusSettings settings;
+      settings.channels = channels_;
+      audio::OpusAudioEncoder opus(settings);
       while (!stop_.load()) {
         auto block = tone.next(100ms);
         if (!block) continue;
+        if (channels_ == 2) block = leftOnly(*block);
         for (audio::OpusPacket& p : opus.encode(*block)) {
           auto unit = std::make_shared<EncodedUnit>();
           unit->bytes = std::move(p.data);
@@ -69,6 +72,34 @@ class AudioReceive : public ::testing::Test {
     server_.reset();
   }
 
+  // The viewer's offer (audio and video) POSTed to /whep; the answer (201), or "" with a failure.
+  std::string postOffer(AudioVideoViewer& viewer) {
+    const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc());
+    EXPECT_NE(offer.find("m=audio"), std::string::npos) << offer;
+    httplib::Client cli("127.0.0.1", server_->port());
+    cli.set_read_timeout(10, 0);
+    auto r = cli.Post("/whep", offer, "application/sdp");
+    if (!r) {
+      ADD_FAILURE() << httplib::to_string(r.error());
+      return "";
+    }
+    if (r->status != 201) {
+      ADD_FAILURE() << r->status << ": " << r->body;
+      return "";
+    }
+    return r->body;
+  }
+
+  // The tone on the left, silence on the right: a stereo signal Opus cannot code as mono.
+  static audio::AudioFrame leftOnly(const audio::AudioFrame& mono) {
+    audio::AudioFrame stereo = mono;
+    stereo.channels = 2;
+    stereo.samples.assign(mono.samples.size() * 2, 0);
+    for (std::size_t i = 0; i < mono.samples.size(); ++i) stereo.samples[2 * i] = mono.samples[i];
+    return stereo;
+  }
+
+  std::uint32_t channels_ = 1;  // the tone's, set before SetUp()
   std::vector<EncodedUnitPtr> units_;
   std::unique_ptr<StreamServer> server_;
   std::unique_ptr<Publisher> publisher_;
@@ -79,18 +110,14 @@ class AudioReceive : public ::testing::Test {
 
 TEST_F(AudioReceive, OfferWithAudioGetsTheToneInTheSameStreamAndVideoStillArrives) {
   AudioVideoViewer viewer;
-  const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc(), 3s);
-  ASSERT_NE(offer.find("m=audio"), std::string::npos) << offer;
-  httplib::Client cli("127.0.0.1", server_->port());
-  cli.set_read_timeout(10, 0);
-  auto r = cli.Post("/whep", offer, "application/sdp");
-  ASSERT_TRUE(r) << httplib::to_string(r.error());
-  ASSERT_EQ(r->status, 201) << r->body;
-  const std::string answer = r->body;
+  const std::string answer = postOffer(viewer);
+  ASSERT_FALSE(answer.empty());
   EXPECT_EQ(mLine(answer, "video").find("m=video 0 "), std::string::npos) << answer;
   ASSERT_NE(mLine(answer, "audio"), "") << answer;
   EXPECT_EQ(mLine(answer, "audio").find("m=audio 0 "), std::string::npos) << "audio rejected: " << answer;
   EXPECT_NE(answer.find("OPUS/48000/2"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("sprop-stereo=1"), std::string::npos)
+      << "a mono tone is not said to be stereo: " << answer;
   const std::set<std::string> streams = msidStreams(answer);
   EXPECT_EQ(streams.size(), 1u) << "both tracks in one MediaStream: " << answer;
   ASSERT_TRUE(webrtcbin_sdp::applyAnswer(viewer.webrtc(), answer)) << answer;
@@ -109,6 +136,57 @@ TEST_F(AudioReceive, OfferWithAudioGetsTheToneInTheSameStreamAndVideoStillArrive
   // The tone is a sine at a quarter of full scale (RMS ~5800) with clicks; silence or PLC noise is far below.
   EXPECT_GT(viewer.rms(), 2000.0) << "the decoded sound is the tone, not silence";
   EXPECT_GT(server_->audioSent().units, 0u);
+}
+
+// abs-capture-time on the sound (offered in the audio section): each packet says when its sound was
+// captured on the wall clock, 20 ms after the one before, and it arrives after that instant (so a
+// receiver's capture-to-playout figure covers the sound too, as it does the picture).
+TEST_F(AudioReceive, TheSoundCarriesItsCaptureTimeWhenOffered) {
+  AudioVideoViewer viewer;
+  const std::string answer = postOffer(viewer);
+  ASSERT_FALSE(answer.empty());
+  const std::string audio = mLine(answer, "audio");
+  ASSERT_FALSE(audio.empty()) << answer;
+  const std::string audioSection = answer.substr(answer.find(audio));
+  EXPECT_NE(audioSection.find("a=extmap:5 " + std::string(stream::kAbsCaptureTimeUri)), std::string::npos)
+      << answer;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(viewer.webrtc(), answer)) << answer;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  publisher_->publishWhile(
+      [&] { return viewer.audioCaptureTimes().size() < 25 && std::chrono::steady_clock::now() < deadline; });
+  const auto times = viewer.audioCaptureTimes();
+  ASSERT_GE(times.size(), 25u) << viewer.audioPackets.load() << " audio packets, " << times.size()
+                               << " with abs-capture-time";
+  int twentyMs = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const auto [captured, arrived] = times[i];
+    EXPECT_LE(captured, arrived + 2'000'000) << "packet " << i << " captured after it arrived";
+    EXPECT_GT(captured, arrived - 2'000'000'000)
+        << "packet " << i << " captured more than 2 s before it arrived";
+    if (i > 0 && std::llabs(captured - times[i - 1].first - 20'000'000) < 1'000'000) ++twentyMs;
+  }
+  EXPECT_GE(twentyMs, static_cast<int>(times.size()) * 9 / 10) << "consecutive packets 20 ms apart";
+}
+
+class StereoAudioReceive : public AudioReceive {
+ protected:
+  StereoAudioReceive() { channels_ = 2; }
+};
+
+// RFC 7587 §6.1: sprop-stereo=1 tells the viewer the sender likely sends stereo (a browser that asked
+// for stereo=1 then plays both channels); the packets are stereo and decode at the viewer.
+TEST_F(StereoAudioReceive, AStereoSourceIsAnsweredWithSpropStereoAndDecodes) {
+  AudioVideoViewer viewer;
+  const std::string answer = postOffer(viewer);
+  ASSERT_FALSE(answer.empty());
+  const std::string audio = answer.substr(answer.find("m=audio"));
+  EXPECT_NE(audio.find("sprop-stereo=1"), std::string::npos) << answer;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(viewer.webrtc(), answer)) << answer;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  publisher_->publishWhile(
+      [&] { return viewer.decodedSamples.load() < 24'000 && std::chrono::steady_clock::now() < deadline; });
+  ASSERT_GE(viewer.decodedSamples.load(), 24'000) << "Opus decoded at the viewer";
+  EXPECT_GT(viewer.rms(), 1000.0) << "the tone, on one of two channels";
 }
 
 TEST_F(AudioReceive, OfferWithoutAudioGetsVideoOnly) {

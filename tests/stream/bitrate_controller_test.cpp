@@ -3,13 +3,15 @@
 // after 4 s without a decrease), steady feedback never makes it oscillate, and it stays within
 // [min, max]; a simulated bottleneck link with a drop-tail queue (tbf-like) is found within seconds and
 // followed without a standing queue.
+#include "stream/bitrate_controller.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <utility>
 #include <vector>
-
-#include "stream/bitrate_controller.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -378,6 +380,74 @@ TEST(BitrateController, FindsAndFollowsABottleneckWithoutAStandingQueue) {
   EXPECT_LE(decreases, 25) << "a sawtooth of a few seconds, not a flutter";
   RecordProperty("seconds_to_below_link", std::to_string(below));
   RecordProperty("decreases_per_55s", decreases);
+}
+
+// An encoder that lags its target (VP8's rate control: a first-order lag of about 2.5 s) behind a 1000 kb/s
+// bottleneck: the path shows no queue while the encoder has not caught up, so the estimate alone would
+// run on at up to 50 %/s; with the throughput bound it stays within 1.5 x what got through + 10 kb/s, so the
+// encoder's catching up never sends more than that, and the link's queue sees a smaller overshoot.
+struct LaggingEncoder {
+  double sentKbps;
+  double follow(double targetKbps) { return sentKbps += (targetKbps - sentKbps) * 0.1; }  // per 250 ms tick
+};
+
+// The highest estimate over a minute and the ticks with loss, behind `link`, bounded or not.
+std::pair<std::uint32_t, int> behindALaggingEncoder(bool bound) {
+  BitrateController c(kLimits, 700);
+  Bottleneck link{1000, 100};
+  LaggingEncoder encoder{700};
+  std::int64_t now = 0;
+  std::uint32_t highest = 0;
+  int lossyTicks = 0;
+  for (int i = 1; i <= 4 * 60; ++i) {
+    auto f = link.carry(encoder.follow(c.estimateKbps()), now += kTick);
+    f.boundByThroughput = bound;
+    c.update(f);
+    if (i > 4 * 5) highest = std::max(highest, c.estimateKbps());
+    if (*f.lossFraction > 0) ++lossyTicks;
+  }
+  return {highest, lossyTicks};
+}
+
+TEST(BitrateController, TheThroughputBoundKeepsTheEstimateNearWhatALaggingEncoderGotThrough) {
+  const auto [unbounded, unboundedLoss] = behindALaggingEncoder(false);
+  const auto [bounded, boundedLoss] = behindALaggingEncoder(true);
+  std::printf(
+      "behind a lagging encoder: highest estimate %u kb/s unbounded (%d lossy ticks), %u bounded (%d)\n",
+      unbounded, unboundedLoss, bounded, boundedLoss);
+  EXPECT_LE(bounded, 1.5 * 1000 + 10) << "never past 1.5 x what the 1000 kb/s link carried";
+  EXPECT_LT(bounded, unbounded);
+  EXPECT_LE(boundedLoss, unboundedLoss);
+}
+
+// The bound never lowers an estimate, and a path that carries more lifts it as fast as the receive rate
+// shows (1.5 x a tick), up to the estimate's own increase.
+TEST(BitrateController, TheThroughputBoundOnlyStopsAnIncrease) {
+  BitrateController c(kLimits, 1000);
+  std::int64_t now = 1;
+  CongestionFeedback f;
+  f.fresh = true;
+  f.lossFraction = 0;
+  f.boundByThroughput = true;
+  f.sendKbps = f.receiveKbps = 200;  // the encoder fills a fifth of the estimate
+  for (int i = 0; i < 40; ++i) {
+    f.nowNs = now += kTick;
+    c.update(f);
+  }
+  EXPECT_EQ(c.estimateKbps(), 1000u) << "held where it was: not lowered to 1.5 x 200 + 10, not raised";
+  EXPECT_EQ(c.lastDecision(), BitrateController::Decision::kIncrease);
+  f.sendKbps = f.receiveKbps = 1000;
+  f.nowNs = now += kTick;
+  const std::uint32_t next = c.update(f);
+  EXPECT_GT(next, 1000u);
+  EXPECT_LE(next, 1510u);
+  f.boundByThroughput = false;
+  f.sendKbps = f.receiveKbps = 200;
+  for (int i = 0; i < 40; ++i) {
+    f.nowNs = now += kTick;
+    c.update(f);
+  }
+  EXPECT_EQ(c.estimateKbps(), kLimits.maxKbps) << "unbounded (a lower rung), it rises to the maximum";
 }
 
 TEST(EncodeTarget, FollowsTheWeakestViewerDownAtOnceAndUpNoFasterThanAViewerMayRise) {

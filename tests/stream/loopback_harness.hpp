@@ -163,7 +163,7 @@ class LoopbackViewer {
     return state;
   }
 
-  std::string createOffer() { return webrtcbin_sdp::localOffer(webrtc_, 3s); }
+  std::string createOffer() { return webrtcbin_sdp::localOffer(webrtc_); }
 
   bool applyAnswer(const std::string& answer) { return webrtcbin_sdp::applyAnswer(webrtc_, answer); }
 

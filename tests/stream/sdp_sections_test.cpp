@@ -213,5 +213,27 @@ TEST(AudioOffer, OnlyAReceivingOpusSectionIsChosen) {
   EXPECT_EQ(second->payloadType, 109);
 }
 
+// Of the audio section's a=extmap lines only abs-capture-time is kept (the one the audio track sends), with
+// the offer's id; one the offerer would not receive, or an id offered twice, is passed over; the video
+// section's lines are not the audio's.
+TEST(AudioOffer, OnlyAbsCaptureTimeIsKeptFromTheAudioSection) {
+  const std::string head = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n";
+  const std::string abs = std::string(kAbsCaptureTimeUri), twcc = std::string(kTransportWideCcUri);
+  const std::string video = "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=mid:v\r\na=extmap:7 " + abs + "\r\n";
+  const std::string audio = "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:a\r\na=rtpmap:111 opus/48000/2\r\n";
+  const auto kept =
+      chooseAudio(head + video + audio + "a=extmap:3 " + twcc + "\r\na=extmap:9 " + abs + "\r\n");
+  ASSERT_TRUE(kept.has_value());
+  ASSERT_EQ(kept->extensions.size(), 1u);
+  EXPECT_EQ(kept->extensions[0].id, 9);
+  EXPECT_EQ(kept->extensions[0].uri, abs);
+  EXPECT_TRUE(chooseAudio(head + video + audio)->extensions.empty())
+      << "the video section's extmap is its own";
+  EXPECT_TRUE(chooseAudio(head + audio + "a=extmap:9/sendonly " + abs + "\r\n")->extensions.empty());
+  EXPECT_TRUE(
+      chooseAudio(head + audio + "a=extmap:9 " + abs + "\r\na=extmap:9 " + twcc + "\r\n")->extensions.empty())
+      << "an id offered twice means nothing";
+}
+
 }  // namespace
 }  // namespace zerohop::stream

@@ -11,15 +11,18 @@
 #include <gst/webrtc/webrtc.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 
 namespace zerohop::webrtcbin_sdp {
 
 /// Makes `webrtc`'s offer, sets it as its local description and waits, bounded by `gathering`, for ICE
-/// gathering to complete; the local description then (the offer with its candidates), or "" when
-/// webrtcbin made none.
-inline std::string localOffer(GstElement* webrtc, std::chrono::milliseconds gathering = std::chrono::seconds(5)) {
+/// gathering to complete (on loopback it does within milliseconds; the bound is for a starved box, where an
+/// offer cut short may lack its candidates and the session then never connects: that is said on stderr);
+/// the local description then (the offer with its candidates), or "" when webrtcbin made none.
+inline std::string localOffer(GstElement* webrtc,
+                              std::chrono::milliseconds gathering = std::chrono::seconds(10)) {
   GstPromise* p = gst_promise_new();
   g_signal_emit_by_name(webrtc, "create-offer", nullptr, p);
   gst_promise_wait(p);
@@ -37,7 +40,14 @@ inline std::string localOffer(GstElement* webrtc, std::chrono::milliseconds gath
   for (;;) {
     GstWebRTCICEGatheringState s{};
     g_object_get(webrtc, "ice-gathering-state", &s, nullptr);
-    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE || std::chrono::steady_clock::now() > deadline) break;
+    if (s == GST_WEBRTC_ICE_GATHERING_STATE_COMPLETE) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr,
+                   "webrtcbin_sdp: ICE gathering not complete after %lld ms (state %d): the offer may lack "
+                   "candidates\n",
+                   static_cast<long long>(gathering.count()), static_cast<int>(s));
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   GstWebRTCSessionDescription* local = nullptr;

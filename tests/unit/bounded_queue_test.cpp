@@ -31,6 +31,19 @@ TEST(BoundedQueue, DropsOldestAndReleasesItsLease) {
   EXPECT_FALSE(q.pop(1ms).has_value());
 }
 
+TEST(BoundedQueue, PushEvictingHandsBackWhatItDropped) {
+  BoundedQueue<int> q(2);
+  bool accepted = false;
+  EXPECT_FALSE(q.pushEvicting(1, &accepted).has_value());
+  EXPECT_TRUE(accepted);
+  EXPECT_FALSE(q.pushEvicting(2).has_value());
+  EXPECT_EQ(q.pushEvicting(3), std::optional<int>(1)) << "the oldest goes, to the caller";
+  EXPECT_EQ(q.dropped(), 1u);
+  q.close();
+  EXPECT_FALSE(q.pushEvicting(4, &accepted).has_value());
+  EXPECT_FALSE(accepted);
+}
+
 TEST(BoundedQueue, CloseWakesWaiterAndRefusesPushes) {
   BoundedQueue<int> q(1);
   // The waiter asks for 10 s; only close()'s notify can return it well before that, so the elapsed

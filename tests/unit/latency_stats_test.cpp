@@ -1,4 +1,4 @@
-#include "zerohop/latency_stats.hpp"
+#include "core/latency_stats.hpp"
 
 #include <gtest/gtest.h>
 

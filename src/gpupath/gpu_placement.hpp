@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "zerohop/export.h"
 #include "zerohop/pixel_format.hpp"
 
 namespace zerohop {
@@ -25,7 +24,7 @@ namespace zerohop {
 /// What placement needs to know about one camera.
 struct CameraLoadInput {
   std::string name;
-  std::string gpu = "auto";  ///< "auto", "off" or a device number (as CameraConfig::gpu)
+  std::string gpu = "auto";                    ///< "auto", "off" or a device number (as CameraConfig::gpu)
   PixelFormat format = PixelFormat::kUnknown;  ///< kUnknown: weighed as a raw camera
   std::uint32_t width = 0;                     ///< 0: weighed as 1920
   std::uint32_t height = 0;                    ///< 0: weighed as 1080
@@ -43,17 +42,16 @@ struct CameraPlacement {
 /// The GPU work of a camera, in weighted megapixels per second: width x height x fps / 1e6 times 1
 /// for raw formats (one upload + one conversion kernel + the encode), 2 for MJPEG (nvJPEG decode on
 /// top), 0 for H.264 (passed through: no GPU work). Unknown size and rate: 1920x1080 at 30.
-ZEROHOP_API double estimateGpuLoad(PixelFormat format, std::uint32_t width, std::uint32_t height, double fps);
+double estimateGpuLoad(PixelFormat format, std::uint32_t width, std::uint32_t height, double fps);
 
 /// Places `cameras` on devices 0 .. deviceCount-1 (see the header comment). With deviceCount 0 an
 /// explicit device is kept as named (the pipeline then reports why it cannot use it, as a lone
 /// `--gpu N` does) and auto cameras get -1. Throws Error(kInvalidArgument) naming the camera for a
 /// device number that is not one of deviceCount > 0 devices, or a malformed gpu value.
-ZEROHOP_API std::vector<CameraPlacement> placeCameras(const std::vector<CameraLoadInput>& cameras,
-                                                      int deviceCount);
+std::vector<CameraPlacement> placeCameras(const std::vector<CameraLoadInput>& cameras, int deviceCount);
 
 /// CUDA devices this process can use (0 without a driver, a device or a CUDA build). Never throws.
-ZEROHOP_API int usableGpuCount();
+int usableGpuCount();
 
 /// One CUDA device as `zerohop probe` lists it.
 struct GpuTopologyDevice {
@@ -79,10 +77,10 @@ struct GpuTopology {
 
 /// The devices, their PCI bus ids and pairwise links: P2P from the CUDA runtime, NVLink or PCIe from
 /// NVML when libnvidia-ml.so.1 loads (no link-time dependency). Never throws.
-ZEROHOP_API GpuTopology probeGpuTopology();
+GpuTopology probeGpuTopology();
 
 /// `zerohop probe`'s "gpus" section: each device, each pair's link and P2P, and the cameras each
 /// would take (`placement`, from placeCameras; may be empty). Pure.
-ZEROHOP_API std::string renderGpuTopology(const GpuTopology& topology, const std::vector<CameraPlacement>& placement);
+std::string renderGpuTopology(const GpuTopology& topology, const std::vector<CameraPlacement>& placement);
 
 }  // namespace zerohop

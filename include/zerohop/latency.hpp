@@ -1,11 +1,11 @@
 #pragma once
-// Rolling per-stage latency statistics (p50/p99 over the last N frames), frame rate and drops.
-// Thread-safety: thread-safe; record() from the pipeline thread, snapshot() from any thread.
+// The latency figures zerohop reports (Pipeline::status(), CameraServer's cameras, /stats): per-stage
+// p50/p99 over the last frames, cumulative histograms since start, frame rate and drops. Plain values,
+// copied out of the pipeline; what computes them is internal.
+// Thread-safety: values; LatencyHistogram::add() is not synchronised.
 
 #include <array>
 #include <cstdint>
-#include <mutex>
-#include <vector>
 
 #include "zerohop/export.h"
 #include "zerohop/frame.hpp"
@@ -39,28 +39,5 @@ struct LatencySnapshot {
   std::uint64_t frames = 0;
   std::uint64_t drops = 0;
 };
-
-class ZEROHOP_API LatencyStats {
- public:
-  explicit LatencyStats(std::size_t window = 300);
-  /// Records the stage times of one finished frame.
-  void record(const StageTimes& times);
-  void addDrops(std::uint64_t n);
-  LatencySnapshot snapshot() const;
-
- private:
-  mutable std::mutex mutex_;
-  std::size_t window_;
-  std::size_t next_ = 0;
-  std::vector<StageTimes> ring_;
-  std::vector<std::int64_t> doneTimes_;  // for fps over the window
-  std::uint64_t frames_ = 0;
-  std::uint64_t drops_ = 0;
-  std::array<LatencyHistogram, kStageCount> stageHistogram_{};
-  LatencyHistogram totalHistogram_{};
-};
-
-/// Median and 99th percentile of `values` (ms), nearest-rank. Exposed for tests and benchmarks.
-ZEROHOP_API Percentiles percentiles(std::vector<double> values);
 
 }  // namespace zerohop
