@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     sc.host = o.host;
     sc.port = o.port;
     // GStreamer's webrtcbin alone sends no playout-delay, and that extension decides how Chromium schedules
-    // each frame's display (docs/benchmarks.md): leave it out, as a plain GStreamer sender would.
+    // each frame's display (docs/benchmarks-latency.md): leave it out, as a plain GStreamer sender would.
     // abs-capture-time stays: it only carries the capture time the benchmark reads.
     sc.sendPlayoutDelay = false;
     zerohop::StreamServer server(sc);

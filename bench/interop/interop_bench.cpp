@@ -1,6 +1,6 @@
 // zerohop_interop_bench: publish -> frame in the reader's hands, for the ways in through the GStreamer
 // element and the FFmpeg wrapper, next to zerohop::Subscriber, on one share (host by default) in one run
-// (docs/benchmarks.md, "Pipelines"):
+// (docs/benchmarks-library.md, "Pipelines"):
 //   subscriber  Subscriber::next() returned (the reference)
 //   gstreamer   `zerohopsrc share=NAME ! appsink sync=false`: the appsink's new-sample callback ran
 //   ffmpeg      Subscriber::next() + zerohop::wrapAsAVFrame() returned

@@ -7,8 +7,8 @@
 // with the next frame's packets). Chromium counts a freeze when a frame comes more than ~150 ms after
 // the one before it, and with a playout delay of 0 it shows every frame as soon as it is decoded: on a
 // path with 100 ms RTT and 2 % loss that is several freezes a minute, whatever the rate (measured:
-// docs/benchmarks.md, "Congestion control"). While the viewer's retransmission requests keep coming and
-// its RTT is at least kRepairRttMs, the minimum delay becomes ceil10(kRttFactor x RTT + kMarginMs) (210
+// docs/benchmarks-latency.md, "Congestion control"). While the viewer's retransmission requests keep coming
+// and its RTT is at least kRepairRttMs, the minimum delay becomes ceil10(kRttFactor x RTT + kMarginMs) (210
 // ms at 105 ms RTT), the maximum twice that, so the receiver holds each frame long enough for one
 // repair to land; kHoldNs after the last request (or once the RTT falls under kRepairRttMs x kRelease),
 // it goes back to the configured delay, except that a configured 0,0 comes back as 10,20 ms

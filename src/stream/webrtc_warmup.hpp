@@ -4,7 +4,7 @@
 // class initialisation, libnice's agent) and, by far the largest part, the process's DTLS certificate.
 // gst-plugins-bad's dtls element makes one RSA key and self-signed certificate per process, in the
 // first dtlsdec created (every later one shares it): 0.3-1 s of one core, which the first POST /whep
-// used to pay (docs/benchmarks.md, "First viewer").
+// used to pay (docs/benchmarks-latency.md, "First viewer").
 // Thread-safety: thread-safe. WebrtcWarmup is thread-bound (construct and destroy on one thread).
 
 #include <thread>

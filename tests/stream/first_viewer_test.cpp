@@ -70,7 +70,7 @@ TEST(WhepFirstViewer, IsAnsweredAsFastAsTheFifth) {
 }
 
 // The same without the warm-up: what the first viewer used to wait (the "before" figure of
-// docs/benchmarks.md). It shows the measure above can tell the two apart: the first is the slowest.
+// docs/benchmarks-latency.md). It shows the measure above can tell the two apart: the first is the slowest.
 TEST(WhepFirstViewer, WithoutWarmUpWaitsLongerThanTheFifth) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // Instrumented, the cold first negotiation (DTLS certificate, plugin loading) has taken over the server's
