@@ -1,6 +1,6 @@
 // The WHEP front's SDP offer parsers (what POST /whep runs on every request body): any bytes either
-// yield a usable H.264 (or VP8) choice or a zerohop::Error, and an Opus choice or none; nothing else
-// escapes, nothing crashes.
+// yield a usable H.264 (or VP8) choice or a zerohop::Error, an Opus choice or none, and a choice of sound
+// alone, none or a zerohop::Error; nothing else escapes, nothing crashes.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -28,6 +28,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (e.id < 1 || e.id > 255 || e.id == 15) __builtin_trap();
       for (std::size_t j = 0; j < i; ++j)
         if (choice.extensions[j].id == e.id || choice.extensions[j].uri == e.uri) __builtin_trap();
+    }
+  } catch (const zerohop::Error&) {
+  }
+  try {
+    // What POST /whep runs first when the stream has sound: an offer of sound alone.
+    if (const auto only =
+            zerohop::stream::chooseAudioOnly(std::string_view(reinterpret_cast<const char*>(data), size))) {
+      if (only->hasVideo() || !only->audio || only->audio->payloadType < 0 || only->audio->payloadType > 127)
+        __builtin_trap();
     }
   } catch (const zerohop::Error&) {
   }

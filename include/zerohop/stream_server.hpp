@@ -114,7 +114,8 @@ struct ViewerStats {
   /// last feedback window: packets it reported received, and the share lost; -1 before any feedback.
   int twccPacketsReceived = -1;
   double twccLossPercent = -1;
-  std::string codec = "H264";  ///< what it receives: "H264" or "VP8" (chosen from its offer)
+  std::string codec =
+      "H264";  ///< its video: "H264" or "VP8" (chosen from its offer), "none" for the sound alone
   /// H.264 only: the level of the profile-level-id it offered and we answered ("3.1"), the level of the
   /// stream's SPS when it joined ("4.0"; empty: not known, no keyframe published yet), and whether the
   /// offered level covers it (1, 0; -1: not known or VP8). 0 means it receives above its offered level.

@@ -82,9 +82,9 @@ GstPtr<GstRTPHeaderExtension> addRtpExtension(GstElement* pay, GstCaps* prefs, c
 
 }  // namespace
 
-SendGraph::SendGraph(const std::string& name, const VideoChoice& choice, bool loopbackIce, const SessionIce& ice,
-                     const SendOptions& send)
-    : payloader_(trackPayloaderFor(choice.codec)) {
+SendGraph::SendGraph(const std::string& name, const VideoChoice& choice, bool loopbackIce,
+                     const SessionIce& ice, const SendOptions& send) {
+  if (choice.hasVideo()) payloader_ = trackPayloaderFor(choice.codec);
   ensureGstInit();
   pipeline_.reset(GST_ELEMENT(gst_object_ref_sink(gst_pipeline_new(name.c_str()))));
   webrtc_ = makeElement("webrtcbin", "gstreamer1.0-plugins-bad and gstreamer1.0-nice");
@@ -102,8 +102,10 @@ SendGraph::SendGraph(const std::string& name, const VideoChoice& choice, bool lo
       rtpbin && g_object_class_find_property(G_OBJECT_GET_CLASS(rtpbin.get()), "rtcp-sync-send-time")) {
     g_object_set(rtpbin.get(), "rtcp-sync-send-time", FALSE, nullptr);
   }
-  addVideoTrack(choice, send);
+  if (choice.hasVideo()) addVideoTrack(choice, send);
   if (choice.audio) addAudioTrack(*choice.audio);
+  if (!appsrc_ && !audioAppsrc_)
+    throw Error(Errc::kInvalidArgument, "a viewer's choice with neither video nor sound");
 }
 
 SendGraph::~SendGraph() { stop(); }
@@ -242,6 +244,7 @@ void SendGraph::addAudioTrack(const AudioChoice& audio) {
   if (!sinkPad || gst_pad_link(paySrc.get(), sinkPad.get()) != GST_PAD_LINK_OK) {
     throw Error(Errc::kInternal, "gst_pad_link(rtpopuspay:src, webrtcbin:sink_%u) failed");
   }
+  if (!payloaderSrc_) payloaderSrc_.reset(GST_PAD(gst_object_ref(paySrc.get())));  // sound alone
   // One MediaStream for both tracks: the answer's a=msid lines name the same stream id.
   if (g_object_class_find_property(G_OBJECT_GET_CLASS(sinkPad.get()), "msid")) {
     g_object_set(sinkPad.get(), "msid", kStreamMsid, nullptr);

@@ -5,7 +5,8 @@
 // the UDP port range). One video track whose payloader is the codec's strategy (track_payloader.hpp)
 // and, when the choice has audio (VideoChoice::audio), one Opus track beside it in the same
 // MediaStream (one msid on both webrtcbin pads, so a browser lip-syncs them). Both appsrcs are stamped
-// from the capture clock, so both tracks' RTP timestamps and sender reports share it.
+// from the capture clock, so both tracks' RTP timestamps and sender reports share it. A viewer of the
+// sound alone (VideoChoice::hasVideo() false) gets the Opus track only.
 // Nothing here reacts to anything: the session (viewer_session.hpp) connects the signals and probes
 // it needs, then calls play().
 // Thread-safety: thread-bound to its owner; the elements it hands out are GStreamer's (thread-safe).
@@ -59,16 +60,19 @@ class SendGraph {
   void stop();
 
   GstElement* pipeline() const { return pipeline_.get(); }
+  /// The video track's appsrc, null for a viewer of the sound alone.
   GstElement* appsrc() const { return appsrc_; }
   /// The Opus track's appsrc (one Opus packet a buffer), null without audio.
   GstElement* audioAppsrc() const { return audioAppsrc_; }
   /// The audio track's SSRC, 0 without audio.
   std::uint32_t audioSsrc() const { return audioSsrc_; }
   GstElement* webrtc() const { return webrtc_; }
-  /// The payloader's src pad (every RTP packet of the track before webrtcbin).
+  /// The video payloader's src pad (every RTP packet of the track before webrtcbin); without video,
+  /// the Opus payloader's.
   GstPad* payloaderSrc() const { return payloaderSrc_.get(); }
-  const TrackPayloader& payloader() const { return *payloader_; }
-  /// The media SSRC (the answer's a=ssrc), fixed before any media flows.
+  /// The video track's payloader strategy, null without video.
+  const TrackPayloader* payloader() const { return payloader_.get(); }
+  /// The video SSRC (the answer's a=ssrc), fixed before any media flows; 0 without video.
   std::uint32_t ssrc() const { return ssrc_; }
   /// STUN or TURN servers were given.
   bool stunOrTurn() const { return stunOrTurn_; }

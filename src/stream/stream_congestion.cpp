@@ -132,6 +132,9 @@ void StreamServer::Impl::updateBitrates() {
     for (const auto& [id, record] : sessions_) {
       const std::shared_ptr<stream::ViewerSession>& s = record->session;
       if (s && s->connected()) {
+        // A viewer of the sound alone receives no encode this controls (the Opus encode is shared
+        // and fixed-rate).
+        if (!s->choice().hasVideo()) continue;
         viewers.push_back({id, record->stream, record, s->codec(), s, {}});
       } else {
         unconnected.push_back(record);

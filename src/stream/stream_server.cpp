@@ -391,7 +391,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stre
     t.connected = s->connected();
     t.connectMs = sinceCreated(*s, s->connectedNs());
     t.firstFrameMs = sinceCreated(*s, s->firstPacketNs());
-    t.codec = s->codec() == PixelFormat::kVP8 ? "VP8" : "H264";
+    t.codec = s->codec() == PixelFormat::kVP8 ? "VP8" : s->codec() == PixelFormat::kH264 ? "H264" : "none";
     if (s->codec() == PixelFormat::kH264) {
       const stream::VideoChoice& c = s->choice();
       t.h264LevelOffered = c.offeredLevel > 0 ? stream::levelName(c.offeredLevel) : "";
@@ -403,6 +403,11 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stre
       t.twccLossPercent = feedback->lossPercent;
     }
     fillCongestion(*record, t);
+    // A viewer of the sound alone is outside congestion control (no encode of its own to steer); its
+    // loss is still the sound's FEC's business (viewer_loss.hpp), read from its last report.
+    if (!s->choice().hasVideo()) {
+      if (const auto report = s->lastMediaReport()) t.lossPercent = report->fractionLost * 100.0;
+    }
     {
       std::lock_guard lock(mutex_);
       if (record->route && s->codec() == PixelFormat::kH264) {
@@ -451,6 +456,7 @@ void StreamServer::Impl::requestKeyframe(StreamState& stream, PixelFormat codec,
 
 void StreamServer::Impl::requestViewerKeyframe(StreamState& stream, const std::atomic<std::size_t>& keyframeRung,
                                                PixelFormat codec) {
+  if (codec != PixelFormat::kH264 && codec != PixelFormat::kVP8) return;  // a viewer of the sound alone
   requestKeyframe(stream, codec, codec == PixelFormat::kH264 ? keyframeRung.load() : 0);
 }
 

@@ -367,6 +367,18 @@ VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
                                       offeredCodecs(offer, lines) + "); " + serverSends);
 }
 
+std::optional<VideoChoice> chooseAudioOnly(std::string_view sdp) {
+  const Offer offer = parseOffer(sdp);
+  std::string refusal;
+  if (!receivingVideo(offer, refusal).empty()) return std::nullopt;
+  std::optional<AudioChoice> audio = chooseAudio(sdp);
+  if (!audio) return std::nullopt;
+  VideoChoice choice;
+  choice.codec = PixelFormat::kOpus;
+  choice.audio = std::move(audio);
+  return choice;
+}
+
 VideoChoice chooseH264(std::string_view sdp) { return chooseVideo(sdp, SendableCodecs{}); }
 
 void checkPublishAnswer(std::string_view answer, int payloadType) {

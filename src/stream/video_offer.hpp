@@ -51,6 +51,9 @@ struct VideoChoice {
   bool levelCovered = true;  ///< offeredLevel >= streamLevel (true while streamLevel is not known)
   /// The Opus track sent beside the video (chooseAudio(), when the stream has sound); nullopt: video only.
   std::optional<AudioChoice> audio;
+
+  /// False for a viewer of the sound alone (chooseAudioOnly(): mediaIndex -1, codec kOpus, audio set).
+  bool hasVideo() const { return mediaIndex >= 0; }
 };
 
 /// What the stream can send besides H.264: VP8 when its pipeline can run the second encode.
@@ -71,6 +74,13 @@ std::string levelName(int levelIdc);
 /// line and why), Error(kUnsupported) when it is well formed but offers nothing `sendable` allows: the
 /// message lists the video codecs the offer has and what the server sends.
 VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable);
+
+/// An offer that asks for sound alone: no video section that receives (none, or each one rejected or
+/// sendonly/inactive) and an audio section with Opus (chooseAudio()). The choice has no video (hasVideo()
+/// false, codec kOpus) and its audio set; nullopt when the offer has a receiving video section (chooseVideo()
+/// answers it) or no Opus to receive. Only a stream with sound can answer it. Throws as chooseVideo() for
+/// a malformed offer.
+std::optional<VideoChoice> chooseAudioOnly(std::string_view sdp);
 
 /// chooseVideo() for a sender of H.264 only (WHIP answers, the standalone WebRtcSession).
 VideoChoice chooseH264(std::string_view sdp);

@@ -59,12 +59,15 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   graph_ = std::make_unique<SendGraph>("zerohop-viewer-" + id_.substr(0, 8), choice_, loopbackIce, ice, send);
   negotiation_ = std::make_unique<WebrtcNegotiation>(graph_->webrtc(), graph_->pipeline(), id_.substr(0, 8),
                                                      graph_->stunOrTurn());
-  ssrc_ = graph_->ssrc();
+  // The media SSRC the viewer's reports are read about: the video's, or the sound's for a viewer of
+  // the sound alone.
+  ssrc_ = choice_.hasVideo() ? graph_->ssrc() : graph_->audioSsrc();
   reports_ = std::make_unique<MediaReportTracker>(ssrc_);
   keyframes_ = std::make_shared<ViewerKeyframeRequests>(id_.substr(0, 8), [this] {
     if (events_.onKeyframeRequest) events_.onKeyframeRequest();
   });
-  feed_ = std::make_unique<AppsrcFeed>(graph_->appsrc(), graph_->pipeline(), kMaxQueuedUnits);
+  if (graph_->appsrc())
+    feed_ = std::make_unique<AppsrcFeed>(graph_->appsrc(), graph_->pipeline(), kMaxQueuedUnits);
   // Every Opus packet is a "keyframe" (it decodes alone): the feed's overflow policy drops while full.
   if (graph_->audioAppsrc())
     audioFeed_ = std::make_unique<AppsrcFeed>(graph_->audioAppsrc(), graph_->pipeline(), kMaxQueuedAudioUnits);
@@ -90,9 +93,11 @@ void ViewerSession::connectSignals() {
     g_signal_connect(rtpbin_.get(), "on-ssrc-active", G_CALLBACK(onSsrcActive), this);
     g_signal_connect(rtpbin_.get(), "on-new-ssrc", G_CALLBACK(onNewSsrc), this);
   }
-  GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(graph_->appsrc(), "src"));
-  gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onViewerKeyframeRequest,
-                    new KeyframeRequestsRef(keyframes_), dropKeyframeRequestsRef);
+  if (graph_->appsrc()) {  // a viewer of the sound alone asks for no keyframes
+    GstPtr<GstPad> appsrcPad(gst_element_get_static_pad(graph_->appsrc(), "src"));
+    gst_pad_add_probe(appsrcPad.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onViewerKeyframeRequest,
+                      new KeyframeRequestsRef(keyframes_), dropKeyframeRequestsRef);
+  }
   gst_pad_add_probe(graph_->payloaderSrc(),
                     static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
                     onFirstPacket, this, nullptr);
@@ -138,8 +143,11 @@ ViewerSession::~ViewerSession() {
 void ViewerSession::abort() { negotiation_->abort(); }
 
 std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::milliseconds timeout) {
-  std::string answer = negotiation_->answer(offerSdp, choice_.mediaIndex, timeout,
-                                            choice_.audio ? choice_.audio->mediaIndex : -1);
+  const int audioIndex = choice_.audio ? choice_.audio->mediaIndex : -1;
+  // The sections webrtcbin sees: the video's and the sound's, or the sound's alone.
+  std::string answer = choice_.hasVideo()
+                           ? negotiation_->answer(offerSdp, choice_.mediaIndex, timeout, audioIndex)
+                           : negotiation_->answer(offerSdp, audioIndex, timeout);
   gateInbound();  // the transports exist now; the peer cannot send before it has this answer
   return answer;
 }
@@ -162,7 +170,7 @@ void ViewerSession::applyAnswer(const std::string& answerSdp, std::chrono::milli
 }
 
 void ViewerSession::push(const EncodedUnitPtr& unit) {
-  if (!connected_.load() || !unit || unit->bytes.empty() || unit->codec != choice_.codec) return;
+  if (!feed_ || !connected_.load() || !unit || unit->bytes.empty() || unit->codec != choice_.codec) return;
   keyframes_->onUnit(unit->keyframe, monotonicNs());  // serves a deferred PLI/FIR once the limit allows
   if (feed_->push(unit)) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
@@ -191,7 +199,7 @@ void ViewerSession::onConnectionState(GstElement* webrtc, GParamSpec*, gpointer 
   log::debug("stream: viewer ", self->id_.substr(0, 8), " connection ", connectionStateName(state));
   if (state == GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED) {
     self->noteDisconnected(false);
-    self->feed_->waitForKeyframe();
+    if (self->feed_) self->feed_->waitForKeyframe();
     std::lock_guard lock(self->callbackMutex_);
     if (!self->alive_ || self->ended_) return;
     self->liveness_.noteConnected(monotonicNs());
@@ -332,10 +340,11 @@ GstPadProbeReturn ViewerSession::onSentRtp(GstPad*, GstPadProbeInfo* info, gpoin
     if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return;
     // Our media SSRC only: rtprtxsend's own retransmissions (its RTX SSRC) pass here too.
     // Where a keyframe starts is the codec's to say (track_payloader.hpp).
-    if (gst_rtp_buffer_get_ssrc(&rtp) == self->ssrc_) {
-      const bool keyframeStart = self->graph_->payloader().keyframeStart(
-          buffer, static_cast<const std::uint8_t*>(gst_rtp_buffer_get_payload(&rtp)),
-          gst_rtp_buffer_get_payload_len(&rtp));
+    const TrackPayloader* video = self->graph_->payloader();
+    if (video && gst_rtp_buffer_get_ssrc(&rtp) == self->ssrc_) {
+      const bool keyframeStart =
+          video->keyframeStart(buffer, static_cast<const std::uint8_t*>(gst_rtp_buffer_get_payload(&rtp)),
+                               gst_rtp_buffer_get_payload_len(&rtp));
       self->rtx_.onSent(gst_rtp_buffer_get_seq(&rtp), gst_buffer_get_size(buffer), now, keyframeStart);
     }
     gst_rtp_buffer_unmap(&rtp);

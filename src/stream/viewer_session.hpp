@@ -13,6 +13,8 @@
 // viewer's gating (nothing until a keyframe) and queue are its own. The encoded bytes are not copied:
 // every viewer's GstBuffer wraps the same immutable EncodedUnit.
 //
+// A viewer whose offer asks for sound alone (VideoChoice::hasVideo() false) gets the Opus track only: no
+// video feed, no keyframe requests, its reports read about the sound's SSRC.
 // Life: negotiate() (on the HTTP thread) -> connected (webrtcbin's connection-state) -> push()
 // delivers units -> the session reports its end (peer closed, ICE failed, RTCP BYE, the timeout of an
 // SSRC the viewer reported from, pipeline error) through Events::onEnded; its owner then destroys it
@@ -117,7 +119,8 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   std::uint64_t audioDropped() const { return audioDropped_.load(std::memory_order_relaxed); }
 
   const std::string& id() const { return id_; }
-  /// What this viewer receives (VideoChoice::codec): kH264 or kVP8; push() takes units of it only.
+  /// What this viewer receives (VideoChoice::codec): kH264 or kVP8, push() takes units of it only; kOpus
+  /// for a viewer of the sound alone (its offer had no video: VideoChoice::hasVideo()), push() takes none.
   PixelFormat codec() const { return choice_.codec; }
   /// The choice made from its offer (codec, payload type, the offered and the stream's H.264 level).
   const VideoChoice& choice() const { return choice_; }
@@ -144,7 +147,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// The viewer's latest RTCP report block about our media SSRC, read from its compound packets (every
   /// block, whatever its place: rtcp_report_blocks.hpp); nullopt before one came.
   std::optional<RtcpReportBlock> lastMediaReport() const;
-  /// Our media SSRC (the answer's a=ssrc).
+  /// Our media SSRC (the answer's a=ssrc): the video's, or the sound's for a viewer of the sound alone.
   std::uint32_t mediaSsrc() const { return ssrc_; }
   /// The viewer's estimate (kb/s) and RTT (ms) for the retransmission budget (retransmission_budget.hpp).
   void setRetransmissionPath(std::uint32_t estimateKbps, double rttMs);

@@ -86,7 +86,7 @@ void StreamServer::Impl::handleLayerPost(const httplib::Request& req, httplib::R
 bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& res,
                                      std::shared_ptr<SessionRecord>& record, std::vector<Rendition>& ladder,
                                      std::size_t& current) const {
-  bool vp8 = false;
+  bool vp8 = false, soundAlone = false;
   {
     std::lock_guard lock(mutex_);
     auto it = sessions_.find(id);
@@ -96,7 +96,12 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
     }
     record = it->second;
     current = record->route ? record->route->current : 0;
-    vp8 = record->session && record->session->codec() != PixelFormat::kH264;
+    vp8 = record->session && record->session->codec() == PixelFormat::kVP8;
+    soundAlone = record->session && !record->session->choice().hasVideo();
+  }
+  if (soundAlone) {
+    stream::reply(res, 409, "this viewer receives the sound alone: renditions are for H.264 viewers");
+    return false;
   }
   if (vp8) {
     stream::reply(res, 409,

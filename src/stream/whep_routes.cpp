@@ -242,10 +242,21 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
   }
   stream::VideoChoice choice;
   try {
-    choice = stream::chooseVideo(req.body, sendable(stream));
-    if (hasAudio(stream)) {  // else video only, as always
-      choice.audio = stream::chooseAudio(req.body);
-      if (choice.audio) choice.audio->channels = audioChannels(stream);
+    // An offer of sound alone gets the Opus track only.
+    if (auto soundAlone = stream::chooseAudioOnly(req.body)) {
+      if (!hasAudio(stream)) {
+        throw Error(Errc::kUnsupported,
+                    "unusable SDP offer: it asks for sound alone (no video section that receives), and this "
+                    "stream has no sound");
+      }
+      choice = std::move(*soundAlone);
+      choice.audio->channels = audioChannels(stream);
+    } else {
+      choice = stream::chooseVideo(req.body, sendable(stream));
+      if (hasAudio(stream)) {  // else video only, as always
+        choice.audio = stream::chooseAudio(req.body);
+        if (choice.audio) choice.audio->channels = audioChannels(stream);
+      }
     }
   } catch (const Error& e) {
     const int status = statusFor(e.code());
@@ -332,13 +343,17 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     }
     res.status = 201;
     for (const std::string& link : links) res.set_header("Link", link);  // RFC 9725 §4.6
-    if (const auto layer = layerLink(stream, id)) res.set_header("Link", *layer);
+    if (const auto layer = choice.hasVideo() ? layerLink(stream, id) : std::nullopt)
+      res.set_header("Link", *layer);
     res.set_header("Location", "/whep/" + id);
     // A strong entity-tag naming the ICE session (RFC 9725 §4.3.1; optional without ICE restarts, which
     // would change it): this server never restarts ICE, so the session id names it for good.
     res.set_header("ETag", "\"" + id + "\"");
     res.set_content(answer, "application/sdp");
-    if (choice.codec == PixelFormat::kVP8) {
+    if (!choice.hasVideo()) {
+      log::info("stream: viewer ", id.substr(0, 8), " joined", stream.logName(),
+                " (the sound alone: Opus pt ", choice.audio->payloadType, "; its offer has no video)");
+    } else if (choice.codec == PixelFormat::kVP8) {
       log::info("stream: viewer ", id.substr(0, 8), " joined", stream.logName(), " (VP8 pt ",
                 choice.payloadType, ": its offer has no usable H.264)");
     } else {

@@ -6,7 +6,10 @@ tracks in one MediaStream.
 Asserts over a 6 s window: the inbound-rtp audio counters grow (packetsReceived > 0, totalSamplesReceived
 > 0), concealment (concealedSamples / totalSamplesReceived over the window) under 2 %, the audio track is
 in the video's MediaStream, video frames are decoded, and serve's /stats reports the audio track (packets
-encoded, units sent, the encode's ms per frame). Stops serve with SIGINT and asserts it exits 0.
+encoded, units sent, the encode's ms per frame). Then a second peer connection of the same page offers the
+sound alone (one recvonly audio transceiver): it is answered 201 without a video section, Chromium decodes
+half a second of sound or more from it, and /stats lists that viewer with codec "none". Stops serve with
+SIGINT and asserts it exits 0.
 
 usage: test_viewer_audio.py [--netns] ZEROHOP_BINARY
 exit: 0 pass, 1 fail, 77 skipped (no chromium/chromedriver/selenium)
@@ -30,6 +33,65 @@ if (!z) return null;
 return {state: z.state, error: z.error, audio: z.audio, webrtc: z.webrtc, lastStats: z.lastStats,
         inStream: z.audioTrackInVideoStream, now: performance.now()};
 """
+
+
+# A peer connection that offers the sound alone, POSTed to /whep from the page; resolves with what came.
+SOUND_ALONE_JS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const pc = new RTCPeerConnection();
+  pc.addTransceiver('audio', {direction: 'recvonly'});
+  const audio = new Audio();
+  pc.ontrack = (ev) => { audio.srcObject = new MediaStream([ev.track]); audio.play().catch(() => {}); };
+  await pc.setLocalDescription(await pc.createOffer());
+  const gathered = Date.now() + 5000;
+  while (pc.iceGatheringState !== 'complete' && Date.now() < gathered) await new Promise((r) => setTimeout(r, 50));
+  const r = await fetch('/whep', {method: 'POST', headers: {'Content-Type': 'application/sdp'},
+                                   body: pc.localDescription.sdp});
+  const answer = await r.text();
+  if (r.status !== 201) { pc.close(); return done({status: r.status, answer}); }
+  await pc.setRemoteDescription({type: 'answer', sdp: answer});
+  let samples = 0, concealed = 0, videoInbound = 0, codec = null;
+  const until = Date.now() + 10000;
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 200));
+    samples = 0; concealed = 0; videoInbound = 0;
+    (await pc.getStats()).forEach((s) => {
+      if (s.type !== 'inbound-rtp') return;
+      if (s.kind === 'audio') { samples = s.totalSamplesReceived || 0; concealed = s.concealedSamples || 0; }
+      else videoInbound += 1;
+    });
+    if (samples >= 24000) break;
+  }
+  const stats = await (await fetch('/stats')).json();
+  const viewers = (stats.viewer_sessions || []).map((v) => v.codec);
+  pc.close();
+  done({status: r.status, answer, samples, concealed, videoInbound, viewers});
+})().catch((e) => done({error: String(e)}));
+"""
+
+
+def check_sound_alone(driver, failures: list[str]) -> None:
+    driver.set_script_timeout(30)
+    got = driver.execute_async_script(SOUND_ALONE_JS) or {}
+    answer = got.get("answer") or ""
+    samples, concealed = got.get("samples") or 0, got.get("concealed") or 0
+    print(f"sound alone: status {got.get('status')}, {samples} samples, {concealed} concealed, "
+          f"{got.get('videoInbound')} video inbound-rtp, /stats viewer codecs {got.get('viewers')}"
+          + (f", error {got['error']}" if got.get("error") else ""))
+    if got.get("status") != 201:
+        failures.append(f"an offer of the sound alone was answered {got.get('status')}, want 201: {answer[:300]}")
+        return
+    if "m=video" in answer:
+        failures.append("the answer to an offer of the sound alone has a video section")
+    if samples < 24000:
+        failures.append(f"Chromium decoded {samples} samples of the sound alone in 10 s, want >= 24000")
+    elif concealed / samples >= 0.05:
+        failures.append(f"{100 * concealed / samples:.1f} % of the sound alone concealed, want < 5 %")
+    if (got.get("videoInbound") or 0) != 0:
+        failures.append("the viewer of the sound alone has a video inbound-rtp")
+    if "none" not in (got.get("viewers") or []):
+        failures.append(f"/stats lists no viewer with codec none: {got.get('viewers')}")
 
 
 def wait_for(driver, predicate_js: str, timeout: float) -> bool:
@@ -122,6 +184,7 @@ def main() -> int:
                             "microphone would play downmixed")
         if not stats_audio or (stats_audio.get("packets") or 0) <= 0 or (stats_audio.get("units_sent") or 0) <= 0:
             failures.append(f"serve's /stats has no working audio track: {json.dumps(stats_audio)}")
+        check_sound_alone(driver, failures)
         if failures:
             print(zb.browser_console(driver))
     finally:

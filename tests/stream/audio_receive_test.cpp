@@ -1,8 +1,9 @@
 // Sound through WebRTC (issue 35): a StreamServer fed H.264 units and the Opus packets of the test tone
 // (ToneSource -> OpusAudioEncoder, the code serve runs) sends both tracks to an in-process GStreamer
 // viewer whose offer has audio and video, in one MediaStream; the viewer decodes the sound (opusdec) and
-// it is the tone, not silence, and parses the picture's access units (h264parse, keyframes included). A viewer whose offer has no audio gets video
-// only from the same server. Runs on loopback only.
+// it is the tone, not silence, and parses the picture's access units (h264parse, keyframes included). A
+// viewer whose offer has no audio gets video only from the same server, one whose offer has no video the
+// sound only. Runs on loopback only.
 
 #include <gst/gst.h>
 #define GST_USE_UNSTABLE_API
@@ -197,6 +198,51 @@ TEST_F(AudioReceive, OfferWithoutAudioGetsVideoOnly) {
   publisher_->publishWhile([&] { return viewer.receivedUnits < 10 && std::chrono::steady_clock::now() < deadline; });
   EXPECT_GE(viewer.receivedUnits.load(), 10);
   EXPECT_EQ(server_->audioSent().units, 0u) << "no viewer takes audio";
+}
+
+// An offer of sound alone (a page that asks for the microphone's sound only): the Opus track and nothing
+// else, while the picture goes on being published; the viewer is outside congestion control and asks for
+// no keyframes, and /stats shows it without a video codec.
+TEST_F(AudioReceive, AnOfferOfSoundAloneGetsTheToneAndNoPicture) {
+  AudioVideoViewer viewer(/*offerVideo=*/false);
+  const std::string answer = postOffer(viewer);
+  ASSERT_FALSE(answer.empty());
+  EXPECT_EQ(mLine(answer, "video"), "") << answer;
+  ASSERT_NE(mLine(answer, "audio"), "") << answer;
+  EXPECT_EQ(mLine(answer, "audio").find("m=audio 0 "), std::string::npos) << "audio rejected: " << answer;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(viewer.webrtc(), answer)) << answer;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  publisher_->publishWhile(
+      [&] { return viewer.decodedSamples.load() < 24'000 && std::chrono::steady_clock::now() < deadline; });
+  ASSERT_GE(viewer.decodedSamples.load(), 24'000)
+      << "Opus decoded at the viewer (" << viewer.audioPackets.load() << " audio RTP packets)";
+  EXPECT_GT(viewer.rms(), 2000.0) << "the decoded sound is the tone, not silence";
+  EXPECT_EQ(viewer.videoPackets.load(), 0);
+  const std::vector<ViewerStats> stats = server_->viewerStats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].codec, "none");
+  EXPECT_TRUE(stats[0].connected);
+  EXPECT_EQ(stats[0].rung, -1) << "no rendition: it receives no picture";
+}
+
+// A stream without sound cannot answer an offer of sound alone: 422, saying so (not "no m=video line").
+TEST(AudioReceiveWithoutSound, AnOfferOfSoundAloneIsRefusedSayingTheStreamHasNoSound) {
+  std::string missing;
+  if (!(missing = missingLoopbackElement()).empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed";
+  StreamConfig config;
+  config.host = "127.0.0.1";
+  config.port = 0;
+  StreamServer server(config);
+  AudioVideoViewer viewer(/*offerVideo=*/false);
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_read_timeout(10, 0);
+  auto r = cli.Post("/whep", webrtcbin_sdp::localOffer(viewer.webrtc()), "application/sdp");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_NE(r->body.find("sound alone"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("no sound"), std::string::npos) << r->body;
+  EXPECT_TRUE(server.viewerStats().empty());
 }
 
 }  // namespace

@@ -26,10 +26,10 @@
 namespace zerohop::loopback {
 
 // A recvonly webrtcbin offering H.264 and Opus (video first, as browsers that add the video transceiver
-// first do), decoding both.
+// first do), decoding both; or, with offerVideo false, Opus alone (a page that asks for the sound only).
 class AudioVideoViewer {
  public:
-  AudioVideoViewer() {
+  explicit AudioVideoViewer(bool offerVideo = true) {
     pipeline_ = gst_pipeline_new("test-av-viewer");
     webrtc_ = gst_element_factory_make("webrtcbin", "recv");
     gst_bin_add(GST_BIN(pipeline_), webrtc_);
@@ -45,6 +45,7 @@ class AudioVideoViewer {
           "application/"
           "x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2,"
           "extmap-5=(string)http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time"}) {
+      if (!offerVideo && std::string(text).find("media=video") != std::string::npos) continue;
       GstCaps* caps = gst_caps_from_string(text);
       GstWebRTCRTPTransceiver* trans = nullptr;
       g_signal_emit_by_name(webrtc_, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps, &trans);

@@ -213,6 +213,46 @@ TEST(AudioOffer, OnlyAReceivingOpusSectionIsChosen) {
   EXPECT_EQ(second->payloadType, 109);
 }
 
+// An offer of sound alone (issue 35): no video section that receives, an Opus one that does. A video
+// section that receives, even one without a codec we send, is chooseVideo()'s to answer or refuse.
+TEST(AudioOffer, SoundAloneIsAnOfferWithoutAReceivingVideoSection) {
+  const std::string head =
+      "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=ice-ufrag:u\r\na=ice-pwd:p\r\n" + kFingerprint;
+  const std::string audio =
+      "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:a\r\na=recvonly\r\na=rtpmap:111 opus/48000/2\r\n";
+  const auto alone = chooseAudioOnly(head + audio);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_FALSE(alone->hasVideo());
+  EXPECT_EQ(alone->codec, PixelFormat::kOpus);
+  ASSERT_TRUE(alone->audio.has_value());
+  EXPECT_EQ(alone->audio->mediaIndex, 0);
+  EXPECT_EQ(alone->audio->payloadType, 111);
+
+  const std::string rejectedVideo =
+      "m=video 0 UDP/TLS/RTP/SAVPF 100\r\na=mid:v\r\na=rtpmap:100 H264/90000\r\n";
+  const auto afterRejected = chooseAudioOnly(head + rejectedVideo + audio);
+  ASSERT_TRUE(afterRejected.has_value()) << "a rejected video section (port 0) asks for nothing";
+  EXPECT_EQ(afterRejected->audio->mediaIndex, 1);
+  const std::string inactiveVideo =
+      "m=video 9 UDP/TLS/RTP/SAVPF 100\r\na=mid:v\r\na=inactive\r\na=rtpmap:100 H264/90000\r\n";
+  EXPECT_TRUE(chooseAudioOnly(head + inactiveVideo + audio).has_value()) << "nor does an inactive one";
+
+  const std::string vp9Video =
+      "m=video 9 UDP/TLS/RTP/SAVPF 98\r\na=mid:v\r\na=recvonly\r\na=rtpmap:98 VP9/90000\r\n";
+  EXPECT_FALSE(chooseAudioOnly(head + vp9Video + audio).has_value())
+      << "a receiving video section is answered or refused by chooseVideo(), never dropped for the sound";
+  EXPECT_FALSE(chooseAudioOnly(head + "m=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:a\r\na=rtpmap:0 PCMU/8000\r\n"))
+      << "no Opus: nothing to send";
+  for (const std::string malformed : {std::string("not sdp"), head}) {  // head: no m= line at all
+    try {
+      (void)chooseAudioOnly(malformed);
+      ADD_FAILURE() << "a malformed offer is an error, as chooseVideo() says: " << malformed;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kInvalidArgument) << e.what();
+    }
+  }
+}
+
 // Of the audio section's a=extmap lines only abs-capture-time is kept (the one the audio track sends), with
 // the offer's id; one the offerer would not receive, or an id offered twice, is passed over; the video
 // section's lines are not the audio's.
