@@ -2,10 +2,11 @@
 
 #include <fcntl.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
-#include <atomic>
 #include <ctime>
+#include <mutex>
 
 #include "core/setting_log.hpp"
 #include "core/unique_fd.hpp"
@@ -88,24 +89,35 @@ httplib::Response WhipPublisher::exchange(const std::string& method, const HttpU
     body.append(data, n);
     return true;
   };
-  // The exchange's socket, a duplicate of httplib's, owned here: the watchdog reads the connection's
-  // received count through its number (socketFd) without racing httplib's close and a reuse of that
-  // number. httplib calls the callback on this thread, inside send().
+  // The exchange's socket, a duplicate of httplib's, owned here. Through it the watchdog reads the
+  // connection's received count and, to cut the exchange, shuts the connection down (a shutdown acts on
+  // the connection, whichever descriptor names it: httplib's blocked read or connect ends at once), so
+  // nothing of httplib's runs on the watchdog's thread (its stop() from there was an unlock TSan never
+  // saw locked: httplib is an uninstrumented library). httplib calls the callback on this thread, inside
+  // send(); socketMutex orders its replacement of the copy against the watchdog's use of it.
+  std::mutex socketMutex;
   UniqueFd socketCopy;
-  std::atomic<int> socketFd{-1};
   cli->set_socket_options([&](socket_t sock) {
     UniqueFd copy(::fcntl(sock, F_DUPFD_CLOEXEC, 0));
-    socketFd = copy.get();
+    std::lock_guard lock(socketMutex);
     socketCopy = std::move(copy);  // another address tried: the earlier copy closes
   });
+  const auto receivedSoFar = [&] {
+    std::lock_guard lock(socketMutex);
+    return socketCopy ? tcpBytesReceived(socketCopy.get()).value_or(0) : 0;
+  };
+  const auto cutConnection = [&] {
+    std::lock_guard lock(socketMutex);
+    if (socketCopy) (void)::shutdown(socketCopy.get(), SHUT_RDWR);
+  };
   bool done = false, timedOut = false, stopped = false, flooded = false;
   {
     std::lock_guard lock(stateMutex_);
     if (stopWithPublisher && stopping_) throw Error(Errc::kUnavailable, "stopping");
   }
   // Cuts the exchange short at its deadline, when the publisher stops, or once the endpoint has sent
-  // more than an answer may be: httplib's stop() shuts the socket down, which ends a blocked read at
-  // once; again every 50 ms while a connect has no socket yet.
+  // more than an answer may be: the connection shut down ends a blocked read or connect at once; again
+  // every 50 ms while there is no socket yet (a name still being resolved).
   std::thread watchdog([&] {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     std::unique_lock lock(stateMutex_);
@@ -116,14 +128,14 @@ httplib::Response WhipPublisher::exchange(const std::string& method, const HttpU
         break;  // stopping
       }
       if (std::chrono::steady_clock::now() >= deadline) break;
-      if (tcpBytesReceived(socketFd.load()).value_or(0) > kMaxReceivedBytes) {
+      if (receivedSoFar() > kMaxReceivedBytes) {
         flooded = true;
         break;
       }
     }
     while (!done) {
       if (!flooded) (stopWithPublisher && stopping_ ? stopped : timedOut) = true;
-      cli->stop();
+      cutConnection();
       stateCv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; });
     }
   });
