@@ -53,13 +53,12 @@ class IngestToSent final : public UnitSink {
  public:
   static constexpr std::size_t kKeep = 300;
   void deliver(const EncodedUnitPtr& unit) override {
-    if (unit->codec != PixelFormat::kH264 || unit->times.at(Stage::kIngest) == 0) return;
+    if (unit->codec != Codec::kH264 || unit->times.at(Stage::kIngest) == 0) return;
     const double ms = double(monotonicNs() - unit->times.at(Stage::kIngest)) / 1e6;
     std::lock_guard lock(mutex_);
     samples_.push_back(ms);
     if (samples_.size() > kKeep) samples_.pop_front();
   }
-  void setKeyframeRequester(std::function<void()>) override {}
   std::string describe() const override { return "ingest -> sent probe"; }
   /// {p50, p99} in ms.
   std::pair<double, double> percentiles() const {

@@ -34,11 +34,27 @@ class MyWebRtcSink final : public zerohop::UnitSink {
     }
     ready_.notify_one();
   }
-  void setKeyframeRequester(std::function<void()> request) override { requestKeyframe_ = std::move(request); }
+  // Before the first unit: what the pipeline offers (its keyframe requester; the ladder, the codecs).
+  void attach(const zerohop::SinkSetup& setup) override {
+    std::lock_guard lock(mutex_);
+    requestKeyframe_ = setup.requestKeyframe;
+  }
+  // After the last unit: the pipeline is going away; never call its requester again.
+  void detach() override {
+    std::lock_guard lock(mutex_);
+    requestKeyframe_ = nullptr;
+  }
   std::string describe() const override { return "my WebRTC stack (the unit_sink example)"; }
 
   // Your RTCP PLI/FIR handler: any thread, never blocks.
-  void onPli() { requestKeyframe_(); }
+  void onPli() {
+    std::function<void()> request;
+    {
+      std::lock_guard lock(mutex_);
+      request = requestKeyframe_;
+    }
+    if (request) request();
+  }
   // Your packetiser's thread: the next unit, or null after `timeout`.
   zerohop::EncodedUnitPtr next(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
@@ -49,7 +65,7 @@ class MyWebRtcSink final : public zerohop::UnitSink {
   }
 
  private:
-  std::function<void()> requestKeyframe_ = [] {};
+  std::function<void()> requestKeyframe_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<zerohop::EncodedUnitPtr> queue_;

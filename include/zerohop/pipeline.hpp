@@ -4,8 +4,8 @@
 // Sinks (zerohop/sinks.hpp): the converted frames go to the frame share (with shareName), the access
 // units to every UnitSink: the WHEP viewers (always), WHIP and RTP/Janus (when configured), the H.264
 // share (with shareName), and sinks a program adds with addUnitSink(). Sound (publishAudio) goes to the
-// sinks that take it (UnitSink::deliverAudio): the viewers, WHIP, RTP/Janus (with an audio port) and the
-// sound share NAME.opus.
+// sinks that take it (UnitSink::wants() of Codec::kOpus): the viewers, WHIP, RTP/Janus (with an audio
+// port) and the sound share NAME.opus.
 //
 // Threads: the capture thread pulls frames from the source and hands them over through a
 // 2-deep drop-oldest queue (the camera never waits); the encode thread runs the data path chosen for
@@ -150,10 +150,10 @@ class ZEROHOP_API Pipeline {
   void start();
   void stop() noexcept;  ///< idempotent; returns once every thread has exited
 
-  /// One Opus packet of the stream's sound to every sink that takes sound (UnitSink::deliverAudio): the
-  /// WHEP viewers whose offer has audio (StreamServer::publishAudio: `ptsNs` on the clock of the frames'
-  /// capture times), the WHIP session, RTP/Janus and the sound share. Non-blocking; a null unit, or one
-  /// after stop(), is ignored.
+  /// One Opus packet of the stream's sound to every sink that takes sound (UnitSink::wants() of
+  /// Codec::kOpus): the WHEP viewers whose offer has audio (StreamServer::publishAudio: `ptsNs` on the
+  /// clock of the frames' capture times), the WHIP session, RTP/Janus and the sound share. Non-blocking;
+  /// a null unit, or one before start() or after stop(), is ignored.
   void publishAudio(EncodedUnitPtr opusPacket);
 
   PipelineStatus status() const;

@@ -23,8 +23,7 @@ enum class PixelFormat : std::uint8_t {
   kRGBA,   ///< packed R G B A, 32 bits
   kMJPEG,  ///< one JPEG image per frame (compressed, variable size)
   kH264,   ///< one H.264 Annex B access unit per frame (compressed, variable size)
-  kVP8,    ///< one VP8 frame (RFC 6386) per frame (compressed, variable size; only as EncodedUnit::codec)
-  kOpus,   ///< sound, not a picture: one Opus packet (RFC 6716, 48 kHz) per unit (EncodedUnit::codec, NAME.opus shares)
+  kOpus,   ///< sound, not a picture: one Opus packet (RFC 6716, 48 kHz) per slot of a NAME.opus share
 };
 
 enum class ColorMatrix : std::uint8_t { kBt601, kBt709 };

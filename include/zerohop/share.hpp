@@ -75,7 +75,7 @@ class ReaderSession;  // opaque: src/share/reader_session.hpp
 
 /// What a ring holds: `slots` images of one layout, or `slots` encoded units of up to `capacity` bytes.
 struct ZEROHOP_API SlotLayout {
-  ImageLayout image{};  ///< for encoded rings: format = codec, planeCount 1, totalBytes = capacity
+  ImageLayout image{};  ///< for encoded rings: format kH264 or kOpus, planeCount 1, totalBytes = capacity
   std::uint32_t slots = 0;
   /// kHost: memfd slots (any build). kDevice: slots in GPU memory of CUDA device `device`, shared
   /// as CUDA VMM POSIX fds or legacy CUDA IPC (ShareOptions::deviceExport; needs zerohop::share_cuda
@@ -86,7 +86,8 @@ struct ZEROHOP_API SlotLayout {
   static SlotLayout images(const ImageLayout& layout, std::uint32_t slots);
   /// Image slots in device memory on CUDA device `device`.
   static SlotLayout deviceImages(const ImageLayout& layout, std::uint32_t slots, int device = 0);
-  static SlotLayout encoded(PixelFormat codec, std::size_t capacityBytes, std::uint32_t slots);
+  /// Encoded-unit slots: `format` kH264 (access units) or kOpus (packets).
+  static SlotLayout encoded(PixelFormat format, std::size_t capacityBytes, std::uint32_t slots);
   bool isEncoded() const noexcept;
 };
 

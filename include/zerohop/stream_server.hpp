@@ -155,9 +155,8 @@ struct StreamAudioSent {
 
 /// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
 /// plays what deliver() is fed. Made by StreamServer::addStream(); it must not outlive its server.
-/// Thread-safety: thread-safe, as StreamServer. setKeyframeRequester() and setEncodeKeyframeRequester() may
-/// be called again (a camera's pipeline rebuilt) and with an empty function; once one returns, its
-/// previous requester is never called.
+/// Thread-safety: thread-safe, as StreamServer. attach() may be called again (a camera's pipeline
+/// rebuilt); once attach() or detach() returns, the previous setup's requesters are never called.
 class ZEROHOP_API WhepStream : public UnitSink {
  public:
   /// Sessions of this stream that exist now (negotiating or connected).
@@ -169,17 +168,16 @@ class ZEROHOP_API WhepStream : public UnitSink {
   /// VP8 alike); until it is set (or with StreamConfig::congestionControl off) targetBitrateKbps() is 0.
   virtual void setMaxBitrate(std::uint32_t kbps) = 0;
   /// What this stream's encoder of `codec` should run at now (kb/s): the weakest estimate of the viewers
-  /// that receive `codec` (kVP8: the VP8 encode; any other: the H.264 encode); 0 = leave it alone.
-  virtual std::uint32_t targetBitrateKbps(PixelFormat codec) const = 0;
-  std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(PixelFormat::kH264); }
-  virtual StreamBitrate bitrate(PixelFormat codec) const = 0;
-  StreamBitrate bitrate() const { return bitrate(PixelFormat::kH264); }
+  /// that receive `codec` (kVP8: the VP8 encode; kH264: the main H.264 encode); 0 = leave it alone.
+  virtual std::uint32_t targetBitrateKbps(Codec codec) const = 0;
+  std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(Codec::kH264); }
+  virtual StreamBitrate bitrate(Codec codec) const = 0;
+  StreamBitrate bitrate() const { return bitrate(Codec::kH264); }
   /// As StreamServer::rungSwitches, of this stream's viewers.
   virtual std::vector<std::uint64_t> rungSwitches() const { return {}; }
-  /// One Opus packet of this stream's sound, as StreamServer::publishAudio.
+  /// One Opus packet of this stream's sound, as StreamServer::publishAudio (deliver() of a unit of
+  /// Codec::kOpus is the same).
   virtual void publishAudio(EncodedUnitPtr opusPacket) = 0;
-  /// UnitSink's sound: publishAudio().
-  void deliverAudio(const EncodedUnitPtr& opusPacket) override { publishAudio(opusPacket); }
   /// Opus packets handed to this stream's viewers so far, and those dropped at a viewer's full queue.
   virtual StreamAudioSent audioSent() const = 0;
 };
@@ -199,19 +197,18 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   StreamServer& operator=(const StreamServer&) = delete;
 
   /// Non-blocking fan-out of one H.264 access unit (Annex B, SPS/PPS before every IDR) to every
-  /// connected viewer that receives H.264, or of one VP8 frame to every one that receives VP8. A viewer that just joined (or fell behind and had units dropped) receives
-  /// nothing until the next keyframe. A null unit is ignored.
+  /// connected viewer that receives H.264 (its rung, with a ladder), or of one VP8 frame to every one
+  /// that receives VP8; an Opus unit is publishAudio(). A viewer that just joined (or fell behind and had
+  /// units dropped) receives nothing until the next keyframe. A null unit is ignored.
   void publish(EncodedUnitPtr unit);
 
   /// Non-blocking fan-out of one Opus packet to every connected viewer whose offer had an Opus audio
   /// section; the unit carries sound, not a picture: `bytes` is one Opus packet (48 kHz, mono),
   /// `ptsNs` the CLOCK_MONOTONIC capture instant of its first sample (the clock of the video's ptsNs, so
-  /// both tracks' RTP timestamps and sender reports line up); codec (kOpus), width, height are not read. The
-  /// first call makes the unnamed stream one with sound: offers from then on get an audio track beside
-  /// the video (same MediaStream), offers without audio get video only. A null unit is ignored.
+  /// both tracks' RTP timestamps and sender reports line up); codec (Codec::kOpus), width, height are not
+  /// read. The first call makes the unnamed stream one with sound: offers from then on get an audio track
+  /// beside the video (same MediaStream), offers without audio get video only. A null unit is ignored.
   void publishAudio(EncodedUnitPtr opusPacket);
-  /// UnitSink's sound: publishAudio().
-  void deliverAudio(const EncodedUnitPtr& opusPacket) override { publishAudio(opusPacket); }
   /// Opus packets handed to viewers (of every stream) so far, and those dropped at a viewer's full queue.
   StreamAudioSent audioSent() const;
 
@@ -228,23 +225,25 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Body of GET /metrics (Prometheus text exposition format 0.0.4). Without one, /metrics is 404.
   void setMetricsProvider(std::function<std::string()> text);
 
-  // UnitSink: deliver() is publish(); setKeyframeRequester() is setKeyframeRequestHandler().
+  // UnitSink: deliver() is publish().
   void deliver(const EncodedUnitPtr& unit) override { publish(unit); }
-  void setKeyframeRequester(std::function<void()> request) override { setKeyframeRequestHandler(std::move(request)); }
-  /// Once set (non-empty), a viewer's keyframe requests (connected, PLI/FIR, fell behind, a loss burst,
-  /// a move to another rung) go to it, naming the one encode that viewer takes (H.264 and its rung, or
-  /// VP8), instead of to the keyframe request handler. The same rules as that handler.
-  void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override;
+  /// The setup's requestKeyframe is the keyframe request handler. Once its requestTrackKeyframe is set
+  /// (non-empty), a viewer's keyframe requests (connected, PLI/FIR, fell behind, a loss burst, a move to
+  /// another rung) go to it instead, naming the one track that viewer takes (H.264 and its rung, or
+  /// VP8); the same rules as the handler. Renditions: with the setup's ladder, each H.264 viewer
+  /// receives the rung its own estimate fits (docs/ARCHITECTURE.md, "Renditions"); a unit's
+  /// EncodedUnit::rendition says its rung; without one, rung 0's units only. Codecs: publish() is fed
+  /// VP8 too unless the setup says why not (then an offer without usable H.264 gets 422 with that
+  /// reason); until attached, such an offer gets 422.
+  void attach(const SinkSetup& setup) override;
+  /// Drops the setup's requesters (the keyframe request handler too).
+  void detach() override;
   std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
-  /// True while a viewer of the unnamed stream receives `codec` (kVP8: one whose offer had no usable H.264).
-  bool wantsCodec(PixelFormat codec) const override;
-  /// Whether publish() will be fed `codec` (kVP8) too; until told, offers without usable H.264 get 422.
-  void setCodecAvailability(PixelFormat codec, std::string whyNot) override;
-  /// Renditions: each H.264 viewer receives the rung its own estimate fits (docs/ARCHITECTURE.md,
-  /// "Renditions"); a unit's EncodedUnit::rendition says its rung. Without a ladder, rung 0's units only.
-  void setRenditions(const std::vector<Rendition>& ladder) override;
-  bool wantsRendition(std::size_t rung) const override;
-  std::uint32_t renditionTargetKbps(std::size_t rung) const override;
+  /// True while a viewer of the unnamed stream receives `track` (VP8: one whose offer had no usable
+  /// H.264; a lower rung: one placed on it; Opus: always, the sound is offered to every viewer).
+  bool wants(TrackKey track) const override;
+  /// A lower rung's target (its viewers' weakest estimate within its range) or VP8's; 0 for the others.
+  std::uint32_t targetKbps(TrackKey track) const override;
 
   /// Adds the stream POST /whep/NAME plays (its viewers count towards maxViewers). Before the first
   /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one
@@ -254,8 +253,8 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Congestion control of what publish() is fed: as WhepStream::setMaxBitrate, targetBitrateKbps, bitrate
   /// (one target per codec; without one, H.264's).
   void setMaxBitrate(std::uint32_t kbps);
-  std::uint32_t targetBitrateKbps(PixelFormat codec = PixelFormat::kH264) const;
-  StreamBitrate bitrate(PixelFormat codec = PixelFormat::kH264) const;
+  std::uint32_t targetBitrateKbps(Codec codec = Codec::kH264) const;
+  StreamBitrate bitrate(Codec codec = Codec::kH264) const;
 
   /// With a ladder: per rung (rung 0 first), the moves of the unnamed stream's viewers onto it so far
   /// (each at the rung's keyframe), ended viewers' included; empty without a ladder.
@@ -282,7 +281,7 @@ class ZEROHOP_API StreamServer final : public UnitSink {
 /// `ice`: its iceServers / turnSecret / turnCredentialSeconds give the WHIP session's webrtcbin its
 /// STUN/TURN servers, as they do the WHEP viewers' (`serve --ice-server`, `--turn-secret`); a malformed
 /// one throws Error(kInvalidArgument) here. `ice.sound`: the stream has sound, so the offer has an Opus
-/// section beside the video and the sink's deliverAudio() sends it. The rest of `ice` is unused.
+/// section beside the video and the sink's deliver() sends Opus units. The rest of `ice` is unused.
 ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {},
                                                    const StreamConfig& ice = {});
 

@@ -50,7 +50,9 @@ class ZEROHOP_API WebRtcSession final : public UnitSink {
   std::string goneReason() const;
 
   void deliver(const EncodedUnitPtr& unit) override;
-  void setKeyframeRequester(std::function<void()> request) override;
+  /// The setup's requestKeyframe is called when the peer needs a keyframe (connected, PLI/FIR).
+  void attach(const SinkSetup& setup) override;
+  void detach() override;
   std::string describe() const override;
 
  private:

@@ -121,7 +121,7 @@ void AudioTrack::encode() {
     const std::int64_t spent = monotonicNs() - t0;
     for (OpusPacket& p : packets) {
       auto unit = std::make_shared<EncodedUnit>();
-      unit->codec = PixelFormat::kOpus;
+      unit->codec = Codec::kOpus;
       unit->bytes = std::move(p.data);
       unit->keyframe = true;
       unit->sequence = p.sequence;

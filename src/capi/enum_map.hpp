@@ -43,7 +43,7 @@ constexpr std::optional<PixelFormat> formatFromC(zh_format f) noexcept {
   }
 }
 
-/// PixelFormat -> zh_format; formats the C API has no number for (VP8) are ZH_FORMAT_UNKNOWN.
+/// PixelFormat -> zh_format; kUnknown is ZH_FORMAT_UNKNOWN.
 constexpr zh_format formatToC(PixelFormat f) noexcept {
   switch (f) {
     case PixelFormat::kYUYV:
@@ -67,7 +67,6 @@ constexpr zh_format formatToC(PixelFormat f) noexcept {
     case PixelFormat::kOpus:
       return ZH_FORMAT_OPUS;
     case PixelFormat::kUnknown:
-    case PixelFormat::kVP8:
       break;
   }
   return ZH_FORMAT_UNKNOWN;

@@ -22,7 +22,7 @@ struct FormatEntry {
   bool compressed;
 };
 
-constexpr std::array<FormatEntry, 11> kFormats{{
+constexpr std::array<FormatEntry, 10> kFormats{{
     {PixelFormat::kYUYV, "yuyv", fourcc('Y', 'U', 'Y', 'V'), 1, false},
     {PixelFormat::kUYVY, "uyvy", fourcc('U', 'Y', 'V', 'Y'), 1, false},
     {PixelFormat::kNV12, "nv12", fourcc('N', 'V', '1', '2'), 2, false},
@@ -32,7 +32,6 @@ constexpr std::array<FormatEntry, 11> kFormats{{
     {PixelFormat::kRGBA, "rgba", fourcc('A', 'B', '2', '4'), 1, false},
     {PixelFormat::kMJPEG, "mjpeg", fourcc('M', 'J', 'P', 'G'), 1, true},
     {PixelFormat::kH264, "h264", fourcc('H', '2', '6', '4'), 1, true},
-    {PixelFormat::kVP8, "vp8", fourcc('V', 'P', '8', '0'), 1, true},
     {PixelFormat::kOpus, "opus", fourcc('O', 'p', 'u', 's'), 1, true},
 }};
 
@@ -137,8 +136,7 @@ ImageLayout computeLayout(PixelFormat format, std::uint32_t width, std::uint32_t
       end = plane(2, width / 2, height / 2, end);
       break;
     case PixelFormat::kMJPEG:
-    case PixelFormat::kH264:
-    case PixelFormat::kVP8: {
+    case PixelFormat::kH264: {
       // Worst case for a camera frame: the raw 4:2:2 size plus headers. Real frames are far smaller.
       const std::uint32_t cap = alignUp(width * height * 2 + 65536, 4096);
       l.planes[0] = PlaneLayout{0, cap, 1, cap};

@@ -63,8 +63,8 @@ void wrapHostFrame(AVFrame* pic, const Frame& frame, const AVCodecContext* ctx, 
 }
 
 EncodedUnitPtr encodeOneFrame(AVCodecContext* ctx, AVFrame* pic, AVPacket* packet, const Frame& frame,
-                              const char* encoderName, PixelFormat codec, std::uint32_t width,
-                              std::uint32_t height, EncoderStats& stats) {
+                              const char* encoderName, Codec codec, std::uint32_t width, std::uint32_t height,
+                              EncoderStats& stats) {
   const int sent = avcodec_send_frame(ctx, pic);
   av_frame_unref(pic);
   if (sent < 0) throwAv(Errc::kDevice, std::string("avcodec_send_frame(") + encoderName + ")", sent);
@@ -92,12 +92,12 @@ EncodedUnitPtr encodeOneFrame(AVCodecContext* ctx, AVFrame* pic, AVPacket* packe
               stats.emptyOutputs, " so far)");
     return nullptr;
   }
-  if (codec == PixelFormat::kH264) unit->keyframe = containsIdr(unit->bytes.data(), unit->bytes.size());
+  if (codec == Codec::kH264) unit->keyframe = containsIdr(unit->bytes.data(), unit->bytes.size());
   finishUnit(*unit, frame, codec, width, height, stats);
   return unit;
 }
 
-void finishUnit(EncodedUnit& unit, const Frame& frame, PixelFormat codec, std::uint32_t width, std::uint32_t height,
+void finishUnit(EncodedUnit& unit, const Frame& frame, Codec codec, std::uint32_t width, std::uint32_t height,
                 EncoderStats& stats) {
   unit.codec = codec;
   unit.width = width;

@@ -30,12 +30,12 @@ void wrapHostFrame(AVFrame* pic, const Frame& frame, const AVCodecContext* ctx, 
 /// nothing; throws Error(kInternal) if it produced two units for one frame (it is buffering despite its
 /// zero-delay settings) and Error(kDevice) for codec failures, naming `encoderName`.
 EncodedUnitPtr encodeOneFrame(AVCodecContext* ctx, AVFrame* pic, AVPacket* packet, const Frame& frame,
-                              const char* encoderName, PixelFormat codec, std::uint32_t width,
-                              std::uint32_t height, EncoderStats& stats);
+                              const char* encoderName, Codec codec, std::uint32_t width, std::uint32_t height,
+                              EncoderStats& stats);
 
 /// Fills `unit` (bytes and keyframe flag already set) from `frame`: codec, size, sequence, wall clock,
 /// PTS, stage times with Stage::kEncode marked; counts it into `stats`.
-void finishUnit(EncodedUnit& unit, const Frame& frame, PixelFormat codec, std::uint32_t width, std::uint32_t height,
+void finishUnit(EncodedUnit& unit, const Frame& frame, Codec codec, std::uint32_t width, std::uint32_t height,
                 EncoderStats& stats);
 
 }  // namespace zerohop::encode

@@ -252,7 +252,7 @@ EncodedUnitPtr NvencEncoder::encode(const Frame& frame, bool forceKeyframe) {
   pic->colorspace = ctx_->colorspace;
   // delay=0: h264_nvenc locks the bitstream (waits for this frame's encode) inside receive_packet,
   // then unmaps the input and drops its reference, so the pipeline's slot is free when we return.
-  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "h264_nvenc", PixelFormat::kH264, config_.width,
+  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "h264_nvenc", Codec::kH264, config_.width,
                         config_.height, stats_);
 }
 

@@ -47,11 +47,11 @@ vpx_rational_t frameTimebase(double fps) {
 
 }  // namespace
 
-Vp8Encoder::Codec::~Codec() {
+Vp8Encoder::VpxCodec::~VpxCodec() {
   if (open) vpx_codec_destroy(&ctx);
 }
 
-Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config), codec_(std::make_unique<Codec>()) {
+Vp8Encoder::Vp8Encoder(const EncoderConfig& config) : config_(config), codec_(std::make_unique<VpxCodec>()) {
   if (config.inputFormat != PixelFormat::kI420) {
     throw Error(Errc::kInvalidArgument, "VP8 (libvpx) encodes I420 frames; got " +
                                             std::string(formatName(config.inputFormat)) + " (convert to i420 first)");
@@ -158,7 +158,7 @@ EncodedUnitPtr Vp8Encoder::encode(const Frame& frame, bool forceKeyframe) {
               " so far)");
     return nullptr;
   }
-  finishUnit(*unit, frame, PixelFormat::kVP8, config_.width, config_.height, stats_);
+  finishUnit(*unit, frame, Codec::kVP8, config_.width, config_.height, stats_);
   return unit;
 }
 

@@ -43,18 +43,18 @@ class Vp8Encoder final : public VideoEncoder {
 
  private:
   // vpx_codec_ctx_t owner: destroyed once, only if vpx_codec_enc_init succeeded.
-  struct Codec {
+  struct VpxCodec {
     vpx_codec_ctx_t ctx{};
     bool open = false;
-    Codec() = default;
-    Codec(const Codec&) = delete;
-    Codec& operator=(const Codec&) = delete;
-    ~Codec();
+    VpxCodec() = default;
+    VpxCodec(const VpxCodec&) = delete;
+    VpxCodec& operator=(const VpxCodec&) = delete;
+    ~VpxCodec();
   };
 
   EncoderConfig config_;
   vpx_codec_enc_cfg_t cfg_{};
-  std::unique_ptr<Codec> codec_;  // heap: libvpx keeps no pointer to it, but it never moves either way
+  std::unique_ptr<VpxCodec> codec_;  // heap: libvpx keeps no pointer to it, but it never moves either way
   std::int64_t nextPts_ = 0;      // in g_timebase units: one per frame
   EncoderStats stats_{};
 };

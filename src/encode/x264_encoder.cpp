@@ -97,7 +97,7 @@ EncodedUnitPtr X264Encoder::encode(const Frame& frame, bool forceKeyframe) {
   checkHostFrame(frame, config_, "x264");
   AVFrame* pic = picture_.get();
   wrapHostFrame(pic, frame, ctx_.get(), nextPts_++, forceKeyframe);
-  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", PixelFormat::kH264, config_.width,
+  return encodeOneFrame(ctx_.get(), pic, packet_.get(), frame, "libx264", Codec::kH264, config_.width,
                         config_.height, stats_);
 }
 

@@ -366,9 +366,9 @@ bool GpuH264Decoder::decode(const std::uint8_t* data, std::size_t size, Frame& d
 }
 
 bool GpuH264Decoder::decode(const EncodedUnit& unit, Frame& dst) {
-  if (impl_->codec == GpuDecodeCodec::kH264 && unit.codec != PixelFormat::kH264) {
+  if (impl_->codec == GpuDecodeCodec::kH264 && unit.codec != Codec::kH264) {
     throw Error(Errc::kInvalidArgument,
-                std::string("GpuH264Decoder: not an H.264 unit: ") + std::string(formatName(unit.codec)));
+                std::string("GpuH264Decoder: not an H.264 unit: ") + std::string(codecName(unit.codec)));
   }
   UnitMeta meta{unit.sequence, unit.wallClockMs, unit.keyframe, unit.times};
   return impl_->decode(unit.bytes.data(), unit.bytes.size(), meta, dst);

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "zerohop/pixel_format.hpp"
+#include "zerohop/codec.hpp"
 
 namespace zerohop {
 
@@ -35,8 +35,10 @@ class EncodeKeyframeRequests {
   /// `initial`: rung 0 pending from the start (a camera's own H.264 begins at its next IDR).
   explicit EncodeKeyframeRequests(bool initial = true) : pending_(initial ? 1u : 0u) {}
 
-  /// A receiver of `codec` (kVP8: the VP8 encode; else H.264 rung `rung`) needs a keyframe.
-  void request(PixelFormat codec, std::size_t rung) { pending_.fetch_or(bitOf(codec, rung)); }
+  /// A receiver of `track` (VP8: the VP8 encode; H.264: its rung) needs a keyframe; sound has none.
+  void request(TrackKey track) {
+    if (mediaKindOf(track.codec) == MediaKind::kVideo) pending_.fetch_or(bitOf(track));
+  }
   /// A sink that does not say which encode: a keyframe of every one.
   void requestAll() { pending_.fetch_or(kRungMask | kVp8Bit); }
 
@@ -60,9 +62,9 @@ class EncodeKeyframeRequests {
   static constexpr std::uint32_t kVp8Bit = 1u << kMaxRungs;
   static constexpr std::uint32_t kRungMask = kVp8Bit - 1;
   static constexpr std::int64_t kNever = INT64_MIN;
-  static std::uint32_t bitOf(PixelFormat codec, std::size_t rung) {
-    if (codec == PixelFormat::kVP8) return kVp8Bit;
-    return 1u << (rung < kMaxRungs ? rung : kMaxRungs - 1);
+  static std::uint32_t bitOf(TrackKey track) {
+    if (track.codec == Codec::kVP8) return kVp8Bit;
+    return 1u << (track.rung < kMaxRungs ? track.rung : kMaxRungs - 1);
   }
 
   std::atomic<std::uint32_t> pending_;

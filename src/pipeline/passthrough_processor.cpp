@@ -62,7 +62,7 @@ EncodedUnitPtr PassthroughProcessor::process(FrameLease& in) {
     throw Error(Errc::kInvalidArgument,
                 std::string("passthrough got a ") + std::string(formatName(f.format)) + " frame, not H.264");
   auto unit = std::make_shared<EncodedUnit>();
-  unit->codec = PixelFormat::kH264;
+  unit->codec = Codec::kH264;
   unit->width = width_;
   unit->height = height_;
   unit->sequence = f.sequence;

@@ -40,6 +40,10 @@ constexpr std::uint32_t kShareEncodedSlots = 16;
 constexpr std::uint32_t kShareSoundSlots = 50;
 constexpr std::size_t kShareSoundBytes = 8192;
 
+constexpr TrackKey rungTrack(std::size_t rung) {
+  return {Codec::kH264, static_cast<std::uint8_t>(rung)};
+}
+
 }  // namespace
 
 class Pipeline::Impl {
@@ -85,7 +89,7 @@ class Pipeline::Impl {
       vp8_ = std::make_unique<Vp8Encode>(encoderConfigFor(config_.encoder, info_, PixelFormat::kI420),
                                          [this](const EncodedUnitPtr& unit) {
                                            for (const auto& sink : sinks_) {
-                                             if (sink->wantsCodec(PixelFormat::kVP8)) sink->deliver(unit);
+                                             if (sink->wants(TrackKey{Codec::kVP8})) sink->deliver(unit);
                                            }
                                          });
     }
@@ -103,14 +107,15 @@ class Pipeline::Impl {
   /// The frame share (host I420 on the CPU path, device NV12 on the GPU path, none in passthrough)
   /// and the H.264 share: both owned here, whichever path writes them.
   void openShares(bool passthrough, const GpuPathChoice& gpu) {
-    auto units = std::make_shared<UnitShareSink>(config_.shareName + ".h264", PixelFormat::kH264,
-                                                 std::size_t{info_.width} * info_.height + 65536, kShareEncodedSlots);
+    auto units =
+        std::make_shared<UnitShareSink>(config_.shareName + ".h264", Codec::kH264,
+                                        std::size_t{info_.width} * info_.height + 65536, kShareEncodedSlots);
     unitsShare_ = units.get();
     sinks_.push_back(std::move(units));
     if (config_.stream.sound) {
       // The sound beside it (publishAudio): `zerohop record` muxes both, a program reads the packets.
-      auto sound = std::make_shared<UnitShareSink>(config_.shareName + ".opus", PixelFormat::kOpus, kShareSoundBytes,
-                                                   kShareSoundSlots);
+      auto sound = std::make_shared<UnitShareSink>(config_.shareName + ".opus", Codec::kOpus,
+                                                   kShareSoundBytes, kShareSoundSlots);
       log::info("sharing the sound as '", config_.shareName, ".opus' (", sound->publisher().socketPath(), ")");
       sinks_.push_back(std::move(sound));
     }
@@ -151,19 +156,19 @@ class Pipeline::Impl {
     RenditionEncodes::Demand demand;
     demand.wanted = [this](std::size_t rung) {
       for (const auto& sink : sinks_) {
-        if (sink->wantsRendition(rung)) return true;
+        if (sink->wants(rungTrack(rung))) return true;
       }
       return false;
     };
     demand.targetKbps = [this](std::size_t rung) {
       for (const auto& sink : sinks_) {
-        if (const std::uint32_t kbps = sink->renditionTargetKbps(rung); kbps != 0) return kbps;
+        if (const std::uint32_t kbps = sink->targetKbps(rungTrack(rung)); kbps != 0) return kbps;
       }
       return std::uint32_t{0};
     };
     demand.deliver = [this](std::size_t rung, const EncodedUnitPtr& unit) {
       for (const auto& sink : sinks_) {
-        if (sink->wantsRendition(rung)) sink->deliver(unit);
+        if (sink->wants(rungTrack(rung))) sink->deliver(unit);
       }
     };
     EncoderConfig rungs = encoderConfigFor(config_.encoder, info_, PixelFormat::kI420);
@@ -199,18 +204,20 @@ class Pipeline::Impl {
     }
     // Every sink's receivers ask for keyframes through keyframes_: of every encode, or (the WHEP
     // viewers) of the one encode the receiver takes, each encode's requests rate-limited on their own.
+    SinkSetup setup;
+    setup.requestKeyframe = [this] {
+      stampKeyframeRequest();
+      keyframes_.requestAll();
+    };
+    setup.requestTrackKeyframe = [this](TrackKey track) {
+      if (track == TrackKey{}) stampKeyframeRequest();
+      keyframes_.request(track);
+    };
+    setup.ladder = ladder_;
+    if (!vp8Unavailable_.empty()) setup.unavailable.push_back({Codec::kVP8, vp8Unavailable_});
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
-      sink->setKeyframeRequester([this] {
-        stampKeyframeRequest();
-        keyframes_.requestAll();
-      });
-      sink->setEncodeKeyframeRequester([this](PixelFormat codec, std::size_t rung) {
-        if (codec != PixelFormat::kVP8 && rung == 0) stampKeyframeRequest();
-        keyframes_.request(codec, rung);
-      });
-      sink->setCodecAvailability(PixelFormat::kVP8, vp8Unavailable_);
-      sink->setRenditions(ladder_);
+      sink->attach(setup);
     }
     startNs_.store(monotonicNs());
     running_ = true;
@@ -236,17 +243,18 @@ class Pipeline::Impl {
       viewers_ = nullptr;
     }
     // A shared server's stream outlives this pipeline: its viewers must stop asking this one for keyframes.
-    if (config_.viewers && !sinks.empty()) {
-      config_.viewers->setKeyframeRequester({});
-      config_.viewers->setEncodeKeyframeRequester({});
+    if (startNs_.load() != 0) {
+      for (const auto& sink : sinks) sink->detach();
     }
     sinks.clear();
   }
 
   void publishAudio(const EncodedUnitPtr& unit) {
-    if (!unit) return;
+    if (!unit || startNs_.load() == 0) return;  // the sinks are attached in start()
     std::lock_guard lock(serverMutex_);  // stop() takes the sinks away under it
-    for (const auto& sink : sinks_) sink->deliverAudio(unit);  // the viewers, WHIP; the others ignore it
+    for (const auto& sink : sinks_) {
+      if (sink->wants(TrackKey{Codec::kOpus})) sink->deliver(unit);  // the viewers, WHIP, RTP, NAME.opus
+    }
   }
 
   PipelineStatus status() const {
@@ -275,8 +283,8 @@ class Pipeline::Impl {
     if (vp8_) {
       s.vp8 = vp8_->status();
       std::lock_guard lock(serverMutex_);
-      s.vp8.bitrate = server_    ? server_->bitrate(PixelFormat::kVP8)
-                      : viewers_ ? viewers_->bitrate(PixelFormat::kVP8)
+      s.vp8.bitrate = server_    ? server_->bitrate(Codec::kVP8)
+                      : viewers_ ? viewers_->bitrate(Codec::kVP8)
                                  : StreamBitrate{};
     } else {
       s.vp8.unavailableReason = vp8Unavailable_;
@@ -364,8 +372,8 @@ class Pipeline::Impl {
   // server_/viewers_ unlocked: they change only in stop(), after it has joined.
   void forwardBitrate() {
     if (vp8_) {
-      vp8_->setTargetKbps(server_    ? server_->targetBitrateKbps(PixelFormat::kVP8)
-                          : viewers_ ? viewers_->targetBitrateKbps(PixelFormat::kVP8)
+      vp8_->setTargetKbps(server_    ? server_->targetBitrateKbps(Codec::kVP8)
+                          : viewers_ ? viewers_->targetBitrateKbps(Codec::kVP8)
                                      : 0);
     }
     if (!followBitrate_) return;
@@ -425,7 +433,7 @@ class Pipeline::Impl {
   // it asked for: on the GPU path with NVENC, that is one download of the frame from VRAM).
   void sendVp8() {
     bool wanted = false;
-    for (const auto& sink : sinks_) wanted = wanted || sink->wantsCodec(PixelFormat::kVP8);
+    for (const auto& sink : sinks_) wanted = wanted || sink->wants(TrackKey{Codec::kVP8});
     const Frame* host = nullptr;
     if (wanted) {
       try {

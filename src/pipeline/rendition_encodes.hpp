@@ -1,12 +1,12 @@
 #pragma once
 // The lower rungs of a camera's ladder of renditions (docs/ARCHITECTURE.md, "Renditions"): each is the
 // frame the main encode (rung 0) just took, scaled down (a FrameScaler: libyuv on the CPU path, CUDA
-// from the device frame on the GPU path) and encoded again (x264) on the encode thread, right after rung 0's unit went out. A rung is encoded only
-// while a sink wants it (UnitSink::wantsRendition): its encoder opens on the first such frame (its first
-// unit is an IDR, SPS/PPS in band) and closes at the first frame no sink wants it for. Each rung follows
-// its own target (UnitSink::renditionTargetKbps, no keyframe); a keyframe request forces one on the
-// rung it names only (the viewers of the others keep their quantiser; a viewer switching rung waits for
-// its new rung's IDR).
+// from the device frame on the GPU path) and encoded again (x264) on the encode thread, right after rung
+// 0's unit went out. A rung is encoded only while a sink wants it (UnitSink::wants of its TrackKey): its
+// encoder opens on the first such frame (its first unit is an IDR, SPS/PPS in band) and closes at the
+// first frame no sink wants it for. Each rung follows its own target (UnitSink::targetKbps, no keyframe);
+// a keyframe request forces one on the rung it names only (the viewers of the others keep their
+// quantiser; a viewer switching rung waits for its new rung's IDR).
 // Thread-safety: thread-bound (the encode thread); status() from any thread.
 // Ownership: the pipeline owns it; `deliver` borrows the pipeline's sinks.
 

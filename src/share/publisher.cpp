@@ -1,6 +1,7 @@
 // Publisher facade, SlotLayout and WriteSlot: the copying publish() paths on top of PublisherCore.
 #include <cstring>
 
+#include "core/codec_format.hpp"
 #include "share/publisher_core.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
@@ -184,7 +185,7 @@ void Publisher::publishCopy(const Frame& frame, void* cudaStream) {
 
 void Publisher::publish(const EncodedUnit& unit) {
   Frame f;
-  f.format = unit.codec;
+  f.format = formatOfCodec(unit.codec);
   f.width = unit.width;
   f.height = unit.height;
   f.memory = MemoryKind::kHost;

@@ -25,7 +25,8 @@ inline constexpr std::uint32_t kWireFormatBgrx = 6;
 inline constexpr std::uint32_t kWireFormatRgba = 7;
 inline constexpr std::uint32_t kWireFormatMjpeg = 8;
 inline constexpr std::uint32_t kWireFormatH264 = 9;
-inline constexpr std::uint32_t kWireFormatVp8 = 10;
+// 10 was VP8, which no ring ever held (VP8 is a Codec, not a PixelFormat): read as no format, never reused.
+inline constexpr std::uint32_t kWireFormatRetiredVp8 = 10;
 inline constexpr std::uint32_t kWireFormatOpus = 11;
 
 constexpr std::uint32_t formatToWire(PixelFormat f) noexcept {
@@ -50,8 +51,6 @@ constexpr std::uint32_t formatToWire(PixelFormat f) noexcept {
       return kWireFormatMjpeg;
     case PixelFormat::kH264:
       return kWireFormatH264;
-    case PixelFormat::kVP8:
-      return kWireFormatVp8;
     case PixelFormat::kOpus:
       return kWireFormatOpus;
   }
@@ -80,8 +79,6 @@ constexpr std::optional<PixelFormat> formatFromWire(std::uint32_t code) noexcept
       return PixelFormat::kMJPEG;
     case kWireFormatH264:
       return PixelFormat::kH264;
-    case kWireFormatVp8:
-      return PixelFormat::kVP8;
     case kWireFormatOpus:
       return PixelFormat::kOpus;
     default:
@@ -196,6 +193,10 @@ constexpr Errc errcFromWire(std::uint32_t code) noexcept {
 constexpr bool wireCodesRoundTrip() {
   for (std::uint32_t c = kWireFormatUnknown; c <= kWireFormatOpus; ++c) {
     const auto f = formatFromWire(c);
+    if (c == kWireFormatRetiredVp8) {
+      if (f) return false;
+      continue;
+    }
     if (!f || formatToWire(*f) != c) return false;
   }
   for (std::uint32_t c = kWireMemoryHost; c <= kWireMemoryDevice; ++c) {

@@ -17,8 +17,8 @@ std::vector<std::uint32_t> followedEstimates(const std::vector<ViewerEstimate>& 
 void EncodeTargets::update(std::int64_t nowNs, const std::vector<ViewerEstimate>& viewers) {
   std::vector<ViewerEstimate> h264Viewers, vp8Viewers;
   for (const ViewerEstimate& v : viewers) {
-    if (v.codec == PixelFormat::kH264) h264Viewers.push_back(v);
-    if (v.codec == PixelFormat::kVP8) vp8Viewers.push_back(v);
+    if (v.codec == Codec::kH264) h264Viewers.push_back(v);
+    if (v.codec == Codec::kVP8) vp8Viewers.push_back(v);
   }
   const std::vector<std::uint32_t> h264 = followedEstimates(h264Viewers), vp8 = followedEstimates(vp8Viewers);
   h264_.update(nowNs, h264);

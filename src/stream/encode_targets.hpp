@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "stream/bitrate_controller.hpp"
-#include "zerohop/pixel_format.hpp"
+#include "zerohop/codec.hpp"
 
 namespace zerohop::stream {
 
@@ -22,7 +22,7 @@ namespace zerohop::stream {
 /// negotiated NACK (a=rtcp-fb nack: the loss its receiver reports claim is capped by what it NACKs,
 /// creditedReportLoss).
 struct ViewerEstimate {
-  PixelFormat codec = PixelFormat::kH264;
+  Codec codec = Codec::kH264;
   std::uint32_t kbps = 0;
   bool nackNegotiated = true;
 };
@@ -44,14 +44,14 @@ class EncodeTargets {
   /// H.264 and VP8 counts for none). Returns nothing; read targetKbps().
   void update(std::int64_t nowNs, const std::vector<ViewerEstimate>& viewers);
   /// kVP8: the VP8 encode's target; any other codec: the H.264 encode's.
-  std::uint32_t targetKbps(PixelFormat codec) const { return of(codec).targetKbps(); }
+  std::uint32_t targetKbps(Codec codec) const { return of(codec).targetKbps(); }
   /// Viewers of `codec` the last update followed.
-  std::size_t viewersCounted(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8Count_ : h264Count_; }
+  std::size_t viewersCounted(Codec codec) const { return codec == Codec::kVP8 ? vp8Count_ : h264Count_; }
   const BitrateLimits& limits() const { return h264_.limits(); }
   void setLimits(BitrateLimits limits);
 
  private:
-  const EncodeTarget& of(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8_ : h264_; }
+  const EncodeTarget& of(Codec codec) const { return codec == Codec::kVP8 ? vp8_ : h264_; }
 
   EncodeTarget h264_, vp8_;
   std::size_t h264Count_ = 0, vp8Count_ = 0;

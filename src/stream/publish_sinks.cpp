@@ -1,5 +1,5 @@
 // makeWhipSink / makeRtpSink (zerohop/stream_server.hpp): WhipPublisher and RtpSender as UnitSinks.
-// Each sink's keyframe requests reach whoever setKeyframeRequester() named through a KeyframeRelay,
+// Each sink's keyframe requests reach whoever attach() named through a KeyframeRelay,
 // since the publisher or sender starts (and may ask) before the pipeline has installed its requester.
 #include <atomic>
 #include <memory>
@@ -42,9 +42,16 @@ class WhipSink final : public UnitSink {
   WhipSink(const std::string& url, const std::string& token, const StreamConfig& ice)
       : relay_(std::make_shared<KeyframeRelay>()), url_(url), sound_(ice.sound),
         whip_(options(url, token, ice), [relay = relay_] { (*relay)(); }, loop_) {}
-  void deliver(const EncodedUnitPtr& unit) override { whip_.push(unit); }
-  void deliverAudio(const EncodedUnitPtr& unit) override { whip_.pushAudio(unit); }
-  void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
+  void deliver(const EncodedUnitPtr& unit) override {
+    if (unit->kind() == MediaKind::kAudio) {
+      whip_.pushAudio(unit);
+    } else {
+      whip_.push(unit);
+    }
+  }
+  bool wants(TrackKey track) const override { return track == TrackKey{} || track.codec == Codec::kOpus; }
+  void attach(const SinkSetup& setup) override { relay_->set(setup.requestKeyframe); }
+  void detach() override { relay_->set(nullptr); }
   std::string describe() const override { return sound_ ? "WHIP to " + url_ + " (picture and sound)" : "WHIP to " + url_; }
 
  private:
@@ -69,16 +76,19 @@ class RtpSink final : public UnitSink {
   explicit RtpSink(const std::string& spec)
       : relay_(std::make_shared<KeyframeRelay>()), spec_(spec),
         sender_(target(spec), [relay = relay_] { (*relay)(); }) {}
-  void deliver(const EncodedUnitPtr& unit) override { sender_.push(unit); }
-  void deliverAudio(const EncodedUnitPtr& unit) override {
-    if (sender_.takesSound()) {
+  void deliver(const EncodedUnitPtr& unit) override {
+    if (unit->kind() == MediaKind::kVideo) {
+      sender_.push(unit);
+    } else if (sender_.takesSound()) {
       sender_.pushAudio(unit);
     } else if (!toldNoSound_.exchange(true)) {
       log::info("janus: ", spec_, " takes no sound (give the mountpoint an Opus audio media, or audio=PORT): "
                 "the pictures alone go there");
     }
   }
-  void setKeyframeRequester(std::function<void()> request) override { relay_->set(std::move(request)); }
+  bool wants(TrackKey track) const override { return track == TrackKey{} || track.codec == Codec::kOpus; }
+  void attach(const SinkSetup& setup) override { relay_->set(setup.requestKeyframe); }
+  void detach() override { relay_->set(nullptr); }
   std::string describe() const override { return "RTP to " + spec_; }
 
  private:

@@ -48,8 +48,8 @@ void StreamServer::Impl::setMaxBitrate(StreamState& stream, std::uint32_t kbps) 
   }
 }
 
-std::uint32_t StreamServer::Impl::targetBitrateKbps(const StreamState& stream, PixelFormat codec) const {
-  if (codec != PixelFormat::kVP8) return renditionTargetKbps(stream, 0);
+std::uint32_t StreamServer::Impl::targetBitrateKbps(const StreamState& stream, Codec codec) const {
+  if (codec != Codec::kVP8) return renditionTargetKbps(stream, 0);
   if (!config_.congestionControl) return 0;
   std::lock_guard lock(rateMutex_);
   return stream.rate && stream.rate->maxSet ? stream.rate->targets.targetKbps(codec) : 0;
@@ -62,7 +62,7 @@ std::uint32_t StreamServer::Impl::renditionTargetKbps(const StreamState& stream,
   std::lock_guard lock(rateMutex_);
   if (!stream.rate || !stream.rate->maxSet) return 0;
   const StreamRate& r = *stream.rate;
-  if (r.ladder.empty()) return rung == 0 ? r.targets.targetKbps(PixelFormat::kH264) : 0;
+  if (r.ladder.empty()) return rung == 0 ? r.targets.targetKbps(Codec::kH264) : 0;
   return rung < r.rungTargets.size() ? r.rungTargets[rung].targetKbps() : 0;
 }
 
@@ -87,7 +87,7 @@ void StreamServer::Impl::setRenditions(StreamState& stream, const std::vector<Re
   }
 }
 
-StreamBitrate StreamServer::Impl::bitrate(const StreamState& stream, PixelFormat codec) const {
+StreamBitrate StreamServer::Impl::bitrate(const StreamState& stream, Codec codec) const {
   StreamBitrate b;
   std::lock_guard lock(rateMutex_);
   if (!stream.rate) return b;
@@ -96,14 +96,14 @@ StreamBitrate StreamServer::Impl::bitrate(const StreamState& stream, PixelFormat
   b.minKbps = r.targets.limits().minKbps;
   b.maxKbps = r.targets.limits().maxKbps;
   b.targetKbps = b.congestionControl ? r.targets.targetKbps(codec) : 0;
-  if (b.congestionControl && codec != PixelFormat::kVP8 && !r.rungTargets.empty()) {
+  if (b.congestionControl && codec != Codec::kVP8 && !r.rungTargets.empty()) {
     b.targetKbps = r.rungTargets[0].targetKbps();  // with a ladder, rung 0's viewers' own
   }
   b.sentKbps = r.sent(codec).sentKbps;
   return b;
 }
 
-void StreamServer::Impl::countPublished(StreamState& stream, PixelFormat codec, std::size_t bytes) {
+void StreamServer::Impl::countPublished(StreamState& stream, Codec codec, std::size_t bytes) {
   std::lock_guard lock(rateMutex_);
   streamRate(stream).sent(codec).bytesSinceTick += bytes;
 }
@@ -121,7 +121,7 @@ void StreamServer::Impl::updateBitrates() {
     std::string id;
     StreamState* stream;
     std::shared_ptr<SessionRecord> record;
-    PixelFormat codec;
+    Codec codec;
     std::shared_ptr<stream::ViewerSession> session;
     stream::ViewerSession::FeedbackReading reading;
   };
@@ -147,7 +147,7 @@ void StreamServer::Impl::updateBitrates() {
   struct KeyframeFor {  // a viewer to ask a keyframe for (of its own encode) once the rate lock is let go
     StreamState* stream;
     std::shared_ptr<std::atomic<std::size_t>> keyframeRung;
-    PixelFormat codec;
+    Codec codec;
   };
   std::vector<KeyframeFor> keyframeFor;
   std::unique_lock lock(rateMutex_);
@@ -166,7 +166,7 @@ void StreamServer::Impl::updateBitrates() {
   }
   // The encodes (stream, codec, rung) a viewer with NACK receives: a viewer without NACK asks no loss
   // keyframe of those (below); of an encode only such viewers share, it may.
-  std::set<std::tuple<const StreamState*, PixelFormat, std::size_t>> checkedEncodes;
+  std::set<std::tuple<const StreamState*, Codec, std::size_t>> checkedEncodes;
   for (const auto& v : viewers) {
     if (v.session->choice().nackFeedback) checkedEncodes.emplace(v.stream, v.codec, v.record->keyframeRung->load());
   }
@@ -190,7 +190,7 @@ void StreamServer::Impl::updateBitrates() {
     // GCC's throughput bound where this viewer's encode can reach its estimate: no ladder, VP8, or the
     // top rung (a lower rung's encode stops below the next rung's floor; moving up is the probe there).
     f.boundByThroughput =
-        stream.ladder.empty() || r.codec != PixelFormat::kH264 || !r.placement || r.placement->rung() == 0;
+        stream.ladder.empty() || r.codec != Codec::kH264 || !r.placement || r.placement->rung() == 0;
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);
@@ -230,7 +230,7 @@ void StreamServer::Impl::updateBitrates() {
     r.lastReadNs = now;
     if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps(), nack});
     // Renditions: the viewer's own estimate places it on its stream's ladder (only its own).
-    if (!stream.ladder.empty() && r.codec == PixelFormat::kH264) {
+    if (!stream.ladder.empty() && r.codec == Codec::kH264) {
       if (!r.placement) r.placement.emplace(stream.ladder, 0);
       const std::size_t before = r.placement->rung();
       const int top = v.record->topRung.load();  // the viewer's own choice of its highest (whep_layer.cpp)
@@ -253,8 +253,8 @@ void StreamServer::Impl::updateBitrates() {
     stream.h264.tick();
     stream.vp8.tick();
     if (!stream.maxSet || !config_.congestionControl) continue;
-    const std::uint32_t h264Before = stream.targets.targetKbps(PixelFormat::kH264);
-    const std::uint32_t vp8Before = stream.targets.targetKbps(PixelFormat::kVP8);
+    const std::uint32_t h264Before = stream.targets.targetKbps(Codec::kH264);
+    const std::uint32_t vp8Before = stream.targets.targetKbps(Codec::kVP8);
     stream.targets.update(now, estimates[s]);
     for (std::size_t rung = 0; rung < stream.rungTargets.size(); ++rung) {
       const std::uint32_t before = stream.rungTargets[rung].targetKbps();
@@ -266,15 +266,16 @@ void StreamServer::Impl::updateBitrates() {
                   " viewer(s) on it)");
       }
     }
-    for (const auto& [codec, before] : {std::pair{PixelFormat::kH264, h264Before}, std::pair{PixelFormat::kVP8, vp8Before}}) {
+    for (const auto& [codec, before] :
+         {std::pair{Codec::kH264, h264Before}, std::pair{Codec::kVP8, vp8Before}}) {
       const std::uint32_t after = stream.targets.targetKbps(codec);
       const std::size_t counted = stream.targets.viewersCounted(codec);
       // A 10 % step or more is worth a line; the VP8 target moves alone (no VP8 viewer) quietly.
       // With a ladder the H.264 encodes follow their rungs' viewers (logged above), not the weakest of all.
-      if (codec == PixelFormat::kH264 && !stream.ladder.empty()) continue;
-      if ((after * 10 < before * 9 || before * 10 < after * 9) && (counted > 0 || codec == PixelFormat::kH264)) {
-        log::info("stream", s->logName(), ": ", codec == PixelFormat::kVP8 ? "VP8" : "H.264",
-                  " bitrate ", before, " -> ", after, " kb/s (the weakest of ", counted, " viewer(s))");
+      if (codec == Codec::kH264 && !stream.ladder.empty()) continue;
+      if ((after * 10 < before * 9 || before * 10 < after * 9) && (counted > 0 || codec == Codec::kH264)) {
+        log::info("stream", s->logName(), ": ", codec == Codec::kVP8 ? "VP8" : "H.264", " bitrate ", before,
+                  " -> ", after, " kb/s (the weakest of ", counted, " viewer(s))");
       }
     }
   }
@@ -289,7 +290,8 @@ void StreamServer::Impl::updateBitrates() {
       if (route.target != p.rung) {
         route.target = p.rung;
         p.record->keyframeRung->store(p.rung);
-        if (route.target != route.current) keyframeFor.push_back({p.record->stream, p.record->keyframeRung, PixelFormat::kH264});
+        if (route.target != route.current)
+          keyframeFor.push_back({p.record->stream, p.record->keyframeRung, Codec::kH264});
       }
     }
   }
@@ -341,9 +343,11 @@ void StreamServer::Impl::fillCongestion(const SessionRecord& record, ViewerStats
 }
 
 void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate(impl_->unnamed(), kbps); }
-std::uint32_t StreamServer::targetBitrateKbps(PixelFormat codec) const {
+std::uint32_t StreamServer::targetBitrateKbps(Codec codec) const {
   return impl_->targetBitrateKbps(impl_->unnamed(), codec);
 }
-StreamBitrate StreamServer::bitrate(PixelFormat codec) const { return impl_->bitrate(impl_->unnamed(), codec); }
+StreamBitrate StreamServer::bitrate(Codec codec) const {
+  return impl_->bitrate(impl_->unnamed(), codec);
+}
 
 }  // namespace zerohop

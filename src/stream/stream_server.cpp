@@ -238,7 +238,11 @@ int spsLevelIdc(const std::vector<std::uint8_t>& b) {
 
 void StreamServer::Impl::publish(StreamState& stream, const EncodedUnitPtr& unit) {
   if (!unit) return;
-  if (unit->codec == PixelFormat::kH264 && unit->keyframe && unit->rendition == 0) {
+  if (unit->kind() == MediaKind::kAudio) {
+    publishAudio(stream, unit);
+    return;
+  }
+  if (unit->codec == Codec::kH264 && unit->keyframe && unit->rendition == 0) {
     if (const int level = spsLevelIdc(unit->bytes); level > 0) {
       std::lock_guard lock(handlerMutex_);
       stream.h264Format = H264Format{level, unit->width, unit->height};
@@ -250,7 +254,7 @@ void StreamServer::Impl::publish(StreamState& stream, const EncodedUnitPtr& unit
     const std::shared_ptr<stream::ViewerSession>& s = r->session;
     if (!s || r->stream != &stream) continue;
     // An H.264 viewer takes its rung's units, and switches rung at the new one's keyframe (RungRoute).
-    if (unit->codec == PixelFormat::kH264 && s->codec() == PixelFormat::kH264) {
+    if (unit->codec == Codec::kH264 && s->codec() == Codec::kH264) {
       stream::RungRoute& route = r->route ? *r->route : r->route.emplace();
       const std::uint64_t before = route.switches;
       if (!route.take(unit->rendition, unit->keyframe)) continue;
@@ -276,13 +280,56 @@ std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const StreamState& s
   return out;
 }
 
+// Rung 0: an H.264 session without a ladder, or one whose route takes it; a lower rung: a route that
+// takes it (only H.264 sessions have one).
 bool StreamServer::Impl::wantsRendition(const StreamState& stream, std::size_t rung) const {
-  if (rung == 0) return true;
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : sessions_) {
-    if (r->stream == &stream && r->route && r->route->wants(rung)) return true;
+    if (r->stream != &stream) continue;
+    if (r->route ? r->route->wants(rung) : rung == 0 && r->session && r->session->codec() == Codec::kH264)
+      return true;
   }
   return false;
+}
+
+void StreamServer::Impl::attach(StreamState& stream, const SinkSetup& setup) {
+  {
+    std::lock_guard lock(handlerMutex_);
+    stream.keyframeHandler = setup.requestKeyframe;
+    stream.encodeKeyframeHandler = setup.requestTrackKeyframe;
+  }
+  setCodecAvailability(stream, Codec::kVP8, setup.whyUnavailable(Codec::kVP8));
+  setRenditions(stream, setup.ladder);
+}
+
+void StreamServer::Impl::detach(StreamState& stream) {
+  std::lock_guard lock(handlerMutex_);
+  stream.keyframeHandler = nullptr;
+  stream.encodeKeyframeHandler = nullptr;
+}
+
+bool StreamServer::Impl::wants(const StreamState& stream, TrackKey track) const {
+  switch (track.codec) {
+    case Codec::kH264:
+      return wantsRendition(stream, track.rung);
+    case Codec::kVP8:
+      return wantsCodec(stream, Codec::kVP8);
+    case Codec::kOpus:
+      return true;  // the first packet makes the stream one with sound, before any viewer asks for it
+  }
+  return false;
+}
+
+std::uint32_t StreamServer::Impl::targetKbps(const StreamState& stream, TrackKey track) const {
+  switch (track.codec) {
+    case Codec::kH264:
+      return renditionTargetKbps(stream, track.rung);
+    case Codec::kVP8:
+      return targetBitrateKbps(stream, Codec::kVP8);
+    case Codec::kOpus:
+      break;
+  }
+  return 0;
 }
 
 void StreamServer::Impl::publishAudio(StreamState& stream, const EncodedUnitPtr& unit) {
@@ -327,7 +374,7 @@ int StreamServer::Impl::audioChannels(const StreamState& stream) const {
   return stream.audioChannels;
 }
 
-bool StreamServer::Impl::wantsCodec(const StreamState& stream, PixelFormat codec) const {
+bool StreamServer::Impl::wantsCodec(const StreamState& stream, Codec codec) const {
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : sessions_) {
     if (r->session && r->session->codec() == codec && r->stream == &stream) return true;
@@ -335,8 +382,8 @@ bool StreamServer::Impl::wantsCodec(const StreamState& stream, PixelFormat codec
   return false;
 }
 
-void StreamServer::Impl::setCodecAvailability(StreamState& stream, PixelFormat codec, std::string whyNot) {
-  if (codec != PixelFormat::kVP8) return;  // H.264 is always sent; nothing else is known here
+void StreamServer::Impl::setCodecAvailability(StreamState& stream, Codec codec, std::string whyNot) {
+  if (codec != Codec::kVP8) return;  // H.264 is always sent; nothing else is known here
   std::lock_guard lock(handlerMutex_);
   stream::SendableCodecs& s = stream.sendable ? *stream.sendable : stream.sendable.emplace();
   s.vp8 = whyNot.empty();
@@ -391,8 +438,8 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stre
     t.connected = s->connected();
     t.connectMs = sinceCreated(*s, s->connectedNs());
     t.firstFrameMs = sinceCreated(*s, s->firstPacketNs());
-    t.codec = s->codec() == PixelFormat::kVP8 ? "VP8" : s->codec() == PixelFormat::kH264 ? "H264" : "none";
-    if (s->codec() == PixelFormat::kH264) {
+    t.codec = s->codec() == Codec::kVP8 ? "VP8" : s->codec() == Codec::kH264 ? "H264" : "none";
+    if (s->codec() == Codec::kH264) {
       const stream::VideoChoice& c = s->choice();
       t.h264LevelOffered = c.offeredLevel > 0 ? stream::levelName(c.offeredLevel) : "";
       t.h264LevelSent = c.streamLevel > 0 ? stream::levelName(c.streamLevel) : "";
@@ -410,7 +457,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stre
     }
     {
       std::lock_guard lock(mutex_);
-      if (record->route && s->codec() == PixelFormat::kH264) {
+      if (record->route && s->codec() == Codec::kH264) {
         t.rung = static_cast<int>(record->route->current);
         t.rungSwitches = record->route->switches;
       }
@@ -445,19 +492,19 @@ void StreamServer::Impl::endSessionLater(const std::string& id, const std::strin
 
 // Called under handlerMutex_, so that once a requester is replaced (a camera's pipeline rebuilt) the
 // old one is never called again; requesters only set a flag.
-void StreamServer::Impl::requestKeyframe(StreamState& stream, PixelFormat codec, std::size_t rung) {
+void StreamServer::Impl::requestKeyframe(StreamState& stream, Codec codec, std::size_t rung) {
   std::lock_guard lock(handlerMutex_);
   if (stream.encodeKeyframeHandler) {
-    stream.encodeKeyframeHandler(codec, rung);
+    stream.encodeKeyframeHandler(TrackKey{codec, static_cast<std::uint8_t>(rung)});
   } else if (stream.keyframeHandler) {
     stream.keyframeHandler();
   }
 }
 
-void StreamServer::Impl::requestViewerKeyframe(StreamState& stream, const std::atomic<std::size_t>& keyframeRung,
-                                               PixelFormat codec) {
-  if (codec != PixelFormat::kH264 && codec != PixelFormat::kVP8) return;  // a viewer of the sound alone
-  requestKeyframe(stream, codec, codec == PixelFormat::kH264 ? keyframeRung.load() : 0);
+void StreamServer::Impl::requestViewerKeyframe(StreamState& stream,
+                                               const std::atomic<std::size_t>& keyframeRung, Codec codec) {
+  if (codec != Codec::kH264 && codec != Codec::kVP8) return;  // a viewer of the sound alone
+  requestKeyframe(stream, codec, codec == Codec::kH264 ? keyframeRung.load() : 0);
 }
 
 void StreamServer::Impl::reapStaleSessions() {
@@ -491,9 +538,17 @@ void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {
   impl_->unnamed().keyframeHandler = std::move(handler);
 }
 
-void StreamServer::setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) {
-  std::lock_guard lock(impl_->handlerMutex_);
-  impl_->unnamed().encodeKeyframeHandler = std::move(request);
+void StreamServer::attach(const SinkSetup& setup) {
+  impl_->attach(impl_->unnamed(), setup);
+}
+void StreamServer::detach() {
+  impl_->detach(impl_->unnamed());
+}
+bool StreamServer::wants(TrackKey track) const {
+  return impl_->wants(impl_->unnamed(), track);
+}
+std::uint32_t StreamServer::targetKbps(TrackKey track) const {
+  return impl_->targetKbps(impl_->unnamed(), track);
 }
 
 void StreamServer::setStatsProvider(std::function<std::string()> json) {
@@ -512,14 +567,6 @@ std::size_t StreamServer::viewerCount() const {
 void StreamServer::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio(impl_->unnamed(), opusPacket); }
 
 StreamAudioSent StreamServer::audioSent() const { return impl_->audioSent(nullptr); }
-
-bool StreamServer::wantsCodec(PixelFormat codec) const { return impl_->wantsCodec(impl_->unnamed(), codec); }
-void StreamServer::setRenditions(const std::vector<Rendition>& ladder) { impl_->setRenditions(impl_->unnamed(), ladder); }
-bool StreamServer::wantsRendition(std::size_t rung) const { return impl_->wantsRendition(impl_->unnamed(), rung); }
-std::uint32_t StreamServer::renditionTargetKbps(std::size_t rung) const { return impl_->renditionTargetKbps(impl_->unnamed(), rung); }
-void StreamServer::setCodecAvailability(PixelFormat codec, std::string whyNot) {
-  impl_->setCodecAvailability(impl_->unnamed(), codec, std::move(whyNot));
-}
 
 std::vector<std::uint64_t> StreamServer::rungSwitches() const { return impl_->rungSwitches(impl_->unnamed()); }
 

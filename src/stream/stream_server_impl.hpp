@@ -128,15 +128,21 @@ class StreamServer::Impl {
   void endSessionLater(const std::string& id, const std::string& reason);
   /// A keyframe of `stream`'s encode of `codec` and rung `rung`: to the stream's encode requester when
   /// one is set, else to its keyframe requester (every encode). Takes handlerMutex_ (a leaf).
-  void requestKeyframe(StreamState& stream, PixelFormat codec, std::size_t rung);
+  void requestKeyframe(StreamState& stream, Codec codec, std::size_t rung);
   /// A viewer of `stream` (receiving `codec`) needs a keyframe: of the rung it takes or is moving to
   /// (its record's keyframeRung), so its requests reach its own encode only.
-  void requestViewerKeyframe(StreamState& stream, const std::atomic<std::size_t>& keyframeRung, PixelFormat codec);
+  void requestViewerKeyframe(StreamState& stream, const std::atomic<std::size_t>& keyframeRung, Codec codec);
+  /// UnitSink of `stream` (the unnamed one's, a named one's): its pipeline's requesters, ladder and
+  /// codecs; dropped again; whether a session of it takes `track` now; `track`'s encode target.
+  void attach(StreamState& stream, const SinkSetup& setup);
+  void detach(StreamState& stream);
+  bool wants(const StreamState& stream, TrackKey track) const;
+  std::uint32_t targetKbps(const StreamState& stream, TrackKey track) const;
   /// True while a session of `stream` receives `codec`.
-  bool wantsCodec(const StreamState& stream, PixelFormat codec) const;
-  void setCodecAvailability(StreamState& stream, PixelFormat codec, std::string whyNot);
+  bool wantsCodec(const StreamState& stream, Codec codec) const;
+  void setCodecAvailability(StreamState& stream, Codec codec, std::string whyNot);
   /// Renditions (docs/ARCHITECTURE.md, "Renditions"): `stream`'s ladder (stream_congestion.cpp places
-  /// each viewer on it), whether a viewer of it takes rung `rung` now, and that rung's encode target.
+  /// each viewer on it), whether an H.264 viewer of it takes rung `rung` now, and that rung's encode target.
   void setRenditions(StreamState& stream, const std::vector<Rendition>& ladder);
   bool wantsRendition(const StreamState& stream, std::size_t rung) const;
   std::uint32_t renditionTargetKbps(const StreamState& stream, std::size_t rung) const;
@@ -149,9 +155,9 @@ class StreamServer::Impl {
   // weakest viewer of its codec.
   static constexpr unsigned kBitrateTickMs = 250;
   void setMaxBitrate(StreamState& stream, std::uint32_t kbps);
-  std::uint32_t targetBitrateKbps(const StreamState& stream, PixelFormat codec) const;
-  StreamBitrate bitrate(const StreamState& stream, PixelFormat codec) const;
-  void countPublished(StreamState& stream, PixelFormat codec, std::size_t bytes);
+  std::uint32_t targetBitrateKbps(const StreamState& stream, Codec codec) const;
+  StreamBitrate bitrate(const StreamState& stream, Codec codec) const;
+  void countPublished(StreamState& stream, Codec codec, std::size_t bytes);
   void updateBitrates();
   struct ViewerRate;
   void adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r, std::int64_t nowNs);
@@ -166,7 +172,7 @@ class StreamServer::Impl {
   std::uint16_t boundPort_ = 0;
 
   struct ViewerRate {  // one viewer's controller and what it last read (stream_congestion.cpp)
-    PixelFormat codec = PixelFormat::kH264;  // the encode it receives (its estimate counts for that one)
+    Codec codec = Codec::kH264;  // the encode it receives (its estimate counts for that one)
     stream::BitrateController controller;
     stream::ViewerSession::FeedbackReading last;
     bool sawFeedback = false;  // counts for its stream's target from its first report on
@@ -192,14 +198,14 @@ class StreamServer::Impl {
     SentWindow h264, vp8;
     std::vector<Rendition> ladder;               // empty: no ladder
     std::vector<stream::EncodeTarget> rungTargets;  // one per rung: its viewers' weakest estimate in its range
-    SentWindow& sent(PixelFormat codec) { return codec == PixelFormat::kVP8 ? vp8 : h264; }
-    const SentWindow& sent(PixelFormat codec) const { return codec == PixelFormat::kVP8 ? vp8 : h264; }
+    SentWindow& sent(Codec codec) { return codec == Codec::kVP8 ? vp8 : h264; }
+    const SentWindow& sent(Codec codec) const { return codec == Codec::kVP8 ? vp8 : h264; }
   };
   struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)
     int level = 0;
     std::uint32_t width = 0, height = 0;
   };
-  using EncodeKeyframeHandler = std::function<void(PixelFormat, std::size_t)>;
+  using EncodeKeyframeHandler = std::function<void(TrackKey)>;
 
   /// One stream: what its pipeline set (keyframe requesters, codecs, ladder, bitrate ceiling) and what
   /// the server keeps of its viewers (their rung moves and audio counts, its encode targets).

@@ -10,7 +10,7 @@ namespace {
 
 class H264Payloader final : public TrackPayloader {
  public:
-  PixelFormat codec() const override { return PixelFormat::kH264; }
+  Codec codec() const override { return Codec::kH264; }
   const char* element() const override { return "rtph264pay"; }
   const char* package() const override { return "gstreamer1.0-plugins-good"; }
   const char* unitCaps() const override { return "video/x-h264,stream-format=byte-stream,alignment=au"; }
@@ -40,7 +40,7 @@ class H264Payloader final : public TrackPayloader {
 
 class Vp8Payloader final : public TrackPayloader {
  public:
-  PixelFormat codec() const override { return PixelFormat::kVP8; }
+  Codec codec() const override { return Codec::kVP8; }
   const char* element() const override { return "rtpvp8pay"; }
   const char* package() const override { return "gstreamer1.0-plugins-good"; }
   const char* unitCaps() const override { return "video/x-vp8"; }
@@ -61,7 +61,7 @@ class Vp8Payloader final : public TrackPayloader {
 class OpusPayloader final : public TrackPayloader {
  public:
   explicit OpusPayloader(int channels) : stereo_(channels == 2) {}
-  PixelFormat codec() const override { return PixelFormat::kOpus; }
+  Codec codec() const override { return Codec::kOpus; }
   const char* element() const override { return "rtpopuspay"; }
   const char* package() const override { return "gstreamer1.0-plugins-good"; }
   // rtpopuspay says sprop-stereo (RFC 7587 §6.1: the sender's likely channel count) from these caps.
@@ -91,18 +91,18 @@ std::unique_ptr<TrackPayloader> opusTrackPayloader(int channels) {
   return std::make_unique<OpusPayloader>(channels);
 }
 
-std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec) {
+std::unique_ptr<TrackPayloader> trackPayloaderFor(Codec codec) {
   switch (codec) {
-    case PixelFormat::kH264:
+    case Codec::kH264:
       return std::make_unique<H264Payloader>();
-    case PixelFormat::kVP8:
+    case Codec::kVP8:
       return std::make_unique<Vp8Payloader>();
-    case PixelFormat::kOpus:
+    case Codec::kOpus:
       return std::make_unique<OpusPayloader>(1);
     default:
       break;
   }
-  throw Error(Errc::kUnsupported, "no RTP payloader for the codec " + std::string(formatName(codec)) +
+  throw Error(Errc::kUnsupported, "no RTP payloader for the codec " + std::string(codecName(codec)) +
                                       ": a sender takes H.264 or VP8 (choose one of them in the offer)");
 }
 

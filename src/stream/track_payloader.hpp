@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "stream/video_offer.hpp"
-#include "zerohop/pixel_format.hpp"
+#include "zerohop/codec.hpp"
 
 namespace zerohop::stream {
 
@@ -21,7 +21,7 @@ class TrackPayloader {
  public:
   virtual ~TrackPayloader() = default;
 
-  virtual PixelFormat codec() const = 0;
+  virtual Codec codec() const = 0;
   /// The GStreamer payloader element ("rtph264pay") and the package that installs it.
   virtual const char* element() const = 0;
   virtual const char* package() const = 0;
@@ -40,7 +40,7 @@ class TrackPayloader {
 };
 
 /// The strategy for `codec`. Throws Error(kUnsupported) for a codec no payloader is written for.
-std::unique_ptr<TrackPayloader> trackPayloaderFor(PixelFormat codec);
+std::unique_ptr<TrackPayloader> trackPayloaderFor(Codec codec);
 
 /// The strategy for an Opus track (RFC 7587: rtpopuspay, "audio", OPUS/48000/2) of `channels` (1 or
 /// 2: the answer's sprop-stereo); codec() is kOpus.

@@ -349,7 +349,7 @@ VideoChoice chooseVideo(std::string_view sdp, const SendableCodecs& sendable) {
       const int pt = firstVp8(offer.media[mi]);
       if (pt < 0) continue;
       best = VideoChoice{static_cast<int>(mi), pt, -1, {}};
-      best.codec = PixelFormat::kVP8;
+      best.codec = Codec::kVP8;
       completeChoice(offer.media[mi], best);
       return best;
     }
@@ -374,7 +374,7 @@ std::optional<VideoChoice> chooseAudioOnly(std::string_view sdp) {
   std::optional<AudioChoice> audio = chooseAudio(sdp);
   if (!audio) return std::nullopt;
   VideoChoice choice;
-  choice.codec = PixelFormat::kOpus;
+  choice.codec = Codec::kOpus;
   choice.audio = std::move(audio);
   return choice;
 }

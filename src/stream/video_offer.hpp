@@ -24,15 +24,14 @@
 // makes) makes the offer malformed: it would be taken now and fail the DTLS handshake later.
 // Thread-safety: reentrant.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <optional>
-
 #include "stream/audio_offer.hpp"
 #include "stream/rtp_extension_payloads.hpp"
-#include "zerohop/pixel_format.hpp"
+#include "zerohop/codec.hpp"
 
 namespace zerohop::stream {
 
@@ -44,7 +43,7 @@ struct VideoChoice {
   std::vector<RtpExtension> extensions;  ///< offered extensions we send, in the offer's order
   bool transportCcFeedback = false;      ///< a=rtcp-fb:<payloadType or *> transport-cc was offered
   bool nackFeedback = false;  ///< a=rtcp-fb:<payloadType or *> nack was offered: the viewer asks for what it misses
-  PixelFormat codec = PixelFormat::kH264;  ///< kH264 or kVP8 (then profileLevelId is empty)
+  Codec codec = Codec::kH264;          ///< kH264 or kVP8 (then profileLevelId is empty)
   bool levelAsymmetryAllowed = false;  ///< the chosen H.264 format's fmtp has level-asymmetry-allowed=1
   int offeredLevel = 0;   ///< level_idc of profileLevelId (9 = level 1b), 0 for VP8
   int streamLevel = 0;    ///< level_idc the stream sends (SendableCodecs::h264Level), 0 = not known

@@ -121,7 +121,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   const std::string& id() const { return id_; }
   /// What this viewer receives (VideoChoice::codec): kH264 or kVP8, push() takes units of it only; kOpus
   /// for a viewer of the sound alone (its offer had no video: VideoChoice::hasVideo()), push() takes none.
-  PixelFormat codec() const { return choice_.codec; }
+  Codec codec() const { return choice_.codec; }
   /// The choice made from its offer (codec, payload type, the offered and the stream's H.264 level).
   const VideoChoice& choice() const { return choice_; }
   bool connected() const { return connected_.load(); }

@@ -70,9 +70,13 @@ std::string WebRtcSession::goneReason() const { return impl_->session->goneReaso
 void WebRtcSession::deliver(const EncodedUnitPtr& unit) {
   if (unit) impl_->session->push(unit);
 }
-void WebRtcSession::setKeyframeRequester(std::function<void()> request) {
+void WebRtcSession::attach(const SinkSetup& setup) {
   std::lock_guard lock(impl_->mutex);
-  impl_->keyframeRequest = std::move(request);
+  impl_->keyframeRequest = setup.requestKeyframe;
+}
+void WebRtcSession::detach() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->keyframeRequest = nullptr;
 }
 std::string WebRtcSession::describe() const {
   return std::string("WebRTC session ") + (connected() ? "(connected)" : "(negotiated)");

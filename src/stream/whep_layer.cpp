@@ -96,7 +96,7 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
     }
     record = it->second;
     current = record->route ? record->route->current : 0;
-    vp8 = record->session && record->session->codec() == PixelFormat::kVP8;
+    vp8 = record->session && record->session->codec() == Codec::kVP8;
     soundAlone = record->session && !record->session->choice().hasVideo();
   }
   if (soundAlone) {

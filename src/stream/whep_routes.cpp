@@ -353,7 +353,7 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     if (!choice.hasVideo()) {
       log::info("stream: viewer ", id.substr(0, 8), " joined", stream.logName(),
                 " (the sound alone: Opus pt ", choice.audio->payloadType, "; its offer has no video)");
-    } else if (choice.codec == PixelFormat::kVP8) {
+    } else if (choice.codec == Codec::kVP8) {
       log::info("stream: viewer ", id.substr(0, 8), " joined", stream.logName(), " (VP8 pt ",
                 choice.payloadType, ": its offer has no usable H.264)");
     } else {

@@ -25,32 +25,23 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   NamedStream(StreamServer::Impl& server, StreamState& state) : server_(server), state_(state) {}
 
   void deliver(const EncodedUnitPtr& unit) override { server_.publish(state_, unit); }
-  void setKeyframeRequester(std::function<void()> request) override {
-    std::lock_guard lock(server_.handlerMutex_);
-    state_.keyframeHandler = std::move(request);
-  }
-  void setEncodeKeyframeRequester(std::function<void(PixelFormat codec, std::size_t rung)> request) override {
-    std::lock_guard lock(server_.handlerMutex_);
-    state_.encodeKeyframeHandler = std::move(request);
-  }
+  void attach(const SinkSetup& setup) override { server_.attach(state_, setup); }
+  void detach() override { server_.detach(state_); }
   std::string describe() const override {
     return std::string("WHEP viewers at ") + (server_.tls_ ? "https://" : "http://") + server_.config_.host + ":" +
            std::to_string(server_.boundPort_) + "/whep/" + state_.name;
   }
   std::size_t viewerCount() const override { return server_.viewerCount(state_); }
-  bool wantsCodec(PixelFormat codec) const override { return server_.wantsCodec(state_, codec); }
-  void setCodecAvailability(PixelFormat codec, std::string whyNot) override {
-    server_.setCodecAvailability(state_, codec, std::move(whyNot));
-  }
-  void setRenditions(const std::vector<Rendition>& ladder) override { server_.setRenditions(state_, ladder); }
-  bool wantsRendition(std::size_t rung) const override { return server_.wantsRendition(state_, rung); }
-  std::uint32_t renditionTargetKbps(std::size_t rung) const override { return server_.renditionTargetKbps(state_, rung); }
+  bool wants(TrackKey track) const override { return server_.wants(state_, track); }
+  std::uint32_t targetKbps(TrackKey track) const override { return server_.targetKbps(state_, track); }
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&state_); }
   std::vector<std::uint64_t> rungSwitches() const override { return server_.rungSwitches(state_); }
   const std::string& name() const override { return state_.name; }
   void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(state_, kbps); }
-  std::uint32_t targetBitrateKbps(PixelFormat codec) const override { return server_.targetBitrateKbps(state_, codec); }
-  StreamBitrate bitrate(PixelFormat codec) const override { return server_.bitrate(state_, codec); }
+  std::uint32_t targetBitrateKbps(Codec codec) const override {
+    return server_.targetBitrateKbps(state_, codec);
+  }
+  StreamBitrate bitrate(Codec codec) const override { return server_.bitrate(state_, codec); }
   void publishAudio(EncodedUnitPtr opusPacket) override { server_.publishAudio(state_, opusPacket); }
   StreamAudioSent audioSent() const override { return server_.audioSent(&state_); }
 

@@ -45,7 +45,7 @@ TEST(Vp8Encoder, DecodedPictureMatchesInputAndCarriesTheTimecode) {
     const Frame& in = frames[i].frame();
     auto unit = enc->encode(in, false);
     ASSERT_TRUE(unit) << "frame " << i;
-    EXPECT_EQ(unit->codec, PixelFormat::kVP8);
+    EXPECT_EQ(unit->codec, Codec::kVP8);
     EXPECT_EQ(unit->sequence, in.sequence);
     EXPECT_EQ(unit->ptsNs, in.captureNs());
     EXPECT_GE(unit->times.at(Stage::kEncode), in.times.at(Stage::kConvert));

@@ -126,7 +126,7 @@ TEST(X264Encoder, CopiesFrameMetadataAndMarksEncode) {
   auto enc = makeEncoder(config640());
   auto unit = enc->encode(in, false);
   ASSERT_TRUE(unit);
-  EXPECT_EQ(unit->codec, PixelFormat::kH264);
+  EXPECT_EQ(unit->codec, Codec::kH264);
   EXPECT_EQ(unit->width, kW);
   EXPECT_EQ(unit->height, kH);
   EXPECT_EQ(unit->sequence, in.sequence);

@@ -15,7 +15,7 @@ TEST(EncodeKeyframeRequests, AFloodOnOneRungForcesNothingOnAnotherAndOneAQuarter
   EncodeKeyframeRequests requests(/*initial=*/false);
   int rung0 = 0, rung1 = 0, vp8 = 0;
   for (int i = 0; i < 300; ++i) {  // 3 s at 100 requests a second on rung 1, taken once a frame (every 10 ms)
-    requests.request(PixelFormat::kH264, 1);
+    requests.request({Codec::kH264, 1});
     const auto due = requests.take(kT0 + i * 10 * kMs);
     rung0 += due.rung(0) ? 1 : 0;
     rung1 += due.rung(1) ? 1 : 0;
@@ -31,14 +31,14 @@ TEST(EncodeKeyframeRequests, EachEncodeHasItsOwnGap) {
   auto due = requests.take(kT0);
   EXPECT_TRUE(due.rung(0)) << "rung 0 is pending from the start";
   EXPECT_FALSE(due.rung(1));
-  requests.request(PixelFormat::kH264, 1);
-  requests.request(PixelFormat::kVP8, 0);
+  requests.request({Codec::kH264, 1});
+  requests.request({Codec::kVP8, 0});
   due = requests.take(kT0 + 10 * kMs);
   EXPECT_TRUE(due.rung(1)) << "rung 0's keyframe 10 ms ago does not hold back rung 1's";
   EXPECT_TRUE(due.vp8);
   EXPECT_FALSE(due.rung(0));
 
-  requests.request(PixelFormat::kH264, 0);
+  requests.request({Codec::kH264, 0});
   EXPECT_FALSE(requests.take(kT0 + 100 * kMs).rung(0)) << "inside rung 0's gap";
   EXPECT_TRUE(requests.take(kT0 + 250 * kMs).rung(0)) << "kept pending, due once the gap has passed";
   EXPECT_FALSE(requests.take(kT0 + 600 * kMs).rung(0)) << "taken once";
@@ -53,7 +53,7 @@ TEST(EncodeKeyframeRequests, ASinkThatNamesNoEncodeAsksEveryOne) {
   const auto none = requests.take(kT0 + kMs * 1000);
   EXPECT_EQ(none.rungs, 0u);
   EXPECT_FALSE(none.vp8);
-  requests.request(PixelFormat::kH264, 99);
+  requests.request({Codec::kH264, 99});
   EXPECT_TRUE(requests.take(kT0 + kMs * 2000).rung(EncodeKeyframeRequests::kMaxRungs - 1))
       << "a rung past the last kept apart is the last";
 }

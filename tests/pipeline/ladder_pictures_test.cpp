@@ -44,11 +44,10 @@ class EveryRung final : public UnitSink {
  public:
   void deliver(const EncodedUnitPtr& unit) override {
     std::lock_guard lock(mutex_);
-    if (unit->codec == PixelFormat::kH264 && unit->rendition < kRungs) units_[unit->rendition].push_back(unit);
+    if (unit->codec == Codec::kH264 && unit->rendition < kRungs) units_[unit->rendition].push_back(unit);
   }
-  void setKeyframeRequester(std::function<void()>) override {}
   std::string describe() const override { return "every rung (test)"; }
-  bool wantsRendition(std::size_t rung) const override { return rung < kRungs; }
+  bool wants(TrackKey track) const override { return track.codec == Codec::kH264 && track.rung < kRungs; }
 
   std::size_t fewest() const {
     std::lock_guard lock(mutex_);

@@ -160,7 +160,7 @@ TEST(Vp8Input, Vp8EncodeDeliversUnitsForNv12Frames) {
   ASSERT_EQ(units.size(), std::size_t{kFrames});
   EXPECT_TRUE(units.front()->keyframe);
   for (int i = 0; i < kFrames; ++i) {
-    EXPECT_EQ(units[i]->codec, PixelFormat::kVP8);
+    EXPECT_EQ(units[i]->codec, Codec::kVP8);
     EXPECT_EQ(units[i]->sequence, 41u + static_cast<std::uint64_t>(i));
     EXPECT_FALSE(units[i]->bytes.empty());
   }

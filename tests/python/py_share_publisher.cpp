@@ -84,7 +84,7 @@ void awaitGo() {
   for (std::size_t i = 0; i < packets.size(); ++i) {
     if (i == 25) continue;
     EncodedUnit u;
-    u.codec = PixelFormat::kOpus;
+    u.codec = Codec::kOpus;
     u.sequence = i;
     u.keyframe = true;
     u.times.mark(Stage::kCapture, packets[i].captureNs);

@@ -32,7 +32,6 @@ class UnitRecorder final : public UnitSink {
     std::lock_guard lock(mutex_);
     units_.push_back(unit);
   }
-  void setKeyframeRequester(std::function<void()>) override {}
   std::string describe() const override { return "a test recorder of units"; }
   std::vector<EncodedUnitPtr> units() const {
     std::lock_guard lock(mutex_);

@@ -510,7 +510,7 @@ class KeyframeAsker final : public UnitSink {
     }
     if (idrs_ > 0 && ++sinceIdr_ == 3 && !asked_.exchange(true)) request_();
   }
-  void setKeyframeRequester(std::function<void()> request) override { request_ = std::move(request); }
+  void attach(const SinkSetup& setup) override { request_ = setup.requestKeyframe; }
   std::string describe() const override { return "a test viewer that asks for one keyframe"; }
   bool asked() const { return asked_.load(); }
 

@@ -67,13 +67,14 @@ TEST(ShareWire, RejectCodesAreTheDocumentedNumbers) {
 // Pixel formats and memory kinds in the control block and slot records: the documented numbers.
 TEST(ShareWire, RingCodesAreTheDocumentedNumbers) {
   const std::pair<PixelFormat, std::uint32_t> formats[] = {
-      {PixelFormat::kUnknown, 0}, {PixelFormat::kYUYV, 1},  {PixelFormat::kUYVY, 2},  {PixelFormat::kNV12, 3},
-      {PixelFormat::kI420, 4},    {PixelFormat::kRGB24, 5}, {PixelFormat::kBGRx, 6},  {PixelFormat::kRGBA, 7},
-      {PixelFormat::kMJPEG, 8},   {PixelFormat::kH264, 9},  {PixelFormat::kVP8, 10},  {PixelFormat::kOpus, 11}};
+      {PixelFormat::kUnknown, 0}, {PixelFormat::kYUYV, 1},  {PixelFormat::kUYVY, 2}, {PixelFormat::kNV12, 3},
+      {PixelFormat::kI420, 4},    {PixelFormat::kRGB24, 5}, {PixelFormat::kBGRx, 6}, {PixelFormat::kRGBA, 7},
+      {PixelFormat::kMJPEG, 8},   {PixelFormat::kH264, 9},  {PixelFormat::kOpus, 11}};
   for (const auto& [format, number] : formats) {
     EXPECT_EQ(formatToWire(format), number) << formatName(format);
     EXPECT_EQ(formatFromWire(number), format);
   }
+  EXPECT_FALSE(formatFromWire(10)) << "10 was VP8, which no ring held: never reused";
   EXPECT_FALSE(formatFromWire(12));
   EXPECT_EQ(memoryToWire(MemoryKind::kDevice), 2u);
   EXPECT_EQ(memoryFromWire(1), MemoryKind::kPinned);

@@ -10,7 +10,7 @@ namespace {
 
 constexpr BitrateLimits kLimits{300, 2500};
 constexpr std::int64_t kSecond = 1'000'000'000;
-constexpr PixelFormat kH264 = PixelFormat::kH264, kVP8 = PixelFormat::kVP8;
+constexpr Codec kH264 = Codec::kH264, kVP8 = Codec::kVP8;
 constexpr double kRise = 1 + EncodeTarget::kRisePerSecond;  // a target's rise over one second
 
 TEST(EncodeTargets, EachCodecFollowsTheWeakestViewerOfItsOwnCodec) {
@@ -46,7 +46,7 @@ TEST(EncodeTargets, AVp8ViewerAloneLeavesTheH264EncodeAtItsMaximum) {
 
 TEST(EncodeTargets, OtherCodecsCountForNeitherAndLimitsBindBoth) {
   EncodeTargets t(kLimits);
-  t.update(kSecond, {{PixelFormat::kI420, 100}, {kVP8, 100}});
+  t.update(kSecond, {{Codec::kOpus, 100}, {kVP8, 100}});
   EXPECT_EQ(t.targetKbps(kH264), 2500u);
   EXPECT_EQ(t.targetKbps(kVP8), 300u);  // the minimum
   t.setLimits({300, 1000});

@@ -51,12 +51,19 @@ inline bool haveElements(std::initializer_list<const char*> names, std::string& 
   return true;
 }
 
+/// A sink's setup whose keyframe requests (of every encode) all call `asked`.
+inline SinkSetup keyframesTo(std::function<void()> asked) {
+  SinkSetup setup;
+  setup.requestKeyframe = std::move(asked);
+  return setup;
+}
+
 // 320x240 (or `width` x `height`) Constrained Baseline AUs from GStreamer's own x264enc (or, with kVP8,
 // VP8 frames from vp8enc); a keyframe every 30 frames.
-inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, PixelFormat codec = PixelFormat::kH264, int width = 320,
+inline std::vector<EncodedUnitPtr> encodeTestUnits(int frames, Codec codec = Codec::kH264, int width = 320,
                                                    int height = 240) {
   const std::string encoder =
-      codec == PixelFormat::kVP8
+      codec == Codec::kVP8
           ? "! vp8enc deadline=1 cpu-used=8 keyframe-max-dist=30 lag-in-frames=0 ! video/x-vp8 "
           : "! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bframes=0 "
             "! video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au ";
@@ -114,7 +121,7 @@ struct ReceivedExtensions {
 // (decodedFrames, decodedWidth).
 class LoopbackViewer {
  public:
-  explicit LoopbackViewer(bool offerExtensions = false, PixelFormat codec = PixelFormat::kH264) : codec_(codec) {
+  explicit LoopbackViewer(bool offerExtensions = false, Codec codec = Codec::kH264) : codec_(codec) {
     pipeline_ = gst_pipeline_new("test-viewer");
     webrtc_ = gst_element_factory_make("webrtcbin", "recv");
     gst_bin_add(GST_BIN(pipeline_), webrtc_);
@@ -125,8 +132,9 @@ class LoopbackViewer {
     g_signal_emit_by_name(ice, "add-local-ip-address", "127.0.0.1", &added);
     gst_object_unref(ice);
     std::string capsText =
-        codec == PixelFormat::kVP8
-            ? "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,rtcp-fb-nack-pli=(boolean)true"
+        codec == Codec::kVP8
+            ? "application/"
+              "x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,rtcp-fb-nack-pli=(boolean)true"
             : "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,"
               "packetization-mode=(string)1,profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true";
     if (offerExtensions) {
@@ -250,7 +258,7 @@ class LoopbackViewer {
   static void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
     auto* self = LoopbackViewer::self(data);
     if (GST_PAD_DIRECTION(pad) != GST_PAD_SRC) return;
-    const bool vp8 = self->codec_ == PixelFormat::kVP8;
+    const bool vp8 = self->codec_ == Codec::kVP8;
     GstElement* bin = gst_parse_bin_from_description(
         vp8 ? "rtpvp8depay ! identity name=fs ! vp8dec ! fakesink name=decoded sync=false"
             : "rtph264depay ! h264parse ! fakesink name=fs sync=false",
@@ -338,7 +346,7 @@ class LoopbackViewer {
     return self->incoming_.fetch_add(1) % n == 0 ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
   }
 
-  const PixelFormat codec_;
+  const Codec codec_;
   std::atomic<int> loseOneIn_{0};       // loseOneIn()
   std::atomic<unsigned> incoming_{0};   // RTP buffers (lists) seen by the loss probe
   bool lossProbe_ = false;              // the test thread's

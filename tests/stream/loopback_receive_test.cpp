@@ -320,10 +320,10 @@ TEST(WebRtcSessionLoopback, OfferInAnswerOutUnitsPushedWithoutTheHttpServer) {
   ASSERT_NE(session.answer().find("a=candidate"), std::string::npos) << "no candidates in " << session.answer();
   std::atomic<int> requests{0};
   std::atomic<bool> idrWanted{false};
-  session.setKeyframeRequester([&] {
+  session.attach(keyframesTo([&] {
     ++requests;
     idrWanted = true;
-  });
+  }));
   ASSERT_TRUE(viewer.applyAnswer(session.answer()));
   std::size_t next = 0;
   const auto deadline = std::chrono::steady_clock::now() + 15s;
@@ -374,12 +374,12 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
   EXPECT_THROW(server.addStream("b"), Error);
   EXPECT_THROW(server.addStream("a/b"), Error);
   std::atomic<int> askedA{0}, askedB{0};
-  a->setKeyframeRequester([&] { ++askedA; });
+  a->attach(keyframesTo([&] { ++askedA; }));
   std::atomic<std::int64_t> lastAskedBNs{0};
-  b->setKeyframeRequester([&] {
+  b->attach(keyframesTo([&] {
     lastAskedBNs = monotonicNs();
     ++askedB;
-  });
+  }));
 
   LoopbackViewer viewer;
   ASSERT_TRUE(connectOverWhep(viewer, server, "/whep/b"));
@@ -412,7 +412,7 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
     std::this_thread::sleep_for(33ms);
   }
   std::atomic<int> askedAgain{0};
-  b->setKeyframeRequester([&] { ++askedAgain; });
+  b->attach(keyframesTo([&] { ++askedAgain; }));
   const int oldB = askedB.load();
   ASSERT_TRUE(viewer.sendPictureLossIndication());
   const auto pliDeadline = std::chrono::steady_clock::now() + 5s;
@@ -422,7 +422,7 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
   }
   EXPECT_GE(askedAgain.load(), 1) << "the PLI did not reach stream b's new requester";
   EXPECT_EQ(askedB.load(), oldB) << "the replaced requester was called";
-  b->setKeyframeRequester({});
+  b->detach();
 
   // POST /whep is the default stream's; an unknown stream is 404 naming the streams.
   LoopbackViewer first;
@@ -433,7 +433,7 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, 404);
   EXPECT_NE(none->body.find("a, b"), std::string::npos) << none->body;
-  a->setKeyframeRequester({});
+  a->detach();
 }
 
 // The unnamed stream (publish()) is one stream among the named ones, and a viewer of the default stream
@@ -452,7 +452,8 @@ TEST(NamedStreams, AViewerOfTheDefaultStreamBeforeItsAddStreamIsItsViewer) {
   auto a = server.addStream("a");  // not "exists already": only made for its early viewer
   EXPECT_EQ(a->viewerCount(), 1u);
   EXPECT_EQ(server.viewerCount(), 1u);
-  EXPECT_FALSE(server.wantsCodec(PixelFormat::kH264)) << "the viewer of stream a counts as the unnamed stream's";
+  EXPECT_FALSE(server.wants(TrackKey{Codec::kH264}))
+      << "the viewer of stream a counts as the unnamed stream's";
   // Once it is connected, what publish() is fed reaches no viewer of a; what a is fed does.
   const auto connectDeadline = std::chrono::steady_clock::now() + 10s;
   auto connected = [&] {

@@ -29,7 +29,7 @@ using namespace loopback;
 // The units of one rung, marked with it (the pipeline marks what each rung's encoder makes).
 std::vector<EncodedUnitPtr> rungUnits(int width, int height, std::uint8_t rung) {
   std::vector<EncodedUnitPtr> out;
-  for (const EncodedUnitPtr& u : encodeTestUnits(90, PixelFormat::kH264, width, height)) {
+  for (const EncodedUnitPtr& u : encodeTestUnits(90, Codec::kH264, width, height)) {
     auto copy = std::make_shared<EncodedUnit>(*u);
     copy->rendition = rung;
     out.push_back(std::move(copy));
@@ -104,7 +104,11 @@ class RenditionsLoopback : public ::testing::Test {
     config.port = 0;
     auto server = std::make_unique<StreamServer>(config);
     server->setMaxBitrate(1000);
-    if (!ladder.empty()) server->setRenditions(ladder);
+    if (!ladder.empty()) {
+      SinkSetup setup;
+      setup.ladder = ladder;
+      server->attach(setup);
+    }
     return server;
   }
 };
@@ -130,7 +134,8 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
   if (kUndisturbedViewersStayUp) {
     EXPECT_EQ(clean.width.load(), 320);
     EXPECT_EQ(lossy.width.load(), 320) << "both start on rung 0";
-    EXPECT_FALSE(server.wantsRendition(1)) << "no viewer is on rung 1: it is not wanted (so not encoded)";
+    EXPECT_FALSE(server.wants(TrackKey{Codec::kH264, 1}))
+        << "no viewer is on rung 1: it is not wanted (so not encoded)";
   }
 
   ASSERT_TRUE(lossy.loseOneIn(3));
@@ -148,7 +153,7 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
   EXPECT_GE(l->rungSwitches, 1u);
   EXPECT_EQ(lossy.width.load(), 160) << "its track did not carry rung 1's pictures";
   EXPECT_LT(l->estimateKbps, 600);
-  EXPECT_TRUE(server.wantsRendition(1));
+  EXPECT_TRUE(server.wants(TrackKey{Codec::kH264, 1}));
 
   // A second more of the lossy viewer on rung 1: the clean one was never moved, and its own estimate
   // and rung 0's target are its own (not the lossy viewer's).

@@ -223,7 +223,7 @@ TEST(AudioOffer, SoundAloneIsAnOfferWithoutAReceivingVideoSection) {
   const auto alone = chooseAudioOnly(head + audio);
   ASSERT_TRUE(alone.has_value());
   EXPECT_FALSE(alone->hasVideo());
-  EXPECT_EQ(alone->codec, PixelFormat::kOpus);
+  EXPECT_EQ(alone->codec, Codec::kOpus);
   ASSERT_TRUE(alone->audio.has_value());
   EXPECT_EQ(alone->audio->mediaIndex, 0);
   EXPECT_EQ(alone->audio->payloadType, 111);
@@ -243,7 +243,7 @@ TEST(AudioOffer, SoundAloneIsAnOfferWithoutAReceivingVideoSection) {
       << "a receiving video section is answered or refused by chooseVideo(), never dropped for the sound";
   EXPECT_FALSE(chooseAudioOnly(head + "m=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:a\r\na=rtpmap:0 PCMU/8000\r\n"))
       << "no Opus: nothing to send";
-  for (const std::string malformed : {std::string("not sdp"), head}) {  // head: no m= line at all
+  for (const std::string& malformed : {std::string("not sdp"), head}) {  // head: no m= line at all
     try {
       (void)chooseAudioOnly(malformed);
       ADD_FAILURE() << "a malformed offer is an error, as chooseVideo() says: " << malformed;

@@ -98,14 +98,14 @@ TEST(H264Offer, OffersWithoutUsableH264AreUnsupported) {
 TEST(VideoOffer, Vp8WhenTheOfferHasNoUsableH264AndTheStreamCanSendIt) {
   const std::string offer = withoutLines(chromiumOffer(), R"(a=rtpmap:\d+ H264/90000)");
   const VideoChoice c = chooseVideo(offer, SendableCodecs{true, {}});
-  EXPECT_EQ(c.codec, PixelFormat::kVP8);
+  EXPECT_EQ(c.codec, Codec::kVP8);
   EXPECT_NE(offer.find("a=rtpmap:" + std::to_string(c.payloadType) + " VP8/90000"), std::string::npos);
   EXPECT_TRUE(c.profileLevelId.empty());
   EXPECT_NE(offer.find("a=fmtp:" + std::to_string(c.rtxPayloadType) + " apt=" + std::to_string(c.payloadType)),
             std::string::npos);
   EXPECT_FALSE(c.extensions.empty()) << "the offer's extensions are kept for VP8 too";
   // H.264 stays the choice whenever it is usable, VP8 or not.
-  EXPECT_EQ(chooseVideo(chromiumOffer(), SendableCodecs{true, {}}).codec, PixelFormat::kH264);
+  EXPECT_EQ(chooseVideo(chromiumOffer(), SendableCodecs{true, {}}).codec, Codec::kH264);
 }
 
 TEST(VideoOffer, RefusalListsWhatTheOfferHadAndWhatTheServerSends) {

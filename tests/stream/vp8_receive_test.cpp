@@ -28,7 +28,7 @@ class Vp8Receive : public ::testing::Test {
     if (missing.empty()) haveElements({"vp8enc", "vp8dec", "rtpvp8pay", "rtpvp8depay"}, missing);
     if (!missing.empty()) GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
     h264_ = encodeTestUnits(60);
-    vp8_ = encodeTestUnits(60, PixelFormat::kVP8);
+    vp8_ = encodeTestUnits(60, Codec::kVP8);
     ASSERT_EQ(vp8_.size(), 60u);
     ASSERT_TRUE(vp8_[0]->keyframe);
     StreamConfig config;
@@ -46,7 +46,7 @@ class Vp8Receive : public ::testing::Test {
   void publishWhile(More more) {
     for (std::size_t i = 0; more(); i = (i + 1) % vp8_.size()) {
       server_->publish(h264_[i]);
-      if (server_->wantsCodec(PixelFormat::kVP8)) server_->publish(vp8_[i]);
+      if (server_->wants(TrackKey{Codec::kVP8})) server_->publish(vp8_[i]);
       std::this_thread::sleep_for(33ms);
     }
   }
@@ -57,7 +57,7 @@ class Vp8Receive : public ::testing::Test {
 };
 
 TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp8) {
-  LoopbackViewer viewer(false, PixelFormat::kVP8);
+  LoopbackViewer viewer(false, Codec::kVP8);
   const std::string offer = viewer.createOffer();
   httplib::Client cli("127.0.0.1", server_->port());
   cli.set_read_timeout(10, 0);
@@ -68,7 +68,9 @@ TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp
   EXPECT_NE(r->body.find("H.264 Constrained Baseline"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("VP8 is not available"), std::string::npos) << r->body;
 
-  server_->setCodecAvailability(PixelFormat::kVP8, "the camera's H.264 is passed through undecoded");
+  SinkSetup passthrough;
+  passthrough.unavailable.push_back({Codec::kVP8, "the camera's H.264 is passed through undecoded"});
+  server_->attach(passthrough);
   r = cli.Post("/whep", offer, "application/sdp");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
@@ -77,14 +79,14 @@ TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp
 }
 
 TEST_F(Vp8Receive, Vp8ViewerDecodesVp8WhileAnH264ViewerGetsH264) {
-  server_->setCodecAvailability(PixelFormat::kVP8, "");
-  EXPECT_FALSE(server_->wantsCodec(PixelFormat::kVP8));
-  viewers_.push_back(std::make_unique<LoopbackViewer>(false, PixelFormat::kVP8));
+  server_->attach(SinkSetup{});  // every codec can be had
+  EXPECT_FALSE(server_->wants(TrackKey{Codec::kVP8}));
+  viewers_.push_back(std::make_unique<LoopbackViewer>(false, Codec::kVP8));
   LoopbackViewer& vp8 = *viewers_.back();
   ASSERT_TRUE(connectOverWhep(vp8, *server_));
   EXPECT_NE(vp8.answerSdp.find("VP8/90000"), std::string::npos) << vp8.answerSdp;
   EXPECT_EQ(vp8.answerSdp.find("H264"), std::string::npos) << vp8.answerSdp;
-  EXPECT_TRUE(server_->wantsCodec(PixelFormat::kVP8)) << "a VP8 viewer exists: the VP8 encode must run";
+  EXPECT_TRUE(server_->wants(TrackKey{Codec::kVP8})) << "a VP8 viewer exists: the VP8 encode must run";
   viewers_.push_back(std::make_unique<LoopbackViewer>());
   LoopbackViewer& h264 = *viewers_.back();
   ASSERT_TRUE(connectOverWhep(h264, *server_));
@@ -109,7 +111,7 @@ TEST_F(Vp8Receive, Vp8ViewerDecodesVp8WhileAnH264ViewerGetsH264) {
   auto r = cli.Delete(vp8.location);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
-  EXPECT_FALSE(server_->wantsCodec(PixelFormat::kVP8));
+  EXPECT_FALSE(server_->wants(TrackKey{Codec::kVP8}));
 }
 
 }  // namespace

@@ -509,13 +509,13 @@ TEST(WhepServer, BitrateTargetStartsAtTheMaximumAndIsAbsentWhenOff) {
   EXPECT_EQ(b.minKbps, 400u);
   EXPECT_EQ(b.maxKbps, 1800u);
   // The VP8 encode has its own target within the same limits, at the maximum too until VP8 viewers count.
-  EXPECT_EQ(server.targetBitrateKbps(PixelFormat::kVP8), 1800u);
-  EXPECT_EQ(server.bitrate(PixelFormat::kVP8).minKbps, 400u);
+  EXPECT_EQ(server.targetBitrateKbps(Codec::kVP8), 1800u);
+  EXPECT_EQ(server.bitrate(Codec::kVP8).minKbps, 400u);
   auto named = server.addStream("cam1");
   named->setMaxBitrate(300);  // under the minimum: the minimum is the maximum
   EXPECT_EQ(named->targetBitrateKbps(), 300u);
   EXPECT_EQ(named->bitrate().minKbps, 300u);
-  EXPECT_EQ(named->targetBitrateKbps(PixelFormat::kVP8), 300u);
+  EXPECT_EQ(named->targetBitrateKbps(Codec::kVP8), 300u);
 
   config.congestionControl = false;
   StreamServer off(config);

@@ -8,8 +8,9 @@ namespace zerohop {
 namespace {
 
 TEST(PixelFormat, NamesRoundTrip) {
-  for (auto f : {PixelFormat::kYUYV, PixelFormat::kUYVY, PixelFormat::kNV12, PixelFormat::kI420, PixelFormat::kRGB24,
-                 PixelFormat::kBGRx, PixelFormat::kRGBA, PixelFormat::kMJPEG, PixelFormat::kH264, PixelFormat::kVP8}) {
+  for (auto f :
+       {PixelFormat::kYUYV, PixelFormat::kUYVY, PixelFormat::kNV12, PixelFormat::kI420, PixelFormat::kRGB24,
+        PixelFormat::kBGRx, PixelFormat::kRGBA, PixelFormat::kMJPEG, PixelFormat::kH264}) {
     auto parsed = parseFormat(formatName(f));
     ASSERT_TRUE(parsed.has_value()) << formatName(f);
     EXPECT_EQ(*parsed, f);
