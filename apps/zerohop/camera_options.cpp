@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "rtsp/rtsp_url.hpp"
+#include "stream/janus_target.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop::cli {
@@ -214,6 +215,27 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
     if (c.audio == "rtsp" && c.source.kind != "rtsp")
       bad(head + "audio = \"rtsp\" is an IP camera's own sound, and this camera's source is not rtsp://...: use "
                  "alsa:DEVICE for a microphone");
+  }
+  // The camera's own outputs. The URL's form is checked here; the endpoint itself when the camera starts.
+  if (t.values.count("whip")) {
+    c.whipUrl = t.values.at("whip");
+    if (c.whipUrl.rfind("http://", 0) != 0 && c.whipUrl.rfind("https://", 0) != 0)
+      bad(head +
+          "whip is not an http:// or https:// URL (not quoted here: it may hold a password): give the "
+          "endpoint's URL, http[s]://HOST[:PORT]/PATH, and its token as whip_token");
+  }
+  if (t.values.count("whip_token")) {
+    c.whipToken = t.values.at("whip_token");  // a secret: never quoted back
+    if (c.whipUrl.empty())
+      bad(head + "whip_token is given without whip = \"http[s]://...\": the token of which endpoint?");
+  }
+  if (t.values.count("janus")) {
+    c.janus = t.values.at("janus");
+    try {
+      stream::parseJanusTarget(c.janus);  // its form now; the mountpoint is looked up when the camera starts
+    } catch (const Error& e) {
+      bad(head + "janus: " + e.what());
+    }
   }
   return c;
 }

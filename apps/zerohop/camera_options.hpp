@@ -13,9 +13,9 @@
 namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
-inline const std::vector<std::string> kCameraTableKeys = {"name",   "source",  "bitrate", "keyint", "encoder",
-                                                          "preset", "threads", "gpu",     "share",  "renditions",
-                                                          "audio"};
+inline const std::vector<std::string> kCameraTableKeys = {
+    "name", "source", "bitrate",    "keyint", "encoder", "preset",     "threads",
+    "gpu",  "share",  "renditions", "audio",  "whip",    "whip_token", "janus"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
 struct CameraTable {

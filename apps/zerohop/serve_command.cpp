@@ -196,6 +196,23 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
     }
     cameras.front().audio = o.audio;
   }
+  // --whip and --janus are the first camera's outputs; a [[camera]] table gives any camera its own.
+  CameraConfig& first = cameras.front();
+  if (!o.whipUrl.empty()) {
+    if (!first.whipUrl.empty()) {
+      throw Error(Errc::kInvalidArgument, "--whip and camera \"" + first.name +
+                                              "\"'s whip = \"...\" both name its WHIP endpoint: keep one");
+    }
+    first.whipUrl = o.whipUrl;
+    first.whipToken = o.whipToken;
+  }
+  if (!o.janus.empty()) {
+    if (!first.janus.empty()) {
+      throw Error(Errc::kInvalidArgument, "--janus and camera \"" + first.name +
+                                              "\"'s janus = \"...\" both name its RTP target: keep one");
+    }
+    first.janus = o.janus;
+  }
   checkCameras(cameras);
   return cameras;
 }
@@ -256,9 +273,6 @@ int runServe(ServeOptions o) {
   }
   config.stream.congestionControl = o.congestionControl == "on";
   config.stream.minBitrateKbps = o.minBitrateKbps;
-  config.whipUrl = o.whipUrl;
-  config.whipToken = o.whipToken;
-  config.janus = o.janus;
   config.stream.iceServers = o.iceServers;
   config.stream.turnSecret = o.turnSecret;
   config.stream.iceHost = o.iceHost;
@@ -330,10 +344,12 @@ Runner addServeCommand(CLI::App& app) {
                                  "v4l2:/dev/videoN[?format=..&size=WxH&fps=N&memory=mmap|userptr] or share:NAME: "
                                  "the one camera (named cam0)")
                      ->capture_default_str();
-  cmd->add_option("--camera", o->cameras,
-                  "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
-                  "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
-                  "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, share, renditions, audio)")
+  cmd->add_option(
+         "--camera", o->cameras,
+         "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
+         "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
+         "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, "
+         "share, renditions, audio, whip, whip_token, janus)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
@@ -408,16 +424,20 @@ Runner addServeCommand(CLI::App& app) {
                   "certificate first (Let's Encrypt: fullchain.pem); needs --tls-key. docs/exposure.md");
   cmd->add_option("--tls-key", o->tlsKey,
                   "the unencrypted PEM private key of --tls-cert (Let's Encrypt: privkey.pem)");
-  auto* whip = cmd->add_option("--whip", o->whipUrl,
-                               "also publish the stream to this WHIP endpoint (http[s]://HOST[:PORT]/PATH); "
-                               "reconnects with back-off");
+  auto* whip =
+      cmd->add_option("--whip", o->whipUrl,
+                      "also publish the stream to this WHIP endpoint (http[s]://HOST[:PORT]/PATH); "
+                      "reconnects with back-off. With several cameras: the first one's (whip = \"...\" "
+                      "in a [[camera]] table gives any camera its own)");
   cmd->add_option("--whip-token", o->whipToken, "send 'Authorization: Bearer TOKEN' to the WHIP endpoint")
       ->needs(whip);
-  cmd->add_option("--janus", o->janus,
-                  "also send RTP H.264 (and, with --audio, the Opus) to a Janus streaming-plugin RTP mountpoint: "
-                  "HOST:PORT?mountpoint=ID[&secret=S] (Janus's HTTP API tells its ports) or "
-                  "HOST:PORT[?rtcp=PORT&pt=N&audio=APORT] (its video port; its rtcpport, default PORT+1, carries "
-                  "keyframe requests back; APORT takes the sound)");
+  cmd->add_option(
+      "--janus", o->janus,
+      "also send RTP H.264 (and, with --audio, the Opus) to a Janus streaming-plugin RTP mountpoint: "
+      "HOST:PORT?mountpoint=ID[&secret=S] (Janus's HTTP API tells its ports) or "
+      "HOST:PORT[?rtcp=PORT&pt=N&audio=APORT] (its video port; its rtcpport, default PORT+1, carries "
+      "keyframe requests back; APORT takes the sound). With several cameras: the first one's (janus = "
+      "\"...\" in a [[camera]] table gives any camera its own)");
   cmd->add_option("--playout-delay", o->playoutDelay,
                   "the RTP playout-delay the viewers' browsers are asked to keep between capture and display: "
                   "MIN,MAX ms (0..40950, steps of 10; 0,0 displays each frame as soon as it is decoded), fixed; "

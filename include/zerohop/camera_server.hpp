@@ -44,14 +44,19 @@ struct CameraConfig {
   /// The camera's sound, sent to WebRTC viewers beside its picture: "" (none), "test" (a tone clicking
   /// at every A/V marker instant of the capture clock), "alsa:DEVICE" (docs/audio.md).
   std::string audio;
+  /// The camera's own outputs beside its WHEP viewers (PipelineConfig::whipUrl, whipToken, janus): a WHIP
+  /// endpoint it publishes to (with the camera's sound, if it has one) and an RTP target (a Janus
+  /// streaming mountpoint); empty: none. Each camera its own, configured once.
+  std::string whipUrl;
+  std::string whipToken;  ///< never logged
+  std::string janus;
 };
 
 struct CameraServerConfig {
   std::vector<CameraConfig> cameras;  ///< at least one; the first also answers POST /whep
-  StreamConfig stream;                ///< the one HTTP server (its defaultStream is set to the first camera)
-  std::string whipUrl;                ///< the first camera only (PipelineConfig::whipUrl)
-  std::string whipToken;
-  std::string janus;      ///< the first camera only (PipelineConfig::janus)
+  /// The one HTTP server (its defaultStream is set to the first camera); its ICE servers are also those
+  /// of every camera's WHIP session.
+  StreamConfig stream;
   bool failFast = false;  ///< see the header comment
   /// From this many cameras on, MJPEG cameras on the GPU path share one batched nvJPEG decoder per
   /// GPU (PipelineConfig::batchJpeg): more cameras per GPU, each frame decoded whole. Below it each

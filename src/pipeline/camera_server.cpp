@@ -58,15 +58,13 @@ class CameraServer::Impl {
       if (placement_[i].automatic) p.autoGpuDevice = placement_[i].device;
       p.shareName = cam.shareName;
       p.renditions = cam.renditions;
-      if (i == 0) {
-        p.whipUrl = config_.whipUrl;
-        p.whipToken = config_.whipToken;
-        // The WHIP session's ICE servers are the viewers' (p.stream is otherwise unused with p.viewers).
-        p.stream.iceServers = config_.stream.iceServers;
-        p.stream.turnSecret = config_.stream.turnSecret;
-        p.stream.turnCredentialSeconds = config_.stream.turnCredentialSeconds;
-        p.janus = config_.janus;
-      }
+      p.whipUrl = cam.whipUrl;
+      p.whipToken = cam.whipToken;
+      // The WHIP session's ICE servers are the viewers' (p.stream is otherwise unused with p.viewers).
+      p.stream.iceServers = config_.stream.iceServers;
+      p.stream.turnSecret = config_.stream.turnSecret;
+      p.stream.turnCredentialSeconds = config_.stream.turnCredentialSeconds;
+      p.janus = cam.janus;
       p.viewers = server_->addStream(cam.name);
       if (!cam.audio.empty()) {
         // One Opus encode of the camera's sound for all its viewers; opened now, so a bad spec or a
@@ -75,7 +73,7 @@ class CameraServer::Impl {
         // opens (rtsp_connection.hpp): opened here, before the camera's pipeline, so the picture's first
         // session carries it.
         // Its packets go through the camera's runner (started before the sound, stopped after it): to the
-        // pipeline's sinks that take sound, the viewers and (the first camera's) WHIP session.
+        // pipeline's sinks that take sound: the viewers, the camera's WHIP session and RTP target.
         auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
         audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},
                                                         [this, i](EncodedUnitPtr unit) { runners_[i]->publishAudio(unit); });

@@ -1,5 +1,6 @@
 #include "stream/janus_target.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "zerohop/error.hpp"
@@ -8,10 +9,21 @@
 namespace zerohop::stream {
 namespace {
 
+// The spec as quoted in a message: a mountpoint's secret= value is not.
+std::string quotable(std::string_view spec) {
+  std::string out(spec);
+  for (std::size_t at = out.find("secret="); at != std::string::npos; at = out.find("secret=", at + 1)) {
+    const std::size_t from = at + 7, to = std::min(out.find('&', from), out.size());
+    out.replace(from, to - from, "...");
+  }
+  return out;
+}
+
 [[noreturn]] void bad(std::string_view spec, const std::string& why) {
-  throw SettingError(Errc::kInvalidArgument, setting::kJanus,
-                     "Janus / RTP target \"" + std::string(spec) + "\": " + why +
-                         " (want HOST:PORT?mountpoint=ID[&secret=S] or HOST:PORT[?rtcp=PORT&pt=N&audio=PORT])");
+  throw SettingError(
+      Errc::kInvalidArgument, setting::kJanus,
+      "Janus / RTP target \"" + quotable(spec) + "\": " + why +
+          " (want HOST:PORT?mountpoint=ID[&secret=S] or HOST:PORT[?rtcp=PORT&pt=N&audio=PORT])");
 }
 
 unsigned long number(std::string_view spec, std::string_view text, unsigned long lo, unsigned long hi,

@@ -9,7 +9,10 @@ going away:
   3. the endpoint is killed (SIGKILL, no DELETE, no BYE) and started again on the same port: serve notices,
      reconnects with back-off, and the new endpoint decodes >= 25 fps again;
   4. a second serve with the wrong token gets 401 and retries with back-off, saying why;
-  5. serve stopped with SIGINT sends DELETE for its resource and exits 0.
+  5. serve stopped with SIGINT sends DELETE for its resource and exits 0;
+  6. two cameras in a --config, each with its own `whip = URL` (and token) in its [[camera]] table: each
+     endpoint gets one authorized POST and decodes >= 25 fps of its own camera (the second camera's too:
+     every camera has every output, configured once per camera).
 
 usage: test_whip_publish.py [--netns] [--source test:640x360@30] ZEROHOP_BINARY
 exit: 0 pass, 1 fail, 77 skipped (GStreamer's webrtcbin/openh264dec missing)
@@ -65,6 +68,50 @@ def decode_rate(ep: Endpoint, seconds: float) -> float:
     t0 = time.monotonic()
     time.sleep(seconds)
     return (ep.status()["frames"] - f0) / (time.monotonic() - t0)
+
+
+def each_camera_publishes(args, out: Path) -> None:
+    """Step 6: each [[camera]] table's own whip = URL; the second camera's endpoint decodes its pictures too."""
+    eps = []
+    for name in ("a", "b"):
+        log = out / f"whip_publish.camera_{name}.endpoint.log"
+        log.write_bytes(b"")
+        eps.append(Endpoint(zb.free_port(), log))
+    config = out / "whip_publish.cameras.toml"
+    config.write_text("".join(
+        f'[[camera]]\nname = "{name}"\nsource = "test:320x240@30"\n'
+        f'whip = "http://127.0.0.1:{ep.port}/whip"\nwhip_token = "{TOKEN}"\n\n'
+        for name, ep in zip(("a", "b"), eps)))
+    two = zb.Serve([args.zerohop, "--config", str(config), "serve"], ["--listen", f"127.0.0.1:{zb.free_port()}"],
+                   out / "whip_publish.cameras.serve.log")
+    try:
+        if not two.wait_url(20):
+            raise AssertionError("serve with two cameras printed no 'open http://' line within 20 s")
+        for name, ep in zip(("a", "b"), eps):
+            zb.wait_until(f"camera {name}'s endpoint decodes frames", lambda ep=ep: ep.status()["frames"] > 30, 30)
+        for name, ep in zip(("a", "b"), eps):
+            st = ep.status()
+            if st["posts"] != 1 or st["unauthorized"] != 0:
+                raise AssertionError(f"camera {name}: want one authorized POST, its endpoint saw {st}")
+            fps = decode_rate(ep, 3)
+            print(f"camera {name}: its own WHIP endpoint decodes {fps:.1f} fps")
+            if fps < 25:
+                raise AssertionError(f"camera {name}'s endpoint decodes only {fps:.1f} fps")
+        if TOKEN in two.output():
+            raise AssertionError("serve printed a camera's whip_token")
+        rc, _ = two.stop(5)
+        if rc != 0:
+            raise AssertionError(f"serve with two cameras exited {rc} on SIGINT")
+        for name, ep in zip(("a", "b"), eps):
+            if ep.status()["deletes"] != 1:
+                raise AssertionError(f"camera {name}'s WHIP resource was not deleted: {ep.status()}")
+    except AssertionError:
+        print(two.output()[-3000:], file=sys.stderr)
+        raise
+    finally:
+        two.stop(2)
+        for ep in eps:
+            ep.stop()
 
 
 def main() -> int:
@@ -138,6 +185,7 @@ def main() -> int:
         out_text = serve.output()
         if "reconnecting in" not in out_text:
             raise AssertionError("serve never logged a reconnect")
+        each_camera_publishes(args, out)
     except AssertionError as e:
         return zb.report_failure(str(e), serve)
     finally:

@@ -115,6 +115,57 @@ encoder = "x264"
   EXPECT_TRUE(back.audio.empty()) << "no sound unless asked";
 }
 
+// Every camera has every built-in output, each configured once in its own table.
+TEST(CameraOptions, EachCameraTableGivesItsOwnWhipAndJanusOutputs) {
+  TomlFile f(R"([[camera]]
+name = "front"
+source = "test"
+whip = "https://whip.example.com/front"
+whip_token = "tok-front-5"
+
+[[camera]]
+name = "back"
+source = "test"
+janus = "10.0.0.9:5004?audio=5006"
+
+[[camera]]
+name = "side"
+source = "test"
+)");
+  const auto tables = readCameraTables(f.path);
+  ASSERT_EQ(tables.size(), 3u);
+  CameraDefaults d;
+  const CameraConfig front = cameraFromTable(tables[0], d, f.path);
+  EXPECT_EQ(front.whipUrl, "https://whip.example.com/front");
+  EXPECT_EQ(front.whipToken, "tok-front-5");
+  EXPECT_TRUE(front.janus.empty());
+  const CameraConfig back = cameraFromTable(tables[1], d, f.path);
+  EXPECT_TRUE(back.whipUrl.empty());
+  EXPECT_EQ(back.janus, "10.0.0.9:5004?audio=5006") << "the second camera has an output of its own";
+  const CameraConfig side = cameraFromTable(tables[2], d, f.path);
+  EXPECT_TRUE(side.whipUrl.empty() && side.whipToken.empty() && side.janus.empty())
+      << "no output unless asked";
+}
+
+TEST(CameraOptions, AWhipMistakeNamesTheCameraAndQuotesNoSecret) {
+  CameraDefaults d;
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\nwhip = \"user:s3cret@whip.example.com/x\"\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("camera \"a\""), std::string::npos) << e;
+    EXPECT_NE(e.find("http[s]://HOST[:PORT]/PATH"), std::string::npos) << e;
+    EXPECT_EQ(e.find("s3cret"), std::string::npos) << "a URL that may hold a password is quoted: " << e;
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\nwhip_token = \"tok-9\"\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("whip_token is given without whip"), std::string::npos) << e;
+    EXPECT_EQ(e.find("tok-9"), std::string::npos) << "the token is quoted: " << e;
+  }
+}
+
 TEST(CameraOptions, UnknownKeyNamesTheCameraAndLineEvenWhenTheNameComesLater) {
   TomlFile f("[[camera]]\nsource = \"test\"\nbitrat = 100\nname = \"porch\"\n");
   const std::string e = usageError([&] { readCameraTables(f.path); });

@@ -318,14 +318,22 @@ TEST(Cli, CameraMistakesFailNamingTheCamera) {
   const std::string listen = "127.0.0.1:" + std::to_string(freePort());
   const std::string path = ::testing::TempDir() + "/cameras.toml";
   { std::ofstream(path) << "[[camera]]\nname = \"yard\"\nsource = \"test\"\nzoom = 2\n"; }
+  const std::string whipPath = ::testing::TempDir() + "/cameras-whip.toml";
+  {
+    std::ofstream(whipPath) << "[[camera]]\nname = \"gate\"\nsource = \"test\"\n"
+                               "whip = \"http://127.0.0.1:9/whip\"\n";
+  }
   struct Case {
     std::vector<std::string> args;
     const char* expect;
   } cases[] = {
       {{"serve", "--camera", "a=test", "--camera", "a=test"}, "two cameras are named \"a\""},
-      {{"serve", "--camera", "a=v4l2:/dev/video7", "--camera", "b=v4l2:/dev/video7"}, "camera \"b\" opens /dev/video7"},
+      {{"serve", "--camera", "a=v4l2:/dev/video7", "--camera", "b=v4l2:/dev/video7"},
+       "camera \"b\" opens /dev/video7"},
       {{"serve", "--camera", "a.b=test"}, "camera \"a.b\""},
       {{"--config", path, "serve"}, "camera \"yard\" (line 1): unknown key \"zoom\""},
+      {{"--config", whipPath, "serve", "--whip", "http://127.0.0.1:9/other"},
+       "--whip and camera \"gate\"'s whip = \"...\" both name its WHIP endpoint: keep one"},
   };
   for (auto& c : cases) {
     std::vector<std::string> argv{kCli};

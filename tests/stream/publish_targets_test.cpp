@@ -140,6 +140,10 @@ TEST(JanusTarget, RefusesWhatItCannotUse) {
             std::string::npos);
   EXPECT_NE(refusal([] { parseJanusTarget("h:8088?mountpoint=7&secret="); }).find("secret is empty"),
             std::string::npos);
+  // A refusal quotes the target, never the mountpoint's secret.
+  const std::string quoted = refusal([] { parseJanusTarget("h:8088?secret=hush-42&mountpoint=x"); });
+  EXPECT_NE(quoted.find("h:8088?secret=...&mountpoint=x"), std::string::npos) << quoted;
+  EXPECT_EQ(quoted.find("hush-42"), std::string::npos) << quoted;
 }
 
 }  // namespace
