@@ -41,8 +41,8 @@ class CollectingSink final : public UnitSink {
   std::uint64_t units_ = 0, keyframes_ = 0;
 };
 
-TEST(FrameStream, ProgramFramesAreEncodedAndSentInProcessWithoutAShare) {
-  auto sink = std::make_shared<CollectingSink>();
+// 320x240 NV12 frames through x264 on the CPU path, to `sinks` (and a WHEP server on a free port).
+FrameStreamConfig smallStream(std::vector<std::shared_ptr<UnitSink>> sinks, std::uint32_t audioChannels = 0) {
   FrameStreamConfig c;
   c.format = PixelFormat::kNV12;
   c.width = 320;
@@ -51,21 +51,32 @@ TEST(FrameStream, ProgramFramesAreEncodedAndSentInProcessWithoutAShare) {
   c.gpu = "off";
   c.encoder.encoder = "x264";
   c.stream.port = 0;
-  c.sinks = {sink};
-  FrameStream stream(c);
+  c.audioChannels = audioChannels;
+  c.sinks = std::move(sinks);
+  return c;
+}
+
+// Frame `n` of a moving ramp, stamped with its capture instant.
+void pushFrame(FrameStream& stream, std::uint64_t n) {
+  InputSlot slot = stream.input().acquireWrite();
+  Frame& f = slot.frame();
+  for (std::uint32_t y = 0; y < f.height; ++y) std::memset(f.data[0] + y * f.pitch[0], static_cast<int>(y + 3 * n), f.width);
+  for (std::uint32_t y = 0; y < f.height / 2; ++y) std::memset(f.data[1] + y * f.pitch[1], 128, f.width);
+  Frame meta;
+  meta.sequence = n;
+  meta.times.mark(Stage::kCapture, monotonicNs());
+  stream.input().commit(std::move(slot), meta);
+}
+
+TEST(FrameStream, ProgramFramesAreEncodedAndSentInProcessWithoutAShare) {
+  auto sink = std::make_shared<CollectingSink>();
+  FrameStream stream(smallStream({sink}));
 
   // Paced as a program at 30 fps would push; bounded: 20 s even on a busy sanitizer run.
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   std::uint64_t n = 0;
   while (sink->units() < 10 && std::chrono::steady_clock::now() < deadline) {
-    InputSlot slot = stream.input().acquireWrite();
-    Frame& f = slot.frame();
-    for (std::uint32_t y = 0; y < f.height; ++y) std::memset(f.data[0] + y * f.pitch[0], static_cast<int>(y + 3 * n), f.width);
-    for (std::uint32_t y = 0; y < f.height / 2; ++y) std::memset(f.data[1] + y * f.pitch[1], 128, f.width);
-    Frame meta;
-    meta.sequence = ++n;
-    meta.times.mark(Stage::kCapture, monotonicNs());
-    stream.input().commit(std::move(slot), meta);
+    pushFrame(stream, ++n);
     std::this_thread::sleep_for(33ms);  // the frame interval (pacing, not synchronisation)
   }
   ASSERT_GE(sink->units(), 10u) << "after " << n << " frames: " << (stream.failure() ? stream.failure()->what() : "no failure");
@@ -134,32 +145,14 @@ TEST(FrameStream, EachSinkGetsTheTracksItWantsBetweenAttachAndDetach) {
   auto withSound = std::make_shared<TrackCountingSink>(true);
   auto picturesOnly = std::make_shared<TrackCountingSink>(false);
   {
-    FrameStreamConfig c;
-    c.format = PixelFormat::kNV12;
-    c.width = 320;
-    c.height = 240;
-    c.fps = 30;
-    c.gpu = "off";
-    c.encoder.encoder = "x264";
-    c.stream.port = 0;
-    c.audioChannels = 1;
-    c.sinks = {withSound, picturesOnly};
-    FrameStream stream(c);
+    FrameStream stream(smallStream({withSound, picturesOnly}, 1));
     // Frames and 10 ms blocks of sound at their pace until the sink of both has 10 of each (20 s at most).
     const std::vector<std::int16_t> block(480, 1000);
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     for (std::uint64_t n = 1; (withSound->counts().pictures < 10 || withSound->counts().sound < 10) &&
                               std::chrono::steady_clock::now() < deadline;
          ++n) {
-      InputSlot slot = stream.input().acquireWrite();
-      Frame& f = slot.frame();
-      for (std::uint32_t y = 0; y < f.height; ++y)
-        std::memset(f.data[0] + y * f.pitch[0], static_cast<int>(y + n), f.width);
-      for (std::uint32_t y = 0; y < f.height / 2; ++y) std::memset(f.data[1] + y * f.pitch[1], 128, f.width);
-      Frame meta;
-      meta.sequence = n;
-      meta.times.mark(Stage::kCapture, monotonicNs());
-      stream.input().commit(std::move(slot), meta);
+      pushFrame(stream, n);
       for (int b = 0; b < 3; ++b) stream.pushAudio(block.data(), block.size());
       std::this_thread::sleep_for(30ms);  // the frame interval (pacing, not synchronisation)
     }
