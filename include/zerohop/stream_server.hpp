@@ -249,6 +249,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one
   /// that is empty or not of [A-Za-z0-9_-] (it is a URL path segment).
   std::shared_ptr<WhepStream> addStream(const std::string& name);
+  /// The stream publish() feeds and POST /whep plays (without StreamConfig::defaultStream), as a
+  /// WhepStream: what a pipeline with a server of its own feeds and asks, as it does a shared server's
+  /// named stream. Its name() is empty. It must not outlive this server.
+  std::shared_ptr<WhepStream> unnamedStream();
 
   /// Congestion control of what publish() is fed: as WhepStream::setMaxBitrate, targetBitrateKbps, bitrate
   /// (one target per codec; without one, H.264's).

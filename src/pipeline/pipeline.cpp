@@ -52,14 +52,14 @@ class Pipeline::Impl {
     // Bind the port first: a busy port fails before the camera is opened or anything is logged.
     // The sinks' callbacks are installed last, once every member they read exists. A pipeline that
     // feeds a stream of a shared server (one camera of several) binds nothing.
-    if (config_.viewers) {
-      viewers_ = config_.viewers.get();
-      sinks_.push_back(config_.viewers);
-    } else {
-      auto server = std::make_shared<StreamServer>(config_.stream);
-      server_ = server.get();
-      sinks_.push_back(std::move(server));
+    // Either way the viewers are one WhepStream: a shared server's, or the unnamed stream of its own.
+    std::shared_ptr<WhepStream> viewers = config_.viewers;
+    if (!viewers) {
+      ownServer_ = std::make_unique<StreamServer>(config_.stream);
+      viewers = ownServer_->unnamedStream();
     }
+    viewers_ = viewers.get();
+    sinks_.push_back(std::move(viewers));
     // The GPU is probed once. Whether a CUDA device works decides where the camera's buffers live:
     // page-locked memory the GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here,
     // before the camera is opened.
@@ -96,9 +96,9 @@ class Pipeline::Impl {
     openRenditions(gpu.device);
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
-    if (server_) {
-      server_->setStatsProvider([this] { return statsJson(); });
-      server_->setMetricsProvider(
+    if (ownServer_) {
+      ownServer_->setStatsProvider([this] { return statsJson(); });
+      ownServer_->setMetricsProvider(
           [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_}); });
     }
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
@@ -199,8 +199,7 @@ class Pipeline::Impl {
   void start() {
     // Congestion control: the viewers' target is bounded by the configured bitrate (not in passthrough).
     if (dataPath_ != "passthrough") {
-      if (server_) server_->setMaxBitrate(config_.encoder.bitrateKbps);
-      if (viewers_) viewers_->setMaxBitrate(config_.encoder.bitrateKbps);
+      viewers_->setMaxBitrate(config_.encoder.bitrateKbps);
     }
     // Every sink's receivers ask for keyframes through keyframes_: of every encode, or (the WHEP
     // viewers) of the one encode the receiver takes, each encode's requests rate-limited on their own.
@@ -233,12 +232,13 @@ class Pipeline::Impl {
     if (vp8_) vp8_->stop();  // its thread delivers to the sinks: ended before they go
     // Ends every WebRTC session and output before the processor and source go away. Taken out under
     // serverMutex_ and destroyed outside it: an HTTP thread may be in statsJson() (status() reads
-    // server_) until the server has joined it.
+    // viewers_) until the server has joined it.
     std::vector<std::shared_ptr<UnitSink>> sinks;
+    std::unique_ptr<StreamServer> server;
     {
       std::lock_guard lock(serverMutex_);
       sinks.swap(sinks_);
-      server_ = nullptr;
+      server.swap(ownServer_);
       unitsShare_ = nullptr;
       viewers_ = nullptr;
     }
@@ -246,7 +246,8 @@ class Pipeline::Impl {
     if (startNs_.load() != 0) {
       for (const auto& sink : sinks) sink->detach();
     }
-    sinks.clear();
+    sinks.clear();  // the viewers' stream before its server
+    server.reset();
   }
 
   void publishAudio(const EncodedUnitPtr& unit) {
@@ -265,9 +266,11 @@ class Pipeline::Impl {
     s.keyframesForced = keyframesForced_.load();
     {
       std::lock_guard lock(serverMutex_);
-      s.viewers = server_ ? server_->viewerCount() : viewers_ ? viewers_->viewerCount() : 0;
-      s.viewerStats = server_ ? server_->viewerStats() : viewers_ ? viewers_->viewerStats() : std::vector<ViewerStats>{};
-      s.bitrate = server_ ? server_->bitrate() : viewers_ ? viewers_->bitrate() : StreamBitrate{};
+      if (viewers_) {
+        s.viewers = viewers_->viewerCount();
+        s.viewerStats = viewers_->viewerStats();
+        s.bitrate = viewers_->bitrate();
+      }
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;
@@ -283,9 +286,7 @@ class Pipeline::Impl {
     if (vp8_) {
       s.vp8 = vp8_->status();
       std::lock_guard lock(serverMutex_);
-      s.vp8.bitrate = server_    ? server_->bitrate(Codec::kVP8)
-                      : viewers_ ? viewers_->bitrate(Codec::kVP8)
-                                 : StreamBitrate{};
+      if (viewers_) s.vp8.bitrate = viewers_->bitrate(Codec::kVP8);
     } else {
       s.vp8.unavailableReason = vp8Unavailable_;
     }
@@ -302,7 +303,7 @@ class Pipeline::Impl {
       std::vector<std::uint64_t> switches;
       {
         std::lock_guard lock(serverMutex_);
-        switches = server_ ? server_->rungSwitches() : viewers_ ? viewers_->rungSwitches() : switches;
+        if (viewers_) switches = viewers_->rungSwitches();
       }
       for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
     }
@@ -316,7 +317,7 @@ class Pipeline::Impl {
   }
   std::string url() const {
     std::lock_guard lock(serverMutex_);
-    return server_ ? server_->url() : std::string{};
+    return ownServer_ ? ownServer_->url() : std::string{};
   }
   std::optional<Error> failure() const {
     std::lock_guard lock(failureMutex_);
@@ -369,15 +370,11 @@ class Pipeline::Impl {
 
   // The viewers' congestion control targets go to the encoders when they changed (no keyframe): the
   // H.264 viewers' to the processor, the VP8 viewers' to the VP8 encode. The encode thread reads
-  // server_/viewers_ unlocked: they change only in stop(), after it has joined.
+  // viewers_ unlocked: it changes only in stop(), after it has joined.
   void forwardBitrate() {
-    if (vp8_) {
-      vp8_->setTargetKbps(server_    ? server_->targetBitrateKbps(Codec::kVP8)
-                          : viewers_ ? viewers_->targetBitrateKbps(Codec::kVP8)
-                                     : 0);
-    }
+    if (vp8_) vp8_->setTargetKbps(viewers_->targetBitrateKbps(Codec::kVP8));
     if (!followBitrate_) return;
-    const std::uint32_t target = server_ ? server_->targetBitrateKbps() : viewers_ ? viewers_->targetBitrateKbps() : 0;
+    const std::uint32_t target = viewers_->targetBitrateKbps();
     if (target == 0 || target == appliedKbps_) return;
     try {
       followBitrate_ = processor_->setBitrate(target);
@@ -461,11 +458,13 @@ class Pipeline::Impl {
   }
 
   PipelineConfig config_;
-  // The unit sinks, the WHEP server first; fixed from start() until stop() (the encode thread reads
-  // it unlocked); taken out under serverMutex_ in stop().
+  // Without PipelineConfig::viewers: the server whose unnamed stream viewers_ is (it binds the port).
+  // Guarded by serverMutex_ once the HTTP threads run; destroyed in stop(), after the stream.
+  std::unique_ptr<StreamServer> ownServer_;
+  // The unit sinks, the WHEP viewers' stream first; fixed from start() until stop() (the encode thread
+  // reads it unlocked); taken out under serverMutex_ in stop().
   std::vector<std::shared_ptr<UnitSink>> sinks_;
-  StreamServer* server_ = nullptr;      // sinks_[0] (own server); guarded by serverMutex_ once the HTTP threads run
-  WhepStream* viewers_ = nullptr;       // sinks_[0] (a shared server's stream); guarded by serverMutex_
+  WhepStream* viewers_ = nullptr;        // sinks_[0]; guarded by serverMutex_ (null after stop())
   UnitShareSink* unitsShare_ = nullptr;  // in sinks_ with shareName; guarded by serverMutex_
   mutable std::mutex serverMutex_;
   std::unique_ptr<FrameSource> source_;

@@ -1,4 +1,5 @@
-// WhepStream: one named stream of a StreamServer (StreamServer::addStream), fed by one camera's pipeline;
+// WhepStream: one stream of a StreamServer (StreamServer::addStream, or unnamedStream: the one publish()
+// feeds), fed by one camera's pipeline;
 // and the server's table of streams (StreamState by name) it and the unnamed stream live in.
 
 #include <algorithm>
@@ -28,15 +29,19 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   void attach(const SinkSetup& setup) override { server_.attach(state_, setup); }
   void detach() override { server_.detach(state_); }
   std::string describe() const override {
+    const bool unnamed = &state_ == &server_.unnamed();  // POST /whep plays it
     return std::string("WHEP viewers at ") + (server_.tls_ ? "https://" : "http://") + server_.config_.host + ":" +
-           std::to_string(server_.boundPort_) + "/whep/" + state_.name;
+           std::to_string(server_.boundPort_) + (unnamed ? "/whep" : "/whep/" + state_.name);
   }
   std::size_t viewerCount() const override { return server_.viewerCount(state_); }
   bool wants(TrackKey track) const override { return server_.wants(state_, track); }
   std::uint32_t targetKbps(TrackKey track) const override { return server_.targetKbps(state_, track); }
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&state_); }
   std::vector<std::uint64_t> rungSwitches() const override { return server_.rungSwitches(state_); }
-  const std::string& name() const override { return state_.name; }
+  const std::string& name() const override {
+    static const std::string kNone;
+    return &state_ == &server_.unnamed() ? kNone : state_.name;
+  }
   void setMaxBitrate(std::uint32_t kbps) override { server_.setMaxBitrate(state_, kbps); }
   std::uint32_t targetBitrateKbps(Codec codec) const override {
     return server_.targetBitrateKbps(state_, codec);
@@ -96,6 +101,10 @@ std::shared_ptr<WhepStream> StreamServer::addStream(const std::string& name) {
     }
   }
   return std::make_shared<Impl::NamedStream>(*impl_, state);
+}
+
+std::shared_ptr<WhepStream> StreamServer::unnamedStream() {
+  return std::make_shared<Impl::NamedStream>(*impl_, impl_->unnamed());
 }
 
 }  // namespace zerohop
