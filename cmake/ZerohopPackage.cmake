@@ -46,7 +46,7 @@ target_link_options(zerohop_lib PRIVATE "LINKER:--version-script=${PROJECT_SOURC
   "LINKER:-z,defs" "LINKER:--exclude-libs,libcudart_static.a")
 
 # ---- install ----------------------------------------------------------------------------------
-set(_zerohop_headers buffer_pool.hpp capture.hpp clock.hpp encoded_unit.hpp error.hpp export.h frame.hpp
+set(_zerohop_headers buffer_pool.hpp capture.hpp clock.hpp codec.hpp encoded_unit.hpp error.hpp export.h frame.hpp
   frame_input.hpp latency.hpp log.hpp pixel_format.hpp setting_error.hpp share.hpp sinks.hpp
   source.hpp timecode.hpp zerohop.h)
 if(ZEROHOP_HAS_GPU_01)

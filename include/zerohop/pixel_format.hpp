@@ -23,7 +23,8 @@ enum class PixelFormat : std::uint8_t {
   kRGBA,   ///< packed R G B A, 32 bits
   kMJPEG,  ///< one JPEG image per frame (compressed, variable size)
   kH264,   ///< one H.264 Annex B access unit per frame (compressed, variable size)
-  kOpus,   ///< sound, not a picture: one Opus packet (RFC 6716, 48 kHz) per slot of a NAME.opus share
+  // 10 was kVP8, a codec and no format (zerohop/codec.hpp): the numbers after it are kept.
+  kOpus = 11,  ///< sound, not a picture: one Opus packet (RFC 6716, 48 kHz) per slot of a NAME.opus share
 };
 
 enum class ColorMatrix : std::uint8_t { kBt601, kBt709 };
