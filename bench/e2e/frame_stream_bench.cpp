@@ -131,6 +131,8 @@ LatencySnapshot runServePath(const Args& a, IngestToSent& probe) {
                              std::to_string(static_cast<int>(a.fps)));
   p.stream.port = 0;
   p.gpu = a.gpu;
+  StreamServer server(p.stream);  // the viewers' server: the pipeline binds no port
+  p.viewers = server.unnamedStream();
   Pipeline pipeline(p);
   pipeline.addUnitSink(std::shared_ptr<UnitSink>(&probe, [](UnitSink*) {}));  // the probe outlives the pipeline
   pipeline.start();

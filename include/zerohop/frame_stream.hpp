@@ -61,7 +61,7 @@ struct FrameStreamConfig {
 
 class ZEROHOP_API FrameStream {
  public:
-  /// Creates the input, the encoder and the server (binds the port) and starts streaming.
+  /// Creates the server (binds the port), the input and the encoder and starts streaming.
   /// Throws Error (kInvalidArgument: a layout the input or the encoder refuses; kUnavailable: the
   /// port is taken, no usable device for device frames).
   explicit FrameStream(FrameStreamConfig config);

@@ -41,6 +41,9 @@ struct PipelineConfig {
   /// openSource, a program's own frames in process (zerohop/frame_input.hpp; FrameStream).
   std::function<std::unique_ptr<FrameSource>(const SourceOptions&)> openSource;
   EncoderConfig encoder;   ///< width/height/fps are taken from the source
+  /// What the outputs take from the stream's settings: the WHIP session's ICE servers and TURN secret,
+  /// and `sound` (the WHIP offer and the shares carry a sound track). Its HTTP settings are the viewers'
+  /// server's, unused here.
   StreamConfig stream;
   /// `--gpu`: "auto" (the GPU path when a CUDA device works and handles the source's format), "off",
   /// or a device number (an unusable device is an Error). choosePath() in src/gpupath/gpu_path.hpp decides.
@@ -64,9 +67,10 @@ struct PipelineConfig {
   std::string renditions = "auto";
   /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
   std::string janus;
-  /// Non-null: the WHEP viewers are this stream of a StreamServer that several pipelines share
-  /// (StreamServer::addStream, one per camera: CameraServer); `stream` is then unused, the pipeline
-  /// binds no port, serves no /stats of its own and url() is empty. It keeps the stream past stop().
+  /// Required: the WHEP viewers, a stream of a StreamServer the caller owns and keeps past the
+  /// pipeline (StreamServer::unnamedStream(), or addStream(name), one per camera: CameraServer). The
+  /// pipeline binds no port and serves no HTTP: the server's owner gives it statsJson() and
+  /// metricsText() (StreamServer::setStatsProvider). Empty: the constructor throws kInvalidArgument.
   std::shared_ptr<WhepStream> viewers;
   /// GPU path, MJPEG: decode through the process's JpegBatcher for the device (GpuPathConfig::batchJpeg),
   /// shared with the other pipelines on that GPU. CameraServer sets it from `batchJpegCameras`.
@@ -137,7 +141,7 @@ struct PipelineStatus {
 
 class ZEROHOP_API Pipeline {
  public:
-  /// Opens the source, the encoder and the stream server (binds the port). Throws Error.
+  /// Opens the source and the encoders and makes the outputs (WHIP, RTP/Janus, the shares). Throws Error.
   explicit Pipeline(PipelineConfig config);
   ~Pipeline();  ///< stops and joins everything
   Pipeline(const Pipeline&) = delete;
@@ -157,8 +161,8 @@ class ZEROHOP_API Pipeline {
   void publishAudio(EncodedUnitPtr opusPacket);
 
   PipelineStatus status() const;
-  std::string statsJson() const;  ///< the body of GET /stats
-  std::string url() const;
+  std::string statsJson() const;    ///< the body of GET /stats
+  std::string metricsText() const;  ///< the body of GET /metrics (Prometheus text)
   /// The first error that ended the pipeline (e.g. the camera went away for good), with its code
   /// (Error::code()) and message; nullopt while it runs (or stopped cleanly).
   std::optional<Error> failure() const;

@@ -24,12 +24,18 @@ FrameInputConfig inputConfig(const FrameStreamConfig& c) {
   return i;
 }
 
-PipelineConfig pipelineConfig(const FrameStreamConfig& c, FrameInput& input) {
+StreamConfig streamConfig(const FrameStreamConfig& c) {
+  StreamConfig s = c.stream;
+  s.sound = s.sound || c.audioChannels > 0;  // viewers get the audio track before the first block
+  return s;
+}
+
+PipelineConfig pipelineConfig(const FrameStreamConfig& c, FrameInput& input, StreamServer& server) {
   PipelineConfig p;
   p.openSource = [&input](const SourceOptions& options) { return input.openSource(options); };
   p.encoder = c.encoder;
-  p.stream = c.stream;
-  p.stream.sound = p.stream.sound || c.audioChannels > 0;  // viewers get the audio track before the first block
+  p.stream = streamConfig(c);
+  p.viewers = server.unnamedStream();
   p.gpu = c.memory == MemoryKind::kDevice && c.gpu == "auto" ? std::to_string(c.cudaDevice) : c.gpu;
   p.shareName = c.shareName;
   p.whipUrl = c.whipUrl;
@@ -41,7 +47,13 @@ PipelineConfig pipelineConfig(const FrameStreamConfig& c, FrameInput& input) {
 }  // namespace
 
 struct FrameStream::Impl {
-  explicit Impl(const FrameStreamConfig& c) : input(inputConfig(c)), pipeline(pipelineConfig(c, input)) {
+  // The port is bound first: a busy port fails before anything else is opened.
+  explicit Impl(const FrameStreamConfig& c)
+      : server(std::make_unique<StreamServer>(streamConfig(c))),
+        input(inputConfig(c)),
+        pipeline(pipelineConfig(c, input, *server)) {
+    server->setStatsProvider([this] { return pipeline.statsJson(); });
+    server->setMetricsProvider([this] { return pipeline.metricsText(); });
     for (const auto& sink : c.sinks) pipeline.addUnitSink(sink);
     if (c.audioChannels > 0) {
       auto pcm = std::make_unique<audio::PcmInput>(c.audioChannels, "your sound (FrameStream)");
@@ -54,6 +66,14 @@ struct FrameStream::Impl {
     pipeline.start();
     if (audio) audio->start();
   }
+  // The sound stops feeding the pipeline, the pipeline its viewers; the server joins its HTTP threads
+  // (which may be in pipeline.statsJson(), safe on a stopped pipeline) before the pipeline is destroyed.
+  ~Impl() {
+    audio.reset();
+    pipeline.stop();
+    server.reset();
+  }
+  std::unique_ptr<StreamServer> server;  // the viewers' stream is its unnamed stream
   FrameInput input;
   Pipeline pipeline;  // reads `input`: declared after it, so it stops first
   audio::PcmInput* sound = nullptr;       // owned by `audio`
@@ -69,7 +89,9 @@ void FrameStream::pushAudio(const std::int16_t* samples, std::size_t frames, std
                 "pushAudio: this stream has no sound: set FrameStreamConfig::audioChannels to 1 or 2 when creating it");
   impl_->sound->push(samples, frames, captureNs);
 }
-std::string FrameStream::url() const { return impl_->pipeline.url(); }
+std::string FrameStream::url() const {
+  return impl_->server ? impl_->server->url() : std::string{};
+}
 PipelineStatus FrameStream::status() const { return impl_->pipeline.status(); }
 std::string FrameStream::statsJson() const { return impl_->pipeline.statsJson(); }
 std::optional<Error> FrameStream::failure() const { return impl_->pipeline.failure(); }

@@ -49,14 +49,14 @@ constexpr TrackKey rungTrack(std::size_t rung) {
 class Pipeline::Impl {
  public:
   explicit Impl(PipelineConfig config) : config_(std::move(config)), queue_(kEncodeQueueDepth) {
-    // Bind the port first: a busy port fails before the camera is opened or anything is logged.
-    // The sinks' callbacks are installed last, once every member they read exists. A pipeline that
-    // feeds a stream of a shared server (one camera of several) binds nothing.
-    // Either way the viewers are one WhepStream: a shared server's, or the unnamed stream of its own.
+    // The pipeline binds no port: its viewers are a stream of a server its caller owns (one camera of
+    // several: CameraServer; a program's frames: FrameStream). The sinks' callbacks are installed last,
+    // once every member they read exists.
     std::shared_ptr<WhepStream> viewers = config_.viewers;
     if (!viewers) {
-      ownServer_ = std::make_unique<StreamServer>(config_.stream);
-      viewers = ownServer_->unnamedStream();
+      throw Error(Errc::kInvalidArgument,
+                  "PipelineConfig::viewers is empty: make a StreamServer and pass its unnamedStream() or "
+                  "addStream(name) (the pipeline binds no port of its own)");
     }
     viewers_ = viewers.get();
     sinks_.push_back(std::move(viewers));
@@ -96,11 +96,6 @@ class Pipeline::Impl {
     openRenditions(gpu.device);
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
-    if (ownServer_) {
-      ownServer_->setStatsProvider([this] { return statsJson(); });
-      ownServer_->setMetricsProvider(
-          [this] { return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_}); });
-    }
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
   }
 
@@ -231,23 +226,20 @@ class Pipeline::Impl {
     if (encodeThread_.joinable()) encodeThread_.join();
     if (vp8_) vp8_->stop();  // its thread delivers to the sinks: ended before they go
     // Ends every WebRTC session and output before the processor and source go away. Taken out under
-    // serverMutex_ and destroyed outside it: an HTTP thread may be in statsJson() (status() reads
-    // viewers_) until the server has joined it.
+    // serverMutex_ and destroyed outside it: an HTTP thread of the server may be in statsJson() (status()
+    // reads viewers_).
     std::vector<std::shared_ptr<UnitSink>> sinks;
-    std::unique_ptr<StreamServer> server;
     {
       std::lock_guard lock(serverMutex_);
       sinks.swap(sinks_);
-      server.swap(ownServer_);
       unitsShare_ = nullptr;
       viewers_ = nullptr;
     }
-    // A shared server's stream outlives this pipeline: its viewers must stop asking this one for keyframes.
+    // The viewers' stream outlives this pipeline: its viewers must stop asking this one for keyframes.
     if (startNs_.load() != 0) {
       for (const auto& sink : sinks) sink->detach();
     }
-    sinks.clear();  // the viewers' stream before its server
-    server.reset();
+    sinks.clear();
   }
 
   void publishAudio(const EncodedUnitPtr& unit) {
@@ -315,9 +307,8 @@ class Pipeline::Impl {
   std::string statsJson() const {
     return renderStatsJson(status(), StatsContext{info_.description, encoderName_, dataPath_});
   }
-  std::string url() const {
-    std::lock_guard lock(serverMutex_);
-    return ownServer_ ? ownServer_->url() : std::string{};
+  std::string metricsText() const {
+    return renderMetricsText(status(), StatsContext{info_.description, encoderName_, dataPath_});
   }
   std::optional<Error> failure() const {
     std::lock_guard lock(failureMutex_);
@@ -458,9 +449,6 @@ class Pipeline::Impl {
   }
 
   PipelineConfig config_;
-  // Without PipelineConfig::viewers: the server whose unnamed stream viewers_ is (it binds the port).
-  // Guarded by serverMutex_ once the HTTP threads run; destroyed in stop(), after the stream.
-  std::unique_ptr<StreamServer> ownServer_;
   // The unit sinks, the WHEP viewers' stream first; fixed from start() until stop() (the encode thread
   // reads it unlocked); taken out under serverMutex_ in stop().
   std::vector<std::shared_ptr<UnitSink>> sinks_;
@@ -510,7 +498,9 @@ void Pipeline::stop() noexcept { impl_->stop(); }
 void Pipeline::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio(std::move(opusPacket)); }
 PipelineStatus Pipeline::status() const { return impl_->status(); }
 std::string Pipeline::statsJson() const { return impl_->statsJson(); }
-std::string Pipeline::url() const { return impl_->url(); }
+std::string Pipeline::metricsText() const {
+  return impl_->metricsText();
+}
 std::optional<Error> Pipeline::failure() const { return impl_->failure(); }
 
 }  // namespace zerohop

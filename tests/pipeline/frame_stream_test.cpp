@@ -4,6 +4,7 @@
 #include "zerohop/frame_stream.hpp"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <atomic>
 #include <chrono>
@@ -89,6 +90,18 @@ TEST(FrameStream, ProgramFramesAreEncodedAndSentInProcessWithoutAShare) {
   EXPECT_GT(s.latency.total.p50Ms, 0.0);
   EXPECT_FALSE(stream.failure()) << stream.failure()->what();
   EXPECT_NE(stream.url().find("http://127.0.0.1:"), std::string::npos) << stream.url();
+
+  // The stream's own server answers /stats and /metrics with this pipeline's figures.
+  httplib::Client http(stream.url().substr(0, stream.url().size() - 1));  // "http://127.0.0.1:PORT"
+  http.set_read_timeout(10, 0);
+  const auto stats = http.Get("/stats");
+  ASSERT_TRUE(stats) << httplib::to_string(stats.error());
+  EXPECT_EQ(stats->status, 200);
+  EXPECT_NE(stats->body.find("your frames (FrameStream)"), std::string::npos) << stats->body;
+  const auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("zerohop_"), std::string::npos) << metrics->body.substr(0, 400);
 }
 
 // Counts what reaches it by track, and whether anything came outside attach() .. detach().

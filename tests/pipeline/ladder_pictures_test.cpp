@@ -126,6 +126,8 @@ TEST(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
 #else
   config.gpu = "off";
 #endif
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
   Pipeline pipeline(config);
   auto sink = std::make_shared<EveryRung>();
   pipeline.addUnitSink(sink);

@@ -42,7 +42,10 @@ bool keyframeControlOn() {
 TEST(PipelinePassthrough, CameraH264IsSentWithoutEncoderAndIdrsCarryParameterSets) {
   ZEROHOP_REQUIRE_EMULATOR("");
   const std::string share = uniqueShareName();
-  Pipeline pipeline(passthroughConfig(share));
+  PipelineConfig config = passthroughConfig(share);
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
+  Pipeline pipeline(config);
   pipeline.start();
   Subscriber units(share + ".h264");
   int idrs = 0, seen = 0;

@@ -1,4 +1,5 @@
-// Pipeline::start() against the HTTP thread: /stats (status()) may be asked while start() runs.
+// Pipeline::start() against the HTTP thread: /stats (status()) may be asked while start() runs; a
+// pipeline without the viewers' stream it feeds.
 // start() used to write startNs_ (the uptime's origin) unsynchronised with that read; the TSan
 // build (cmake --preset tsan) reports such a race, this test gives it the interleaving.
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "zerohop/error.hpp"
 #include "zerohop/pipeline.hpp"
 
 namespace zerohop {
@@ -19,6 +21,8 @@ TEST(PipelineStart, StatusWhileStartingIsRaceFreeAndCountsUptime) {
   c.source = parseSourceSpec("test:320x240@30");
   c.stream.port = 0;  // the kernel's choice
   c.gpu = "off";
+  StreamServer server(c.stream);  // the viewers' server: the pipeline binds no port
+  c.viewers = server.unnamedStream();
   Pipeline pipeline(c);
   std::atomic<bool> done{false};
   std::atomic<int> asked{0};
@@ -39,6 +43,20 @@ TEST(PipelineStart, StatusWhileStartingIsRaceFreeAndCountsUptime) {
   pipeline.stop();
   EXPECT_GT(uptime, 0) << "uptime never started counting";
   EXPECT_GT(asked.load(), 0);
+}
+
+// The pipeline binds no port: without the viewers' stream it refuses, naming what to pass.
+TEST(PipelineStart, WithoutAViewersStreamItRefusesAndSaysWhatToPass) {
+  PipelineConfig c;
+  c.source = parseSourceSpec("test:320x240@30");
+  c.gpu = "off";
+  try {
+    Pipeline pipeline(c);
+    FAIL() << "a pipeline without PipelineConfig::viewers was made";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("unnamedStream()"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -22,10 +22,6 @@ namespace {
 using namespace std::chrono_literals;
 using namespace loopback;
 
-std::uint16_t portOf(const std::string& url) {  // "http://127.0.0.1:PORT/"
-  return static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
-}
-
 ::testing::AssertionResult connect(LoopbackViewer& viewer, std::uint16_t port) {
   const std::string offer = viewer.createOffer();
   httplib::Client cli("127.0.0.1", port);
@@ -71,9 +67,12 @@ PipelineConfig ladderConfig() {
 TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) {
   if (const std::string missing = missingLoopbackElement(); !missing.empty())
     GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  Pipeline pipeline(ladderConfig());
+  PipelineConfig config = ladderConfig();
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
+  Pipeline pipeline(config);
   pipeline.start();
-  const std::uint16_t port = portOf(pipeline.url());
+  const std::uint16_t port = server.port();
   LoopbackViewer clean(true), lossy(true);
   ASSERT_TRUE(connect(clean, port));
   ASSERT_TRUE(connect(lossy, port));
@@ -137,9 +136,12 @@ TEST(RenditionsPipeline, PlisFromAViewerOnTheLowerRungForceNoKeyframeOnTheUpperR
 #endif
   if (const std::string missing = missingLoopbackElement(); !missing.empty())
     GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  Pipeline pipeline(ladderConfig());
+  PipelineConfig config = ladderConfig();
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
+  Pipeline pipeline(config);
   pipeline.start();
-  const std::uint16_t port = portOf(pipeline.url());
+  const std::uint16_t port = server.port();
   LoopbackViewer clean(true), lossy(true);
   ASSERT_TRUE(connect(clean, port));
   ASSERT_TRUE(connect(lossy, port));

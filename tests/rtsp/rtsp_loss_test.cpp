@@ -95,6 +95,8 @@ TEST(RtspPipeline, LostPacketsHoldThePassthroughBackUntilTheCamerasNextIdr) {
   PipelineConfig config;
   config.source = parseSourceSpec(camera.url());
   config.stream.port = 0;
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
   Pipeline pipeline(config);
   auto recorder = std::make_shared<UnitRecorder>();
   pipeline.addUnitSink(recorder);

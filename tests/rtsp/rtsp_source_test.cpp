@@ -458,6 +458,8 @@ TEST(RtspPipeline, AnH265CameraIsEncodedAsH264ForViewers) {
   config.gpu = "off";
   config.stream.port = 0;
   config.shareName = "zh-rtsp265-" + std::to_string(::getpid());
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
   Pipeline pipeline(config);
   pipeline.start();
   Subscriber units(config.shareName + ".h264");
@@ -478,6 +480,8 @@ TEST(RtspPipeline, CameraH264IsPassedThroughAndDecodes) {
   config.source = parseSourceSpec(camera.url("admin:hunter2"));
   config.stream.port = 0;
   config.shareName = "zh-rtsp-" + std::to_string(::getpid());
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
   Pipeline pipeline(config);
   pipeline.start();
   Subscriber units(config.shareName + ".h264");
@@ -528,6 +532,8 @@ TEST(RtspPipeline, AViewersWaitForTheCamerasNextIdrIsShownInStats) {
   PipelineConfig config;
   config.source = parseSourceSpec(camera.url());
   config.stream.port = 0;
+  StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
+  config.viewers = server.unnamedStream();
   Pipeline pipeline(config);
   auto asker = std::make_shared<KeyframeAsker>();
   pipeline.addUnitSink(asker);
