@@ -117,7 +117,10 @@ int main(int argc, char** argv) {
     sc.sendPlayoutDelay = false;
     zerohop::StreamServer server(sc);
     std::atomic<bool> keyframe{true};
-    server.setKeyframeRequestHandler([&] { keyframe = true; });
+    auto stream = server.unnamedStream();
+    zerohop::SinkSetup setup;
+    setup.requestKeyframe = [&] { keyframe = true; };
+    stream->attach(setup);
     // The same per-stage figures serve reports, so the benchmark compares server-side time too.
     zerohop::LatencyStats stats;
     server.setStatsProvider([&] {
@@ -168,7 +171,7 @@ int main(int argc, char** argv) {
           unit->times.mark(zerohop::Stage::kEncode, zerohop::monotonicNs());
           gst_buffer_unmap(buf, &map);
           zerohop::StageTimes times = unit->times;
-          server.publish(std::move(unit));
+          stream->deliver(unit);
           times.mark(zerohop::Stage::kSend, zerohop::monotonicNs());
           stats.record(times);
         }

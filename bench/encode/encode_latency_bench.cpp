@@ -14,7 +14,7 @@
 // CPU time (wait4 rusage; includes reading the raw file, which is small).
 // Part 2, only under zerohop-camemu: the pipeline's own data paths (src/pipeline FrameProcessor)
 // driven on one thread from the emulated camera, N frames each: passthrough (H.264 camera) and
-// convert + x264 (YUYV camera), ingest (dequeued) -> StreamServer::publish() returned. RTP
+// convert + x264 (YUYV camera), ingest (dequeued) -> WhepStream::deliver() returned. RTP
 // packetisation (rtph264pay, per viewer) is the same for both and not included; no viewer is connected.
 #include <fcntl.h>
 #include <spawn.h>
@@ -193,7 +193,7 @@ void ffmpegX264(const std::string& ffmpeg, const std::string& raw, int frames, c
               cfg.width, cfg.height, s.p50, s.p99, s.max, cpu, kbit, encodeCpuMs / frames);
 }
 
-// Ingest (dequeued) -> publish() returned, for the data path serve chooses for `query`.
+// Ingest (dequeued) -> deliver() returned, for the data path serve chooses for `query`.
 void dataPath(const std::string& query, int frames, StreamServer& server) {
   PipelineConfig config;
   config.source = parseSourceSpec("v4l2:" + std::string(std::getenv("ZEROHOP_CAMEMU_DEVICE")) + "?" + query);
@@ -208,7 +208,7 @@ void dataPath(const std::string& query, int frames, StreamServer& server) {
     const std::int64_t ingest = lease->frame().times.at(Stage::kIngest);
     const double cpu0 = threadCpuMs();
     auto unit = processor->process(*lease);
-    server.publish(unit);
+    server.unnamedStream()->deliver(unit);
     const std::int64_t sent = monotonicNs();
     if (got++ < 10) continue;  // warm-up: the first IDR, the encoder's first frames
     cpu += threadCpuMs() - cpu0;

@@ -155,7 +155,7 @@ class ZEROHOP_API Pipeline {
   void stop() noexcept;  ///< idempotent; returns once every thread has exited
 
   /// One Opus packet of the stream's sound to every sink that takes sound (UnitSink::wants() of
-  /// Codec::kOpus): the WHEP viewers whose offer has audio (StreamServer::publishAudio: `ptsNs` on the
+  /// Codec::kOpus): the WHEP viewers whose offer has audio (WhepStream::publishAudio: `ptsNs` on the
   /// clock of the frames' capture times), the WHIP session, RTP/Janus and the sound share. Non-blocking;
   /// a null unit, or one before start() or after stop(), is ignored.
   void publishAudio(EncodedUnitPtr opusPacket);

@@ -1,7 +1,7 @@
 #pragma once
 // StreamServer: the WebRTC sender and its HTTP front (WHEP signalling, the viewer page, /stats).
 //
-// One encode is shared by every viewer: publish() hands the same immutable EncodedUnit to each
+// One encode is shared by every viewer: a stream's deliver() hands the same immutable EncodedUnit to each
 // viewer's own GStreamer pipeline (appsrc -> rtph264pay -> webrtcbin), without copying the bytes.
 // Signalling is WHEP (non-trickle): POST /whep with an SDP offer answers 201 with the complete SDP
 // answer (ICE candidates included) and Location: /whep/<session-id>; DELETE on it ends the session.
@@ -59,7 +59,7 @@ struct StreamConfig {
   /// comparison sender of the benchmarks; or a receiver that mishandles it). Nothing is then raised.
   bool sendPlayoutDelay = true;
   /// Non-empty: POST /whep plays the stream of this name (addStream(); `serve`'s first camera) instead
-  /// of what publish() is fed. POST /whep/NAME plays any named stream either way.
+  /// of the unnamed stream. POST /whep/NAME plays any named stream either way.
   std::string defaultStream;
   /// At start, load on a background thread what the first session would otherwise load while its
   /// viewer waits: the GStreamer plugins and the process's DTLS certificate (0.3-1 s of one core, once
@@ -88,9 +88,9 @@ struct StreamConfig {
   /// pipeline sets (its configured bitrate, setMaxBitrate()). Off: the encoder keeps its bitrate.
   bool congestionControl = true;
   std::uint32_t minBitrateKbps = 300;  ///< `serve --min-bitrate`; above the maximum it is the maximum
-  /// The unnamed stream (what publish() feeds) has sound from the start: offers with an Opus section get
-  /// an audio track even before the first publishAudio() packet (FrameStreamConfig::audioChannels).
-  /// Without it the first publishAudio() makes the stream one with sound.
+  /// The unnamed stream has sound from the start: offers with an Opus section get an audio track even
+  /// before its first publishAudio() packet (FrameStreamConfig::audioChannels). Without it the first
+  /// publishAudio() makes the stream one with sound.
   bool sound = false;
 };
 
@@ -146,17 +146,32 @@ struct ViewerStats {
   std::uint64_t inboundDropped = 0;
 };
 
-/// What the audio fan-out did (StreamServer::publishAudio): Opus packets handed to viewers, and those
+/// What the audio fan-out did (WhepStream::publishAudio): Opus packets handed to viewers, and those
 /// dropped because a viewer's queue was full.
 struct StreamAudioSent {
   std::uint64_t units = 0;
   std::uint64_t dropped = 0;
 };
 
-/// One named stream of a StreamServer that several pipelines share (one per camera): POST /whep/NAME
-/// plays what deliver() is fed. Made by StreamServer::addStream(); it must not outlive its server.
-/// Thread-safety: thread-safe, as StreamServer. attach() may be called again (a camera's pipeline
-/// rebuilt); once attach() or detach() returns, the previous setup's requesters are never called.
+/// One stream of a StreamServer: POST /whep/NAME (or POST /whep, the unnamed stream) plays what
+/// deliver() is fed. Made by StreamServer::addStream() (one per camera: CameraServer) or
+/// unnamedStream(); it must not outlive its server.
+/// - deliver(): non-blocking fan-out of one H.264 access unit (Annex B, SPS/PPS before every IDR) to
+///   every connected viewer that receives H.264 (its rung, with a ladder), of one VP8 frame to every one
+///   that receives VP8, of one Opus packet as publishAudio(). A viewer that just joined (or fell behind
+///   and had units dropped) receives nothing until the next keyframe. A null unit is ignored.
+/// - attach(): the setup's requestKeyframe is called (any thread, must not block) when a viewer becomes
+///   connected, asks for a keyframe (RTCP PLI/FIR) or fell behind; with requestTrackKeyframe set, that
+///   is called instead, naming the one track the viewer takes (H.264 and its rung, or VP8). Renditions:
+///   with the setup's ladder, each H.264 viewer receives the rung its own estimate fits
+///   (docs/ARCHITECTURE.md, "Renditions"), a unit's EncodedUnit::rendition says its rung; without one,
+///   rung 0's units only. Codecs: VP8 is expected too unless the setup says why not (then an offer
+///   without usable H.264 gets 422 with that reason); until attached, such an offer gets 422.
+/// - wants(): true while a viewer receives the track (VP8: one whose offer had no usable H.264; a lower
+///   rung: one placed on it; Opus: always, the sound is offered to every viewer). targetKbps(): a lower
+///   rung's target (its viewers' weakest estimate within its range) or VP8's; 0 for the others.
+/// Thread-safety: thread-safe. attach() may be called again (a camera's pipeline rebuilt); once
+/// attach() or detach() returns, the previous setup's requesters are never called.
 class ZEROHOP_API WhepStream : public UnitSink {
  public:
   /// Sessions of this stream that exist now (negotiating or connected).
@@ -173,17 +188,24 @@ class ZEROHOP_API WhepStream : public UnitSink {
   std::uint32_t targetBitrateKbps() const { return targetBitrateKbps(Codec::kH264); }
   virtual StreamBitrate bitrate(Codec codec) const = 0;
   StreamBitrate bitrate() const { return bitrate(Codec::kH264); }
-  /// As StreamServer::rungSwitches, of this stream's viewers.
+  /// With a ladder: per rung (rung 0 first), the moves of this stream's viewers onto it so far (each at
+  /// the rung's keyframe), ended viewers' included; empty without a ladder.
   virtual std::vector<std::uint64_t> rungSwitches() const { return {}; }
-  /// One Opus packet of this stream's sound, as StreamServer::publishAudio (deliver() of a unit of
-  /// Codec::kOpus is the same).
+  /// Non-blocking fan-out of one Opus packet (deliver() of a unit of Codec::kOpus is the same) to every
+  /// connected viewer whose offer had an Opus audio section: `bytes` is one Opus packet (48 kHz),
+  /// `ptsNs` the CLOCK_MONOTONIC capture instant of its first sample (the clock of the video's ptsNs, so
+  /// both tracks' RTP timestamps and sender reports line up). The first call makes the stream one with
+  /// sound (unless StreamConfig::sound made it one from the start): offers from then on get an audio
+  /// track beside the video (same MediaStream), offers without audio get video only. Null is ignored.
   virtual void publishAudio(EncodedUnitPtr opusPacket) = 0;
   /// Opus packets handed to this stream's viewers so far, and those dropped at a viewer's full queue.
   virtual StreamAudioSent audioSent() const = 0;
 };
 
-/// The WHEP viewers are one UnitSink: every unit goes to each connected viewer's own pipeline.
-class ZEROHOP_API StreamServer final : public UnitSink {
+/// The WHEP server: one HTTP front (POST /whep[/NAME], the viewer page, /stats, /metrics) and the
+/// streams it hands out, each a WhepStream, a UnitSink its pipeline feeds. The unnamed stream is a
+/// stream like the named ones (unnamedStream()); the server itself is no sink.
+class ZEROHOP_API StreamServer final {
  public:
   /// Binds the HTTP socket and starts the HTTP thread and the GStreamer main loop.
   /// Throws Error(kUnavailable) when the address is in use or cannot be bound, Error(kNotFound) when
@@ -191,31 +213,10 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Error(kInvalidArgument) when maxViewers is 0 or the TLS certificate/key cannot be used.
   explicit StreamServer(StreamConfig config);
   /// Stops HTTP, ends every session and joins every thread (well under a second). Never throws.
-  ~StreamServer() override;
+  ~StreamServer();
 
   StreamServer(const StreamServer&) = delete;
   StreamServer& operator=(const StreamServer&) = delete;
-
-  /// Non-blocking fan-out of one H.264 access unit (Annex B, SPS/PPS before every IDR) to every
-  /// connected viewer that receives H.264 (its rung, with a ladder), or of one VP8 frame to every one
-  /// that receives VP8; an Opus unit is publishAudio(). A viewer that just joined (or fell behind and had
-  /// units dropped) receives nothing until the next keyframe. A null unit is ignored.
-  void publish(EncodedUnitPtr unit);
-
-  /// Non-blocking fan-out of one Opus packet to every connected viewer whose offer had an Opus audio
-  /// section; the unit carries sound, not a picture: `bytes` is one Opus packet (48 kHz, mono),
-  /// `ptsNs` the CLOCK_MONOTONIC capture instant of its first sample (the clock of the video's ptsNs, so
-  /// both tracks' RTP timestamps and sender reports line up); codec (Codec::kOpus), width, height are not
-  /// read. The first call makes the unnamed stream one with sound: offers from then on get an audio track
-  /// beside the video (same MediaStream), offers without audio get video only. A null unit is ignored.
-  void publishAudio(EncodedUnitPtr opusPacket);
-  /// Opus packets handed to viewers (of every stream) so far, and those dropped at a viewer's full queue.
-  StreamAudioSent audioSent() const;
-
-  /// Called (on any thread, possibly concurrently with publish) when a viewer becomes connected and
-  /// whenever a viewer asks for a keyframe (RTCP PLI/FIR) or fell behind. The handler should make the
-  /// encoder emit an IDR soon; it must not block and must not call back into this StreamServer's destructor.
-  void setKeyframeRequestHandler(std::function<void()> handler);
 
   /// Provides the body of GET /stats (application/json). The provider's JSON is served as is: the
   /// server adds nothing to it, so the provider includes "viewers" (from viewerCount()) itself.
@@ -225,45 +226,17 @@ class ZEROHOP_API StreamServer final : public UnitSink {
   /// Body of GET /metrics (Prometheus text exposition format 0.0.4). Without one, /metrics is 404.
   void setMetricsProvider(std::function<std::string()> text);
 
-  // UnitSink: deliver() is publish().
-  void deliver(const EncodedUnitPtr& unit) override { publish(unit); }
-  /// The setup's requestKeyframe is the keyframe request handler. Once its requestTrackKeyframe is set
-  /// (non-empty), a viewer's keyframe requests (connected, PLI/FIR, fell behind, a loss burst, a move to
-  /// another rung) go to it instead, naming the one track that viewer takes (H.264 and its rung, or
-  /// VP8); the same rules as the handler. Renditions: with the setup's ladder, each H.264 viewer
-  /// receives the rung its own estimate fits (docs/ARCHITECTURE.md, "Renditions"); a unit's
-  /// EncodedUnit::rendition says its rung; without one, rung 0's units only. Codecs: publish() is fed
-  /// VP8 too unless the setup says why not (then an offer without usable H.264 gets 422 with that
-  /// reason); until attached, such an offer gets 422.
-  void attach(const SinkSetup& setup) override;
-  /// Drops the setup's requesters (the keyframe request handler too).
-  void detach() override;
-  std::string describe() const override { return "WHEP viewers at " + url() + "whep"; }
-  /// True while a viewer of the unnamed stream receives `track` (VP8: one whose offer had no usable
-  /// H.264; a lower rung: one placed on it; Opus: always, the sound is offered to every viewer).
-  bool wants(TrackKey track) const override;
-  /// A lower rung's target (its viewers' weakest estimate within its range) or VP8's; 0 for the others.
-  std::uint32_t targetKbps(TrackKey track) const override;
-
   /// Adds the stream POST /whep/NAME plays (its viewers count towards maxViewers). Before the first
   /// viewer is wise but not required. Throws Error(kInvalidArgument) for a name taken already, or one
   /// that is empty or not of [A-Za-z0-9_-] (it is a URL path segment).
   std::shared_ptr<WhepStream> addStream(const std::string& name);
-  /// The stream publish() feeds and POST /whep plays (without StreamConfig::defaultStream), as a
-  /// WhepStream: what a pipeline with a server of its own feeds and asks, as it does a shared server's
-  /// named stream. Its name() is empty. It must not outlive this server.
+  /// The stream POST /whep plays (without StreamConfig::defaultStream): a server with one stream (a
+  /// FrameStream's, a test's) feeds it as CameraServer feeds each camera's named stream. Its name() is
+  /// empty. The same stream on every call; it must not outlive this server.
   std::shared_ptr<WhepStream> unnamedStream();
 
-  /// Congestion control of what publish() is fed: as WhepStream::setMaxBitrate, targetBitrateKbps, bitrate
-  /// (one target per codec; without one, H.264's).
-  void setMaxBitrate(std::uint32_t kbps);
-  std::uint32_t targetBitrateKbps(Codec codec = Codec::kH264) const;
-  StreamBitrate bitrate(Codec codec = Codec::kH264) const;
-
-  /// With a ladder: per rung (rung 0 first), the moves of the unnamed stream's viewers onto it so far
-  /// (each at the rung's keyframe), ended viewers' included; empty without a ladder.
-  std::vector<std::uint64_t> rungSwitches() const;
-
+  /// Opus packets handed to viewers (of every stream) so far, and those dropped at a viewer's full queue.
+  StreamAudioSent audioSent() const;
   /// Sessions that exist now (negotiating or connected), of every stream.
   std::size_t viewerCount() const;
   /// The start-up times and feedback of the sessions that exist now, of every stream, oldest first.

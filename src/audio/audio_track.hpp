@@ -4,7 +4,7 @@
 // 48 kHz, 20 ms packets) -> `deliver`, each packet as an EncodedUnit (bytes: one Opus packet; ptsNs:
 // the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays, the encoder's
 // lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true,
-// every Opus packet decodes alone). The receivers (StreamServer::publishAudio / WhepStream) fan it out.
+// every Opus packet decodes alone). The receivers (WhepStream::publishAudio) fan it out.
 // A source that fails for good (an error other than a lost device, which ReconnectingAudioSource
 // reopens) is logged and counted; the picture beside it never waits on sound.
 // Thread-safety: thread-safe (start/stop from the owner's thread; stats() from any).

@@ -342,12 +342,4 @@ void StreamServer::Impl::fillCongestion(const SessionRecord& record, ViewerStats
   }
 }
 
-void StreamServer::setMaxBitrate(std::uint32_t kbps) { impl_->setMaxBitrate(impl_->unnamed(), kbps); }
-std::uint32_t StreamServer::targetBitrateKbps(Codec codec) const {
-  return impl_->targetBitrateKbps(impl_->unnamed(), codec);
-}
-StreamBitrate StreamServer::bitrate(Codec codec) const {
-  return impl_->bitrate(impl_->unnamed(), codec);
-}
-
 }  // namespace zerohop

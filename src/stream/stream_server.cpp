@@ -529,28 +529,6 @@ void StreamServer::Impl::reapStaleSessions() {
 StreamServer::StreamServer(StreamConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 StreamServer::~StreamServer() = default;
 
-void StreamServer::publish(EncodedUnitPtr unit) {
-  impl_->publish(impl_->unnamed(), unit);
-}
-
-void StreamServer::setKeyframeRequestHandler(std::function<void()> handler) {
-  std::lock_guard lock(impl_->handlerMutex_);
-  impl_->unnamed().keyframeHandler = std::move(handler);
-}
-
-void StreamServer::attach(const SinkSetup& setup) {
-  impl_->attach(impl_->unnamed(), setup);
-}
-void StreamServer::detach() {
-  impl_->detach(impl_->unnamed());
-}
-bool StreamServer::wants(TrackKey track) const {
-  return impl_->wants(impl_->unnamed(), track);
-}
-std::uint32_t StreamServer::targetKbps(TrackKey track) const {
-  return impl_->targetKbps(impl_->unnamed(), track);
-}
-
 void StreamServer::setStatsProvider(std::function<std::string()> json) {
   std::lock_guard lock(impl_->handlerMutex_);
   impl_->statsProvider_ = std::move(json);
@@ -564,11 +542,7 @@ void StreamServer::setMetricsProvider(std::function<std::string()> text) {
 std::size_t StreamServer::viewerCount() const {
   return impl_->viewerCount();
 }
-void StreamServer::publishAudio(EncodedUnitPtr opusPacket) { impl_->publishAudio(impl_->unnamed(), opusPacket); }
-
 StreamAudioSent StreamServer::audioSent() const { return impl_->audioSent(nullptr); }
-
-std::vector<std::uint64_t> StreamServer::rungSwitches() const { return impl_->rungSwitches(impl_->unnamed()); }
 
 std::vector<ViewerStats> StreamServer::viewerStats() const {
   return impl_->viewerStats();

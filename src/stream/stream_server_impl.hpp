@@ -1,5 +1,5 @@
 #pragma once
-// StreamServer's private state: one StreamState per stream (the unnamed one publish() feeds, named
+// StreamServer's private state: one StreamState per stream (the unnamed one POST /whep plays, named
 // kUnnamedStream, and each addStream() made) in streams_, one SessionRecord per WHEP session in
 // sessions_, the HTTP server and the GLib loop thread.
 // Thread-safety: thread-safe. Each member of a StreamState or a SessionRecord says the mutex that guards it:
@@ -39,7 +39,7 @@
 
 namespace zerohop {
 
-/// The name of the stream StreamServer::publish() feeds, in StreamServer::Impl's table of streams. A
+/// The name of the unnamed stream (StreamServer::unnamedStream()) in StreamServer::Impl's table of streams. A
 /// stream addStream() makes is named of [A-Za-z0-9_-] only, so none can take it.
 inline constexpr std::string_view kUnnamedStream = "(unnamed)";
 
@@ -211,7 +211,7 @@ class StreamServer::Impl {
   /// the server keeps of its viewers (their rung moves and audio counts, its encode targets).
   struct StreamState {
     explicit StreamState(std::string streamName) : name(std::move(streamName)) {}
-    const std::string name;  // kUnnamedStream: the one StreamServer::publish() feeds
+    const std::string name;  // kUnnamedStream: StreamServer::unnamedStream()
     bool added = false;      // made by addStream() (POST /whep/NAME plays it); streamsMutex_
     // handlerMutex_:
     std::function<void()> keyframeHandler;

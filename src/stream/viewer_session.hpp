@@ -110,7 +110,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// the viewer's queue is full (then waits for the next keyframe and asks for one).
   void push(const EncodedUnitPtr& unit);
 
-  /// Non-blocking: one Opus packet (StreamServer::publishAudio) for the audio track; ignored when the
+  /// Non-blocking: one Opus packet (WhepStream::publishAudio) for the audio track; ignored when the
   /// viewer's offer had no audio (hasAudio() false) or it is not connected yet; dropped while
   /// kMaxQueuedAudioUnits wait (counted in audioDropped()).
   void pushAudio(const EncodedUnitPtr& unit);

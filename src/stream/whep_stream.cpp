@@ -1,5 +1,5 @@
-// WhepStream: one stream of a StreamServer (StreamServer::addStream, or unnamedStream: the one publish()
-// feeds), fed by one camera's pipeline;
+// WhepStream: one stream of a StreamServer (StreamServer::addStream, or unnamedStream: the one POST /whep
+// plays), fed by one pipeline;
 // and the server's table of streams (StreamState by name) it and the unnamed stream live in.
 
 #include <algorithm>

@@ -57,7 +57,7 @@ class AudioReceive : public ::testing::Test {
           unit->ptsNs = p.captureNs;
           unit->keyframe = true;
           unit->sequence = p.sequence;
-          server_->publishAudio(std::move(unit));
+          server_->unnamedStream()->publishAudio(std::move(unit));
           published_ = true;
         }
       }

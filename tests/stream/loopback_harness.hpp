@@ -365,11 +365,14 @@ class LoopbackViewer {
 // is published from the one that is next (e.g. a copy with a capture time).
 class Publisher {
  public:
-  Publisher(StreamServer& server, const std::vector<EncodedUnitPtr>& units) : server_(server), units_(units) {
-    server_.setKeyframeRequestHandler([this] {
+  // Feeds the server's unnamed stream. Its requester stays attached: the server (with every session
+  // that may call it) goes first.
+  Publisher(StreamServer& server, const std::vector<EncodedUnitPtr>& units)
+      : stream_(server.unnamedStream()), units_(units) {
+    stream_->attach(keyframesTo([this] {
       ++keyframeRequests;
       idrWanted_ = true;  // like the encoder: the next unit published is an IDR
-    });
+    }));
   }
   template <typename More>
   void publishWhile(More more) {
@@ -378,7 +381,7 @@ class Publisher {
         do next_ = (next_ + 1) % units_.size();
         while (!units_[next_]->keyframe);
       }
-      server_.publish(stamp ? stamp(units_[next_]) : units_[next_]);
+      stream_->deliver(stamp ? stamp(units_[next_]) : units_[next_]);
       next_ = (next_ + 1) % units_.size();
       std::this_thread::sleep_for(33ms);
     }
@@ -387,7 +390,7 @@ class Publisher {
   std::function<EncodedUnitPtr(const EncodedUnitPtr&)> stamp;
 
  private:
-  StreamServer& server_;
+  std::shared_ptr<WhepStream> stream_;
   const std::vector<EncodedUnitPtr>& units_;
   std::atomic<bool> idrWanted_{false};
   std::size_t next_ = 0;

@@ -436,7 +436,7 @@ TEST(NamedStreams, EachViewerGetsItsStreamAndAsksItsStreamForKeyframes) {
   a->detach();
 }
 
-// The unnamed stream (publish()) is one stream among the named ones, and a viewer of the default stream
+// The unnamed stream (unnamedStream()) is one stream among the named ones, and a viewer of the default stream
 // may come before its addStream(): it is that stream's viewer from then on, and receives its units
 // only; the unnamed stream gets none of them, and is no endpoint of its own.
 TEST(NamedStreams, AViewerOfTheDefaultStreamBeforeItsAddStreamIsItsViewer) {
@@ -452,9 +452,9 @@ TEST(NamedStreams, AViewerOfTheDefaultStreamBeforeItsAddStreamIsItsViewer) {
   auto a = server.addStream("a");  // not "exists already": only made for its early viewer
   EXPECT_EQ(a->viewerCount(), 1u);
   EXPECT_EQ(server.viewerCount(), 1u);
-  EXPECT_FALSE(server.wants(TrackKey{Codec::kH264}))
+  EXPECT_FALSE(server.unnamedStream()->wants(TrackKey{Codec::kH264}))
       << "the viewer of stream a counts as the unnamed stream's";
-  // Once it is connected, what publish() is fed reaches no viewer of a; what a is fed does.
+  // Once it is connected, what the unnamed stream is fed reaches no viewer of a; what a is fed does.
   const auto connectDeadline = std::chrono::steady_clock::now() + 10s;
   auto connected = [&] {
     const std::vector<ViewerStats> stats = a->viewerStats();
@@ -463,7 +463,7 @@ TEST(NamedStreams, AViewerOfTheDefaultStreamBeforeItsAddStreamIsItsViewer) {
   while (!connected() && std::chrono::steady_clock::now() < connectDeadline) std::this_thread::sleep_for(20ms);
   ASSERT_TRUE(connected()) << "the viewer of stream a did not connect in 10 s";
   for (std::size_t i = 0; i < 30; ++i) {
-    server.publish(units[i % units.size()]);
+    server.unnamedStream()->deliver(units[i % units.size()]);
     std::this_thread::sleep_for(33ms);
   }
   EXPECT_EQ(viewer.receivedUnits.load(), 0) << "the viewer of stream a received the unnamed stream's units";

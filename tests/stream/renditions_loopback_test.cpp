@@ -41,12 +41,17 @@ std::vector<EncodedUnitPtr> rungUnits(int width, int height, std::uint8_t rung) 
 // pipeline forces one on every running rung).
 class LadderPublisher {
  public:
-  LadderPublisher(StreamServer& server, std::vector<std::vector<EncodedUnitPtr>> rungs)
-      : server_(server), rungs_(std::move(rungs)), next_(rungs_.size(), 0) {
-    server_.setKeyframeRequestHandler([this] { idrWanted_ = true; });
+  // Feeds the server's unnamed stream with `ladder` (empty: no ladder).
+  LadderPublisher(StreamServer& server, std::vector<std::vector<EncodedUnitPtr>> rungs,
+                  std::vector<Rendition> ladder)
+      : stream_(server.unnamedStream()), rungs_(std::move(rungs)), next_(rungs_.size(), 0) {
+    SinkSetup setup;
+    setup.requestKeyframe = [this] { idrWanted_ = true; };
+    setup.ladder = std::move(ladder);
+    stream_->attach(setup);
   }
-  // Once this returns the server never calls the handler again (it is replaced under the server's lock).
-  ~LadderPublisher() { server_.setKeyframeRequestHandler({}); }
+  // Once this returns the stream never calls the requester again (detach() drops it under the server's lock).
+  ~LadderPublisher() { stream_->detach(); }
   template <typename More>
   void publishWhile(More more) {
     while (more()) {
@@ -57,7 +62,7 @@ class LadderPublisher {
           do next_[r] = (next_[r] + 1) % units.size();
           while (!units[next_[r]]->keyframe);
         }
-        server_.publish(units[next_[r]]);
+        stream_->deliver(units[next_[r]]);
         next_[r] = (next_[r] + 1) % units.size();
       }
       std::this_thread::sleep_for(33ms);
@@ -65,7 +70,7 @@ class LadderPublisher {
   }
 
  private:
-  StreamServer& server_;
+  std::shared_ptr<WhepStream> stream_;
   std::vector<std::vector<EncodedUnitPtr>> rungs_;
   std::vector<std::size_t> next_;
   std::atomic<bool> idrWanted_{false};
@@ -98,17 +103,13 @@ class RenditionsLoopback : public ::testing::Test {
     if (const std::string missing = missingLoopbackElement(); !missing.empty())
       GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
   }
-  // A StreamServer on a free port with a 1000 kb/s ceiling and `ladder` (empty: no ladder).
-  static std::unique_ptr<StreamServer> ladderServer(const std::vector<Rendition>& ladder) {
+  // A StreamServer on a free port, its unnamed stream with a 1000 kb/s ceiling (LadderPublisher gives
+  // it the ladder).
+  static std::unique_ptr<StreamServer> ladderServer() {
     StreamConfig config;
     config.port = 0;
     auto server = std::make_unique<StreamServer>(config);
-    server->setMaxBitrate(1000);
-    if (!ladder.empty()) {
-      SinkSetup setup;
-      setup.ladder = ladder;
-      server->attach(setup);
-    }
+    server->unnamedStream()->setMaxBitrate(1000);
     return server;
   }
 };
@@ -117,9 +118,9 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
   std::vector<std::vector<EncodedUnitPtr>> rungs{rungUnits(320, 240, 0), rungUnits(160, 120, 1)};
   ASSERT_EQ(rungs[0].size(), 90u);
   ASSERT_EQ(rungs[1].size(), 90u);
-  auto serverPtr = ladderServer({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  auto serverPtr = ladderServer();
   StreamServer& server = *serverPtr;
-  LadderPublisher publisher(server, std::move(rungs));
+  LadderPublisher publisher(server, std::move(rungs), {{320, 240, 600, 1000}, {160, 120, 100, 600}});
   LoopbackViewer clean(true), lossy(true);
   ASSERT_TRUE(connectOverWhep(clean, server));
   ASSERT_TRUE(connectOverWhep(lossy, server));
@@ -134,7 +135,7 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
   if (kUndisturbedViewersStayUp) {
     EXPECT_EQ(clean.width.load(), 320);
     EXPECT_EQ(lossy.width.load(), 320) << "both start on rung 0";
-    EXPECT_FALSE(server.wants(TrackKey{Codec::kH264, 1}))
+    EXPECT_FALSE(server.unnamedStream()->wants(TrackKey{Codec::kH264, 1}))
         << "no viewer is on rung 1: it is not wanted (so not encoded)";
   }
 
@@ -153,7 +154,7 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
   EXPECT_GE(l->rungSwitches, 1u);
   EXPECT_EQ(lossy.width.load(), 160) << "its track did not carry rung 1's pictures";
   EXPECT_LT(l->estimateKbps, 600);
-  EXPECT_TRUE(server.wants(TrackKey{Codec::kH264, 1}));
+  EXPECT_TRUE(server.unnamedStream()->wants(TrackKey{Codec::kH264, 1}));
 
   // A second more of the lossy viewer on rung 1: the clean one was never moved, and its own estimate
   // and rung 0's target are its own (not the lossy viewer's).
@@ -169,7 +170,8 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
     EXPECT_EQ(c->rungSwitches, 0u);
     EXPECT_EQ(clean.width.load(), 320);
     EXPECT_GE(c->estimateKbps, 600) << "the clean viewer's estimate fell with the lossy viewer's";
-    EXPECT_GE(server.targetBitrateKbps(), 600u) << "rung 0's encode followed the lossy viewer";
+    EXPECT_GE(server.unnamedStream()->targetBitrateKbps(), 600u)
+        << "rung 0's encode followed the lossy viewer";
   }
   EXPECT_EQ(server.viewerCount(), 2u) << "a switch must not end or add a session (no renegotiation)";
   clean.close();
@@ -180,9 +182,10 @@ TEST_F(RenditionsLoopback, ALossyViewerMovesAloneToTheLowerRungAtItsKeyframeWith
 // kb/s ceiling) is below rung 0's need (1200) moves to rung 1 at its first feedback; around that move
 // (a second either side of its first 160-wide unit) no two units it received are more than 200 ms apart.
 TEST_F(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
-  auto serverPtr = ladderServer({{320, 240, 1200, 1500}, {160, 120, 100, 1000}});
+  auto serverPtr = ladderServer();
   StreamServer& server = *serverPtr;
-  LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)});
+  LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)},
+                            {{320, 240, 1200, 1500}, {160, 120, 100, 1000}});
   LoopbackViewer viewer(true);
   ASSERT_TRUE(connectOverWhep(viewer, server));
   const auto bound = std::chrono::steady_clock::now() + 15s;
@@ -227,9 +230,10 @@ TEST_F(RenditionsLoopback, AMoveBetweenRungsOnACleanLinkCostsNoFreeze) {
 // (429: each asks a keyframe of a shared encode), a malformed choice, an unknown session and a wrong type
 // are refused with the reason.
 TEST_F(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
-  auto serverPtr = ladderServer({{320, 240, 600, 1000}, {160, 120, 100, 600}});
+  auto serverPtr = ladderServer();
   StreamServer& server = *serverPtr;
-  LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)});
+  LadderPublisher publisher(server, {rungUnits(320, 240, 0), rungUnits(160, 120, 1)},
+                            {{320, 240, 600, 1000}, {160, 120, 100, 600}});
   LoopbackViewer chooser(true), other(true);
   ASSERT_TRUE(connectOverWhep(chooser, server));
   ASSERT_TRUE(connectOverWhep(other, server));
@@ -327,9 +331,9 @@ TEST_F(RenditionsLoopback, AViewersOwnChoiceMovesItAloneDownAndBackUp) {
 
 // Without a ladder there is nothing to choose: no layer Link in the 201, and the layer URL says why (409).
 TEST_F(RenditionsLoopback, WithoutALadderTheLayerUrlSaysThereIsNothingToChoose) {
-  auto serverPtr = ladderServer({});
+  auto serverPtr = ladderServer();
   StreamServer& server = *serverPtr;
-  LadderPublisher publisher(server, {rungUnits(320, 240, 0)});
+  LadderPublisher publisher(server, {rungUnits(320, 240, 0)}, {});
   LoopbackViewer viewer(true);
   ASSERT_TRUE(connectOverWhep(viewer, server));
   for (const std::string& link : viewer.links)

@@ -45,8 +45,8 @@ class Vp8Receive : public ::testing::Test {
   template <typename More>
   void publishWhile(More more) {
     for (std::size_t i = 0; more(); i = (i + 1) % vp8_.size()) {
-      server_->publish(h264_[i]);
-      if (server_->wants(TrackKey{Codec::kVP8})) server_->publish(vp8_[i]);
+      server_->unnamedStream()->deliver(h264_[i]);
+      if (server_->unnamedStream()->wants(TrackKey{Codec::kVP8})) server_->unnamedStream()->deliver(vp8_[i]);
       std::this_thread::sleep_for(33ms);
     }
   }
@@ -70,7 +70,7 @@ TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp
 
   SinkSetup passthrough;
   passthrough.unavailable.push_back({Codec::kVP8, "the camera's H.264 is passed through undecoded"});
-  server_->attach(passthrough);
+  server_->unnamedStream()->attach(passthrough);
   r = cli.Post("/whep", offer, "application/sdp");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
@@ -79,14 +79,15 @@ TEST_F(Vp8Receive, Vp8OnlyOfferIsRefusedWithWhatItOfferedUntilTheStreamCanSendVp
 }
 
 TEST_F(Vp8Receive, Vp8ViewerDecodesVp8WhileAnH264ViewerGetsH264) {
-  server_->attach(SinkSetup{});  // every codec can be had
-  EXPECT_FALSE(server_->wants(TrackKey{Codec::kVP8}));
+  server_->unnamedStream()->attach(SinkSetup{});  // every codec can be had
+  EXPECT_FALSE(server_->unnamedStream()->wants(TrackKey{Codec::kVP8}));
   viewers_.push_back(std::make_unique<LoopbackViewer>(false, Codec::kVP8));
   LoopbackViewer& vp8 = *viewers_.back();
   ASSERT_TRUE(connectOverWhep(vp8, *server_));
   EXPECT_NE(vp8.answerSdp.find("VP8/90000"), std::string::npos) << vp8.answerSdp;
   EXPECT_EQ(vp8.answerSdp.find("H264"), std::string::npos) << vp8.answerSdp;
-  EXPECT_TRUE(server_->wants(TrackKey{Codec::kVP8})) << "a VP8 viewer exists: the VP8 encode must run";
+  EXPECT_TRUE(server_->unnamedStream()->wants(TrackKey{Codec::kVP8}))
+      << "a VP8 viewer exists: the VP8 encode must run";
   viewers_.push_back(std::make_unique<LoopbackViewer>());
   LoopbackViewer& h264 = *viewers_.back();
   ASSERT_TRUE(connectOverWhep(h264, *server_));
@@ -111,7 +112,7 @@ TEST_F(Vp8Receive, Vp8ViewerDecodesVp8WhileAnH264ViewerGetsH264) {
   auto r = cli.Delete(vp8.location);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
-  EXPECT_FALSE(server_->wants(TrackKey{Codec::kVP8}));
+  EXPECT_FALSE(server_->unnamedStream()->wants(TrackKey{Codec::kVP8}));
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST(WhepServer, ViewerStatsSayWhenTheOfferedLevelDoesNotCoverTheStream) {
   unit->height = 1080;
   unit->keyframe = true;
   unit->bytes = {0, 0, 0, 1, 0x67, 0x42, 0xc0, 0x28, 0xda, 0x01, 0xe0, 0x08, 0x9f, 0x96};
-  server.publish(unit);
+  server.unnamedStream()->deliver(unit);
   r = cli.Post("/whep", test::chromiumOffer(), "application/sdp");
   ASSERT_TRUE(r && r->status == 201);
   stats = server.viewerStats();
@@ -501,16 +501,17 @@ TEST(WhepServer, BitrateTargetStartsAtTheMaximumAndIsAbsentWhenOff) {
   StreamConfig config = loopbackConfig();
   config.minBitrateKbps = 400;
   StreamServer server(config);
-  EXPECT_EQ(server.targetBitrateKbps(), 0u);
-  server.setMaxBitrate(1800);
-  EXPECT_EQ(server.targetBitrateKbps(), 1800u);
-  const StreamBitrate b = server.bitrate();
+  auto unnamed = server.unnamedStream();
+  EXPECT_EQ(unnamed->targetBitrateKbps(), 0u);
+  unnamed->setMaxBitrate(1800);
+  EXPECT_EQ(unnamed->targetBitrateKbps(), 1800u);
+  const StreamBitrate b = unnamed->bitrate();
   EXPECT_TRUE(b.congestionControl);
   EXPECT_EQ(b.minKbps, 400u);
   EXPECT_EQ(b.maxKbps, 1800u);
   // The VP8 encode has its own target within the same limits, at the maximum too until VP8 viewers count.
-  EXPECT_EQ(server.targetBitrateKbps(Codec::kVP8), 1800u);
-  EXPECT_EQ(server.bitrate(Codec::kVP8).minKbps, 400u);
+  EXPECT_EQ(unnamed->targetBitrateKbps(Codec::kVP8), 1800u);
+  EXPECT_EQ(unnamed->bitrate(Codec::kVP8).minKbps, 400u);
   auto named = server.addStream("cam1");
   named->setMaxBitrate(300);  // under the minimum: the minimum is the maximum
   EXPECT_EQ(named->targetBitrateKbps(), 300u);
@@ -519,9 +520,9 @@ TEST(WhepServer, BitrateTargetStartsAtTheMaximumAndIsAbsentWhenOff) {
 
   config.congestionControl = false;
   StreamServer off(config);
-  off.setMaxBitrate(1800);
-  EXPECT_EQ(off.targetBitrateKbps(), 0u);
-  EXPECT_FALSE(off.bitrate().congestionControl);
+  off.unnamedStream()->setMaxBitrate(1800);
+  EXPECT_EQ(off.unnamedStream()->targetBitrateKbps(), 0u);
+  EXPECT_FALSE(off.unnamedStream()->bitrate().congestionControl);
 }
 
 }  // namespace
