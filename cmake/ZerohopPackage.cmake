@@ -17,7 +17,7 @@ if(TARGET zerohop_gpu)
 endif()
 if(ZEROHOP_WITH_MEDIA)
   list(APPEND _zerohop_parts zerohop_rtsp zerohop_nvenc_probe zerohop_convert zerohop_encode zerohop_audio zerohop_stream
-    zerohop_pipeline)
+    zerohop_record zerohop_pipeline)
   list(APPEND _zerohop_parts zerohop_ffmpeg)  # AVFrames in and out (include/zerohop/ffmpeg.hpp)
   set(ZEROHOP_HAS_STREAM_01 1)
 endif()

@@ -33,7 +33,7 @@ fi
 : "${BUILD_DIR:=build}"
 TSAN_TARGETS="zerohop_core_test zerohop_share_unit_test zerohop_share_ipc_test zerohop_share_peer
   zerohop_pipeline_test zerohop_pipeline_start_test zerohop_cli_test zerohop stream_server_test
-  stream_renditions_loopback_test"
+  stream_renditions_loopback_test zerohop_record_sink_test"
 # Under ASan, not the emulator's third-party clients (v4l2-ctl, ffmpeg, gst-launch): an instrumented
 # LD_PRELOAD library cannot run inside an uninstrumented program. Our capture code still runs under
 # the emulator there (capture.emulated.*).

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 
+#include "record/media_file.hpp"
 #include "rtsp/rtsp_url.hpp"
 #include "stream/janus_target.hpp"
 #include "zerohop/error.hpp"
@@ -236,6 +238,24 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
     } catch (const Error& e) {
       bad(head + "janus: " + e.what());
     }
+  }
+  if (t.values.count("record")) {
+    c.recordPath = t.values.at("record");
+    try {
+      record::containerForPath(c.recordPath);
+    } catch (const Error& e) {
+      bad(head + "record: " + e.what());
+    }
+  }
+  if (t.values.count("record_segment")) {
+    const std::string& v = t.values.at("record_segment");
+    char* end = nullptr;
+    const double seconds = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(seconds >= 1))
+      bad(head + "record_segment = " + v + ": give the seconds of each file, e.g. 600 (at least 1)");
+    if (c.recordPath.empty())
+      bad(head + "record_segment is given without record = \"FILE.mp4\": the segments of which recording?");
+    c.recordSegmentSeconds = seconds;
   }
   return c;
 }

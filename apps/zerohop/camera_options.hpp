@@ -14,8 +14,8 @@ namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
 inline const std::vector<std::string> kCameraTableKeys = {
-    "name", "source", "bitrate",    "keyint", "encoder", "preset",     "threads",
-    "gpu",  "share",  "renditions", "audio",  "whip",    "whip_token", "janus"};
+    "name",  "source",     "bitrate", "keyint", "encoder",    "preset", "threads", "gpu",
+    "share", "renditions", "audio",   "whip",   "whip_token", "janus",  "record",  "record_segment"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
 struct CameraTable {

@@ -77,6 +77,8 @@ struct ServeOptions {
   std::string whipUrl;
   std::string whipToken;
   std::string janus;
+  std::string recordPath;  // --record / --record-segment: the first camera's recording
+  double recordSegmentSeconds = 0;
   std::string playoutDelay = "auto";  // auto, or MIN,MAX
   std::vector<std::string> iceServers;
   std::string turnSecret;
@@ -212,6 +214,14 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
                                               "\"'s janus = \"...\" both name its RTP target: keep one");
     }
     first.janus = o.janus;
+  }
+  if (!o.recordPath.empty()) {
+    if (!first.recordPath.empty()) {
+      throw Error(Errc::kInvalidArgument, "--record and camera \"" + first.name +
+                                              "\"'s record = \"...\" both name its recording: keep one");
+    }
+    first.recordPath = o.recordPath;
+    first.recordSegmentSeconds = o.recordSegmentSeconds;
   }
   checkCameras(cameras);
   return cameras;
@@ -349,7 +359,7 @@ Runner addServeCommand(CLI::App& app) {
          "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
          "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
          "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, "
-         "share, renditions, audio, whip, whip_token, janus)")
+         "share, renditions, audio, whip, whip_token, janus, record, record_segment)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
@@ -431,6 +441,17 @@ Runner addServeCommand(CLI::App& app) {
                       "in a [[camera]] table gives any camera its own)");
   cmd->add_option("--whip-token", o->whipToken, "send 'Authorization: Bearer TOKEN' to the WHIP endpoint")
       ->needs(whip);
+  auto* record =
+      cmd->add_option("--record", o->recordPath,
+                      "also record the stream (and its sound) to FILE.mp4 (fragmented) or FILE.mkv, "
+                      "from the first keyframe, timestamped by capture time; written whole at stop. "
+                      "With several cameras: the first one's (record = \"...\" in a [[camera]] "
+                      "table gives any camera its own)");
+  cmd->add_option("--record-segment", o->recordSegmentSeconds,
+                  "with --record: a new file at the first keyframe SECONDS into the current one "
+                  "(FILE-0000.mp4, FILE-0001.mp4, ...)")
+      ->check(CLI::PositiveNumber)
+      ->needs(record);
   cmd->add_option(
       "--janus", o->janus,
       "also send RTP H.264 (and, with --audio, the Opus) to a Janus streaming-plugin RTP mountpoint: "

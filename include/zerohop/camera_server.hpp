@@ -50,6 +50,10 @@ struct CameraConfig {
   std::string whipUrl;
   std::string whipToken;  ///< never logged
   std::string janus;
+  /// The camera's recording (PipelineConfig::recordPath, recordSegmentSeconds): FILE.mp4 or FILE.mkv,
+  /// its sound beside the picture when it has one; empty: none. Two cameras cannot record to one file.
+  std::string recordPath;
+  double recordSegmentSeconds = 0;
 };
 
 struct CameraServerConfig {

@@ -67,6 +67,13 @@ struct PipelineConfig {
   std::string renditions = "auto";
   /// Non-empty: also send it as RTP to a Janus mountpoint or RTP receiver (makeRtpSink).
   std::string janus;
+  /// Non-empty: also record the main encode (and the sound, with `stream.sound`) to this file,
+  /// FILE.mp4 (fragmented) or FILE.mkv, from the first keyframe, timestamped by capture time
+  /// (`serve --record`, a `[[camera]]` table's `record`; docs/recording.md). Another name: the
+  /// constructor throws kInvalidArgument.
+  std::string recordPath;
+  /// > 0: a new file at the first keyframe this long into the current one: FILE-0000.mp4, FILE-0001.mp4, ...
+  double recordSegmentSeconds = 0;
   /// Required: the WHEP viewers, a stream of a StreamServer the caller owns and keeps past the
   /// pipeline (StreamServer::unnamedStream(), or addStream(name), one per camera: CameraServer). The
   /// pipeline binds no port and serves no HTTP: the server's owner gives it statsJson() and
@@ -118,6 +125,19 @@ struct KeyframeWaitStatus {
   Percentiles idrInterval;  ///< the source's IDR interval as sent (between consecutive IDRs), over the last 64
 };
 
+/// The recording (PipelineConfig::recordPath), written by a thread of its own.
+struct RecordingStatus {
+  std::string path;                ///< as configured; "" without a recording
+  std::string currentPath;         ///< the file being written ("" before the first keyframe)
+  std::uint64_t units = 0;         ///< pictures written, every file
+  std::uint64_t audioPackets = 0;  ///< Opus packets written, every file
+  std::uint64_t bytes = 0;         ///< picture and sound bytes written
+  std::uint32_t files = 0;         ///< files opened so far
+  std::uint64_t dropped = 0;  ///< units dropped because the disk fell behind (the file resumed at a keyframe)
+  double recordedSeconds = 0;  ///< media time written, every file
+  std::string error;           ///< non-empty: the write that ended the recording, and why
+};
+
 struct PipelineStatus {
   LatencySnapshot latency;
   SourceCounters source;
@@ -134,6 +154,7 @@ struct PipelineStatus {
   Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
   std::vector<RenditionStatus> renditions;  ///< the ladder, rung 0 first; empty: none (one encode)
   KeyframeWaitStatus keyframeWait;  ///< viewers' waits for an IDR the source could not be asked for
+  RecordingStatus recording;        ///< PipelineConfig::recordPath's file(s)
   /// Passthrough: camera units not sent because one they refer to was lost (dropped by the queue or
   /// the source), from the loss to the camera's next IDR. 0 on the other paths.
   std::uint64_t heldBackUntilIdr = 0;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "record/media_file.hpp"
 #include "zerohop/camera_server.hpp"
 #include "zerohop/error.hpp"
 
@@ -35,7 +36,7 @@ void checkCameras(const std::vector<CameraConfig>& cameras) {
   if (cameras.empty())
     throw Error(Errc::kInvalidArgument,
                 "no camera to serve: CameraServerConfig::cameras is empty; give at least one camera (a name and a source)");
-  std::map<std::string, const CameraConfig*> names, devices, shares;
+  std::map<std::string, const CameraConfig*> names, devices, shares, recordings;
   for (const auto& c : cameras) {
     if (!isValidCameraName(c.name)) {
       throw Error(Errc::kInvalidArgument, quoted(c) +
@@ -60,6 +61,19 @@ void checkCameras(const std::vector<CameraConfig>& cameras) {
         throw Error(Errc::kInvalidArgument, quoted(c) + " shares as \"" + c.shareName + "\", as " +
                                                 quoted(*it->second) +
                                                 " does already: give each camera its own share name");
+      }
+    }
+    if (!c.recordPath.empty()) {
+      try {
+        record::containerForPath(c.recordPath);
+      } catch (const Error& e) {
+        throw Error(Errc::kInvalidArgument, quoted(c) + ": " + e.what());
+      }
+      const auto [it, fresh] = recordings.emplace(c.recordPath, &c);
+      if (!fresh) {
+        throw Error(Errc::kInvalidArgument, quoted(c) + " records to " + c.recordPath + ", as " +
+                                                quoted(*it->second) +
+                                                " does already: give each camera its own file");
       }
     }
   }

@@ -65,6 +65,8 @@ class CameraServer::Impl {
       p.stream.turnSecret = config_.stream.turnSecret;
       p.stream.turnCredentialSeconds = config_.stream.turnCredentialSeconds;
       p.janus = cam.janus;
+      p.recordPath = cam.recordPath;
+      p.recordSegmentSeconds = cam.recordSegmentSeconds;
       p.viewers = server_->addStream(cam.name);
       if (!cam.audio.empty()) {
         // One Opus encode of the camera's sound for all its viewers; opened now, so a bad spec or a

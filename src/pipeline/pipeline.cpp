@@ -15,6 +15,7 @@
 #include "gpupath/cuda_scaler.hpp"
 #include "keyframe_waits.hpp"
 #include "metrics_text.hpp"
+#include "record_sink.hpp"
 #include "rendition_encodes.hpp"
 #include "source_encoder_config.hpp"
 #include "stats_json.hpp"
@@ -60,6 +61,7 @@ class Pipeline::Impl {
     }
     viewers_ = viewers.get();
     sinks_.push_back(std::move(viewers));
+    if (!config_.recordPath.empty()) openRecording();  // a bad file name fails before the camera opens
     // The GPU is probed once. Whether a CUDA device works decides where the camera's buffers live:
     // page-locked memory the GPU reads by DMA (V4L2 USERPTR). An unusable `--gpu N` fails here,
     // before the camera is opened.
@@ -97,6 +99,19 @@ class Pipeline::Impl {
     if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
+  }
+
+  void openRecording() {
+    auto sink = std::make_shared<RecordSink>(
+        record::RecorderOptions{config_.recordPath, config_.recordSegmentSeconds, 0, config_.stream.sound});
+    log::info(
+        "recording to ", config_.recordPath,
+        config_.recordSegmentSeconds > 0
+            ? " (a new file every " + std::to_string(static_cast<int>(config_.recordSegmentSeconds)) + " s)"
+            : std::string{},
+        config_.stream.sound ? ", with the sound" : "");
+    recording_ = sink.get();
+    sinks_.push_back(std::move(sink));
   }
 
   /// The frame share (host I420 on the CPU path, device NV12 on the GPU path, none in passthrough)
@@ -233,6 +248,7 @@ class Pipeline::Impl {
       std::lock_guard lock(serverMutex_);
       sinks.swap(sinks_);
       unitsShare_ = nullptr;
+      recording_ = nullptr;
       viewers_ = nullptr;
     }
     // The viewers' stream outlives this pipeline: its viewers must stop asking this one for keyframes.
@@ -269,6 +285,10 @@ class Pipeline::Impl {
     } else {
       std::lock_guard lock(serverMutex_);
       if (unitsShare_) s.shareReaders = unitsShare_->readers();  // passthrough: the H.264 share
+    }
+    {
+      std::lock_guard lock(serverMutex_);
+      if (recording_) s.recording = recording_->stats();
     }
     const std::int64_t startNs = startNs_.load();
     s.uptimeSeconds = startNs ? static_cast<double>(monotonicNs() - startNs) / 1e9 : 0;
@@ -454,6 +474,7 @@ class Pipeline::Impl {
   std::vector<std::shared_ptr<UnitSink>> sinks_;
   WhepStream* viewers_ = nullptr;        // sinks_[0]; guarded by serverMutex_ (null after stop())
   UnitShareSink* unitsShare_ = nullptr;  // in sinks_ with shareName; guarded by serverMutex_
+  RecordSink* recording_ = nullptr;      // in sinks_ with recordPath; guarded by serverMutex_
   mutable std::mutex serverMutex_;
   std::unique_ptr<FrameSource> source_;
   SourceInfo info_;

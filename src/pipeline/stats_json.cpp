@@ -89,6 +89,18 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                    {"sent_kbps", s.vp8.bitrate.sentKbps}}},
   };
   if (!s.vp8.available) vp8["unavailable"] = s.vp8.unavailableReason;
+  nlohmann::json recording = nullptr;  // null without a recording
+  if (!s.recording.path.empty()) {
+    recording = {{"path", s.recording.path},
+                 {"current_file", s.recording.currentPath},
+                 {"files", s.recording.files},
+                 {"units", s.recording.units},
+                 {"audio_packets", s.recording.audioPackets},
+                 {"bytes", s.recording.bytes},
+                 {"recorded_s", s.recording.recordedSeconds},
+                 {"dropped", s.recording.dropped},
+                 {"error", s.recording.error}};
+  }
   nlohmann::json doc = {
       {"source", ctx.source},
       {"encoder", ctx.encoder},
@@ -103,55 +115,70 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"held_back_until_idr", s.heldBackUntilIdr},
       {"viewers", s.viewers},
       {"viewer_sessions", viewerSessions},
-      {"bitrate", {{"congestion_control", s.bitrate.congestionControl},
-                   {"min_kbps", s.bitrate.minKbps},
-                   {"max_kbps", s.bitrate.maxKbps},
-                   {"target_kbps", s.bitrate.targetKbps},
-                   {"sent_kbps", s.bitrate.sentKbps}}},
+      {"bitrate",
+       {{"congestion_control", s.bitrate.congestionControl},
+        {"min_kbps", s.bitrate.minKbps},
+        {"max_kbps", s.bitrate.maxKbps},
+        {"target_kbps", s.bitrate.targetKbps},
+        {"sent_kbps", s.bitrate.sentKbps}}},
       {"share_readers", s.shareReaders},
       {"stages", stages},
       {"total", percentilesJson(s.latency.total)},
       {"vp8", vp8},
       {"renditions", renditions},
-      {"keyframe_wait", {{"count", s.keyframeWait.count},
-                         {"p50_ms", s.keyframeWait.wait.p50Ms},
-                         {"p99_ms", s.keyframeWait.wait.p99Ms},
-                         {"max_ms", s.keyframeWait.maxMs},
-                         {"samples", s.keyframeWait.wait.samples},
-                         {"idr_interval", percentilesJson(s.keyframeWait.idrInterval)}}},
+      {"recording", recording},
+      {"keyframe_wait",
+       {{"count", s.keyframeWait.count},
+        {"p50_ms", s.keyframeWait.wait.p50Ms},
+        {"p99_ms", s.keyframeWait.wait.p99Ms},
+        {"max_ms", s.keyframeWait.maxMs},
+        {"samples", s.keyframeWait.wait.samples},
+        {"idr_interval", percentilesJson(s.keyframeWait.idrInterval)}}},
       {"uptime_s", s.uptimeSeconds},
       {"stage_note", "each stage: ms from the previous stage to this one; total: capture -> send"},
-      {"viewer_sessions_note", "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
-                               "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
-                               "over the last window; estimate_kbps: congestion control's estimate for it, sent_kbps: the RTP rate sent to it, "
-                               "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no usable H.264, "
-                               "none when it asked for the sound alone; "
-                               "encode_target_kbps: the target of the encode it receives (its codec's); h264_level_offered: the level of "
-                               "the profile-level-id it offered (and we answered), h264_level_sent: the stream's level (its SPS) when it "
-                               "joined, level_covered: false when we send above its offered level (null: not known); "
-                               "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
-                               "lost packets come back one long round trip later; null: not sent); rung: the rendition it "
-                               "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs; "
-                               "inbound_dropped: packets from the viewer dropped before SRTP decryption (any RTP, RTCP "
-                               "from sender SSRCs past its first four)"},
-      {"renditions_note", "the ladder of renditions (the renditions setting; empty: one encode): rung 0 is the main encode, each lower "
-                          "rung the same frame scaled and encoded again, running only while a viewer is on it; "
-                          "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode; rung 0: see stages); units, "
-                          "keyframes: what it made; keyframes_forced: of them, forced by its own viewers' requests "
-                          "(a viewer's PLI/FIR reaches only its rung's encode, each rung rate-limited alone); viewers: on it now; "
-                          "switches: viewers' moves onto it so far; with a ladder, "
-                          "encode_target_kbps is the target of the viewer's rung"},
-      {"vp8_note", "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
-                   "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
-                   "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "
-                   "encoder_kbps: what the running encoder codes for, sent_kbps: what it made over the last second"},
-      {"keyframe_wait_note", "viewers' waits for a keyframe the source cannot be asked for (a camera passed through "
-                             "without a keyframe control, e.g. RTSP): each from the first request not honoured (a viewer's "
-                             "start, its PLI/FIR; requests while one runs join it) to the next IDR sent; count and max_ms "
-                             "since start, p50/p99 over the last 64 (samples); idr_interval: ms between the IDRs sent, "
-                             "which bounds the wait; count 0 where requests are honoured (our encodes force an IDR)"},
-      {"bitrate_note", "the H.264 encode follows its weakest H.264 viewer's estimate between min_kbps and max_kbps "
-                       "(target_kbps; VP8 viewers count for vp8.bitrate only); sent_kbps: what the encoder made over the last second"},
+      {"viewer_sessions_note",
+       "per viewer, ms from its POST /whep: connect_ms to ICE+DTLS connected, "
+       "first_frame_ms to the first RTP packet of its first keyframe sent; twcc_*: its transport-cc feedback "
+       "over the last window; estimate_kbps: congestion control's estimate for it, sent_kbps: the RTP rate "
+       "sent to it, "
+       "loss_pct/rtt_ms/received_kbps: what its feedback said; codec: H264, or VP8 when its offer had no "
+       "usable H.264, "
+       "none when it asked for the sound alone; "
+       "encode_target_kbps: the target of the encode it receives (its codec's); h264_level_offered: the "
+       "level of "
+       "the profile-level-id it offered (and we answered), h264_level_sent: the stream's level (its SPS) "
+       "when it "
+       "joined, level_covered: false when we send above its offered level (null: not known); "
+       "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
+       "lost packets come back one long round trip later; null: not sent); rung: the rendition it "
+       "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs; "
+       "inbound_dropped: packets from the viewer dropped before SRTP decryption (any RTP, RTCP "
+       "from sender SSRCs past its first four)"},
+      {"renditions_note",
+       "the ladder of renditions (the renditions setting; empty: one encode): rung 0 is the main encode, "
+       "each lower "
+       "rung the same frame scaled and encoded again, running only while a viewer is on it; "
+       "encode_cpu_ms_mean: the encode thread's CPU per unit (scale + encode; rung 0: see stages); units, "
+       "keyframes: what it made; keyframes_forced: of them, forced by its own viewers' requests "
+       "(a viewer's PLI/FIR reaches only its rung's encode, each rung rate-limited alone); viewers: on it "
+       "now; "
+       "switches: viewers' moves onto it so far; with a ladder, "
+       "encode_target_kbps is the target of the viewer's rung"},
+      {"vp8_note",
+       "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
+       "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
+       "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "
+       "encoder_kbps: what the running encoder codes for, sent_kbps: what it made over the last second"},
+      {"keyframe_wait_note",
+       "viewers' waits for a keyframe the source cannot be asked for (a camera passed through "
+       "without a keyframe control, e.g. RTSP): each from the first request not honoured (a viewer's "
+       "start, its PLI/FIR; requests while one runs join it) to the next IDR sent; count and max_ms "
+       "since start, p50/p99 over the last 64 (samples); idr_interval: ms between the IDRs sent, "
+       "which bounds the wait; count 0 where requests are honoured (our encodes force an IDR)"},
+      {"bitrate_note",
+       "the H.264 encode follows its weakest H.264 viewer's estimate between min_kbps and max_kbps "
+       "(target_kbps; VP8 viewers count for vp8.bitrate only); sent_kbps: what the encoder made over the "
+       "last second"},
   };
   return doc;
 }

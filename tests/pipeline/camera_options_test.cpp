@@ -147,6 +147,48 @@ source = "test"
       << "no output unless asked";
 }
 
+TEST(CameraOptions, EachCameraTableGivesItsOwnRecordingAndItsMistakesNameTheCamera) {
+  TomlFile f(R"([[camera]]
+name = "front"
+source = "test"
+record = "/var/rec/front.mkv"
+record_segment = 600
+
+[[camera]]
+name = "back"
+source = "test"
+)");
+  const auto tables = readCameraTables(f.path);
+  CameraDefaults d;
+  const CameraConfig front = cameraFromTable(tables.at(0), d, f.path);
+  EXPECT_EQ(front.recordPath, "/var/rec/front.mkv");
+  EXPECT_EQ(front.recordSegmentSeconds, 600);
+  const CameraConfig back = cameraFromTable(tables.at(1), d, f.path);
+  EXPECT_TRUE(back.recordPath.empty()) << "no recording unless asked";
+  EXPECT_EQ(back.recordSegmentSeconds, 0);
+
+  const auto mistake = [&](const std::string& lines) {
+    TomlFile m("[[camera]]\nname = \"a\"\nsource = \"test\"\n" + lines);
+    const auto t = readCameraTables(m.path);
+    return usageError([&] { cameraFromTable(t.at(0), d, m.path); });
+  };
+  std::string e = mistake("record = \"a.avi\"\n");
+  EXPECT_NE(e.find("camera \"a\""), std::string::npos) << e;
+  EXPECT_NE(e.find(".mp4"), std::string::npos) << "says which names work: " << e;
+  e = mistake("record_segment = 60\n");
+  EXPECT_NE(e.find("without record"), std::string::npos) << e;
+  e = mistake("record = \"a.mp4\"\nrecord_segment = 0\n");
+  EXPECT_NE(e.find("at least 1"), std::string::npos) << e;
+
+  CameraConfig a, b;
+  a.name = "a";
+  b.name = "b";
+  a.source = b.source = parseSourceSpec("test");
+  a.recordPath = b.recordPath = "/tmp/same.mp4";
+  e = usageError([&] { checkCameras({a, b}); });
+  EXPECT_NE(e.find("give each camera its own file"), std::string::npos) << e;
+}
+
 TEST(CameraOptions, AWhipMistakeNamesTheCameraAndQuotesNoSecret) {
   CameraDefaults d;
   {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -152,6 +153,56 @@ TEST_F(RecordCli, SigintClosesTheFileAndAnImageShareIsRefused) {
   EXPECT_EQ(refused.exitCode, 2) << refused.err;
   EXPECT_NE(refused.err.find(share_ + ".h264"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(dir_ / "x.mp4"));
+}
+
+// serve's own recording (no `zerohop record`): each camera its own file from its [[camera]] table, the
+// sound beside the picture where the camera has one; SIGINT leaves both files whole.
+TEST_F(RecordCli, ServeRecordsEachCameraToItsOwnFileWithItsSound) {
+  const fs::path front = dir_ / "front.mkv", back = dir_ / "back.mp4", config = dir_ / "cameras.toml";
+  std::ofstream(config) << "[[camera]]\nname = \"front\"\nsource = \"test:640x360@30\"\naudio = \"test\"\n"
+                        << "record = \"" << front.string() << "\"\n\n[[camera]]\nname = \"back\"\n"
+                        << "source = \"test:320x240@30\"\nrecord = \"" << back.string() << "\"\n";
+  ChildProcess serve({kCli, "--config", config.string(), "serve", "--keyint", "30", "--listen",
+                      "127.0.0.1:" + std::to_string(freePort())});
+  ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
+  testing::ProbeResult f, b;
+  for (auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;) {
+    if (fs::exists(front)) f = probeFile(front.string());
+    if (fs::exists(back)) b = probeFile(back.string());
+    if (f.frames >= 90 && b.frames >= 90) break;
+    std::this_thread::sleep_for(250ms);
+  }
+  ASSERT_GE(f.frames, 90) << "front's file never held 3 s: " << f.error;
+  ASSERT_GE(b.frames, 90) << "back's file never held 3 s: " << b.error;
+  serve.signal(SIGINT);
+  ASSERT_EQ(serve.waitExit(10s), 0) << serve.stderrText();
+  EXPECT_NE(serve.stderrText().find("recording to " + front.string()), std::string::npos)
+      << serve.stderrText();
+
+  f = probeFile(front.string());
+  ASSERT_TRUE(f.ok) << f.error;
+  EXPECT_EQ(f.codec, "h264");
+  EXPECT_TRUE(f.firstIsKeyframe);
+  EXPECT_GT(f.durationSeconds, 2.9) << "the trailer (Cues, duration) was written at stop";
+  const auto sound = testing::probeAudio(front.string());
+  ASSERT_TRUE(sound.ok) << "front has a microphone: its file has its sound. " << sound.error;
+  EXPECT_EQ(sound.codec, "opus");
+  const auto sync = testing::measureFileAvSync(front.string());
+  ASSERT_TRUE(sync.error.empty()) << sync.error;
+  ASSERT_GE(sync.offsetsMs.size(), 2u) << sync.markers << " markers, " << sync.clicks << " clicks";
+  auto offsets = sync.offsetsMs;
+  std::sort(offsets.begin(), offsets.end());
+  const double median = offsets[offsets.size() / 2];
+  std::printf("front.mkv: %ld frames, %.2f s, %zu marker/click pairs, click - marker median %.1f ms\n",
+              f.frames, f.durationSeconds, offsets.size(), median);
+  EXPECT_GE(median, -43.0);  // as TheCamerasSoundIsRecordedBesideItsPictureInSync
+  EXPECT_LE(median, 10.0);
+
+  b = probeFile(back.string());
+  ASSERT_TRUE(b.ok) << b.error;
+  EXPECT_TRUE(b.firstIsKeyframe);
+  EXPECT_NEAR(b.frameRate, 30.0, 1.5);
+  EXPECT_FALSE(testing::probeAudio(back.string()).ok) << "back has no microphone";
 }
 
 }  // namespace
