@@ -203,14 +203,17 @@ account_label() {
 # what waits (and must keep its rate) takes the CPU it needs first, the fuzz targets the rest (they run
 # for a fixed time). Two groups, each its own ctest run, their output printed when they end:
 #   soak: the soak and the 90 s hold, 45 s of CPU in 122 s (PROCESSORS 2: it runs alone at -j2);
-#   browser: congestion_tbf (BROWSER_BESIDE: 32 s, 7 s of CPU), with the browser label's one retry; it
-#     passed every time beside load (two busy loops at nice 19, two clean-clone runs, beside fuzz).
+#   browser: BROWSER_BESIDE, the browser tests that mostly wait (wall s / CPU s of the whole machine, each
+#     measured alone): congestion_tbf (28 / 12), whip_publish (50 / 9: back-offs, no browser),
+#     viewer_vanishes (20 / 4: waits for the reap), viewer_reconnects (14 / 5), 112 s of the soak's 121,
+#     with the browser label's one retry. congestion_tbf passed every time beside load (two busy loops
+#     at nice 19, two clean-clone runs, beside fuzz).
 # Not beside them, because their freeze bounds failed there once each (they passed on the retry):
 # congestion_delay (2 freezes in 60 s against 1 allowed), viewer_survives_packet_loss (a 1,417 ms gap);
 # nor the package label, whose FrameStream example Chromium plays (a freeze, at nice 19 beside both).
 # Only when both fuzz and soak run (else each label runs as usual, on its own).
 SOAK_ARGS=(--test-dir "$BUILD_DIR" -L '^(soak|media)$' -R "^soak\.|$LONG_HOLDS" -j3)
-BROWSER_BESIDE='^browser\.congestion_tbf$'
+BROWSER_BESIDE='^browser\.(congestion_tbf|whip_publish|viewer_vanishes|viewer_reconnects)$'
 BROWSER_BESIDE_ARGS=(--test-dir "$BUILD_DIR" -L '^browser$' -R "$BROWSER_BESIDE" -j1 --repeat until-pass:2)
 beside=0
 if [[ " $ZEROHOP_ALL_LABELS " == *" fuzz "* && " $ZEROHOP_ALL_LABELS " == *" soak "* ]]; then beside=1; fi
