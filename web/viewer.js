@@ -579,6 +579,7 @@ window.zerohop = {
     const w = {
       timestamp: inbound.timestamp,  // ms, when these counters were read (rates over a window use it)
       framesDecoded: inbound.framesDecoded, framesDropped: inbound.framesDropped,
+      keyFramesDecoded: inbound.keyFramesDecoded, bytesReceived: inbound.bytesReceived,
       framesReceived: inbound.framesReceived, freezeCount: inbound.freezeCount,
       frameWidth: inbound.frameWidth, frameHeight: inbound.frameHeight,  // of the last decoded frame
       totalFreezesDuration: inbound.totalFreezesDuration, nackCount: inbound.nackCount,

@@ -9,7 +9,8 @@ namespace zerohop {
 namespace {
 
 // Units the writer may fall behind by before the oldest are dropped: ~8 s of 30 fps pictures with their
-// sound (a unit is shared with the other sinks, so the queue holds pointers, not copies).
+// sound (a unit is shared with the other sinks, so the queue holds pointers, not copies). The writer takes
+// the queue whole, so a stalled write holds at most twice this many.
 constexpr std::size_t kQueueUnits = 400;
 
 }  // namespace
