@@ -7,6 +7,7 @@ viewer (zerohop-whep-receive with hostile_viewer.cpp, from its own validated tra
 
   feedback: receiver reports claiming 50 % loss while it NACKs nothing, and 100 PLIs a second, for 9 s;
   junk:     5,000 junk RTP packets a second, a fresh random SSRC each, for 9 s.
+(ZEROHOP_HOSTILE_S=30: each attack 30 s, the acceptance's length.)
 
 What Chromium receives is read from its own getStats (inbound-rtp bytesReceived, keyFramesDecoded,
 framesDecoded, through the viewer page once a second), each attack's window against the baseline before
@@ -39,7 +40,7 @@ from test_viewer import SNAPSHOT_JS, wait_for  # noqa: E402
 
 BITRATE_KBPS = 1000
 BASELINE_S = 4.0
-ATTACK_S = 9.0
+ATTACK_S = hv.ATTACK_S  # 9 s; ZEROHOP_HOSTILE_S=30 for the acceptance's length
 
 
 def counters(driver) -> dict | None:
