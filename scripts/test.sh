@@ -25,7 +25,9 @@ phase_done() {
 : "${ZEROHOP_SANITIZERS:=1}"
 if [[ $ZEROHOP_SANITIZERS == 1 ]]; then
   : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser package fuzz soak asan asan-nosym tsan}"
-  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser package fuzz soak asan asan-nosym tsan}"
+  # asan before soak: the ASan label starts (at nice 19) while the soak and the browser tests that wait
+  # still run in the background after the fuzz label (~70 s of their 121 s), instead of waiting for them.
+  : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser package fuzz asan soak asan-nosym tsan}"
 else
   : "${ZEROHOP_REQUIRED_LABELS:=unit media ipc browser package fuzz soak}"
   : "${ZEROHOP_ALL_LABELS:=unit media ipc gpu browser package fuzz soak}"
@@ -199,9 +201,10 @@ account_label() {
   if [[ $rc -ne 0 ]]; then status=1; fi
 }
 
-# Work that mostly waits runs in the background beside the fuzz label, which runs at nice 19 meanwhile:
-# what waits (and must keep its rate) takes the CPU it needs first, the fuzz targets the rest (they run
-# for a fixed time). Two groups, each its own ctest run, their output printed when they end:
+# Work that mostly waits runs in the background beside the fuzz label and then the ASan label, which run
+# at nice 19 meanwhile: what waits (and must keep its rate) takes the CPU it needs first, the fuzz targets
+# (they run for a fixed time) and the ASan tests (one retry each, as always) the rest. Two groups, each
+# its own ctest run, their output printed when they end (the soak label's turn):
 #   soak: the soak and the 90 s hold, 45 s of CPU in 122 s (PROCESSORS 2: it runs alone at -j2);
 #   browser: BROWSER_BESIDE, the browser tests that mostly wait (wall s / CPU s of the whole machine, each
 #     measured alone): congestion_tbf (28 / 12), whip_publish (50 / 9: back-offs, no browser),
@@ -223,7 +226,7 @@ start_beside() {
   local name=$1 log
   shift
   log=$(mktemp)
-  echo "=== ctest: $name tests in the background, beside fuzz (their output follows when they end)"
+  echo "=== ctest: $name tests in the background, beside fuzz and asan (their output follows when they end)"
   ( set +e; ctest "$@" --output-on-failure --timeout 300 >"$log" 2>&1; echo "$? $SECONDS" >"$log.rc" ) &
   beside_names+=("$name") beside_logs+=("$log") beside_pids+=($!)
   beside_started=$SECONDS
@@ -233,12 +236,12 @@ finish_beside() {
   local i rc ended
   for i in "${!beside_pids[@]}"; do
     wait "${beside_pids[$i]}" || true
-    echo "=== ctest: ${beside_names[$i]} tests (ran beside fuzz)"
+    echo "=== ctest: ${beside_names[$i]} tests (ran beside fuzz and asan)"
     cat "${beside_logs[$i]}"
     read -r rc ended <"${beside_logs[$i]}.rc" || { rc=1; ended=$SECONDS; }
     rm -f "${beside_logs[$i]}.rc"
     account_label "${beside_names[$i]}" "${beside_logs[$i]}" "$rc"
-    phase_times+=("$(printf '  %-22s %5d s, beside fuzz' "tests ${beside_names[$i]} (beside)" \
+    phase_times+=("$(printf '  %-22s %5d s, beside fuzz, asan' "tests ${beside_names[$i]} (beside)" \
       $((ended - beside_started)))")
   done
   RUN_WRAPPER=""
