@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "ffprobe.hpp"
-#include "zerohop/encoder.hpp"
+#include "x264_test_units.hpp"
 
 namespace zerohop {
 namespace {
@@ -23,35 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t kW = 320, kH = 240;
-
-// `count` access units of a moving pattern at 30 fps from x264, an IDR every 30, stamped with capture times.
 std::vector<EncodedUnitPtr> encodeUnits(int count) {
-  EncoderConfig cfg;
-  cfg.width = kW;
-  cfg.height = kH;
-  cfg.fps = 30;
-  cfg.bitrateKbps = 500;
-  cfg.keyframeIntervalFrames = 30;
-  auto enc = makeEncoder(cfg);
-  const auto layout = computeLayout(PixelFormat::kI420, kW, kH);
-  std::vector<std::uint8_t> buf(layout.totalBytes);
-  std::vector<EncodedUnitPtr> units;
-  for (int i = 0; i < count; ++i) {
-    for (std::uint32_t y = 0; y < kH; ++y) std::memset(buf.data() + y * kW, static_cast<int>(y + 4 * i), kW);
-    std::memset(buf.data() + kW * kH, 128, layout.totalBytes - kW * kH);
-    Frame f;
-    bindLayout(f, layout, buf.data(), MemoryKind::kHost);
-    f.format = PixelFormat::kI420;
-    f.width = kW;
-    f.height = kH;
-    f.sequence = static_cast<std::uint64_t>(i);
-    f.times.mark(Stage::kCapture, 1'000'000'000 + i * 33'333'333LL);
-    auto u = enc->encode(f, false);
-    EXPECT_TRUE(u);
-    units.push_back(u);
-  }
-  return units;
+  return testing::encodeX264Units(count, 30);
 }
 
 template <typename Pred>

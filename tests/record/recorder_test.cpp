@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "ffprobe.hpp"
+#include "x264_test_units.hpp"
 #include "zerohop/encoder.hpp"
 #include "zerohop/error.hpp"
 
@@ -18,39 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::probeFile;
 
-constexpr std::uint32_t kW = 320, kH = 240;
-constexpr std::int64_t kFrameNs = 33'333'333;
-
-// `count` access units of a moving pattern at 30 fps, an IDR every `keyint` frames.
 std::vector<EncodedUnitPtr> encodeUnits(int count, std::uint32_t keyint) {
-  EncoderConfig cfg;
-  cfg.width = kW;
-  cfg.height = kH;
-  cfg.fps = 30;
-  cfg.bitrateKbps = 500;
-  cfg.keyframeIntervalFrames = keyint;
-  auto enc = makeEncoder(cfg);
-  const auto layout = computeLayout(PixelFormat::kI420, kW, kH);
-  std::vector<std::uint8_t> buf(layout.totalBytes);
-  std::vector<EncodedUnitPtr> units;
-  for (int i = 0; i < count; ++i) {
-    for (std::uint32_t y = 0; y < kH; ++y) {
-      for (std::uint32_t x = 0; x < kW; ++x) buf[y * kW + x] = static_cast<std::uint8_t>(x + y + 4 * i);
-    }
-    std::memset(buf.data() + kW * kH, 128, layout.totalBytes - kW * kH);
-    Frame f;
-    bindLayout(f, layout, buf.data(), MemoryKind::kHost);
-    f.format = PixelFormat::kI420;
-    f.width = kW;
-    f.height = kH;
-    f.sequence = static_cast<std::uint64_t>(i);
-    f.times.mark(Stage::kCapture, 1'000'000'000 + i * kFrameNs);
-    f.wallClockMs = 1'700'000'000'000 + i * 33;
-    auto u = enc->encode(f, false);
-    EXPECT_TRUE(u);
-    units.push_back(u);
-  }
-  return units;
+  return testing::encodeX264Units(count, keyint);
 }
 
 RecordUnit toRecord(const EncodedUnit& u) {
