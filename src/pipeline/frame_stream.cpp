@@ -52,8 +52,6 @@ struct FrameStream::Impl {
       : server(std::make_unique<StreamServer>(streamConfig(c))),
         input(inputConfig(c)),
         pipeline(pipelineConfig(c, input, *server)) {
-    server->setStatsProvider([this] { return pipeline.statsJson(); });
-    server->setMetricsProvider([this] { return pipeline.metricsText(); });
     for (const auto& sink : c.sinks) pipeline.addUnitSink(sink);
     if (c.audioChannels > 0) {
       auto pcm = std::make_unique<audio::PcmInput>(c.audioChannels, "your sound (FrameStream)");
@@ -65,6 +63,10 @@ struct FrameStream::Impl {
     }
     pipeline.start();
     if (audio) audio->start();
+    // Last: should anything above throw, the members go without ~Impl(), the pipeline before the
+    // server, so the server's HTTP threads must not be reading it yet.
+    server->setStatsProvider([this] { return pipeline.statsJson(); });
+    server->setMetricsProvider([this] { return pipeline.metricsText(); });
   }
   // The sound stops feeding the pipeline, the pipeline its viewers; the server joins its HTTP threads
   // (which may be in pipeline.statsJson(), safe on a stopped pipeline) before the pipeline is destroyed.
