@@ -11,10 +11,28 @@ namespace zerohop::pipeline_detail {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+// The camera's recording, made once for every pipeline the runner opens; `config` keeps no path, so
+// no pipeline makes a recording of its own (which would start the file over at each reopen).
+std::shared_ptr<RecordSink> takeRecording(PipelineConfig& config) {
+  if (config.recordPath.empty()) return nullptr;
+  auto sink = std::make_shared<RecordSink>(
+      record::RecorderOptions{config.recordPath, config.recordSegmentSeconds, 0, config.stream.sound});
+  config.recordPath.clear();
+  return sink;
+}
+
+}  // namespace
+
 CameraRunner::CameraRunner(std::string name, PipelineConfig config, bool failFast)
-    : name_(std::move(name)), config_(std::move(config)), failFast_(failFast) {
+    : name_(std::move(name)),
+      recording_(takeRecording(config)),
+      config_(std::move(config)),
+      failFast_(failFast) {
   if (failFast_) {
     pipeline_ = std::make_unique<Pipeline>(config_);
+    if (recording_) pipeline_->addUnitSink(recording_);
     state_ = "running";
   }
 }
@@ -57,6 +75,7 @@ bool CameraRunner::waitFor(std::chrono::milliseconds d) {
 bool CameraRunner::open() {
   try {
     auto pipeline = std::make_unique<Pipeline>(config_);
+    if (recording_) pipeline->addUnitSink(recording_);
     pipeline->start();
     std::lock_guard lock(mutex_);
     pipeline_ = std::move(pipeline);
@@ -138,6 +157,7 @@ CameraStatus CameraRunner::status() const {
   if (pipeline_) {
     s.hasPipeline = true;
     s.pipeline = pipeline_->status();
+    if (recording_) s.pipeline.recording = recording_->stats();
   }
   return s;
 }

@@ -2,7 +2,9 @@
 // One camera of a CameraServer: its Pipeline and the thread that opens it, watches it and, when it
 // fails, opens it again after a back-off (1 s doubling to 30 s), without touching the other cameras.
 // Thread-safety: thread-safe; start()/stop() from the controlling thread, status() from any.
-// Owns its Pipeline and its thread; borrows nothing (the WhepStream it feeds is shared with the server).
+// Owns its Pipeline and its thread, and the camera's recording (a RecordSink each pipeline it opens is
+// given, so a camera opened again goes on in the same file instead of starting it over); borrows
+// nothing (the WhepStream it feeds is shared with the server).
 
 #include <chrono>
 #include <condition_variable>
@@ -11,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "record_sink.hpp"
 #include "zerohop/camera_server.hpp"
 #include "zerohop/pipeline.hpp"
 
@@ -49,7 +52,8 @@ class CameraRunner {
   void close();
 
   const std::string name_;
-  const PipelineConfig config_;
+  const std::shared_ptr<RecordSink> recording_;  // null without PipelineConfig::recordPath
+  const PipelineConfig config_;                  // its recordPath cleared: recording_ is the recording
   const bool failFast_;
   mutable std::mutex mutex_;  // guards pipeline_, state_, error_, errorSetting_, restarts_, stopping_
   std::condition_variable wake_;

@@ -104,12 +104,6 @@ class Pipeline::Impl {
   void openRecording() {
     auto sink = std::make_shared<RecordSink>(
         record::RecorderOptions{config_.recordPath, config_.recordSegmentSeconds, 0, config_.stream.sound});
-    log::info(
-        "recording to ", config_.recordPath,
-        config_.recordSegmentSeconds > 0
-            ? " (a new file every " + std::to_string(static_cast<int>(config_.recordSegmentSeconds)) + " s)"
-            : std::string{},
-        config_.stream.sound ? ", with the sound" : "");
     recording_ = sink.get();
     sinks_.push_back(std::move(sink));
   }

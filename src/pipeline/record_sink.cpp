@@ -19,6 +19,11 @@ constexpr std::size_t kQueueUnits = 400;
 // writer thread from then on.
 RecordSink::RecordSink(record::RecorderOptions options)
     : options_(std::move(options)), recorder_(std::make_unique<record::Recorder>(options_)) {
+  log::info("recording to ", options_.path,
+            options_.segmentSeconds > 0
+                ? " (a new file every " + std::to_string(static_cast<long>(options_.segmentSeconds)) + " s)"
+                : std::string{},
+            options_.sound ? ", with the sound" : "");
   writer_ = std::thread([this] { run(); });
 }
 
@@ -39,6 +44,12 @@ void RecordSink::attach(const SinkSetup& setup) {
   {
     std::lock_guard lock(requesterMutex_);
     requestKeyframe_ = setup.requestKeyframe;
+  }
+  {
+    // A pipeline after the first (a camera opened again): its units follow a gap, from its own
+    // encoder, so the file goes on at its first keyframe.
+    std::lock_guard lock(mutex_);
+    if (attaches_++ > 0) lost_ = true;
   }
   requestKeyframe();
 }

@@ -39,7 +39,9 @@ class RecordSink final : public UnitSink {
   /// The main H.264 encode (rung 0); Opus when the recording has sound.
   bool wants(TrackKey track) const override;
   /// Keeps the setup's keyframe requester: asked once now (the file starts at the next keyframe) and
-  /// again after units were dropped.
+  /// again after units were dropped. May be attached again after detach() (a camera's pipeline opened
+  /// again: CameraRunner keeps one RecordSink per camera): the same file goes on from the new pipeline's
+  /// first keyframe, with the gap in time.
   void attach(const SinkSetup& setup) override;
   void detach() override;
   std::string describe() const override { return "recording to " + options_.path; }
@@ -57,6 +59,7 @@ class RecordSink final : public UnitSink {
   std::deque<EncodedUnitPtr> queue_;  // mutex_
   bool lost_ = false;                 // mutex_: units were dropped since the writer last took the queue
   bool stopping_ = false;             // mutex_
+  int attaches_ = 0;                  // mutex_: pipelines that fed it (a camera reopened: more than one)
   std::uint64_t dropped_ = 0;         // mutex_
   record::RecorderStats written_;     // mutex_: the writer's copy after each unit
   std::string error_;                 // mutex_

@@ -78,6 +78,32 @@ TEST_F(RecordSinkTest, WritesWhatItIsGivenFromTheKeyframeItAsksForWhenAttached) 
   EXPECT_NEAR(p.durationSeconds, 3.0, 0.1);
 }
 
+// A camera opened again (CameraRunner gives each new pipeline the same sink): the file goes on, from the
+// new pipeline's first keyframe; nothing before it is lost and nothing is started over.
+TEST_F(RecordSinkTest, AttachedAgainItGoesOnInTheSameFileFromTheNextKeyframe) {
+  const auto units = encodeUnits(90);  // IDRs at 0, 30 and 60
+  const std::string path = (dir_ / "reopened.mkv").string();
+  std::atomic<int> asked{0};
+  SinkSetup setup;
+  setup.requestKeyframe = [&] { ++asked; };
+  {
+    RecordSink sink(record::RecorderOptions{path, 0, 0, false});
+    sink.attach(setup);
+    for (std::size_t i = 0; i < 30; ++i) sink.deliver(units[i]);
+    ASSERT_TRUE(waitFor([&] { return sink.stats().units == 30; }, 10s)) << sink.stats().units << " of 30";
+    sink.detach();
+    sink.attach(setup);  // the camera's next pipeline; its first units are not a keyframe here
+    EXPECT_EQ(asked.load(), 2) << "each pipeline is asked for a keyframe";
+    for (std::size_t i = 45; i < 90; ++i) sink.deliver(units[i]);
+    ASSERT_TRUE(waitFor([&] { return sink.stats().units == 60; }, 10s)) << sink.stats().units << " of 60";
+    EXPECT_EQ(sink.stats().files, 1u) << "the same file goes on";
+  }
+  const auto p = testing::probeFile(path);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.frames, 60) << "units 45-59 refer to pictures the file lacks: left out, the file goes on at 60";
+  EXPECT_TRUE(p.firstIsKeyframe);
+}
+
 // The "disk" is a FIFO nobody reads yet: the writer blocks opening it, as on a stalled disk. deliver()
 // still returns at once; past the queue the oldest units go, counted, and a keyframe is asked for so the
 // file can go on. Once a reader comes the file is written from a keyframe.
