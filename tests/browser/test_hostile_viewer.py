@@ -12,12 +12,12 @@ viewer (zerohop-whep-receive with hostile_viewer.cpp, from its own validated tra
 What Chromium receives is read from its own getStats (inbound-rtp bytesReceived, keyFramesDecoded,
 framesDecoded, through the viewer page once a second), each attack's window against the baseline before
 it. Acceptance, printed: under the feedback attack >= 90 % of the baseline bitrate and at most one extra
-keyframe a second; under the junk >= 29 fps, serve's RSS up by at most 20 MB and back within 10 % once
-the hostile viewer left. The test fails on the bounds that do not depend on the box's load (the encode's
+keyframe a second; under the junk within 1 fps of the baseline (>= 29 of 30), serve's RSS up by at most
+20 MB and back within 10 % once the hostile viewer left. The test fails on the bounds that do not depend on the box's load (the encode's
 target >= 90 % of --bitrate, the RSS bounds, the attacks landed) and on generous ones where they do (two
 cores shared with Chromium and the attacker): bitrate >= 75 % of the baseline, keyframes at most one a
 second plus 2, fps >= 50 % of the baseline. tests/stream/hostile_viewer_test.py is the same with a GStreamer
-honest viewer (its helpers are used here).
+honest viewer (its helpers and verdicts, judge_feedback and judge_junk, are used here).
 
 usage: test_hostile_viewer.py --netns ZEROHOP_BINARY RECEIVER_BINARY
 exit: 0 pass, 1 fail, 77 skipped (no chromium/chromedriver/selenium, no private namespace, sanitizer build)
@@ -143,40 +143,18 @@ def main() -> int:
             if sampler.viewers_max < 2:
                 failures.append(f"{case}: /stats never showed the hostile viewer beside Chromium")
             if case == "feedback":
-                extra = during["keyframes"] - base["keyframes"] / base["seconds"] * during["seconds"]
-                met = during["kbps"] >= 0.9 * base["kbps"] and extra <= during["seconds"] + 1
+                extra, met, failed = hv.judge_feedback(base, during, hostile, forced, sampler.target_min, "Chromium")
                 print(f"hostile viewer (Chromium honest) | feedback | {hostile['plis_sent']} PLIs in {seconds:.1f} s"
                       f" | Chromium {base['kbps']} -> {during['kbps']} kb/s "
                       f"({during['kbps'] / max(base['kbps'], 1) * 100:.0f} %), {extra / during['seconds']:.2f} extra "
                       f"keyframes/s | acceptance (>= 90 %, <= 1 extra a second): {'met' if met else 'NOT met'}")
-                if hostile["plis_sent"] < 100 * seconds * 0.9:
-                    failures.append(f"the hostile viewer sent {hostile['plis_sent']} PLIs in {seconds:.1f} s, want ~100/s")
-                if forced < seconds / 2:
-                    failures.append(f"serve forced {forced} keyframes in {seconds:.1f} s of PLIs: the attack did not land")
-                if sampler.target_min is not None and sampler.target_min < 0.9 * BITRATE_KBPS:
-                    failures.append(f"the encode's target fell to {sampler.target_min} kb/s (< 90 % of {BITRATE_KBPS})")
-                if during["kbps"] < 0.75 * base["kbps"]:
-                    failures.append(f"Chromium's bitrate fell to {during['kbps']} kb/s from {base['kbps']} (< 75 %)")
-                if extra > during["seconds"] + 2:
-                    failures.append(f"{extra:.1f} extra keyframes in {during['seconds']} s at Chromium: more than one a second")
             else:
-                grew = sampler.rss_max - rss_before
-                met = grew <= 20 * 1024 and rss_left <= rss_before * 1.1 and during["fps"] >= 29
+                grew, met, failed = hv.judge_junk(base, during, hostile, sampler, rss_before, rss_left, "Chromium")
                 print(f"hostile viewer (Chromium honest) | junk | {hostile['junk_sent']} packets in {seconds:.1f} s, "
                       f"dropped {sampler.hostile_dropped} | Chromium {base['fps']} -> {during['fps']} fps | serve RSS "
                       f"{grew:+d} KiB, {rss_left - rss_before:+d} KiB once it left | acceptance (+20 MB at most, back "
-                      f"within 10 %, >= 29 fps): {'met' if met else 'NOT met'}")
-                if hostile["junk_sent"] < 5000 * seconds * 0.9:
-                    failures.append(f"the hostile viewer sent {hostile['junk_sent']} junk packets in {seconds:.1f} s")
-                if sampler.hostile_dropped < hostile["junk_sent"] / 2:
-                    failures.append(f"serve counted {sampler.hostile_dropped} of {hostile['junk_sent']} junk packets "
-                                    "dropped: the flood did not land")
-                if grew > 20 * 1024:
-                    failures.append(f"serve's RSS grew by {grew} KiB under the junk (> 20 MB)")
-                if rss_left > rss_before * 1.1:
-                    failures.append(f"serve's RSS {rss_left} KiB after the hostile viewer left, > 110 % of {rss_before}")
-                if during["fps"] < 0.5 * base["fps"]:
-                    failures.append(f"Chromium fell from {base['fps']} to {during['fps']} fps under the junk (< 50 %)")
+                      f"within 10 %, within 1 fps of the baseline): {'met' if met else 'NOT met'}")
+            failures += failed
         state = (driver.execute_script(SNAPSHOT_JS) or {}).get("state")
         if state != "playing":
             failures.append(f"the page is {state!r} after the attacks, want 'playing'")

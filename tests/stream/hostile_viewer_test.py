@@ -156,6 +156,53 @@ def forced_keyframes(s: dict) -> int:
     return s["keyframes_forced"] + sum(r["keyframes_forced"] for r in s.get("renditions", [])[1:])
 
 
+def judge_feedback(base: dict, during: dict, attack: dict, forced: int, target_min, honest: str):
+    """The feedback attack's verdict on the honest viewer's windows (kbps, keyframes, seconds): the extra
+    keyframes, whether the acceptance was met, and the failures. The encode's target does not depend on the
+    box's load: the acceptance's bound. What the honest viewer receives does (a starved serve or receiver
+    drops frames): bounds that still tell the claim believed (the encode at --min-bitrate, under 30 %) and
+    keyframes forced at the flood's pace (1.5 extra a second and more) from a bounded flood."""
+    bad = []
+    extra = during["keyframes"] - base["keyframes"] / base["seconds"] * during["seconds"]
+    met = during["kbps"] >= 0.9 * base["kbps"] and extra <= during["seconds"] + 1
+    seconds = (attack["ended_wall_ms"] - attack["started_wall_ms"]) / 1000
+    if attack["plis_sent"] < 100 * seconds * 0.9:
+        bad.append(f"the hostile viewer sent {attack['plis_sent']} PLIs in {seconds:.1f} s, want ~100/s")
+    if forced < seconds / 2:
+        bad.append(f"serve forced {forced} keyframes in {seconds:.1f} s of PLIs: the attack did not land")
+    if target_min is not None and target_min < 0.9 * BITRATE_KBPS:
+        bad.append(f"the encode's target fell to {target_min} kb/s (< 90 % of {BITRATE_KBPS})")
+    if during["kbps"] < 0.75 * base["kbps"]:
+        bad.append(f"{honest}'s bitrate fell to {during['kbps']} kb/s from {base['kbps']} (< 75 %)")
+    if extra > during["seconds"] + 2:
+        bad.append(f"{extra:.1f} extra keyframes in {during['seconds']} s at {honest}: more than one a second")
+    return extra, met, bad
+
+
+def judge_junk(base: dict, during: dict, attack: dict, sampler: "Sampler", rss_before: int, rss_left: int,
+               honest: str):
+    """The junk attack's verdict: serve's RSS growth, whether the acceptance was met, and the failures. The
+    attacker runs on the same 2 cores (5,000 packets a second through its own SRTP transport): on a busy box
+    the honest viewer's rate falls with the CPU it leaves, not with serve's memory; the bound tells a viewer
+    that plays on from one that stalls."""
+    bad = []
+    sent = attack["junk_sent"]
+    seconds = (attack["ended_wall_ms"] - attack["started_wall_ms"]) / 1000
+    grew = sampler.rss_max - rss_before
+    met = grew <= 20 * 1024 and rss_left <= rss_before * 1.1 and during["fps"] >= base["fps"] - 1
+    if sent < 5000 * seconds * 0.9:
+        bad.append(f"the hostile viewer sent {sent} junk packets in {seconds:.1f} s, want ~5000/s")
+    if sampler.hostile_dropped < sent / 2:
+        bad.append(f"serve counted {sampler.hostile_dropped} of {sent} junk packets dropped: the flood did not land")
+    if grew > 20 * 1024:
+        bad.append(f"serve's RSS grew by {grew} KiB under the junk (> 20 MB)")
+    if rss_left > rss_before * 1.1:
+        bad.append(f"serve's RSS {rss_left} KiB after the hostile viewer left, > 110 % of {rss_before}")
+    if during["fps"] < 0.5 * base["fps"]:
+        bad.append(f"{honest} fell from {base['fps']} to {during['fps']} fps under the junk (< 50 %)")
+    return grew, met, bad
+
+
 def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, renditions: str, tmp: str) -> list:
     bad = []
     port = free_port()
@@ -247,7 +294,7 @@ def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, renditi
     if sampler.viewers_max < 2:
         bad.append("/stats never showed the hostile viewer beside the honest one")
     if case == "feedback":
-        extra = during["keyframes"] - base["keyframes"] / base["seconds"] * during["seconds"]
+        extra, met, failed = judge_feedback(base, during, attack, forced, sampler.target_min, "the honest viewer")
         print(f"hostile viewer | feedback | {attack['plis_sent']} PLIs and {attack['reports_rewritten']} rewritten + "
               f"{attack['plis_sent']} added reports claiming {attack['claim_loss_pct']} % loss in "
               f"{(attack['ended_wall_ms'] - attack['started_wall_ms']) / 1000:.1f} s | honest {base['kbps']} -> "
@@ -255,46 +302,17 @@ def run_case(zerohop: str, receiver: str, case: str, without_nack: bool, renditi
               f"{base['keyframes']} in {base['seconds']} s -> {during['keyframes']} in {during['seconds']} s "
               f"({extra / during['seconds']:.2f} extra/s) | encode target min {sampler.target_min} of "
               f"{BITRATE_KBPS} kb/s | {forced} keyframes forced in all")
-        seconds = (attack["ended_wall_ms"] - attack["started_wall_ms"]) / 1000
-        if attack["plis_sent"] < 100 * seconds * 0.9:
-            bad.append(f"the hostile viewer sent {attack['plis_sent']} PLIs in {seconds:.1f} s, want ~100/s")
-        if forced < seconds / 2:
-            bad.append(f"serve forced {forced} keyframes in {seconds:.1f} s of PLIs: the attack did not land")
-        met = during["kbps"] >= 0.9 * base["kbps"] and extra <= during["seconds"] + 1
         print(f"acceptance (>= 90 % of the bitrate, <= 1 extra keyframe a second): {'met' if met else 'NOT met'}")
-        # The encode's target does not depend on the box's load: the acceptance's bound. What the honest
-        # viewer receives does (a starved serve or receiver drops frames): bounds that still tell the
-        # claim believed (the encode at --min-bitrate, under 30 %) and keyframes forced at the flood's
-        # pace (1.5 extra a second and more) from a bounded flood.
-        if sampler.target_min is not None and sampler.target_min < 0.9 * BITRATE_KBPS:
-            bad.append(f"the encode's target fell to {sampler.target_min} kb/s (< 90 % of {BITRATE_KBPS})")
-        if during["kbps"] < 0.75 * base["kbps"]:
-            bad.append(f"the honest viewer's bitrate fell to {during['kbps']} kb/s from {base['kbps']} (< 75 %)")
-        if extra > during["seconds"] + 2:
-            bad.append(f"{extra:.1f} extra keyframes in {during['seconds']} s: more than one a second")
     else:
+        grew, met, failed = judge_junk(base, during, attack, sampler, rss_before, rss_left, "the honest viewer")
         sent = attack["junk_sent"]
         seconds = (attack["ended_wall_ms"] - attack["started_wall_ms"]) / 1000
-        grew = sampler.rss_max - rss_before
         print(f"hostile viewer | junk | {sent} packets ({sent / max(seconds, 0.1):.0f}/s, fresh SSRC each) | "
               f"dropped {sampler.hostile_dropped} | honest {base['fps']} -> {during['fps']} fps | serve RSS "
               f"{rss_before} -> max {sampler.rss_max} KiB ({grew:+d}), {rss_left} KiB once it left")
-        if sent < 5000 * seconds * 0.9:
-            bad.append(f"the hostile viewer sent {sent} junk packets in {seconds:.1f} s, want ~5000/s")
-        if sampler.hostile_dropped < sent / 2:
-            bad.append(f"serve counted {sampler.hostile_dropped} of {sent} junk packets dropped: the flood did not land")
-        if grew > 20 * 1024:
-            bad.append(f"serve's RSS grew by {grew} KiB under the junk (> 20 MB)")
-        if rss_left > rss_before * 1.1:
-            bad.append(f"serve's RSS {rss_left} KiB after the hostile viewer left, > 110 % of {rss_before}")
-        met = grew <= 20 * 1024 and rss_left <= rss_before * 1.1 and during["fps"] >= base["fps"] - 1
         print(f"acceptance (RSS +20 MB at most, back within 10 %, the honest viewer within 1 fps of its "
               f"baseline): {'met' if met else 'NOT met'}")
-        # The attacker runs on the same 2 cores (5,000 packets a second through its own SRTP transport):
-        # on a busy box the honest viewer's rate falls with the CPU it leaves, not with serve's memory. The
-        # bound tells a viewer that plays on from one that stalls.
-        if during["fps"] < 0.5 * base["fps"]:
-            bad.append(f"the honest viewer fell from {base['fps']} to {during['fps']} fps under the junk (< 50 %)")
+    bad += failed
     return bad
 
 
