@@ -273,16 +273,13 @@ class Pipeline::Impl {
         s.viewerStats = viewers_->viewerStats();
         s.bitrate = viewers_->bitrate();
       }
+      if (recording_) s.recording = recording_->stats();
     }
     if (framesShare_) {
       s.shareReaders = framesShare_->stats().readersConnected;
     } else {
       std::lock_guard lock(serverMutex_);
       if (unitsShare_) s.shareReaders = unitsShare_->readers();  // passthrough: the H.264 share
-    }
-    {
-      std::lock_guard lock(serverMutex_);
-      if (recording_) s.recording = recording_->stats();
     }
     const std::int64_t startNs = startNs_.load();
     s.uptimeSeconds = startNs ? static_cast<double>(monotonicNs() - startNs) / 1e9 : 0;

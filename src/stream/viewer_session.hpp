@@ -223,7 +223,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   // and setRetransmissionPath (the owner's loop) meet here.
   mutable std::mutex rtxMutex_;
   RetransmissionBudget rtx_;
-  GObject* rtcpSession_ = nullptr;  // rtpbin's internal session 0 (a reference), set when the first SSRC appears
+  GObject* rtcpSession_ = nullptr;  // rtpbin's session 0, referenced; null until rtpbin makes its first SSRC
   std::unique_ptr<MediaReportTracker> reports_;  // every report block the viewer sends (RTCP thread)
   // The viewer's PLI/FIR and "fell behind": shared with the appsrc's upstream-event probe, which may run
   // on a pooled streaming thread until the pipeline stops, so the probe never reads the session itself.
