@@ -15,6 +15,8 @@
 #include <fstream>
 #include <string>
 
+#include "beside_program.hpp"
+
 namespace zerohop::audio::test {
 
 struct AlsaTestConfig {
@@ -27,7 +29,8 @@ struct AlsaTestConfig {
     std::filesystem::create_directories(dir);
     const std::string d = dir.string();
     std::ofstream conf(dir / "asound.conf");
-    conf << "pcm_type.zhclock { lib \"" << ZEROHOP_TEST_CLOCK_PCM_PLUGIN << "\" }\n"
+    conf << "pcm_type.zhclock { lib \"" << zerohop::testing::besideProgram(ZEROHOP_TEST_CLOCK_PCM_PLUGIN)
+         << "\" }\n"
          << "pcm.zh_known { type file slave { pcm { type null } } file \"/dev/null\" infile \"" << d
          << "/known.raw\" format \"raw\" }\n"
          << "pcm.zh_mic { type zhclock gone \"" << d << "/mic.gone\" lock \"" << d << "/mic.lock\" }\n"

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "beside_program.hpp"
 #include "audio/alsa_devices.hpp"
+#include "beside_program.hpp"
 #include "child_process.hpp"
 
 namespace zerohop::audio {
@@ -9,7 +11,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(AudioProbeCli, ListsTheCaptureDevicesThisMachineHas) {
-  testing::ChildProcess probe({ZEROHOP_CLI_PATH, "probe"});
+  testing::ChildProcess probe({testing::besideProgram(ZEROHOP_CLI_PATH), "probe"});
   const auto code = probe.waitExit(60s);
   ASSERT_TRUE(code) << "zerohop probe did not finish within 60 s";
   ASSERT_EQ(*code, 0) << probe.stderrText();

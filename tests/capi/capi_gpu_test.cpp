@@ -3,13 +3,13 @@
 // another process, also through the C API, orders its kernel after the frame's event and finds every
 // byte as written.
 #include <cuda_runtime_api.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <thread>
 
+#include "beside_program.hpp"
 #include "gpu_pattern.hpp"
 #include "share_test_support.hpp"
 #include "zerohop/gpu.hpp"
@@ -17,7 +17,7 @@
 
 namespace {
 
-const std::string kPeer = ZEROHOP_CAPI_GPU_PEER;
+const std::string kPeer = zerohop::testing::besideProgram(ZEROHOP_CAPI_GPU_PEER);
 
 class CApiGpu : public ::testing::Test {
  protected:

@@ -17,6 +17,7 @@ extern "C" {
 #include <filesystem>
 #include <string>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "gpu_frames.hpp"
 #include "share_test_support.hpp"
@@ -33,7 +34,7 @@ using namespace ffmpeg_test;
 // The peer binary: $ZEROHOP_SHARE_GPU_PEER where set (a bundle run on the GPU machine), else the build's.
 std::string peerBinary() {
   const char* v = std::getenv("ZEROHOP_SHARE_GPU_PEER");
-  return v && *v ? v : ZEROHOP_SHARE_GPU_PEER;
+  return v && *v ? std::string(v) : zerohop::testing::besideProgram(ZEROHOP_SHARE_GPU_PEER);
 }
 
 TEST_F(FfmpegGpu, DeviceFrameIsACudaAVFrameOverTheSlot) {

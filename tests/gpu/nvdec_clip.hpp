@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu/nvdec_access_units.hpp"
@@ -59,7 +60,8 @@ struct Clip {
 /// e.g. from a GPU bundle), else the source tree's tests/gpu/data.
 inline std::string clipDir() {
   const char* dir = std::getenv("ZEROHOP_NVDEC_DATA_DIR");
-  return dir != nullptr && *dir != '\0' ? dir : ZEROHOP_NVDEC_DATA_DIR;
+  return dir != nullptr && *dir != '\0' ? std::string(dir)
+                                        : zerohop::testing::besideProgram(ZEROHOP_NVDEC_DATA_DIR);
 }
 
 /// `name`.h264, or `name`.h265 for a name with "hevc" in it, and `name`.fnv.

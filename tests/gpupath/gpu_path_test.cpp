@@ -2,6 +2,8 @@
 // for byte to the CPU reference; the host copy for x264, and the one downloadLast() makes on demand for
 // the VP8 encode beside NVENC, equal it too; with a share name, a reader in
 // another process gets the same bytes out of the device ring, in place.
+#include "gpupath/gpu_path.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -11,11 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "../gpu/gpu_test_support.hpp"
 #include "../share/share_test_support.hpp"
+#include "beside_program.hpp"
 #include "gpu_path_hash.hpp"
 #include "zerohop/error.hpp"
-#include "gpupath/gpu_path.hpp"
 
 namespace zerohop {
 namespace {
@@ -145,7 +148,7 @@ TEST_F(GpuPathTest, AReaderInAnotherProcessReadsTheSameBytesFromTheDeviceShare) 
   constexpr std::uint32_t w = 640, h = 480;
   GpuFramePath path({device_, PixelFormat::kYUYV, w, h, "gpupath", 8, dir, /*hostCopy=*/false});
   EXPECT_NE(path.describe().find("device share 'gpupath'"), std::string::npos) << path.describe();
-  share_test::Child peer({ZEROHOP_GPU_PATH_PEER, "gpupath", dir, "5"});
+  share_test::Child peer({zerohop::testing::besideProgram(ZEROHOP_GPU_PATH_PEER), "gpupath", dir, "5"});
 
   std::map<std::uint64_t, std::uint64_t> expected;
   std::mt19937 rng(11);

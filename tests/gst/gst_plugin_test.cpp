@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/share.hpp"
@@ -31,15 +32,16 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ChildProcess;
 
-const std::string kCli = ZEROHOP_CLI_PATH;
+const std::string kCli = zerohop::testing::besideProgram(ZEROHOP_CLI_PATH);
 
 void initGstreamer() {
   static const bool once = [] {
-    setenv("GST_REGISTRY", ZEROHOP_GST_REGISTRY, 1);
+    setenv("GST_REGISTRY", zerohop::testing::besideProgram(ZEROHOP_GST_REGISTRY).c_str(), 1);
 #ifdef ZEROHOP_GST_LOAD_PLUGIN_FILE
     gst_init(nullptr, nullptr);
     GError* err = nullptr;
-    GstPlugin* plugin = gst_plugin_load_file(ZEROHOP_GST_PLUGIN_DIR "/libgstzerohop.so", &err);
+    GstPlugin* plugin = gst_plugin_load_file(
+        zerohop::testing::besideProgram(ZEROHOP_GST_PLUGIN_DIR "/libgstzerohop.so").c_str(), &err);
     if (!plugin) {
       ADD_FAILURE() << "gst_plugin_load_file: " << (err ? err->message : "?");
       if (err) g_error_free(err);
@@ -47,7 +49,8 @@ void initGstreamer() {
     }
     gst_object_unref(plugin);  // the registry keeps its own reference
 #else
-    setenv("GST_PLUGIN_PATH", ZEROHOP_GST_PLUGIN_DIR, 1);  // found like any installed plugin
+    setenv("GST_PLUGIN_PATH", zerohop::testing::besideProgram(ZEROHOP_GST_PLUGIN_DIR).c_str(),
+           1);  // found like any installed plugin
     gst_init(nullptr, nullptr);
 #endif
     return true;

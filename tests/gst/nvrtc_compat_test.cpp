@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "beside_program.hpp"
+
 namespace {
 
 // The NVRTC calls through one library handle (the real one or the compatibility one).
@@ -78,14 +80,15 @@ class NvrtcCompat : public ::testing::Test {
     setenv("ZEROHOP_NVRTC_LIBNAME", ZEROHOP_REAL_NVRTC, 1);  // read at the library's first call, below
     if (!real_.handle)
       GTEST_SKIP() << "no " << ZEROHOP_REAL_NVRTC << " on this machine (the CUDA toolkit's NVRTC)";
-    ASSERT_NE(compat_.handle, nullptr) << ZEROHOP_NVRTC_COMPAT << ": " << dlerror();
+    ASSERT_NE(compat_.handle, nullptr)
+        << zerohop::testing::besideProgram(ZEROHOP_NVRTC_COMPAT) << ": " << dlerror();
     ASSERT_TRUE(compat_.create && compat_.compile && compat_.destroy && compat_.ptxSize && compat_.ptx)
         << "the compatibility library lacks an NVRTC call GStreamer loads";
     lowest_ = real_.lowestArch();
     ASSERT_GT(lowest_, 0) << "the real NVRTC lists no architectures";
   }
   Nvrtc real_{ZEROHOP_REAL_NVRTC};
-  Nvrtc compat_{ZEROHOP_NVRTC_COMPAT};
+  Nvrtc compat_{zerohop::testing::besideProgram(ZEROHOP_NVRTC_COMPAT).c_str()};
   int lowest_ = 0;
 };
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "zerohop/share.hpp"
 
@@ -26,7 +27,7 @@ using testing::ChildProcess;
 using testing::run;
 using testing::freePort;
 
-const std::string kCli = ZEROHOP_CLI_PATH;
+const std::string kCli = zerohop::testing::besideProgram(ZEROHOP_CLI_PATH);
 
 // Signals a running serve and checks that it exits 0 within `bound`, by serve's own "stopped in N ms"
 // (signal -> every pipeline joined) and, without sanitizers, by the wall clock to the exit (under ASan

@@ -16,6 +16,7 @@
 #include <memory>
 #include <thread>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "ffprobe.hpp"
 #include "file_av_sync.hpp"
@@ -29,7 +30,7 @@ using testing::ChildProcess;
 using testing::probeFile;
 using testing::freePort;
 
-const std::string kCli = ZEROHOP_CLI_PATH;
+const std::string kCli = zerohop::testing::besideProgram(ZEROHOP_CLI_PATH);
 
 class RecordCli : public ::testing::Test {
  protected:

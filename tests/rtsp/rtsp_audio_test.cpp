@@ -21,7 +21,9 @@
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "audio_video_viewer.hpp"
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "loopback_harness.hpp"
 #include "rtsp/rtsp_audio_source.hpp"
@@ -170,7 +172,7 @@ TEST(RtspAudioSource, BesideThePictureSharesItsOneConnection) {
   EXPECT_EQ(camera->connections(1s), 1) << "one new connection for both after the restart";
 }
 
-const std::string kCli = ZEROHOP_CLI_PATH;
+const std::string kCli = zerohop::testing::besideProgram(ZEROHOP_CLI_PATH);
 
 // /stats of serve on `port`, once `done` holds or 15 s passed.
 nlohmann::json statsWhen(std::uint16_t port, const std::function<bool(const nlohmann::json&)>& done) {

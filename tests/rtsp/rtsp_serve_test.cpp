@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "rtsp_test_camera.hpp"
 
@@ -21,7 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using zerohop::testing::ChildProcess;
 
-const std::string kCli = ZEROHOP_CLI_PATH;
+const std::string kCli = zerohop::testing::besideProgram(ZEROHOP_CLI_PATH);
 
 TEST(RtspServe, PassesTheCameraThroughAndNeverPrintsItsPassword) {
   TestCamera camera({"--user", "admin", "--password", "hunter2", "--auth", "digest"});
@@ -94,7 +95,7 @@ TEST(RtspProbe, SaysWhatTheCameraOffersWithoutItsPassword) {
 
 TEST(RtspProbe, ACameraWhoseSdpStatesNoSizeIsPlayedUpToItsFirstKeyframe) {
   // FFmpeg's RTP behind rtsp_clip_server.py, its SDP without sprop-parameter-sets (they come in band).
-  TestCamera camera({"--no-sprop"}, 0, ZEROHOP_RTSP_CLIP_SERVER_SCRIPT);
+  TestCamera camera({"--no-sprop"}, 0, zerohop::testing::besideProgram(ZEROHOP_RTSP_CLIP_SERVER_SCRIPT));
   const auto r = zerohop::testing::run({kCli, "probe", camera.url()});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("h264 320x240 @30 fps (from its first IDR: its SDP states no size or rate"), std::string::npos)

@@ -5,6 +5,7 @@
 // back-off and its frames flow again, and the serve pipeline passes its H.264 through to NAME.h264 undecoded
 // and measures a viewer's wait for the camera's next IDR; an H.265 camera (x265) is decoded on the CPU and
 // served as H.264.
+#include "beside_program.hpp"
 #include "rtsp/rtsp_source.hpp"
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 #include "encode/annexb.hpp"
 #include "h264_test_decoder.hpp"
@@ -204,7 +206,7 @@ TEST(RtspSource, UdpAccessUnitsArriveAndDecode) {
 // A second, independent server: an ffmpeg-made libx264 clip, packetized and sent by FFmpeg's RTP muxer
 // (its RTCP, its SDP), behind rtsp_clip_server.py's own RTSP; nothing of GStreamer on the camera's side.
 TEST(RtspSource, SecondServerTcpAccessUnitsArriveAndDecode) {
-  TestCamera camera({}, 0, ZEROHOP_RTSP_CLIP_SERVER_SCRIPT);
+  TestCamera camera({}, 0, zerohop::testing::besideProgram(ZEROHOP_RTSP_CLIP_SERVER_SCRIPT));
   auto source = openSource(parseSourceSpec(camera.url()));
   const SourceInfo info = source->info();
   EXPECT_EQ(info.format, PixelFormat::kH264);
@@ -218,7 +220,7 @@ TEST(RtspSource, SecondServerTcpAccessUnitsArriveAndDecode) {
 }
 
 TEST(RtspSource, SecondServerUdpAccessUnitsArriveAndDecode) {
-  TestCamera camera({}, 0, ZEROHOP_RTSP_CLIP_SERVER_SCRIPT);
+  TestCamera camera({}, 0, zerohop::testing::besideProgram(ZEROHOP_RTSP_CLIP_SERVER_SCRIPT));
   auto source = openSource(parseSourceSpec(camera.url() + "?protocols=udp"));
   EXPECT_NE(source->info().description.find("over udp"), std::string::npos) << source->info().description;
   EXPECT_GE(readAndDecode(*source, 30, 10s), 28);

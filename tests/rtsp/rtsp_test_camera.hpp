@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "child_process.hpp"
 
 namespace zerohop::rtsp {
@@ -20,7 +21,7 @@ namespace zerohop::rtsp {
 class TestCamera {
  public:
   explicit TestCamera(std::vector<std::string> args = {}, std::uint16_t port = 0,
-                      std::string script = ZEROHOP_RTSP_CAMERA_SCRIPT) {
+                      std::string script = zerohop::testing::besideProgram(ZEROHOP_RTSP_CAMERA_SCRIPT)) {
     std::vector<std::string> argv{"/usr/bin/python3", std::move(script), "--port", std::to_string(port)};
     argv.insert(argv.end(), args.begin(), args.end());
     process_ = std::make_unique<testing::ChildProcess>(argv);

@@ -5,12 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
 
+#include "beside_program.hpp"
 #include "fake_device_transport.hpp"
 #include "share_test_support.hpp"
 #include "zerohop/error.hpp"
@@ -25,7 +26,7 @@ using share_test::Child;
 using share_test::fillPattern;
 using share_test::testLayout;
 
-const std::string kPeer = ZEROHOP_SHARE_PEER;
+const std::string kPeer = zerohop::testing::besideProgram(ZEROHOP_SHARE_PEER);
 
 class ShareFakeDevice : public ::testing::Test {
  protected:

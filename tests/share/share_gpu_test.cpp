@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu_pattern.hpp"
@@ -33,8 +34,9 @@ using share_test::launchFillPattern;
 using share_test::PatternChecker;
 using share_test::testLayout;
 
-const std::string kGpuPeer = ZEROHOP_SHARE_GPU_PEER;
-const std::string kHostPeer = ZEROHOP_SHARE_PEER;  // linked without zerohop::share_cuda
+const std::string kGpuPeer = zerohop::testing::besideProgram(ZEROHOP_SHARE_GPU_PEER);
+const std::string kHostPeer =
+    zerohop::testing::besideProgram(ZEROHOP_SHARE_PEER);  // linked without zerohop::share_cuda
 
 class ShareGpu : public ::testing::Test {
  protected:

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "core/unique_fd.hpp"
 #include "share/ring_layout.hpp"
 #include "share/unix_socket.hpp"
@@ -38,7 +39,7 @@ namespace zerohop::share_test {
 
 using namespace std::chrono_literals;
 
-inline const std::string kPeer = ZEROHOP_SHARE_PEER;
+inline const std::string kPeer = zerohop::testing::besideProgram(ZEROHOP_SHARE_PEER);
 
 class ShareIpc : public ::testing::Test {
  protected:

@@ -16,14 +16,15 @@
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
 #include "gpu_pattern.hpp"
+#include "gpupath/gpu_placement.hpp"
 #include "share_test_support.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/gpu.hpp"
-#include "gpupath/gpu_placement.hpp"
 #include "zerohop/share.hpp"
 
 namespace zerohop {
@@ -35,7 +36,7 @@ using share_test::launchFillPattern;
 using share_test::PatternChecker;
 using share_test::testLayout;
 
-const std::string kGpuPeer = ZEROHOP_SHARE_GPU_PEER;
+const std::string kGpuPeer = zerohop::testing::besideProgram(ZEROHOP_SHARE_GPU_PEER);
 constexpr int kFrames = 120;           // 2 s at 60 fps
 constexpr auto kPeriod = 16666us;      // 60 fps
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "beside_program.hpp"
 #include "exposure_attacks.hpp"
 #include "loopback_harness.hpp"
 #include "zerohop/stream_server.hpp"
@@ -167,7 +168,7 @@ TEST_F(LoopbackReceive, ExposureIdleAndSlowlorisConnectionsDoNotPinWorkers) {
 }
 
 TEST_F(LoopbackReceive, ExposureBogusOffersCannotFillTheViewerSlots) {
-  std::ifstream file(ZEROHOP_STREAM_TEST_DATA "/chromium_offer.sdp");
+  std::ifstream file(zerohop::testing::besideProgram(ZEROHOP_STREAM_TEST_DATA "/chromium_offer.sdp"));
   const std::string offer((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(offer.empty());
   std::atomic<int> created{0}, refused{0};
@@ -201,7 +202,7 @@ TEST_F(LoopbackReceive, ExposureDescriptorExhaustionAnswers503AndRecovers) {
   GTEST_SKIP() << "UBSan's vptr check needs a free descriptor (it probes memory through a pipe) and "
                   "misreports every object once the table is full; this test runs in the default and TSan builds";
 #endif
-  std::ifstream file(ZEROHOP_STREAM_TEST_DATA "/chromium_offer.sdp");
+  std::ifstream file(zerohop::testing::besideProgram(ZEROHOP_STREAM_TEST_DATA "/chromium_offer.sdp"));
   const std::string offer((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(offer.empty());
   rlimit saved{};

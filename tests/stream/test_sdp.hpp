@@ -8,12 +8,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "beside_program.hpp"
+
 namespace zerohop::test {
 
 /// tests/stream/data/chromium_offer.sdp: a recvonly video offer from Chromium 156 (headless),
 /// captured with tests/stream/data/capture_offer.py.
 inline std::string chromiumOffer() {
-  std::ifstream in(std::string(ZEROHOP_STREAM_TEST_DATA) + "/chromium_offer.sdp", std::ios::binary);
+  std::ifstream in(zerohop::testing::besideProgram(ZEROHOP_STREAM_TEST_DATA "/chromium_offer.sdp"),
+                   std::ios::binary);
   if (!in) throw std::runtime_error("cannot read chromium_offer.sdp");
   std::stringstream ss;
   ss << in.rdbuf();

@@ -1,3 +1,4 @@
+#include "beside_program.hpp"
 #include "stream/web_assets.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "beside_program.hpp"
 
 namespace zerohop::stream {
 namespace {
@@ -19,7 +22,7 @@ std::string readFile(const std::filesystem::path& p) {
 }
 
 TEST(WebAssets, EmbeddedCopyMatchesEveryFileOfWeb) {
-  const std::filesystem::path web(ZEROHOP_WEB_DIR);
+  const std::filesystem::path web(zerohop::testing::besideProgram(ZEROHOP_WEB_DIR));
   std::size_t onDisk = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(web)) {
     if (!entry.is_regular_file()) continue;

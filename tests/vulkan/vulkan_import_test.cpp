@@ -7,13 +7,14 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "beside_program.hpp"
 #include "fake_device_transport.hpp"
 #include "share_test_support.hpp"
 #include "zerohop/log.hpp"
@@ -418,7 +419,8 @@ TEST_F(VulkanImport, DeviceRingFdOfAnotherProcessIsImportedOrRefusedByNameAndThe
     ~RemoveDir() { std::filesystem::remove_all(dir); }
   } removeDir{dir};
   const std::string name = "vkdevfd-" + std::to_string(getpid());
-  share_test::Child publisher({ZEROHOP_SHARE_PEER, "--fake-device", "publish-device-vmm", name, dir, "4"});
+  share_test::Child publisher({zerohop::testing::besideProgram(ZEROHOP_SHARE_PEER), "--fake-device",
+                               "publish-device-vmm", name, dir, "4"});
   const auto ready = publisher.readLine(30s);
   ASSERT_TRUE(ready);
   ASSERT_EQ(*ready, "ready");
