@@ -114,9 +114,13 @@ std::uint32_t BitrateController::update(const CongestionFeedback& f) {
     // Loss under 2 %, or 2..10 % while transport-cc shows no queue on the path (random loss: a radio
     // link, a lossy relay): probe up, faster and faster once no decrease was needed for a while.
     double next = grown(estimate_, step, increasePerSecond(f.nowNs - lastDecreaseNs_));
-    if (f.boundByThroughput && f.receiveKbps)
-      next =
-          std::min(next, std::max(estimate_, kThroughputHeadroom * *f.receiveKbps + kThroughputHeadroomKbps));
+    if (f.boundByThroughput && (f.receiveKbps || f.sentLastSecondKbps)) {
+      const double bound =
+          f.receiveKbps
+              ? kThroughputHeadroom * std::min(*f.receiveKbps, f.sentLastSecondKbps.value_or(*f.receiveKbps))
+              : kReportHeadroom * *f.sentLastSecondKbps;
+      next = std::min(next, std::max(estimate_, bound + kThroughputHeadroomKbps));
+    }
     estimate_ = clampTo(next, limits_);
     decision_ = Decision::kIncrease;
   }

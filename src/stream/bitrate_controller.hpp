@@ -25,7 +25,9 @@
 //   a decrease goes to kBackoff x the rate the viewer received at when transport-cc measured it (the
 //   path's rate now, so its queue drains), else by the loss-based step (at least 5 %);
 //   an increase stops at 1.5 x what the viewer received + 10 kb/s where the feedback says so
-//   (boundByThroughput: GCC's bound on an estimate the encoder does not fill).
+//   (boundByThroughput: GCC's bound on an estimate the encoder does not fill; the receive rate taken no
+//   higher than what we sent over the last second); with receiver reports only, at 1.2 x what we sent
+//   + 10 kb/s.
 // A decrease is followed by no other change for one RTT + kSettle, so the next decision sees feedback
 // about the new rate; only a path still congested that received less than kRedecreaseBelow x the
 // estimate lowers it again meanwhile, to kBackoff x received (the first decrease after a step can come
@@ -68,6 +70,13 @@ struct CongestionFeedback {
   /// (no ladder, VP8, the ladder's top rung); not on a lower rung, whose encode is capped below the next
   /// rung's floor and where moving up is itself the probe.
   bool boundByThroughput = false;
+  /// The rate we sent this viewer's media at over about the last second (the server's own count). The
+  /// throughput bound takes transport-cc's receive rate no higher than this: a window of a few packets
+  /// (Firefox's feedback windows held ~3) reads a burst's rate, and 1.5 x one such window let the estimate
+  /// of a VP8 encode sending ~850 kb/s reach 1,484 behind a 1 Mbit/s link. With receiver reports only (no
+  /// receive rate), this alone, with kReportHeadroom (a report with loss under kLossLow says the viewer
+  /// received it).
+  std::optional<double> sentLastSecondKbps;
 };
 
 /// The loss a receiver report may claim against the shared encode when no transport-cc tells (one viewer's
@@ -115,6 +124,10 @@ class BitrateController {
   /// plus kThroughputHeadroomKbps (never lowering the estimate).
   static constexpr double kThroughputHeadroom = 1.5;
   static constexpr double kThroughputHeadroomKbps = 10;
+  /// The bound from CongestionFeedback::sentLastSecondKbps alone (receiver reports only): tighter, since a
+  /// report comes about once a second and tells of a full queue only by its loss (no delay signal), so an
+  /// overshoot is seen later and costs more.
+  static constexpr double kReportHeadroom = 1.2;
   /// Longest step an increase is computed over: a late update does not jump the rate.
   static constexpr std::int64_t kMaxStepNs = 1'000'000'000;
 

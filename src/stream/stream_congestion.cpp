@@ -191,6 +191,7 @@ void StreamServer::Impl::updateBitrates() {
     // top rung (a lower rung's encode stops below the next rung's floor; moving up is the probe there).
     f.boundByThroughput =
         stream.ladder.empty() || r.codec != Codec::kH264 || !r.placement || r.placement->rung() == 0;
+    if (r.sentKbps > 0) f.sentLastSecondKbps = r.sentKbps;
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
     r.controller.update(f);

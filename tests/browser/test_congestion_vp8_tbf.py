@@ -186,6 +186,9 @@ def main() -> int:
               f"{samples}; h264 targets {h264_targets}", flush=True)
         print(f"phase 1: page shows {s1.get('shown')!r}; {s1.get('bitrate')}", flush=True)
         print(f"phase 1: the viewer's playout delay (s since tbf, ms): {delays}", flush=True)
+        keys = ("twcc_packets_received", "received_kbps", "sent_kbps", "estimate_kbps", "loss_pct")
+        print(f"phase 1: the viewer's feedback (transport-cc or receiver reports only): "
+              f"{[{k: s.get(k) for k in keys} for s in last.get('viewer_sessions', [])]}", flush=True)
         if ids1 != ids0:
             failures.append(f"Firefox reconnected behind the link (viewers {ids0} -> {ids1}): it stalled for 6 s")
         if fps < args.min_fps:

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -448,6 +449,47 @@ TEST(BitrateController, TheThroughputBoundOnlyStopsAnIncrease) {
     c.update(f);
   }
   EXPECT_EQ(c.estimateKbps(), kLimits.maxKbps) << "unbounded (a lower rung), it rises to the maximum";
+}
+
+// A viewer with receiver reports only: an encode that fills ~850 kb/s of its estimate, no loss. What we
+// sent it bounds the estimate (1.2 x + 10 kb/s); without that measure it climbs to the maximum.
+TEST(BitrateController, WithReceiverReportsOnlyWhatWeSentBoundsTheEstimate) {
+  auto climb = [](std::optional<double> sent) {
+    BitrateController c(kLimits, 400);
+    std::int64_t now = 1;
+    for (int i = 0; i < 4 * 30; ++i) {
+      CongestionFeedback f = lossy(now += kTick, 0.0);
+      f.boundByThroughput = true;
+      f.sentLastSecondKbps = sent;
+      c.update(f);
+    }
+    return c.estimateKbps();
+  };
+  const std::uint32_t bounded = climb(850.0);
+  EXPECT_GE(bounded, 1000u) << "it still probes past what it was sent: 1.2 x 850 + 10";
+  EXPECT_LE(bounded, 1030u);
+  EXPECT_EQ(climb(std::nullopt), kLimits.maxKbps) << "nothing measured: the loss-based increase alone";
+}
+
+// Firefox's transport-cc windows held ~3 packets, so one of them can read a burst's rate: 1.5 x such a
+// window let a VP8 estimate reach 1,484 kb/s while ~850 went out, behind a 1 Mbit/s link (CI). The
+// receive rate counts no higher than what we sent over the last second.
+TEST(BitrateController, ATransportCcWindowThatReadsABurstDoesNotLiftTheBound) {
+  BitrateController c(kLimits, 400);
+  std::int64_t now = 1;
+  for (int i = 0; i < 4 * 30; ++i) {
+    CongestionFeedback f;
+    f.nowNs = now += kTick;
+    f.fresh = true;
+    f.lossFraction = 0;
+    f.lossFromTransportCc = true;
+    f.boundByThroughput = true;
+    f.sendKbps = f.receiveKbps = i % 4 == 0 ? 1000 : 800;  // every fourth window: three packets of a burst
+    f.sentLastSecondKbps = 850;
+    c.update(f);
+  }
+  EXPECT_LE(c.estimateKbps(), 1.5 * 850 + 10);
+  EXPECT_GE(c.estimateKbps(), 1.5 * 800) << "the ordinary windows' bound still holds: it probes past them";
 }
 
 TEST(EncodeTarget, FollowsTheWeakestViewerDownAtOnceAndUpNoFasterThanAViewerMayRise) {
