@@ -38,6 +38,7 @@ return {state: z.state, error: z.error, connects: z.connects, framesPresented: z
         freezes: z.freezes, maxGapMs: z.maxGapMs, longGaps: z.longGaps, fps: z.fps,
         latencyP50: z.latencyP50, latencyP99: z.latencyP99, latencyMs: z.latencyMs.slice(),
         sequenceGaps: z.sequenceGaps, stripReader: z.stripReader, stripReadMisses: z.stripReadMisses, iceState: z.iceState, webrtc: z.webrtc, playback: z.playback, lastStats: z.lastStats,
+        audio: z.audio,
         now: performance.now()};
 """
 
