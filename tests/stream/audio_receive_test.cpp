@@ -21,6 +21,7 @@
 #include "audio/opus_encoder.hpp"
 #include "audio/tone_source.hpp"
 #include "audio_video_viewer.hpp"
+#include "core/opus_toc.hpp"
 #include "loopback_harness.hpp"
 #include "zerohop/clock.hpp"
 
@@ -57,15 +58,22 @@ class AudioReceive : public ::testing::Test {
           unit->ptsNs = p.captureNs;
           unit->keyframe = true;
           unit->sequence = p.sequence;
+          const bool stereo = opusPacketChannels(unit->bytes.data(), unit->bytes.size()) == 2;
           server_->unnamedStream()->publishAudio(std::move(unit));
           published_ = true;
+          if (stereo) publishedStereo_ = true;
         }
       }
     });
-    // The stream has sound once its first packet was published (offers are answered with audio from then).
+    // The stream has sound once its first packet was published (offers are answered with audio from then),
+    // and is said to be stereo once a packet coded as stereo was (the server reads the channels from the
+    // packets' TOC; libopus may code the first packets of a stereo input as mono: an offer answered right
+    // after the first packet then lacked sprop-stereo, once in CI).
     const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (!published_.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    auto ready = [&] { return published_.load() && (channels_ != 2 || publishedStereo_.load()); };
+    while (!ready() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
     ASSERT_TRUE(published_.load()) << "the tone made no Opus packet in 5 s";
+    ASSERT_TRUE(ready()) << "no Opus packet coded as stereo in 5 s";
   }
   void TearDown() override {
     stop_ = true;
@@ -107,6 +115,7 @@ class AudioReceive : public ::testing::Test {
   std::thread audio_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> published_{false};
+  std::atomic<bool> publishedStereo_{false};
 };
 
 TEST_F(AudioReceive, OfferWithAudioGetsTheToneInTheSameStreamAndVideoStillArrives) {
