@@ -29,6 +29,8 @@ GST_ELEMENTS=(webrtcbin nicesrc nicesink dtlssrtpenc srtpenc rtph264pay rtph264d
   opusdec rtpopuspay audioconvert)
 # GObject-introspection typelibs the Python tests load (gi.require_version): the test RTSP camera's server.
 GI_TYPELIBS=(GstRtspServer-1.0 GstRtsp-1.0)
+# Libraries the examples link by their development names (label package builds them against the install).
+LINK_LIBS=(OpenGL EGL vulkan z)
 OPTIONAL=(nvidia-smi gdb)
 
 # install-deps.sh's package list: the words of its packages=( ... ) array, comments dropped.
@@ -114,6 +116,16 @@ for t in "${GI_TYPELIBS[@]}"; do
     continue
   fi
   check "GI typelib $t" "$path" "tests/rtsp/rtsp_camera.py"
+done
+
+for l in "${LINK_LIBS[@]}"; do
+  path=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/lib$l.so
+  [[ -e $path ]] || path=""
+  if [[ -z $path ]]; then
+    fail "library lib$l.so (linked by the examples) is not installed: add its -dev package to scripts/install-deps.sh"
+    continue
+  fi
+  check "library lib$l.so" "$path" "examples/ (package.texture_readers)"
 done
 
 if [[ $status -eq 0 ]]; then

@@ -49,6 +49,8 @@ packages=(
   # frames as GPU textures (examples/vulkan_reader, zerohop/vulkan.hpp; label package): the Vulkan loader
   # and headers, Mesa's lavapipe (Vulkan on the CPU) for the tests, glslang to rebuild the example's shader
   libvulkan-dev mesa-vulkan-drivers glslang-tools zlib1g-dev
+  # ... and examples/gl_reader: GLVND's libOpenGL and libEGL (OpenGL::OpenGL, OpenGL::EGL), Mesa's EGL
+  libopengl-dev libegl-dev libegl-mesa0
 )
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   $SUDO apt-get update -qq
