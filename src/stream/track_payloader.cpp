@@ -74,9 +74,12 @@ class OpusPayloader final : public TrackPayloader {
   int clockRate() const override { return 48000; }
   void configure(GstElement*) const override {}
   // RFC 7587 §7: the receiver may decode in-band FEC (our encoder sends it when viewers report loss).
+  // sprop-stereo here too, not only from rtpopuspay's caps: those exist once the appsrc's task has
+  // negotiated, which an answer made before it did missed (StereoAudioReceive, twice in CI runs).
   void addPreferences(GstCaps* prefs, const VideoChoice&) const override {
     gst_caps_set_simple(prefs, "encoding-params", G_TYPE_STRING, "2", "minptime", G_TYPE_STRING, "10",
                         "useinbandfec", G_TYPE_STRING, "1", nullptr);
+    if (stereo_) gst_caps_set_simple(prefs, "sprop-stereo", G_TYPE_STRING, "1", nullptr);
   }
   // Every Opus packet decodes on its own.
   bool keyframeStart(GstBuffer*, const std::uint8_t*, std::size_t) const override { return true; }
