@@ -223,7 +223,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   // and setRetransmissionPath (the owner's loop) meet here.
   mutable std::mutex rtxMutex_;
   RetransmissionBudget rtx_;
-  GObject* rtcpSession_ = nullptr;  // rtpbin's session 0, referenced; null until rtpbin makes its first SSRC
+  // rtpbin's internal session 0, whose on-receiving-rtcp feeds reports_: taken (with a reference, dropped
+  // in the destructor after disconnecting) when that session sees its first SSRC (onNewSsrc); null before.
+  GObject* rtcpSession_ = nullptr;
   std::unique_ptr<MediaReportTracker> reports_;  // every report block the viewer sends (RTCP thread)
   // The viewer's PLI/FIR and "fell behind": shared with the appsrc's upstream-event probe, which may run
   // on a pooled streaming thread until the pipeline stops, so the probe never reads the session itself.
