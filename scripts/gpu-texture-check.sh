@@ -4,8 +4,9 @@
 # and examples/vulkan_reader against it, publishes 1280x720 NV12 frames in VRAM (c_publisher ... device:
 # CUDA VMM fds, frame n has luma n % 256, chroma 128) and runs vulkan_reader on them: it imports the
 # ring's fd into Vulkan (zerohop::vulkan::DeviceFrameImporter) and draws the latest frame. Prints the
-# reader's lines (path=import|copy ..., ring=device committed_to_sampled_us_p50=..., and the last line
-# frames=N copied_bytes=M import_us_p50=X), expects copied_bytes=0, checks the PNG (every pixel grey:
+# reader's lines (path=import|copy ..., wait=gpu|host, ring=device committed_to_sampled_us_p50=..., and the last line
+# frames=N copied_bytes=M import_us_p50=X), expects copied_bytes=0 and vulkan_reader's wait=gpu (the queue
+# waits for the producer, ImportOptions::gpuWait; run again with --host-wait beside it), checks the PNG (every pixel grey:
 # R = G = B, one value, as the publisher's flat frames give), and for comparison the C reader's
 # capture -> host hand-off of the same publisher (c_reader, CUDA: a host-side figure, not the GPU's).
 #
@@ -104,11 +105,13 @@ else
   echo "gl_reader not built: no .deps/gl-headers/EGL/egl.h, libEGL.so.1 or libOpenGL.so.0 (see the header)"
 fi
 
-# read_share READER SHARE TAG: the reader draws SHARE for SECONDS_READ into $OUT/TAG.png; must import in place.
+# read_share READER SHARE TAG [ARGS...]: the reader draws SHARE for SECONDS_READ into $OUT/TAG.png; must
+# import in place.
 read_share() {
   local reader=$1 share=$2 tag=$3
+  shift 3
   XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 60)) "$BUILD_DIR/ex-$reader/$reader" "$share" \
-    "$OUT/$tag.png" --seconds "$SECONDS_READ" >"$OUT/$tag.out" 2>"$OUT/$tag.err"
+    "$OUT/$tag.png" --seconds "$SECONDS_READ" "$@" >"$OUT/$tag.out" 2>"$OUT/$tag.err"
   local rc=$?
   tail -5 "$OUT/$tag.err"
   cat "$OUT/$tag.out"
@@ -159,6 +162,19 @@ assert max(values) - min(values) <= 2, sorted(values)[:10]
 print(f"PNG {w}x{h}: every sampled pixel grey, value {min(values)}")
 PY
 done
+# The GPU wait (ImportOptions::gpuWait: a timeline semaphore exported by Vulkan, signalled by CUDA after the
+# frame's ready event, waited on by the queue) against the host wait (cudaEventSynchronize in import()).
+if [[ " ${readers[*]} " == *" vulkan_reader "* && -f $OUT/vk-device.out ]]; then
+  grep -q '^wait=gpu' "$OUT/vk-device.out" ||
+    fail "vulkan_reader did not wait on the GPU: $(grep '^wait=' "$OUT/vk-device.out")"
+  echo "-- vulkan_reader --host-wait (for comparison)"
+  read_share vulkan_reader texcam vk-device-hostwait --host-wait
+  grep -q '^wait=host' "$OUT/vk-device-hostwait.out" || fail "--host-wait did not wait on the host"
+  for t in vk-device vk-device-hostwait; do
+    printf '%-20s %s %s\n' "$t" "$(grep -o 'committed_to_sampled_us_p50=[0-9.]* p99=[0-9.]*' "$OUT/$t.out")" \
+      "$(grep -o 'import_us_p50=[0-9.]*' "$OUT/$t.out")"
+  done
+fi
 
 step "for comparison: the C reader (CUDA) on the same publisher, capture -> host hand-off"
 XDG_RUNTIME_DIR=$run_dir timeout 30 "$BUILD_DIR/ex-c_reader/c_reader" texcam 90 >"$OUT/c_reader.out" 2>&1

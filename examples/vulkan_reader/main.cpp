@@ -2,8 +2,11 @@
 // host rings through VK_EXT_external_memory_host, device rings from their CUDA VMM fd through
 // VK_KHR_external_memory_fd; one counted copy where the driver refuses), and writes the last frame it
 // drew as a PNG:
-//   vulkan_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--raw RAW]
-// --copy forces the copy path (ImportOptions::forceCopy). --raw also writes the drawn frame's planes
+//   vulkan_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--raw RAW]
+// --copy forces the copy path (ImportOptions::forceCopy). Device rings: where the GPU exports timeline
+// semaphores the dispatch waits on the producer's write on the GPU (ImportOptions::gpuWait: this
+// thread never waits for it); --host-wait makes import() wait on the host instead, to compare; the
+// line wait=gpu|host says which ran. --raw also writes the drawn frame's planes
 // as the CPU read them from the ring (rows of the image's width, planes one after another), so a test
 // can compare the PNG with the frame. Each frame: import, one compute dispatch
 // that converts the frame's YUV (I420, NV12, YUYV, UYVY) into an RGBA image this program owns, wait
@@ -11,9 +14,9 @@
 //   frames=N copied_bytes=M import_us_p50=X
 // (import_us: host time of the importer's import(), what a render thread spends per frame; on a device
 // ring it includes the wait for the frame's ready event). The line before it,
-// ring=host|device committed_to_sampled_us_p50=X p99=Y, is the publisher's commit to the end of the dispatch that read
-// the frame. --raw and the timecode line need a host ring (the CPU reads the frame).
-// Vulkan device: the first one, or $ZEROHOP_VK_DEVICE (an index); lavapipe (Mesa) runs it on the CPU.
+// ring=host|device committed_to_sampled_us_p50=X p99=Y, is the publisher's commit to the end of the dispatch
+// that read the frame. --raw and the timecode line need a host ring (the CPU reads the frame). Vulkan device:
+// the first one, or $ZEROHOP_VK_DEVICE (an index); lavapipe (Mesa) runs it on the CPU.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -82,6 +85,7 @@ struct Renderer {
   VkDevice device = VK_NULL_HANDLE;
   bool hostImport = false;
   bool deviceImport = false;
+  bool gpuWait = false;  // timeline semaphores exported as opaque fds: ImportOptions::gpuWait
   std::uint32_t queueFamily = 0;
   VkQueue queue = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
@@ -176,9 +180,20 @@ struct Renderer {
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
     deviceImport = zv::deviceImportSupported(physical);
+    // The GPU wait (ImportOptions::gpuWait): a timeline semaphore exported to CUDA, waited on by the
+    // queue, so this thread never waits for the producer.
+    gpuWait = deviceImport && zv::deviceSemaphoreSupported(physical);
     std::vector<const char*> extensions;
     if (hostImport) extensions.push_back(zv::kHostImportExtension);
     if (deviceImport) extensions.insert(extensions.end(), zv::kDeviceImportExtensions.begin(), zv::kDeviceImportExtensions.end());
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    if (gpuWait) {
+      extensions.insert(extensions.end(), zv::kDeviceSemaphoreExtensions.begin(),
+                        zv::kDeviceSemaphoreExtensions.end());
+      timeline.timelineSemaphore = VK_TRUE;
+      dci.pNext = &timeline;
+    }
     dci.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
     dci.ppEnabledExtensionNames = extensions.data();
     check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
@@ -281,10 +296,21 @@ struct Renderer {
     check(vkBindBufferMemory(device, readback, readbackMemory, 0), "vkBindBufferMemory (readback)");
   }
 
-  void submitAndWait() {
+  // `wait`: a FrameBuffer's waitSemaphore (the GPU wait), waited on at `value` before the dispatch.
+  void submitAndWait(VkSemaphore wait = VK_NULL_HANDLE, std::uint64_t value = 0) {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &commands;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    if (wait != VK_NULL_HANDLE) {
+      values.waitSemaphoreValueCount = 1;
+      values.pWaitSemaphoreValues = &value;
+      si.pNext = &values;
+      si.waitSemaphoreCount = 1;
+      si.pWaitSemaphores = &wait;
+      si.pWaitDstStageMask = &stage;
+    }
     check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
     check(vkWaitForFences(device, 1, &fence, VK_TRUE, 10'000'000'000ull), "vkWaitForFences (10 s)");
     check(vkResetFences(device, 1, &fence), "vkResetFences");
@@ -349,7 +375,7 @@ struct Renderer {
     vkCmdPushConstants(commands, pipelineLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
     vkCmdDispatch(commands, (f.width + 15) / 16, (f.height + 15) / 16, 1);
     check(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
-    submitAndWait();
+    submitAndWait(fb.waitSemaphore(), fb.waitValue());
   }
 
   // Copies the image into the readback buffer; returns its mapped pixels (RGBA, width * 4 a row).
@@ -388,10 +414,13 @@ int main(int argc, char** argv) try {
   double seconds = 3.0;
   std::string rawPath;
   zv::ImportOptions options;
+  bool hostWait = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--copy")
       options.forceCopy = true;
+    else if (a == "--host-wait")
+      hostWait = true;
     else if (a == "--raw" && i + 1 < argc)
       rawPath = argv[++i];
     else if (a == "--seconds" && i + 1 < argc)
@@ -400,7 +429,8 @@ int main(int argc, char** argv) try {
       positional.push_back(a);
   }
   if (positional.size() != 2 || seconds <= 0) {
-    std::fprintf(stderr, "usage: %s SHARE_NAME OUT.png [--seconds S] [--copy]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--raw RAW]\n",
+                 argv[0]);
     return 2;
   }
   zerohop::SubscribeOptions so;
@@ -412,6 +442,7 @@ int main(int argc, char** argv) try {
   const bool onDevice = sub.info().memory == zerohop::MemoryKind::kDevice;
   std::optional<zv::HostFrameImporter> hostImporter;
   std::optional<zv::DeviceFrameImporter> deviceImporter;
+  options.gpuWait = vk.gpuWait && !hostWait;
   if (onDevice)
     deviceImporter.emplace(vk.physical, vk.device, vk.deviceImport, options);
   else
@@ -473,6 +504,10 @@ int main(int argc, char** argv) try {
   const zv::ImportStats& st = onDevice ? deviceImporter->stats() : hostImporter->stats();
   const std::string& refusal = onDevice ? deviceImporter->refusal() : hostImporter->refusal();
   std::printf("path=%s%s%s\n", st.copied ? "copy" : "import", refusal.empty() ? "" : " reason=", refusal.c_str());
+  if (onDevice)
+    std::printf(
+        "wait=%s%s%s\n", deviceImporter->gpuWaiting() ? "gpu" : "host",
+        deviceImporter->gpuWaitRefusal().empty() ? "" : " reason=", deviceImporter->gpuWaitRefusal().c_str());
   std::sort(sampledUs.begin(), sampledUs.end());
   std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f\n", onDevice ? "device" : "host", sampledUs[sampledUs.size() / 2],
               sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);

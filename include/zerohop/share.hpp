@@ -308,6 +308,38 @@ struct SubscribeOptions {
   DeviceAccess deviceAccess = DeviceAccess::kAuto;
 };
 
+/// A renderer's semaphore imported into CUDA, which SharedFrame::signalWhenReady has the GPU signal
+/// once a device frame's write completed: the renderer's queue waits on it, so its thread never
+/// blocks on the producer (zerohop/vulkan.hpp's DeviceFrameImporter makes and uses one; a renderer
+/// of its own exports a semaphore with vkGetSemaphoreFdKHR, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT).
+/// Move-only; owns the CUDA import and the CUDA stream that signals it, and destroys them after the
+/// signals it queued have been made. Thread-safety: one thread at a time.
+class ZEROHOP_API ReadySemaphore {
+ public:
+  enum class Kind {
+    kTimeline,  ///< a timeline semaphore (Vulkan 1.2 / VK_KHR_timeline_semaphore): signalled to a value
+    kBinary,    ///< a binary semaphore: each signal must be waited on once before the next
+  };
+  ReadySemaphore() = default;
+  /// Imports `fd` (an opaque fd of the renderer's semaphore) into CUDA on `device` (a CUDA ordinal
+  /// of this process: the frames' frame().gpu.device). Takes ownership of `fd` in every case (CUDA
+  /// owns it once imported; closed here otherwise). Throws kUnsupported in a process without
+  /// zerohop's CUDA transport, kDevice naming the CUDA call that refused it.
+  ReadySemaphore(int fd, Kind kind, int device);
+  ReadySemaphore(ReadySemaphore&&) noexcept = default;
+  ReadySemaphore& operator=(ReadySemaphore&&) noexcept = default;
+  ~ReadySemaphore() = default;
+  Kind kind() const noexcept { return kind_; }
+  int device() const noexcept { return device_; }
+  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+ private:
+  friend class SharedFrame;
+  std::shared_ptr<void> handle_;  // the transport's import: destroyed through its deleter
+  Kind kind_ = Kind::kTimeline;
+  int device_ = -1;
+};
+
 /// A read lease on one published frame (move-only). The Frame's pointers are read-only host
 /// pointers into the ring; they stay mapped while the SharedFrame lives. Check valid() after using
 /// the pixels: false means the publisher overwrote the slot (lease timed out or all slots leased)
@@ -347,6 +379,14 @@ class ZEROHOP_API SharedFrame {
   /// stream (a Vulkan or GL renderer reading deviceMemory()); CUDA consumers use
   /// cudaStreamWaitEvent instead. Host frames: returns at once. Throws kDevice naming the failed call.
   void waitReady() const;
+  /// Device frames: has the GPU signal `semaphore` once the producer's write of this frame completed,
+  /// without blocking the calling thread (the semaphore's CUDA stream waits on frame().gpu.readyEvent,
+  /// then signals: a timeline semaphore to `value`, a binary one once). The renderer's submission
+  /// that reads the frame waits on the semaphore (value) instead of the host waiting (waitReady).
+  /// Throws kInvalidArgument for a host frame (complete at commit: nothing to wait for), a released
+  /// frame, an empty semaphore or one imported on another device than frame().gpu.device;
+  /// kUnsupported without zerohop's CUDA transport; kDevice naming the failed CUDA call.
+  void signalWhenReady(ReadySemaphore& semaphore, std::uint64_t value) const;
   /// Copies the frame's first `bytes` bytes (from frame().data[0]; at most the slot's capacity) to
   /// host memory `dst`, after the producer's write completed (device frames: cudaEventSynchronize,
   /// then cudaMemcpy). For renderers whose driver refuses to import deviceMemory(). Throws

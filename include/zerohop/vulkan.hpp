@@ -103,6 +103,13 @@ struct ImportOptions {
   /// Take the copy path even where the import would work (to test it, or to give the lease back at
   /// once on a GPU that reads host memory slowly). Logged once like a refusal.
   bool forceCopy = false;
+  /// DeviceFrameImporter: the render queue, not the render thread, waits for the producer's write.
+  /// Set it when kDeviceSemaphoreExtensions and the timelineSemaphore feature are enabled on the
+  /// VkDevice (deviceSemaphoreSupported says whether the GPU offers them); then import() of a device
+  /// frame does not block, and the submission that reads the buffer must wait on the FrameBuffer's
+  /// waitSemaphore() at waitValue(). Where the semaphore cannot be made, exported or imported into
+  /// CUDA, the host waits as without it, said once (DeviceFrameImporter::gpuWaitRefusal()).
+  bool gpuWait = false;
 };
 
 struct ImportStats {
@@ -129,6 +136,8 @@ class FrameBuffer {
       imported_ = o.imported_;
       ownsBuffer_ = o.ownsBuffer_;
       copyIntact_ = o.copyIntact_;
+      waitSemaphore_ = std::exchange(o.waitSemaphore_, VK_NULL_HANDLE);
+      waitValue_ = o.waitValue_;
       frame_ = o.frame_;
       offsets_ = o.offsets_;
       shared_ = std::move(o.shared_);
@@ -152,6 +161,12 @@ class FrameBuffer {
   /// Import path: true while the slot still holds this frame (call it after the GPU work that read
   /// the buffer completed). Copy path: whether the copy was intact when it was made.
   bool valid() const noexcept { return shared_ ? shared_.valid() : copyIntact_; }
+  /// A device frame imported with ImportOptions::gpuWait: the timeline semaphore the submission that
+  /// reads the buffer must wait on (VkTimelineSemaphoreSubmitInfo) until it reaches waitValue(): the
+  /// GPU signals it when the producer's write of the frame completed. VK_NULL_HANDLE when the frame
+  /// is complete already (host frames, the copy path, the host wait). Owned by the importer.
+  VkSemaphore waitSemaphore() const noexcept { return waitSemaphore_; }
+  std::uint64_t waitValue() const noexcept { return waitValue_; }
   /// Frees the buffer and its memory, then gives the lease back. Idempotent. Only after the GPU
   /// work that reads the buffer completed.
   void release() noexcept {
@@ -176,6 +191,8 @@ class FrameBuffer {
   bool imported_ = false;
   bool ownsBuffer_ = true;  // false: a DeviceFrameImporter's per-slot buffer (memory_ null: the ring's, borrowed)
   bool copyIntact_ = false;
+  VkSemaphore waitSemaphore_ = VK_NULL_HANDLE;  // the DeviceFrameImporter's (gpuWait), borrowed
+  std::uint64_t waitValue_ = 0;
   Frame frame_{};
   std::array<VkDeviceSize, kMaxPlanes> offsets_{};
   SharedFrame shared_;
@@ -417,6 +434,45 @@ class HostFrameImporter {
 inline constexpr std::array<const char*, 2> kDeviceImportExtensions{VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME,
                                                                      VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
 
+/// The device extensions of ImportOptions::gpuWait (enable them and the timelineSemaphore feature,
+/// VkPhysicalDeviceTimelineSemaphoreFeatures or Vulkan 1.2's, at vkCreateDevice).
+inline constexpr std::array<const char*, 3> kDeviceSemaphoreExtensions{
+    VK_KHR_EXTERNAL_SEMAPHORE_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+    VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME};
+
+/// True when `physicalDevice` offers kDeviceSemaphoreExtensions and timeline semaphores that export
+/// as opaque fds (what ImportOptions::gpuWait needs). Needs a Vulkan 1.1 instance. Never throws.
+inline bool deviceSemaphoreSupported(VkPhysicalDevice physicalDevice) noexcept {
+  std::uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> props(n);
+  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, props.data()) != VK_SUCCESS)
+    return false;
+  for (const char* want : kDeviceSemaphoreExtensions)
+    if (std::none_of(props.begin(), props.end(), [want](const VkExtensionProperties& p) {
+          return std::strcmp(p.extensionName, want) == 0;
+        }))
+      return false;
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
+  timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &timeline;
+  vkGetPhysicalDeviceFeatures2(physicalDevice, &features);
+  if (timeline.timelineSemaphore != VK_TRUE) return false;
+  VkSemaphoreTypeCreateInfo type{};
+  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkPhysicalDeviceExternalSemaphoreInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
+  info.pNext = &type;
+  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkExternalSemaphoreProperties out{};
+  out.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+  vkGetPhysicalDeviceExternalSemaphoreProperties(physicalDevice, &info, &out);
+  return (out.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
+}
+
 /// True when `physicalDevice` offers VK_KHR_external_memory_fd. Reentrant; never throws.
 inline bool deviceImportSupported(VkPhysicalDevice physicalDevice) noexcept {
   std::uint32_t n = 0;
@@ -433,10 +489,12 @@ inline bool deviceImportSupported(VkPhysicalDevice physicalDevice) noexcept {
 /// SharedFrame::deviceMemory()) into FrameBuffers, importing the ring's memory once per publisher
 /// session (VkImportMemoryFdInfoKHR, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, on a dup() of the
 /// reader's fd) and binding one VkBuffer per slot at slot x stride: no byte copied.
-/// Ordering: import() waits on the host for the frame's ready event (SharedFrame::waitReady, a
-/// cudaEventSynchronize) before it returns, so the buffer holds the whole frame when the renderer
-/// submits; the semaphore path (a Vulkan-exported semaphore imported into CUDA, signalled after the
-/// ready event, so the render thread never blocks) is the next step (docs/textures.md).
+/// Ordering: with ImportOptions::gpuWait, import() never blocks: the importer's timeline semaphore
+/// (exported as an opaque fd, imported into CUDA once: ReadySemaphore) is signalled by the GPU after
+/// the frame's ready event (SharedFrame::signalWhenReady), and the renderer's submission waits on
+/// FrameBuffer::waitSemaphore() at waitValue(). Without it (or where the semaphore is refused, said
+/// once), import() waits on the host for the ready event (SharedFrame::waitReady, a
+/// cudaEventSynchronize) before it returns, so the buffer holds the whole frame when the renderer submits.
 /// Copy path: where the import is refused (the extension not enabled, a ring without a VMM fd:
 /// legacy CUDA IPC or the publisher's own process, no memory type, or vkAllocateMemory refusing the
 /// fd: Khronos does not promise that a fd CUDA exported imports into Vulkan; ImportOptions::forceCopy),
@@ -472,6 +530,8 @@ class DeviceFrameImporter {
   /// Frees the slots' buffers, then the imported ring memory. Only after every FrameBuffer it
   /// returned was released and the GPU work reading them completed.
   ~DeviceFrameImporter() {
+    ready_ = ReadySemaphore();  // CUDA's import first: it waits for the signals it queued
+    if (semaphore_ != VK_NULL_HANDLE) vkDestroySemaphore(device_, semaphore_, nullptr);
     for (VkBuffer b : slotBuffers_)
       if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
     if (ringMemory_ != VK_NULL_HANDLE) vkFreeMemory(device_, ringMemory_, nullptr);
@@ -510,6 +570,10 @@ class DeviceFrameImporter {
   const ImportStats& stats() const noexcept { return stats_; }
   /// Why frames took the copy path (the first reason; empty while every frame was imported).
   const std::string& refusal() const noexcept { return refusal_; }
+  /// ImportOptions::gpuWait: why the host waits instead (empty while the GPU waits, or not asked).
+  const std::string& gpuWaitRefusal() const noexcept { return gpuWaitRefusal_; }
+  /// True once a frame was handed over with the GPU wait (FrameBuffer::waitSemaphore set).
+  bool gpuWaiting() const noexcept { return ready_ && gpuWaitRefusal_.empty(); }
 
  private:
   static std::size_t imageSpan(const Frame& f) noexcept {
@@ -652,7 +716,19 @@ class DeviceFrameImporter {
     if (buffer == VK_NULL_HANDLE) return false;
     // The frame's planes sit at their offsets from the slot's start (data[0] is the slot's first byte
     // for the rings zerohop publishes: planeOffset[0] is 0).
-    shared.waitReady();  // the producer's write completed: the renderer may read at once
+    VkSemaphore wait = VK_NULL_HANDLE;
+    std::uint64_t waitValue = 0;
+    if (gpuWait(shared.frame().gpu.device)) {
+      waitValue = ++signalled_;
+      try {
+        shared.signalWhenReady(ready_, waitValue);  // the GPU signals once the producer's write completed
+        wait = semaphore_;
+      } catch (const Error& e) {
+        refuseGpuWait(std::string("SharedFrame::signalWhenReady: ") + e.what());
+      }
+    }
+    if (wait == VK_NULL_HANDLE)
+      shared.waitReady();  // the producer's write completed: the renderer may read at once
     const Frame& f = shared.frame();
     fb.device_ = device_;
     fb.buffer_ = buffer;
@@ -660,9 +736,71 @@ class DeviceFrameImporter {
     fb.ownsBuffer_ = false;
     fb.size_ = slotSize;
     fb.imported_ = true;
+    fb.waitSemaphore_ = wait;
+    fb.waitValue_ = waitValue;
     fb.frame_ = f;
     setOffsets(f, fb);
     fb.shared_ = std::move(shared);
+    return true;
+  }
+  void refuseGpuWait(std::string why) {
+    if (gpuWaitRefusal_.empty())
+      log::warn(
+          "zerohop::vulkan: the render thread waits for each device frame's write (ImportOptions::gpuWait "
+          "refused: ",
+          why, ")");
+    gpuWaitRefusal_ = std::move(why);
+  }
+  // ImportOptions::gpuWait: the timeline semaphore, made and imported into CUDA on the first frame.
+  bool gpuWait(int cudaDevice) {
+    if (!options_.gpuWait || !gpuWaitRefusal_.empty()) return false;
+    if (ready_) {
+      if (ready_.device() == cudaDevice) return true;
+      refuseGpuWait("frames of CUDA device " + std::to_string(cudaDevice) + " after device " +
+                    std::to_string(ready_.device()));
+      return false;
+    }
+    VkSemaphoreTypeCreateInfo type{};
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkExportSemaphoreCreateInfo exportInfo{};
+    exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+    exportInfo.pNext = &type;
+    exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkSemaphoreCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    info.pNext = &exportInfo;
+    VkResult r = vkCreateSemaphore(device_, &info, nullptr, &semaphore_);
+    if (r != VK_SUCCESS) {
+      semaphore_ = VK_NULL_HANDLE;
+      refuseGpuWait(std::string("vkCreateSemaphore (timeline, exportable as an opaque fd): ") +
+                    resultName(r) +
+                    "; are kDeviceSemaphoreExtensions and the timelineSemaphore feature enabled?");
+      return false;
+    }
+    const auto getFd =
+        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
+    if (getFd == nullptr) {
+      refuseGpuWait(std::string(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) +
+                    " is not enabled on this VkDevice");
+      return false;
+    }
+    VkSemaphoreGetFdInfoKHR get{};
+    get.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+    get.semaphore = semaphore_;
+    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    int fd = -1;
+    r = getFd(device_, &get, &fd);
+    if (r != VK_SUCCESS) {
+      refuseGpuWait(std::string("vkGetSemaphoreFdKHR (opaque fd): ") + resultName(r));
+      return false;
+    }
+    try {
+      ready_ = ReadySemaphore(fd, ReadySemaphore::Kind::kTimeline, cudaDevice);  // owns fd from here
+    } catch (const Error& e) {
+      refuseGpuWait(std::string("ReadySemaphore (the semaphore into CUDA): ") + e.what());
+      return false;
+    }
     return true;
   }
   void copy(SharedFrame&& shared, std::size_t span, FrameBuffer& fb) {
@@ -733,6 +871,10 @@ class DeviceFrameImporter {
   std::vector<Retired> retired_;
   std::string refusal_, forced_;
   ImportStats stats_{};
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;  // ImportOptions::gpuWait: signalled by CUDA per frame
+  ReadySemaphore ready_;                    // its import into CUDA
+  std::uint64_t signalled_ = 0;             // the last value asked of it
+  std::string gpuWaitRefusal_;
 };
 
 }  // namespace zerohop::vulkan

@@ -23,6 +23,8 @@
  *                 publishes it and zh_slot_abandon() drops it; either ends the handle.
  *   zh_sound_decoder  zh_sound_decoder_create() -> zh_sound_decoder_close(): a sound share's Opus
  *                 packets as PCM. Thread-bound.
+ *   zh_ready_semaphore  zh_ready_semaphore_import() -> zh_ready_semaphore_destroy(): a renderer's
+ *                 semaphore the GPU signals when a device frame is written. Thread-bound.
  * Every handle must be ended exactly once; ending one twice is ZH_ERR_INVALID_ARGUMENT.
  *
  * GPU memory: a device share's frames carry device pointers valid in the reading process and the
@@ -30,6 +32,8 @@
  * them (the GPU waits; the host does not), keep the frame until that work has completed, then
  * zh_frame_check(). Publishing device frames: write the slot's device pointers on your stream and
  * commit with that stream; nothing is copied.
+ * Renderers (Vulkan, OpenGL) import the ring's memory (zh_frame_get_ring_memory) and have the GPU
+ * signal their semaphore when the frame is written (zh_frame_signal_when_ready): docs/textures.md.
  *
  * Info structs (zh_frame_info, zh_share_info, ...) start with struct_size: set it to sizeof the
  * struct before the call (the ZH_*_INIT macros do, initialising every member, so they build
@@ -114,6 +118,7 @@ typedef struct zh_reader zh_reader;
 typedef struct zh_frame zh_frame;
 typedef struct zh_publisher zh_publisher;
 typedef struct zh_slot zh_slot;
+typedef struct zh_ready_semaphore zh_ready_semaphore;
 
 /* One frame (or one slot to write), as zh_frame_get_info() / zh_slot_get_info() describe it. */
 typedef struct zh_frame_info {
@@ -294,6 +299,34 @@ ZEROHOP_API zh_status zh_frame_check(const zh_frame* frame);
 ZEROHOP_API zh_status zh_frame_read_timecode(const zh_frame* frame, uint64_t* wall_clock_ms, uint32_t* sequence);
 /* Gives the lease back (NULL: nothing to do). Any thread. */
 ZEROHOP_API zh_status zh_frame_release(zh_frame* frame);
+
+/* ---- device frames for renderers (Vulkan, OpenGL; docs/textures.md) -------------------------- */
+/* A device ring another process shares as CUDA VMM fds: the memory a renderer imports once per
+ * publisher session (Vulkan VK_KHR_external_memory_fd, OpenGL GL_EXT_memory_object_fd, opaque fd).
+ * *fd is borrowed: the reader's, valid while the frame lives; Vulkan and GL own what they import, so
+ * give them a dup(). *allocation_bytes is the allocation's size, the frame's slot starts at
+ * *slot_offset (slot x *slot_stride), *session_id changes when the publisher restarts (import again).
+ * Any out-pointer may be NULL. ZH_ERR_NOT_FOUND for host rings, legacy CUDA IPC rings and readers in
+ * the publisher's own process (no fd to import: use the frame's device pointers). */
+ZEROHOP_API zh_status zh_frame_get_ring_memory(const zh_frame* frame, int* fd, uint64_t* allocation_bytes,
+                                               uint64_t* slot_stride, uint64_t* slot_offset,
+                                               uint64_t* session_id);
+/* Imports a renderer's semaphore into CUDA on `cuda_device` (the frames' zh_frame_info.cuda_device), so
+ * zh_frame_signal_when_ready has the GPU signal it: `fd` is an opaque fd (vkGetSemaphoreFdKHR,
+ * VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT) of a timeline semaphore (timeline = 1) or a binary
+ * one (0). Takes ownership of `fd` in every case. ZH_ERR_UNSUPPORTED in a build without CUDA,
+ * ZH_ERR_DEVICE naming the CUDA call that refused it. End it with zh_ready_semaphore_destroy. */
+ZEROHOP_API zh_status zh_ready_semaphore_import(int fd, int timeline, int cuda_device,
+                                                zh_ready_semaphore** out);
+/* Waits for the signals it queued, then destroys the import (NULL: nothing to do). Destroy the
+ * renderer's semaphore after this, and only after the work that waits on it completed. */
+ZEROHOP_API zh_status zh_ready_semaphore_destroy(zh_ready_semaphore* semaphore);
+/* Device frames: the GPU signals `semaphore` (a timeline one to `value`) once the producer's write of
+ * this frame completed; the host does not wait. The renderer's submission that reads the frame waits
+ * on the semaphore. ZH_ERR_INVALID_ARGUMENT for a host frame (complete at commit) or a semaphore
+ * imported on another device than the frame's. Thread-safe per frame; one thread per semaphore. */
+ZEROHOP_API zh_status zh_frame_signal_when_ready(const zh_frame* frame, zh_ready_semaphore* semaphore,
+                                                 uint64_t value);
 
 /* ---- publisher ----------------------------------------------------------------------------- */
 /* Creates share `name` (letters, digits, '.', '_', '-'). ZH_ERR_UNAVAILABLE when the name is

@@ -41,6 +41,11 @@ struct zh_slot {
   const zh_publisher* owner;  // which publisher handed it out (compared, never dereferenced)
 };
 
+struct zh_ready_semaphore {
+  explicit zh_ready_semaphore(zerohop::ReadySemaphore s) : semaphore(std::move(s)) {}
+  zerohop::ReadySemaphore semaphore;
+};
+
 namespace zerohop::capi {
 
 /// Live handles of one type. add() after construction, take() before destruction.
@@ -70,5 +75,6 @@ HandleRegistry<zh_reader>& readers();
 HandleRegistry<zh_frame>& frames();
 HandleRegistry<zh_publisher>& publishers();
 HandleRegistry<zh_slot>& slots();
+HandleRegistry<zh_ready_semaphore>& readySemaphores();
 
 }  // namespace zerohop::capi

@@ -51,6 +51,10 @@ HandleRegistry<zh_slot>& slots() {
   static HandleRegistry<zh_slot> r;
   return r;
 }
+HandleRegistry<zh_ready_semaphore>& readySemaphores() {
+  static HandleRegistry<zh_ready_semaphore> r;
+  return r;
+}
 
 }  // namespace zerohop::capi
 

@@ -9,6 +9,8 @@
 // Thread-safety: the registry is thread-safe; DeviceSlots is thread-safe (publisher calls come under
 // its slot bookkeeping, one slot per writer); a DeviceImport is immutable after construction.
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -120,6 +122,21 @@ class DeviceTransport {
   virtual void copyToHost(void* dst, const void* src, std::size_t bytes, void* event, int device) {
     (void)event, (void)device;
     std::memcpy(dst, src, bytes);
+  }
+  /// ReadySemaphore's import of a renderer's semaphore fd (owned from here on: closed on failure) on
+  /// `device`; the handle's deleter waits for the signals it queued, then destroys the import.
+  /// The default (transports without CUDA) refuses with kUnsupported.
+  virtual std::shared_ptr<void> importSemaphore(int fd, bool timeline, int device) {
+    (void)timeline, (void)device;
+    ::close(fd);
+    throw Error(Errc::kUnsupported, "ReadySemaphore: this device transport cannot import a semaphore");
+  }
+  /// SharedFrame::signalWhenReady: the semaphore (from importSemaphore) is signalled (a timeline one
+  /// to `value`) on the GPU once `event` completed; never blocks.
+  virtual void signalSemaphore(void* semaphore, bool timeline, std::uint64_t value, void* event, int device) {
+    (void)semaphore, (void)timeline, (void)value, (void)event, (void)device;
+    throw Error(Errc::kUnsupported,
+                "SharedFrame::signalWhenReady: this device transport cannot signal a semaphore");
   }
   /// Adapts an import (from importSlots, or of this process's own publisher) to the reader's
   /// device: as it is on the ring's GPU; peer access or a copying import on another. The default

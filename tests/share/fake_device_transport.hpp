@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,34 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
     std::uint8_t* base_ = nullptr;
     std::size_t bytes_ = 0;
   };
+
+  /// ReadySemaphore: the import keeps the fd; each signal is recorded (nothing waits on it here).
+  struct Semaphore {
+    zerohop::UniqueFd fd;
+    bool timeline;
+    int device;
+  };
+  struct Signal {
+    void* semaphore;
+    bool timeline;
+    std::uint64_t value;
+    void* event;
+    int device;
+  };
+  std::atomic<bool> refuseSemaphores{false};  ///< importSemaphore fails as cudaImportExternalSemaphore would
+  std::mutex signalsMutex;
+  std::vector<Signal> signals;  ///< every signalSemaphore call, in order
+
+  std::shared_ptr<void> importSemaphore(int fd, bool timeline, int device) override {
+    zerohop::UniqueFd owned(fd);
+    if (refuseSemaphores) throw Error(Errc::kDevice, "fake: cudaImportExternalSemaphore refused the fd");
+    return std::make_shared<Semaphore>(Semaphore{std::move(owned), timeline, device});
+  }
+  void signalSemaphore(void* semaphore, bool timeline, std::uint64_t value, void* event,
+                       int device) override {
+    const std::lock_guard lock(signalsMutex);
+    signals.push_back(Signal{semaphore, timeline, value, event, device});
+  }
 
   std::unique_ptr<share_detail::DeviceSlots> createSlots(const std::string&, int, std::uint64_t stride,
                                                          std::uint32_t slots,

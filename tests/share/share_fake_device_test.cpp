@@ -1,7 +1,9 @@
 // Device-mode protocol across real processes WITHOUT a GPU: the same code paths as CUDA IPC (the
 // 2-descriptor Welcome, DeviceSlots/DeviceEvents, device sessions, the drain before freeing, the
 // refusals), with the host-memory fake transport of fake_device_transport.hpp at the edge.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -355,6 +357,131 @@ TEST_F(ShareFakeDevice, EncodedAndOversizedDeviceRingsAreInvalid) {
                    options()),
                Error);
   EXPECT_THROW(Publisher(name_ + "-big", SlotLayout::deviceImages(layout_, 49), options()), Error);
+}
+
+/// A pipe whose write end stands in for a renderer's semaphore fd: closed (by whoever owns it) once
+/// the read end polls as hung up.
+struct FdProbe {
+  int read = -1, write = -1;
+  FdProbe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+    read = fds[0];
+    write = fds[1];
+  }
+  ~FdProbe() { ::close(read); }
+  bool writeEndClosed() const {
+    pollfd p{read, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
+  }
+};
+
+/// One device frame committed in place and read back by an in-process reader.
+SharedFrame oneDeviceFrame(Publisher& pub, const std::string& name, const std::string& dir) {
+  WriteSlot ws = pub.acquireWrite();
+  Frame meta;
+  meta.sequence = 1;
+  static int streamToken = 0;
+  pub.commit(std::move(ws), meta, &streamToken);
+  SubscribeOptions so;
+  so.directory = dir;
+  Subscriber sub(name, so);
+  std::optional<SharedFrame> f = sub.latest();
+  if (!f) throw std::runtime_error("no frame");
+  return std::move(*f);
+}
+
+TEST_F(ShareFakeDevice, ReadySemaphoreIsSignalledAfterTheFramesReadyEvent) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 3), options());
+  SharedFrame f = oneDeviceFrame(pub, name_, dir_);
+  ASSERT_EQ(f->memory, MemoryKind::kDevice);
+  ASSERT_NE(f->gpu.readyEvent, nullptr);
+  FdProbe fd;
+  ReadySemaphore sem(fd.write, ReadySemaphore::Kind::kTimeline, f->gpu.device);
+  EXPECT_FALSE(fd.writeEndClosed()) << "the import owns the fd while it lives";
+  f.signalWhenReady(sem, 7);
+  f.signalWhenReady(sem, 8);
+  {
+    const std::lock_guard lock(fake_.signalsMutex);
+    ASSERT_EQ(fake_.signals.size(), 2u);
+    EXPECT_EQ(fake_.signals[0].event, f->gpu.readyEvent) << "ordered after this frame's write, not another's";
+    EXPECT_EQ(fake_.signals[0].value, 7u);
+    EXPECT_EQ(fake_.signals[1].value, 8u);
+    EXPECT_TRUE(fake_.signals[0].timeline);
+    EXPECT_EQ(fake_.signals[0].device, f->gpu.device);
+  }
+  sem = ReadySemaphore();
+  EXPECT_TRUE(fd.writeEndClosed()) << "destroying the semaphore destroys the import and its fd";
+}
+
+TEST_F(ShareFakeDevice, SignalWhenReadyRefusesWrongDeviceReleasedFrameEmptySemaphore) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 3), options());
+  SharedFrame f = oneDeviceFrame(pub, name_, dir_);
+  FdProbe fd;
+  ReadySemaphore other(fd.write, ReadySemaphore::Kind::kBinary, f->gpu.device + 1);
+  try {
+    f.signalWhenReady(other, 1);
+    FAIL() << "a semaphore of another device was signalled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("imported on CUDA device " + std::to_string(f->gpu.device + 1)),
+              std::string::npos)
+        << e.what();
+  }
+  ReadySemaphore empty;
+  EXPECT_THROW(f.signalWhenReady(empty, 1), Error);
+  f.release();
+  EXPECT_THROW(f.signalWhenReady(other, 1), Error);
+  const std::lock_guard lock(fake_.signalsMutex);
+  EXPECT_TRUE(fake_.signals.empty());
+}
+
+TEST_F(ShareFakeDevice, ARefusedSemaphoreIsSaidAndItsFdClosed) {
+  fake_.refuseSemaphores = true;
+  FdProbe refused;
+  try {
+    ReadySemaphore sem(refused.write, ReadySemaphore::Kind::kTimeline, 0);
+    FAIL() << "the refused import made a semaphore";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kDevice);
+    EXPECT_NE(std::string(e.what()).find("cudaImportExternalSemaphore"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(refused.writeEndClosed()) << "a refused fd is closed, not leaked";
+
+  share_detail::registerDeviceTransport(nullptr);  // a process without zerohop's CUDA transport
+  FdProbe none;
+  try {
+    ReadySemaphore sem(none.write, ReadySemaphore::Kind::kTimeline, 0);
+    FAIL() << "a semaphore was imported without a CUDA transport";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("no CUDA device transport"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(none.writeEndClosed());
+}
+
+TEST_F(ShareFakeDevice, AHostFrameHasNothingToSignal) {
+  ShareOptions o = options();
+  Publisher pub(name_, SlotLayout::images(layout_, 3), o);
+  WriteSlot ws = pub.acquireWrite();
+  Frame meta;
+  meta.sequence = 1;
+  pub.commit(std::move(ws), meta);
+  SubscribeOptions so;
+  so.directory = dir_;
+  Subscriber sub(name_, so);
+  std::optional<SharedFrame> f = sub.latest();
+  ASSERT_TRUE(f);
+  ASSERT_EQ((*f)->memory, MemoryKind::kHost);
+  FdProbe fd;
+  ReadySemaphore sem(fd.write, ReadySemaphore::Kind::kTimeline, 0);
+  try {
+    f->signalWhenReady(sem, 1);
+    FAIL() << "a host frame signalled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("complete at commit"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -18,8 +18,9 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_handles.hpp"
-#include "share/cuda/cuda_ipc_handles.hpp"
 #include "share/cuda/cross_device_read.hpp"
+#include "share/cuda/cuda_ipc_handles.hpp"
+#include "share/cuda/cuda_semaphore.hpp"
 #include "share/cuda/cuda_vmm.hpp"
 #include "share/device_transport.hpp"
 #include "zerohop/error.hpp"
@@ -248,7 +249,8 @@ class CudaIpcTransport final : public DeviceTransport {
   std::unique_ptr<DeviceImport> forReader(std::unique_ptr<DeviceImport> import, const ReaderDevice& reader,
                                           const std::string& shareName) override {
     return adaptForReader(std::move(import), reader, shareName);
-  }  void synchronizeEvent(void* event, int device) override {
+  }
+  void synchronizeEvent(void* event, int device) override {
     const cuda::DeviceGuard guard(device);
     cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize",
                 "the frame's ready event (SharedFrame::waitReady)");
@@ -259,6 +261,14 @@ class CudaIpcTransport final : public DeviceTransport {
       cuda::check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize",
                   "the frame's ready event (SharedFrame::copyToHost)");
     cuda::check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", "device frame to host (SharedFrame::copyToHost)");
+  }
+  std::shared_ptr<void> importSemaphore(int fd, bool timeline, int device) override {
+    return std::make_shared<CudaSemaphore>(fd, timeline, device);
+  }
+  void signalSemaphore(void* semaphore, bool timeline, std::uint64_t value, void* event,
+                       int device) override {
+    (void)timeline, (void)device;  // both fixed at the import
+    static_cast<CudaSemaphore*>(semaphore)->signalAfter(event, value);
   }
 };
 
