@@ -33,8 +33,7 @@ using namespace ffmpeg_test;
 
 // The peer binary: $ZEROHOP_SHARE_GPU_PEER where set (a bundle run on the GPU machine), else the build's.
 std::string peerBinary() {
-  const char* v = std::getenv("ZEROHOP_SHARE_GPU_PEER");
-  return v && *v ? std::string(v) : zerohop::testing::besideProgram(ZEROHOP_SHARE_GPU_PEER);
+  return zerohop::testing::fromEnvOrBesideProgram("ZEROHOP_SHARE_GPU_PEER", ZEROHOP_SHARE_GPU_PEER);
 }
 
 TEST_F(FfmpegGpu, DeviceFrameIsACudaAVFrameOverTheSlot) {

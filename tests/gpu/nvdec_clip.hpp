@@ -59,9 +59,7 @@ struct Clip {
 /// The clips' folder: $ZEROHOP_NVDEC_DATA_DIR when set (a test binary run away from its source tree,
 /// e.g. from a GPU bundle), else the source tree's tests/gpu/data.
 inline std::string clipDir() {
-  const char* dir = std::getenv("ZEROHOP_NVDEC_DATA_DIR");
-  return dir != nullptr && *dir != '\0' ? std::string(dir)
-                                        : zerohop::testing::besideProgram(ZEROHOP_NVDEC_DATA_DIR);
+  return zerohop::testing::fromEnvOrBesideProgram("ZEROHOP_NVDEC_DATA_DIR", ZEROHOP_NVDEC_DATA_DIR);
 }
 
 /// `name`.h264, or `name`.h265 for a name with "hevc" in it, and `name`.fnv.

@@ -38,10 +38,7 @@ using share_test::testLayout;
 using testing::ChildProcess;
 
 // Build-tree paths, or (a copy carried to the GPU machine: scripts/gpu-gst-check.sh) the environment's.
-std::string fromEnv(const char* name, const std::string& builtIn) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : builtIn;
-}
+using zerohop::testing::fromEnvOrBesideProgram;
 
 // Skips without a CUDA device or without the elements a test needs; initialises GStreamer once.
 class GstCuda : public ::testing::Test {
@@ -50,14 +47,10 @@ class GstCuda : public ::testing::Test {
     const GpuInfo gpu = probeGpu();
     if (!gpu.available) GTEST_SKIP() << "no CUDA device: " << gpu.reason;
     static const bool once = [] {
-      setenv(
-          "GST_REGISTRY",
-          fromEnv("ZEROHOP_TEST_GST_REGISTRY", zerohop::testing::besideProgram(ZEROHOP_GST_REGISTRY)).c_str(),
-          1);
+      setenv("GST_REGISTRY",
+             fromEnvOrBesideProgram("ZEROHOP_TEST_GST_REGISTRY", ZEROHOP_GST_REGISTRY).c_str(), 1);
       setenv("GST_PLUGIN_PATH",
-             fromEnv("ZEROHOP_TEST_GST_PLUGIN_DIR", zerohop::testing::besideProgram(ZEROHOP_GST_PLUGIN_DIR))
-                 .c_str(),
-             1);
+             fromEnvOrBesideProgram("ZEROHOP_TEST_GST_PLUGIN_DIR", ZEROHOP_GST_PLUGIN_DIR).c_str(), 1);
       gst_init(nullptr, nullptr);
       return true;
     }();
@@ -82,9 +75,9 @@ class ZerohopSrcCuda : public GstCuda {
     GstCuda::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     // The publisher in a process of its own (a reader in the publisher's process takes another path).
-    peer_ = std::make_unique<ChildProcess>(std::vector<std::string>{
-        fromEnv("ZEROHOP_SHARE_GPU_PEER", zerohop::testing::besideProgram(ZEROHOP_SHARE_GPU_PEER)), "publish",
-        share_, "", "8"});
+    peer_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{fromEnvOrBesideProgram("ZEROHOP_SHARE_GPU_PEER", ZEROHOP_SHARE_GPU_PEER),
+                                 "publish", share_, "", "8"});
     ASSERT_TRUE(peer_->waitForStdoutLine("ready", 20s)) << "the device publisher did not start";
   }
 
@@ -288,9 +281,8 @@ TEST_F(ZerohopSinkCuda, CudaMemoryFromCudauploadIsADeviceShareReadByteForByteInA
   }
   EXPECT_GT(published, 0u) << "zerohopsink published nothing within 10 s";
   if (published > 0) {
-    ChildProcess reader(
-        {fromEnv("ZEROHOP_SHARE_GPU_PEER", zerohop::testing::besideProgram(ZEROHOP_SHARE_GPU_PEER)), "read",
-         share_, "", std::to_string(kFrames)});
+    ChildProcess reader({fromEnvOrBesideProgram("ZEROHOP_SHARE_GPU_PEER", ZEROHOP_SHARE_GPU_PEER), "read",
+                         share_, "", std::to_string(kFrames)});
     const auto line = reader.waitForStdoutLine("verified=", 30s);
     ASSERT_TRUE(line) << "the reader in another process verified nothing";
     EXPECT_NE(line->find("ok verified=" + std::to_string(kFrames)), std::string::npos) << *line;
