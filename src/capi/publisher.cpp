@@ -12,15 +12,11 @@
 #include "zerohop/clock.hpp"
 
 using namespace zerohop;
+using zerohop::capi::badHandle;
 using zerohop::capi::fail;
 using zerohop::capi::guarded;
 
 namespace {
-
-zh_status badHandle(const char* function, const char* what) {
-  return fail(function, ZH_ERR_INVALID_ARGUMENT,
-              std::string(what) + " is NULL, already ended, or not a handle this function takes");
-}
 
 SlotLayout layoutFor(const zh_publisher_options& o) {
   const auto known = capi::formatFromC(o.format);

@@ -15,15 +15,11 @@
 #include "zerohop/timecode.hpp"
 
 using namespace zerohop;
+using zerohop::capi::badHandle;
 using zerohop::capi::fail;
 using zerohop::capi::guarded;
 
 namespace {
-
-zh_status badHandle(const char* function, const char* what) {
-  return fail(function, ZH_ERR_INVALID_ARGUMENT,
-              std::string(what) + " is NULL, already closed, or not a handle this function takes");
-}
 
 zh_status badSize(const char* function, const char* type, std::size_t firstSize) {
   return fail(function, ZH_ERR_INVALID_ARGUMENT,

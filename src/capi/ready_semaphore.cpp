@@ -9,15 +9,9 @@
 #include "capi/status.hpp"
 
 using namespace zerohop;
+using zerohop::capi::badHandle;
 using zerohop::capi::fail;
 using zerohop::capi::guarded;
-
-namespace {
-zh_status badHandle(const char* function, const char* what) {
-  return fail(function, ZH_ERR_INVALID_ARGUMENT,
-              std::string(what) + " is NULL, already closed, or not a handle this function takes");
-}
-}  // namespace
 
 extern "C" {
 

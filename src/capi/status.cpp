@@ -35,6 +35,11 @@ zh_status fail(const char* function, zh_status status, const std::string& messag
   return status;
 }
 
+zh_status badHandle(const char* function, const char* what) noexcept {
+  return fail(function, ZH_ERR_INVALID_ARGUMENT,
+              std::string(what) + " is NULL, already closed or ended, or not a handle this function takes");
+}
+
 HandleRegistry<zh_reader>& readers() {
   static HandleRegistry<zh_reader> r;
   return r;

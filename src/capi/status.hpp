@@ -11,6 +11,8 @@ namespace zerohop::capi {
 zh_status statusOf(Errc code) noexcept;
 /// Sets this thread's message to "<function>: <message>" and returns `status`.
 zh_status fail(const char* function, zh_status status, const std::string& message) noexcept;
+/// ZH_ERR_INVALID_ARGUMENT: `what` (a handle argument) is NULL, closed, or of another type.
+zh_status badHandle(const char* function, const char* what) noexcept;
 
 /// Runs `body` (which returns a zh_status), turning any exception into a status and message.
 template <class Body>
