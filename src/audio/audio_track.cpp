@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "audio/alsa_source.hpp"
+#include "audio/fec_loss.hpp"
 #include "audio/tone_source.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -73,8 +74,8 @@ AudioTrackStats AudioTrack::stats() const {
 void AudioTrack::followLoss(std::int64_t nowNs) {
   if (!lossProbe_ || nowNs - lossCheckedNs_ < 1'000'000'000) return;
   lossCheckedNs_ = nowNs;
-  const double loss = lossProbe_();
-  const auto percent = loss > 0 ? std::min(static_cast<std::uint32_t>(std::lround(loss)), kMaxExpectedLossPercent) : 0u;
+  smoothedLoss_ = nextFecLoss(smoothedLoss_, lossProbe_());  // fec_loss.hpp: one report reads a short window
+  const std::uint32_t percent = fecLossPercent(smoothedLoss_, kMaxExpectedLossPercent);
   if (percent == encoder_.settings().expectedLossPercent) return;
   encoder_.setExpectedLoss(percent);
   log::debug("audio ", stats_.source, ": in-band FEC set for ", percent, " % loss");

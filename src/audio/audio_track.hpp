@@ -81,6 +81,7 @@ class AudioTrack {
   Deliver deliver_;
   LossProbe lossProbe_;               // set before start(), read by the encode thread
   std::int64_t lossCheckedNs_ = 0;    // the encode thread's
+  double smoothedLoss_ = 0;           // the encode thread's: the reports smoothed (fec_loss.hpp)
   AudioQueue queue_{kQueueBlocks};
   std::atomic<bool> stop_{false};
   std::thread captureThread_, encodeThread_;
