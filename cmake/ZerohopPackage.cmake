@@ -59,7 +59,7 @@ endif()
 # OpenCV views: header-only and opt-in (it includes OpenCV's headers; nothing else includes it).
 list(APPEND _zerohop_headers opencv.hpp)
 # Vulkan import of host-ring frames: header-only and opt-in too (it includes <vulkan/vulkan.h>; docs/textures.md).
-list(APPEND _zerohop_headers vulkan.hpp)
+list(APPEND _zerohop_headers vulkan.hpp vulkan_device.hpp)
 if(ZEROHOP_HAS_STREAM_01)
   list(APPEND _zerohop_headers ffmpeg.hpp)  # declares AVFrame; includes no FFmpeg header
 endif()

@@ -1,0 +1,457 @@
+#pragma once
+// Device rings (CUDA VMM fds) into Vulkan: DeviceFrameImporter, its extensions and the GPU wait
+// (ImportOptions::gpuWait). Part of zerohop/vulkan.hpp, which includes it at its end: include that one
+// (it brings FrameBuffer, ImportOptions and the host-ring importer this builds on). docs/textures.md.
+
+#include "zerohop/vulkan.hpp"
+
+namespace zerohop::vulkan {
+
+/// The device extensions the device-ring import needs (enable both at vkCreateDevice).
+inline constexpr std::array<const char*, 2> kDeviceImportExtensions{VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME,
+                                                                     VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
+
+/// The device extensions of ImportOptions::gpuWait (enable them and the timelineSemaphore feature,
+/// VkPhysicalDeviceTimelineSemaphoreFeatures or Vulkan 1.2's, at vkCreateDevice).
+inline constexpr std::array<const char*, 3> kDeviceSemaphoreExtensions{
+    VK_KHR_EXTERNAL_SEMAPHORE_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+    VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME};
+
+/// True when `physicalDevice` offers kDeviceSemaphoreExtensions and timeline semaphores that export
+/// as opaque fds (what ImportOptions::gpuWait needs). Needs a Vulkan 1.1 instance. Never throws.
+inline bool deviceSemaphoreSupported(VkPhysicalDevice physicalDevice) noexcept {
+  std::uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> props(n);
+  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, props.data()) != VK_SUCCESS)
+    return false;
+  for (const char* want : kDeviceSemaphoreExtensions)
+    if (std::none_of(props.begin(), props.end(), [want](const VkExtensionProperties& p) {
+          return std::strcmp(p.extensionName, want) == 0;
+        }))
+      return false;
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
+  timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &timeline;
+  vkGetPhysicalDeviceFeatures2(physicalDevice, &features);
+  if (timeline.timelineSemaphore != VK_TRUE) return false;
+  VkSemaphoreTypeCreateInfo type{};
+  type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkPhysicalDeviceExternalSemaphoreInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
+  info.pNext = &type;
+  info.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+  VkExternalSemaphoreProperties out{};
+  out.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+  vkGetPhysicalDeviceExternalSemaphoreProperties(physicalDevice, &info, &out);
+  return (out.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
+}
+
+/// True when `physicalDevice` offers VK_KHR_external_memory_fd. Reentrant; never throws.
+inline bool deviceImportSupported(VkPhysicalDevice physicalDevice) noexcept {
+  std::uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> props(n);
+  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, props.data()) != VK_SUCCESS)
+    return false;
+  for (const auto& p : props)
+    if (std::strcmp(p.extensionName, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) == 0) return true;
+  return false;
+}
+
+/// Turns SharedFrames of a device ring (published by another process as CUDA VMM fds:
+/// SharedFrame::deviceMemory()) into FrameBuffers, importing the ring's memory once per publisher
+/// session (VkImportMemoryFdInfoKHR, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, on a dup() of the
+/// reader's fd) and binding one VkBuffer per slot at slot x stride: no byte copied.
+/// Ordering: with ImportOptions::gpuWait, import() never blocks: the importer's timeline semaphore
+/// (exported as an opaque fd, imported into CUDA once: ReadySemaphore) is signalled by the GPU after
+/// the frame's ready event (SharedFrame::signalWhenReady), and the renderer's submission waits on
+/// FrameBuffer::waitSemaphore() at waitValue(). Without it (or where the semaphore is refused, said
+/// once), import() waits on the host for the ready event (SharedFrame::waitReady, a
+/// cudaEventSynchronize) before it returns, so the buffer holds the whole frame when the renderer submits.
+/// Copy path: where the import is refused (the extension not enabled, a ring without a VMM fd:
+/// legacy CUDA IPC or the publisher's own process, no memory type, or vkAllocateMemory refusing the
+/// fd: Khronos does not promise that a fd CUDA exported imports into Vulkan; ImportOptions::forceCopy),
+/// each frame is copied once THROUGH HOST MEMORY (SharedFrame::copyToHost: cudaMemcpy device to host,
+/// into a host-visible buffer this importer allocates), counted in copiedBytes and said once (warn).
+/// Unlike HostFrameImporter, a refusal for one reason is retried per ring: a ring without an fd does
+/// not make the next ring's import fail.
+/// Ownership: borrows the VkPhysicalDevice and VkDevice; owns the imported ring memory and the slots'
+/// buffers (a ring left behind when the publisher restarts is kept until the importer is destroyed),
+/// so it must outlive every FrameBuffer it returned (a FrameBuffer of the import path borrows them and
+/// owns only the lease). Thread-bound (the render thread). Errors: zerohop::Error
+/// (kInvalidArgument for a host or compressed frame, kDevice for a failed Vulkan or CUDA call on the
+/// copy path).
+class DeviceFrameImporter {
+ public:
+  /// `extensionEnabled`: kDeviceImportExtensions are enabled on `device` (false: every frame takes
+  /// the copy path, said once).
+  DeviceFrameImporter(VkPhysicalDevice physicalDevice, VkDevice device, bool extensionEnabled,
+                      ImportOptions options = {})
+      : physical_(physicalDevice), device_(device), options_(options) {
+    vkGetPhysicalDeviceMemoryProperties(physical_, &memoryProps_);
+    if (options_.forceCopy) {
+      refuse("ImportOptions::forceCopy asked for the copy path");
+    } else if (!extensionEnabled) {
+      refuse(std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) + " is not enabled on this VkDevice (" +
+             (deviceImportSupported(physical_) ? "the GPU offers it: enable it at vkCreateDevice"
+                                               : "the driver does not offer it") +
+             ")");
+    }
+  }
+  DeviceFrameImporter(const DeviceFrameImporter&) = delete;
+  DeviceFrameImporter& operator=(const DeviceFrameImporter&) = delete;
+  /// Frees the slots' buffers, then the imported ring memory. Only after every FrameBuffer it
+  /// returned was released and the GPU work reading them completed.
+  ~DeviceFrameImporter() {
+    ready_ = ReadySemaphore();  // CUDA's import first: it waits for the signals it queued
+    if (semaphore_ != VK_NULL_HANDLE) vkDestroySemaphore(device_, semaphore_, nullptr);
+    for (VkBuffer b : slotBuffers_)
+      if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
+    if (ringMemory_ != VK_NULL_HANDLE) vkFreeMemory(device_, ringMemory_, nullptr);
+    for (const Retired& r : retired_) {
+      for (VkBuffer b : r.buffers)
+        if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
+      vkFreeMemory(device_, r.memory, nullptr);
+    }
+  }
+
+  /// Takes the lease; returns the frame as a buffer (the ring's memory, or copied once through the
+  /// host). Blocks until the producer's write of the frame completed (see the class comment).
+  FrameBuffer import(SharedFrame&& shared) {
+    const Frame& f = shared.frame();
+    if (f.memory != MemoryKind::kDevice)
+      throw Error(Errc::kInvalidArgument,
+                  "zerohop::vulkan::DeviceFrameImporter: the frame is in host memory (a host ring); "
+                  "HostFrameImporter takes those");
+    if (isCompressed(f.format) || f.planeCount == 0)
+      throw Error(Errc::kInvalidArgument, std::string("zerohop::vulkan::DeviceFrameImporter: '") +
+                                              std::string(formatName(f.format)) + "' frames are not images");
+    const std::size_t span = imageSpan(f);
+    FrameBuffer fb;
+    if (forced_.empty() && tryImport(shared, span, fb)) {
+      ++stats_.frames;
+      ++stats_.imported;
+      return fb;
+    }
+    copy(std::move(shared), span, fb);
+    ++stats_.frames;
+    ++stats_.copied;
+    stats_.copiedBytes += span;
+    return fb;
+  }
+
+  const ImportStats& stats() const noexcept { return stats_; }
+  /// Why frames took the copy path (the first reason; empty while every frame was imported).
+  const std::string& refusal() const noexcept { return refusal_; }
+  /// ImportOptions::gpuWait: why the host waits instead (empty while the GPU waits, or not asked).
+  const std::string& gpuWaitRefusal() const noexcept { return gpuWaitRefusal_; }
+  /// True once a frame was handed over with the GPU wait (FrameBuffer::waitSemaphore set).
+  bool gpuWaiting() const noexcept { return ready_ && gpuWaitRefusal_.empty(); }
+
+ private:
+  static std::size_t imageSpan(const Frame& f) noexcept {
+    std::size_t end = 0;
+    ImageLayout l{};
+    try {
+      l = computeLayout(f.format, f.width, f.height);
+    } catch (...) {
+    }
+    for (std::uint32_t p = 0; p < f.planeCount; ++p) {
+      const std::size_t planeEnd = static_cast<std::size_t>(f.data[p] - f.data[0]) +
+                                   std::size_t{f.pitch[p]} * (p < l.planeCount ? l.planes[p].rows : f.height);
+      if (planeEnd > end) end = planeEnd;
+    }
+    return end;
+  }
+  static void setOffsets(const Frame& f, FrameBuffer& fb) noexcept {
+    for (std::uint32_t p = 0; p < f.planeCount && p < kMaxPlanes; ++p)
+      fb.offsets_[p] = static_cast<VkDeviceSize>(f.data[p] - f.data[0]);
+  }
+  void refuse(std::string why) {
+    if (refusal_.empty())
+      log::warn("zerohop::vulkan: device frames are copied through host memory, not imported in place (", why,
+                "); each frame costs one copy, counted in copiedBytes");
+    if (refusal_.empty()) refusal_ = why;
+    if (forced_.empty() && (options_.forceCopy || why.find("not enabled") != std::string::npos)) forced_ = why;
+  }
+  std::uint32_t pickType(std::uint32_t bits, VkMemoryPropertyFlags want) const noexcept {
+    for (std::uint32_t i = 0; i < memoryProps_.memoryTypeCount; ++i)
+      if ((bits & (1u << i)) && (memoryProps_.memoryTypes[i].propertyFlags & want) == want) return i;
+    return UINT32_MAX;
+  }
+  // A ring left behind (the publisher restarted) is kept until the destructor: FrameBuffers of it
+  // may still be in flight on the GPU.
+  void retireRing() {
+    if (ringMemory_ != VK_NULL_HANDLE) retired_.push_back(Retired{ringMemory_, std::move(slotBuffers_)});
+    slotBuffers_.clear();
+    ringMemory_ = VK_NULL_HANDLE;
+    ringFailed_ = false;
+  }
+  VkBuffer makeSlotBuffer(VkDeviceSize size, VkMemoryRequirements* req) {
+    VkExternalMemoryBufferCreateInfo ext{};
+    ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkBufferCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    info.pNext = &ext;
+    info.size = size;
+    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer b = VK_NULL_HANDLE;
+    const VkResult r = vkCreateBuffer(device_, &info, nullptr, &b);
+    if (r != VK_SUCCESS) {
+      refuse(std::string("vkCreateBuffer (external memory, opaque fd): ") + resultName(r));
+      return VK_NULL_HANDLE;
+    }
+    vkGetBufferMemoryRequirements(device_, b, req);
+    return b;
+  }
+  // Imports the ring once per (publisher session, fd); false (refused, said once) on any failure.
+  bool importRing(const DeviceRingMemory& mem, VkDeviceSize slotSize, std::uint32_t slots) {
+    if (ringMemory_ != VK_NULL_HANDLE && mem.sessionId == ringSession_ && mem.fd == ringFd_) return true;
+    if (ringFailed_ && mem.sessionId == ringSession_ && mem.fd == ringFd_) return false;
+    retireRing();
+    ringSession_ = mem.sessionId;
+    ringFd_ = mem.fd;
+    ringFailed_ = true;  // until it succeeded
+    VkMemoryRequirements req{};
+    VkBuffer probe = makeSlotBuffer(slotSize, &req);
+    if (probe == VK_NULL_HANDLE) return false;
+    vkDestroyBuffer(device_, probe, nullptr);
+    std::uint32_t type = pickType(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type == UINT32_MAX) type = pickType(req.memoryTypeBits, 0);
+    if (type == UINT32_MAX) {
+      refuse("no Vulkan memory type takes an opaque-fd buffer (memoryTypeBits " + std::to_string(req.memoryTypeBits) +
+             ")");
+      return false;
+    }
+    if (mem.slotStride % std::max<VkDeviceSize>(req.alignment, 1) != 0) {
+      refuse("the ring's slot stride " + std::to_string(mem.slotStride) + " is not a multiple of the buffer alignment " +
+             std::to_string(req.alignment));
+      return false;
+    }
+    const int fd = ::fcntl(mem.fd, F_DUPFD_CLOEXEC, 0);  // Vulkan owns what it imports: give it a dup
+    if (fd < 0) {
+      refuse(std::string("fcntl(F_DUPFD_CLOEXEC) of the ring's memory fd: ") + std::strerror(errno));
+      return false;
+    }
+    VkImportMemoryFdInfoKHR import{};
+    import.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
+    import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    import.fd = fd;
+    VkMemoryAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.pNext = &import;
+    alloc.allocationSize = mem.allocationBytes;
+    alloc.memoryTypeIndex = type;
+    const VkResult r = vkAllocateMemory(device_, &alloc, nullptr, &ringMemory_);
+    if (r != VK_SUCCESS) {
+      ::close(fd);  // ownership passes to Vulkan only on success
+      ringMemory_ = VK_NULL_HANDLE;
+      refuse(std::string("vkAllocateMemory (import of the ring's CUDA VMM fd, opaque fd): ") + resultName(r));
+      return false;
+    }
+    slotBuffers_.assign(slots, VK_NULL_HANDLE);
+    ringFailed_ = false;
+    return true;
+  }
+  VkBuffer slotBuffer(const DeviceRingMemory& mem, VkDeviceSize slotSize) {
+    const auto slot = static_cast<std::size_t>(mem.slotOffset / mem.slotStride);
+    if (slot >= slotBuffers_.size()) slotBuffers_.resize(slot + 1, VK_NULL_HANDLE);
+    if (slotBuffers_[slot] != VK_NULL_HANDLE) return slotBuffers_[slot];
+    VkMemoryRequirements req{};
+    VkBuffer b = makeSlotBuffer(slotSize, &req);
+    if (b == VK_NULL_HANDLE) return VK_NULL_HANDLE;
+    const VkResult r = vkBindBufferMemory(device_, b, ringMemory_, mem.slotOffset);
+    if (r != VK_SUCCESS) {
+      vkDestroyBuffer(device_, b, nullptr);
+      refuse(std::string("vkBindBufferMemory (a slot of the imported ring): ") + resultName(r));
+      return VK_NULL_HANDLE;
+    }
+    slotBuffers_[slot] = b;
+    return b;
+  }
+  bool tryImport(SharedFrame& shared, std::size_t span, FrameBuffer& fb) {
+    const std::optional<DeviceRingMemory> mem = shared.deviceMemory();
+    if (!mem) {
+      refuse("the ring has no memory fd to import (legacy CUDA IPC, or the publisher's own process: "
+             "publish with ShareOptions::DeviceExport::kVmmFd from another process)");
+      return false;
+    }
+    const VkDeviceSize slotSize = (std::max<std::size_t>(span, shared.frame().capacity) + 3) / 4 * 4;
+    if (mem->slotStride == 0 || slotSize > mem->slotStride) {
+      refuse("the ring's slot stride is smaller than a frame");
+      return false;
+    }
+    const std::uint32_t slots = static_cast<std::uint32_t>(mem->allocationBytes / mem->slotStride);
+    if (!importRing(*mem, slotSize, slots)) return false;
+    const VkBuffer buffer = slotBuffer(*mem, slotSize);
+    if (buffer == VK_NULL_HANDLE) return false;
+    // The frame's planes sit at their offsets from the slot's start (data[0] is the slot's first byte
+    // for the rings zerohop publishes: planeOffset[0] is 0).
+    VkSemaphore wait = VK_NULL_HANDLE;
+    std::uint64_t waitValue = 0;
+    if (gpuWait(shared.frame().gpu.device)) {
+      waitValue = ++signalled_;
+      try {
+        shared.signalWhenReady(ready_, waitValue);  // the GPU signals once the producer's write completed
+        wait = semaphore_;
+      } catch (const Error& e) {
+        refuseGpuWait(std::string("SharedFrame::signalWhenReady: ") + e.what());
+      }
+    }
+    if (wait == VK_NULL_HANDLE)
+      shared.waitReady();  // the producer's write completed: the renderer may read at once
+    const Frame& f = shared.frame();
+    fb.device_ = device_;
+    fb.buffer_ = buffer;
+    fb.memory_ = VK_NULL_HANDLE;  // the importer's ring memory, borrowed
+    fb.ownsBuffer_ = false;
+    fb.size_ = slotSize;
+    fb.imported_ = true;
+    fb.waitSemaphore_ = wait;
+    fb.waitValue_ = waitValue;
+    fb.frame_ = f;
+    setOffsets(f, fb);
+    fb.shared_ = std::move(shared);
+    return true;
+  }
+  void refuseGpuWait(std::string why) {
+    if (gpuWaitRefusal_.empty())
+      log::warn(
+          "zerohop::vulkan: the render thread waits for each device frame's write (ImportOptions::gpuWait "
+          "refused: ",
+          why, ")");
+    gpuWaitRefusal_ = std::move(why);
+  }
+  // ImportOptions::gpuWait: the timeline semaphore, made and imported into CUDA on the first frame.
+  bool gpuWait(int cudaDevice) {
+    if (!options_.gpuWait || !gpuWaitRefusal_.empty()) return false;
+    if (ready_) {
+      if (ready_.device() == cudaDevice) return true;
+      refuseGpuWait("frames of CUDA device " + std::to_string(cudaDevice) + " after device " +
+                    std::to_string(ready_.device()));
+      return false;
+    }
+    VkSemaphoreTypeCreateInfo type{};
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkExportSemaphoreCreateInfo exportInfo{};
+    exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+    exportInfo.pNext = &type;
+    exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkSemaphoreCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    info.pNext = &exportInfo;
+    VkResult r = vkCreateSemaphore(device_, &info, nullptr, &semaphore_);
+    if (r != VK_SUCCESS) {
+      semaphore_ = VK_NULL_HANDLE;
+      refuseGpuWait(std::string("vkCreateSemaphore (timeline, exportable as an opaque fd): ") +
+                    resultName(r) +
+                    "; are kDeviceSemaphoreExtensions and the timelineSemaphore feature enabled?");
+      return false;
+    }
+    const auto getFd =
+        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
+    if (getFd == nullptr) {
+      refuseGpuWait(std::string(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) +
+                    " is not enabled on this VkDevice");
+      return false;
+    }
+    VkSemaphoreGetFdInfoKHR get{};
+    get.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+    get.semaphore = semaphore_;
+    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    int fd = -1;
+    r = getFd(device_, &get, &fd);
+    if (r != VK_SUCCESS) {
+      refuseGpuWait(std::string("vkGetSemaphoreFdKHR (opaque fd): ") + resultName(r));
+      return false;
+    }
+    try {
+      ready_ = ReadySemaphore(fd, ReadySemaphore::Kind::kTimeline, cudaDevice);  // owns fd from here
+    } catch (const Error& e) {
+      refuseGpuWait(std::string("ReadySemaphore (the semaphore into CUDA): ") + e.what());
+      return false;
+    }
+    return true;
+  }
+  void copy(SharedFrame&& shared, std::size_t span, FrameBuffer& fb) {
+    const Frame& f = shared.frame();
+    const VkDeviceSize size = (span + 3) / 4 * 4;
+    VkBufferCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    info.size = size;
+    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkResult r = vkCreateBuffer(device_, &info, nullptr, &buffer);
+    if (r != VK_SUCCESS) throw Error(Errc::kDevice, std::string("vkCreateBuffer: ") + resultName(r));
+    VkMemoryRequirements req{};
+    vkGetBufferMemoryRequirements(device_, buffer, &req);
+    const std::uint32_t type = pickType(
+        req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    VkMemoryAllocateInfo alloc{};
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = type;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    r = type == UINT32_MAX ? VK_ERROR_FEATURE_NOT_PRESENT : vkAllocateMemory(device_, &alloc, nullptr, &memory);
+    void* mapped = nullptr;
+    if (r == VK_SUCCESS) r = vkBindBufferMemory(device_, buffer, memory, 0);
+    if (r == VK_SUCCESS) r = vkMapMemory(device_, memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+    if (r != VK_SUCCESS) {
+      if (memory != VK_NULL_HANDLE) vkFreeMemory(device_, memory, nullptr);
+      vkDestroyBuffer(device_, buffer, nullptr);
+      throw Error(Errc::kDevice, std::string("zerohop::vulkan device copy path: a host-visible buffer of ") +
+                                     std::to_string(size) + " bytes (vkAllocateMemory/vkMapMemory): " + resultName(r));
+    }
+    try {
+      shared.copyToHost(mapped, span);  // after the ready event; device to host
+    } catch (...) {
+      vkUnmapMemory(device_, memory);
+      vkFreeMemory(device_, memory, nullptr);
+      vkDestroyBuffer(device_, buffer, nullptr);
+      throw;
+    }
+    vkUnmapMemory(device_, memory);
+    fb.device_ = device_;
+    fb.buffer_ = buffer;
+    fb.memory_ = memory;
+    fb.ownsBuffer_ = true;
+    fb.size_ = size;
+    fb.imported_ = false;
+    fb.copyIntact_ = shared.valid();
+    fb.frame_ = f;
+    fb.frame_.data = {};
+    setOffsets(f, fb);
+    shared.release();
+  }
+
+  VkPhysicalDevice physical_;
+  VkDevice device_;
+  ImportOptions options_;
+  VkPhysicalDeviceMemoryProperties memoryProps_{};
+  VkDeviceMemory ringMemory_ = VK_NULL_HANDLE;
+  std::vector<VkBuffer> slotBuffers_;
+  std::uint64_t ringSession_ = 0;
+  int ringFd_ = -1;
+  bool ringFailed_ = false;
+  struct Retired {
+    VkDeviceMemory memory;
+    std::vector<VkBuffer> buffers;
+  };
+  std::vector<Retired> retired_;
+  std::string refusal_, forced_;
+  ImportStats stats_{};
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;  // ImportOptions::gpuWait: signalled by CUDA per frame
+  ReadySemaphore ready_;                    // its import into CUDA
+  std::uint64_t signalled_ = 0;             // the last value asked of it
+  std::string gpuWaitRefusal_;
+};
+
+}  // namespace zerohop::vulkan
