@@ -31,6 +31,19 @@ OpusSettings forSource(OpusSettings opus, const AudioSource& source) {
   opus.channels = source.info().channels;
   return opus;
 }
+
+// One Opus packet for the receivers: every packet decodes on its own (keyframe); its capture instant on
+// the clock video frames carry, and the wall clock of that instant.
+EncodedUnitPtr opusUnit(std::vector<std::uint8_t>&& bytes, std::uint64_t sequence, std::int64_t captureNs) {
+  auto unit = std::make_shared<EncodedUnit>();
+  unit->codec = Codec::kOpus;
+  unit->bytes = std::move(bytes);
+  unit->keyframe = true;
+  unit->sequence = sequence;
+  unit->ptsNs = captureNs;
+  unit->wallClockMs = (realtimeNs() - (monotonicNs() - captureNs)) / 1'000'000;
+  return unit;
+}
 }  // namespace
 
 AudioTrack::AudioTrack(std::unique_ptr<AudioSource> source, OpusSettings opus, Deliver deliver)
@@ -83,6 +96,16 @@ void AudioTrack::followLoss(std::int64_t nowNs) {
   stats_.expectedLossPercent = percent;
 }
 
+void AudioTrack::pass(AudioFrame&& packet) {
+  if (passSequence_ == 0)
+    log::info("audio ", stats_.source, ": its Opus packets go to the receivers as they came (",
+              packet.durationNs() / 1'000'000, " ms each; not decoded, not encoded again)");
+  deliver_(opusUnit(std::move(packet.opus), passSequence_++, packet.captureNs));
+  std::lock_guard lock(statsMutex_);
+  ++stats_.packets;
+  ++stats_.passed;
+}
+
 void AudioTrack::capture() {
   using namespace std::chrono_literals;
   while (!stop_.load()) {
@@ -107,6 +130,10 @@ void AudioTrack::encode() {
       if (queue_.closed()) return;
       continue;
     }
+    if (!block->opus.empty()) {
+      pass(std::move(*block));
+      continue;
+    }
     const std::int64_t t0 = monotonicNs();
     followLoss(t0);
     std::vector<OpusPacket> packets;
@@ -120,16 +147,7 @@ void AudioTrack::encode() {
       continue;
     }
     const std::int64_t spent = monotonicNs() - t0;
-    for (OpusPacket& p : packets) {
-      auto unit = std::make_shared<EncodedUnit>();
-      unit->codec = Codec::kOpus;
-      unit->bytes = std::move(p.data);
-      unit->keyframe = true;
-      unit->sequence = p.sequence;
-      unit->ptsNs = p.captureNs;
-      unit->wallClockMs = (realtimeNs() - (monotonicNs() - p.captureNs)) / 1'000'000;
-      deliver_(std::move(unit));
-    }
+    for (OpusPacket& p : packets) deliver_(opusUnit(std::move(p.data), p.sequence, p.captureNs));
     std::lock_guard lock(statsMutex_);
     stats_.packets += packets.size();
     // The encode time per packet: blocks of 10 ms make a packet every second block.

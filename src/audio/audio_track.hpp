@@ -5,6 +5,9 @@
 // the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays, the encoder's
 // lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true,
 // every Opus packet decodes alone). The receivers (WhepStream::publishAudio) fan it out.
+// A block that is already an Opus packet (AudioFrame::opus: an RTSP camera's own) is passed on as it came,
+// neither decoded nor encoded again: its bytes, its capture instant; the encoder then stays unused (the
+// in-band FEC is what the camera's encoder set).
 // A source that fails for good (an error other than a lost device, which ReconnectingAudioSource
 // reopens) is logged and counted; the picture beside it never waits on sound.
 // Thread-safety: thread-safe (start/stop from the owner's thread; stats() from any).
@@ -34,7 +37,8 @@ struct AudioTrackStats {
   std::string source;            ///< "test", "alsa:hw:1,0"
   AudioSourceCounters capture;   ///< the source's blocks, overruns, errors, reopens
   std::uint64_t queueDrops = 0;  ///< blocks the encode thread was too late for (drop-oldest)
-  std::uint64_t packets = 0;     ///< Opus packets made
+  std::uint64_t packets = 0;     ///< Opus packets made or passed on
+  std::uint64_t passed = 0;      ///< of those, the source's own packets passed on as they came (no encode)
   double encodeMsPerFrame = 0;   ///< mean time of one 20 ms packet's encode, over the last 50 packets
   std::uint64_t failures = 0;    ///< source errors it could not recover from (then it stops, logged)
   std::string lastError;         ///< the last such error's words (empty: none)
@@ -75,6 +79,7 @@ class AudioTrack {
   void capture();
   void encode();
   void followLoss(std::int64_t nowNs);  // the encode thread: the probe, at most once a second
+  void pass(AudioFrame&& packet);       // the encode thread: a source's own Opus packet, as it came
 
   std::unique_ptr<AudioSource> source_;
   OpusAudioEncoder encoder_;
@@ -89,6 +94,7 @@ class AudioTrack {
   AudioTrackStats stats_;  // under statsMutex_ (source and capture are read live)
   double encodeNsWindow_ = 0;
   unsigned encodeWindowCount_ = 0;
+  std::uint64_t passSequence_ = 0;  // the encode thread's: packets passed on
 };
 
 }  // namespace zerohop::audio

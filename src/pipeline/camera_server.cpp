@@ -193,6 +193,7 @@ class CameraServer::Impl {
                           {"failures", s.failures},
                           {"error", s.lastError},
                           {"packets", s.packets},
+                          {"passed", s.passed},
                           {"encode_ms", s.encodeMsPerFrame},
                           {"fec_loss_percent", s.expectedLossPercent},
                           {"units_sent", sent.units},

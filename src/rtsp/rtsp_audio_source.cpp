@@ -6,6 +6,7 @@
 #include <thread>
 #include <variant>
 
+#include "audio/opus_packet.hpp"
 #include "rtsp/rtsp_connection.hpp"
 #include "rtsp/rtsp_session.hpp"
 #include "rtsp/rtsp_source.hpp"
@@ -22,7 +23,8 @@ RtspAudioSource::RtspAudioSource(const RtspUrl& url, RtspAudioPolicy policy, Con
     lastBlockNs_ = monotonicNs();
   } else {
     // Throws for a missing element, before serve starts.
-    startSession(std::make_shared<RtspSession>(url_, SessionStreams{false, true}));
+    startSession(std::make_shared<RtspSession>(
+        url_, SessionStreams{.video = false, .audio = true, .passOpus = policy_.passOpus}));
   }
 }
 
@@ -67,7 +69,8 @@ std::optional<audio::AudioFrame> RtspAudioSource::next(std::chrono::milliseconds
         std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(deadline, nextAttemptNs_) - now));
         continue;
       }
-      startSession(std::make_shared<RtspSession>(url_, SessionStreams{false, true}));
+      startSession(std::make_shared<RtspSession>(
+          url_, SessionStreams{.video = false, .audio = true, .passOpus = policy_.passOpus}));
     }
     const std::uint64_t droppedBefore = session_->audioDropped();
     auto got = session_->waitAudio(stallSaid_ ? deadline : std::min(deadline, lastBlockNs_ + stallNs));
@@ -131,7 +134,16 @@ std::optional<audio::AudioFrame> RtspAudioSource::deliver(ArrivedBlock&& block) 
   }
   audio::AudioFrame frame;
   frame.channels = 1;
-  frame.samples = std::move(block.samples);
+  if (!block.opus.empty()) {
+    frame.opusFrames = audio::opusPacketFrames(block.opus.data(), block.opus.size());
+    if (frame.opusFrames == 0) {
+      ++errors_;  // not an Opus packet: the receivers would not decode it either
+      return std::nullopt;
+    }
+    frame.opus = std::move(block.opus);
+  } else {
+    frame.samples = std::move(block.samples);
+  }
   frame.sequence = sequence_++;
   const std::int64_t duration = frame.durationNs();
   const CaptureTime t = captureTimeOf(block.ntpNs, block.arrivalMonotonicNs, block.arrivalRealtimeNs);

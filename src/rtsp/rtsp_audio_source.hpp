@@ -4,6 +4,8 @@
 //   rtspsrc (RTCP SR times as reference-timestamp metas) -> decodebin (the depayloader and decoder of the
 //     camera's codec: PCMU/PCMA (G.711), AAC (MPEG4-GENERIC), Opus, L16) -> audioconvert ->
 //     audioresample -> S16LE, mono, 48 kHz -> appsink
+//   or, for a camera's Opus, rtpopusdepay -> appsink: its packets as they came (AudioFrame::opus), which
+//     AudioTrack passes on without a decode or an encode (RtspAudioPolicy::passOpus)
 // either beside the picture (RtspAudioSource::kBesideThePicture, what serve uses): the camera's one RTSP
 // session, which its picture's RtspSource opens, reconnects with back-off and shares (rtsp_connection.hpp),
 // so the camera sees one connection for both; or on its own (kOwnConnection: a connection that sets up the
@@ -36,6 +38,8 @@ struct RtspAudioPolicy {
   std::chrono::milliseconds firstRetry{500};     ///< first reconnect after a loss, doubling ...
   std::chrono::milliseconds maxRetry{10000};     ///< ... up to this
   std::chrono::milliseconds stallTimeout{5000};  ///< no sound this long once it flowed: reconnect
+  /// A camera's Opus handed on as it came (a connection of its own; beside the picture it always is).
+  bool passOpus = true;
 };
 
 class RtspConnection;
@@ -60,7 +64,8 @@ class RtspAudioSource final : public audio::AudioSource {
   RtspAudioSource& operator=(const RtspAudioSource&) = delete;
 
   audio::AudioSourceInfo info() const override;
-  /// The next block (interleaved S16, mono, 48 kHz), nullopt at `timeout` (also while a reconnect waits).
+  /// The next block (interleaved S16, mono, 48 kHz; or one of the camera's Opus packets, AudioFrame::opus),
+  /// nullopt at `timeout` (also while a reconnect waits).
   /// Throws Error: kNotFound (the camera offers no audio stream; 404), kUnsupported (a
   /// codec zerohop does not take, named), kUnavailable (401).
   std::optional<audio::AudioFrame> next(std::chrono::milliseconds timeout) override;

@@ -93,9 +93,15 @@ bool haveFactory(const char* name) {
   return f != nullptr;
 }
 
+bool isOpus(const std::string& encoding) {
+  return g_ascii_strcasecmp(encoding.c_str(), "OPUS") == 0;
+}
+
 // Why zerohop cannot take a camera's audio in `encoding` (RTP encoding name), as the end of a sentence
-// naming the codec (", which zerohop does not decode"); empty when it can.
-std::string audioRefusal(const std::string& encoding) {
+// naming the codec (", which zerohop does not decode"); empty when it can. Opus passed on as it came
+// (`passOpus`) needs its depayloader only.
+std::string audioRefusal(const std::string& encoding, bool passOpus) {
+  if (passOpus && isOpus(encoding) && haveFactory("rtpopusdepay")) return {};
   for (const AudioCodec& c : audioCodecs()) {
     if (g_ascii_strcasecmp(c.encoding, encoding.c_str()) != 0) continue;
     const bool decoder = c.decoders.empty() || std::any_of(c.decoders.begin(), c.decoders.end(), haveFactory);
@@ -135,6 +141,8 @@ struct RtspSession::Shared {
   bool haveNtp = false;
   std::int64_t ntpMinusPtsNs = 0;      // the camera's wall clock (ns since 1900) minus the pipeline's time
   std::vector<GstElement*> audioPart;  // borrowed: decodebin, audioconvert, ..., the sound's appsink
+                                       // (then, with streams.passOpus, rtpopusdepay and its appsink)
+  GstElement* opusDepay = nullptr;     // borrowed: rtpopusdepay (streams.passOpus)
 
   // Notified under the mutex (here and for each unit and block): a waiter that sees the failure and
   // destroys the session can only do so after the notify is done.
@@ -264,7 +272,8 @@ void streamEnded(RtspSession::Shared* shared) {
 // idle (every sink must see one), so the picture's end is the connection's.
 void onVideoEos(GstAppSink*, gpointer data) { streamEnded(static_cast<RtspSession::Shared*>(data)); }
 
-GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
+// A buffer of the sound's appsink as a block: decoded samples, or (`opus`) the camera's packet as it came.
+GstFlowReturn onSoundSample(GstAppSink* sink, gpointer data, bool opus) {
   auto* shared = static_cast<RtspSession::Shared*>(data);
   SamplePtr sample(gst_app_sink_pull_sample(sink));
   if (!sample) return GST_FLOW_OK;
@@ -275,10 +284,14 @@ GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
   if (!buffer) return GST_FLOW_OK;
   GstMapInfo map;
   if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) return GST_FLOW_OK;
-  block.samples.resize(map.size / sizeof(std::int16_t));
-  std::memcpy(block.samples.data(), map.data, block.samples.size() * sizeof(std::int16_t));
+  if (opus) {
+    block.opus.assign(map.data, map.data + map.size);
+  } else {
+    block.samples.resize(map.size / sizeof(std::int16_t));
+    std::memcpy(block.samples.data(), map.data, block.samples.size() * sizeof(std::int16_t));
+  }
   gst_buffer_unmap(buffer, &map);
-  if (block.samples.empty()) return GST_FLOW_OK;
+  if (block.samples.empty() && block.opus.empty()) return GST_FLOW_OK;
   if (GST_BUFFER_PTS_IS_VALID(buffer)) block.ptsNs = static_cast<std::int64_t>(GST_BUFFER_PTS(buffer));
   {
     std::lock_guard lock(shared->mutex);
@@ -294,8 +307,15 @@ GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
   return GST_FLOW_OK;
 }
 
-// The camera's audio RTP packets, before decodebin: each that carries the camera's wall clock (rtspsrc's
-// reference-timestamp meta, from its RTCP sender reports) updates the pipeline-time -> camera-time
+GstFlowReturn onNewAudioSample(GstAppSink* sink, gpointer data) {
+  return onSoundSample(sink, data, false);
+}
+GstFlowReturn onNewOpusSample(GstAppSink* sink, gpointer data) {
+  return onSoundSample(sink, data, true);
+}
+
+// The camera's audio RTP packets, before decodebin or rtpopusdepay: each that carries the camera's wall clock
+// (rtspsrc's reference-timestamp meta, from its RTCP sender reports) updates the pipeline-time -> camera-time
 // mapping the decoded blocks are stamped with (the decoder and resampler keep the pipeline's timestamps).
 GstPadProbeReturn onAudioRtp(GstPad*, GstPadProbeInfo* info, gpointer data) {
   auto* shared = static_cast<RtspSession::Shared*>(data);
@@ -396,7 +416,7 @@ gboolean onSelectStream(GstElement*, guint, GstCaps* caps, gpointer data) {
   }
   shared->ready.notify_all();
   if (m == "audio" && shared->streams.audio && shared->audioSelected.empty()) {
-    if (const std::string refusal = audioRefusal(e); !refusal.empty()) {
+    if (const std::string refusal = audioRefusal(e, shared->streams.passOpus); !refusal.empty()) {
       if (shared->audioRefused.empty()) shared->audioRefused = codec + refusal;
       return FALSE;
     }
@@ -416,6 +436,7 @@ void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
   const bool h264 = encoding && std::string(encoding) == "H264";
   const bool h265 = encoding && std::string(encoding) == "H265";
   const bool audio = media && std::string(media) == "audio";
+  const bool opus = audio && encoding && isOpus(encoding);
   if (caps) gst_caps_unref(caps);
   if ((h264 && shared->depay) || (h265 && shared->depay265)) {
     GstPad* sinkPad = gst_element_get_static_pad(h264 ? shared->depay : shared->depay265, "sink");
@@ -424,11 +445,15 @@ void onPadAdded(GstElement*, GstPad* pad, gpointer data) {
                                               : "cannot link the camera's H.265 stream to rtph265depay"});
     gst_object_unref(sinkPad);
   } else if (audio && !shared->audioPart.empty()) {
-    GstPad* sinkPad = gst_element_get_static_pad(shared->audioPart.front(), "sink");
+    // A camera's Opus goes on as it came (streams.passOpus); any other codec is decoded.
+    GstElement* into = opus && shared->opusDepay ? shared->opusDepay : shared->audioPart.front();
+    GstPad* sinkPad = gst_element_get_static_pad(into, "sink");
     if (!gst_pad_is_linked(sinkPad)) {
       gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, onAudioRtp, shared, nullptr);
       if (gst_pad_link(pad, sinkPad) != GST_PAD_LINK_OK)
-        shared->failAudio({FailureKind::kOther, "cannot link the camera's audio stream to decodebin"});
+        shared->failAudio({FailureKind::kOther, into == shared->opusDepay
+                                                    ? "cannot link the camera's Opus stream to rtpopusdepay"
+                                                    : "cannot link the camera's audio stream to decodebin"});
     }
     gst_object_unref(sinkPad);
   }
@@ -547,6 +572,20 @@ RtspSession::RtspSession(const RtspUrl& url, SessionStreams streams) : shared_(s
       if (!gst_element_link_many(convert, resample, filter, sink, nullptr))
         throw Error(Errc::kInternal,
                     "gst_element_link_many(audioconvert ! audioresample ! capsfilter ! appsink) failed");
+      if (streams.passOpus && haveFactory("rtpopusdepay")) {
+        // A camera's Opus, one packet a buffer, as it came (idle for any other codec).
+        GstElement* depay = add("rtpopusdepay", neededBy, "gstreamer1.0-plugins-good");
+        GstElement* opusSink = add("appsink", neededBy, "gstreamer1.0-plugins-base");
+        g_object_set(opusSink, "sync", FALSE, "async", FALSE, "max-buffers", 8u, "drop", TRUE, nullptr);
+        GstAppSinkCallbacks opusCallbacks{};
+        opusCallbacks.new_sample = onNewOpusSample;
+        gst_app_sink_set_callbacks(GST_APP_SINK(opusSink), &opusCallbacks, shared_.get(), nullptr);
+        if (!gst_element_link(depay, opusSink))
+          throw Error(Errc::kInternal, "gst_element_link(rtpopusdepay ! appsink) failed");
+        shared_->opusDepay = depay;
+        shared_->audioPart.push_back(depay);
+        shared_->audioPart.push_back(opusSink);
+      }
     }
     GstBus* bus = gst_element_get_bus(pipeline_);
     gst_bus_set_sync_handler(bus, onBusMessage, shared_.get(), nullptr);

@@ -6,6 +6,7 @@
 //     or rtph265depay -> h265parse (VPS/SPS/PPS before every IDR) -> appsink   (an H.265 camera's picture)
 //     -> decodebin (the camera's audio codec) -> audioconvert -> audioresample -> S16LE, mono, 48 kHz ->
 //        appsink                                                 (the sound: SessionStreams::audio)
+//     or rtpopusdepay -> appsink: a camera's Opus as it came, one packet a block (SessionStreams::passOpus)
 // started by the constructor and stopped by stop() or the destructor. Only the streams asked for are set
 // up (select-stream: the camera's first H.264 or H.265 video stream, its first audio stream in a codec
 // zerohop takes), so the others cost nothing; picture and sound share the one RTSP connection. GStreamer's
@@ -14,8 +15,8 @@
 // camera). A fault of the sound alone (no audio stream, a codec zerohop does not take) is the sound's
 // failure only: the picture goes on.
 // Thread-safety: wait() is bound to one consumer thread, waitAudio() to another; stop(), dropped(),
-// audioDropped(), offered() and videoCodec() are thread-safe. The samples it hands out own their buffers and may
-// outlive it.
+// audioDropped(), offered() and videoCodec() are thread-safe. The samples it hands out own their buffers and
+// may outlive it.
 
 #include <gst/gst.h>
 
@@ -48,9 +49,10 @@ struct ArrivedUnit {
   std::int64_t arrivalRealtimeNs = 0;
 };
 
-/// One block of the camera's decoded sound as it arrived.
+/// One block of the camera's decoded sound, or one of its Opus packets, as it arrived.
 struct ArrivedBlock {
   std::vector<std::int16_t> samples;  ///< mono, 48 kHz
+  std::vector<std::uint8_t> opus;     ///< or (samples empty) one Opus packet as the camera sent it
   std::int64_t ptsNs = -1;            ///< the pipeline's timestamp of its first sample (-1: none)
   std::uint64_t ntpNs = 0;  ///< the camera's wall clock of its first sample (0: no sender report yet)
   std::int64_t arrivalMonotonicNs = 0;
@@ -61,6 +63,8 @@ struct ArrivedBlock {
 struct SessionStreams {
   bool video = true;   ///< its first H.264 or H.265 video stream
   bool audio = false;  ///< its first audio stream in a codec zerohop takes (PCMU, PCMA, AAC, Opus, L16)
+  /// A camera's Opus handed on as it came (ArrivedBlock::opus), not decoded: the receivers take Opus.
+  bool passOpus = true;
   /// false: DESCRIBE (and SETUP) only, never PLAY: the pipeline stays PAUSED and no media flows; the
   /// camera's streams are read with waitDescribed() (`zerohop probe`).
   bool play = true;

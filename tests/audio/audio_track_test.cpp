@@ -1,6 +1,7 @@
 // AudioTrack: the tone through the capture thread, the queue and the one Opus encode, as serve runs it
 // for a camera with sound. Packets come out every 20 ms of sound, stamped on the capture clock 20 ms
-// apart, each one Opus packet that libopus decodes to 960 samples; stop() joins both threads.
+// apart, each one Opus packet that libopus decodes to 960 samples; stop() joins both threads. A source's
+// own Opus packets (an RTSP camera's) are passed on as they came: the same bytes, their capture instants.
 #include "audio/audio_track.hpp"
 
 #include <gtest/gtest.h>
@@ -10,10 +11,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "audio/fec_loss.hpp"
+#include "audio/opus_packet.hpp"
 #include "audio/tone_source.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
@@ -124,6 +127,92 @@ TEST(FecLoss, ItRisesInSecondsFallsOverTenAndStopsAtOnceWithoutListeners) {
   EXPECT_EQ(nextFecLoss(smoothed, -1), 0.0) << "no listener reports: nothing to protect";
   EXPECT_EQ(fecLossPercent(55, AudioTrack::kMaxExpectedLossPercent), AudioTrack::kMaxExpectedLossPercent);
   EXPECT_EQ(fecLossPercent(0.4, 30), 0u);
+}
+
+// A source whose sound comes as Opus packets (as RtspAudioSource hands a camera's Opus on): `packets`,
+// 10 ms each, then nothing.
+class OpusPacketSource final : public AudioSource {
+ public:
+  explicit OpusPacketSource(std::vector<AudioFrame> packets) : packets_(std::move(packets)) {}
+  AudioSourceInfo info() const override { return {"camera opus", 1, 480}; }
+  std::optional<AudioFrame> next(std::chrono::milliseconds timeout) override {
+    if (given_ == packets_.size()) {
+      std::this_thread::sleep_for(timeout);
+      return std::nullopt;
+    }
+    return packets_[given_++];
+  }
+  AudioSourceCounters counters() const override { return {}; }
+
+ private:
+  std::vector<AudioFrame> packets_;
+  std::size_t given_ = 0;
+};
+
+TEST(AudioTrack, ASourcesOwnOpusPacketsArePassedOnAsTheyCame) {
+  // 10 ms packets of the tone (zerohop's own encode makes 20 ms ones), 10 ms apart on the capture clock.
+  OpusSettings tenMs;
+  tenMs.frameMs = 10;
+  OpusAudioEncoder cameraEncoder(tenMs);
+  ToneSource tone;
+  std::vector<AudioFrame> packets;
+  const std::int64_t startNs = 1'000'000'000;
+  while (packets.size() < 30) {
+    auto block = tone.next(1s);
+    ASSERT_TRUE(block);
+    for (OpusPacket& p : cameraEncoder.encode(*block)) {
+      AudioFrame frame;
+      frame.opusFrames = opusPacketFrames(p.data.data(), p.data.size());
+      ASSERT_EQ(frame.opusFrames, 480u);
+      frame.opus = std::move(p.data);
+      frame.captureNs = startNs + static_cast<std::int64_t>(packets.size()) * 10'000'000;
+      frame.sequence = packets.size();
+      packets.push_back(std::move(frame));
+    }
+  }
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<EncodedUnitPtr> units;
+  AudioTrack track(std::make_unique<OpusPacketSource>(packets), OpusSettings{}, [&](EncodedUnitPtr unit) {
+    std::lock_guard lock(mutex);
+    units.push_back(std::move(unit));
+    arrived.notify_one();
+  });
+  track.start();
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(arrived.wait_for(lock, 10s, [&] { return units.size() >= packets.size(); }))
+        << units.size() << " of " << packets.size() << " packets in 10 s";
+  }
+  track.stop();
+  ASSERT_EQ(units.size(), packets.size());
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    EXPECT_EQ(units[i]->codec, Codec::kOpus);
+    EXPECT_EQ(units[i]->bytes, packets[i].opus) << "packet " << i << " is the source's, byte for byte";
+    EXPECT_EQ(units[i]->ptsNs, packets[i].captureNs) << "packet " << i;
+    EXPECT_EQ(units[i]->sequence, i);
+    EXPECT_TRUE(units[i]->keyframe);
+  }
+  const AudioTrackStats stats = track.stats();
+  EXPECT_EQ(stats.packets, packets.size());
+  EXPECT_EQ(stats.passed, packets.size());
+  EXPECT_EQ(stats.encodeMsPerFrame, 0.0) << "nothing was encoded";
+}
+
+TEST(OpusPacket, ItsFramesAreReadFromItsTocAndAnythingElseIsZero) {
+  OpusSettings twentyMs;
+  OpusAudioEncoder encoder(twentyMs);
+  ToneSource tone;
+  std::vector<OpusPacket> made;
+  while (made.empty()) {
+    auto block = tone.next(1s);
+    ASSERT_TRUE(block);
+    made = encoder.encode(*block);
+  }
+  EXPECT_EQ(opusPacketFrames(made[0].data.data(), made[0].data.size()), 960u);
+  EXPECT_EQ(opusPacketFrames(nullptr, 0), 0u);
+  const std::uint8_t code3NoFrames[] = {0x03, 0x00};  // a code 3 packet that says it holds no frames
+  EXPECT_EQ(opusPacketFrames(code3NoFrames, sizeof code3NoFrames), 0u);
 }
 
 TEST(AudioTrack, AnUnknownSourceIsRefusedWithTheKinds) {

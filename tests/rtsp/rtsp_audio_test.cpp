@@ -2,17 +2,21 @@
 // a 1 kHz sine beside its H.264:
 // - RtspAudioSource decodes PCMU, AAC (MPEG4-GENERIC) and Opus to mono 48 kHz blocks: the sine's frequency
 //   and level, each block stamped on the capture clock (not in the future, contiguous within one clock);
+// - a camera's Opus comes as its own packets (10 ms, as the test camera makes them), not decoded: they decode
+//   to the sine, stamped 10 ms apart on the capture clock;
 // - a camera with no audio stream ends the source with an error that says so and names what it offers;
 // - beside the picture (what serve uses) the sound rides the picture's RTSP connection: the camera sees ONE
 //   connection for both, and both come back after the camera restarts;
 // - `zerohop serve --source rtsp://... --audio rtsp` sends it as Opus: a WHEP viewer (webrtcbin) decodes
-//   the sine at the camera's frequency beside the picture; without an audio stream the picture plays on, the
+//   the sine at the camera's frequency beside the picture (a camera's Opus reaches it as it came: its 10 ms
+//   packets, /stats `passed`, no encode); without an audio stream the picture plays on, the
 //   log says why there is no sound and /stats counts the failure; so with an audio codec zerohop does not
 //   take (GSM), named in the log line beside the camera.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -21,7 +25,6 @@
 #include <thread>
 #include <vector>
 
-#include "beside_program.hpp"
 #include "audio_video_viewer.hpp"
 #include "beside_program.hpp"
 #include "child_process.hpp"
@@ -31,6 +34,7 @@
 #include "rtsp_test_camera.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/sound_decoder.hpp"
 
 namespace zerohop::rtsp {
 namespace {
@@ -88,7 +92,9 @@ class RtspAudioSourceDecodes : public ::testing::TestWithParam<const char*> {};
 TEST_P(RtspAudioSourceDecodes, TheCamerasSineOnTheCaptureClock) {
   TestCamera camera({"--audio", GetParam()});
   RtspUrl url = parseRtspUrl(camera.url() + "?latency=0");
-  RtspAudioSource source(url);
+  RtspAudioPolicy decoded;
+  decoded.passOpus = false;  // Opus decoded too (by default it is passed on as it came: the next test)
+  RtspAudioSource source(url, decoded);
   const Received r = receive(source, 48'000);  // one second
   ASSERT_GE(r.samples.size(), 48'000u) << GetParam() << ": " << r.captureNs.size() << " blocks in 15 s";
   const std::size_t skip = 4'800;  // the decoder's first 100 ms
@@ -113,6 +119,44 @@ TEST_P(RtspAudioSourceDecodes, TheCamerasSineOnTheCaptureClock) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, RtspAudioSourceDecodes, ::testing::Values("pcmu", "aac", "opus"));
+
+TEST(RtspAudioSource, ACamerasOpusComesAsItsOwnPacketsOnTheCaptureClock) {
+  TestCamera camera({"--audio", "opus"});  // opusenc frame-size=10
+  RtspAudioSource source(parseRtspUrl(camera.url() + "?latency=0"));
+  SoundDecoder decoder(1);
+  std::vector<std::int16_t> decoded;
+  std::vector<std::int64_t> captureNs, receivedNs;
+  std::vector<CaptureClock> clocks;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (captureNs.size() < 100 && std::chrono::steady_clock::now() < deadline) {  // one second
+    auto packet = source.next(200ms);
+    if (!packet) continue;
+    ASSERT_TRUE(packet->samples.empty()) << "the camera's Opus was decoded";
+    ASSERT_FALSE(packet->opus.empty());
+    EXPECT_EQ(packet->opusFrames, 480u) << "the camera's 10 ms packet, not one made again";
+    EXPECT_EQ(packet->durationNs(), 10'000'000);
+    const std::size_t at = decoded.size();
+    decoded.resize(at + SoundDecoder::kMaxPacketFrames);
+    decoded.resize(at + decoder.decode(packet->opus.data(), packet->opus.size(), decoded.data() + at,
+                                       SoundDecoder::kMaxPacketFrames));
+    captureNs.push_back(packet->captureNs);
+    receivedNs.push_back(monotonicNs());
+    clocks.push_back(source.clock());
+  }
+  ASSERT_EQ(captureNs.size(), 100u) << "packets in 15 s";
+  const std::size_t skip = 4'800;  // the decoder's first 100 ms
+  EXPECT_NEAR(frequencyOf(decoded, skip), kToneHz, 20.0);
+  EXPECT_GT(rmsOf(decoded, skip), 8'000.0);
+  for (std::size_t i = 0; i < captureNs.size(); ++i) {
+    EXPECT_LE(captureNs[i] + 10'000'000, receivedNs[i] + 5'000'000) << "packet " << i;
+    EXPECT_GT(captureNs[i], receivedNs[i] - 3'000'000'000) << "packet " << i;
+    // 10 ms apart within one clock once the start's burst is over (the decoded test's bound and reason).
+    if (!kSanitized && i > 20 && clocks[i] == clocks[i - 1]) {
+      EXPECT_NEAR(static_cast<double>(captureNs[i] - captureNs[i - 1]), 10e6, 3e6) << "packet " << i;
+    }
+  }
+  EXPECT_EQ(source.counters().errors, 0u);
+}
 
 TEST(RtspAudioSource, ACameraWithoutSoundSaysSo) {
   TestCamera camera;  // H.264 only
@@ -189,12 +233,16 @@ nlohmann::json statsWhen(std::uint16_t port, const std::function<bool(const nloh
   return stats;
 }
 
-TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
+// G.711 is decoded and encoded in Opus once for every viewer; a camera's Opus reaches the viewer as it came.
+class RtspServeAudioHeard : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RtspServeAudioHeard, AViewerHearsTheCamerasSineBesideItsPicture) {
   gst_init(nullptr, nullptr);  // the viewer's GStreamer (this process's own, not serve's)
   std::string missing;
   if (!loopback::haveElements({"webrtcbin", "opusdec", "rtpopusdepay", "rtph264depay", "h264parse"}, missing))
     GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
-  TestCamera camera({"--audio", "pcmu"});
+  const bool opus = std::string(GetParam()) == "opus";
+  TestCamera camera({"--audio", GetParam()});
   const auto port = zerohop::testing::freePort();
   ChildProcess serve({kCli, "serve", "--source", camera.url() + "?latency=0", "--audio", "rtsp", "--listen",
                       "127.0.0.1:" + std::to_string(port)});
@@ -222,12 +270,25 @@ TEST(RtspServeAudio, AViewerHearsTheCamerasSineBesideItsPicture) {
     std::this_thread::sleep_for(50ms);
   EXPECT_GE(viewer.videoUnits.load(), 10) << "the picture plays beside the sound";
   ASSERT_GE(viewer.decodedSamples.load(), 48'000) << viewer.audioPackets.load() << " audio RTP packets";
-  EXPECT_NEAR(viewer.frequencyHz(), kToneHz, 20.0) << "the camera's sine, through G.711 and Opus";
+  EXPECT_NEAR(viewer.frequencyHz(), kToneHz, 20.0) << "the camera's sine, through " << GetParam();
   EXPECT_GT(viewer.rms(), 5'000.0) << "the sine, not silence";
+  // The camera's 10 ms Opus packets as they came (zerohop's own encode makes 20 ms ones), or G.711 encoded.
+  const double samplesPerPacket =
+      static_cast<double>(viewer.decodedSamples.load()) / std::max(1, viewer.audioPackets.load());
+  EXPECT_NEAR(samplesPerPacket, opus ? 480.0 : 960.0, opus ? 60.0 : 120.0);
+  const auto after = statsWhen(port, [](const nlohmann::json&) { return true; });
+  if (opus) {
+    EXPECT_EQ(after["audio"]["passed"], after["audio"]["packets"]) << after.dump();
+    EXPECT_EQ(after["audio"]["encode_ms"].get<double>(), 0.0) << after.dump();
+  } else {
+    EXPECT_EQ(after["audio"]["passed"].get<int>(), 0) << after.dump();
+  }
   EXPECT_EQ(camera.connections(1s), 1) << "the picture and the sound over one RTSP connection";
   serve.signal(SIGINT);
   EXPECT_EQ(serve.waitExit(20s), 0) << serve.stderrText();
 }
+
+INSTANTIATE_TEST_SUITE_P(Codecs, RtspServeAudioHeard, ::testing::Values("pcmu", "opus"));
 
 // `serve --source CAMERA --audio rtsp` on `port`, once its web page is up (null, with the cause added to
 // the test's failures, if it never is).

@@ -9,7 +9,7 @@ With --share NAME its picture is a zerohop share's frames instead of a test patt
 GST_PLUGIN_PATH must name the plugin; e.g. a `zerohop serve --share NAME` of the test camera): the stream
 then carries the project's pixel timecode, for latency read end to end (tests/browser/with_rtsp_camera.sh).
 With --audio pcmu|pcma|aac|opus the camera also has a microphone: a sine of --tone Hz (default 1000) in that
-codec (PCMU/PCMA at 8 kHz, AAC (MPEG4-GENERIC, voaacenc) and Opus at 48 kHz), a second stream of its SDP;
+codec (PCMU/PCMA at 8 kHz, AAC (MPEG4-GENERIC, voaacenc) and Opus at 48 kHz, in 10 ms packets), a second stream of its SDP;
 --audio gsm offers GSM (8 kHz), a codec zerohop does not take (its refusal is tested).
 """
 import argparse
@@ -67,15 +67,17 @@ def main():
                   "( audiotestsrc is-live=true ! audio/x-raw,rate=8000 ! alawenc ! rtppcmapay name=pay0 pt=8 )")
 
     if args.audio and enc:
-        # 20 ms packets, as cameras send (audiotestsrc's own buffers are 1024 samples: 128 ms at 8 kHz).
-        spb = 160 if args.audio in ("pcmu", "pcma", "gsm") else 960
+        # 20 ms packets, as cameras send (audiotestsrc's own buffers are 1024 samples: 128 ms at 8 kHz); Opus in
+        # 10 ms ones: zerohop's own encode makes 20 ms packets, so a viewer's packets show whether the camera's
+        # were passed on as they came.
+        spb = {"pcmu": 160, "pcma": 160, "gsm": 160, "opus": 480}.get(args.audio, 960)
         tone = (f"audiotestsrc is-live=true wave=sine freq={args.tone} volume=0.5 samplesperbuffer={spb} "
                 "! audioconvert ! audioresample")
         launch = launch[:-1] + {
             "pcmu": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! mulawenc ! rtppcmupay name=pay1 pt=0 )",
             "pcma": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay name=pay1 pt=8 )",
             "aac": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! voaacenc ! rtpmp4gpay name=pay1 pt=97 )",
-            "opus": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! opusenc ! rtpopuspay name=pay1 pt=98 )",
+            "opus": f"{tone} ! audio/x-raw,rate=48000,channels=1 ! opusenc frame-size=10 ! rtpopuspay name=pay1 pt=98 )",
             "gsm": f"{tone} ! audio/x-raw,rate=8000,channels=1 ! gsmenc ! rtpgsmpay name=pay1 pt=3 )",
         }[args.audio]
 
