@@ -208,15 +208,17 @@ account_label() {
 #   soak: the soak and the 90 s hold, 45 s of CPU in 122 s (PROCESSORS 2: it runs alone at -j2);
 #   browser: BROWSER_BESIDE, the browser tests that mostly wait (wall s / CPU s of the whole machine, each
 #     measured alone): congestion_tbf (28 / 12), whip_publish (50 / 9: back-offs, no browser),
-#     viewer_vanishes (20 / 4: waits for the reap), viewer_reconnects (14 / 5), 112 s of the soak's 121,
-#     with the browser label's one retry. congestion_tbf passed every time beside load (two busy loops
-#     at nice 19, two clean-clone runs, beside fuzz).
+#     viewer_vanishes (20 / 4: waits for the reap), viewer_reconnects (14 / 5), then five that play
+#     and wait, under half a core each: janus_fanout (13 / 6), rendition_switches (15 / 6),
+#     viewer_plays_passthrough (14 / 7: no encoder), viewer_audio (10 / 5), viewer_https (8 / 5); 173 s
+#     against the ~290 s of fuzz and asan, with the browser label's one retry. congestion_tbf passed
+#     every time beside load (two busy loops at nice 19, two clean-clone runs, beside fuzz).
 # Not beside them, because their freeze bounds failed there once each (they passed on the retry):
 # congestion_delay (2 freezes in 60 s against 1 allowed), viewer_survives_packet_loss (a 1,417 ms gap);
 # nor the package label, whose FrameStream example Chromium plays (a freeze, at nice 19 beside both).
 # Only when both fuzz and soak run (else each label runs as usual, on its own).
 SOAK_ARGS=(--test-dir "$BUILD_DIR" -L '^(soak|media)$' -R "^soak\.|$LONG_HOLDS" -j3)
-BROWSER_BESIDE='^browser\.(congestion_tbf|whip_publish|viewer_vanishes|viewer_reconnects)$'
+BROWSER_BESIDE='^browser\.(congestion_tbf|whip_publish|viewer_vanishes|viewer_reconnects|janus_fanout|rendition_switches|viewer_plays_passthrough|viewer_audio|viewer_https)$'
 BROWSER_BESIDE_ARGS=(--test-dir "$BUILD_DIR" -L '^browser$' -R "$BROWSER_BESIDE" -j1 --repeat until-pass:2)
 beside=0
 if [[ " $ZEROHOP_ALL_LABELS " == *" fuzz "* && " $ZEROHOP_ALL_LABELS " == *" soak "* ]]; then beside=1; fi
