@@ -50,12 +50,24 @@ struct SourceInfo {
   MemoryKind memory = MemoryKind::kHost;
 };
 
+/// Where a source's capture instants (Stage::kCapture) come from.
+enum class CaptureOrigin : std::uint8_t {
+  kLocal,    ///< this host stamped the capture (a V4L2 buffer's timestamp, the test camera, a share's stamp)
+  kCamera,   ///< the camera's own clock, put on this host's (an IP camera's RTCP sender reports)
+  kArrival,  ///< the frame's arrival here (an IP camera before its first sender report, or whose clock is
+             ///< too far from this host's): the network's delay is then outside the latency figures
+};
+
 struct SourceCounters {
   std::uint64_t frames = 0;  ///< frames delivered
   std::uint64_t drops = 0;   ///< sequence gaps, frames the consumer was too slow for
   std::uint64_t errors = 0;  ///< frames rejected (error-flagged buffers, corrupt JPEG)
   std::uint64_t stalls = 0;  ///< periods with no frame for several intervals
+  CaptureOrigin captureOrigin = CaptureOrigin::kLocal;  ///< of the last frame delivered
 };
+
+/// "local", "camera", "arrival".
+ZEROHOP_API const char* captureOriginName(CaptureOrigin origin) noexcept;
 
 class ZEROHOP_API FrameSource {
  public:

@@ -111,6 +111,7 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"source_drops", s.source.drops},
       {"encoder_queue_drops", s.queueDrops},
       {"source_errors", s.source.errors},
+      {"capture_clock", captureOriginName(s.source.captureOrigin)},
       {"keyframes_forced", s.keyframesForced},
       {"held_back_until_idr", s.heldBackUntilIdr},
       {"viewers", s.viewers},
@@ -169,6 +170,11 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
        "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
        "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "
        "encoder_kbps: what the running encoder codes for, sent_kbps: what it made over the last second"},
+      {"capture_clock_note",
+       "where each frame's capture instant, the start of the stages and of total, comes from: local (this "
+       "host stamped it: a V4L2 buffer, the test camera, a share), camera (an IP camera's own clock, from "
+       "its RTCP sender reports: its encode and the network are inside the figures), arrival (an IP "
+       "camera before its first sender report, or whose clock is off from this host's: they are not)"},
       {"keyframe_wait_note",
        "viewers' waits for a keyframe the source cannot be asked for (a camera passed through "
        "without a keyframe control, e.g. RTSP): each from the first request not honoured (a viewer's "

@@ -262,6 +262,8 @@ std::optional<FrameLease> RtspSource::next(std::chrono::milliseconds timeout) {
 }
 
 void RtspSource::noteClock(const CaptureTime& t) {
+  origin_.store(t.clock == CaptureClock::kCamera ? CaptureOrigin::kCamera : CaptureOrigin::kArrival,
+                std::memory_order_relaxed);
   const auto kind = static_cast<std::size_t>(t.clock);
   if (clockLogged_[kind]) return;
   clockLogged_[kind] = true;
@@ -326,6 +328,7 @@ SourceCounters RtspSource::counters() const {
   c.frames = frames_.load(std::memory_order_relaxed);
   c.drops = drops_.load(std::memory_order_relaxed);
   c.stalls = stalls_.load(std::memory_order_relaxed);
+  c.captureOrigin = origin_.load(std::memory_order_relaxed);
   return c;
 }
 

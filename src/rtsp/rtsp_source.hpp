@@ -124,6 +124,7 @@ class RtspSource final : public FrameSource {
   std::uint64_t sessionUnits_ = 0;      // access units of the current session
   std::uint64_t sessionDropsSeen_ = 0;  // the current session's queue drops already counted
   std::atomic<std::uint64_t> frames_{0}, drops_{0}, stalls_{0};
+  std::atomic<CaptureOrigin> origin_{CaptureOrigin::kArrival};  // of the last unit (counters())
 };
 
 }  // namespace rtsp

@@ -35,7 +35,14 @@ TEST(StatsJson, CarriesStagesTotalsAndCounters) {
   EXPECT_DOUBLE_EQ(doc["total"]["p50_ms"].get<double>(), 7.5);
   EXPECT_FALSE(doc["stages"].contains("capture"));
   EXPECT_EQ(doc["path"], "cpu");
+  EXPECT_EQ(doc["capture_clock"], "local");
   EXPECT_EQ(nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264", "gpu"}))["path"], "gpu");
+  s.source.captureOrigin = CaptureOrigin::kCamera;
+  EXPECT_EQ(nlohmann::json::parse(renderStatsJson(s, StatsContext{"rtsp", "passthrough"}))["capture_clock"],
+            "camera");
+  s.source.captureOrigin = CaptureOrigin::kArrival;
+  EXPECT_EQ(nlohmann::json::parse(renderStatsJson(s, StatsContext{"rtsp", "passthrough"}))["capture_clock"],
+            "arrival");
   const auto line = cli::renderStatusLine(s);
   EXPECT_NE(line.find("viewers 3"), std::string::npos) << line;
   EXPECT_NE(line.find("p50 7.5 ms"), std::string::npos) << line;

@@ -41,6 +41,8 @@ TEST(RtspServe, PassesTheCameraThroughAndNeverPrintsItsPassword) {
   }
   EXPECT_GT(stats["frames"].get<int>(), 10) << stats.dump();
   EXPECT_EQ(stats["path"], "passthrough") << stats.dump();
+  // The camera's clock once its first sender report came, its frames' arrival before (never local).
+  EXPECT_TRUE(stats["capture_clock"] == "camera" || stats["capture_clock"] == "arrival") << stats.dump();
   EXPECT_NE(stats["source"].get<std::string>().find("rtsp://***@127.0.0.1:" + std::to_string(camera.port())),
             std::string::npos)
       << stats.dump();

@@ -257,7 +257,14 @@ TEST(RtspSource, CaptureTimesComeFromTheCameraOnceItSendsASenderReport) {
   const std::int64_t end = monotonicNs() + 15'000'000'000;
   while (cameraTimed < 10 && monotonicNs() < end) {
     auto lease = source->next(500ms);
-    if (!lease || logs.containing("from the camera's clock").empty()) continue;
+    if (!lease) continue;
+    // What /stats says (capture_clock): the last frame's origin, switched with the log line.
+    const CaptureOrigin origin = source->counters().captureOrigin;
+    if (logs.containing("from the camera's clock").empty()) {
+      EXPECT_EQ(origin, CaptureOrigin::kArrival);
+      continue;
+    }
+    EXPECT_EQ(origin, CaptureOrigin::kCamera);
     const std::int64_t behind = lease->frame().times.at(Stage::kIngest) - lease->frame().captureNs();
     EXPECT_GE(behind, 0) << "a frame is not captured after it arrives";
     EXPECT_LT(behind, 1'000'000'000) << "the same host's clock: well under a second";
