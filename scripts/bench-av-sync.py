@@ -10,6 +10,13 @@ Prints, over all markers: click - marker p50 and p90 (positive: audio late), |cl
 p90, and click - marker less the exposure phase (what encoders, RTP/RTCP and rtpbin add), with the
 command line, the machine and the commit.
 
+--rtsp puts an IP camera between (issue 38): a first serve (the test camera and tone, `--share`) feeds
+GStreamer's RTSP server (tests/rtsp/rtsp_camera.py --share NAME --audio share: the picture through x264,
+the tone's Opus packets as they are, both stamped with their capture instants), and the serve measured
+takes `--source rtsp://...?latency=0 --audio rtsp`: its capture instants come from the camera's sender
+reports, its Opus is passed on as it came. Then the offset is what the RTSP hop and its clock mapping add
+(with the first serve's and the camera's encode).
+
 --browser SECONDS adds headless Chromium (the viewer page with ?audio=1, in a private network namespace,
 as root): over that window, after 6 s of playing, the video's getStats estimatedPlayoutTimestamp (the sender's NTP time of
 the frame shown) minus the audio's, read from one report a second (positive: audio late). That is
@@ -19,7 +26,7 @@ jitter buffer delay over the window (Chromium lip-syncs by holding the earlier t
 usage: scripts/bench-av-sync.py [--zerohop build/apps/zerohop/zerohop]
                                 [--receiver build/tests/stream/zerohop-av-sync-receive]
                                 [--source test:1280x720@30] [--markers 30] [--sessions 3]
-                                [--browser SECONDS] [--out FILE]
+                                [--rtsp] [--browser SECONDS] [--out FILE]
 Loopback only; needs what the build needs (GStreamer webrtcbin, opusdec, libavcodec); --browser needs
 chromium, chromium-driver and python3-selenium (scripts/install-deps.sh).
 """
@@ -40,6 +47,8 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Debian's python3-gi is the system interpreter's (a virtual environment's python may not see it).
+SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
 WARM_UP_S = 6.0  # --browser: seconds of playing before the window
 
 
@@ -54,10 +63,55 @@ def percentile(values: list[float], p: float) -> float:
     return v[min(len(v) - 1, int(p / 100 * (len(v) - 1) + 0.5))]
 
 
-def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[str]) -> dict:
+class RtspCamera:
+    """serve SOURCE --audio test --share NAME -> rtsp_camera.py --share NAME --audio share: an IP camera
+    whose picture keeps the test camera's markers and timecode and whose sound is the tone's Opus."""
+
+    def __init__(self, zerohop: str, source: str):
+        self.name = f"avsync-{os.getpid()}"
+        env = dict(os.environ)
+        env["GST_PLUGIN_PATH"] = str(Path(zerohop).resolve().parents[2] / "lib" / "gstreamer-1.0")
+        self.procs: list[subprocess.Popen] = []
+        self.procs.append(subprocess.Popen(
+            [zerohop, "serve", "--source", source, "--gpu", "off", "--audio", "test", "--share", self.name,
+             "--listen", f"127.0.0.1:{free_port()}", "--status-interval", "60"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        run = os.environ.get("XDG_RUNTIME_DIR")
+        sock = Path(f"{run}/zerohop" if run else f"/tmp/zerohop-{os.getuid()}") / f"{self.name}.opus.sock"
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            if time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(f"the first serve published no {sock.name} in 30 s")
+            time.sleep(0.1)
+        size = source.split(":")[1].split("@")[0] if ":" in source else "640x360"
+        camera = subprocess.Popen(
+            [SYSTEM_PYTHON, str(ROOT / "tests/rtsp/rtsp_camera.py"), "--port", "0", "--share", self.name,
+             "--audio", "share", "--size", size, "--bitrate", "2500", "--keyint", "30"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        self.procs.append(camera)
+        line = camera.stdout.readline() if camera.stdout else ""
+        while line and not line.startswith("PORT "):
+            line = camera.stdout.readline()
+        if not line:
+            self.stop()
+            raise SystemExit("the RTSP camera did not listen (python3-gi, gir1.2-gst-rtsp-server-1.0?)")
+        self.url = f"rtsp://127.0.0.1:{int(line.split()[1])}/test?latency=0"
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            p.terminate()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[str], rtsp: bool) -> dict:
     port = free_port()
-    serve = subprocess.Popen([zerohop, "serve", "--source", source, "--gpu", "off", "--audio", "test",
-                              "--listen", f"127.0.0.1:{port}", *extra],
+    camera = RtspCamera(zerohop, source) if rtsp else None
+    served = ["--source", camera.url, "--audio", "rtsp"] if camera else ["--source", source, "--audio", "test"]
+    serve = subprocess.Popen([zerohop, "serve", *served, "--gpu", "off", "--listen", f"127.0.0.1:{port}", *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20
@@ -83,9 +137,12 @@ def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[
             serve.wait(timeout=15)
         except subprocess.TimeoutExpired:
             serve.kill()
+        if camera:
+            camera.stop()
 
 
-def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], jitter: dict) -> list[float]:
+def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], jitter: dict,
+                   rtsp: bool) -> list[float]:
     """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`; each
     track's mean jitter buffer delay over the window into `jitter`."""
     sys.path.insert(0, str(ROOT / "tests" / "browser"))
@@ -95,8 +152,10 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
     zb.enter_private_network()
     out = zb.artifacts_dir(Path.cwd())
     port = zb.free_port()
-    serve = zb.Serve(zerohop, ["--source", source, "--gpu", "off", "--audio", "test", "--listen", f"127.0.0.1:{port}",
-                            *extra], out / "bench_av_sync.serve.log")
+    camera = RtspCamera(zerohop, source) if rtsp else None
+    served = ["--source", camera.url, "--audio", "rtsp"] if camera else ["--source", source, "--audio", "test"]
+    serve = zb.Serve(zerohop, [*served, "--gpu", "off", "--listen", f"127.0.0.1:{port}", *extra],
+                     out / "bench_av_sync.serve.log")
     driver = None
     diffs: list[float] = []
     try:
@@ -128,6 +187,8 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
     finally:
         serve.stop(2.0)
         zb.quit_browser(driver)
+        if camera:
+            camera.stop()
     return diffs
 
 
@@ -139,6 +200,8 @@ def main() -> int:
     ap.add_argument("--markers", type=int, default=30, help="markers in all (one a second)")
     ap.add_argument("--sessions", type=int, default=3, help="fresh serve runs the markers are spread over (0: none)")
     ap.add_argument("--serve-args", default="", help="more arguments for serve, e.g. '--playout-delay 100,200'")
+    ap.add_argument("--rtsp", action="store_true",
+                    help="through an IP camera (GStreamer's RTSP server fed by a first serve's share)")
     ap.add_argument("--browser", type=float, default=0, metavar="SECONDS",
                     help="also read Chromium's estimatedPlayoutTimestamp of both tracks for SECONDS")
     ap.add_argument("--out", help="also write the summary as JSON here")
@@ -149,7 +212,7 @@ def main() -> int:
     less_phase: list[float] = []
     sessions = []
     for i in range(a.sessions):
-        r = session(a.zerohop, a.receiver, a.source, per, extra)
+        r = session(a.zerohop, a.receiver, a.source, per, extra, a.rtsp)
         sessions.append(r)
         offsets += r["offsets_ms"]
         less_phase.append(r["offset_less_phase_ms"]["p50"])
@@ -163,7 +226,7 @@ def main() -> int:
                             text=True).stdout.strip()
     summary = {
         "command": " ".join(shlex.quote(x) for x in sys.argv),
-        "source": a.source,
+        "source": a.source + (" through an RTSP camera" if a.rtsp else ""),
         "markers": len(offsets),
         "sessions": a.sessions,
         "click_minus_marker_ms": {"p50": percentile(offsets, 50), "p90": percentile(offsets, 90),
@@ -182,7 +245,7 @@ def main() -> int:
           f"less the exposure phase {summary['less_exposure_phase_ms_median']:.1f} ms")
     if a.browser > 0:
         jitter: dict = {}
-        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter)
+        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter, a.rtsp)
         summary["chromium_video_minus_audio_playout_ms"] = (
             {"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
              "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})

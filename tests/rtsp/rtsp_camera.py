@@ -10,7 +10,8 @@ GST_PLUGIN_PATH must name the plugin; e.g. a `zerohop serve --share NAME` of the
 then carries the project's pixel timecode, for latency read end to end (tests/browser/with_rtsp_camera.sh).
 With --audio pcmu|pcma|aac|opus the camera also has a microphone: a sine of --tone Hz (default 1000) in that
 codec (PCMU/PCMA at 8 kHz, AAC (MPEG4-GENERIC, voaacenc) and Opus at 48 kHz, in 10 ms packets), a second stream of its SDP;
---audio gsm offers GSM (8 kHz), a codec zerohop does not take (its refusal is tested).
+--audio gsm offers GSM (8 kHz), a codec zerohop does not take (its refusal is tested); --audio share streams the
+sound share NAME.opus of --share's serve (with --audio test: its clicks at the picture's A/V markers).
 """
 import argparse
 import signal
@@ -41,7 +42,8 @@ def main():
     p.add_argument("--auth", choices=["basic", "digest"], default="digest")
     p.add_argument("--share", help="encode this zerohop share's frames (its size and rate) instead of a pattern")
     p.add_argument("--bitrate", type=int, default=300, help="x264 kbit/s")
-    p.add_argument("--audio", choices=["pcmu", "pcma", "aac", "opus", "gsm"], help="also stream a sine in this codec")
+    p.add_argument("--audio", choices=["pcmu", "pcma", "aac", "opus", "gsm", "share"],
+                   help="also stream a sine in this codec; share: the Opus of the --share's sound (NAME.opus)")
     p.add_argument("--tone", type=int, default=1000, help="the sine's frequency, Hz")
     p.add_argument("--drop-every", type=int, default=0,
                    help="lose every Nth RTP packet of the picture before it is sent (packets lost on the way)")
@@ -66,7 +68,14 @@ def main():
                   f"framerate={args.fps}/1 ! {enc} )" if enc else
                   "( audiotestsrc is-live=true ! audio/x-raw,rate=8000 ! alawenc ! rtppcmapay name=pay0 pt=8 )")
 
-    if args.audio and enc:
+    if args.audio == "share" and not args.share:
+        sys.exit("rtsp_camera: --audio share needs --share NAME (the sound share NAME.opus of a serve with --audio)")
+    if args.audio == "share" and enc:
+        # The sound share's Opus packets as they are, stamped with their capture instants as the picture's
+        # frames are (zerohopsrc: capture time as running time), so the camera's sender reports put both
+        # tracks on one clock: `serve --audio test`'s clicks beside its picture's markers, through the camera.
+        launch = launch[:-1] + f"zerohopsrc share={args.share}.opus latency=0 ! rtpopuspay name=pay1 pt=98 )"
+    elif args.audio and enc:
         # 20 ms packets, as cameras send (audiotestsrc's own buffers are 1024 samples: 128 ms at 8 kHz); Opus in
         # 10 ms ones: zerohop's own encode makes 20 ms packets, so a viewer's packets show whether the camera's
         # were passed on as they came.
