@@ -108,6 +108,7 @@ struct RenditionStatus {
   std::uint64_t keyframes = 0;    ///< of those, keyframes (IDR: its start, its interval, forced)
   std::uint64_t keyframesForced = 0;  ///< keyframes forced by its own receivers' requests (rung 0: keyframesForced)
   std::uint32_t encoderKbps = 0;  ///< the rate its running encoder codes for; 0 while it does not run
+  std::string encoder;  ///< its running encoder ("libx264", "h264_nvenc"); empty while it does not run
   std::int64_t encodeCpuNs = 0;   ///< encode thread CPU time of its scaling and encoding (lower rungs)
   std::size_t viewers = 0;        ///< viewers whose track takes its units now
   std::uint64_t switches = 0;     ///< viewers' moves onto it (at its keyframe), ended viewers' included

@@ -80,5 +80,8 @@ int usableGpuCount() {
 }
 
 std::unique_ptr<FrameAllocator> makeIngestAllocator(int device) { return makePinnedAllocator(device); }
+std::unique_ptr<FrameAllocator> makeVramAllocator(int device) {
+  return makeDeviceAllocator(device);
+}
 
 }  // namespace zerohop

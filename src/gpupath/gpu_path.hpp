@@ -62,6 +62,9 @@ ZEROHOP_API GpuPathChoice choosePath(const std::string& gpuOption, PixelFormat s
 /// The allocator a source should fill on the GPU path: page-locked host memory on `device`, so the
 /// camera's one kernel copy (V4L2 USERPTR) lands where the GPU reads it by DMA. Throws Error.
 ZEROHOP_API std::unique_ptr<FrameAllocator> makeIngestAllocator(int device);
+/// Device memory on `device` (VRAM) for frames an NVENC session reads, e.g. a lower rung's scaled
+/// picture. Throws Error (without CUDA: kUnsupported).
+ZEROHOP_API std::unique_ptr<FrameAllocator> makeVramAllocator(int device);
 
 struct GpuPathConfig {
   int device = 0;

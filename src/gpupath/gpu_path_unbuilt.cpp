@@ -54,6 +54,10 @@ std::unique_ptr<FrameAllocator> makeIngestAllocator(int) {
   throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt);
 }
 
+std::unique_ptr<FrameAllocator> makeVramAllocator(int) {
+  throw Error(Errc::kUnsupported, std::string("GPU path: ") + kNotBuilt);
+}
+
 struct GpuFramePath::Impl {};
 
 ImageLayout GpuFramePath::deviceLayout(std::uint32_t width, std::uint32_t height) {

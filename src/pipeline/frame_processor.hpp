@@ -51,6 +51,9 @@ class FrameProcessor {
   /// ladder's lower rungs are scaled on the device; valid until the next process(); null on the
   /// other paths or when there was none.
   virtual const Frame* lastDeviceFrame() { return nullptr; }
+  /// Whether the access units are encoded from the device frame (NVENC on the GPU path): a ladder's
+  /// lower rungs are then NVENC sessions too, where they open.
+  virtual bool encodesFromDevice() const { return false; }
   /// A frame the pipeline's queue dropped before process() saw it (the encode fell behind), called on
   /// the capture thread before its buffer goes back. Passthrough learns the SPS/PPS it may carry.
   virtual void evicted(const Frame&) {}

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "nvenc_rate_steps.hpp"
 #include "source_encoder_config.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/log.hpp"
@@ -40,15 +41,8 @@ bool GpuProcessor::requestKeyframe() {
 
 bool GpuProcessor::setBitrate(std::uint32_t kbps) {
   const std::int64_t now = monotonicNs();
-  if (deviceInput_ && appliedKbps_ != 0) {
-    // FFmpeg's h264_nvenc reconfigures a bitrate change with resetEncoder and forceIDR set (nvenc.c
-    // reconfig_encoder), so each change is an IDR: follow the target in steps of 20 % or more, at most
-    // one every kNvencRateGapNs unless it falls by 40 % or more. Untested (no NVENC here).
-    constexpr std::int64_t kNvencRateGapNs = 2'000'000'000;
-    const double ratio = static_cast<double>(kbps) / appliedKbps_;
-    if (ratio > 0.8 && ratio < 1.2) return true;
-    if (now - lastRateChangeNs_ < kNvencRateGapNs && ratio > 0.6) return true;
-  }
+  // NVENC: each change costs an IDR, so the target is followed in steps (nvenc_rate_steps.hpp).
+  if (deviceInput_ && !NvencRateSteps::apply(appliedKbps_, kbps, now, lastRateChangeNs_)) return true;
   encoder_->setBitrate(kbps);
   appliedKbps_ = kbps;
   lastRateChangeNs_ = now;

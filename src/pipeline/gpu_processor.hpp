@@ -34,6 +34,7 @@ class GpuProcessor final : public FrameProcessor {
   const Frame* lastHostFrame() override;
   /// The NV12 frame just encoded, in VRAM (the lower rungs of a ladder are scaled from it).
   const Frame* lastDeviceFrame() override { return processed_ ? lastDevice_ : nullptr; }
+  bool encodesFromDevice() const override { return deviceInput_; }
   std::string vp8Unavailable() const override { return {}; }
 
  private:

@@ -142,7 +142,8 @@ class Pipeline::Impl {
 
   /// The ladder of renditions (config_.renditions): its lower rungs scaled from the frame rung 0 took,
   /// by libyuv on the CPU path and by CUDA from the device frame on the GPU path (`gpuDevice`), each
-  /// encoded by x264 from its scaled picture; passthrough keeps one encode and says so.
+  /// encoded by x264 from its scaled picture, or beside NVENC by NVENC from VRAM; passthrough keeps one
+  /// encode and says so.
   void openRenditions(int gpuDevice) {
     ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
     if (ladder_.empty()) return;
@@ -180,16 +181,23 @@ class Pipeline::Impl {
       renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
       return;
     }
-    // The GPU path: each lower rung is scaled in VRAM and only its picture (a quarter of the frame's bytes
-    // or less) comes down, into page-locked memory, for x264. NVENC sessions for the lower rungs are
-    // not opened yet (docs/ARCHITECTURE.md, "Renditions").
+    // The GPU path: each lower rung is scaled in VRAM. Beside NVENC each is an NVENC session of its own
+    // reading its scaled picture there (where a session does not open, x264 from a host copy of it);
+    // beside x264, only its picture (a quarter of the frame's bytes or less) comes down, into page-locked
+    // memory, for x264 (docs/ARCHITECTURE.md, "Renditions").
     rungs.encoder = "x264";
     renditionsFromDevice_ = true;
-    log::info("renditions: the lower rungs are scaled by CUDA on device ", gpuDevice,
-              " and encoded by x264 from a host copy of each scaled picture");
-    renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCudaScaler(gpuDevice),
-                                                     std::move(demand),
-                                                     [gpuDevice] { return makeIngestAllocator(gpuDevice); });
+    RenditionNvenc nvenc;
+    if (processor_->encodesFromDevice()) {
+      nvenc.gpuDevice = gpuDevice;
+      nvenc.memory = [gpuDevice] { return makeVramAllocator(gpuDevice); };
+    }
+    log::info("renditions: the lower rungs are scaled by CUDA on device ", gpuDevice, " and encoded by ",
+              nvenc.gpuDevice >= 0 ? "NVENC from VRAM (x264 from a host copy where a session does not open)"
+                                   : "x264 from a host copy of each scaled picture");
+    renditions_ = std::make_unique<RenditionEncodes>(
+        ladder_, std::move(rungs), makeCudaScaler(gpuDevice), std::move(demand),
+        [gpuDevice] { return makeIngestAllocator(gpuDevice); }, std::move(nvenc));
   }
 
   void addUnitSink(std::shared_ptr<UnitSink> sink) {

@@ -48,21 +48,24 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
   nlohmann::json renditions = nlohmann::json::array();
   for (std::size_t i = 0; i < s.renditions.size(); ++i) {
     const RenditionStatus& r = s.renditions[i];
-    renditions.push_back({{"rung", i},
-                          {"width", r.size.width},
-                          {"height", r.size.height},
-                          {"min_kbps", r.size.minKbps},
-                          {"max_kbps", r.size.maxKbps},
-                          {"running", r.running},
-                          {"starts", r.starts},
-                          {"units", r.units},
-                          {"keyframes", r.keyframes},
-                          {"keyframes_forced", r.keyframesForced},
-                          {"viewers", r.viewers},
-                          {"switches", r.switches},
-                          {"encoder_kbps", r.encoderKbps},
-                          {"encode_cpu_ms_mean", i > 0 && r.units > 0 ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
-                                                             : nlohmann::json(nullptr)}});
+    renditions.push_back(
+        {{"rung", i},
+         {"width", r.size.width},
+         {"height", r.size.height},
+         {"min_kbps", r.size.minKbps},
+         {"max_kbps", r.size.maxKbps},
+         {"running", r.running},
+         {"starts", r.starts},
+         {"units", r.units},
+         {"keyframes", r.keyframes},
+         {"keyframes_forced", r.keyframesForced},
+         {"viewers", r.viewers},
+         {"switches", r.switches},
+         {"encoder_kbps", r.encoderKbps},
+         {"encoder", i == 0 || r.encoder.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.encoder)},
+         {"encode_cpu_ms_mean", i > 0 && r.units > 0
+                                    ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
+                                    : nlohmann::json(nullptr)}});
   }
   nlohmann::json vp8Stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
@@ -163,7 +166,9 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
        "keyframes: what it made; keyframes_forced: of them, forced by its own viewers' requests "
        "(a viewer's PLI/FIR reaches only its rung's encode, each rung rate-limited alone); viewers: on it "
        "now; "
-       "switches: viewers' moves onto it so far; with a ladder, "
+       "switches: viewers' moves onto it so far; encoder: a lower rung's running encoder (h264_nvenc beside "
+       "an NVENC rung 0 where its session opened, else libx264; null for rung 0 and while stopped); with a "
+       "ladder, "
        "encode_target_kbps is the target of the viewer's rung"},
       {"vp8_note",
        "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "

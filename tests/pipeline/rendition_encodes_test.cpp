@@ -2,17 +2,22 @@
 // frame rung 0 took (byte for byte what I420Scale makes, sequence and clock kept), and RenditionEncodes,
 // which encodes a rung (x264, starting with an IDR at the rung's size, marked with its rung) only while a
 // sink wants it, follows the rung's target, forces a keyframe when its own rung is asked for one (not another
-// rung's), and stops when no sink wants it.
+// rung's), and stops when no sink wants it. Beside NVENC (the GPU path) a rung whose NVENC session does not
+// open is encoded by x264 instead and says why (here no NVENC opens: the fallback runs).
 #include "rendition_encodes.hpp"
 
 #include <gtest/gtest.h>
 #include <libyuv.h>
 
 #include <cstring>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "test_image.hpp"
 #include "zerohop/error.hpp"
+#include "zerohop/log.hpp"
+#include "zerohop/nvenc.hpp"
 
 namespace zerohop {
 namespace {
@@ -111,6 +116,43 @@ TEST(RenditionEncodes, ARungIsEncodedOnlyWhileWantedAndStartsWithAnIdrAtItsSize)
   encodes.encode(&frame.frame(), 0u);
   EXPECT_EQ(units.size(), 7u);
   EXPECT_FALSE(encodes.status()[1].running) << "it stops at the first frame no sink wants it for";
+}
+
+TEST(RenditionEncodes, ARungWithoutAnNvencSessionIsEncodedByX264AndSaysWhy) {
+  if (probeNvenc(0).available) GTEST_SKIP() << "NVENC opens here: the fallback is not reached";
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  log::setSink([&](log::Level level, std::string_view line) {
+    std::lock_guard lock(mutex);
+    if (level == log::Level::kWarn) warnings.emplace_back(line);
+  });
+  std::vector<EncodedUnitPtr> units;
+  RenditionEncodes::Demand demand;
+  demand.wanted = [](std::size_t rung) { return rung == 1; };
+  demand.targetKbps = [](std::size_t) { return 0u; };
+  demand.deliver = [&](std::size_t, const EncodedUnitPtr& u) { units.push_back(u); };
+  EncoderConfig config;
+  config.encoder = "x264";
+  config.width = 320;
+  config.height = 240;
+  RenditionNvenc nvenc;
+  nvenc.gpuDevice = 0;
+  nvenc.memory = makeHostAllocator;  // never used: no NVENC session opens
+  RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config, makeCpuScaler(), demand,
+                           makeHostAllocator, nvenc);
+  const TestImage frame = i420Frame(320, 240, 4);
+  for (int i = 0; i < 3; ++i) encodes.encode(&frame.frame(), 0u);
+  log::setSink({});
+  ASSERT_EQ(units.size(), 3u) << "the rung's viewers still get it";
+  EXPECT_TRUE(units[0]->keyframe);
+  EXPECT_EQ(units[0]->width, 160u);
+  const auto st = encodes.status();
+  EXPECT_EQ(st[1].encoder, "libx264");
+  EXPECT_EQ(st[1].starts, 1u);
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(warnings.size(), 1u) << "said once, when the rung opened";
+  EXPECT_NE(warnings[0].find("rendition 1 (160x120): no NVENC session"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("x264 encodes it"), std::string::npos) << warnings[0];
 }
 
 }  // namespace
