@@ -47,8 +47,8 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Debian's python3-gi is the system interpreter's (a virtual environment's python may not see it).
-SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+import zerohop_browser as zb  # noqa: E402
 WARM_UP_S = 6.0  # --browser: seconds of playing before the window
 
 
@@ -63,53 +63,9 @@ def percentile(values: list[float], p: float) -> float:
     return v[min(len(v) - 1, int(p / 100 * (len(v) - 1) + 0.5))]
 
 
-class RtspCamera:
-    """serve SOURCE --audio test --share NAME -> rtsp_camera.py --share NAME --audio share: an IP camera
-    whose picture keeps the test camera's markers and timecode and whose sound is the tone's Opus."""
-
-    def __init__(self, zerohop: str, source: str):
-        self.name = f"avsync-{os.getpid()}"
-        env = dict(os.environ)
-        env["GST_PLUGIN_PATH"] = str(Path(zerohop).resolve().parents[2] / "lib" / "gstreamer-1.0")
-        self.procs: list[subprocess.Popen] = []
-        self.procs.append(subprocess.Popen(
-            [zerohop, "serve", "--source", source, "--gpu", "off", "--audio", "test", "--share", self.name,
-             "--listen", f"127.0.0.1:{free_port()}", "--status-interval", "60"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        run = os.environ.get("XDG_RUNTIME_DIR")
-        sock = Path(f"{run}/zerohop" if run else f"/tmp/zerohop-{os.getuid()}") / f"{self.name}.opus.sock"
-        deadline = time.monotonic() + 30
-        while not sock.exists():
-            if time.monotonic() > deadline:
-                self.stop()
-                raise SystemExit(f"the first serve published no {sock.name} in 30 s")
-            time.sleep(0.1)
-        size = source.split(":")[1].split("@")[0] if ":" in source else "640x360"
-        camera = subprocess.Popen(
-            [SYSTEM_PYTHON, str(ROOT / "tests/rtsp/rtsp_camera.py"), "--port", "0", "--share", self.name,
-             "--audio", "share", "--size", size, "--bitrate", "2500", "--keyint", "30"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-        self.procs.append(camera)
-        line = camera.stdout.readline() if camera.stdout else ""
-        while line and not line.startswith("PORT "):
-            line = camera.stdout.readline()
-        if not line:
-            self.stop()
-            raise SystemExit("the RTSP camera did not listen (python3-gi, gir1.2-gst-rtsp-server-1.0?)")
-        self.url = f"rtsp://127.0.0.1:{int(line.split()[1])}/test?latency=0"
-
-    def stop(self) -> None:
-        for p in reversed(self.procs):
-            p.terminate()
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
-
 def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[str], rtsp: bool) -> dict:
     port = free_port()
-    camera = RtspCamera(zerohop, source) if rtsp else None
+    camera = zb.ShareFedRtspCamera(zerohop, source, sound=True) if rtsp else None
     served = ["--source", camera.url, "--audio", "rtsp"] if camera else ["--source", source, "--audio", "test"]
     serve = subprocess.Popen([zerohop, "serve", *served, "--gpu", "off", "--listen", f"127.0.0.1:{port}", *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -145,14 +101,11 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
                    rtsp: bool) -> list[float]:
     """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`; each
     track's mean jitter buffer delay over the window into `jitter`."""
-    sys.path.insert(0, str(ROOT / "tests" / "browser"))
-    import zerohop_browser as zb  # noqa: PLC0415
-
     chromium, chromedriver = zb.find_browser()
     zb.enter_private_network()
     out = zb.artifacts_dir(Path.cwd())
     port = zb.free_port()
-    camera = RtspCamera(zerohop, source) if rtsp else None
+    camera = zb.ShareFedRtspCamera(zerohop, source, sound=True) if rtsp else None
     served = ["--source", camera.url, "--audio", "rtsp"] if camera else ["--source", source, "--audio", "test"]
     serve = zb.Serve(zerohop, [*served, "--gpu", "off", "--listen", f"127.0.0.1:{port}", *extra],
                      out / "bench_av_sync.serve.log")

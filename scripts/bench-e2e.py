@@ -12,6 +12,13 @@ usage: scripts/bench-e2e.py [--zerohop build/apps/zerohop/zerohop] [--seconds 30
                             [--sizes 1280x720@30 1920x1080@30] [--bitrate 2500] [--preset veryfast]
                             [--keyint 120] [--no-reference] [--no-zerohop] [--netns] [--out FILE]
                             [--repeat N] [--wire] [--variant LABEL=SERVE_ARGS ...]
+--rtsp puts an IP camera in front (issue 38): per size, a first `serve --source test:SIZE --share` feeds
+GStreamer's RTSP server (tests/rtsp/rtsp_camera.py: x264 ultrafast of the share's frames, --bitrate, an IDR a
+second), and the senders compared relay that camera: `serve --source rtsp://...?latency=0` (its H.264 passed
+through) against the plain GStreamer relay `rtspsrc ! rtph264depay ! h264parse ! rtph264pay ! webrtcbin`
+(gst_whep_reference.py --source rtsp://...). Capture is the first serve's, so both figures include the
+camera's encode; their difference is the relay.
+
 The browser's parts of each run (capture→received from abs-capture-time, received→compositor,
 compositor→expected on screen) are the viewer page's p50 of its last 5 s, read every 2 s, medianed. --wire
 adds capture→wire from the packets themselves (tests/browser/rtp_wire_probe.py).
@@ -91,11 +98,14 @@ def server_stats(url: str) -> dict:
 
 
 def measure(sender: str, binary: str, size: str, args, chromium: str, chromedriver: str, logs: Path,
-            wire, extra: list[str]) -> dict:
+            wire, extra: list[str], camera_url: str | None = None) -> dict:
     row = {"sender": sender, "source": size}
     port = zb.free_port()
-    serve_args = ["--source", f"test:{size}", "--listen", f"127.0.0.1:{port}", "--bitrate", str(args.bitrate),
-                  "--encoder", "x264", "--preset", args.preset, "--keyint", str(args.keyint)]
+    if camera_url:  # both relay the camera: no encode settings of their own
+        serve_args = ["--source", camera_url, "--listen", f"127.0.0.1:{port}"]
+    else:
+        serve_args = ["--source", f"test:{size}", "--listen", f"127.0.0.1:{port}", "--bitrate", str(args.bitrate),
+                      "--encoder", "x264", "--preset", args.preset, "--keyint", str(args.keyint)]
     tag = f"{sender.replace(' ', '_')}_{size.replace('@', '_')}"
     serve = zb.Serve(binary, serve_args + extra, logs / f"bench_{tag}.serve.log")
     driver = None
@@ -218,6 +228,9 @@ def main() -> int:
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=SERVE_ARGS",
                     help="also run zerohop with these extra serve arguments, as sender 'zerohop LABEL', interleaved "
                          "with the others (repeatable), e.g. --variant pd0-100='--playout-delay 0,100'")
+    ap.add_argument("--rtsp", action="store_true",
+                    help="relay an IP camera (GStreamer's RTSP server fed by a first serve's share): serve's "
+                         "passthrough against GStreamer's rtspsrc ! rtph264depay ! h264parse ! rtph264pay ! webrtcbin")
     ap.add_argument("--wire", action="store_true",
                     help="also measure capture -> wire from the packets on loopback (abs-capture-time against the "
                          "kernel's timestamp of each frame's last packet; tests/browser/rtp_wire_probe.py); needs "
@@ -257,7 +270,7 @@ def main() -> int:
     if not args.no_reference:
         # Default: the same test frames (picture, noise, timecode, pacing) through GStreamer's x264enc
         # into the same webrtcbin sender, so only the convert+encode path differs.
-        if args.reference == "native":
+        if args.reference == "native" and not args.rtsp:
             if not REFERENCE_NATIVE.exists():
                 print(f"error: {REFERENCE_NATIVE} not found: build it (cmake --build build)", file=sys.stderr)
                 return 2
@@ -267,20 +280,37 @@ def main() -> int:
 
     rows = []
     for size in args.sizes:
-        for rnd in range(args.repeat):
-            # Alternate the order each round so neither sender always runs first (warm caches, drift).
-            for name, binary, extra in (senders if rnd % 2 == 0 else list(reversed(senders))):
-                print(f"... {name} {size} (run {rnd + 1}/{args.repeat}): {args.seconds:.0f} s", file=sys.stderr, flush=True)
-                row = measure(name, binary, size, args, chromium, chromedriver, logs, wire, extra)
-                row["round"] = rnd
-                if "error" in row:
-                    print(f"    {row['error']}", file=sys.stderr)
-                rows.append(row)
+        camera = zb.ShareFedRtspCamera(args.zerohop, f"test:{size}", bitrate=args.bitrate) if args.rtsp else None
+        try:
+            rows += measure_size(size, args, senders, chromium, chromedriver, logs, wire, camera)
+        finally:
+            if camera:
+                camera.stop()
+    return report(rows, args, senders)
 
+
+def measure_size(size: str, args, senders, chromium: str, chromedriver: str, logs: Path, wire, camera) -> list[dict]:
+    rows = []
+    for rnd in range(args.repeat):
+        # Alternate the order each round so neither sender always runs first (warm caches, drift).
+        for name, binary, extra in (senders if rnd % 2 == 0 else list(reversed(senders))):
+            print(f"... {name} {size} (run {rnd + 1}/{args.repeat}): {args.seconds:.0f} s", file=sys.stderr, flush=True)
+            row = measure(name, binary, size, args, chromium, chromedriver, logs, wire, extra,
+                          camera.url if camera else None)
+            row["round"] = rnd
+            if "error" in row:
+                print(f"    {row['error']}", file=sys.stderr)
+            rows.append(row)
+    return rows
+
+
+def report(rows: list[dict], args, senders) -> int:
     lines = [
         f"capture→display latency in headless Chromium ({datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
-        f"{platform.node()}, {os.cpu_count()} CPUs), {args.seconds:.0f} s per run after {args.warmup:.0f} s warm-up, "
-        f"x264 {args.preset}, {args.bitrate} kbit/s, keyframe every {args.keyint} frames, one viewer on loopback:",
+        f"{platform.node()}, {os.cpu_count()} CPUs), {args.seconds:.0f} s per run after {args.warmup:.0f} s warm-up, " +
+        (f"through an IP camera (x264 ultrafast, {args.bitrate} kbit/s, an IDR a second) that both relay, "
+         if args.rtsp else f"x264 {args.preset}, {args.bitrate} kbit/s, keyframe every {args.keyint} frames, ") +
+        "one viewer on loopback:",
         "",
         "| sender | source | viewer fps | samples | latency p50 | latency p99 | server capture→send p50 "
         "| capture→wire p50 / p99 | capture→received | →compositor | →expected on screen "
@@ -336,7 +366,12 @@ def main() -> int:
                       "preset, threads=1, CBR, one-frame VBV, no B-frames, constrained baseline) → appsink, and sends the "
                       "access units through the same webrtcbin sender as serve, without the playout-delay extension (GStreamer's "
                       "webrtcbin sends none): the convert+encode path and that extension differ."]
-    if any(r["sender"] == "gstreamer-py" for r in rows):
+    if args.rtsp:
+        lines += ["", "Both relay the same IP camera (a first serve's test camera, shared into GStreamer's RTSP server "
+                      "through x264): serve passes its H.264 through; the reference is rtspsrc latency=0 ! rtph264depay ! "
+                      "h264parse ! rtph264pay ! webrtcbin (tests/browser/gst_whep_reference.py --source rtsp://...). "
+                      "Capture is the first serve's: the camera's encode is in both figures."]
+    elif any(r["sender"] == "gstreamer-py" for r in rows):
         lines += ["", "The Python GStreamer reference (tests/browser/gst_whep_reference.py) is a plain appsrc → x264enc "
                       "→ rtph264pay → webrtcbin sender with its own signalling, drawing the same timecode into its own "
                       "panning texture (no sensor noise); its CPU includes the Python frame generation."]

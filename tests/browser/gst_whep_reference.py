@@ -9,6 +9,12 @@ Frames: a scrolling noisy YUY2 texture with the zerohop pixel timecode (src/core
 HTTP: GET / and the files of --web, POST /whep (SDP offer -> 201 + answer + Location), DELETE /whep/<id>,
 GET /stats (fps/frames/viewers only; no per-stage figures), CORS as zerohop.
 
+With --source rtsp://HOST:PORT/PATH it is the plain GStreamer relay of an IP camera's H.264 that the RTSP
+benchmark compares `serve --source rtsp://...` (passthrough) against (issue 38):
+  rtspsrc (latency=0, TCP) -> rtph264depay -> h264parse -> tee -> per viewer: queue -> rtph264pay -> webrtcbin
+(the camera's own access units, no decode, no encode; the first frames a viewer gets start at the camera's
+next IDR).
+
 usage: gst_whep_reference.py [--source test:1280x720@30] [--listen 127.0.0.1:8080] [--bitrate 2500]
                              [--preset veryfast] [--keyint 120] [--web DIR]
 Prints `open http://HOST:PORT/`; SIGINT/SIGTERM stop it (exit 0).
@@ -103,9 +109,30 @@ class TestFrames:
 
 class Sender:
     def __init__(self, width: int, height: int, fps: int, bitrate_kbps: int, loopback_ice: bool,
-                 preset: str = "veryfast", keyint: int = 120):
+                 preset: str = "veryfast", keyint: int = 120, rtsp: str | None = None):
         self.width, self.height, self.fps = width, height, fps
         self.loopback_ice = loopback_ice
+        self.rtsp = rtsp
+        self.viewers: dict[str, dict] = {}
+        self.lock = threading.Lock()
+        self.frames = 0
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self.thread = None
+        if rtsp:
+            # The camera's access units relayed as they come: what a user builds with GStreamer alone.
+            self.encoder = "GStreamer rtspsrc ! rtph264depay ! h264parse (the camera's H.264, relayed)"
+            self.pipeline = Gst.parse_launch(
+                f"rtspsrc location={rtsp} latency=0 protocols=tcp ! rtph264depay ! h264parse config-interval=-1 "
+                f"! video/x-h264,stream-format=byte-stream,alignment=au ! tee name=t allow-not-linked=true")
+            self.tee = self.pipeline.get_by_name("t")
+
+            def count(_pad, _info):
+                self.frames += 1
+                return Gst.PadProbeReturn.OK
+            self.tee.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, count)
+            self.pipeline.set_state(Gst.State.PLAYING)
+            return
         self.encoder = f"GStreamer x264enc ({preset}, zerolatency, CBR {bitrate_kbps} kb/s, keyint {keyint})"
         self.pipeline = Gst.parse_launch(
             f"appsrc name=src is-live=true format=time do-timestamp=false "
@@ -118,11 +145,6 @@ class Sender:
             f"! tee name=t allow-not-linked=true")
         self.src = self.pipeline.get_by_name("src")
         self.tee = self.pipeline.get_by_name("t")
-        self.viewers: dict[str, dict] = {}
-        self.lock = threading.Lock()
-        self.frames = 0
-        self.started = time.monotonic()
-        self._stop = threading.Event()
         self.pipeline.set_state(Gst.State.PLAYING)
         self.gen = TestFrames(width, height)
         self.thread = threading.Thread(target=self._produce, daemon=True)
@@ -220,13 +242,14 @@ class Sender:
 
     def stats(self) -> dict:
         up = time.monotonic() - self.started
-        return {"source": f"reference test pattern {self.width}x{self.height}@{self.fps} yuy2",
+        return {"source": self.rtsp or f"reference test pattern {self.width}x{self.height}@{self.fps} yuy2",
                 "encoder": self.encoder, "fps": self.frames / up if up else 0,
                 "frames": self.frames, "drops": 0, "viewers": len(self.viewers), "stages": {}, "uptime_s": up}
 
     def stop(self) -> None:
         self._stop.set()
-        self.thread.join(2)
+        if self.thread:
+            self.thread.join(2)
         for vid in list(self.viewers):
             self.remove_viewer(vid)
         self.pipeline.set_state(Gst.State.NULL)
@@ -298,14 +321,16 @@ def main() -> int:
     ap.add_argument("--encoder", default="x264", help="accepted for command-line compatibility; only x264")
     ap.add_argument("--web", default=str(Path(__file__).resolve().parents[2] / "web"))
     args = ap.parse_args()
+    rtsp = args.source.split("?")[0] if args.source.startswith("rtsp://") else None
     m = re.fullmatch(r"test:(\d+)x(\d+)@(\d+)", args.source)
-    if not m:
-        print(f"error: --source {args.source}: want test:WIDTHxHEIGHT@FPS", file=sys.stderr)
+    if not m and not rtsp:
+        print(f"error: --source {args.source}: want test:WIDTHxHEIGHT@FPS or rtsp://HOST:PORT/PATH", file=sys.stderr)
         return 2
     host, _, port = args.listen.rpartition(":")
     Gst.init(None)
     loopback = host in ("127.0.0.1", "localhost", "::1", "[::1]")
-    sender = Sender(int(m.group(1)), int(m.group(2)), int(m.group(3)), args.bitrate, loopback, args.preset, args.keyint)
+    size = [int(m.group(i)) for i in (1, 2, 3)] if m else [0, 0, 0]
+    sender = Sender(*size, args.bitrate, loopback, args.preset, args.keyint, rtsp)
     httpd = http.server.ThreadingHTTPServer((host, int(port)), make_handler(sender, Path(args.web)))
     httpd.daemon_threads = True
     stop = threading.Event()

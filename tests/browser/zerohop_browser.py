@@ -359,6 +359,53 @@ def terminate(proc: subprocess.Popen, timeout: float = 5.0) -> int:
     return proc.returncode
 
 
+class ShareFedRtspCamera:
+    """An IP camera whose picture keeps the test camera's pixel timecode (and A/V markers): `zerohop serve
+    --source SOURCE --share NAME` (with `sound`: --audio test, its tone's Opus as NAME.opus) feeds
+    tests/rtsp/rtsp_camera.py --share NAME (GStreamer's RTSP server: x264 of the share's frames; with
+    `sound`, --audio share: the tone's packets as they are). `url` is the camera's, latency=0 for zerohop.
+    For benchmarks (scripts/bench-av-sync.py --rtsp, scripts/bench-e2e.py --rtsp); the ctest browser tests
+    use with_rtsp_camera.sh. Needs GStreamer's RTSP server for /usr/bin/python3 (python3-gi,
+    gir1.2-gst-rtsp-server-1.0) and the zerohop GStreamer plugin in the build tree."""
+
+    def __init__(self, zerohop: str, source: str, sound: bool = False, bitrate: int = 2500, keyint: int = 30):
+        root = Path(__file__).resolve().parents[2]
+        self.name = f"rtspcam-{os.getpid()}-{free_port()}"
+        env = dict(os.environ)
+        env["GST_PLUGIN_PATH"] = str(Path(zerohop).resolve().parents[2] / "lib" / "gstreamer-1.0")
+        self.procs: list[subprocess.Popen] = []
+        upstream = [zerohop, "serve", "--source", source, "--gpu", "off", "--share", self.name,
+                    "--listen", f"127.0.0.1:{free_port()}", "--status-interval", "60"]
+        self.procs.append(subprocess.Popen(upstream + (["--audio", "test"] if sound else []),
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        run = os.environ.get("XDG_RUNTIME_DIR")
+        sock = Path(f"{run}/zerohop" if run else f"/tmp/zerohop-{os.getuid()}") / (
+            f"{self.name}.opus.sock" if sound else f"{self.name}.sock")
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            if time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(f"the camera's serve published no {sock.name} in 30 s")
+            time.sleep(0.1)
+        python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+        camera = subprocess.Popen(
+            [python, str(root / "tests/rtsp/rtsp_camera.py"), "--port", "0", "--share", self.name,
+             "--bitrate", str(bitrate), "--keyint", str(keyint)] + (["--audio", "share"] if sound else []),
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        self.procs.append(camera)
+        line = camera.stdout.readline() if camera.stdout else ""
+        while line and not line.startswith("PORT "):
+            line = camera.stdout.readline()
+        if not line:
+            self.stop()
+            raise SystemExit("the RTSP camera did not listen (python3-gi, gir1.2-gst-rtsp-server-1.0?)")
+        self.url = f"rtsp://127.0.0.1:{int(line.split()[1])}/test?latency=0"
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            terminate(p, 15.0)
+
+
 def note_if_loaded() -> None:
     """After a failure: says so when the machine was overloaded while the test ran (load average above twice
     the cores, or CPU pressure from /proc/pressure/cpu), so the reader looks there first. The verdict stands."""
