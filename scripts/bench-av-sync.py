@@ -70,15 +70,20 @@ def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[
     serve = subprocess.Popen([zerohop, "serve", *served, "--gpu", "off", "--listen", f"127.0.0.1:{port}", *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 20
+        # Until /stats answers; through a camera, until its picture and sound flow too (a viewer that joins
+        # before them waits out the camera's start, and lost its first markers).
+        deadline = time.monotonic() + 30
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=2).read()
-                break
-            except OSError:
-                if serve.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"serve did not answer /stats: {serve.stderr.read() if serve.poll() is not None else ''}")
-                time.sleep(0.2)
+                stats = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=2).read())
+                if not rtsp or (stats.get("frames", 0) > 30 and (stats.get("audio") or {}).get("packets", 0) > 0):
+                    break
+            except (OSError, ValueError):
+                pass
+            if serve.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"serve did not answer /stats with frames and sound in 30 s: "
+                                 f"{serve.stderr.read() if serve.poll() is not None else ''}")
+            time.sleep(0.2)
         timeout = markers * 1.5 + 15
         r = subprocess.run([receiver, f"http://127.0.0.1:{port}/whep", "--markers", str(markers), "--timeout",
                             str(timeout)], capture_output=True, text=True, timeout=timeout + 30)
