@@ -25,12 +25,14 @@ void EmulatedFile::produce() {
   for (;;) {
     if (!sleepUntil(tick)) return;
     const std::uint64_t n = sequence + 1;  // faults count frames from 1
-    if (faults.unplugAt == n && camera_.unplugOnce()) {
+    // At or past the planned frame: ticks a late producer skipped (below) must not skip a fault too (a
+    // loaded box under ASan went from frame 8 to 12, and the unplug at 10 never came).
+    if (faults.unplugAt != 0 && n >= faults.unplugAt && camera_.unplugOnce()) {
       camera_.trace("fault: unplugged before frame %llu", static_cast<unsigned long long>(n));
       signal(1);  // wake a blocked poll/DQBUF; they now see ENODEV / POLLERR|POLLHUP
       return;
     }
-    if (faults.stallAt == n && !stalled_) {
+    if (faults.stallAt != 0 && n >= faults.stallAt && !stalled_) {
       stalled_ = true;
       camera_.trace("fault: stall of %u ms", faults.stallMs);
       if (!sleepUntil(monotonicNs() + std::int64_t{faults.stallMs} * 1'000'000)) return;
