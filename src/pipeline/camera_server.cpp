@@ -105,7 +105,10 @@ class CameraServer::Impl {
     for (std::size_t i = 0; i < audio_.size(); ++i) {
       if (!audio_[i]) continue;
       log::info("camera ", config_.cameras[i].name, ": sound from ", config_.cameras[i].audio,
-                " (Opus, 48 kHz, 20 ms) to viewers whose offer has audio");
+                config_.cameras[i].audio == "rtsp"
+                    ? " (Opus: the camera's own as it comes, any other codec encoded at 48 kHz, 20 ms)"
+                    : " (Opus, 48 kHz, 20 ms)",
+                " to viewers whose offer has audio");
       audio_[i]->start();
     }
   }
