@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -52,8 +53,10 @@ StreamConfig loopback(bool warmUp) {
 }
 
 // Fails when the first viewer pays for the warm-up: without it the first answer takes 0.2-0.6 s
-// against 5-7 ms for the fifth here (the test below). The bound is
-// generous for a loaded 2-core box, 3x the fifth plus 100 ms, and still fails for every cold run seen.
+// against 5-7 ms for the later ones here (the test below). The bound is generous for a loaded 2-core box,
+// 3x the slowest of the later four plus 100 ms (300 ms under a sanitizer), and still fails for every cold
+// run seen. (Against the fifth alone it failed once under ASan at nice 19 beside the browser tests: 561 ms
+// against a fifth of 147 ms, every answer slow there.)
 TEST(WhepFirstViewer, IsAnsweredAsFastAsTheFifth) {
   if (stream::webrtcWarm()) GTEST_SKIP() << "this process is warm already: run this test alone (ctest does)";
   const auto start = std::chrono::steady_clock::now();
@@ -65,8 +68,15 @@ TEST(WhepFirstViewer, IsAnsweredAsFastAsTheFifth) {
               ms(started, std::chrono::steady_clock::now()));
   const std::vector<double> answers = answerTimesMs(server);
   ASSERT_EQ(answers.size(), static_cast<std::size_t>(kViewers));
-  EXPECT_LE(answers.front(), 3 * answers.back() + 100)
-      << "the first viewer waited " << answers.front() << " ms, the fifth " << answers.back() << " ms";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr double kRoomMs = 300;
+#else
+  constexpr double kRoomMs = 100;
+#endif
+  const double slowestLater = *std::max_element(answers.begin() + 1, answers.end());
+  EXPECT_LE(answers.front(), 3 * slowestLater + kRoomMs)
+      << "the first viewer waited " << answers.front() << " ms, the slowest later one " << slowestLater
+      << " ms";
 }
 
 // The same without the warm-up: what the first viewer used to wait (the "before" figure of
