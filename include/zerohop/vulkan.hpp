@@ -45,6 +45,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -87,16 +88,31 @@ inline const char* resultName(VkResult r) noexcept {
   }
 }
 
-/// True when `physicalDevice` offers VK_EXT_external_memory_host. Reentrant; never throws.
-inline bool hostImportSupported(VkPhysicalDevice physicalDevice) noexcept {
+/// True when `physicalDevice` offers every device extension in `names`. Reentrant; never throws.
+inline bool deviceOffers(VkPhysicalDevice physicalDevice, std::initializer_list<const char*> names) noexcept {
   std::uint32_t n = 0;
   if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr) != VK_SUCCESS) return false;
   std::vector<VkExtensionProperties> props(n);
   if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, props.data()) != VK_SUCCESS)
     return false;
-  for (const auto& p : props)
-    if (std::strcmp(p.extensionName, kHostImportExtension) == 0) return true;
-  return false;
+  for (const char* want : names)
+    if (std::none_of(props.begin(), props.end(), [want](const VkExtensionProperties& p) {
+          return std::strcmp(p.extensionName, want) == 0;
+        }))
+      return false;
+  return true;
+}
+
+/// True when `physicalDevice` offers VK_EXT_external_memory_host. Reentrant; never throws.
+inline bool hostImportSupported(VkPhysicalDevice physicalDevice) noexcept {
+  return deviceOffers(physicalDevice, {kHostImportExtension});
+}
+
+/// Why an importer takes the copy path when the application did not enable `extension` on its VkDevice
+/// (`offered`: the GPU has it), for its one warning.
+inline std::string extensionNotEnabled(const char* extension, bool offered) {
+  return std::string(extension) + " is not enabled on this VkDevice (" +
+         (offered ? "the GPU offers it: enable it at vkCreateDevice" : "the driver does not offer it") + ")";
 }
 
 struct ImportOptions {
@@ -211,10 +227,7 @@ class HostFrameImporter {
     if (options_.forceCopy) {
       refuse("ImportOptions::forceCopy asked for the copy path");
     } else if (!extensionEnabled) {
-      refuse(std::string(kHostImportExtension) + " is not enabled on this VkDevice (" +
-             (hostImportSupported(physical_) ? "the GPU offers it: enable it at vkCreateDevice"
-                                             : "the driver does not offer it") +
-             ")");
+      refuse(extensionNotEnabled(kHostImportExtension, hostImportSupported(physical_)));
     } else {
       VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
       host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;

@@ -20,16 +20,8 @@ inline constexpr std::array<const char*, 3> kDeviceSemaphoreExtensions{
 /// True when `physicalDevice` offers kDeviceSemaphoreExtensions and timeline semaphores that export
 /// as opaque fds (what ImportOptions::gpuWait needs). Needs a Vulkan 1.1 instance. Never throws.
 inline bool deviceSemaphoreSupported(VkPhysicalDevice physicalDevice) noexcept {
-  std::uint32_t n = 0;
-  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkExtensionProperties> props(n);
-  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, props.data()) != VK_SUCCESS)
-    return false;
-  for (const char* want : kDeviceSemaphoreExtensions)
-    if (std::none_of(props.begin(), props.end(), [want](const VkExtensionProperties& p) {
-          return std::strcmp(p.extensionName, want) == 0;
-        }))
-      return false;
+  for (const char* extension : kDeviceSemaphoreExtensions)
+    if (!deviceOffers(physicalDevice, {extension})) return false;
   VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
   timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
   VkPhysicalDeviceFeatures2 features{};
@@ -52,14 +44,7 @@ inline bool deviceSemaphoreSupported(VkPhysicalDevice physicalDevice) noexcept {
 
 /// True when `physicalDevice` offers VK_KHR_external_memory_fd. Reentrant; never throws.
 inline bool deviceImportSupported(VkPhysicalDevice physicalDevice) noexcept {
-  std::uint32_t n = 0;
-  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkExtensionProperties> props(n);
-  if (vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, props.data()) != VK_SUCCESS)
-    return false;
-  for (const auto& p : props)
-    if (std::strcmp(p.extensionName, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) == 0) return true;
-  return false;
+  return deviceOffers(physicalDevice, {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME});
 }
 
 /// Turns SharedFrames of a device ring (published by another process as CUDA VMM fds:
@@ -96,10 +81,7 @@ class DeviceFrameImporter {
     if (options_.forceCopy) {
       refuse("ImportOptions::forceCopy asked for the copy path");
     } else if (!extensionEnabled) {
-      refuse(std::string(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) + " is not enabled on this VkDevice (" +
-             (deviceImportSupported(physical_) ? "the GPU offers it: enable it at vkCreateDevice"
-                                               : "the driver does not offer it") +
-             ")");
+      refuse(extensionNotEnabled(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, deviceImportSupported(physical_)));
     }
   }
   DeviceFrameImporter(const DeviceFrameImporter&) = delete;
