@@ -86,7 +86,7 @@ struct PipelineConfig {
 
 /// The VP8 encode for viewers whose offer has no usable H.264 (docs/stream.md, "Codec choice").
 struct Vp8EncodeStatus {
-  bool available = false;         ///< this data path can make VP8 (the CPU and GPU paths, not passthrough)
+  bool available = false;  ///< this data path can make VP8 (passthrough: from the pictures decoded beside it)
   std::string unavailableReason;  ///< why not, when !available
   bool running = false;           ///< a viewer receives VP8 now, so the encode runs
   std::string encoderName;        ///< "libvpx VP8 (...)" once it ran
@@ -97,6 +97,24 @@ struct Vp8EncodeStatus {
   LatencySnapshot latency;        ///< capture -> send of its units (encode: ends after the H.264 unit was sent)
   std::uint32_t encoderKbps = 0;  ///< the rate the running VP8 encoder codes for now; 0 while it does not run
   StreamBitrate bitrate;          ///< congestion control's target for the VP8 encode (its weakest VP8 viewer) and what it made
+};
+
+/// A passed-through camera's H.264 decoded beside the passthrough for what needs pixels (the frame share's
+/// readers, VP8 viewers, a ladder's lower rungs), only while something does.
+struct PassthroughDecodeStatus {
+  bool available = false;         ///< passthrough with a decoder: the frame share and VP8 can be had
+  std::string unavailableReason;  ///< why not, on passthrough when !available
+  bool running = false;           ///< something wants pixels now, so each unit is decoded
+  std::string decoder;            ///< "libavcodec H.264 (CPU)"
+  std::uint64_t starts = 0;    ///< times decoding started (after none was wanted, or at an IDR after a gap)
+  std::uint64_t pictures = 0;  ///< pictures decoded and handed on
+  std::uint64_t caughtUpUnits =
+      0;                     ///< units decoded only to bring the decoder to the current unit at a start
+  std::uint64_t errors = 0;  ///< units the decoder refused (it waited for the next IDR)
+  std::uint64_t behind = 0;  ///< times the decode fell behind the camera and waited for an IDR
+  double decodeMsP50 = 0;    ///< the last decodes' wall time
+  double decodeMsP99 = 0;
+  std::int64_t decodeCpuNs = 0;  ///< CPU time of the pictures thread (decodes and the share's copies)
 };
 
 /// One rung of the camera's ladder of renditions (PipelineConfig::renditions): rung 0 is the main encode.
@@ -147,12 +165,14 @@ struct PipelineStatus {
   std::size_t viewers = 0;
   std::vector<ViewerStats> viewerStats;  ///< each viewer's start-up and feedback (StreamServer::viewerStats)
   StreamBitrate bitrate;  ///< congestion control's target for the encoder and what it made (StreamServer::bitrate)
-  std::uint32_t shareReaders = 0;  ///< readers attached to the frame share (passthrough: to NAME.h264; 0 without --share)
+  std::uint32_t shareReaders =
+      0;  ///< readers attached to the frame share (passthrough: and to NAME.h264; 0 without --share)
   double uptimeSeconds = 0;
   std::string sourceDescription;  ///< the opened source, "test pattern 1280x720@30 yuyv"
   std::string encoderName;        ///< "libx264 ...", "h264_nvenc ...", "passthrough"
   std::string dataPath;           ///< "cpu", "gpu" or "passthrough"
   Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
+  PassthroughDecodeStatus passthroughDecode;  ///< passthrough's pictures (dataPath "passthrough")
   std::vector<RenditionStatus> renditions;  ///< the ladder, rung 0 first; empty: none (one encode)
   KeyframeWaitStatus keyframeWait;  ///< viewers' waits for an IDR the source could not be asked for
   RecordingStatus recording;        ///< PipelineConfig::recordPath's file(s)

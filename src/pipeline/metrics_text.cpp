@@ -126,6 +126,13 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
          [&](L l, S s, C) { os << "zerohop_vp8_encode_running" << braces(l) << ' ' << (s.vp8.running ? 1 : 0) << '\n'; });
   family(os, cams, "zerohop_vp8_frames_total", "counter", "Frames the VP8 encode took, over every run.",
          [&](L l, S s, C) { os << "zerohop_vp8_frames_total" << braces(l) << ' ' << s.vp8.encoder.framesIn << '\n'; });
+  family(os, cams, "zerohop_passthrough_pictures_total", "counter",
+         "Pictures decoded beside a passed-through camera's H.264 for the frame share and VP8 viewers (0 on "
+         "the other paths).",
+         [&](L l, S s, C) {
+           os << "zerohop_passthrough_pictures_total" << braces(l) << ' ' << s.passthroughDecode.pictures
+              << '\n';
+         });
   // Renditions (serve --renditions): a series per camera and rung, only where a camera has a ladder.
   const bool ladder = std::any_of(cams.begin(), cams.end(), [](const CameraMetrics& c) { return c.status && !c.status->renditions.empty(); });
   if (ladder) {

@@ -12,6 +12,7 @@
 // the camera takes requests. Viewers hold their last whole picture meanwhile instead of decoding
 // garbage; the units held back are counted (unitsHeldBack(), /stats held_back_until_idr).
 // Stage times: capture and ingest come from the source; convert and encode do not exist here.
+// Its units are decoded beside it, for the frame share and VP8, by PassthroughPictures (the pipeline).
 // Thread-safety: thread-bound (the encode thread); encoderName() is immutable; evicted() runs on the
 // capture thread (the parameter sets and the broken-chain flag are guarded by a mutex);
 // unitsHeldBack() is atomic.
@@ -36,11 +37,7 @@ class PassthroughProcessor final : public FrameProcessor {
   void evicted(const Frame& f) override;
   std::uint64_t unitsHeldBack() const noexcept override { return heldBack_.load(std::memory_order_relaxed); }
   std::string encoderName() const override { return encoderName_; }
-  std::string vp8Unavailable() const override {
-    return "the camera's H.264 is passed through undecoded, so there are no frames to encode as VP8; "
-           "serve a raw or MJPEG camera format for viewers without H.264 (an RTSP camera: add ?format=i420 "
-           "to its address, which decodes it on the CPU)";
-  }
+  std::string vp8Unavailable() const override { return "the camera's H.264 is passed through undecoded"; }
 
  private:
   FrameSource& source_;

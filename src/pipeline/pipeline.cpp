@@ -15,6 +15,7 @@
 #include "gpupath/cuda_scaler.hpp"
 #include "keyframe_waits.hpp"
 #include "metrics_text.hpp"
+#include "passthrough_pictures.hpp"
 #include "record_sink.hpp"
 #include "rendition_encodes.hpp"
 #include "source_encoder_config.hpp"
@@ -85,6 +86,7 @@ class Pipeline::Impl {
     encoderName_ = processor_->encoderName();
     dataPath_ = passthrough ? "passthrough" : gpu.useGpu ? "gpu" : "cpu";
     vp8Unavailable_ = processor_->vp8Unavailable();
+    if (passthrough) openPassthroughPictures();
     // VP8 units go only to the sinks that want them, from the VP8 thread; sinks_ is fixed from start()
     // to stop(), and stop() ends that thread before it takes the sinks out.
     if (vp8Unavailable_.empty()) {
@@ -108,8 +110,9 @@ class Pipeline::Impl {
     sinks_.push_back(std::move(sink));
   }
 
-  /// The frame share (host I420 on the CPU path, device NV12 on the GPU path, none in passthrough)
-  /// and the H.264 share: both owned here, whichever path writes them.
+  /// The frame share (host I420 on the CPU path and in passthrough, where its pictures are decoded
+  /// beside it while a reader is attached; device NV12 on the GPU path) and the H.264 share: both owned
+  /// here, whichever path writes them.
   void openShares(bool passthrough, const GpuPathChoice& gpu) {
     auto units =
         std::make_shared<UnitShareSink>(config_.shareName + ".h264", Codec::kH264,
@@ -123,12 +126,7 @@ class Pipeline::Impl {
       log::info("sharing the sound as '", config_.shareName, ".opus' (", sound->publisher().socketPath(), ")");
       sinks_.push_back(std::move(sound));
     }
-    if (passthrough) {
-      log::info("sharing H.264 as '", config_.shareName, ".h264' (", unitsShare_->publisher().socketPath(),
-                "); no raw frames are shared in passthrough (the camera's H.264 is never decoded)");
-      return;
-    }
-    if (gpu.useGpu) {
+    if (gpu.useGpu && !passthrough) {
       framesShare_ = std::make_unique<Publisher>(
           config_.shareName,
           SlotLayout::deviceImages(GpuFramePath::deviceLayout(info_.width, info_.height), kShareSlots, gpu.device));
@@ -136,8 +134,41 @@ class Pipeline::Impl {
       framesShare_ = std::make_unique<Publisher>(
           config_.shareName, SlotLayout::images(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kShareSlots));
     }
-    log::info("sharing frames (", gpu.useGpu ? "NV12 in GPU memory" : "I420 in host memory", ") as '", config_.shareName,
-              "' (", framesShare_->socketPath(), ") and H.264 as '", config_.shareName, ".h264'");
+    log::info("sharing frames (",
+              passthrough
+                  ? "I420 in host memory, the camera's H.264 decoded on the CPU while a reader is attached"
+              : gpu.useGpu ? "NV12 in GPU memory"
+                           : "I420 in host memory",
+              ") as '", config_.shareName, "' (", framesShare_->socketPath(), ") and H.264 as '",
+              config_.shareName, ".h264'");
+  }
+
+  /// Passthrough's pictures: the camera's H.264 decoded beside it while the frame share has a reader or
+  /// a sink wants VP8, each picture then handed to the VP8 encode; on the pictures thread
+  /// (PassthroughPictures), so the decode never delays the units the viewers get.
+  void openPassthroughPictures() {
+    PassthroughPictures::Hooks hooks;
+    hooks.wanted = [this] { return sinksWant(TrackKey{Codec::kVP8}); };
+    hooks.picture = [this](const Frame* picture) {
+      if (vp8_) vp8_->offer(picture, sinksWant(TrackKey{Codec::kVP8}), vp8Keyframe_.exchange(false));
+    };
+    try {
+      pictures_ = std::make_unique<PassthroughPictures>(info_, framesShare_.get(), std::move(hooks));
+      vp8Unavailable_.clear();
+    } catch (const Error& e) {
+      picturesUnavailable_ = e.what();
+      vp8Unavailable_ =
+          "the camera's H.264 is passed through and cannot be decoded here (" + picturesUnavailable_ + ")";
+      log::warn("passthrough: ", e.what(),
+                "; the frame share and VP8 viewers get no pictures of this camera");
+    }
+  }
+
+  bool sinksWant(TrackKey track) const {
+    for (const auto& sink : sinks_) {
+      if (sink->wants(track)) return true;
+    }
+    return false;
   }
 
   /// The ladder of renditions (config_.renditions): its lower rungs scaled from the frame rung 0 took,
@@ -241,6 +272,7 @@ class Pipeline::Impl {
     queue_.close();
     if (captureThread_.joinable()) captureThread_.join();
     if (encodeThread_.joinable()) encodeThread_.join();
+    if (pictures_) pictures_->stop();  // feeds the VP8 encode: ended before it
     if (vp8_) vp8_->stop();  // its thread delivers to the sinks: ended before they go
     // Ends every WebRTC session and output before the processor and source go away. Taken out under
     // serverMutex_ and destroyed outside it: an HTTP thread of the server may be in statsJson() (status()
@@ -283,11 +315,10 @@ class Pipeline::Impl {
       }
       if (recording_) s.recording = recording_->stats();
     }
-    if (framesShare_) {
-      s.shareReaders = framesShare_->stats().readersConnected;
-    } else {
+    if (framesShare_) s.shareReaders = framesShare_->stats().readersConnected;
+    if (dataPath_ == "passthrough") {
       std::lock_guard lock(serverMutex_);
-      if (unitsShare_) s.shareReaders = unitsShare_->readers();  // passthrough: the H.264 share
+      if (unitsShare_) s.shareReaders += unitsShare_->readers();  // the H.264 share, the camera's own units
     }
     const std::int64_t startNs = startNs_.load();
     s.uptimeSeconds = startNs ? static_cast<double>(monotonicNs() - startNs) / 1e9 : 0;
@@ -317,6 +348,11 @@ class Pipeline::Impl {
         if (viewers_) switches = viewers_->rungSwitches();
       }
       for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
+    }
+    if (pictures_) {
+      s.passthroughDecode = pictures_->status();
+    } else if (dataPath_ == "passthrough") {
+      s.passthroughDecode.unavailableReason = picturesUnavailable_;
     }
     s.keyframeWait = keyframeWaits_.status();
     s.heldBackUntilIdr = processor_->unitsHeldBack();
@@ -405,13 +441,19 @@ class Pipeline::Impl {
       try {
         forwardKeyframeRequest(monotonicNs());
         forwardBitrate();
-        send(processor_->process(*in));
-        if (vp8_) sendVp8();
-        if (renditions_) sendRenditions();
+        EncodedUnitPtr unit = processor_->process(*in);
+        send(unit);
+        if (pictures_) {
+          pictures_->offer(std::move(unit));  // its picture, if wanted, on the pictures thread
+        } else {
+          if (vp8_) sendVp8();
+          if (renditions_) sendRenditions();
+        }
       } catch (const Error& e) {
         // A bad frame (corrupt JPEG...) fails alone; the next one is processed.
         log::warn("frame ", in->frame().sequence, " dropped: ", e.what());
         stats_.addDrops(1);
+        if (pictures_) pictures_->offer(nullptr);  // a unit not sent: its pictures wait for an IDR
       }
       if (auto behind = backlog_.onFrame(monotonicNs(), queue_.dropped())) {
         // Named by its source: with several cameras, the one whose encode is behind.
@@ -452,7 +494,7 @@ class Pipeline::Impl {
         vp8InputFailed_ = true;
       }
     }
-    vp8_->offer(host, wanted, std::exchange(vp8Keyframe_, false));
+    vp8_->offer(host, wanted, vp8Keyframe_.exchange(false));
   }
 
   // The lower rungs, from the frame rung 0 just took: on the CPU path its host I420 frame, on the GPU
@@ -482,8 +524,13 @@ class Pipeline::Impl {
   std::string encoderName_;
   std::string dataPath_ = "cpu";  // "cpu", "gpu" or "passthrough", for /stats and /metrics
   std::string vp8Unavailable_;    // "" when this path can make VP8 (then vp8_ is set)
-  std::unique_ptr<Vp8Encode> vp8_;  // fed by the encode thread; status() reads its status()
-  bool vp8Keyframe_ = false;      // encode thread only
+  std::unique_ptr<Vp8Encode>
+      vp8_;  // fed by the encode thread (passthrough: the pictures thread); status() reads its status()
+  // Passthrough: the camera's H.264 decoded beside it for the frame share and VP8 (null on the other
+  // paths, or where no decoder opens: picturesUnavailable_ says why).
+  std::unique_ptr<PassthroughPictures> pictures_;
+  std::string picturesUnavailable_;
+  std::atomic<bool> vp8Keyframe_{false};  // set by the encode thread, taken by the VP8 feeder
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   std::vector<Rendition> ladder_;  // empty: one encode
   std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU or GPU path with a ladder); encode thread

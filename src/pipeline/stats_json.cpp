@@ -92,6 +92,24 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                    {"sent_kbps", s.vp8.bitrate.sentKbps}}},
   };
   if (!s.vp8.available) vp8["unavailable"] = s.vp8.unavailableReason;
+  nlohmann::json passthroughDecode = nullptr;  // null where the frames are not passed through
+  if (ctx.path == "passthrough") {
+    const PassthroughDecodeStatus& d = s.passthroughDecode;
+    passthroughDecode = {
+        {"available", d.available},
+        {"running", d.running},
+        {"decoder", d.decoder},
+        {"starts", d.starts},
+        {"pictures", d.pictures},
+        {"caught_up_units", d.caughtUpUnits},
+        {"errors", d.errors},
+        {"behind", d.behind},
+        {"decode_ms", {{"p50", d.decodeMsP50}, {"p99", d.decodeMsP99}}},
+        {"cpu_ms_per_picture", d.pictures > 0
+                                   ? nlohmann::json(d.decodeCpuNs / 1e6 / static_cast<double>(d.pictures))
+                                   : nlohmann::json(nullptr)}};
+    if (!d.available) passthroughDecode["unavailable"] = d.unavailableReason;
+  }
   nlohmann::json recording = nullptr;  // null without a recording
   if (!s.recording.path.empty()) {
     recording = {{"path", s.recording.path},
@@ -129,6 +147,7 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"stages", stages},
       {"total", percentilesJson(s.latency.total)},
       {"vp8", vp8},
+      {"passthrough_decode", passthroughDecode},
       {"renditions", renditions},
       {"recording", recording},
       {"keyframe_wait",
@@ -175,6 +194,12 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
        "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "
        "that precede it; bitrate: its own congestion control target (the weakest VP8 viewer), "
        "encoder_kbps: what the running encoder codes for, sent_kbps: what it made over the last second"},
+      {"passthrough_decode_note",
+       "passthrough only (else null): the camera's H.264 decoded beside the units the viewers get, for the "
+       "frame share's readers and VP8 viewers, only while one is there (running); a start decodes the units "
+       "since the last IDR (caught_up_units) so the first picture comes at once; errors: units the decoder "
+       "refused, behind: times it fell behind the camera (each waits for the next IDR); cpu_ms_per_picture: "
+       "the pictures thread's CPU (decodes, catch-up and the share's copy) per picture"},
       {"capture_clock_note",
        "where each frame's capture instant, the start of the stages and of total, comes from: local (this "
        "host stamped it: a V4L2 buffer, the test camera, a share), camera (an IP camera's own clock, from "

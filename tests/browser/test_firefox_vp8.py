@@ -80,6 +80,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--min-fps", type=float, default=25.0)
     ap.add_argument("--audio", action="store_true", help="serve --audio test; Firefox receives the Opus track too")
+    ap.add_argument("--expect-path", default=None,
+                    help="the /stats path serve must take (passthrough: the camera's H.264 is decoded beside it "
+                         "for the VP8 viewer, and the decode stops when the viewer leaves)")
     ap.add_argument("--wrap", default="",
                     help="command prefix for serve, e.g. with_rtsp_camera.sh ... -- (an RTSP camera, decoded)")
     args = zb.parse_serve_test_args(ap)
@@ -154,6 +157,13 @@ def main() -> int:
             failures.append(f"/stats viewer codecs {codecs}, want ['VP8']")
         if not server.get("vp8", {}).get("running"):
             failures.append("/stats says the VP8 encode is not running while a VP8 viewer watches")
+        if args.expect_path:
+            decode = server.get("passthrough_decode")
+            print("server /stats path: " + str(server.get("path")) + ", passthrough_decode: " + json.dumps(decode))
+            if server.get("path") != args.expect_path:
+                failures.append(f"/stats path {server.get('path')!r}, want {args.expect_path!r}")
+            if args.expect_path == "passthrough" and not (decode or {}).get("running"):
+                failures.append("/stats says the passthrough decode is not running while a VP8 viewer watches")
         if args.audio:
             a0, a1 = s0.get("audio") or {}, s1.get("audio") or {}
             packets = (a1.get("packetsReceived") or 0) - (a0.get("packetsReceived") or 0)
@@ -175,6 +185,9 @@ def main() -> int:
         try:
             zb.wait_until("the VP8 encode stopping after the viewer left",
                           lambda: not stats(url)["vp8"]["running"], 25)
+            if args.expect_path == "passthrough":
+                zb.wait_until("the passthrough decode stopping after the viewer left",
+                              lambda: not stats(url)["passthrough_decode"]["running"], 10)
         except AssertionError as e:
             failures.append(str(e))
     except Exception as e:  # a WebDriver failure is a test failure with its reason, never a traceback only

@@ -3,6 +3,7 @@
 // convert/encode never happen), every IDR on NAME.h264 carries SPS/PPS even when the camera sends them
 // only once, and keyframe requests reach the camera where it has the control (and are counted only then).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,13 +12,12 @@
 #include <string>
 #include <thread>
 
-#include <unistd.h>
-
 #include "emulator_env.hpp"
 #include "encode/annexb.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/pipeline.hpp"
 #include "zerohop/share.hpp"
+#include "zerohop/timecode.hpp"
 
 namespace zerohop {
 namespace {
@@ -81,6 +81,56 @@ TEST(PipelinePassthrough, CameraH264IsSentWithoutEncoderAndIdrsCarryParameterSet
     EXPECT_EQ(stats["keyframes_forced"].get<std::uint64_t>(), 0u);
   }
   EXPECT_TRUE(stats.contains("held_back_until_idr")) << stats.dump();
+  EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
+}
+
+// The frame share of a passed-through camera: its H.264 decoded beside the passthrough while a reader is
+// attached (the first picture without waiting for the camera's next IDR), each picture the camera's own
+// (timecode read back from the decoded pixels); with the reader gone the decode stops.
+TEST(PipelinePassthrough, AFrameShareReaderGetsTheCamerasPicturesDecodedBesideIt) {
+  ZEROHOP_REQUIRE_EMULATOR("");
+  const std::string share = uniqueShareName();
+  PipelineConfig config = passthroughConfig(share);
+  StreamServer server(config.stream);
+  config.viewers = server.unnamedStream();
+  Pipeline pipeline(config);
+  pipeline.start();
+  const auto decode = [&] { return nlohmann::json::parse(pipeline.statsJson())["passthrough_decode"]; };
+  // Until the camera has run a while, nothing wants pictures: none are decoded.
+  const std::int64_t settled = monotonicNs() + 700'000'000;
+  while (monotonicNs() < settled) std::this_thread::sleep_for(50ms);
+  auto before = decode();
+  ASSERT_TRUE(before["available"].get<bool>()) << before.dump();
+  EXPECT_FALSE(before["running"].get<bool>()) << before.dump();
+  EXPECT_EQ(before["pictures"].get<std::uint64_t>(), 0u) << "decoded with no reader: " << before.dump();
+  int read = 0, timecodes = 0;
+  {
+    Subscriber frames(share);
+    const std::int64_t end = monotonicNs() + 10'000'000'000;
+    while (read < 30 && monotonicNs() < end) {
+      auto f = frames.next(500ms);
+      if (!f) continue;
+      ++read;
+      ASSERT_EQ(f->frame().format, PixelFormat::kI420);
+      ASSERT_EQ(f->frame().width, 640u);
+      if (auto tc = readTimecode(f->frame());
+          tc && tc->wallClockMs == (f->frame().wallClockMs & kTimecodeMsMask)) {
+        ++timecodes;
+      }
+      ASSERT_TRUE(f->valid());
+    }
+    EXPECT_TRUE(decode()["running"].get<bool>());
+  }
+  EXPECT_EQ(read, 30) << "the reader got " << read << " pictures in 10 s";
+  EXPECT_GE(timecodes, 29) << "of " << read << " pictures, " << timecodes
+                           << " carry the camera's timecode of their own capture";
+  // The reader is gone: the decode stops (the share notices a departed reader within its keep-alive).
+  const std::int64_t deadline = monotonicNs() + 10'000'000'000;
+  while (decode()["running"].get<bool>() && monotonicNs() < deadline) std::this_thread::sleep_for(50ms);
+  const auto after = decode();
+  pipeline.stop();
+  EXPECT_FALSE(after["running"].get<bool>()) << "still decoding with no reader: " << after.dump();
+  EXPECT_EQ(after["errors"].get<std::uint64_t>(), 0u) << after.dump();
   EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
 }
 

@@ -131,6 +131,41 @@ TEST(StatsJson, ShowsEachViewersCodecAndTheVp8Encode) {
   EXPECT_EQ(off["running"], false);
   EXPECT_EQ(off["unavailable"], passthrough.vp8.unavailableReason);
   EXPECT_TRUE(off["encode_cpu_ms_mean"].is_null());
+  EXPECT_TRUE(doc["passthrough_decode"].is_null()) << "not passed through: no passthrough decode";
+}
+
+// Passthrough's pictures: the decode beside the camera's H.264, per picture.
+TEST(StatsJson, ShowsThePassthroughDecode) {
+  PipelineStatus s;
+  PassthroughDecodeStatus& d = s.passthroughDecode;
+  d.available = true;
+  d.running = true;
+  d.decoder = "libavcodec H.264 (CPU)";
+  d.starts = 2;
+  d.pictures = 200;
+  d.caughtUpUnits = 28;
+  d.errors = 1;
+  d.behind = 3;
+  d.decodeMsP50 = 0.5;
+  d.decodeMsP99 = 3.5;
+  d.decodeCpuNs = 200'000'000;
+  auto doc =
+      nlohmann::json::parse(renderStatsJson(s, StatsContext{"h264 camera", "passthrough", "passthrough"}));
+  const auto& j = doc["passthrough_decode"];
+  EXPECT_EQ(j["running"], true);
+  EXPECT_EQ(j["decoder"], "libavcodec H.264 (CPU)");
+  EXPECT_EQ(j["starts"], 2);
+  EXPECT_EQ(j["pictures"], 200);
+  EXPECT_EQ(j["caught_up_units"], 28);
+  EXPECT_EQ(j["errors"], 1);
+  EXPECT_EQ(j["behind"], 3);
+  EXPECT_DOUBLE_EQ(j["decode_ms"]["p99"].get<double>(), 3.5);
+  EXPECT_DOUBLE_EQ(j["cpu_ms_per_picture"].get<double>(), 1.0);
+  EXPECT_FALSE(j.contains("unavailable"));
+  d.available = false;
+  d.unavailableReason = "no H.264 decoder in this FFmpeg";
+  doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"h264 camera", "passthrough", "passthrough"}));
+  EXPECT_EQ(doc["passthrough_decode"]["unavailable"], d.unavailableReason);
 }
 
 // Congestion control: the encode's target and output, each viewer's estimate and what it was sent.

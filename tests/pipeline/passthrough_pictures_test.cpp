@@ -1,0 +1,203 @@
+// A passed-through camera's pictures (PassthroughPictures, label unit): the test camera's frames (each with
+// its pixel timecode) encoded by x264 with an IDR every 30, offered one unit at a time as the encode thread
+// offers what it sent. Nothing is decoded while nothing wants pictures; a start in the middle of a GOP hands
+// on that very unit's picture (the units since the IDR decoded first to catch up: no wait for the next IDR);
+// each picture is its unit's (timecode read back from the decoded pixels, times kept, convert stamped) and
+// goes into the frame share as I420; a unit not sent stops the pictures until the next IDR.
+#include "passthrough_pictures.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "convert/converter.hpp"
+#include "test_image.hpp"
+#include "zerohop/clock.hpp"
+#include "zerohop/encoder.hpp"
+#include "zerohop/share.hpp"
+#include "zerohop/source.hpp"
+#include "zerohop/timecode.hpp"
+
+namespace zerohop {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TestImage;
+
+constexpr std::uint32_t kW = 320, kH = 240;
+constexpr std::size_t kUnits = 60;  // IDRs at 0 and 30
+
+/// kUnits test-camera frames encoded by x264 (an IDR every 30), made once per process.
+const std::vector<EncodedUnitPtr>& cameraUnits() {
+  static const std::vector<EncodedUnitPtr> units = [] {
+    auto camera = openSource(parseSourceSpec("test:320x240@120"));
+    auto converter = makeCpuConverter();
+    EncoderConfig c;
+    c.encoder = "x264";
+    c.width = kW;
+    c.height = kH;
+    c.fps = 30;
+    c.bitrateKbps = 600;
+    c.keyframeIntervalFrames = 30;
+    c.inputFormat = PixelFormat::kI420;
+    auto encoder = makeEncoder(c);
+    TestImage i420(PixelFormat::kI420, kW, kH);
+    std::vector<EncodedUnitPtr> out;
+    while (out.size() < kUnits) {
+      auto lease = camera->next(1000ms);
+      if (!lease) continue;
+      converter->convert(lease->frame(), i420.frame());
+      i420.frame().sequence = lease->frame().sequence;
+      i420.frame().wallClockMs = lease->frame().wallClockMs;
+      i420.frame().times = lease->frame().times;
+      EncodedUnitPtr unit = encoder->encode(i420.frame(), false);
+      if (!unit) continue;
+      auto u = std::make_shared<EncodedUnit>(*unit);
+      u->sequence = lease->frame().sequence;
+      u->wallClockMs = lease->frame().wallClockMs;
+      u->times = lease->frame().times;
+      out.push_back(std::move(u));
+    }
+    return out;
+  }();
+  return units;
+}
+
+SourceInfo cameraInfo() {
+  SourceInfo info;
+  info.description = "test H.264 camera";
+  info.format = PixelFormat::kH264;
+  info.width = kW;
+  info.height = kH;
+  info.fps = 30;
+  return info;
+}
+
+/// Offers units one at a time and waits for the pictures thread to have handled each, recording what
+/// `picture` got: the timecode read back from it, or nothing.
+class Feeder {
+ public:
+  explicit Feeder(Publisher* share = nullptr) {
+    PassthroughPictures::Hooks hooks;
+    hooks.wanted = [this] {
+      std::lock_guard lock(mutex_);
+      return wanted_;
+    };
+    hooks.picture = [this](const Frame* picture) {
+      std::optional<Timecode> tc;
+      if (picture) {
+        tc = readTimecode(*picture);
+        EXPECT_TRUE(tc) << "a picture whose timecode does not read back";
+        EXPECT_GT(picture->times.at(Stage::kConvert), 0) << "the decode's end is stamped as convert";
+        EXPECT_EQ(picture->format, PixelFormat::kI420);
+      }
+      std::lock_guard lock(mutex_);
+      got_.push_back(tc);
+      cv_.notify_all();
+    };
+    pictures_ = std::make_unique<PassthroughPictures>(cameraInfo(), share, std::move(hooks));
+  }
+
+  /// What the picture hook got for this unit (nullopt: no picture).
+  std::optional<Timecode> offer(EncodedUnitPtr unit, bool wanted) {
+    std::unique_lock lock(mutex_);
+    wanted_ = wanted;
+    const std::size_t before = got_.size();
+    lock.unlock();
+    pictures_->offer(std::move(unit));
+    lock.lock();
+    EXPECT_TRUE(cv_.wait_for(lock, 10s, [&] { return got_.size() > before; }))
+        << "the pictures thread never answered";
+    return got_.size() > before ? got_.back() : std::nullopt;
+  }
+  PassthroughDecodeStatus status() const { return pictures_->status(); }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool wanted_ = false;
+  std::vector<std::optional<Timecode>> got_;
+  std::unique_ptr<PassthroughPictures> pictures_;
+};
+
+std::uint32_t timecodeSequence(const EncodedUnitPtr& unit) {
+  return static_cast<std::uint32_t>(unit->sequence) & kTimecodeSeqMask;
+}
+
+TEST(PassthroughPictures, NothingIsDecodedWhileNothingWantsPictures) {
+  const auto& units = cameraUnits();
+  ASSERT_TRUE(units[0]->keyframe && units[30]->keyframe && !units[10]->keyframe);
+  Feeder feeder;
+  for (std::size_t i = 0; i < 20; ++i) EXPECT_FALSE(feeder.offer(units[i], false)) << "unit " << i;
+  PassthroughDecodeStatus s = feeder.status();
+  EXPECT_TRUE(s.available);
+  EXPECT_FALSE(s.running);
+  EXPECT_EQ(s.pictures + s.caughtUpUnits + s.starts, 0u) << "decoded with nothing wanting pictures";
+  for (std::size_t i = 20; i < 25; ++i) EXPECT_TRUE(feeder.offer(units[i], true)) << "unit " << i;
+  EXPECT_TRUE(feeder.status().running);
+  for (std::size_t i = 25; i < 30; ++i) EXPECT_FALSE(feeder.offer(units[i], false)) << "unit " << i;
+  s = feeder.status();
+  EXPECT_FALSE(s.running) << "still decoding once nothing wants pictures";
+  EXPECT_EQ(s.pictures, 5u);
+}
+
+TEST(PassthroughPictures, AStartMidGopHandsOnThatUnitsPictureAtOnceAndSharesIt) {
+  const auto& units = cameraUnits();
+  const std::string name = "zh-pictures-" + std::to_string(::getpid());
+  Publisher share(name, SlotLayout::images(computeLayout(PixelFormat::kI420, kW, kH, 64), 8));
+  Feeder feeder(&share);
+  for (std::size_t i = 0; i < 10; ++i) ASSERT_FALSE(feeder.offer(units[i], false));
+  // A reader attaches: the share's readers want pictures without any hook saying so.
+  Subscriber reader(name);
+  const std::int64_t deadline = monotonicNs() + 5'000'000'000;
+  while (share.stats().readersConnected == 0 && monotonicNs() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(share.stats().readersConnected, 1u);
+  for (std::size_t i = 10; i < kUnits; ++i) {
+    const auto tc = feeder.offer(units[i], false);
+    ASSERT_TRUE(tc) << "no picture for unit " << i;
+    EXPECT_EQ(tc->sequence, timecodeSequence(units[i])) << "unit " << i << " got another unit's picture";
+    auto f = reader.next(2s);
+    ASSERT_TRUE(f) << "the share got no picture of unit " << i;
+    EXPECT_EQ(f->frame().format, PixelFormat::kI420);
+    EXPECT_EQ(f->frame().sequence, units[i]->sequence);
+    EXPECT_EQ(f->frame().captureNs(), units[i]->times.at(Stage::kCapture));
+    const auto shared = readTimecode(f->frame());
+    ASSERT_TRUE(shared) << "unit " << i;
+    EXPECT_EQ(shared->sequence, timecodeSequence(units[i]));
+    EXPECT_TRUE(f->valid());
+  }
+  const PassthroughDecodeStatus s = feeder.status();
+  EXPECT_EQ(s.starts, 1u);
+  EXPECT_EQ(s.caughtUpUnits, 10u) << "units 0-9 (IDR at 0) bring the decoder to unit 10";
+  EXPECT_EQ(s.pictures, kUnits - 10);
+  EXPECT_EQ(s.errors + s.behind, 0u);
+  EXPECT_GT(s.decodeMsP50, 0);
+}
+
+TEST(PassthroughPictures, AUnitNotSentStopsThePicturesUntilTheNextIdr) {
+  const auto& units = cameraUnits();
+  Feeder feeder;
+  for (std::size_t i = 0; i < kUnits; ++i) {
+    const bool held = i == 15;  // the encode thread sent nothing for this camera frame
+    const auto tc = feeder.offer(held ? nullptr : units[i], true);
+    if (i < 15 || i >= 30) {
+      ASSERT_TRUE(tc) << "no picture for unit " << i;
+      EXPECT_EQ(tc->sequence, timecodeSequence(units[i]));
+    } else {
+      EXPECT_FALSE(tc) << "unit " << i << " refers to the unit not sent: no picture until the IDR at 30";
+    }
+  }
+  const PassthroughDecodeStatus s = feeder.status();
+  EXPECT_EQ(s.starts, 2u);
+  EXPECT_EQ(s.pictures, 15u + 30u);
+}
+
+}  // namespace
+}  // namespace zerohop
