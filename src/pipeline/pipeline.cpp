@@ -144,13 +144,21 @@ class Pipeline::Impl {
   }
 
   /// Passthrough's pictures: the camera's H.264 decoded beside it while the frame share has a reader or
-  /// a sink wants VP8, each picture then handed to the VP8 encode; on the pictures thread
+  /// a sink wants VP8 or a lower rung, each picture then handed to the VP8 encode and the lower rungs
+  /// (openRenditions); on the pictures thread
   /// (PassthroughPictures), so the decode never delays the units the viewers get.
   void openPassthroughPictures() {
     PassthroughPictures::Hooks hooks;
-    hooks.wanted = [this] { return sinksWant(TrackKey{Codec::kVP8}); };
+    hooks.wanted = [this] {
+      if (sinksWant(TrackKey{Codec::kVP8})) return true;
+      for (std::size_t rung = 1; renditions_ && rung < ladder_.size(); ++rung) {
+        if (sinksWant(rungTrack(rung))) return true;
+      }
+      return false;
+    };
     hooks.picture = [this](const Frame* picture) {
       if (vp8_) vp8_->offer(picture, sinksWant(TrackKey{Codec::kVP8}), vp8Keyframe_.exchange(false));
+      if (renditions_) renditions_->encode(picture, renditionKeyframes_.exchange(0u));
     };
     try {
       pictures_ = std::make_unique<PassthroughPictures>(info_, framesShare_.get(), std::move(hooks));
@@ -173,21 +181,30 @@ class Pipeline::Impl {
 
   /// The ladder of renditions (config_.renditions): its lower rungs scaled from the frame rung 0 took,
   /// by libyuv on the CPU path and by CUDA from the device frame on the GPU path (`gpuDevice`), each
-  /// encoded by x264 from its scaled picture, or beside NVENC by NVENC from VRAM; passthrough keeps one
-  /// encode and says so.
+  /// encoded by x264 from its scaled picture, or beside NVENC by NVENC from VRAM. In passthrough, only
+  /// when asked for ("auto" keeps one stream there): rung 0 is the camera's own H.264, the lower rungs
+  /// are scaled from the pictures decoded beside it and encoded by x264, on the pictures thread.
   void openRenditions(int gpuDevice) {
     ladder_ = stream::renditionLadder(config_.renditions, info_.width, info_.height, config_.encoder.bitrateKbps);
     if (ladder_.empty()) return;
     // "auto" (the default) has a ladder only where there is an encode of our own; "on" or a list says
     // when it cannot be had.
     const bool asked = config_.renditions != "auto";
-    if (dataPath_ != "cpu" && dataPath_ != "gpu") {
+    const bool fromPictures = dataPath_ == "passthrough" && pictures_ && asked;
+    if (dataPath_ != "cpu" && dataPath_ != "gpu" && !fromPictures) {
       if (asked) {
-        log::warnAbout(setting::kRenditions, "renditions: the ", dataPath_,
-                       " path has no ladder (the camera's own H.264 is sent as it is); every viewer gets that one stream");
+        log::warnAbout(
+            setting::kRenditions, "renditions: the ", dataPath_, " path has no ladder here (",
+            picturesUnavailable_.empty() ? "the camera's own H.264 is sent as it is" : picturesUnavailable_,
+            "); every viewer gets that one stream");
       }
       ladder_.clear();
       return;
+    }
+    if (fromPictures) {
+      // The camera's stream does not follow a viewer's estimate: a viewer is put on it only when its
+      // estimate holds all of it (the bitrate setting: the camera's own rate).
+      ladder_[0].minKbps = ladder_[0].maxKbps;
     }
     RenditionEncodes::Demand demand;
     demand.wanted = [this](std::size_t rung) {
@@ -208,6 +225,17 @@ class Pipeline::Impl {
       }
     };
     EncoderConfig rungs = encoderConfigFor(config_.encoder, info_, PixelFormat::kI420);
+    if (fromPictures) {
+      rungs.encoder = "x264";
+      log::info(
+          "renditions: rung 0 is the camera's own H.264 (a viewer is put on it once its estimate holds ",
+          ladder_[0].maxKbps,
+          " kb/s, rung 0's top rate: make it the camera's own); the lower rungs are "
+          "its pictures decoded beside the passthrough, scaled by libyuv and encoded by x264");
+      renditions_ =
+          std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
+      return;
+    }
     if (dataPath_ == "cpu") {
       renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
       return;
@@ -240,8 +268,9 @@ class Pipeline::Impl {
   ~Impl() { stop(); }
 
   void start() {
-    // Congestion control: the viewers' target is bounded by the configured bitrate (not in passthrough).
-    if (dataPath_ != "passthrough") {
+    // Congestion control: the viewers' target is bounded by the configured bitrate (in passthrough only with
+    // a ladder: the camera's rate, which a viewer's estimate must hold for rung 0).
+    if (dataPath_ != "passthrough" || renditions_) {
       viewers_->setMaxBitrate(config_.encoder.bitrateKbps);
     }
     // Every sink's receivers ask for keyframes through keyframes_: of every encode, or (the WHEP
@@ -411,7 +440,7 @@ class Pipeline::Impl {
       }
     }
     if (due.vp8) vp8Keyframe_ = true;
-    renditionKeyframes_ |= due.rungs & ~1u;
+    renditionKeyframes_.fetch_or(due.rungs & ~1u);
   }
 
   // The viewers' congestion control targets go to the encoders when they changed (no keyframe): the
@@ -506,7 +535,7 @@ class Pipeline::Impl {
     } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
       log::warn("encoder: the renditions get no frame (", e.what(), ")");
     }
-    renditions_->encode(frame, std::exchange(renditionKeyframes_, 0u));
+    renditions_->encode(frame, renditionKeyframes_.exchange(0u));
   }
 
   PipelineConfig config_;
@@ -533,9 +562,12 @@ class Pipeline::Impl {
   std::atomic<bool> vp8Keyframe_{false};  // set by the encode thread, taken by the VP8 feeder
   bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
   std::vector<Rendition> ladder_;  // empty: one encode
-  std::unique_ptr<RenditionEncodes> renditions_;  // the lower rungs (CPU or GPU path with a ladder); encode thread
+  std::unique_ptr<RenditionEncodes>
+      renditions_;  // the lower rungs (with a ladder); encode thread (passthrough: pictures thread)
   bool renditionsFromDevice_ = false;  // the GPU path: the lower rungs are scaled from the device frame
-  std::uint32_t renditionKeyframes_ = 0;  // bit r: rung r is to make a keyframe (encode thread only)
+  // Bit r: rung r is to make a keyframe (set by the encode thread; taken by it, or in passthrough by the
+  // pictures thread).
+  std::atomic<std::uint32_t> renditionKeyframes_{0};
   BoundedQueue<FrameLease> queue_;
   EncodeBacklog backlog_;  // encode thread only
   LatencyStats stats_{300};

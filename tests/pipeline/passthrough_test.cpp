@@ -8,12 +8,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "emulator_env.hpp"
 #include "encode/annexb.hpp"
+#include "encode/h264_test_decoder.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/pipeline.hpp"
 #include "zerohop/share.hpp"
@@ -23,6 +27,8 @@ namespace zerohop {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::asFrame;
+using testing::H264TestDecoder;
 
 PipelineConfig passthroughConfig(const std::string& share) {
   PipelineConfig c;
@@ -131,6 +137,69 @@ TEST(PipelinePassthrough, AFrameShareReaderGetsTheCamerasPicturesDecodedBesideIt
   pipeline.stop();
   EXPECT_FALSE(after["running"].get<bool>()) << "still decoding with no reader: " << after.dump();
   EXPECT_EQ(after["errors"].get<std::uint64_t>(), 0u) << after.dump();
+  EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
+}
+
+/// Takes rung 1's units, as a sink whose receiver sits on rung 1 would.
+class RungOne final : public UnitSink {
+ public:
+  void deliver(const EncodedUnitPtr& unit) override {
+    if (unit->codec != Codec::kH264 || unit->rendition != 1) return;
+    std::lock_guard lock(mutex_);
+    units_.push_back(unit);
+  }
+  std::string describe() const override { return "rung 1 (test)"; }
+  bool wants(TrackKey track) const override { return track == TrackKey{Codec::kH264, 1}; }
+  std::vector<EncodedUnitPtr> units() const {
+    std::lock_guard lock(mutex_);
+    return units_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<EncodedUnitPtr> units_;
+};
+
+// A ladder on a passed-through camera: rung 0 is the camera's own H.264, rung 1 its pictures decoded
+// beside the passthrough, halved and encoded by x264: units of 320x240 that decode, each picture carrying
+// the camera's timecode of its own capture.
+TEST(PipelinePassthrough, ALowerRungIsTheDecodedPicturesHalvedAndEncoded) {
+  ZEROHOP_REQUIRE_EMULATOR("");
+  PipelineConfig config = passthroughConfig(uniqueShareName());
+  config.renditions = "1:2000-3000,2:300-1000";
+  StreamServer server(config.stream);
+  config.viewers = server.unnamedStream();
+  Pipeline pipeline(config);
+  auto rung = std::make_shared<RungOne>();
+  pipeline.addUnitSink(rung);
+  pipeline.start();
+  const std::int64_t end = monotonicNs() + 10'000'000'000;
+  while (rung->units().size() < 30 && monotonicNs() < end) std::this_thread::sleep_for(20ms);
+  const auto stats = nlohmann::json::parse(pipeline.statsJson());
+  pipeline.stop();
+  const auto units = rung->units();
+  ASSERT_GE(units.size(), 30u) << stats.dump();
+  EXPECT_TRUE(units[0]->keyframe) << "a rung starts with an IDR";
+  H264TestDecoder decoder;
+  int pictures = 0, timecodes = 0;
+  for (const EncodedUnitPtr& unit : units) {
+    for (const auto& picture : decoder.decode(*unit)) {
+      ++pictures;
+      ASSERT_EQ(picture->width, 320);
+      ASSERT_EQ(picture->height, 240);
+      if (auto tc = readTimecode(asFrame(*picture));
+          tc && tc->wallClockMs == (unit->wallClockMs & kTimecodeMsMask)) {
+        ++timecodes;
+      }
+    }
+  }
+  EXPECT_EQ(pictures, static_cast<int>(units.size()));
+  EXPECT_GE(timecodes, pictures - 2) << "pictures whose timecode is their unit's capture";
+  EXPECT_EQ(stats["path"], "passthrough");
+  EXPECT_EQ(stats["renditions"][1]["running"], true) << stats.dump();
+  EXPECT_EQ(stats["renditions"][1]["encoder"], "libx264") << stats.dump();
+  EXPECT_EQ(stats["renditions"][0]["min_kbps"], 3000) << "rung 0 needs all of the camera's rate";
+  EXPECT_EQ(stats["passthrough_decode"]["running"], true) << stats.dump();
   EXPECT_FALSE(pipeline.failure()) << pipeline.failure()->what();
 }
 
