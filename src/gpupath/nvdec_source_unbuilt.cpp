@@ -1,6 +1,7 @@
-// makeNvdecSource in a build without CUDA (nvdec_source.hpp): always the reason and the CPU decode instead.
+// makeNvdecSource and makeNvdecPassthroughDecoder in a build without CUDA (nvdec_source.hpp,
+// passthrough_decoder.hpp): always the reason and the CPU decode instead.
 #include "gpupath/nvdec_source.hpp"
-
+#include "gpupath/passthrough_decoder.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop::gpupath {
@@ -12,6 +13,12 @@ void requireNvdec(int) {
 }
 
 std::unique_ptr<FrameSource> makeNvdecSource(std::unique_ptr<FrameSource>, int device, GpuDecodeCodec) {
+  requireNvdec(device);
+  return nullptr;  // not reached
+}
+
+std::unique_ptr<PassthroughDecoder> makeNvdecPassthroughDecoder(int device, std::uint32_t, std::uint32_t,
+                                                                Publisher*) {
   requireNvdec(device);
   return nullptr;  // not reached
 }

@@ -1,14 +1,9 @@
 #include "passthrough_pictures.hpp"
 
-extern "C" {
-#include <libavutil/frame.h>
-}
-
 #include <ctime>
 #include <utility>
 
 #include "core/latency_stats.hpp"
-#include "rtsp/h264_cpu_decoder.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
@@ -25,7 +20,6 @@ constexpr std::size_t kQueueUnits = 90;
 constexpr std::size_t kDecodeWindow = 300;
 constexpr std::int64_t kLogGapNs =
     60'000'000'000;  // one line a minute about errors, and about falling behind
-constexpr const char* kDecoderName = "libavcodec H.264 (CPU)";
 
 std::int64_t threadCpuNs() noexcept {
   timespec ts{};
@@ -35,15 +29,15 @@ std::int64_t threadCpuNs() noexcept {
 
 }  // namespace
 
-PassthroughPictures::PassthroughPictures(const SourceInfo& source, Publisher* framesShare, Hooks hooks)
+PassthroughPictures::PassthroughPictures(const SourceInfo& source, Publisher* framesShare,
+                                         DecoderFactory makeDecoder, Hooks hooks)
     : source_(source),
       framesShare_(framesShare),
+      makeDecoder_(std::move(makeDecoder)),
       hooks_(std::move(hooks)),
-      copier_(makeCpuConverter()),
       queue_(kQueueUnits) {
-  rtsp::H264CpuDecoder probe;  // throws kUnsupported where this FFmpeg has no H.264 decoder
+  status_.decoder = makeDecoder_()->name();  // throws where none can be made
   status_.available = true;
-  status_.decoder = kDecoderName;
   decodeMs_.reserve(kDecodeWindow);
   thread_ = std::thread([this] { run(); });
 }
@@ -117,12 +111,15 @@ void PassthroughPictures::handle(const Item& item) {
   }
   const Frame* picture = nullptr;
   if (!wanted) {
-    stopDecoding();
+    decoder_.reset();
   } else if (unit && !unusable_) {
     picture = decodeWanted(unit);
   }
-  if (picture && framesShare_) share(*picture);
   if (hooks_.picture) hooks_.picture(picture);
+}
+
+const Frame* PassthroughPictures::hostPicture() {
+  return decoder_ ? decoder_->hostPicture() : nullptr;
 }
 
 void PassthroughPictures::breakChain() {
@@ -130,16 +127,19 @@ void PassthroughPictures::breakChain() {
   decoder_.reset();  // a new decoder at the next IDR: nothing of the broken chain is referred to again
 }
 
-void PassthroughPictures::stopDecoding() {
-  decoder_.reset();
-  decoded_.reset();
-}
-
 const Frame* PassthroughPictures::decodeWanted(const EncodedUnitPtr& unit) {
   if (!decoder_) {
     // A start: the units since the last IDR bring a new decoder to this one (gop_ ends with it).
     if (gop_.empty() || gop_.back() != unit) return nullptr;  // waiting for an IDR
-    decoder_ = std::make_unique<rtsp::H264CpuDecoder>();
+    try {
+      decoder_ = makeDecoder_();
+    } catch (const Error& e) {  // the device went away, out of memory: no pictures, the viewers unaffected
+      unusable_ = true;
+      log::error(
+          source_.description, ": no decoder for its pictures beside the passthrough (", e.what(),
+          "); the frame share, VP8 viewers and the lower rungs get none; H.264 viewers are not affected");
+      return nullptr;
+    }
     {
       std::lock_guard lock(mutex_);
       ++status_.starts;
@@ -153,15 +153,15 @@ const Frame* PassthroughPictures::decodeWanted(const EncodedUnitPtr& unit) {
 
 const Frame* PassthroughPictures::decodeOne(const EncodedUnit& unit, bool catchUp) {
   const std::int64_t start = monotonicNs();
+  const Frame* picture = nullptr;
   try {
-    decoded_ = decoder_->decode(unit.bytes.data(), unit.bytes.size());
+    picture = decoder_->decode(unit, !catchUp);
   } catch (const Error& e) {
-    decoded_.reset();
     decoder_.reset();
     {
       std::lock_guard lock(mutex_);
       ++status_.errors;
-      if (e.code() == Errc::kUnsupported) {  // not 8-bit 4:2:0: no later unit decodes either
+      if (e.code() == Errc::kUnsupported) {  // the stream itself: no later unit decodes either
         status_.available = false;
         status_.unavailableReason = e.what();
       }
@@ -181,61 +181,20 @@ const Frame* PassthroughPictures::decodeOne(const EncodedUnit& unit, bool catchU
     return nullptr;
   }
   const std::int64_t end = monotonicNs();
-  {
-    std::lock_guard lock(mutex_);
-    const double ms = static_cast<double>(end - start) / 1e6;
-    if (decodeMs_.size() < kDecodeWindow) {
-      decodeMs_.push_back(ms);
-    } else {
-      decodeMs_[decodeNext_] = ms;
-    }
-    decodeNext_ = (decodeNext_ + 1) % kDecodeWindow;
-    if (catchUp) {
-      ++status_.caughtUpUnits;
-    } else if (decoded_) {
-      ++status_.pictures;
-    }
+  std::lock_guard lock(mutex_);
+  const double ms = static_cast<double>(end - start) / 1e6;
+  if (decodeMs_.size() < kDecodeWindow) {
+    decodeMs_.push_back(ms);
+  } else {
+    decodeMs_[decodeNext_] = ms;
   }
-  if (!decoded_ || catchUp) return nullptr;
-  Frame& f = picture_;
-  f = Frame{};
-  f.format = PixelFormat::kI420;
-  f.memory = MemoryKind::kHost;
-  f.width = static_cast<std::uint32_t>(decoded_->width);
-  f.height = static_cast<std::uint32_t>(decoded_->height);
-  f.planeCount = 3;
-  for (int i = 0; i < 3; ++i) {
-    f.data[i] = decoded_->data[i];
-    f.pitch[i] = static_cast<std::uint32_t>(decoded_->linesize[i]);
-    f.bytesUsed += static_cast<std::size_t>(decoded_->linesize[i]) * (i == 0 ? f.height : (f.height + 1) / 2);
+  decodeNext_ = (decodeNext_ + 1) % kDecodeWindow;
+  if (catchUp) {
+    ++status_.caughtUpUnits;
+  } else if (picture) {
+    ++status_.pictures;
   }
-  f.capacity = f.bytesUsed;
-  f.sequence = unit.sequence;
-  f.keyframe = unit.keyframe;
-  f.wallClockMs = unit.wallClockMs;
-  f.times = unit.times;
-  f.times.mark(Stage::kConvert, end);
-  return &picture_;
-}
-
-void PassthroughPictures::share(const Frame& picture) {
-  if (picture.width != source_.width || picture.height != source_.height) {
-    if (!shareSizeWarned_) {
-      shareSizeWarned_ = true;
-      log::warn(source_.description, ": its H.264 decodes to ", picture.width, "x", picture.height,
-                " while its stream said ", source_.width, "x", source_.height,
-                "; the frame share is made for the latter and gets none of these pictures");
-    }
-    return;
-  }
-  WriteSlot slot = framesShare_->acquireWrite();
-  Frame frame = slot.frame();
-  copier_->convert(picture, frame);
-  frame.sequence = picture.sequence;
-  frame.keyframe = picture.keyframe;
-  frame.wallClockMs = picture.wallClockMs;
-  frame.times = picture.times;
-  framesShare_->commit(std::move(slot), frame);
+  return picture;
 }
 
 PassthroughDecodeStatus PassthroughPictures::status() const {

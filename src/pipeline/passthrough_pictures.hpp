@@ -11,9 +11,10 @@
 // decode is slower than the camera, a unit the decoder refuses) stops it until the next IDR. The decode
 // never delays the passthrough: the encode thread only queues each unit it sent (offer()).
 //
-// Each picture goes into the frame share first (I420 in host memory, copied once from the decoder's
-// picture), then to `picture` (the VP8 encode, the lower rungs). Its times are its unit's (capture, ingest)
-// with Stage::kConvert at the end of its decode.
+// The decoder (a PassthroughDecoder, made at each start) writes each picture into the frame share: libavcodec
+// into host I420 on the CPU, NVDEC into NV12 in VRAM on the GPU. The picture then goes to `picture` (the VP8
+// encode, which takes hostPicture(); the lower rungs). Its times are its unit's (capture, ingest) with
+// Stage::kConvert at the end of its decode.
 // Thread-safety: offer() from one thread (the encode thread); status() from any; `wanted` and `picture`
 // are called on the pictures thread. Ownership: borrows the frame share (the pipeline keeps it longer);
 // stop() (or the destructor) joins the thread before the pipeline takes the VP8 encode and the sinks away.
@@ -28,19 +29,12 @@
 #include <thread>
 #include <vector>
 
-#include "convert/converter.hpp"
 #include "core/bounded_queue.hpp"
-#include "encode/av_handles.hpp"
+#include "gpupath/passthrough_decoder.hpp"
 #include "zerohop/encoded_unit.hpp"
 #include "zerohop/pipeline.hpp"
 
 namespace zerohop {
-
-class Publisher;
-
-namespace rtsp {
-class H264CpuDecoder;
-}
 
 class PassthroughPictures {
  public:
@@ -52,14 +46,17 @@ class PassthroughPictures {
     /// True while a sink wants pixels (a VP8 viewer, a lower rung's viewer); the frame share's readers
     /// are counted here. Called once a unit.
     std::function<bool()> wanted;
-    /// Each unit's picture (I420, host memory, valid during the call), or null when none was made for
-    /// it (nothing wanted, or waiting for an IDR). Called once a unit.
+    /// Each unit's picture (the decoder's: host I420, or NV12 in VRAM; valid during the call), or null
+    /// when none was made for it (nothing wanted, or waiting for an IDR). Called once a unit.
     std::function<void(const Frame*)> picture;
   };
+  using DecoderFactory = std::function<std::unique_ptr<PassthroughDecoder>()>;
 
-  /// Opens libavcodec's H.264 decoder once to check it exists: throws Error(kUnsupported) if this FFmpeg
-  /// has none. `framesShare` (may be null): host I420 at `source`'s size.
-  PassthroughPictures(const SourceInfo& source, Publisher* framesShare, Hooks hooks);
+  /// Makes a decoder once to check one can be made: throws its Error (kUnsupported, kUnavailable) where
+  /// none can. `framesShare` (may be null): what the decoders write into (they are made to), or whose
+  /// readers want pictures.
+  PassthroughPictures(const SourceInfo& source, Publisher* framesShare, DecoderFactory makeDecoder,
+                      Hooks hooks);
   ~PassthroughPictures();
   PassthroughPictures(const PassthroughPictures&) = delete;
   PassthroughPictures& operator=(const PassthroughPictures&) = delete;
@@ -70,6 +67,9 @@ class PassthroughPictures {
   /// Ends the thread (what is queued is dropped); idempotent.
   void stop() noexcept;
   PassthroughDecodeStatus status() const;
+  /// The picture just handed to `picture`, in host memory (on the GPU: one download now), for the VP8
+  /// encode. Only from within `picture`, on the pictures thread. Throws Error.
+  const Frame* hostPicture();
 
  private:
   struct Item {
@@ -81,23 +81,18 @@ class PassthroughPictures {
   const Frame* decodeWanted(const EncodedUnitPtr& unit);
   const Frame* decodeOne(const EncodedUnit& unit, bool catchUp);
   void breakChain();
-  void stopDecoding();
-  void share(const Frame& picture);
 
   SourceInfo source_;
   Publisher* framesShare_;
+  DecoderFactory makeDecoder_;
   Hooks hooks_;
-  std::unique_ptr<FrameConverter> copier_;  // the picture into the share's slot (I420 to I420)
   BoundedQueue<Item> queue_;
   std::uint64_t offered_ = 0;  // offer()'s thread
 
   // The pictures thread's.
   std::uint64_t lastNumber_ = 0;
   std::vector<EncodedUnitPtr> gop_;  // the units since the last IDR, that IDR first; empty: none usable
-  std::unique_ptr<rtsp::H264CpuDecoder> decoder_;  // null while no picture is wanted
-  encode::AvFramePtr decoded_;                     // the last picture decoded
-  Frame picture_;                                  // decoded_ as a Frame, with its unit's times
-  bool shareSizeWarned_ = false;
+  std::unique_ptr<PassthroughDecoder> decoder_;  // null while no picture is wanted
   bool running_ = false;   // something wanted pictures at the last unit
   bool unusable_ = false;  // the stream cannot be decoded here (not 8-bit 4:2:0): never tried again
   std::int64_t lastErrorLogNs_ = 0;

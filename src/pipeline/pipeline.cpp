@@ -9,10 +9,12 @@
 #include "core/bounded_queue.hpp"
 #include "core/latency_stats.hpp"
 #include "core/setting_log.hpp"
+#include "cpu_passthrough_decoder.hpp"
 #include "encode_backlog.hpp"
 #include "encode_keyframe_requests.hpp"
 #include "frame_processor.hpp"
 #include "gpupath/cuda_scaler.hpp"
+#include "gpupath/nvdec_source.hpp"
 #include "keyframe_waits.hpp"
 #include "metrics_text.hpp"
 #include "passthrough_pictures.hpp"
@@ -26,6 +28,7 @@
 #include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
+#include "zerohop/nvenc.hpp"
 #include "zerohop/setting_error.hpp"
 #include "zerohop/share.hpp"
 
@@ -81,6 +84,7 @@ class Pipeline::Impl {
       throw Error(Errc::kUnsupported, info_.description + " delivers frames in GPU memory, which only the GPU path "
                                       "takes, and this runs the " + gpu.reason);
     }
+    if (passthrough) picturesDevice_ = nvdecDevice(device);
     if (!config_.shareName.empty()) openShares(passthrough, gpu);
     processor_ = makeFrameProcessor(config_, *source_, framesShare_.get(), gpu);
     encoderName_ = processor_->encoderName();
@@ -110,9 +114,9 @@ class Pipeline::Impl {
     sinks_.push_back(std::move(sink));
   }
 
-  /// The frame share (host I420 on the CPU path and in passthrough, where its pictures are decoded
-  /// beside it while a reader is attached; device NV12 on the GPU path) and the H.264 share: both owned
-  /// here, whichever path writes them.
+  /// The frame share (host I420 on the CPU path; device NV12 on the GPU path; in passthrough, where its
+  /// pictures are decoded beside it while a reader is attached, device NV12 from NVDEC where it works,
+  /// else host I420) and the H.264 share: both owned here, whichever path writes them.
   void openShares(bool passthrough, const GpuPathChoice& gpu) {
     auto units =
         std::make_shared<UnitShareSink>(config_.shareName + ".h264", Codec::kH264,
@@ -126,28 +130,54 @@ class Pipeline::Impl {
       log::info("sharing the sound as '", config_.shareName, ".opus' (", sound->publisher().socketPath(), ")");
       sinks_.push_back(std::move(sound));
     }
-    if (gpu.useGpu && !passthrough) {
+    const int shareDevice = passthrough ? picturesDevice_ : gpu.useGpu ? gpu.device : -1;
+    if (shareDevice >= 0) {
       framesShare_ = std::make_unique<Publisher>(
-          config_.shareName,
-          SlotLayout::deviceImages(GpuFramePath::deviceLayout(info_.width, info_.height), kShareSlots, gpu.device));
+          config_.shareName, SlotLayout::deviceImages(GpuFramePath::deviceLayout(info_.width, info_.height),
+                                                      kShareSlots, shareDevice));
     } else {
       framesShare_ = std::make_unique<Publisher>(
           config_.shareName, SlotLayout::images(computeLayout(PixelFormat::kI420, info_.width, info_.height, 64), kShareSlots));
     }
-    log::info("sharing frames (",
-              passthrough
-                  ? "I420 in host memory, the camera's H.264 decoded on the CPU while a reader is attached"
-              : gpu.useGpu ? "NV12 in GPU memory"
-                           : "I420 in host memory",
-              ") as '", config_.shareName, "' (", framesShare_->socketPath(), ") and H.264 as '",
-              config_.shareName, ".h264'");
+    const char* what =
+        !passthrough ? (gpu.useGpu ? "NV12 in GPU memory" : "I420 in host memory")
+        : shareDevice >= 0
+            ? "NV12 in GPU memory, the camera's H.264 decoded by NVDEC while a reader is attached"
+            : "I420 in host memory, the camera's H.264 decoded on the CPU while a reader is attached";
+    log::info("sharing frames (", what, ") as '", config_.shareName, "' (", framesShare_->socketPath(),
+              ") and H.264 as '", config_.shareName, ".h264'");
   }
 
   /// Passthrough's pictures: the camera's H.264 decoded beside it while the frame share has a reader or
   /// a sink wants VP8 or a lower rung, each picture then handed to the VP8 encode and the lower rungs
   /// (openRenditions); on the pictures thread
   /// (PassthroughPictures), so the decode never delays the units the viewers get.
+  /// Where passthrough's pictures are decoded: NVDEC on the plan's device where it works (the device
+  /// share then gets them with no trip through the CPU), else -1: the CPU.
+  static int nvdecDevice(const GpuDevicePlan& device) {
+    if (!device.usable) return -1;
+    try {
+      gpupath::requireNvdec(device.device);
+      return device.device;
+    } catch (const Error& e) {
+      log::info(
+          "passthrough: its pictures (for the frame share, VP8 viewers, lower rungs) are decoded on the "
+          "CPU: ",
+          e.what());
+      return -1;
+    }
+  }
+
   void openPassthroughPictures() {
+    PassthroughPictures::DecoderFactory decoders;
+    Publisher* share = framesShare_.get();
+    if (picturesDevice_ >= 0) {
+      decoders = [device = picturesDevice_, w = info_.width, h = info_.height, share] {
+        return gpupath::makeNvdecPassthroughDecoder(device, w, h, share);
+      };
+    } else {
+      decoders = [info = info_, share] { return makeCpuPassthroughDecoder(info, share); };
+    }
     PassthroughPictures::Hooks hooks;
     hooks.wanted = [this] {
       if (sinksWant(TrackKey{Codec::kVP8})) return true;
@@ -157,11 +187,24 @@ class Pipeline::Impl {
       return false;
     };
     hooks.picture = [this](const Frame* picture) {
-      if (vp8_) vp8_->offer(picture, sinksWant(TrackKey{Codec::kVP8}), vp8Keyframe_.exchange(false));
+      if (vp8_) {
+        const bool wanted = sinksWant(TrackKey{Codec::kVP8});
+        const Frame* host = nullptr;
+        try {
+          if (picture && wanted) host = pictures_->hostPicture();  // NVDEC's: one download
+        } catch (const Error& e) {
+          if (!vp8InputFailed_)
+            log::warn("passthrough: VP8 gets no copy of the picture (", e.what(),
+                      "); VP8 viewers lose frames");
+          vp8InputFailed_ = true;
+        }
+        vp8_->offer(host, wanted, vp8Keyframe_.exchange(false));
+      }
       if (renditions_) renditions_->encode(picture, renditionKeyframes_.exchange(0u));
     };
     try {
-      pictures_ = std::make_unique<PassthroughPictures>(info_, framesShare_.get(), std::move(hooks));
+      pictures_ = std::make_unique<PassthroughPictures>(info_, framesShare_.get(), std::move(decoders),
+                                                        std::move(hooks));
       vp8Unavailable_.clear();
     } catch (const Error& e) {
       picturesUnavailable_ = e.what();
@@ -231,9 +274,22 @@ class Pipeline::Impl {
           "renditions: rung 0 is the camera's own H.264 (a viewer is put on it once its estimate holds ",
           ladder_[0].maxKbps,
           " kb/s, rung 0's top rate: make it the camera's own); the lower rungs are "
-          "its pictures decoded beside the passthrough, scaled by libyuv and encoded by x264");
-      renditions_ =
-          std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
+          "its pictures decoded beside the passthrough, ",
+          picturesDevice_ >= 0 ? "scaled by CUDA and encoded by NVENC where it opens, else by x264"
+                               : "scaled by libyuv and encoded by x264");
+      if (picturesDevice_ < 0) {
+        renditions_ =
+            std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
+        return;
+      }
+      RenditionNvenc nvenc;
+      if (probeNvenc(picturesDevice_).available) {
+        nvenc.gpuDevice = picturesDevice_;
+        nvenc.memory = [device = picturesDevice_] { return makeVramAllocator(device); };
+      }
+      renditions_ = std::make_unique<RenditionEncodes>(
+          ladder_, std::move(rungs), makeCudaScaler(picturesDevice_), std::move(demand),
+          [device = picturesDevice_] { return makeIngestAllocator(device); }, std::move(nvenc));
       return;
     }
     if (dataPath_ == "cpu") {
@@ -559,8 +615,10 @@ class Pipeline::Impl {
   // paths, or where no decoder opens: picturesUnavailable_ says why).
   std::unique_ptr<PassthroughPictures> pictures_;
   std::string picturesUnavailable_;
+  int picturesDevice_ = -1;  // passthrough: the CUDA device whose NVDEC decodes its pictures; -1: the CPU
   std::atomic<bool> vp8Keyframe_{false};  // set by the encode thread, taken by the VP8 feeder
-  bool vp8InputFailed_ = false;   // encode thread only: the failure to copy a frame for VP8 was logged
+  bool vp8InputFailed_ =
+      false;  // the VP8 feeder's thread only: the failure to copy a frame for VP8 was logged
   std::vector<Rendition> ladder_;  // empty: one encode
   std::unique_ptr<RenditionEncodes>
       renditions_;  // the lower rungs (with a ladder); encode thread (passthrough: pictures thread)

@@ -3,7 +3,10 @@
 // offers what it sent. Nothing is decoded while nothing wants pictures; a start in the middle of a GOP hands
 // on that very unit's picture (the units since the IDR decoded first to catch up: no wait for the next IDR);
 // each picture is its unit's (timecode read back from the decoded pixels, times kept, convert stamped) and
-// goes into the frame share as I420; a unit not sent stops the pictures until the next IDR.
+// goes into the frame share; a unit not sent stops the pictures until the next IDR.
+// Built twice from this file: label unit with the CPU's decoder (libavcodec into host I420), label gpu
+// with NVDEC's (ZEROHOP_PICTURES_ON_GPU: NV12 in VRAM, into a device share; the timecodes read from
+// hostPicture()'s download), which skips saying why where NVDEC cannot be used.
 #include "passthrough_pictures.hpp"
 
 #include <gtest/gtest.h>
@@ -18,9 +21,12 @@
 #include <vector>
 
 #include "convert/converter.hpp"
+#include "cpu_passthrough_decoder.hpp"
+#include "gpupath/gpu_path.hpp"
 #include "test_image.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/encoder.hpp"
+#include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
 #include "zerohop/source.hpp"
 #include "zerohop/timecode.hpp"
@@ -32,6 +38,14 @@ using namespace std::chrono_literals;
 using testing::TestImage;
 
 constexpr std::uint32_t kW = 320, kH = 240;
+#ifdef ZEROHOP_PICTURES_ON_GPU
+#define PICTURES NvdecPassthroughPictures
+constexpr int kDevice = 0;
+constexpr MemoryKind kPictureMemory = MemoryKind::kDevice;
+#else
+#define PICTURES PassthroughPictures
+constexpr MemoryKind kPictureMemory = MemoryKind::kHost;
+#endif
 constexpr std::size_t kUnits = 60;  // IDRs at 0 and 30
 
 /// kUnits test-camera frames encoded by x264 (an IDR every 30), made once per process.
@@ -80,6 +94,33 @@ SourceInfo cameraInfo() {
   return info;
 }
 
+PassthroughPictures::DecoderFactory decoders(Publisher* share) {
+#ifdef ZEROHOP_PICTURES_ON_GPU
+  return [share] { return gpupath::makeNvdecPassthroughDecoder(kDevice, kW, kH, share); };
+#else
+  return [share] { return makeCpuPassthroughDecoder(cameraInfo(), share); };
+#endif
+}
+
+/// The frame share the decoder writes into: host I420, or on the GPU device NV12.
+SlotLayout shareLayout() {
+#ifdef ZEROHOP_PICTURES_ON_GPU
+  return SlotLayout::deviceImages(GpuFramePath::deviceLayout(kW, kH), 8, kDevice);
+#else
+  return SlotLayout::images(computeLayout(PixelFormat::kI420, kW, kH, 64), 8);
+#endif
+}
+
+/// Skips the test, saying why, where the decoder cannot be made (NVDEC without a device).
+#define ZEROHOP_REQUIRE_DECODER()                                                 \
+  do {                                                                            \
+    try {                                                                         \
+      decoders(nullptr)();                                                        \
+    } catch (const Error& e) {                                                    \
+      GTEST_SKIP() << "no decoder for passthrough's pictures here: " << e.what(); \
+    }                                                                             \
+  } while (0)
+
 /// Offers units one at a time and waits for the pictures thread to have handled each, recording what
 /// `picture` got: the timecode read back from it, or nothing.
 class Feeder {
@@ -93,16 +134,18 @@ class Feeder {
     hooks.picture = [this](const Frame* picture) {
       std::optional<Timecode> tc;
       if (picture) {
-        tc = readTimecode(*picture);
+        EXPECT_EQ(picture->memory, kPictureMemory);
+        const Frame* host = pictures_->hostPicture();
+        EXPECT_TRUE(host && host->memory != MemoryKind::kDevice) << "no host copy of the picture";
+        if (host) tc = readTimecode(*host);
         EXPECT_TRUE(tc) << "a picture whose timecode does not read back";
         EXPECT_GT(picture->times.at(Stage::kConvert), 0) << "the decode's end is stamped as convert";
-        EXPECT_EQ(picture->format, PixelFormat::kI420);
       }
       std::lock_guard lock(mutex_);
       got_.push_back(tc);
       cv_.notify_all();
     };
-    pictures_ = std::make_unique<PassthroughPictures>(cameraInfo(), share, std::move(hooks));
+    pictures_ = std::make_unique<PassthroughPictures>(cameraInfo(), share, decoders(share), std::move(hooks));
   }
 
   /// What the picture hook got for this unit (nullopt: no picture).
@@ -118,6 +161,7 @@ class Feeder {
     return got_.size() > before ? got_.back() : std::nullopt;
   }
   PassthroughDecodeStatus status() const { return pictures_->status(); }
+  PassthroughPictures& pictures() { return *pictures_; }
 
  private:
   std::mutex mutex_;
@@ -131,7 +175,8 @@ std::uint32_t timecodeSequence(const EncodedUnitPtr& unit) {
   return static_cast<std::uint32_t>(unit->sequence) & kTimecodeSeqMask;
 }
 
-TEST(PassthroughPictures, NothingIsDecodedWhileNothingWantsPictures) {
+TEST(PICTURES, NothingIsDecodedWhileNothingWantsPictures) {
+  ZEROHOP_REQUIRE_DECODER();
   const auto& units = cameraUnits();
   ASSERT_TRUE(units[0]->keyframe && units[30]->keyframe && !units[10]->keyframe);
   Feeder feeder;
@@ -148,10 +193,11 @@ TEST(PassthroughPictures, NothingIsDecodedWhileNothingWantsPictures) {
   EXPECT_EQ(s.pictures, 5u);
 }
 
-TEST(PassthroughPictures, AStartMidGopHandsOnThatUnitsPictureAtOnceAndSharesIt) {
+TEST(PICTURES, AStartMidGopHandsOnThatUnitsPictureAtOnceAndSharesIt) {
+  ZEROHOP_REQUIRE_DECODER();
   const auto& units = cameraUnits();
   const std::string name = "zh-pictures-" + std::to_string(::getpid());
-  Publisher share(name, SlotLayout::images(computeLayout(PixelFormat::kI420, kW, kH, 64), 8));
+  Publisher share(name, shareLayout());
   Feeder feeder(&share);
   for (std::size_t i = 0; i < 10; ++i) ASSERT_FALSE(feeder.offer(units[i], false));
   // A reader attaches: the share's readers want pictures without any hook saying so.
@@ -165,12 +211,15 @@ TEST(PassthroughPictures, AStartMidGopHandsOnThatUnitsPictureAtOnceAndSharesIt) 
     EXPECT_EQ(tc->sequence, timecodeSequence(units[i])) << "unit " << i << " got another unit's picture";
     auto f = reader.next(2s);
     ASSERT_TRUE(f) << "the share got no picture of unit " << i;
-    EXPECT_EQ(f->frame().format, PixelFormat::kI420);
     EXPECT_EQ(f->frame().sequence, units[i]->sequence);
     EXPECT_EQ(f->frame().captureNs(), units[i]->times.at(Stage::kCapture));
-    const auto shared = readTimecode(f->frame());
-    ASSERT_TRUE(shared) << "unit " << i;
-    EXPECT_EQ(shared->sequence, timecodeSequence(units[i]));
+    EXPECT_EQ(f->frame().memory, kPictureMemory);
+    if (f->frame().memory == MemoryKind::kHost) {  // the device share's pixels: the hook read them back
+      EXPECT_EQ(f->frame().format, PixelFormat::kI420);
+      const auto shared = readTimecode(f->frame());
+      ASSERT_TRUE(shared) << "unit " << i;
+      EXPECT_EQ(shared->sequence, timecodeSequence(units[i]));
+    }
     EXPECT_TRUE(f->valid());
   }
   const PassthroughDecodeStatus s = feeder.status();
@@ -181,7 +230,8 @@ TEST(PassthroughPictures, AStartMidGopHandsOnThatUnitsPictureAtOnceAndSharesIt) 
   EXPECT_GT(s.decodeMsP50, 0);
 }
 
-TEST(PassthroughPictures, AUnitNotSentStopsThePicturesUntilTheNextIdr) {
+TEST(PICTURES, AUnitNotSentStopsThePicturesUntilTheNextIdr) {
+  ZEROHOP_REQUIRE_DECODER();
   const auto& units = cameraUnits();
   Feeder feeder;
   for (std::size_t i = 0; i < kUnits; ++i) {
