@@ -2,13 +2,15 @@
 """How many cameras one `zerohop serve` carries on this machine's CPU (x264, no GPU).
 
   scripts/bench-cameras-cpu.py [--cameras 2,4,6,8] [--seconds 12] [--size 640x360] [--fps 30]
-                               [--rtsp [--hevc]] [--zerohop build/apps/zerohop/zerohop] [--out FILE]
+                               [--rtsp [--hevc | --readers]] [--zerohop build/apps/zerohop/zerohop] [--out FILE]
 
 --rtsp: the cameras are IP cameras instead, all playing one tests/rtsp/rtsp_clip_server.py (FFmpeg's RTP of a
 libx264 clip at --size/--fps, an IDR a second, over TCP), each passed through (no decode, no encode): what
 serve's RTSP ingest, timing and fan-out cost per camera. The clip server's own CPU (FFmpeg, Python) is not
 serve's and is not counted. --rtsp --hevc: H.265 cameras (a libx265 clip), each decoded by libavcodec on the CPU
-and encoded again by x264: what an H.265 camera costs without a GPU.
+and encoded again by x264: what an H.265 camera costs without a GPU. --rtsp --readers: passed through, and each
+camera's frame share read by a `zerohop tap` (serve --share): its H.264 is then also decoded beside the
+passthrough on the CPU (libavcodec), and the row adds what that decode costs (the tap's own CPU is not serve's).
 
 For each N: `zerohop serve --gpu off` with N built-in test cameras (--camera camK=test:SIZE@FPS), no
 viewer (every camera still converts and encodes every frame); after a 3 s warm-up, /stats is read at
@@ -76,7 +78,10 @@ def run_row(args, n):
     for k in range(n):
         source = f"rtsp://127.0.0.1:{args.rtsp_port}/cam{k}" if args.rtsp else f"test:{args.size}@{args.fps}"
         cmd += ["--camera", f"cam{k}={source}"]
+    if args.readers:
+        cmd += ["--share"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    taps = []
     try:
         limit = 15 + (n if args.rtsp else 0)  # an IP camera waits for its first IDR
         deadline = time.monotonic() + limit
@@ -92,11 +97,17 @@ def run_row(args, n):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the cameras did not all run within {limit:g} s")
             time.sleep(0.2)
+        for k in range(n if args.readers else 0):  # each reader keeps its camera's pictures decoded
+            taps.append(subprocess.Popen([args.zerohop, "tap", f"cam{k}", "--count", "1000000", "--timeout", "10"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         time.sleep(3)  # warm-up: encoders' first pictures
         a, cpu_a, t_a = stats(port), cpu_seconds(proc.pid), time.monotonic()
         time.sleep(args.seconds)
         b, cpu_b, t_b = stats(port), cpu_seconds(proc.pid), time.monotonic()
     finally:
+        for t in taps:
+            t.kill()
+            t.wait()
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(timeout=15)
@@ -104,7 +115,7 @@ def run_row(args, n):
             proc.kill()
     span = t_b - t_a
     before = {c["name"]: c for c in a["cameras"]}
-    fps, frames, drops, p50, p99 = [], 0, 0, [], []
+    fps, frames, drops, p50, p99, pictures, decode_ms = [], 0, 0, [], [], 0, []
     for c in b["cameras"]:
         c0 = before[c["name"]]
         df = c["frames"] - c0["frames"]
@@ -113,6 +124,10 @@ def run_row(args, n):
         drops += dropped(c) - dropped(c0)
         p50.append(c["total"]["p50_ms"])
         p99.append(c["total"]["p99_ms"])
+        d0, d1 = c0.get("passthrough_decode") or {}, c.get("passthrough_decode") or {}
+        pictures += d1.get("pictures", 0) - d0.get("pictures", 0)
+        if d1.get("pictures"):
+            decode_ms.append(d1["decode_ms"]["p50"])
     return {
         "cameras": n,
         "min_fps": min(fps),
@@ -120,6 +135,8 @@ def run_row(args, n):
         "p50": statistics.median(p50),
         "p99": statistics.median(p99),
         "cpu_pct_per_camera": 100.0 * (cpu_b - cpu_a) / span / n,
+        "pictures_per_s": pictures / span / n,
+        "decode_ms": statistics.median(decode_ms) if decode_ms else None,
     }
 
 
@@ -132,6 +149,8 @@ def main():
     ap.add_argument("--rtsp", action="store_true", help="IP cameras passed through, from one RTSP clip server")
     ap.add_argument("--hevc", action="store_true",
                     help="with --rtsp: H.265 cameras, each decoded by libavcodec and encoded again by x264")
+    ap.add_argument("--readers", action="store_true",
+                    help="with --rtsp: a frame-share reader per camera, so each is also decoded beside the passthrough")
     ap.add_argument("--zerohop", default="build/apps/zerohop/zerohop")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -158,17 +177,21 @@ def report(args):
         print(f"  {n} cameras: slowest {r['min_fps']:.1f} fps, {r['drop_pct']:.2f} % dropped", flush=True)
     cores = os.cpu_count()
     kind = (f"IP cameras {args.size}@{args.fps} H.265 decoded (libavcodec) and encoded again (x264), RTSP over TCP"
-            if args.rtsp and args.hevc else f"IP cameras {args.size}@{args.fps} H.264 passed through (RTSP over TCP)" if args.rtsp
+            if args.rtsp and args.hevc else f"IP cameras {args.size}@{args.fps} H.264 passed through (RTSP over TCP)"
+            + (", each read from its frame share: decoded beside the passthrough (libavcodec)" if args.readers else "")
+            if args.rtsp
             else f"x264, test cameras {args.size}@{args.fps}")
     lines = [f"### Cameras on the CPU ({cores} cores, {kind}, {args.seconds:g} s a row)", "",
              "| cameras | slowest camera fps | dropped | capture -> send p50 / p99 ms (median camera) "
-             "| CPU per camera (% of a core) |", "|---|---|---|---|---|"]
+             "| CPU per camera (% of a core) |" + (" pictures/s per camera | decode p50 ms |" if args.readers else ""),
+             "|---|---|---|---|---|" + ("---|---|" if args.readers else "")]
     carried = 0
     for r in rows:
         ok = r["min_fps"] >= 0.98 * args.fps and r["drop_pct"] <= 0.1
         carried = max(carried, r["cameras"]) if ok else carried
         lines.append(f"| {r['cameras']} | {r['min_fps']:.1f} | {r['drop_pct']:.2f} % | {r['p50']:.1f} / {r['p99']:.1f} "
-                     f"| {r['cpu_pct_per_camera']:.1f} |")
+                     f"| {r['cpu_pct_per_camera']:.1f} |" +
+                     (f" {r['pictures_per_s']:.1f} | {r['decode_ms'] or 0:.2f} |" if args.readers else ""))
     lines += ["", f"Carried (slowest >= {0.98 * args.fps:.1f} fps, <= 0.1 % dropped): {carried} cameras."]
     text = "\n".join(lines) + "\n"
     print("\n" + text)

@@ -15,8 +15,11 @@
 #   sound    serve --gpu N on the test camera without and with `--audio test`: capture -> decoded p50/p99
 #            of the bundle's zerohop-whep-receive (video only) for each, then zerohop-av-sync-receive (H.264 +
 #            Opus) against the one with sound: the marker frame against the click, after lip sync.
+#            RTSP_FORMAT=h264: the cameras passed through (no decode for the viewers), their pictures decoded
+#            by NVDEC beside the passthrough into the device rings while the taps read them.
 #   nvdec    the bundle's zerohop_nvdec_unit_test and zerohop_nvdec_source_test (from BUNDLE_EXTRA) on the
-#            committed clips of tests/gpu/data: NVDEC's H.264 and H.265 decodes bit-exact against libavcodec.
+#            committed clips of tests/gpu/data: NVDEC's H.264 and H.265 decodes bit-exact against libavcodec;
+#            zerohop_passthrough_pictures_gpu_test: passthrough's pictures by NVDEC (catch-up start, gaps).
 #            With CLIP an H.265 clip (.gpu-bundle/clip1080-hevc.mp4), part rtsp serves H.265 cameras
 #            decoded by NVDEC (GpuDecodeCodec::kH265).
 #   ladder   renditions on the GPU path (issue 40 item 3): the bundle's zerohop_gpu_path_test
@@ -39,7 +42,7 @@
 # GPU machine:  run(carry: [".gpu-bundle"], command: "bash scripts/gpu-pipeline-check.sh")
 #
 # Environment: OUT (default /tmp/gpu-pipeline-check), BUNDLE, CLIP (default .gpu-bundle/clip1080.mp4),
-# PARTS (default "rtsp stream sound"; "ladder" and "nvdec" too when named), RTSP_CAMERAS (16), RTSP_FORMAT (nv12: NVDEC; i420: libavcodec, the CPU path), STEADY (15 s), TAP_FRAMES (60), GPU_DEVICE (0),
+# PARTS (default "rtsp stream sound"; "ladder" and "nvdec" too when named), RTSP_CAMERAS (16), RTSP_FORMAT (nv12: NVDEC; i420: libavcodec, the CPU path; h264: passed through, pictures beside by NVDEC), STEADY (15 s), TAP_FRAMES (60), GPU_DEVICE (0),
 # PORT (18493), STREAM_ARGS (zerohop_frame_stream_bench; default --seconds 10 --rounds 2), RECEIVE_FRAMES (300),
 # AV_MARKERS (8), EXPECT_GPU.
 set -uo pipefail
@@ -132,11 +135,12 @@ if has_part rtsp; then
       http_get "http://127.0.0.1:$PORT/stats" > "$OUT/stats-$label-0.json"; t0=$(date +%s.%N); c0=$(awk '{print $14 + $15}' "/proc/$sp/stat")
       sleep "$STEADY"
       http_get "http://127.0.0.1:$PORT/stats" > "$OUT/stats-$label-1.json"; t1=$(date +%s.%N); c1=$(awk '{print $14 + $15}' "/proc/$sp/stat")
-      python3 - "$OUT/stats-$label-0.json" "$OUT/stats-$label-1.json" "$t0" "$t1" "$c0" "$c1" "$hz" "$expect_gpu" <<'PY' || status=1
+      python3 - "$OUT/stats-$label-0.json" "$OUT/stats-$label-1.json" "$t0" "$t1" "$c0" "$c1" "$hz" "$expect_gpu" "$RTSP_FORMAT" <<'PY' || status=1
 import json, sys
 a, b = (json.load(open(p))["cameras"] for p in sys.argv[1:3])
 t0, t1, c0, c1, hz = (float(x) for x in sys.argv[3:8])
 expect_gpu = sys.argv[8] == "1"
+want_path = "passthrough" if sys.argv[9] == "h264" else "gpu"
 before = {c["name"]: c for c in a}
 bad, rates = 0, []
 stage_names = []
@@ -158,7 +162,11 @@ for c in b:
     print(f"{c['name']:7} {c['path']:5} {rate:6.2f} {drops:6d} {source:6d} " +
           " ".join(cell(st.get(k, {})) for k in stage_names) + f" {cell(tot):>16}")
     problems = []
-    if expect_gpu and c["path"] != "gpu": problems.append(f"path {c['path']}")
+    if expect_gpu and c["path"] != want_path: problems.append(f"path {c['path']}")
+    if want_path == "passthrough":  # its pictures, decoded beside it while the tap reads (read after this)
+        d = c.get("passthrough_decode") or {}
+        print(f"  passthrough_decode: {d.get('decoder')}, available {d.get('available')} {d.get('unavailable', '')}")
+        if expect_gpu and "NVDEC" not in str(d.get("decoder")): problems.append(f"pictures decoded by {d.get('decoder')}")
     if rate < 0.95 * 30: problems.append(f"{rate:.2f} fps < 95 % of 30")
     if c.get("restarts"): problems.append(f"{c['restarts']} restarts")
     if problems:
@@ -287,7 +295,7 @@ fi
 
 if has_part nvdec; then
   step "nvdec: the NVDEC decoder on the committed clips (H.264 and H.265, bit-exact against libavcodec)"
-  for x in zerohop_nvdec_unit_test zerohop_nvdec_source_test; do
+  for x in zerohop_nvdec_unit_test zerohop_nvdec_source_test zerohop_passthrough_pictures_gpu_test; do
     if [[ -x $B/bin/$x ]]; then
       timeout 120 env "${bundle_env[@]}" ZEROHOP_NVDEC_DATA_DIR="$PWD/tests/gpu/data" "$B/bin/$x" > "$OUT/$x.txt" 2>&1
       grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|Failure|nvdec probe' "$OUT/$x.txt" | head -20
