@@ -141,7 +141,10 @@ class Feeder {
         EXPECT_TRUE(tc) << "a picture whose timecode does not read back";
         EXPECT_GT(picture->times.at(Stage::kConvert), 0) << "the decode's end is stamped as convert";
       }
-      std::lock_guard lock(mutex_);
+      std::unique_lock lock(mutex_);
+      entered_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return !held_; });  // hold(): a decode slower than the camera
       got_.push_back(tc);
       cv_.notify_all();
     };
@@ -161,11 +164,36 @@ class Feeder {
     return got_.size() > before ? got_.back() : std::nullopt;
   }
   PassthroughDecodeStatus status() const { return pictures_->status(); }
-  PassthroughPictures& pictures() { return *pictures_; }
+
+  /// The picture hook stalls the pictures thread, once it is next called, until release().
+  void hold(bool wanted) {
+    std::lock_guard lock(mutex_);
+    held_ = true;
+    entered_ = false;
+    wanted_ = wanted;
+  }
+  /// Offers a unit without waiting for it to be handled; `entered`: first wait until the thread stalls.
+  void offerNoWait(EncodedUnitPtr unit, bool entered = false) {
+    if (entered) {
+      std::unique_lock lock(mutex_);
+      EXPECT_TRUE(cv_.wait_for(lock, 10s, [&] { return entered_; })) << "the pictures thread never stalled";
+    }
+    pictures_->offer(std::move(unit));
+  }
+  /// Lets the thread go on and waits until the hook was called `calls` times in all; what it got.
+  std::vector<std::optional<Timecode>> release(std::size_t calls) {
+    std::unique_lock lock(mutex_);
+    held_ = false;
+    cv_.notify_all();
+    EXPECT_TRUE(cv_.wait_for(lock, 20s, [&] { return got_.size() >= calls; })) << got_.size() << " calls";
+    return got_;
+  }
 
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
+  bool held_ = false;
+  bool entered_ = false;
   bool wanted_ = false;
   std::vector<std::optional<Timecode>> got_;
   std::unique_ptr<PassthroughPictures> pictures_;
@@ -247,6 +275,37 @@ TEST(PICTURES, AUnitNotSentStopsThePicturesUntilTheNextIdr) {
   const PassthroughDecodeStatus s = feeder.status();
   EXPECT_EQ(s.starts, 2u);
   EXPECT_EQ(s.pictures, 15u + 30u);
+}
+
+// The pictures thread falls behind the camera (its hook stalls while 100 more units come; 90 wait at most):
+// the oldest queued go, the gap is counted once as `behind`, and the pictures stop until the next IDR, from
+// which each is its own unit's again. The passthrough (the offers) never waited.
+TEST(PICTURES, ADecodeSlowerThanTheCameraWaitsForTheNextIdrAndCountsIt) {
+  ZEROHOP_REQUIRE_DECODER();
+  const auto& units = cameraUnits();
+  Feeder feeder;
+  feeder.hold(true);
+  feeder.offerNoWait(units[0]);
+  const std::int64_t start = monotonicNs();
+  for (std::size_t k = 0; k < 100; ++k) feeder.offerNoWait(units[(1 + k) % kUnits], k == 0);
+  EXPECT_LT(monotonicNs() - start, 2'000'000'000) << "offering waited on the stalled pictures thread";
+  // Unit 0, then the 90 newest: items k = 10..99, units 11..59 and 0..40.
+  const auto got = feeder.release(91);
+  ASSERT_EQ(got.size(), 91u);
+  ASSERT_TRUE(got[0]) << "unit 0 (an IDR) has its picture";
+  for (std::size_t k = 10; k < 100; ++k) {
+    const std::size_t index = (1 + k) % kUnits;
+    const auto& tc = got[k - 9];
+    if (k < 29) {
+      EXPECT_FALSE(tc) << "unit " << index << " after the gap: no picture before the IDR at 30";
+    } else {
+      ASSERT_TRUE(tc) << "no picture for unit " << index << " (from the IDR at 30 on)";
+      EXPECT_EQ(tc->sequence, timecodeSequence(units[index]));
+    }
+  }
+  const PassthroughDecodeStatus s = feeder.status();
+  EXPECT_EQ(s.behind, 1u);
+  EXPECT_EQ(s.starts, 2u);
 }
 
 }  // namespace
