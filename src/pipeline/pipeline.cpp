@@ -148,10 +148,6 @@ class Pipeline::Impl {
               ") and H.264 as '", config_.shareName, ".h264'");
   }
 
-  /// Passthrough's pictures: the camera's H.264 decoded beside it while the frame share has a reader or
-  /// a sink wants VP8 or a lower rung, each picture then handed to the VP8 encode and the lower rungs
-  /// (openRenditions); on the pictures thread
-  /// (PassthroughPictures), so the decode never delays the units the viewers get.
   /// Where passthrough's pictures are decoded: NVDEC on the plan's device where it works (the device
   /// share then gets them with no trip through the CPU), else -1: the CPU.
   static int nvdecDevice(const GpuDevicePlan& device) {
@@ -168,6 +164,10 @@ class Pipeline::Impl {
     }
   }
 
+  /// Passthrough's pictures: the camera's H.264 decoded beside it while the frame share has a reader or
+  /// a sink wants VP8 or a lower rung, each picture then handed to the VP8 encode and the lower rungs
+  /// (openRenditions); on the pictures thread (PassthroughPictures), so the decode never delays the
+  /// units the viewers get.
   void openPassthroughPictures() {
     PassthroughPictures::DecoderFactory decoders;
     Publisher* share = framesShare_.get();
@@ -326,8 +326,10 @@ class Pipeline::Impl {
   void start() {
     // Congestion control: the viewers' target is bounded by the configured bitrate (in passthrough only with
     // a ladder: the camera's rate, which a viewer's estimate must hold for rung 0).
-    if (dataPath_ != "passthrough" || renditions_) {
+    if (dataPath_ != "passthrough") {
       viewers_->setMaxBitrate(config_.encoder.bitrateKbps);
+    } else if (renditions_) {
+      viewers_->setMaxBitrate(ladder_[0].maxKbps);
     }
     // Every sink's receivers ask for keyframes through keyframes_: of every encode, or (the WHEP
     // viewers) of the one encode the receiver takes, each encode's requests rate-limited on their own.
