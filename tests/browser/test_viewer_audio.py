@@ -8,7 +8,9 @@ Asserts over a 6 s window: the inbound-rtp audio counters grow (packetsReceived 
 in the video's MediaStream, video frames are decoded, and serve's /stats reports the audio track (packets
 encoded, units sent, the encode's ms per frame). Then a second peer connection of the same page offers the
 sound alone (one recvonly audio transceiver): it is answered 201 without a video section, Chromium decodes
-half a second of sound or more from it, and /stats lists that viewer with codec "none". Stops serve with
+a second of sound from it after its first half second with under 5 % concealed (the jitter buffer's start is
+not judged: under ASan beside this test, 43 ms of it once made 7.4 % of a half-second window), and /stats
+lists that viewer with codec "none". Stops serve with
 SIGINT and asserts it exits 0.
 
 usage: test_viewer_audio.py [--netns] ZEROHOP_BINARY
@@ -51,7 +53,9 @@ const done = arguments[arguments.length - 1];
   const answer = await r.text();
   if (r.status !== 201) { pc.close(); return done({status: r.status, answer}); }
   await pc.setRemoteDescription({type: 'answer', sdp: answer});
-  let samples = 0, concealed = 0, videoInbound = 0, codec = null;
+  // Judged over a window after the first half second of sound: the jitter buffer's start (what it conceals
+  // before it has filled) is not the steady playout this checks.
+  let samples = 0, concealed = 0, videoInbound = 0, start = null;
   const until = Date.now() + 10000;
   while (Date.now() < until) {
     await new Promise((r) => setTimeout(r, 200));
@@ -61,12 +65,14 @@ const done = arguments[arguments.length - 1];
       if (s.kind === 'audio') { samples = s.totalSamplesReceived || 0; concealed = s.concealedSamples || 0; }
       else videoInbound += 1;
     });
-    if (samples >= 24000) break;
+    if (start === null && samples >= 24000) start = {samples, concealed};
+    if (start !== null && samples >= start.samples + 48000) break;
   }
   const stats = await (await fetch('/stats')).json();
   const viewers = (stats.viewer_sessions || []).map((v) => v.codec);
   pc.close();
-  done({status: r.status, answer, samples, concealed, videoInbound, viewers});
+  done({status: r.status, answer, videoInbound, viewers, start,
+        samples: start ? samples - start.samples : 0, concealed: start ? concealed - start.concealed : 0});
 })().catch((e) => done({error: String(e)}));
 """
 
@@ -76,7 +82,9 @@ def check_sound_alone(driver, failures: list[str]) -> None:
     got = driver.execute_async_script(SOUND_ALONE_JS) or {}
     answer = got.get("answer") or ""
     samples, concealed = got.get("samples") or 0, got.get("concealed") or 0
-    print(f"sound alone: status {got.get('status')}, {samples} samples, {concealed} concealed, "
+    start = got.get("start") or {}
+    print(f"sound alone: status {got.get('status')}, after its first {start.get('samples')} samples "
+          f"({start.get('concealed')} concealed at the start) {samples} samples, {concealed} concealed, "
           f"{got.get('videoInbound')} video inbound-rtp, /stats viewer codecs {got.get('viewers')}"
           + (f", error {got['error']}" if got.get("error") else ""))
     if got.get("status") != 201:
@@ -84,8 +92,9 @@ def check_sound_alone(driver, failures: list[str]) -> None:
         return
     if "m=video" in answer:
         failures.append("the answer to an offer of the sound alone has a video section")
-    if samples < 24000:
-        failures.append(f"Chromium decoded {samples} samples of the sound alone in 10 s, want >= 24000")
+    if samples < 48000:
+        failures.append(f"Chromium decoded {samples} samples of the sound alone in 10 s after its first half "
+                        "second, want >= 48000")
     elif concealed / samples >= 0.05:
         failures.append(f"{100 * concealed / samples:.1f} % of the sound alone concealed, want < 5 %")
     if (got.get("videoInbound") or 0) != 0:
