@@ -9,6 +9,11 @@
 # waits for the producer, ImportOptions::gpuWait; run again with --host-wait beside it), checks the PNG (every pixel grey:
 # R = G = B, one value, as the publisher's flat frames give), and for comparison the C reader's
 # capture -> host hand-off of the same publisher (c_reader, CUDA: a host-side figure, not the GPU's).
+# The like-for-like comparison (issue 39's "committed -> sampled at most 1.1x the CUDA reader's"):
+# bench/textures' zerohop_cuda_sampler reads the same publisher the way vulkan_reader does (next(), the
+# producer's event waited on by its stream, one kernel NV12 -> RGBA into its own image, the host waits
+# for it), with the default CUDA scheduling and spinning (--spin); vulkan_reader also runs with --spin
+# (its fence polled); a table puts each reader's committed -> sampled p50/p99, wake and draw side by side.
 #
 # With .deps/gl-headers (below) it also builds examples/gl_reader and runs it on the same rings: the ring's fd
 # imported into OpenGL through EGL (GL_EXT_memory_object_fd, examples/gl_reader/device_ring_gl.hpp), its own
@@ -90,6 +95,10 @@ cmake -S examples/vulkan_reader -B "$BUILD_DIR/ex-vulkan_reader" -DCMAKE_PREFIX_
   cmake --build "$BUILD_DIR/ex-vulkan_reader" >>"$OUT/ex-vulkan_reader.log" 2>&1 ||
   { tail -30 "$OUT/ex-vulkan_reader.log"; exit 3; }
 readers=(vulkan_reader)
+sampler_cfg=(-S bench/textures -B "$BUILD_DIR/cuda-sampler" -DCMAKE_PREFIX_PATH="$prefix")
+[[ -n "${CUDA_ARCHS:-}" ]] && sampler_cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+cmake "${sampler_cfg[@]}" >"$OUT/cuda-sampler.log" 2>&1 && cmake --build "$BUILD_DIR/cuda-sampler" >>"$OUT/cuda-sampler.log" 2>&1 ||
+  fail "bench/textures (zerohop_cuda_sampler) did not build: $(grep -m3 -E 'error|Could NOT' "$OUT/cuda-sampler.log")"
 gl_headers=$PWD/.deps/gl-headers
 egl_lib=$(ldconfig -p | awk '/libEGL\.so\.1 /{print $NF; exit}')
 opengl_lib=$(ldconfig -p | awk '/libOpenGL\.so\.0 /{print $NF; exit}')
@@ -124,7 +133,7 @@ read_share() {
 step "device frames from the C publisher into ${readers[*]}"
 run_dir=$(mktemp -d /tmp/zh-gpu-tex-XXXXXX)
 chmod 700 "$run_dir"
-frames=$(( (SECONDS_READ + 10) * 30 ))  # 30 fps: outlasts both readers
+frames=$(( (SECONDS_READ + 5) * 30 * 8 ))  # 30 fps: outlasts the eight reader runs below
 XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" texcam device "$frames" >"$OUT/c_publisher.log" 2>&1 &
 pub=$!
 for _ in $(seq 100); do [[ -S $run_dir/zerohop/texcam.sock ]] && break; sleep 0.1; done
@@ -175,6 +184,38 @@ if [[ " ${readers[*]} " == *" vulkan_reader "* && -f $OUT/vk-device.out ]]; then
       "$(grep -o 'import_us_p50=[0-9.]*' "$OUT/$t.out")"
   done
 fi
+
+# The CUDA reader doing the renderers' work, and vulkan_reader polling its fence, on the same publisher.
+if [[ -x $BUILD_DIR/cuda-sampler/zerohop_cuda_sampler ]]; then
+  for mode in default spin; do
+    echo "-- zerohop_cuda_sampler ($mode)"
+    args=(); [[ $mode == spin ]] && args=(--spin)
+    XDG_RUNTIME_DIR=$run_dir timeout $((SECONDS_READ + 30)) "$BUILD_DIR/cuda-sampler/zerohop_cuda_sampler" texcam \
+      --seconds "$SECONDS_READ" "${args[@]}" >"$OUT/cuda-$mode.out" 2>&1 || fail "zerohop_cuda_sampler $mode: $(tail -2 "$OUT/cuda-$mode.out")"
+    cat "$OUT/cuda-$mode.out"
+  done
+fi
+if [[ " ${readers[*]} " == *" vulkan_reader "* ]]; then
+  echo "-- vulkan_reader --spin --twice (GPU wait, the fence polled, each frame drawn again)"
+  read_share vulkan_reader texcam vk-device-spin --spin --twice
+  echo "-- vulkan_reader --spin --twice --queue compute (the same on a compute-only queue)"
+  read_share vulkan_reader texcam vk-device-spin-compute --spin --twice --queue compute
+fi
+step "committed -> sampled, side by side (C publisher, 1280x720 NV12, same run)"
+printf '%-28s %10s %10s %10s %10s %10s %8s\n' reader p50_us p99_us wake_us draw_us redraw_us ratio
+base=$(grep -o 'committed_to_sampled_us_p50=[0-9.]*' "$OUT/cuda-default.out" 2>/dev/null | cut -d= -f2)
+for t in cuda-default cuda-spin vk-device vk-device-hostwait vk-device-spin vk-device-spin-compute gl-device; do
+  f=$OUT/$t.out
+  [[ -f $f ]] || continue
+  line=$(grep '^ring=' "$f") || continue
+  line+=" $(grep '^queue=' "$f")"
+  val() { grep -o "$1=[0-9.]*" <<<"$line" | cut -d= -f2; }
+  p50=$(val committed_to_sampled_us_p50)
+  ratio=$([[ -n $base && -n $p50 ]] && awk -v a="$p50" -v b="$base" 'BEGIN{printf "%.2fx", a/b}')
+  printf '%-28s %10s %10s %10s %10s %10s %8s\n' "$t" "$p50" "$(val p99)" "$(val wake_us_p50)" "$(val draw_us_p50)" \
+    "$(val redraw_us_p50)" "$ratio"
+done
+echo "(ratio: p50 over zerohop_cuda_sampler's with the default scheduling)"
 
 step "for comparison: the C reader (CUDA) on the same publisher, capture -> host hand-off"
 XDG_RUNTIME_DIR=$run_dir timeout 30 "$BUILD_DIR/ex-c_reader/c_reader" texcam 90 >"$OUT/c_reader.out" 2>&1

@@ -10,9 +10,10 @@
 // Each frame: the slot as a GL_R8UI texture buffer, one full-screen triangle whose fragment shader
 // converts the frame's YUV (I420, NV12, YUYV, UYVY) into an RGBA8 texture this program owns, a fence
 // sync the program waits on before it gives the slot back. The last two lines:
-//   ring=host|device committed_to_sampled_us_p50=X p99=Y
+//   ring=host|device committed_to_sampled_us_p50=X p99=Y wake_us_p50=W draw_us_p50=D
 //   frames=N copied_bytes=M import_us_p50=X
-// (committed_to_sampled: the publisher's commit to the draw's fence; import_us: host time to make the
+// (committed_to_sampled: the publisher's commit to the draw's fence; wake: commit -> next() returned;
+// draw: the draw's first call -> its fence; import_us: host time to make the
 // frame's buffer object: the import (with the ready wait on a device ring), or the copy).
 // GL_EXT_memory_object_fd takes file descriptors that Vulkan or CUDA exported (device rings), not a
 // host pointer, so host rings do not use it: docs/textures.md. --raw and the timecode need a host ring.
@@ -271,7 +272,7 @@ int main(int argc, char** argv) try {
   std::vector<std::uint8_t> hostCopy;    // a device frame's bytes on the copy path, reused frame to frame
   std::uint32_t width = 0, height = 0;
   bool onDevice = false;
-  std::vector<double> importUs, sampledUs;
+  std::vector<double> importUs, sampledUs, wakeUs, drawUs;  // + commit -> next() returned; draw -> fence
   std::uint64_t frames = 0, copiedBytes = 0, overrun = 0;
   std::optional<zerohop::Timecode> drawnTimecode;
   std::uint64_t drawnSeq = 0;
@@ -289,6 +290,7 @@ int main(int argc, char** argv) try {
     }
     const zerohop::Frame& f = shared->frame();
     const std::int64_t committedNs = shared->publishNs();
+    wakeUs.push_back((zerohop::monotonicNs() - committedNs) / 1e3);
     onDevice = f.memory == zerohop::MemoryKind::kDevice;
     if (onDevice && !rawPath.empty()) fail(zerohop::Errc::kInvalidArgument, "--raw needs a host ring");
     std::optional<zerohop::Timecode> tc;
@@ -383,6 +385,7 @@ int main(int argc, char** argv) try {
     if (f.width != width || f.height != height)
       fail(zerohop::Errc::kUnsupported, "the share's frame size changed");
 
+    const std::int64_t drawStart = zerohop::monotonicNs();
     glActiveTexture(GL_TEXTURE0);
     uniform("width", f.width);
     uniform("height", f.height);
@@ -400,7 +403,9 @@ int main(int argc, char** argv) try {
     glDeleteSync(fence);
     if (waited != GL_ALREADY_SIGNALED && waited != GL_CONDITION_SATISFIED)
       fail(zerohop::Errc::kTimeout, "glClientWaitSync: the draw did not finish within 10 s");
-    sampledUs.push_back((zerohop::monotonicNs() - committedNs) / 1e3);
+    const std::int64_t drawn = zerohop::monotonicNs();
+    drawUs.push_back((drawn - drawStart) / 1e3);
+    sampledUs.push_back((drawn - committedNs) / 1e3);
     if (const GLenum err = glGetError(); err != GL_NO_ERROR) {
       char hex[16];
       std::snprintf(hex, sizeof hex, "0x%x", err);
@@ -443,11 +448,14 @@ int main(int argc, char** argv) try {
   deviceGl.reset();  // its slots' buffer objects and the imported ring, before the context goes
   std::sort(importUs.begin(), importUs.end());
   std::sort(sampledUs.begin(), sampledUs.end());
+  std::sort(wakeUs.begin(), wakeUs.end());
+  std::sort(drawUs.begin(), drawUs.end());
   std::printf("path=%s%s%s\n", copiedBytes ? "copy" : "import",
               refusal.empty() ? "" : " reason=", refusal.c_str());
-  std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f\n", onDevice ? "device" : "host",
-              sampledUs[sampledUs.size() / 2],
-              sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);
+  std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f wake_us_p50=%.1f draw_us_p50=%.1f\n",
+              onDevice ? "device" : "host", sampledUs[sampledUs.size() / 2],
+              sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)],
+              wakeUs[wakeUs.size() / 2], drawUs[drawUs.size() / 2]);
   std::printf(
       "drawn seq=%llu intact=%d timecode_seq=%ld timecode_ms=%lld overrun=%llu size=%ux%u format=%s "
       "matrix=%s range=%s\n",

@@ -2,21 +2,27 @@
 // host rings through VK_EXT_external_memory_host, device rings from their CUDA VMM fd through
 // VK_KHR_external_memory_fd; one counted copy where the driver refuses), and writes the last frame it
 // drew as a PNG:
-//   vulkan_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--raw RAW]
+//   vulkan_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--spin] [--queue first|compute]
+//                 [--twice] [--raw RAW]
 // --copy forces the copy path (ImportOptions::forceCopy). Device rings: where the GPU exports timeline
 // semaphores the dispatch waits on the producer's write on the GPU (ImportOptions::gpuWait: this
 // thread never waits for it); --host-wait makes import() wait on the host instead, to compare; the
-// line wait=gpu|host says which ran. --raw also writes the drawn frame's planes
-// as the CPU read them from the ring (rows of the image's width, planes one after another), so a test
-// can compare the PNG with the frame. Each frame: import, one compute dispatch
-// that converts the frame's YUV (I420, NV12, YUYV, UYVY) into an RGBA image this program owns, wait
-// for its fence, check the lease was not overrun, release the frame. Last line:
+// line wait=gpu|host says which ran. --spin polls the dispatch's fence (vkGetFenceStatus) instead of
+// sleeping in vkWaitForFences, as a CUDA reader spins on its stream. The dispatch goes to the first
+// queue family that computes (graphics too, on most GPUs); --queue compute picks a compute-only family
+// where the device has one (the line queue= says which); --twice draws each frame again and prints that
+// draw's time (redraw_us_p50: the submission's own cost, the GPU already on this context). --raw also writes
+// the drawn frame's planes as the CPU read them from the ring (rows of the image's width, planes one after
+// another), so a test can compare the PNG with the frame. Each frame: import, one compute dispatch that
+// converts the frame's YUV (I420, NV12, YUYV, UYVY) into an RGBA image this program owns, wait for its fence,
+// check the lease was not overrun, release the frame. Last line:
 //   frames=N copied_bytes=M import_us_p50=X
 // (import_us: host time of the importer's import(), what a render thread spends per frame; on a device
-// ring it includes the wait for the frame's ready event). The line before it,
-// ring=host|device committed_to_sampled_us_p50=X p99=Y, is the publisher's commit to the end of the dispatch
-// that read the frame. --raw and the timecode line need a host ring (the CPU reads the frame). Vulkan device:
-// the first one, or $ZEROHOP_VK_DEVICE (an index); lavapipe (Mesa) runs it on the CPU.
+// ring it includes the wait for the frame's ready event). A line before it,
+// ring=host|device committed_to_sampled_us_p50=X p99=Y wake_us_p50=W draw_us_p50=D fence=wait|spin, is the
+// publisher's commit to the end of the dispatch that read the frame (wake: commit -> next() returned;
+// draw: submit -> the fence seen signalled). --raw and the timecode line need a host ring (the CPU reads the
+// frame). Vulkan device: the first one, or $ZEROHOP_VK_DEVICE (an index); lavapipe (Mesa) runs it on the CPU.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -86,6 +92,9 @@ struct Renderer {
   bool hostImport = false;
   bool deviceImport = false;
   bool gpuWait = false;  // timeline semaphores exported as opaque fds: ImportOptions::gpuWait
+  bool spinOnFence = false;       // --spin: poll the dispatch's fence instead of vkWaitForFences
+  bool computeQueue = false;      // --queue compute: a compute-only family where there is one
+  bool computeOnlyQueue = false;  // the queue chosen has no graphics bit
   std::uint32_t queueFamily = 0;
   VkQueue queue = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
@@ -161,12 +170,17 @@ struct Renderer {
     vkGetPhysicalDeviceQueueFamilyProperties(physical, &qn, nullptr);
     std::vector<VkQueueFamilyProperties> families(qn);
     vkGetPhysicalDeviceQueueFamilyProperties(physical, &qn, families.data());
+    // The first family that computes (graphics too, on most GPUs); --queue compute: a compute-only
+    // family where there is one (an async compute queue, which carries no graphics state).
     queueFamily = qn;
-    for (std::uint32_t i = 0; i < qn; ++i)
-      if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-        queueFamily = i;
-        break;
-      }
+    for (int pass = computeQueue ? 0 : 1; pass < 2 && queueFamily == qn; ++pass)
+      for (std::uint32_t i = 0; i < qn; ++i)
+        if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+            (pass == 1 || !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))) {
+          queueFamily = i;
+          break;
+        }
+    computeOnlyQueue = queueFamily < qn && !(families[queueFamily].queueFlags & VK_QUEUE_GRAPHICS_BIT);
     if (queueFamily == qn)
       throw zerohop::Error(zerohop::Errc::kUnsupported, "the Vulkan device has no compute queue");
 
@@ -312,7 +326,16 @@ struct Renderer {
       si.pWaitDstStageMask = &stage;
     }
     check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
-    check(vkWaitForFences(device, 1, &fence, VK_TRUE, 10'000'000'000ull), "vkWaitForFences (10 s)");
+    if (spinOnFence) {  // --spin: poll the fence, as a CUDA reader spins on its stream
+      const auto giveUp = std::chrono::steady_clock::now() + 10s;
+      VkResult r;
+      while ((r = vkGetFenceStatus(device, fence)) == VK_NOT_READY &&
+             std::chrono::steady_clock::now() < giveUp) {
+      }
+      check(r, "vkGetFenceStatus (10 s)");
+    } else {
+      check(vkWaitForFences(device, 1, &fence, VK_TRUE, 10'000'000'000ull), "vkWaitForFences (10 s)");
+    }
     check(vkResetFences(device, 1, &fence), "vkResetFences");
   }
 
@@ -415,12 +438,20 @@ int main(int argc, char** argv) try {
   std::string rawPath;
   zv::ImportOptions options;
   bool hostWait = false;
+  bool spin = false, twice = false;
+  std::string queue = "first";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--copy")
       options.forceCopy = true;
     else if (a == "--host-wait")
       hostWait = true;
+    else if (a == "--spin")
+      spin = true;
+    else if (a == "--queue" && i + 1 < argc)
+      queue = argv[++i];
+    else if (a == "--twice")
+      twice = true;
     else if (a == "--raw" && i + 1 < argc)
       rawPath = argv[++i];
     else if (a == "--seconds" && i + 1 < argc)
@@ -428,16 +459,21 @@ int main(int argc, char** argv) try {
     else
       positional.push_back(a);
   }
-  if (positional.size() != 2 || seconds <= 0) {
-    std::fprintf(stderr, "usage: %s SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--raw RAW]\n",
-                 argv[0]);
+  if (positional.size() != 2 || seconds <= 0 || (queue != "compute" && queue != "first")) {
+    std::fprintf(
+        stderr,
+        "usage: %s SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--spin] [--queue first|compute] "
+        "[--twice] [--raw RAW]\n",
+        argv[0]);
     return 2;
   }
   zerohop::SubscribeOptions so;
   so.waitForPublisher = 5s;
   zerohop::Subscriber sub(positional[0], so);
   Renderer vk;
+  vk.computeQueue = queue == "compute";
   vk.open();
+  vk.spinOnFence = spin;
   // A host ring's frames come in place through the host-pointer import, a device ring's through its fd.
   const bool onDevice = sub.info().memory == zerohop::MemoryKind::kDevice;
   std::optional<zv::HostFrameImporter> hostImporter;
@@ -451,7 +487,8 @@ int main(int argc, char** argv) try {
     throw zerohop::Error(zerohop::Errc::kInvalidArgument, "--raw reads the frame on the CPU: host shares only");
   std::vector<double> sampledUs;  // the publisher's commit -> the dispatch that read the frame completed
 
-  std::vector<double> importUs;
+  std::vector<double> importUs, wakeUs, drawUs;  // commit -> next() returned; import(); submit -> fence
+  std::vector<double> redrawUs;                  // --twice: the same frame's second draw
   std::uint64_t overrun = 0;
   std::optional<zerohop::Timecode> drawnTimecode;  // read from the ring by the CPU, to compare with the PNG
   std::uint64_t drawnSeq = 0;
@@ -473,14 +510,22 @@ int main(int argc, char** argv) try {
     std::vector<std::uint8_t> raw;  // --raw: the planes as the CPU reads them, checked intact below
     if (!rawPath.empty()) raw = planeBytes(shared->frame());
     const std::int64_t t0 = zerohop::monotonicNs();
+    wakeUs.push_back((t0 - committedNs) / 1e3);
     zv::FrameBuffer fb =
         onDevice ? deviceImporter->import(std::move(*shared)) : hostImporter->import(std::move(*shared));
     importUs.push_back((zerohop::monotonicNs() - t0) / 1e3);
     if (vk.image == VK_NULL_HANDLE) vk.makeTarget(fb.frame().width, fb.frame().height);
     if (fb.frame().width != vk.width || fb.frame().height != vk.height)
       throw zerohop::Error(zerohop::Errc::kUnsupported, "the share's frame size changed");
+    const std::int64_t t1 = zerohop::monotonicNs();
     vk.draw(fb);  // waits for the dispatch's fence: the GPU is done reading the frame
-    sampledUs.push_back((zerohop::monotonicNs() - committedNs) / 1e3);
+    const std::int64_t t2 = zerohop::monotonicNs();
+    drawUs.push_back((t2 - t1) / 1e3);
+    sampledUs.push_back((t2 - committedNs) / 1e3);
+    if (twice) {  // the submission's own cost, the GPU already on this context and the frame written
+      vk.draw(fb);
+      redrawUs.push_back((zerohop::monotonicNs() - t2) / 1e3);
+    }
     drawnIntact = fb.valid();
     if (!drawnIntact) ++overrun;
     drawnTimecode = tc;
@@ -509,8 +554,19 @@ int main(int argc, char** argv) try {
         "wait=%s%s%s\n", deviceImporter->gpuWaiting() ? "gpu" : "host",
         deviceImporter->gpuWaitRefusal().empty() ? "" : " reason=", deviceImporter->gpuWaitRefusal().c_str());
   std::sort(sampledUs.begin(), sampledUs.end());
-  std::printf("ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f\n", onDevice ? "device" : "host", sampledUs[sampledUs.size() / 2],
-              sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)]);
+  std::sort(wakeUs.begin(), wakeUs.end());
+  std::sort(drawUs.begin(), drawUs.end());
+  std::printf(
+      "ring=%s committed_to_sampled_us_p50=%.1f p99=%.1f wake_us_p50=%.1f draw_us_p50=%.1f fence=%s\n",
+      onDevice ? "device" : "host", sampledUs[sampledUs.size() / 2],
+      sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)], wakeUs[wakeUs.size() / 2],
+      drawUs[drawUs.size() / 2], spin ? "spin" : "wait");
+  std::printf("queue=%s", vk.computeOnlyQueue ? "compute" : "graphics+compute");
+  if (!redrawUs.empty()) {
+    std::sort(redrawUs.begin(), redrawUs.end());
+    std::printf(" redraw_us_p50=%.1f", redrawUs[redrawUs.size() / 2]);
+  }
+  std::printf("\n");
   std::printf(
       "drawn seq=%llu intact=%d timecode_seq=%ld timecode_ms=%lld overrun=%llu size=%ux%u format=%s "
       "matrix=%s range=%s\n",
