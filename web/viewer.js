@@ -678,8 +678,9 @@ window.zerohop = {
       + (num(mine.loss_pct) !== null ? ` · loss ${mine.loss_pct.toFixed(1)} %` : '')
       + (num(mine.rtt_ms) !== null ? ` · RTT ${Math.round(mine.rtt_ms)} ms` : '') : '–';
     // Renditions: the rung this viewer's track takes now, as "720p / 2.5 Mb/s" (its picture height and
-    // that rung's encode rate), and its moves between rungs.
-    const rungs = Array.isArray(cam.renditions) ? cam.renditions : [];
+    // that rung's encode rate), and its moves between rungs; a VP8 viewer's are the ladder's VP8 encodes.
+    const ladder = mine && mine.codec === 'VP8' ? cam.vp8_renditions : cam.renditions;
+    const rungs = Array.isArray(ladder) ? ladder : [];
     const rung = mine && num(mine.rung) !== null ? rungs[mine.rung] : null;
     const rate = (v) => (num(v) === null ? '–' : v >= 1000 ? `${(v / 1000).toFixed(1)} Mb/s` : `${Math.round(v)} kb/s`);
     zh.rendition = rung ? {rung: mine.rung, rungs: rungs.length, width: rung.width, height: rung.height,

@@ -120,13 +120,14 @@ struct PassthroughDecodeStatus {
 /// One rung of the camera's ladder of renditions (PipelineConfig::renditions): rung 0 is the main encode.
 struct RenditionStatus {
   Rendition size;                 ///< its picture size and bitrate range
+  Codec codec = Codec::kH264;     ///< the codec of this encode of the rung (VP8: for receivers without H.264)
   bool running = false;           ///< a receiver takes it now, so it is encoded (rung 0: always)
   std::uint64_t starts = 0;       ///< times its encoder opened (lower rungs)
   std::uint64_t units = 0;        ///< units it made, over every run
   std::uint64_t keyframes = 0;    ///< of those, keyframes (IDR: its start, its interval, forced)
   std::uint64_t keyframesForced = 0;  ///< keyframes forced by its own receivers' requests (rung 0: keyframesForced)
   std::uint32_t encoderKbps = 0;  ///< the rate its running encoder codes for; 0 while it does not run
-  std::string encoder;  ///< its running encoder ("libx264", "h264_nvenc"); empty while it does not run
+  std::string encoder;  ///< its running encoder ("libx264", "h264_nvenc", "libvpx"); empty while stopped
   std::int64_t encodeCpuNs = 0;   ///< encode thread CPU time of its scaling and encoding (lower rungs)
   std::size_t viewers = 0;        ///< viewers whose track takes its units now
   std::uint64_t switches = 0;     ///< viewers' moves onto it (at its keyframe), ended viewers' included
@@ -174,6 +175,8 @@ struct PipelineStatus {
   Vp8EncodeStatus vp8;            ///< the second encode, for viewers without H.264
   PassthroughDecodeStatus passthroughDecode;  ///< passthrough's pictures (dataPath "passthrough")
   std::vector<RenditionStatus> renditions;  ///< the ladder, rung 0 first; empty: none (one encode)
+  /// The same ladder's VP8 encodes (rung 0: the VP8 encode, `vp8`); empty where VP8 has no ladder.
+  std::vector<RenditionStatus> vp8Renditions;
   KeyframeWaitStatus keyframeWait;  ///< viewers' waits for an IDR the source could not be asked for
   RecordingStatus recording;        ///< PipelineConfig::recordPath's file(s)
   /// Passthrough: camera units not sent because one they refer to was lost (dropped by the queue or

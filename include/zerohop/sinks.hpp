@@ -53,6 +53,9 @@ struct SinkSetup {
   /// The camera's ladder, rung 0 first; one rung or none: no ladder, only rung 0's units come. A sink
   /// that switches each receiver between rungs (the WHEP viewers) keeps it.
   std::vector<Rendition> ladder;
+  /// The ladder's lower rungs are made in VP8 too (TrackKey{kVP8, rung}), for receivers without H.264;
+  /// false: VP8 comes at rung 0 only.
+  bool vp8Ladder = false;
   /// The codecs besides H.264 this pipeline cannot make, each with why (VP8 of a passed-through camera
   /// where no decoder opens: "the camera's H.264 is passed through and cannot be decoded here (...)"); a
   /// sink may tell its receivers (a WHEP offer with VP8 only is refused with that text).

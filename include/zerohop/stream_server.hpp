@@ -137,8 +137,9 @@ struct ViewerStats {
   /// The target of the encode it receives (its codec's: the weakest viewer of that codec); -1: none
   /// (congestion control off, or no maximum set).
   double encodeTargetKbps = -1;
-  /// H.264 with a ladder of renditions (UnitSink::setRenditions): the rung whose units it receives now
-  /// (0 = full size) and how often it moved between rungs; -1 / 0: VP8, or before its first unit.
+  /// The rung of the ladder of renditions whose units it receives now (0 = full size; VP8 viewers too,
+  /// where the rungs are made in VP8) and how often it moved between rungs; -1 / 0: before its first unit,
+  /// or the sound alone.
   int rung = -1;
   std::uint64_t rungSwitches = 0;
   /// Packets from this viewer dropped unread, before SRTP decryption: any RTP (serve only sends) and
@@ -191,6 +192,8 @@ class ZEROHOP_API WhepStream : public UnitSink {
   /// With a ladder: per rung (rung 0 first), the moves of this stream's viewers onto it so far (each at
   /// the rung's keyframe), ended viewers' included; empty without a ladder.
   virtual std::vector<std::uint64_t> rungSwitches() const { return {}; }
+  /// The same for its VP8 viewers, where the ladder's rungs are made in VP8 too (SinkSetup::vp8Ladder).
+  virtual std::vector<std::uint64_t> vp8RungSwitches() const { return {}; }
   /// Non-blocking fan-out of one Opus packet (deliver() of a unit of Codec::kOpus is the same) to every
   /// connected viewer whose offer had an Opus audio section: `bytes` is one Opus packet (48 kHz),
   /// `ptsNs` the CLOCK_MONOTONIC capture instant of its first sample (the clock of the video's ptsNs, so

@@ -45,8 +45,8 @@ constexpr std::uint32_t kShareEncodedSlots = 16;
 constexpr std::uint32_t kShareSoundSlots = 50;
 constexpr std::size_t kShareSoundBytes = 8192;
 
-constexpr TrackKey rungTrack(std::size_t rung) {
-  return {Codec::kH264, static_cast<std::uint8_t>(rung)};
+constexpr TrackKey rungTrack(std::size_t rung, Codec codec = Codec::kH264) {
+  return {codec, static_cast<std::uint8_t>(rung)};
 }
 
 }  // namespace
@@ -182,7 +182,8 @@ class Pipeline::Impl {
     hooks.wanted = [this] {
       if (sinksWant(TrackKey{Codec::kVP8})) return true;
       for (std::size_t rung = 1; renditions_ && rung < ladder_.size(); ++rung) {
-        if (sinksWant(rungTrack(rung))) return true;
+        if (sinksWant(rungTrack(rung)) || (vp8Ladder_ && sinksWant(rungTrack(rung, Codec::kVP8))))
+          return true;
       }
       return false;
     };
@@ -200,7 +201,8 @@ class Pipeline::Impl {
         }
         vp8_->offer(host, wanted, vp8Keyframe_.exchange(false));
       }
-      if (renditions_) renditions_->encode(picture, renditionKeyframes_.exchange(0u));
+      if (renditions_)
+        renditions_->encode(picture, renditionKeyframes_.exchange(0u), vp8RenditionKeyframes_.exchange(0u));
     };
     try {
       pictures_ = std::make_unique<PassthroughPictures>(info_, framesShare_.get(), std::move(decoders),
@@ -250,23 +252,21 @@ class Pipeline::Impl {
       ladder_[0].minKbps = ladder_[0].maxKbps;
     }
     RenditionEncodes::Demand demand;
-    demand.wanted = [this](std::size_t rung) {
+    demand.wanted = [this](TrackKey track) { return sinksWant(track); };
+    demand.targetKbps = [this](TrackKey track) {
       for (const auto& sink : sinks_) {
-        if (sink->wants(rungTrack(rung))) return true;
-      }
-      return false;
-    };
-    demand.targetKbps = [this](std::size_t rung) {
-      for (const auto& sink : sinks_) {
-        if (const std::uint32_t kbps = sink->targetKbps(rungTrack(rung)); kbps != 0) return kbps;
+        if (const std::uint32_t kbps = sink->targetKbps(track); kbps != 0) return kbps;
       }
       return std::uint32_t{0};
     };
-    demand.deliver = [this](std::size_t rung, const EncodedUnitPtr& unit) {
+    demand.deliver = [this](TrackKey track, const EncodedUnitPtr& unit) {
       for (const auto& sink : sinks_) {
-        if (sink->wants(rungTrack(rung))) sink->deliver(unit);
+        if (sink->wants(track)) sink->deliver(unit);
       }
     };
+    // VP8 receivers get the lower rungs in VP8 too (scaled once with the H.264 rung, libvpx), wherever
+    // this pipeline makes VP8 at all.
+    vp8Ladder_ = vp8Unavailable_.empty();
     EncoderConfig rungs = encoderConfigFor(config_.encoder, info_, PixelFormat::kI420);
     if (fromPictures) {
       rungs.encoder = "x264";
@@ -279,7 +279,8 @@ class Pipeline::Impl {
                                : "scaled by libyuv and encoded by x264");
       if (picturesDevice_ < 0) {
         renditions_ =
-            std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
+            std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand),
+                                               makeHostAllocator, RenditionNvenc{}, vp8Ladder_);
         return;
       }
       RenditionNvenc nvenc;
@@ -289,11 +290,13 @@ class Pipeline::Impl {
       }
       renditions_ = std::make_unique<RenditionEncodes>(
           ladder_, std::move(rungs), makeCudaScaler(picturesDevice_), std::move(demand),
-          [device = picturesDevice_] { return makeIngestAllocator(device); }, std::move(nvenc));
+          [device = picturesDevice_] { return makeIngestAllocator(device); }, std::move(nvenc), vp8Ladder_);
       return;
     }
     if (dataPath_ == "cpu") {
-      renditions_ = std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand));
+      renditions_ =
+          std::make_unique<RenditionEncodes>(ladder_, std::move(rungs), makeCpuScaler(), std::move(demand),
+                                             makeHostAllocator, RenditionNvenc{}, vp8Ladder_);
       return;
     }
     // The GPU path: each lower rung is scaled in VRAM. Beside NVENC each is an NVENC session of its own
@@ -312,7 +315,7 @@ class Pipeline::Impl {
                                    : "x264 from a host copy of each scaled picture");
     renditions_ = std::make_unique<RenditionEncodes>(
         ladder_, std::move(rungs), makeCudaScaler(gpuDevice), std::move(demand),
-        [gpuDevice] { return makeIngestAllocator(gpuDevice); }, std::move(nvenc));
+        [gpuDevice] { return makeIngestAllocator(gpuDevice); }, std::move(nvenc), vp8Ladder_);
   }
 
   void addUnitSink(std::shared_ptr<UnitSink> sink) {
@@ -343,6 +346,7 @@ class Pipeline::Impl {
       keyframes_.request(track);
     };
     setup.ladder = ladder_;
+    setup.vp8Ladder = renditions_ && vp8Ladder_;
     if (!vp8Unavailable_.empty()) setup.unavailable.push_back({Codec::kVP8, vp8Unavailable_});
     for (const auto& sink : sinks_) {
       log::info("output: ", sink->describe());
@@ -427,7 +431,8 @@ class Pipeline::Impl {
       top.keyframesForced = s.keyframesForced;
       top.encoderKbps = encoderKbps_.load();
       for (const ViewerStats& v : s.viewerStats) {
-        if (v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.renditions.size()) ++s.renditions[v.rung].viewers;
+        if (v.codec == "H264" && v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.renditions.size())
+          ++s.renditions[v.rung].viewers;
       }
       std::vector<std::uint64_t> switches;
       {
@@ -435,6 +440,26 @@ class Pipeline::Impl {
         if (viewers_) switches = viewers_->rungSwitches();
       }
       for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
+      s.vp8Renditions = renditions_->vp8Status();
+      if (!s.vp8Renditions.empty()) {
+        RenditionStatus& vp8Top = s.vp8Renditions[0];  // rung 0: the VP8 encode's
+        vp8Top.running = s.vp8.running;
+        vp8Top.units = s.vp8.encoder.unitsOut;
+        vp8Top.keyframes = s.vp8.encoder.keyframes;
+        vp8Top.encoder = s.vp8.running ? "libvpx" : "";
+        vp8Top.encoderKbps = s.vp8.encoderKbps;
+        for (const ViewerStats& v : s.viewerStats) {
+          if (v.codec == "VP8" && v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.vp8Renditions.size())
+            ++s.vp8Renditions[v.rung].viewers;
+        }
+        std::vector<std::uint64_t> vp8Switches;
+        {
+          std::lock_guard lock(serverMutex_);
+          if (viewers_) vp8Switches = viewers_->vp8RungSwitches();
+        }
+        for (std::size_t r = 0; r < vp8Switches.size() && r < s.vp8Renditions.size(); ++r)
+          s.vp8Renditions[r].switches = vp8Switches[r];
+      }
     }
     if (pictures_) {
       s.passthroughDecode = pictures_->status();
@@ -497,8 +522,9 @@ class Pipeline::Impl {
         keyframeWaits_.unhonoured(requestedNs);  // the viewer waits for the source's next IDR
       }
     }
-    if (due.vp8) vp8Keyframe_ = true;
+    if (due.vp8Rung(0)) vp8Keyframe_ = true;
     renditionKeyframes_.fetch_or(due.rungs & ~1u);
+    vp8RenditionKeyframes_.fetch_or(due.vp8Rungs & ~1u);
   }
 
   // The viewers' congestion control targets go to the encoders when they changed (no keyframe): the
@@ -593,7 +619,7 @@ class Pipeline::Impl {
     } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
       log::warn("encoder: the renditions get no frame (", e.what(), ")");
     }
-    renditions_->encode(frame, renditionKeyframes_.exchange(0u));
+    renditions_->encode(frame, renditionKeyframes_.exchange(0u), vp8RenditionKeyframes_.exchange(0u));
   }
 
   PipelineConfig config_;
@@ -628,6 +654,8 @@ class Pipeline::Impl {
   // Bit r: rung r is to make a keyframe (set by the encode thread; taken by it, or in passthrough by the
   // pictures thread).
   std::atomic<std::uint32_t> renditionKeyframes_{0};
+  std::atomic<std::uint32_t> vp8RenditionKeyframes_{0};  // the same for the VP8 rungs
+  bool vp8Ladder_ = false;  // the lower rungs are made in VP8 too (set before start())
   BoundedQueue<FrameLease> queue_;
   EncodeBacklog backlog_;  // encode thread only
   LatencyStats stats_{300};

@@ -1,6 +1,8 @@
 #include "rendition_encodes.hpp"
 
 #include <ctime>
+#include <optional>
+#include <tuple>
 #include <utility>
 
 #include "nvenc_rate_steps.hpp"
@@ -25,10 +27,11 @@ std::int64_t threadCpuNs() noexcept {
 RenditionEncodes::RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig config,
                                    std::unique_ptr<FrameScaler> scaler, Demand demand,
                                    std::function<std::unique_ptr<FrameAllocator>()> scaledMemory,
-                                   RenditionNvenc nvenc)
+                                   RenditionNvenc nvenc, bool vp8)
     : config_(std::move(config)),
       scaledMemory_(std::move(scaledMemory)),
       nvenc_(std::move(nvenc)),
+      vp8_(vp8),
       scaler_(std::move(scaler)),
       demand_(std::move(demand)) {
   config_.inputFormat = PixelFormat::kI420;
@@ -41,132 +44,181 @@ RenditionEncodes::RenditionEncodes(std::vector<Rendition> ladder, EncoderConfig 
     if (i == 0) continue;
     auto rung = std::make_unique<Rung>();
     rung->size = ladder[i];
+    rung->index = i;
+    rung->vp8.codec = Codec::kVP8;
     rungs_.push_back(std::move(rung));
   }
+  if (!vp8_) return;
+  vp8Status_ = status_;
+  for (RenditionStatus& s : vp8Status_) s.codec = Codec::kVP8;
 }
 
-void RenditionEncodes::encode(const Frame* frame, std::uint32_t forceRungs) noexcept {
-  for (std::size_t i = 0; i < rungs_.size(); ++i) {
-    Rung& rung = *rungs_[i];
-    const std::size_t index = i + 1;
-    if (!demand_.wanted(index)) {
-      if (rung.encoder || rung.failed) {
-        rung.encoder.reset();
-        rung.failed = false;
-        rung.nvenc = false;
-        log::info("encoder: rendition ", index, " (", rung.size.width, "x", rung.size.height, ") stopped (no viewer on it)");
-        std::lock_guard lock(mutex_);
-        status_[index].running = false;
-        status_[index].encoderKbps = 0;
-        status_[index].encoder.clear();
-      }
-      continue;
-    }
-    if (!frame || rung.failed) continue;
-    const std::int64_t cpu0 = threadCpuNs();
-    try {
-      encodeRung(index, rung, *frame, index < 32 && (forceRungs >> index & 1u) != 0);
-    } catch (const Error& e) {
-      rung.failed = true;
-      rung.encoder.reset();
-      rung.nvenc = false;
-      log::error("encoder: rendition ", index, " (", rung.size.width, "x", rung.size.height,
-                 ") stopped, so its viewers get no picture until they move: ", e.what());
-    }
-    std::lock_guard lock(mutex_);
-    status_[index].encodeCpuNs += threadCpuNs() - cpu0;
+RenditionStatus& RenditionEncodes::statusOf(const Rung& rung, const Encode& e) {
+  return (e.codec == Codec::kVP8 ? vp8Status_ : status_)[rung.index];
+}
+
+void RenditionEncodes::encode(const Frame* frame, std::uint32_t forceRungs,
+                              std::uint32_t forceVp8Rungs) noexcept {
+  for (auto& r : rungs_) {
+    Rung& rung = *r;
+    const std::uint8_t index = static_cast<std::uint8_t>(rung.index);
+    const bool h264 = keepWanted(rung, rung.h264, TrackKey{Codec::kH264, index});
+    const bool vp8 = vp8_ && keepWanted(rung, rung.vp8, TrackKey{Codec::kVP8, index});
+    if (!frame || !((h264 && !rung.h264.failed) || (vp8 && !rung.vp8.failed))) continue;
+    encodeRung(rung, *frame, h264, vp8, index < 32 && (forceRungs >> index & 1u) != 0,
+               index < 32 && (forceVp8Rungs >> index & 1u) != 0);
   }
 }
 
-void RenditionEncodes::open(std::size_t index, Rung& rung, std::uint32_t kbps) {
+bool RenditionEncodes::keepWanted(Rung& rung, Encode& e, TrackKey track) {
+  if (demand_.wanted(track)) return true;
+  if (e.encoder || e.failed) {
+    e.encoder.reset();
+    e.failed = false;
+    e.nvenc = false;
+    log::info("encoder: rendition ", rung.index, " (", rung.size.width, "x", rung.size.height,
+              track.codec == Codec::kVP8 ? ", VP8" : "", ") stopped (no viewer on it)");
+    std::lock_guard lock(mutex_);
+    RenditionStatus& s = statusOf(rung, e);
+    s.running = false;
+    s.encoderKbps = 0;
+    s.encoder.clear();
+  }
+  return false;
+}
+
+void RenditionEncodes::open(Rung& rung, Encode& e, TrackKey track, std::uint32_t kbps) {
   EncoderConfig config = config_;
   config.width = rung.size.width;
   config.height = rung.size.height;
   config.bitrateKbps = kbps;
   const std::string size = std::to_string(rung.size.width) + "x" + std::to_string(rung.size.height);
-  rung.nvenc = false;
-  if (nvenc_.gpuDevice >= 0) {
+  e.nvenc = false;
+  if (track.codec == Codec::kVP8) {
+    config.encoder = "vp8";
+  } else if (nvenc_.gpuDevice >= 0) {
     EncoderConfig nvenc = config;
     nvenc.encoder = "nvenc";
     nvenc.inputFormat = PixelFormat::kNV12;
     nvenc.inputMemory = MemoryKind::kDevice;
     nvenc.gpuDevice = nvenc_.gpuDevice;
     try {
-      rung.encoder = makeEncoder(nvenc);  // its first unit is an IDR
-      rung.nvenc = true;
-    } catch (const Error& e) {
-      log::warn("encoder: rendition ", index, " (", size, "): no NVENC session (", e.what(),
+      e.encoder = makeEncoder(nvenc);  // its first unit is an IDR
+      e.nvenc = true;
+    } catch (const Error& err) {
+      log::warn("encoder: rendition ", rung.index, " (", size, "): no NVENC session (", err.what(),
                 "); x264 encodes it from a host copy of its scaled picture (a GeForce card opens a few NVENC "
                 "sessions at once, and each rung of each camera is one)");
     }
   }
-  if (!rung.nvenc) rung.encoder = makeEncoder(config);
+  if (!e.nvenc) e.encoder = makeEncoder(config);
   // The scaled picture the encoder reads: NV12 in VRAM for NVENC (pitch aligned as the GPU path's
-  // frames), I420 in scaledMemory_ for x264; made again only when the kind changes.
-  if (!rung.scaled || rung.scaledOnDevice != rung.nvenc) {
-    rung.scaled.reset();
-    rung.scaled = rung.nvenc ? std::make_unique<BufferPool>(
-                                   computeLayout(PixelFormat::kNV12, rung.size.width, rung.size.height, 256),
-                                   kScaledSlots, nvenc_.memory())
-                             : std::make_unique<BufferPool>(
-                                   computeLayout(PixelFormat::kI420, rung.size.width, rung.size.height, 64),
-                                   kScaledSlots, scaledMemory_());
-    rung.scaledOnDevice = rung.nvenc;
+  // frames), I420 in scaledMemory_ for x264 and VP8; each made once, when first needed.
+  if (e.nvenc && !rung.onDevice) {
+    rung.onDevice = std::make_unique<BufferPool>(
+        computeLayout(PixelFormat::kNV12, rung.size.width, rung.size.height, 256), kScaledSlots,
+        nvenc_.memory());
   }
-  rung.appliedKbps = kbps;
-  rung.rateChangedNs = monotonicNs();
-  log::info("encoder: rendition ", index, " (", size, ") started at ", kbps, " kb/s for its viewers (",
-            rung.encoder->name(), ")");
+  if (!e.nvenc && !rung.onHost) {
+    rung.onHost =
+        std::make_unique<BufferPool>(computeLayout(PixelFormat::kI420, rung.size.width, rung.size.height, 64),
+                                     kScaledSlots, scaledMemory_());
+  }
+  e.appliedKbps = kbps;
+  e.rateChangedNs = monotonicNs();
+  log::info("encoder: rendition ", rung.index, " (", size, ") started at ", kbps, " kb/s for its ",
+            track.codec == Codec::kVP8 ? "VP8 " : "", "viewers (", e.encoder->name(), ")");
   std::lock_guard lock(mutex_);
-  status_[index].running = true;
-  ++status_[index].starts;
-  status_[index].encoderKbps = kbps;
-  status_[index].encoder = rung.nvenc ? "h264_nvenc" : "libx264";
+  RenditionStatus& s = statusOf(rung, e);
+  s.running = true;
+  ++s.starts;
+  s.encoderKbps = kbps;
+  s.encoder = track.codec == Codec::kVP8 ? "libvpx" : e.nvenc ? "h264_nvenc" : "libx264";
 }
 
-void RenditionEncodes::followTarget(std::size_t index, Rung& rung, std::uint32_t targetKbps) {
-  if (targetKbps == 0 || targetKbps == rung.appliedKbps) return;
+void RenditionEncodes::followTarget(Rung& rung, Encode& e, std::uint32_t targetKbps) {
+  if (targetKbps == 0 || targetKbps == e.appliedKbps) return;
   const std::int64_t now = monotonicNs();
   // NVENC: each change costs an IDR, so the target is followed in steps (nvenc_rate_steps.hpp).
-  if (rung.nvenc && !NvencRateSteps::apply(rung.appliedKbps, targetKbps, now, rung.rateChangedNs)) return;
-  rung.encoder->setBitrate(targetKbps);
-  rung.appliedKbps = targetKbps;
-  rung.rateChangedNs = now;
+  if (e.nvenc && !NvencRateSteps::apply(e.appliedKbps, targetKbps, now, e.rateChangedNs)) return;
+  e.encoder->setBitrate(targetKbps);
+  e.appliedKbps = targetKbps;
+  e.rateChangedNs = now;
   std::lock_guard lock(mutex_);
-  status_[index].encoderKbps = targetKbps;
+  statusOf(rung, e).encoderKbps = targetKbps;
 }
 
-void RenditionEncodes::encodeRung(std::size_t index, Rung& rung, const Frame& frame, bool forceKeyframe) {
-  const std::uint32_t target = demand_.targetKbps(index);
-  if (!rung.encoder) {
-    open(index, rung, target != 0 ? target : rung.size.maxKbps);
-    forceKeyframe = false;  // its first unit is an IDR
-  } else {
-    followTarget(index, rung, target);
+// Scales the frame once into each picture the rung's wanted encodes read, then encodes it with each.
+void RenditionEncodes::encodeRung(Rung& rung, const Frame& frame, bool wantH264, bool wantVp8, bool forceH264,
+                                  bool forceVp8) {
+  const std::uint8_t index = static_cast<std::uint8_t>(rung.index);
+  const TrackKey h264{Codec::kH264, index}, vp8{Codec::kVP8, index};
+  std::optional<FrameLease> host, device;  // the scaled pictures of this frame, made when first asked for
+  auto picture = [&](bool onDevice) -> const Frame& {
+    std::optional<FrameLease>& lease = onDevice ? device : host;
+    if (!lease) {
+      BufferPool& pool = onDevice ? *rung.onDevice : *rung.onHost;
+      lease = pool.tryAcquire();
+      // Cannot happen: the one slot goes back before encode() returns.
+      if (!lease)
+        throw Error(Errc::kInternal, "no free scaling buffer for rendition " + std::to_string(rung.index));
+      scaler_->scale(frame, lease->frame());
+    }
+    return lease->frame();
+  };
+  for (auto [e, track, wanted, force] :
+       {std::tuple{&rung.h264, h264, wantH264, forceH264}, std::tuple{&rung.vp8, vp8, wantVp8, forceVp8}}) {
+    if (!wanted || e->failed) continue;
+    const std::int64_t cpu0 = threadCpuNs();
+    try {
+      const std::uint32_t target = demand_.targetKbps(track);
+      bool forceKeyframe = force;
+      if (!e->encoder) {
+        open(rung, *e, track, target != 0 ? target : rung.size.maxKbps);
+        forceKeyframe = false;  // its first unit is a keyframe
+      } else {
+        followTarget(rung, *e, target);
+      }
+      encodeOne(rung, *e, track, picture(e->nvenc), forceKeyframe);
+    } catch (const Error& err) {
+      e->failed = true;
+      e->encoder.reset();
+      e->nvenc = false;
+      log::error("encoder: rendition ", rung.index, " (", rung.size.width, "x", rung.size.height,
+                 track.codec == Codec::kVP8 ? ", VP8" : "",
+                 ") stopped, so its viewers get no picture until they move: ", err.what());
+    }
+    std::lock_guard lock(mutex_);
+    statusOf(rung, *e).encodeCpuNs += threadCpuNs() - cpu0;
   }
-  auto slot = rung.scaled->tryAcquire();
-  // Cannot happen: the one slot goes back before this returns.
-  if (!slot) throw Error(Errc::kInternal, "no free scaling buffer for rendition " + std::to_string(index));
-  scaler_->scale(frame, slot->frame());
-  EncodedUnitPtr unit = rung.encoder->encode(slot->frame(), forceKeyframe);
+}
+
+void RenditionEncodes::encodeOne(Rung& rung, Encode& e, TrackKey track, const Frame& picture,
+                                 bool forceKeyframe) {
+  EncodedUnitPtr unit = e.encoder->encode(picture, forceKeyframe);
   if (forceKeyframe) {
     std::lock_guard lock(mutex_);
-    ++status_[index].keyframesForced;
+    ++statusOf(rung, e).keyframesForced;
   }
   if (!unit) return;
   // The encoder made this unit and nobody else holds it yet: it is marked with its rung before it is shared.
-  std::const_pointer_cast<EncodedUnit>(unit)->rendition = static_cast<std::uint8_t>(index);
+  std::const_pointer_cast<EncodedUnit>(unit)->rendition = static_cast<std::uint8_t>(rung.index);
   {
     std::lock_guard lock(mutex_);
-    ++status_[index].units;
-    if (unit->keyframe) ++status_[index].keyframes;
+    ++statusOf(rung, e).units;
+    if (unit->keyframe) ++statusOf(rung, e).keyframes;
   }
-  demand_.deliver(index, unit);
+  demand_.deliver(track, unit);
 }
 
 std::vector<RenditionStatus> RenditionEncodes::status() const {
   std::lock_guard lock(mutex_);
   return status_;
+}
+
+std::vector<RenditionStatus> RenditionEncodes::vp8Status() const {
+  std::lock_guard lock(mutex_);
+  return vp8Status_;
 }
 
 }  // namespace zerohop

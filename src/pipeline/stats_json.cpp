@@ -45,28 +45,31 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
                               {"rung_switches", v.rungSwitches},
                               {"inbound_dropped", v.inboundDropped}});
   }
-  nlohmann::json renditions = nlohmann::json::array();
-  for (std::size_t i = 0; i < s.renditions.size(); ++i) {
-    const RenditionStatus& r = s.renditions[i];
-    renditions.push_back(
-        {{"rung", i},
-         {"width", r.size.width},
-         {"height", r.size.height},
-         {"min_kbps", r.size.minKbps},
-         {"max_kbps", r.size.maxKbps},
-         {"running", r.running},
-         {"starts", r.starts},
-         {"units", r.units},
-         {"keyframes", r.keyframes},
-         {"keyframes_forced", r.keyframesForced},
-         {"viewers", r.viewers},
-         {"switches", r.switches},
-         {"encoder_kbps", r.encoderKbps},
-         {"encoder", i == 0 || r.encoder.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.encoder)},
-         {"encode_cpu_ms_mean", i > 0 && r.units > 0
-                                    ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
-                                    : nlohmann::json(nullptr)}});
-  }
+  auto ladderJson = [](const std::vector<RenditionStatus>& ladder) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < ladder.size(); ++i) {
+      const RenditionStatus& r = ladder[i];
+      out.push_back(
+          {{"rung", i},
+           {"width", r.size.width},
+           {"height", r.size.height},
+           {"min_kbps", r.size.minKbps},
+           {"max_kbps", r.size.maxKbps},
+           {"running", r.running},
+           {"starts", r.starts},
+           {"units", r.units},
+           {"keyframes", r.keyframes},
+           {"keyframes_forced", r.keyframesForced},
+           {"viewers", r.viewers},
+           {"switches", r.switches},
+           {"encoder_kbps", r.encoderKbps},
+           {"encoder", i == 0 || r.encoder.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.encoder)},
+           {"encode_cpu_ms_mean", i > 0 && r.units > 0
+                                      ? nlohmann::json(r.encodeCpuNs / 1e6 / static_cast<double>(r.units))
+                                      : nlohmann::json(nullptr)}});
+    }
+    return out;
+  };
   nlohmann::json vp8Stages = nlohmann::json::object();
   for (std::size_t i = 1; i < kStageCount; ++i) {
     if (s.vp8.latency.stage[i].samples == 0) continue;
@@ -148,7 +151,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
       {"total", percentilesJson(s.latency.total)},
       {"vp8", vp8},
       {"passthrough_decode", passthroughDecode},
-      {"renditions", renditions},
+      {"renditions", ladderJson(s.renditions)},
+      {"vp8_renditions", ladderJson(s.vp8Renditions)},
       {"recording", recording},
       {"keyframe_wait",
        {{"count", s.keyframeWait.count},
@@ -174,7 +178,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
        "joined, level_covered: false when we send above its offered level (null: not known); "
        "playout_delay_ms: [min, max] the RTP playout-delay asks of its browser now (raised while its "
        "lost packets come back one long round trip later; null: not sent); rung: the rendition it "
-       "receives (0 = full size; null: VP8 or none yet), rung_switches: its moves between rungs; "
+       "receives (0 = full size; VP8 viewers too where the rungs are made in VP8; null: none yet), "
+       "rung_switches: its moves between rungs; "
        "inbound_dropped: packets from the viewer dropped before SRTP decryption (any RTP, RTCP "
        "from sender SSRCs past its first four)"},
       {"renditions_note",
@@ -188,7 +193,8 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
        "switches: viewers' moves onto it so far; encoder: a lower rung's running encoder (h264_nvenc beside "
        "an NVENC rung 0 where its session opened, else libx264; null for rung 0 and while stopped); with a "
        "ladder, "
-       "encode_target_kbps is the target of the viewer's rung"},
+       "encode_target_kbps is the target of the viewer's rung; vp8_renditions: the same ladder encoded by "
+       "libvpx for the VP8 viewers (rung 0: the VP8 encode above), each rung only while one is on it"},
       {"vp8_note",
        "the VP8 encode for viewers without H.264: runs only while one watches; encode_cpu_ms_mean is "
        "the encode thread's CPU per VP8 frame; its stages' encode includes the H.264 encode and send "

@@ -49,30 +49,35 @@ void StreamServer::Impl::setMaxBitrate(StreamState& stream, std::uint32_t kbps) 
 }
 
 std::uint32_t StreamServer::Impl::targetBitrateKbps(const StreamState& stream, Codec codec) const {
-  if (codec != Codec::kVP8) return renditionTargetKbps(stream, 0);
-  if (!config_.congestionControl) return 0;
-  std::lock_guard lock(rateMutex_);
-  return stream.rate && stream.rate->maxSet ? stream.rate->targets.targetKbps(codec) : 0;
+  return renditionTargetKbps(stream, 0, codec);
 }
 
-// With a ladder, each rung's encode follows the viewers placed on it (EncodeTarget within the rung's
-// range; none: it rises to the rung's maximum); rung 0 without a ladder is the H.264 encode of before.
-std::uint32_t StreamServer::Impl::renditionTargetKbps(const StreamState& stream, std::size_t rung) const {
+// With a ladder, each rung's encode of a codec follows that codec's viewers placed on it (EncodeTarget
+// within the rung's range; none: it rises to the rung's maximum); rung 0 of a codec without a ladder is
+// its one encode, which follows the weakest of its viewers.
+std::uint32_t StreamServer::Impl::renditionTargetKbps(const StreamState& stream, std::size_t rung,
+                                                      Codec codec) const {
   if (!config_.congestionControl) return 0;
   std::lock_guard lock(rateMutex_);
   if (!stream.rate || !stream.rate->maxSet) return 0;
   const StreamRate& r = *stream.rate;
-  if (r.ladder.empty()) return rung == 0 ? r.targets.targetKbps(Codec::kH264) : 0;
-  return rung < r.rungTargets.size() ? r.rungTargets[rung].targetKbps() : 0;
+  if (!r.laddered(codec)) return rung == 0 ? r.targets.targetKbps(codec) : 0;
+  const std::vector<stream::EncodeTarget>& targets = r.rungTargetsOf(codec);
+  return rung < targets.size() ? targets[rung].targetKbps() : 0;
 }
 
-void StreamServer::Impl::setRenditions(StreamState& stream, const std::vector<Rendition>& ladder) {
+void StreamServer::Impl::setRenditions(StreamState& stream, const std::vector<Rendition>& ladder, bool vp8) {
   std::lock_guard table(mutex_);  // its viewers' rates are found through the sessions
   std::lock_guard lock(rateMutex_);
   StreamRate& r = streamRate(stream);
   r.ladder = ladder.size() > 1 ? ladder : std::vector<Rendition>{};
+  r.vp8Ladder = vp8 && !r.ladder.empty();
   r.rungTargets.clear();
-  for (const Rendition& rung : r.ladder) r.rungTargets.emplace_back(stream::BitrateLimits{rung.minKbps, rung.maxKbps});
+  r.vp8RungTargets.clear();
+  for (const Rendition& rung : r.ladder) {
+    r.rungTargets.emplace_back(stream::BitrateLimits{rung.minKbps, rung.maxKbps});
+    if (r.vp8Ladder) r.vp8RungTargets.emplace_back(stream::BitrateLimits{rung.minKbps, rung.maxKbps});
+  }
   for (auto& [id, session] : sessions_) {
     if (session->stream == &stream && session->rate) session->rate->placement.reset();  // placed afresh on the new ladder
   }
@@ -82,8 +87,8 @@ void StreamServer::Impl::setRenditions(StreamState& stream, const std::vector<Re
       rungs += (rungs.empty() ? "" : ", ") + std::to_string(rung.width) + "x" + std::to_string(rung.height) + " " +
                std::to_string(rung.minKbps) + "-" + std::to_string(rung.maxKbps) + " kb/s";
     }
-    log::info("stream", stream.logName(), ": renditions ", rungs,
-              "; each H.264 viewer receives the highest its own estimate fits");
+    log::info("stream", stream.logName(), ": renditions ", rungs, "; each H.264 ",
+              r.vp8Ladder ? "and VP8 " : "", "viewer receives the highest its own estimate fits");
   }
 }
 
@@ -96,8 +101,8 @@ StreamBitrate StreamServer::Impl::bitrate(const StreamState& stream, Codec codec
   b.minKbps = r.targets.limits().minKbps;
   b.maxKbps = r.targets.limits().maxKbps;
   b.targetKbps = b.congestionControl ? r.targets.targetKbps(codec) : 0;
-  if (b.congestionControl && codec != Codec::kVP8 && !r.rungTargets.empty()) {
-    b.targetKbps = r.rungTargets[0].targetKbps();  // with a ladder, rung 0's viewers' own
+  if (b.congestionControl && r.laddered(codec) && !r.rungTargetsOf(codec).empty()) {
+    b.targetKbps = r.rungTargetsOf(codec)[0].targetKbps();  // with a ladder, rung 0's viewers' own
   }
   b.sentKbps = r.sent(codec).sentKbps;
   return b;
@@ -157,12 +162,16 @@ void StreamServer::Impl::updateBitrates() {
     std::string id;
     std::shared_ptr<SessionRecord> record;
     std::size_t rung;
+    Codec codec;
   };
-  std::vector<Placed> placed;  // H.264 viewers of streams with a ladder: the rung each should be on
-  // stream -> per rung: the viewers placed on it
-  std::map<const StreamState*, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates;
+  std::vector<Placed> placed;  // viewers of streams with a ladder for their codec: the rung each should be on
+  // stream -> per rung: the viewers placed on it (H.264; VP8)
+  std::map<const StreamState*, std::vector<std::vector<stream::ViewerEstimate>>> rungEstimates,
+      vp8RungEstimates;
   for (const StreamState* s : streams) {
-    if (s->rate) rungEstimates[s].assign(s->rate->ladder.size(), {});
+    if (!s->rate) continue;
+    rungEstimates[s].assign(s->rate->ladder.size(), {});
+    vp8RungEstimates[s].assign(s->rate->vp8Ladder ? s->rate->ladder.size() : 0, {});
   }
   // The encodes (stream, codec, rung) a viewer with NACK receives: a viewer without NACK asks no loss
   // keyframe of those (below); of an encode only such viewers share, it may.
@@ -189,8 +198,7 @@ void StreamServer::Impl::updateBitrates() {
     stream::CongestionFeedback f = stream::congestionFeedback(v.reading, r.last, now, nack, r.nacksAtReport);
     // GCC's throughput bound where this viewer's encode can reach its estimate: no ladder, VP8, or the
     // top rung (a lower rung's encode stops below the next rung's floor; moving up is the probe there).
-    f.boundByThroughput =
-        stream.ladder.empty() || r.codec != Codec::kH264 || !r.placement || r.placement->rung() == 0;
+    f.boundByThroughput = !stream.laddered(r.codec) || !r.placement || r.placement->rung() == 0;
     if (r.sentKbps > 0) f.sentLastSecondKbps = r.sentKbps;
     if (v.reading.report && (!r.last.report || v.reading.report->highestSeq != r.last.report->highestSeq))
       r.nacksAtReport = v.reading.nackRequests;
@@ -231,21 +239,22 @@ void StreamServer::Impl::updateBitrates() {
     r.lastReadNs = now;
     if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps(), nack});
     // Renditions: the viewer's own estimate places it on its stream's ladder (only its own).
-    if (!stream.ladder.empty() && r.codec == Codec::kH264) {
+    if (stream.laddered(r.codec)) {
       if (!r.placement) r.placement.emplace(stream.ladder, 0);
       const std::size_t before = r.placement->rung();
       const int top = v.record->topRung.load();  // the viewer's own choice of its highest (whep_layer.cpp)
       r.placement->setTop(top < 0 ? 0 : static_cast<std::size_t>(top));
       const std::size_t rung =
           r.sawFeedback ? r.placement->update(now, r.controller.estimateKbps()) : r.placement->rung();
-      placed.push_back({v.id, v.record, rung});
+      placed.push_back({v.id, v.record, rung, r.codec});
       if (rung != before) {
         log::info("stream: viewer ", v.id.substr(0, 8), " to rendition ", rung, " (", stream.ladder[rung].width, "x",
                   stream.ladder[rung].height, "): its estimate is ", r.controller.estimateKbps(), " kb/s",
                   r.placement->top() > 0 ? ", its chosen highest rendition " + std::to_string(r.placement->top()) : "");
       }
-      if (r.sawFeedback && rung < rungEstimates[v.stream].size())
-        rungEstimates[v.stream][rung].push_back({r.codec, r.controller.estimateKbps(), nack});
+      auto& onRungs = (r.codec == Codec::kVP8 ? vp8RungEstimates : rungEstimates)[v.stream];
+      if (r.sawFeedback && rung < onRungs.size())
+        onRungs[rung].push_back({r.codec, r.controller.estimateKbps(), nack});
     }
   }
   for (StreamState* s : streams) {
@@ -257,14 +266,19 @@ void StreamServer::Impl::updateBitrates() {
     const std::uint32_t h264Before = stream.targets.targetKbps(Codec::kH264);
     const std::uint32_t vp8Before = stream.targets.targetKbps(Codec::kVP8);
     stream.targets.update(now, estimates[s]);
-    for (std::size_t rung = 0; rung < stream.rungTargets.size(); ++rung) {
-      const std::uint32_t before = stream.rungTargets[rung].targetKbps();
-      const std::vector<std::uint32_t> followed = stream::followedEstimates(rungEstimates[s][rung]);
-      const std::uint32_t after = stream.rungTargets[rung].update(now, followed);
-      if (after * 10 < before * 9 || before * 10 < after * 9) {
-        log::info("stream", s->logName(), ": rendition ", rung, " bitrate ", before, " -> ", after,
-                  " kb/s (the weakest of ", followed.size(), " of the ", rungEstimates[s][rung].size(),
-                  " viewer(s) on it)");
+    for (Codec codec : {Codec::kH264, Codec::kVP8}) {
+      std::vector<stream::EncodeTarget>& targets = stream.rungTargetsOf(codec);
+      std::vector<std::vector<stream::ViewerEstimate>>& onRungs =
+          (codec == Codec::kVP8 ? vp8RungEstimates : rungEstimates)[s];
+      for (std::size_t rung = 0; rung < targets.size() && rung < onRungs.size(); ++rung) {
+        const std::uint32_t before = targets[rung].targetKbps();
+        const std::vector<std::uint32_t> followed = stream::followedEstimates(onRungs[rung]);
+        const std::uint32_t after = targets[rung].update(now, followed);
+        if (after * 10 < before * 9 || before * 10 < after * 9) {
+          log::info("stream", s->logName(), ": rendition ", rung, codec == Codec::kVP8 ? " (VP8)" : "",
+                    " bitrate ", before, " -> ", after, " kb/s (the weakest of ", followed.size(), " of the ",
+                    onRungs[rung].size(), " viewer(s) on it)");
+        }
       }
     }
     for (const auto& [codec, before] :
@@ -272,8 +286,8 @@ void StreamServer::Impl::updateBitrates() {
       const std::uint32_t after = stream.targets.targetKbps(codec);
       const std::size_t counted = stream.targets.viewersCounted(codec);
       // A 10 % step or more is worth a line; the VP8 target moves alone (no VP8 viewer) quietly.
-      // With a ladder the H.264 encodes follow their rungs' viewers (logged above), not the weakest of all.
-      if (codec == Codec::kH264 && !stream.ladder.empty()) continue;
+      // With a ladder a codec's encodes follow their rungs' viewers (logged above), not the weakest of all.
+      if (stream.laddered(codec)) continue;
       if ((after * 10 < before * 9 || before * 10 < after * 9) && (counted > 0 || codec == Codec::kH264)) {
         log::info("stream", s->logName(), ": ", codec == Codec::kVP8 ? "VP8" : "H.264", " bitrate ", before,
                   " -> ", after, " kb/s (the weakest of ", counted, " viewer(s))");
@@ -292,7 +306,7 @@ void StreamServer::Impl::updateBitrates() {
         route.target = p.rung;
         p.record->keyframeRung->store(p.rung);
         if (route.target != route.current)
-          keyframeFor.push_back({p.record->stream, p.record->keyframeRung, Codec::kH264});
+          keyframeFor.push_back({p.record->stream, p.record->keyframeRung, p.codec});
       }
     }
   }
@@ -329,8 +343,9 @@ void StreamServer::Impl::fillCongestion(const SessionRecord& record, ViewerStats
   if (config_.congestionControl && stream && stream->maxSet) {
     t.encodeTargetKbps = stream->targets.targetKbps(r.codec);
     // With a ladder: the target of the rung it is placed on.
-    if (r.placement && r.placement->rung() < stream->rungTargets.size()) {
-      t.encodeTargetKbps = stream->rungTargets[r.placement->rung()].targetKbps();
+    if (r.placement && stream->laddered(r.codec) &&
+        r.placement->rung() < stream->rungTargetsOf(r.codec).size()) {
+      t.encodeTargetKbps = stream->rungTargetsOf(r.codec)[r.placement->rung()].targetKbps();
     }
   }
   t.sentKbps = r.sentKbps;

@@ -253,13 +253,14 @@ void StreamServer::Impl::publish(StreamState& stream, const EncodedUnitPtr& unit
   for (auto& [id, r] : sessions_) {
     const std::shared_ptr<stream::ViewerSession>& s = r->session;
     if (!s || r->stream != &stream) continue;
-    // An H.264 viewer takes its rung's units, and switches rung at the new one's keyframe (RungRoute).
-    if (unit->codec == Codec::kH264 && s->codec() == Codec::kH264) {
+    // A viewer takes its rung's units of its codec, and switches rung at the new one's keyframe (RungRoute).
+    if (unit->codec == s->codec()) {
       stream::RungRoute& route = r->route ? *r->route : r->route.emplace();
       const std::uint64_t before = route.switches;
       if (!route.take(unit->rendition, unit->keyframe)) continue;
       if (route.switches != before) {
-        std::vector<std::uint64_t>& to = stream.switchesTo;
+        std::vector<std::uint64_t>& to =
+            unit->codec == Codec::kVP8 ? stream.vp8SwitchesTo : stream.switchesTo;
         if (to.size() <= route.current) to.resize(route.current + 1);
         ++to[route.current];
       }
@@ -268,26 +269,26 @@ void StreamServer::Impl::publish(StreamState& stream, const EncodedUnitPtr& unit
   }
 }
 
-std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const StreamState& stream) const {
+std::vector<std::uint64_t> StreamServer::Impl::rungSwitches(const StreamState& stream, Codec codec) const {
   std::size_t rungs = 0;
   {
     std::lock_guard lock(rateMutex_);
-    if (stream.rate) rungs = stream.rate->ladder.size();
+    if (stream.rate && stream.rate->laddered(codec)) rungs = stream.rate->ladder.size();
   }
   std::vector<std::uint64_t> out(rungs, 0);
   std::lock_guard lock(mutex_);
-  for (std::size_t r = 0; r < stream.switchesTo.size() && r < out.size(); ++r) out[r] = stream.switchesTo[r];
+  const std::vector<std::uint64_t>& to = codec == Codec::kVP8 ? stream.vp8SwitchesTo : stream.switchesTo;
+  for (std::size_t r = 0; r < to.size() && r < out.size(); ++r) out[r] = to[r];
   return out;
 }
 
-// Rung 0: an H.264 session without a ladder, or one whose route takes it; a lower rung: a route that
-// takes it (only H.264 sessions have one).
-bool StreamServer::Impl::wantsRendition(const StreamState& stream, std::size_t rung) const {
+// Rung 0: a session of `codec` without a route yet, or one whose route takes it; a lower rung: a route
+// that takes it.
+bool StreamServer::Impl::wantsRendition(const StreamState& stream, std::size_t rung, Codec codec) const {
   std::lock_guard lock(mutex_);
   for (const auto& [id, r] : sessions_) {
-    if (r->stream != &stream) continue;
-    if (r->route ? r->route->wants(rung) : rung == 0 && r->session && r->session->codec() == Codec::kH264)
-      return true;
+    if (r->stream != &stream || !r->session || r->session->codec() != codec) continue;
+    if (r->route ? r->route->wants(rung) : rung == 0) return true;
   }
   return false;
 }
@@ -299,7 +300,7 @@ void StreamServer::Impl::attach(StreamState& stream, const SinkSetup& setup) {
     stream.encodeKeyframeHandler = setup.requestTrackKeyframe;
   }
   setCodecAvailability(stream, Codec::kVP8, setup.whyUnavailable(Codec::kVP8));
-  setRenditions(stream, setup.ladder);
+  setRenditions(stream, setup.ladder, setup.vp8Ladder);
 }
 
 void StreamServer::Impl::detach(StreamState& stream) {
@@ -313,7 +314,7 @@ bool StreamServer::Impl::wants(const StreamState& stream, TrackKey track) const 
     case Codec::kH264:
       return wantsRendition(stream, track.rung);
     case Codec::kVP8:
-      return wantsCodec(stream, Codec::kVP8);
+      return wantsRendition(stream, track.rung, Codec::kVP8);
     case Codec::kOpus:
       return true;  // the first packet makes the stream one with sound, before any viewer asks for it
   }
@@ -325,7 +326,7 @@ std::uint32_t StreamServer::Impl::targetKbps(const StreamState& stream, TrackKey
     case Codec::kH264:
       return renditionTargetKbps(stream, track.rung);
     case Codec::kVP8:
-      return targetBitrateKbps(stream, Codec::kVP8);
+      return renditionTargetKbps(stream, track.rung, Codec::kVP8);
     case Codec::kOpus:
       break;
   }
@@ -457,7 +458,7 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stre
     }
     {
       std::lock_guard lock(mutex_);
-      if (record->route && s->codec() == Codec::kH264) {
+      if (record->route && s->choice().hasVideo()) {
         t.rung = static_cast<int>(record->route->current);
         t.rungSwitches = record->route->switches;
       }
@@ -504,7 +505,7 @@ void StreamServer::Impl::requestKeyframe(StreamState& stream, Codec codec, std::
 void StreamServer::Impl::requestViewerKeyframe(StreamState& stream,
                                                const std::atomic<std::size_t>& keyframeRung, Codec codec) {
   if (codec != Codec::kH264 && codec != Codec::kVP8) return;  // a viewer of the sound alone
-  requestKeyframe(stream, codec, codec == Codec::kH264 ? keyframeRung.load() : 0);
+  requestKeyframe(stream, codec, keyframeRung.load());
 }
 
 void StreamServer::Impl::reapStaleSessions() {

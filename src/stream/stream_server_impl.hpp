@@ -142,10 +142,12 @@ class StreamServer::Impl {
   bool wantsCodec(const StreamState& stream, Codec codec) const;
   void setCodecAvailability(StreamState& stream, Codec codec, std::string whyNot);
   /// Renditions (docs/ARCHITECTURE.md, "Renditions"): `stream`'s ladder (stream_congestion.cpp places
-  /// each viewer on it), whether an H.264 viewer of it takes rung `rung` now, and that rung's encode target.
-  void setRenditions(StreamState& stream, const std::vector<Rendition>& ladder);
-  bool wantsRendition(const StreamState& stream, std::size_t rung) const;
-  std::uint32_t renditionTargetKbps(const StreamState& stream, std::size_t rung) const;
+  /// each viewer on it; `vp8`: its VP8 viewers too), whether a viewer of `codec` takes rung `rung` now,
+  /// and that rung's encode target.
+  void setRenditions(StreamState& stream, const std::vector<Rendition>& ladder, bool vp8);
+  bool wantsRendition(const StreamState& stream, std::size_t rung, Codec codec = Codec::kH264) const;
+  std::uint32_t renditionTargetKbps(const StreamState& stream, std::size_t rung,
+                                    Codec codec = Codec::kH264) const;
   /// What `stream` can send besides H.264 (VP8 once its pipeline said so).
   stream::SendableCodecs sendable(const StreamState& stream) const;
   void reapStaleSessions();
@@ -198,6 +200,18 @@ class StreamServer::Impl {
     SentWindow h264, vp8;
     std::vector<Rendition> ladder;               // empty: no ladder
     std::vector<stream::EncodeTarget> rungTargets;  // one per rung: its viewers' weakest estimate in its range
+    bool vp8Ladder = false;                         // VP8 viewers are placed on the ladder too
+    std::vector<stream::EncodeTarget> vp8RungTargets;  // the same for the VP8 encodes of the rungs
+    /// Whether `codec`'s viewers are placed on the ladder (H.264 with one; VP8 where its rungs are made).
+    bool laddered(Codec codec) const {
+      return !ladder.empty() && (codec == Codec::kH264 || (codec == Codec::kVP8 && vp8Ladder));
+    }
+    std::vector<stream::EncodeTarget>& rungTargetsOf(Codec codec) {
+      return codec == Codec::kVP8 ? vp8RungTargets : rungTargets;
+    }
+    const std::vector<stream::EncodeTarget>& rungTargetsOf(Codec codec) const {
+      return codec == Codec::kVP8 ? vp8RungTargets : rungTargets;
+    }
     SentWindow& sent(Codec codec) { return codec == Codec::kVP8 ? vp8 : h264; }
     const SentWindow& sent(Codec codec) const { return codec == Codec::kVP8 ? vp8 : h264; }
   };
@@ -222,6 +236,7 @@ class StreamServer::Impl {
     H264Format h264Format;
     // mutex_:
     std::vector<std::uint64_t> switchesTo;  // per rung, its viewers' moves onto it so far (publish() counts them)
+    std::vector<std::uint64_t> vp8SwitchesTo;  // the same for its VP8 viewers
     StreamAudioSent audioCounts;            // sent, and dropped by ended sessions
     // rateMutex_:
     std::optional<StreamRate> rate;  // from its first unit, ceiling or ladder on (streamRate())
@@ -234,7 +249,7 @@ class StreamServer::Impl {
     std::shared_ptr<stream::ViewerSession> session;  // mutex_; null while POST /whep builds it
     std::string address;                             // the client address of its POST /whep
     StreamState* stream = nullptr;                   // the stream it plays
-    // mutex_: which rung's units its track takes (H.264 viewers; made by publish(), moved by
+    // mutex_: which rung's units its track takes (its codec's; made by publish(), moved by
     // updateBitrates()). Without a ladder every viewer stays on rung 0, so units of other rungs reach no one.
     std::optional<stream::RungRoute> route;
     // The rung its keyframe requests are for: its route's target (the rung it takes, or the one it is
@@ -256,7 +271,7 @@ class StreamServer::Impl {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<SessionRecord>> sessions_;  // session id ->
   bool stopping_ = false;
-  std::vector<std::uint64_t> rungSwitches(const StreamState& stream) const;
+  std::vector<std::uint64_t> rungSwitches(const StreamState& stream, Codec codec = Codec::kH264) const;
   H264Format h264Format(const StreamState& stream) const;
 
   mutable std::mutex handlerMutex_;

@@ -103,17 +103,17 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
     stream::reply(res, 409, "this viewer receives the sound alone: renditions are for H.264 viewers");
     return false;
   }
-  if (vp8) {
-    stream::reply(res, 409,
-                  "this viewer receives VP8, which has one encode: renditions are for H.264 viewers");
-    return false;
-  }
   std::lock_guard lock(rateMutex_);
   const StreamState& stream = *record->stream;
   if (!stream.rate || stream.rate->ladder.empty()) {
     stream::reply(res, 409,
                   "this stream has no renditions to choose from (its pipeline was configured without a "
                   "ladder of renditions)");
+    return false;
+  }
+  if (vp8 && !stream.rate->vp8Ladder) {
+    stream::reply(res, 409,
+                  "this viewer receives VP8, which has one encode here: renditions are for H.264 viewers");
     return false;
   }
   ladder = stream.rate->ladder;

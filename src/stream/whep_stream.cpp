@@ -38,6 +38,9 @@ class StreamServer::Impl::NamedStream final : public WhepStream {
   std::uint32_t targetKbps(TrackKey track) const override { return server_.targetKbps(state_, track); }
   std::vector<ViewerStats> viewerStats() const override { return server_.viewerStats(&state_); }
   std::vector<std::uint64_t> rungSwitches() const override { return server_.rungSwitches(state_); }
+  std::vector<std::uint64_t> vp8RungSwitches() const override {
+    return server_.rungSwitches(state_, Codec::kVP8);
+  }
   const std::string& name() const override {
     static const std::string kNone;
     return &state_ == &server_.unnamed() ? kNone : state_.name;

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Congestion control of the VP8 encode end to end: `zerohop serve --bitrate 2500` (CPU path) in a network
+"""Congestion control of the VP8 encode end to end: `zerohop serve --bitrate 2500 --renditions off` (CPU
+path: the one VP8 encode follows its viewer; with a ladder the viewer would move to a lower rung) in a network
 namespace of its own, Debian's Firefox ESR (no H.264: it gets VP8) in this process's private namespace,
 one veth pair between them, and a tc token bucket filter of --link-kbit (1000) on serve's end of it.
 
@@ -106,7 +107,7 @@ def main() -> int:
             sh(IP, "-n", server_ns, *cmd)
         binary = [args.zerohop, "--log-level", "debug", "serve"] if args.debug else args.zerohop
         serve = zb.Serve(binary, ["--source", args.source, "--gpu", "off", "--listen", f"{SERVER}:{port}",
-                                  "--bitrate", str(args.bitrate)],
+                                  "--bitrate", str(args.bitrate), "--renditions", "off"],
                          art / "congestion_vp8_tbf.serve.log", wrap=[IP, "netns", "exec", server_ns])
         if not serve.wait_url(15):
             return zb.report_failure("serve did not print its URL", serve)

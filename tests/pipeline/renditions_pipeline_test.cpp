@@ -2,8 +2,8 @@
 // renditions 1:600-1000,2:100-600, two GStreamer viewers over WHEP on loopback. Rung 1 (160x120) is not
 // encoded while no viewer is on it; the viewer that loses a third of its packets moves to it alone (its
 // track now carries 160x120 pictures, the pipeline's rung 1 runs), the other stays on rung 0 at 320x240;
-// once the moved viewer leaves (DELETE), rung 1 stops again. A viewer on rung 1 flooding PLIs forces
-// keyframes on rung 1 only.
+// once the moved viewer leaves (DELETE), rung 1 stops again; the same with two VP8 viewers on the
+// ladder's VP8 encodes. A viewer on rung 1 flooding PLIs forces keyframes on rung 1 only.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -119,6 +119,80 @@ TEST(RenditionsPipeline, ALossyViewerGetsTheLowerRungWhichRunsOnlyWhileWatched) 
       << "rung 1 still encoded with no viewer on it";
   const int before = clean.receivedUnits.load();
   EXPECT_TRUE(waitFor([&] { return clean.receivedUnits.load() >= before + 10; }, 10s)) << "the clean viewer stopped";
+  clean.close();
+  lossy.close();
+  pipeline.stop();
+}
+
+// The same for viewers without H.264 (Firefox ESR's offer): the ladder is made in VP8 too. The VP8 viewer
+// that loses a third of its packets moves to rung 1 alone, by its own estimate (the pipeline's VP8 rung 1
+// runs, the H.264 rung 1 does not: no H.264 viewer is on it), and decodes 160x120 VP8 there (kept there
+// over its layer URL once its link clears); the other keeps 320x240; once the moved viewer leaves, VP8
+// rung 1 stops.
+TEST(RenditionsPipeline, ALossyVp8ViewerGetsTheLowerRungInVp8AndTheCleanOneKeepsTheFullSize) {
+  if (const std::string missing = missingLoopbackElement(); !missing.empty())
+    GTEST_SKIP() << "GStreamer element " << missing << " is not installed (scripts/install-deps.sh)";
+  PipelineConfig config = ladderConfig();
+  StreamServer server(config.stream);
+  config.viewers = server.unnamedStream();
+  Pipeline pipeline(config);
+  pipeline.start();
+  const std::uint16_t port = server.port();
+  LoopbackViewer clean(true, Codec::kVP8), lossy(true, Codec::kVP8);
+  ASSERT_TRUE(connect(clean, port));
+  ASSERT_TRUE(connect(lossy, port));
+  ASSERT_TRUE(waitFor([&] { return clean.decodedFrames >= 30 && lossy.decodedFrames >= 30; }, 20s));
+  EXPECT_EQ(lossy.decodedWidth.load(), 320);
+  PipelineStatus s = pipeline.status();
+  ASSERT_EQ(s.vp8Renditions.size(), 2u) << "the ladder is not made in VP8";
+  EXPECT_EQ(s.vp8Renditions[1].size.width, 160u);
+  EXPECT_FALSE(s.vp8Renditions[1].running) << "no VP8 viewer is on rung 1, yet it is encoded";
+
+  ASSERT_TRUE(lossy.loseOneIn(3));
+  const bool moved = waitFor(
+      [&] {
+        const auto v = statsOf(pipeline.status(), lossy);
+        return v && v->rung == 1;
+      },
+      30s);
+  auto l = statsOf(pipeline.status(), lossy);
+  ASSERT_TRUE(l);
+  ASSERT_TRUE(moved) << "the lossy VP8 viewer: rung " << l->rung << ", estimate " << l->estimateKbps
+                     << " kb/s";
+  // A third of its packets lost (no retransmission offered) seldom leaves a VP8 frame whole: to see the
+  // pictures it now gets, it keeps rung 1 as its highest (its layer URL) and its link clears.
+  httplib::Client cli("127.0.0.1", port);
+  auto chose = cli.Post(lossy.location + "/layer", R"({"encodingId":"1"})", "application/json");
+  ASSERT_TRUE(chose);
+  ASSERT_EQ(chose->status, 200) << "a VP8 viewer's choice of rung: " << chose->body;
+  lossy.loseOneIn(0);
+  EXPECT_TRUE(waitFor([&] { return lossy.decodedWidth.load() == 160; }, 15s))
+      << "the VP8 viewer on rung 1 decodes " << lossy.decodedWidth.load() << " pixels wide";
+  s = pipeline.status();
+  l = statsOf(s, lossy);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->rung, 1);
+  EXPECT_EQ(l->codec, "VP8");
+  EXPECT_TRUE(s.vp8Renditions[1].running);
+  EXPECT_GT(s.vp8Renditions[1].units, 0u);
+  EXPECT_EQ(s.vp8Renditions[1].encoder, "libvpx");
+  EXPECT_EQ(s.vp8Renditions[1].viewers, 1u) << "the lossy viewer, on VP8 rung 1 now";
+  EXPECT_EQ(s.vp8Renditions[0].viewers, 1u) << "the clean viewer";
+  EXPECT_GE(s.vp8Renditions[1].switches, 1u) << "the lossy viewer's move onto rung 1";
+  EXPECT_FALSE(s.renditions[1].running) << "H.264 rung 1 is encoded with no H.264 viewer on it";
+  const auto c = statsOf(s, clean);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->rung, 0);
+  EXPECT_EQ(clean.decodedWidth.load(), 320);
+
+  auto d = cli.Delete(lossy.location);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->status, 200);
+  EXPECT_TRUE(waitFor([&] { return !pipeline.status().vp8Renditions[1].running; }, 10s))
+      << "VP8 rung 1 still encoded with no viewer on it";
+  const int before = clean.decodedFrames.load();
+  EXPECT_TRUE(waitFor([&] { return clean.decodedFrames.load() >= before + 10; }, 10s))
+      << "the clean viewer stopped";
   clean.close();
   lossy.close();
   pipeline.stop();
