@@ -30,6 +30,16 @@ class BoundedQueue {
   /// at before it is destroyed; nullopt when nothing was evicted. `accepted` (optional) says whether
   /// `item` was queued (false once closed).
   std::optional<T> pushEvicting(T item, bool* accepted = nullptr) {
+    return pushSeeingEvicted(
+        std::move(item), [](const T&) {}, accepted);
+  }
+
+  /// As pushEvicting(), and `see` looks at the evicted item while the queue is still locked, before
+  /// `item` is queued: a consumer cannot take an item queued after the evicted one before `see` has
+  /// run (a passed-through camera's unit that later ones refer to: the next must be held back).
+  /// `see` must not touch the queue.
+  template <typename See>
+  std::optional<T> pushSeeingEvicted(T item, See&& see, bool* accepted = nullptr) {
     std::optional<T> evicted;
     {
       std::lock_guard lock(mutex_);
@@ -41,6 +51,7 @@ class BoundedQueue {
         evicted.emplace(std::move(items_.front()));
         items_.pop_front();
         ++dropped_;
+        see(*evicted);
       }
       items_.push_back(std::move(item));
     }

@@ -494,7 +494,10 @@ class Pipeline::Impl {
         auto lease = source_->next(100ms);
         if (!lease) continue;
         // What the queue dropped to make room may matter to the processor (passthrough's SPS/PPS).
-        if (auto evicted = queue_.pushEvicting(std::move(*lease))) processor_->evicted(evicted->frame());
+        // Seen under the queue's lock: the encode thread cannot take a later unit before the
+        // processor knows this one is gone.
+        queue_.pushSeeingEvicted(std::move(*lease),
+                                 [this](const FrameLease& gone) { processor_->evicted(gone.frame()); });
       } catch (const Error& e) {
         log::error("capture: ", e.what());
         fail(Error(e.code(), std::string("capture: ") + e.what()));

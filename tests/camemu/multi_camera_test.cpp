@@ -244,10 +244,11 @@ TEST(MultiCamera, UnplugOfOneLeavesTheOthersStreaming) {
     EXPECT_EQ(reports[i].failure, "");
     EXPECT_EQ(reports[i].frames, static_cast<int>(cameras[i].fps))
         << "stopped after the other camera's unplug";
-    // Still the same session: its sequence went on (a reopened camera would restart it), with no more
-    // gaps than a loaded machine makes: under ASan on a busy 2-core box the reader took 30 frames out of
-    // 96 sequence numbers, hence 4 s of the camera's frames as the bound.
-    EXPECT_LE(reports[i].lastSeq - reports[i].firstSeq, static_cast<std::uint64_t>(cameras[i].fps) * 4);
+    // Still the same session: its sequence went on, rising (readAndCheck fails a sequence that does
+    // not), with no more gaps than a loaded machine makes: under ASan on a busy 2-core box the reader
+    // took 30 frames out of 96 sequence numbers, and out of 129 beside a build (ci23), hence 10 s of the
+    // camera's frames as the bound (it catches a sequence gone wild, not a starved reader).
+    EXPECT_LE(reports[i].lastSeq - reports[i].firstSeq, static_cast<std::uint64_t>(cameras[i].fps) * 10);
   }
   // The node listing (what zerohop probe walks) has every camera but the unplugged one.
   const auto nodes = listVideoNodes();

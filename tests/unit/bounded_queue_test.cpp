@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "zerohop/buffer_pool.hpp"
 
@@ -42,6 +44,42 @@ TEST(BoundedQueue, PushEvictingHandsBackWhatItDropped) {
   q.close();
   EXPECT_FALSE(q.pushEvicting(4, &accepted).has_value());
   EXPECT_FALSE(accepted);
+}
+
+// The evicted item is seen before the new one can be taken: a consumer that pops the newer item finds
+// `see` already ran (passthrough: a lost reference must hold back what follows it; ci23 sent a P-frame
+// whose reference the queue had evicted, the eviction noted only after the encode thread took the next).
+TEST(BoundedQueue, PushSeeingEvictedShowsTheEvictedItemBeforeTheNewOneCanBeTaken) {
+  constexpr int kItems = 20000;
+  BoundedQueue<int> q(1);
+  std::vector<std::atomic<bool>> seen(kItems + 1);
+  std::atomic<bool> done{false};
+  int takenBeforeSeen = 0, taken = 0;
+  std::thread consumer([&] {
+    int last = 0;  // every item between the last taken and the one taken now was evicted: seen already
+    for (;;) {
+      const bool finished = done.load();  // read before the pop: a pop that finds nothing after it ends
+      const auto v = q.pop(1ms);
+      if (!v) {
+        if (finished) break;
+        continue;
+      }
+      ++taken;
+      for (int u = last + 1; u < *v; ++u) takenBeforeSeen += seen[u].load() ? 0 : 1;
+      last = *v;
+    }
+  });
+  for (int i = 1; i <= kItems; ++i) {
+    q.pushSeeingEvicted(i, [&](const int& gone) {
+      std::this_thread::yield();  // widens the window a notice after the push would leave open
+      seen[gone].store(true);
+    });
+  }
+  done = true;
+  consumer.join();
+  EXPECT_EQ(takenBeforeSeen, 0) << "an item was taken before the eviction of one before it was seen";
+  EXPECT_GT(taken, 0);
+  EXPECT_EQ(static_cast<std::uint64_t>(taken) + q.dropped(), static_cast<std::uint64_t>(kItems));
 }
 
 TEST(BoundedQueue, CloseWakesWaiterAndRefusesPushes) {
