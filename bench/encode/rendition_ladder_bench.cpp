@@ -3,8 +3,9 @@
 // not timed) encoded by x264 at 1280x720 alone, and then with the default ladder's lower rungs beside it
 // (libyuv box-scaled to 640x360 and 320x180, each its own x264 at its rung's top rate), as the encode
 // thread runs them (RenditionEncodes: scale + encode after rung 0). Reports encode-thread CPU ms per frame
-// and the ratio. Usage: zerohop_rendition_ladder_bench [FRAMES=300] [LOWER_PRESET=auto] (the lower rungs'
-// x264 preset; auto: as serve picks it). Plain main.
+// and the ratio. Usage: zerohop_rendition_ladder_bench [FRAMES=300] [LOWER_PRESET=auto] [CODEC=x264] (the
+// lower rungs' x264 preset; auto: as serve picks it; CODEC vp8: the VP8 ladder instead, libvpx as serve runs
+// it for VP8 viewers, every rung VP8). Plain main.
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -28,9 +29,11 @@ double threadCpuMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
+const char* gCodec = "x264";  // the encoder of every rung: "x264" or "vp8"
+
 EncoderConfig x264(std::uint32_t width, std::uint32_t height, std::uint32_t kbps) {
   EncoderConfig c;  // serve's defaults: preset auto (superfast at 720p30), 1 thread, IDR every 120 frames
-  c.encoder = "x264";
+  c.encoder = gCodec;
   c.width = width;
   c.height = height;
   c.fps = 30;
@@ -83,7 +86,9 @@ double run(int frames, bool ladder, const char* lowerPreset) {
 int main(int argc, char** argv) {
   const int frames = argc > 1 ? std::atoi(argv[1]) : 300;
   const char* lowerPreset = argc > 2 ? argv[2] : "auto";
-  std::printf("zerohop_rendition_ladder_bench: %d frames of the 720p30 test pattern, x264 (serve's settings)\n", frames);
+  if (argc > 3) gCodec = argv[3];
+  std::printf("zerohop_rendition_ladder_bench: %d frames of the 720p30 test pattern, %s (serve's settings)\n",
+              frames, gCodec);
   const double one = run(frames, false, lowerPreset);
   const double ladder = run(frames, true, lowerPreset);
   std::printf("ladder / one encode: %.2fx CPU (lower rungs' preset %s)\n", ladder / one, lowerPreset);
