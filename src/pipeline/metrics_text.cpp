@@ -133,15 +133,22 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
            os << "zerohop_passthrough_pictures_total" << braces(l) << ' ' << s.passthroughDecode.pictures
               << '\n';
          });
-  // Renditions (serve --renditions): a series per camera and rung, only where a camera has a ladder.
+  // Renditions (serve --renditions): a series per camera, codec and rung, only where a camera has a
+  // ladder (codec "VP8": the ladder's VP8 encodes, where it is made in VP8 too).
   const bool ladder = std::any_of(cams.begin(), cams.end(), [](const CameraMetrics& c) { return c.status && !c.status->renditions.empty(); });
   if (ladder) {
     const auto perRung = [&](const char* name, const char* type, const char* help, auto value) {
       family(os, cams, name, type, help, [&](L l, S s, C) {
-        for (std::size_t r = 0; r < s.renditions.size(); ++r) {
-          os << name << withLabel(l, "rung=\"" + std::to_string(r) + "\",size=\"" + std::to_string(s.renditions[r].size.width) +
-                                         "x" + std::to_string(s.renditions[r].size.height) + "\"")
-             << ' ' << value(s.renditions[r]) << '\n';
+        for (const auto& [codec, rungs] :
+             {std::pair{"H264", &s.renditions}, std::pair{"VP8", &s.vp8Renditions}}) {
+          for (std::size_t r = 0; r < rungs->size(); ++r) {
+            const RenditionStatus& rung = (*rungs)[r];
+            os << name
+               << withLabel(l, std::string("codec=\"") + codec + "\",rung=\"" + std::to_string(r) +
+                                   "\",size=\"" + std::to_string(rung.size.width) + "x" +
+                                   std::to_string(rung.size.height) + "\"")
+               << ' ' << value(rung) << '\n';
+          }
         }
       });
     };

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """GET /metrics of a running `zerohop serve`, parsed by the real Prometheus text parser
 (prometheus_client): every zerohop_ family is well-formed, counters count, histograms are
-cumulative and consistent; with --renditions on, each rung of the ladder has its series; with
+cumulative and consistent; with --renditions on, each rung of the ladder has its series per codec (H264, and VP8: the ladder is made in VP8 too); with
 --audio test, the sound's families, its Opus packets counting.
 
 usage: metrics_test.py ZEROHOP_BINARY     exit: 0 pass, 1 fail, 77 skipped (no prometheus_client)
@@ -100,9 +100,15 @@ def main() -> int:
             if name not in families or families[name].type != kind:
                 print(f"FAIL: family {name} ({kind}) missing or mistyped; got {sorted(families)}")
                 return 1
-        rungs = {s.labels["rung"]: s for s in families["zerohop_rendition_frames"].samples if s.name.endswith("_total")}
+        rung_frames = [s for s in families["zerohop_rendition_frames"].samples if s.name.endswith("_total")]
+        rungs = {s.labels["rung"]: s for s in rung_frames if s.labels.get("codec") == "H264"}
         if sorted(rungs) != ["0", "1", "2"] or rungs["0"].labels.get("size") != "640x360" or rungs["0"].value < 30:
-            print(f"FAIL: zerohop_rendition_frames_total per rung: {[(s.labels, s.value) for s in rungs.values()]}")
+            print(f"FAIL: zerohop_rendition_frames_total per H.264 rung: {[(s.labels, s.value) for s in rung_frames]}")
+            return 1
+        # The same ladder's VP8 encodes (made where the pipeline makes VP8), labelled codec="VP8".
+        vp8_rungs = sorted(s.labels["rung"] for s in rung_frames if s.labels.get("codec") == "VP8")
+        if vp8_rungs != ["0", "1", "2"]:
+            print(f"FAIL: zerohop_rendition_frames_total per VP8 rung: {[(s.labels, s.value) for s in rung_frames]}")
             return 1
         # The sound (--audio test): its families, the tone's blocks and packets counted, nothing lost.
         for name, kind in [("zerohop_audio_running", "gauge"), ("zerohop_audio_blocks", "counter"),
