@@ -702,10 +702,44 @@ window.zerohop = {
       choice.dataset.options = options;
     }
     choice.hidden = !(zh.layerUrl && rungs.length > 1);
+    showSound(cam.audio, zh.audio);
     const st = zh.serverStart || {};
     $('ttff').textContent = zh.timeToFirstFrameMs === null ? '–'
       : `${fmtMs(zh.timeToFirstFrameMs)} (server: connected ${fmtMs(st.connect_ms)}, keyframe sent ${fmtMs(st.first_frame_ms)})`;
     $('source').textContent = s.source ? `${s.source}${num(s.uptime_s) !== null ? ` · up ${Math.round(s.uptime_s)} s` : ''}` : '';
+  }
+
+  // The sound row (serve --audio; the page at ?audio=1): the server's side from /stats (its source, the
+  // packets it encoded or passed on as the camera sent them, sent to viewers, dropped, capture overruns)
+  // and this browser's (packets received, samples concealed, its jitter buffer since the start, and lip
+  // sync as Chromium estimates it: the video's estimated playout time less the audio's, positive when the
+  // sound plays older sender time, i.e. late). Hidden while neither side has sound.
+  function showSound(server, here) {
+    const row = $('sound-row');
+    row.hidden = !server && !here;
+    if (row.hidden) return;
+    const parts = [];
+    if (server) {
+      const made = server.passed ? `${server.passed} passed as the camera sent them` :
+                                   `${server.packets} encoded (${fmtMs(server.encode_ms)} each)`;
+      parts.push(
+          `${server.source}: ${made}, ${server.units_sent} sent, ` +
+          `${(server.units_dropped || 0) + (server.queue_drops || 0)} dropped, ${server.overruns} overruns` +
+          (server.running ? '' : ` · not running${server.error ? ': ' + server.error : ''}`));
+    }
+    if (here) {
+      const pct =
+          here.totalSamplesReceived ? (100 * (here.concealedSamples || 0)) / here.totalSamplesReceived : null;
+      const jb = here.jitterBufferEmittedCount ?
+          (1000 * here.jitterBufferDelay) / here.jitterBufferEmittedCount :
+          null;
+      const v = zh.webrtc && zh.webrtc.estimatedPlayoutTimestamp, a = here.estimatedPlayoutTimestamp;
+      const sync = num(v) !== null && num(a) !== null ? `, video − audio ${Math.round(v - a)} ms` : '';
+      parts.push(
+          `here: ${here.packetsReceived} packets, ${pct === null ? '–' : pct.toFixed(1)} % concealed, ` +
+          `jitter buffer ${fmtMs(jb)}${sync}`);
+    }
+    $('sound').textContent = parts.join(' · ');
   }
 
   // --- chart (web/chart.js) ------------------------------------------------------------------

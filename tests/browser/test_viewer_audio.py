@@ -5,8 +5,9 @@ tracks in one MediaStream.
 
 Asserts over a 6 s window: the inbound-rtp audio counters grow (packetsReceived > 0, totalSamplesReceived
 > 0), concealment (concealedSamples / totalSamplesReceived over the window) under 2 %, the audio track is
-in the video's MediaStream, video frames are decoded, and serve's /stats reports the audio track (packets
-encoded, units sent, the encode's ms per frame). Then a second peer connection of the same page offers the
+in the video's MediaStream, video frames are decoded, serve's /stats reports the audio track (packets
+encoded, units sent, the encode's ms per frame), and the page's sound row shows both sides (the server's
+tone encoded and sent; here: packets, concealment, jitter buffer). Then a second peer connection of the same page offers the
 sound alone (one recvonly audio transceiver): it is answered 201 without a video section, Chromium decodes
 a second of sound from it after its first half second with under 5 % concealed (the jitter buffer's start is
 not judged: under ASan beside this test, 43 ms of it once made 7.4 % of a half-second window), and /stats
@@ -33,7 +34,8 @@ SNAPSHOT_JS = """
 const z = window.zerohop;
 if (!z) return null;
 return {state: z.state, error: z.error, audio: z.audio, webrtc: z.webrtc, lastStats: z.lastStats,
-        inStream: z.audioTrackInVideoStream, now: performance.now()};
+        inStream: z.audioTrackInVideoStream, now: performance.now(),
+        sound: document.getElementById('sound-row').hidden ? null : document.getElementById('sound').textContent};
 """
 
 
@@ -193,6 +195,14 @@ def main() -> int:
                             "microphone would play downmixed")
         if not stats_audio or (stats_audio.get("packets") or 0) <= 0 or (stats_audio.get("units_sent") or 0) <= 0:
             failures.append(f"serve's /stats has no working audio track: {json.dumps(stats_audio)}")
+        # The page's sound row: the server's side (the tone, its packets encoded and sent) and this
+        # browser's (packets, concealment, jitter buffer, lip sync as Chromium estimates it).
+        shown = s1.get("sound") or ""
+        print(f"the page's sound row: {shown!r}")
+        if not re.search(r"^test: \d+ encoded \(.* ms each\), \d+ sent, \d+ dropped, \d+ overruns", shown):
+            failures.append(f"the page's sound row does not show the server's tone: {shown!r}")
+        if not re.search(r"here: \d+ packets, [\d.]+ % concealed, jitter buffer [\d.]+ ms", shown):
+            failures.append(f"the page's sound row does not show this browser's sound: {shown!r}")
         check_sound_alone(driver, failures)
         if failures:
             print(zb.browser_console(driver))
