@@ -103,9 +103,10 @@ def session(zerohop: str, receiver: str, source: str, markers: int, extra: list[
 
 
 def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], jitter: dict,
-                   rtsp: bool) -> list[float]:
+                   rtsp: bool, page_args: str = "") -> list[float]:
     """Video minus audio estimatedPlayoutTimestamp (ms) of each getStats report over `seconds`; each
-    track's mean jitter buffer delay over the window into `jitter`."""
+    track's mean jitter buffer delay over the window into `jitter`, and the page's capture -> display p50
+    (its pixel timecodes) at the end of the window as jitter["capture_to_display_p50_ms"]."""
     chromium, chromedriver = zb.find_browser()
     zb.enter_private_network()
     out = zb.artifacts_dir(Path.cwd())
@@ -121,7 +122,7 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
         if not url:
             raise SystemExit("serve printed no URL in 20 s:\n" + serve.tail())
         driver = zb.start_chromium(chromium, chromedriver, None, ("--autoplay-policy=no-user-gesture-required",))
-        driver.get(url + "?audio=1")
+        driver.get(url + "?audio=1" + (f"&{page_args}" if page_args else ""))
         read = ("const z = window.zerohop; return z && z.audio && z.webrtc ? "
                 "[z.webrtc.timestamp, z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp] : null;")
         buffers = ("const z = window.zerohop; return [z.audio.jitterBufferDelay, z.audio.jitterBufferEmittedCount, "
@@ -142,6 +143,7 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
         per = lambda d, n: 1000 * d / n if n > 0 else None  # noqa: E731
         jitter["audio_ms"] = per(b1[0] - b0[0], b1[1] - b0[1])
         jitter["video_ms"] = per(b1[2] - b0[2], b1[3] - b0[3])
+        jitter["capture_to_display_p50_ms"] = driver.execute_script("return window.zerohop.latencyP50;")
     finally:
         serve.stop(2.0)
         zb.quit_browser(driver)
@@ -162,6 +164,9 @@ def main() -> int:
                     help="through an IP camera (GStreamer's RTSP server fed by a first serve's share)")
     ap.add_argument("--browser", type=float, default=0, metavar="SECONDS",
                     help="also read Chromium's estimatedPlayoutTimestamp of both tracks for SECONDS")
+    ap.add_argument("--page-args", default="",
+                    help="--browser: more query arguments for the viewer page, e.g. 'lipsync=1' (the picture may "
+                         "wait for the sound)")
     ap.add_argument("--out", help="also write the summary as JSON here")
     a = ap.parse_args()
     per = max(1, a.markers // max(1, a.sessions))
@@ -203,7 +208,7 @@ def main() -> int:
           f"less the exposure phase {summary['less_exposure_phase_ms_median']:.1f} ms")
     if a.browser > 0:
         jitter: dict = {}
-        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter, a.rtsp)
+        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter, a.rtsp, a.page_args)
         summary["chromium_video_minus_audio_playout_ms"] = (
             {"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
              "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})

@@ -273,7 +273,10 @@ window.zerohop = {
       await waitIceGathering(conn, iceServers.length ? 3000 : 1000);  // a relay allocation takes a round trip
       if (gen !== generation) return;
       firstFrameAfter = performance.now();
-      const resp = await fetch(whepUrl, {
+      // ?lipsync=1 (with ?audio=1): the picture may wait for the sound, this viewer's only (the server
+      // raises its playout delay's maximum; without it each frame is shown at once, the sound ~75 ms after).
+      const postUrl = params.get('lipsync') === '1' ? whepUrl + '?lipsync=1' : whepUrl;
+      const resp = await fetch(postUrl, {
         method: 'POST',
         headers: {'Content-Type': 'application/sdp', ...authHeaders},
         body: conn.localDescription.sdp,

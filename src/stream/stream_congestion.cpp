@@ -234,7 +234,7 @@ void StreamServer::Impl::updateBitrates() {
     if (f.receiveKbps) r.receivedKbps = *f.receiveKbps;
     // The estimate bounds what this viewer's NACKs may make us resend (retransmission_budget.hpp).
     v.session->setRetransmissionPath(r.controller.estimateKbps(), r.rttMs > 0 ? r.rttMs : 0.0);
-    if (config_.adaptivePlayoutDelay) adaptPlayoutDelay(v.id, *v.session, r, now);
+    if (config_.adaptivePlayoutDelay) adaptPlayoutDelay(v.id, *v.session, r, v.record->playoutBase, now);
     r.last = v.reading;
     r.lastReadNs = now;
     if (r.sawFeedback) estimates[v.stream].push_back({r.codec, r.controller.estimateKbps(), nack});
@@ -315,11 +315,11 @@ void StreamServer::Impl::updateBitrates() {
 
 // A viewer whose path repairs losses slowly gets a playout delay that covers one repair, and the
 // configured one back once the repairs stop (adaptive_playout_delay.hpp).
-void StreamServer::Impl::adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r,
-                                           std::int64_t nowNs) {
+void StreamServer::Impl::adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session,
+                                           ViewerRate& r, stream::PlayoutDelay base, std::int64_t nowNs) {
   if (!r.playout) {
-    r.playout.emplace(sendOptions_.playoutDelay);
-    r.playoutSent = session.setPlayoutDelay(sendOptions_.playoutDelay);  // false: its offer had no extension
+    r.playout.emplace(base);
+    r.playoutSent = session.setPlayoutDelay(base);  // false: its offer had no extension
   }
   if (!r.playoutSent) return;
   const stream::PlayoutDelay before = r.playout->current();

@@ -162,7 +162,8 @@ class StreamServer::Impl {
   void countPublished(StreamState& stream, Codec codec, std::size_t bytes);
   void updateBitrates();
   struct ViewerRate;
-  void adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r, std::int64_t nowNs);
+  void adaptPlayoutDelay(const std::string& id, stream::ViewerSession& session, ViewerRate& r,
+                         stream::PlayoutDelay base, std::int64_t nowNs);
   /// Fills the congestion fields of `t` for the session of `record`.
   void fillCongestion(const SessionRecord& record, ViewerStats& t) const;
 
@@ -261,6 +262,9 @@ class StreamServer::Impl {
     std::atomic<int> topRung{-1};
     std::atomic<std::int64_t> topRungChangedNs{0};  // when the choice last changed (at most one a second)
     std::optional<ViewerRate> rate;  // rateMutex_; while it is connected (updateBitrates())
+    // The playout delay it starts from (the configured one; raised for lip sync: POST /whep?lipsync=1);
+    // set before the session exists, read-only after.
+    stream::PlayoutDelay playoutBase;
   };
 
   mutable std::mutex streamsMutex_;

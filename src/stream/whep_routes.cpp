@@ -28,6 +28,10 @@ using stream::reply;
 // it is answered 501 (trickle ICE and ICE restarts are not implemented).
 constexpr const char* kEndpointAllow = "GET, HEAD, POST, OPTIONS";
 constexpr const char* kSessionAllow = "GET, HEAD, DELETE, OPTIONS";
+// POST /whep?lipsync=1: the most a viewer's picture may wait for its sound (the playout-delay maximum).
+// Chromium plays the sound ~75 ms after the picture on a quiet box, ~100 ms on a loaded one, with the
+// picture free to go at once (docs/benchmarks.md, "Sound: audio against video"); it uses only what it needs.
+constexpr int kLipSyncMaxMs = 200;
 
 // GET/HEAD on an endpoint (/whep, /whep/NAME): it has no representation, so 2xx with no content.
 void answerEndpointGet(httplib::Response& res) {
@@ -240,6 +244,17 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
           "POST /whep takes an SDP offer with Content-Type: application/sdp (got \"" + contentType + "\")");
     return;
   }
+  // ?lipsync=1: this viewer's picture may wait for its sound (below); 0 or absent: it never waits.
+  bool lipSync = false;
+  if (req.has_param("lipsync")) {
+    const std::string v = req.get_param_value("lipsync");
+    if (v != "0" && v != "1") {
+      reply(res, 400,
+            "lipsync takes 1 (the picture may wait for the sound) or 0, not \"" + v.substr(0, 32) + "\"");
+      return;
+    }
+    lipSync = v == "1";
+  }
   stream::VideoChoice choice;
   try {
     // An offer of sound alone gets the Opus track only.
@@ -282,6 +297,18 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
   auto record = std::make_shared<SessionRecord>();
   record->address = req.remote_addr;
   record->stream = &stream;
+  // Lip sync: a browser lip-syncs by holding the earlier track back, and the playout-delay extension's
+  // maximum (0 by default: each frame shown at once) forbids holding the picture. A viewer that asks for
+  // it, with sound and picture, gets a maximum of kLipSyncMaxMs: Chromium holds the picture as long as
+  // its sound lags (docs/audio.md, "Sync in a browser"), and only that viewer's picture waits.
+  stream::SendOptions send = sendOptions_;
+  if (lipSync && choice.audio && choice.hasVideo() && !send.omitPlayoutDelay) {
+    send.playoutDelay.maxMs = std::max(send.playoutDelay.maxMs, kLipSyncMaxMs);
+    log::info("stream: viewer ", id.substr(0, 8), " asked for lip sync: its picture may wait up to ",
+              send.playoutDelay.maxMs, " ms for its sound (playout delay ", send.playoutDelay.minMs, ",",
+              send.playoutDelay.maxMs, ")");
+  }
+  record->playoutBase = send.playoutDelay;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) {
@@ -327,7 +354,8 @@ void StreamServer::Impl::handleWhepPost(const httplib::Request& req, httplib::Re
     events.post = [this](std::function<void()> task) { loop_->post(std::move(task)); };
     std::vector<std::string> links;
     const stream::SessionIce ice = sessionIce(links);
-    session = std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), ice, sendOptions_);
+    session =
+        std::make_shared<stream::ViewerSession>(id, choice, loopbackHost_, std::move(events), ice, send);
     {
       std::lock_guard lock(mutex_);
       auto it = sessions_.find(id);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -82,12 +83,14 @@ class AudioReceive : public ::testing::Test {
   }
 
   // The viewer's offer (audio and video) POSTed to /whep; the answer (201), or "" with a failure.
-  std::string postOffer(AudioVideoViewer& viewer) {
+  // `path`: where (a query asks for options); `location`: the session's Location, when given.
+  std::string postOffer(AudioVideoViewer& viewer, const std::string& path = "/whep",
+                        std::string* location = nullptr) {
     const std::string offer = webrtcbin_sdp::localOffer(viewer.webrtc());
     EXPECT_NE(offer.find("m=audio"), std::string::npos) << offer;
     httplib::Client cli("127.0.0.1", server_->port());
     cli.set_read_timeout(10, 0);
-    auto r = cli.Post("/whep", offer, "application/sdp");
+    auto r = cli.Post(path, offer, "application/sdp");
     if (!r) {
       ADD_FAILURE() << httplib::to_string(r.error());
       return "";
@@ -96,6 +99,7 @@ class AudioReceive : public ::testing::Test {
       ADD_FAILURE() << r->status << ": " << r->body;
       return "";
     }
+    if (location) *location = r->get_header_value("Location");
     return r->body;
   }
 
@@ -146,6 +150,44 @@ TEST_F(AudioReceive, OfferWithAudioGetsTheToneInTheSameStreamAndVideoStillArrive
   // The tone is a sine at a quarter of full scale (RMS ~5800) with clicks; silence or PLC noise is far below.
   EXPECT_GT(viewer.rms(), 2000.0) << "the decoded sound is the tone, not silence";
   EXPECT_GT(server_->audioSent().units, 0u);
+}
+
+// POST /whep?lipsync=1 (the viewer page's ?lipsync=1): that viewer's playout delay lets its picture wait up
+// to 200 ms for its sound (a browser lip-syncs by holding the earlier track back; 0,0 forbids holding the
+// picture); a viewer beside it without it keeps 0,0; a value other than 1 or 0 is refused with the reason.
+TEST_F(AudioReceive, ALipSyncViewersPictureMayWaitForItsSoundAndNoOtherViewersDoes) {
+  AudioVideoViewer lip(true, /*offerPlayoutDelay=*/true), plain(true, /*offerPlayoutDelay=*/true);
+  std::string lipAt, plainAt;
+  const std::string lipAnswer = postOffer(lip, "/whep?lipsync=1", &lipAt);
+  const std::string plainAnswer = postOffer(plain, "/whep", &plainAt);
+  ASSERT_FALSE(lipAnswer.empty());
+  ASSERT_FALSE(plainAnswer.empty());
+  EXPECT_NE(lipAnswer.find(std::string(stream::kPlayoutDelayUri)), std::string::npos) << lipAnswer;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(lip.webrtc(), lipAnswer)) << lipAnswer;
+  ASSERT_TRUE(webrtcbin_sdp::applyAnswer(plain.webrtc(), plainAnswer)) << plainAnswer;
+  auto delayOf = [&](const std::string& location) -> std::optional<std::pair<int, int>> {
+    const std::string id = location.substr(location.rfind('/') + 1).substr(0, 8);
+    for (const ViewerStats& v : server_->unnamedStream()->viewerStats()) {
+      if (v.id == id && v.playoutDelayMaxMs >= 0) return std::pair{v.playoutDelayMinMs, v.playoutDelayMaxMs};
+    }
+    return std::nullopt;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  publisher_->publishWhile([&] {
+    return (!delayOf(lipAt) || !delayOf(plainAt) || lip.videoUnits.load() < 10) &&
+           std::chrono::steady_clock::now() < deadline;
+  });
+  const auto lipDelay = delayOf(lipAt), plainDelay = delayOf(plainAt);
+  ASSERT_TRUE(lipDelay && plainDelay) << "no playout delay in /stats for the viewers";
+  EXPECT_EQ(*lipDelay, (std::pair{0, 200})) << "the lip-sync viewer's picture may wait 200 ms for its sound";
+  EXPECT_EQ(*plainDelay, (std::pair{0, 0})) << "another viewer's picture waits too";
+  EXPECT_GE(lip.videoUnits.load(), 10) << "the lip-sync viewer's picture";
+
+  httplib::Client cli("127.0.0.1", server_->port());
+  auto bad = cli.Post("/whep?lipsync=yes", webrtcbin_sdp::localOffer(plain.webrtc()), "application/sdp");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("lipsync takes 1"), std::string::npos) << bad->body;
 }
 
 // abs-capture-time on the sound (offered in the audio section): each packet says when its sound was

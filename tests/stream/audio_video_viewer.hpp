@@ -27,9 +27,10 @@ namespace zerohop::loopback {
 
 // A recvonly webrtcbin offering H.264 and Opus (video first, as browsers that add the video transceiver
 // first do), decoding both; or, with offerVideo false, Opus alone (a page that asks for the sound only).
+// offerPlayoutDelay: the video section offers the playout-delay extension, as browsers do.
 class AudioVideoViewer {
  public:
-  explicit AudioVideoViewer(bool offerVideo = true) {
+  explicit AudioVideoViewer(bool offerVideo = true, bool offerPlayoutDelay = false) {
     pipeline_ = gst_pipeline_new("test-av-viewer");
     webrtc_ = gst_element_factory_make("webrtcbin", "recv");
     gst_bin_add(GST_BIN(pipeline_), webrtc_);
@@ -45,8 +46,12 @@ class AudioVideoViewer {
           "application/"
           "x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2,"
           "extmap-5=(string)http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time"}) {
-      if (!offerVideo && std::string(text).find("media=video") != std::string::npos) continue;
-      GstCaps* caps = gst_caps_from_string(text);
+      const bool video = std::string(text).find("media=video") != std::string::npos;
+      if (!offerVideo && video) continue;
+      std::string capsText = text;
+      if (video && offerPlayoutDelay)
+        capsText += ",extmap-3=(string)" + std::string(stream::kPlayoutDelayUri);
+      GstCaps* caps = gst_caps_from_string(capsText.c_str());
       GstWebRTCRTPTransceiver* trans = nullptr;
       g_signal_emit_by_name(webrtc_, "add-transceiver", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY, caps, &trans);
       gst_caps_unref(caps);
