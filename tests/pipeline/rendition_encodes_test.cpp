@@ -34,6 +34,15 @@ TestImage i420Frame(std::uint32_t w, std::uint32_t h, std::uint32_t seed) {
   return src;
 }
 
+// Rung 0's settings the rungs are made from: x264 at 320x240.
+EncoderConfig rung0Config() {
+  EncoderConfig config;
+  config.encoder = "x264";
+  config.width = 320;
+  config.height = 240;
+  return config;
+}
+
 TEST(CpuScaler, HalvesAnI420FrameAsI420ScaleDoesAndKeepsItsClock) {
   const TestImage src = i420Frame(320, 240, 1);
   TestImage out(PixelFormat::kI420, 160, 120, 5);
@@ -74,10 +83,7 @@ TEST(RenditionEncodes, ARungIsEncodedOnlyWhileWantedAndStartsWithAnIdrAtItsSize)
     EXPECT_EQ(track.rung, 1u);
     units.push_back(u);
   };
-  EncoderConfig config;
-  config.encoder = "x264";
-  config.width = 320;
-  config.height = 240;
+  EncoderConfig config = rung0Config();
   config.keyframeIntervalFrames = 0;  // keyframes only on request
   RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config, makeCpuScaler(), demand);
   const TestImage frame = i420Frame(320, 240, 3);
@@ -133,10 +139,7 @@ TEST(RenditionEncodes, ARungWithoutAnNvencSessionIsEncodedByX264AndSaysWhy) {
   demand.wanted = [](TrackKey track) { return track == TrackKey{Codec::kH264, 1}; };
   demand.targetKbps = [](TrackKey) { return 0u; };
   demand.deliver = [&](TrackKey, const EncodedUnitPtr& u) { units.push_back(u); };
-  EncoderConfig config;
-  config.encoder = "x264";
-  config.width = 320;
-  config.height = 240;
+  EncoderConfig config = rung0Config();
   RenditionNvenc nvenc;
   nvenc.gpuDevice = 0;
   nvenc.memory = makeHostAllocator;  // never used: no NVENC session opens
@@ -183,10 +186,7 @@ TEST(RenditionEncodes, AVp8RungIsEncodedBesideItsH264FromTheSameScaledPictureEac
     EXPECT_EQ(u->codec, track.codec) << "a unit delivered as another codec's";
     (track.codec == Codec::kVP8 ? vp8Units : h264Units).push_back(u);
   };
-  EncoderConfig config;
-  config.encoder = "x264";
-  config.width = 320;
-  config.height = 240;
+  EncoderConfig config = rung0Config();
   config.keyframeIntervalFrames = 0;
   int scales = 0;
   RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config,
@@ -241,10 +241,7 @@ TEST(RenditionEncodes, WithoutVp8RungsAVp8RequestIsNotEncoded) {
   demand.wanted = [](TrackKey track) { return track.rung == 1; };
   demand.targetKbps = [](TrackKey) { return 0u; };
   demand.deliver = [&](TrackKey, const EncodedUnitPtr& u) { units.push_back(u); };
-  EncoderConfig config;
-  config.encoder = "x264";
-  config.width = 320;
-  config.height = 240;
+  EncoderConfig config = rung0Config();
   RenditionEncodes encodes({{320, 240, 300, 1000}, {160, 120, 100, 300}}, config, makeCpuScaler(), demand);
   const TestImage frame = i420Frame(320, 240, 6);
   encodes.encode(&frame.frame(), 0u, ~0u);
