@@ -11,7 +11,9 @@ tone encoded and sent; here: packets, concealment, jitter buffer). Then a second
 sound alone (one recvonly audio transceiver): it is answered 201 without a video section, Chromium decodes
 a second of sound from it after its first half second with under 5 % concealed (the jitter buffer's start is
 not judged: under ASan beside this test, 43 ms of it once made 7.4 % of a half-second window), and /stats
-lists that viewer with codec "none". Stops serve with
+lists that viewer with codec "none". Then the page again at ?audio=1&lipsync=1: that viewer's playout delay is
+0,200 and Chromium's estimate of video less audio playout is within --lip-sync-bound-ms (50) at the median
+after 6 s of playing (by default ~75 ms: measured in docs/benchmarks.md). Stops serve with
 SIGINT and asserts it exits 0.
 
 usage: test_viewer_audio.py [--netns] ZEROHOP_BINARY
@@ -25,6 +27,7 @@ import json
 import re
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -105,6 +108,40 @@ def check_sound_alone(driver, failures: list[str]) -> None:
         failures.append(f"/stats lists no viewer with codec none: {got.get('viewers')}")
 
 
+PLAYOUT_JS = ("const z = window.zerohop; return z && z.audio && z.webrtc ? [z.webrtc.timestamp, "
+              "z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp, z.sessionId] : null;")
+
+
+def check_lip_sync(driver, url: str, failures: list[str], bound_ms: float) -> None:
+    """The page again at ?audio=1&lipsync=1: its own viewer's playout delay is 0,200 in /stats (the picture
+    may wait for the sound) and, after 6 s of playing, Chromium's estimate of the video's playout less the
+    audio's stays within bound_ms at the median over 4 s (by default it is ~75 ms: the picture may not wait)."""
+    driver.get(url + "?audio=1&lipsync=1")
+    if not wait_for(driver, "const r = (() => {" + PLAYOUT_JS + "})(); return !!(r && r[1] && r[2]);", 30):
+        failures.append("lip sync: the page at ?audio=1&lipsync=1 gave no estimated playout of both tracks in 30 s")
+        return
+    time.sleep(6.0)  # Chromium moves its lip sync over the first seconds
+    diffs, seen, session = [], set(), None
+    deadline = time.monotonic() + 4.0
+    while time.monotonic() < deadline:
+        r = driver.execute_script(PLAYOUT_JS)
+        if r and r[1] and r[2] and r[0] not in seen:
+            seen.add(r[0])
+            diffs.append(r[1] - r[2])
+            session = r[3]
+        time.sleep(0.25)
+    viewers = json.loads(urllib.request.urlopen(url + "stats", timeout=3).read()).get("viewer_sessions", [])
+    delay = next((v.get("playout_delay_ms") for v in viewers if v.get("id") == session), None)
+    median = sorted(diffs)[len(diffs) // 2] if diffs else None
+    print(f"lip sync (?lipsync=1): video - audio estimated playout {diffs} ms (median {median}); "
+          f"this viewer's playout delay {delay}")
+    if delay != [0, 200]:
+        failures.append(f"lip sync: the viewer's playout delay is {delay} in /stats, want [0, 200]")
+    if median is None or abs(median) > bound_ms:
+        failures.append(f"lip sync: Chromium plays video - audio {median} ms apart at the median, want within "
+                        f"{bound_ms:.0f} ms")
+
+
 def wait_for(driver, predicate_js: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -120,6 +157,8 @@ def main() -> int:
     ap.add_argument("--source", default="test:640x360@30")
     ap.add_argument("--seconds", type=float, default=6.0, help="measured window")
     ap.add_argument("--netns", action="store_true", help="run in a private network namespace (loopback only)")
+    ap.add_argument("--lip-sync-bound-ms", type=float, default=50.0,
+                    help="?lipsync=1: the most Chromium's video - audio estimated playout may be apart (median)")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 
@@ -204,6 +243,7 @@ def main() -> int:
         if not re.search(r"here: \d+ packets, [\d.]+ % concealed, jitter buffer [\d.]+ ms", shown):
             failures.append(f"the page's sound row does not show this browser's sound: {shown!r}")
         check_sound_alone(driver, failures)
+        check_lip_sync(driver, url, failures, args.lip_sync_bound_ms)
         if failures:
             print(zb.browser_console(driver))
     finally:
