@@ -21,7 +21,11 @@ reports, its Opus is passed on as it came. Then the offset is what the RTSP hop 
 as root): over that window, after 6 s of playing, the video's getStats estimatedPlayoutTimestamp (the sender's NTP time of
 the frame shown) minus the audio's, read from one report a second (positive: audio late). That is
 Chromium's own estimate of its lip sync, not the marker against the click; with it each track's mean
-jitter buffer delay over the window (Chromium lip-syncs by holding the earlier track back there).
+jitter buffer delay over the window (Chromium lip-syncs by holding the earlier track back there), and each
+track's capture -> playout: the wall clock of the report (as NTP) less the track's estimatedPlayoutTimestamp
+(serve's sender reports map RTP to its capture wall clock, and both ends share this machine's clock); the
+video's is checked against the page's own capture -> display (its pixel timecodes), printed beside.
+--page-args adds query arguments to the page (lipsync=1).
 
 usage: scripts/bench-av-sync.py [--zerohop build/apps/zerohop/zerohop]
                                 [--receiver build/tests/stream/zerohop-av-sync-receive]
@@ -50,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import zerohop_browser as zb  # noqa: E402
 WARM_UP_S = 6.0  # --browser: seconds of playing before the window
+NTP_MINUS_UNIX_MS = 2_208_988_800_000  # getStats' estimatedPlayoutTimestamp is NTP time (since 1900), in ms
 
 
 def free_port() -> int:
@@ -117,6 +122,7 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
                      out / "bench_av_sync.serve.log")
     driver = None
     diffs: list[float] = []
+    playout: dict[str, list[float]] = {"video": [], "audio": []}
     try:
         url = serve.wait_url(20)
         if not url:
@@ -124,7 +130,8 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
         driver = zb.start_chromium(chromium, chromedriver, None, ("--autoplay-policy=no-user-gesture-required",))
         driver.get(url + "?audio=1" + (f"&{page_args}" if page_args else ""))
         read = ("const z = window.zerohop; return z && z.audio && z.webrtc ? "
-                "[z.webrtc.timestamp, z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp] : null;")
+                "[z.webrtc.timestamp, z.webrtc.estimatedPlayoutTimestamp, z.audio.estimatedPlayoutTimestamp, "
+                "z.webrtc.reportWallMs] : null;")
         buffers = ("const z = window.zerohop; return [z.audio.jitterBufferDelay, z.audio.jitterBufferEmittedCount, "
                    "z.webrtc.jitterBufferDelay, z.webrtc.jitterBufferEmittedCount];")
         zb.wait_until("both tracks' estimatedPlayoutTimestamp", lambda: (lambda r: r and r[1] and r[2])(
@@ -138,12 +145,18 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
             if r and r[1] and r[2] and r[0] not in seen:
                 seen.add(r[0])
                 diffs.append(r[1] - r[2])
+                if r[3]:  # capture -> playout of each track: the report's wall clock (as NTP) less its time
+                    now_ntp = r[3] + NTP_MINUS_UNIX_MS
+                    playout["video"].append(now_ntp - r[1])
+                    playout["audio"].append(now_ntp - r[2])
             time.sleep(0.25)
         b1 = driver.execute_script(buffers)
         per = lambda d, n: 1000 * d / n if n > 0 else None  # noqa: E731
         jitter["audio_ms"] = per(b1[0] - b0[0], b1[1] - b0[1])
         jitter["video_ms"] = per(b1[2] - b0[2], b1[3] - b0[3])
         jitter["capture_to_display_p50_ms"] = driver.execute_script("return window.zerohop.latencyP50;")
+        for track, values in playout.items():
+            jitter[f"{track}_capture_to_playout_p50_ms"] = percentile(values, 50) if values else None
     finally:
         serve.stop(2.0)
         zb.quit_browser(driver)

@@ -551,6 +551,7 @@ window.zerohop = {
     if (q) zh.playback = {totalVideoFrames: q.totalVideoFrames, droppedVideoFrames: q.droppedVideoFrames};
     if (!pc) return;
     const report = await pc.getStats();
+    const reportWallMs = Date.now();  // the wall clock when the figures below were read (for the NTP times)
     let inbound = null;
     let pairId = null;
     const codecs = {};
@@ -562,8 +563,9 @@ window.zerohop = {
                     totalSamplesReceived: s.totalSamplesReceived, concealedSamples: s.concealedSamples,
                     audioLevel: s.audioLevel, totalAudioEnergy: s.totalAudioEnergy,
                     jitterBufferDelay: s.jitterBufferDelay, jitterBufferEmittedCount: s.jitterBufferEmittedCount,
-                    // the sender's NTP time (ms) of what plays now; against the video's: lip sync
-                    estimatedPlayoutTimestamp: s.estimatedPlayoutTimestamp};
+                    // the sender's NTP time (ms) of what plays now; against the video's: lip sync; against
+                    // reportWallMs (NTP = Unix + 2208988800000 ms): capture -> playout on one machine
+                    estimatedPlayoutTimestamp: s.estimatedPlayoutTimestamp, reportWallMs};
       }
       if (s.type === 'codec') codecs[s.id] = s;
       if (s.type === 'transport' && s.selectedCandidatePairId) pairId = s.selectedCandidatePairId;
@@ -593,6 +595,7 @@ window.zerohop = {
       totalDecodeTime: inbound.totalDecodeTime, framesPerSecond: inbound.framesPerSecond,
       decoderImplementation: inbound.decoderImplementation,
       estimatedPlayoutTimestamp: inbound.estimatedPlayoutTimestamp,  // as the audio's (?audio=1), one report
+      reportWallMs,
       codec: codecs[inbound.codecId] ? codecName(codecs[inbound.codecId]) : null,
       jitterBufferMs: null, decodeMs: null,
     };
