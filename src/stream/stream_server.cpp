@@ -375,14 +375,6 @@ int StreamServer::Impl::audioChannels(const StreamState& stream) const {
   return stream.audioChannels;
 }
 
-bool StreamServer::Impl::wantsCodec(const StreamState& stream, Codec codec) const {
-  std::lock_guard lock(mutex_);
-  for (const auto& [id, r] : sessions_) {
-    if (r->session && r->session->codec() == codec && r->stream == &stream) return true;
-  }
-  return false;
-}
-
 void StreamServer::Impl::setCodecAvailability(StreamState& stream, Codec codec, std::string whyNot) {
   if (codec != Codec::kVP8) return;  // H.264 is always sent; nothing else is known here
   std::lock_guard lock(handlerMutex_);

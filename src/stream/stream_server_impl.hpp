@@ -138,8 +138,6 @@ class StreamServer::Impl {
   void detach(StreamState& stream);
   bool wants(const StreamState& stream, TrackKey track) const;
   std::uint32_t targetKbps(const StreamState& stream, TrackKey track) const;
-  /// True while a session of `stream` receives `codec`.
-  bool wantsCodec(const StreamState& stream, Codec codec) const;
   void setCodecAvailability(StreamState& stream, Codec codec, std::string whyNot);
   /// Renditions (docs/ARCHITECTURE.md, "Renditions"): `stream`'s ladder (stream_congestion.cpp places
   /// each viewer on it; `vp8`: its VP8 viewers too), whether a viewer of `codec` takes rung `rung` now,
