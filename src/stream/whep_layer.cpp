@@ -100,7 +100,8 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
     soundAlone = record->session && !record->session->choice().hasVideo();
   }
   if (soundAlone) {
-    stream::reply(res, 409, "this viewer receives the sound alone: renditions are for H.264 viewers");
+    stream::reply(res, 409,
+                  "this viewer receives the sound alone: renditions are for viewers of the picture");
     return false;
   }
   std::lock_guard lock(rateMutex_);
@@ -113,7 +114,8 @@ bool StreamServer::Impl::layerTarget(const std::string& id, httplib::Response& r
   }
   if (vp8 && !stream.rate->vp8Ladder) {
     stream::reply(res, 409,
-                  "this viewer receives VP8, which has one encode here: renditions are for H.264 viewers");
+                  "this viewer receives VP8, which has one encode here (this pipeline makes no VP8 rungs): "
+                  "renditions are for its H.264 viewers");
     return false;
   }
   ladder = stream.rate->ladder;
