@@ -324,18 +324,26 @@ TEST(CameraMetrics, EachRungOfACamerasLadderHasItsSeries) {
   ladder.renditions[1].keyframes = 3;
   ladder.renditions[1].keyframesForced = 2;
   ladder.renditions[1].switches = 1;
+  ladder.vp8Renditions = ladder.renditions;  // the same ladder in VP8 (for VP8 viewers)
+  for (RenditionStatus& r : ladder.vp8Renditions) r.codec = Codec::kVP8;
+  ladder.vp8Renditions[1].units = 90;
   std::vector<CameraMetrics> cams{{"front", ladder, StatsContext{"test", "libx264", "cpu"}, 0},
                                   {"back", PipelineStatus{}, StatsContext{"test", "libx264", "cpu"}, 0}};
   const std::string text = renderMetricsText(cams);
-  for (const char* line : {"zerohop_rendition_viewers{camera=\"front\",rung=\"0\",size=\"320x240\"} 2\n",
-                           "zerohop_rendition_viewers{camera=\"front\",rung=\"1\",size=\"160x120\"} 1\n",
-                           "zerohop_rendition_bitrate_bits_per_second{camera=\"front\",rung=\"0\",size=\"320x240\"} 900000\n",
-                           "zerohop_rendition_bitrate_bits_per_second{camera=\"front\",rung=\"1\",size=\"160x120\"} 250000\n",
-                           "zerohop_rendition_frames_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 120\n",
-                           "zerohop_rendition_keyframes_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 3\n",
-                           "zerohop_rendition_keyframes_forced_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 2\n",
-                           "zerohop_rendition_switches_total{camera=\"front\",rung=\"1\",size=\"160x120\"} 1\n",
-                           "# TYPE zerohop_rendition_switches_total counter\n", "# TYPE zerohop_rendition_viewers gauge\n"}) {
+  for (const char* line :
+       {"zerohop_rendition_viewers{camera=\"front\",codec=\"H264\",rung=\"0\",size=\"320x240\"} 2\n",
+        "zerohop_rendition_viewers{camera=\"front\",codec=\"H264\",rung=\"1\",size=\"160x120\"} 1\n",
+        "zerohop_rendition_bitrate_bits_per_second{camera=\"front\",codec=\"H264\",rung=\"0\",size="
+        "\"320x240\"} 900000\n",
+        "zerohop_rendition_bitrate_bits_per_second{camera=\"front\",codec=\"H264\",rung=\"1\",size="
+        "\"160x120\"} 250000\n",
+        "zerohop_rendition_frames_total{camera=\"front\",codec=\"H264\",rung=\"1\",size=\"160x120\"} 120\n",
+        "zerohop_rendition_keyframes_total{camera=\"front\",codec=\"H264\",rung=\"1\",size=\"160x120\"} 3\n",
+        "zerohop_rendition_keyframes_forced_total{camera=\"front\",codec=\"H264\",rung=\"1\",size="
+        "\"160x120\"} 2\n",
+        "zerohop_rendition_switches_total{camera=\"front\",codec=\"H264\",rung=\"1\",size=\"160x120\"} 1\n",
+        "zerohop_rendition_frames_total{camera=\"front\",codec=\"VP8\",rung=\"1\",size=\"160x120\"} 90\n",
+        "# TYPE zerohop_rendition_switches_total counter\n", "# TYPE zerohop_rendition_viewers gauge\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
   std::size_t helps = 0;
