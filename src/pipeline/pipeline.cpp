@@ -391,6 +391,16 @@ class Pipeline::Impl {
     }
   }
 
+  // Each rung's viewers of `codec` now (their ViewerStats::rung) and its switches so far, into `ladder`.
+  static void countViewers(std::vector<RenditionStatus>& ladder, const std::vector<ViewerStats>& viewers,
+                           const std::string& codec, const std::vector<std::uint64_t>& switches) {
+    for (const ViewerStats& v : viewers) {
+      if (v.codec == codec && v.rung >= 0 && static_cast<std::size_t>(v.rung) < ladder.size())
+        ++ladder[v.rung].viewers;
+    }
+    for (std::size_t r = 0; r < switches.size() && r < ladder.size(); ++r) ladder[r].switches = switches[r];
+  }
+
   PipelineStatus status() const {
     PipelineStatus s;
     s.latency = stats_.snapshot();
@@ -430,16 +440,15 @@ class Pipeline::Impl {
       top.keyframes = keyframeUnits_.load();
       top.keyframesForced = s.keyframesForced;
       top.encoderKbps = encoderKbps_.load();
-      for (const ViewerStats& v : s.viewerStats) {
-        if (v.codec == "H264" && v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.renditions.size())
-          ++s.renditions[v.rung].viewers;
-      }
-      std::vector<std::uint64_t> switches;
+      std::vector<std::uint64_t> switches, vp8Switches;
       {
         std::lock_guard lock(serverMutex_);
-        if (viewers_) switches = viewers_->rungSwitches();
+        if (viewers_) {
+          switches = viewers_->rungSwitches();
+          vp8Switches = viewers_->vp8RungSwitches();
+        }
       }
-      for (std::size_t r = 0; r < switches.size() && r < s.renditions.size(); ++r) s.renditions[r].switches = switches[r];
+      countViewers(s.renditions, s.viewerStats, "H264", switches);
       s.vp8Renditions = renditions_->vp8Status();
       if (!s.vp8Renditions.empty()) {
         RenditionStatus& vp8Top = s.vp8Renditions[0];  // rung 0: the VP8 encode's
@@ -448,17 +457,7 @@ class Pipeline::Impl {
         vp8Top.keyframes = s.vp8.encoder.keyframes;
         vp8Top.encoder = s.vp8.running ? "libvpx" : "";
         vp8Top.encoderKbps = s.vp8.encoderKbps;
-        for (const ViewerStats& v : s.viewerStats) {
-          if (v.codec == "VP8" && v.rung >= 0 && static_cast<std::size_t>(v.rung) < s.vp8Renditions.size())
-            ++s.vp8Renditions[v.rung].viewers;
-        }
-        std::vector<std::uint64_t> vp8Switches;
-        {
-          std::lock_guard lock(serverMutex_);
-          if (viewers_) vp8Switches = viewers_->vp8RungSwitches();
-        }
-        for (std::size_t r = 0; r < vp8Switches.size() && r < s.vp8Renditions.size(); ++r)
-          s.vp8Renditions[r].switches = vp8Switches[r];
+        countViewers(s.vp8Renditions, s.viewerStats, "VP8", vp8Switches);
       }
     }
     if (pictures_) {
