@@ -23,19 +23,7 @@ class CpuPassthroughDecoder final : public PassthroughDecoder {
     decoded_ = decoder_.decode(unit.bytes.data(), unit.bytes.size());
     if (!decoded_ || !keep) return nullptr;
     Frame& f = picture_;
-    f = Frame{};
-    f.format = PixelFormat::kI420;
-    f.memory = MemoryKind::kHost;
-    f.width = static_cast<std::uint32_t>(decoded_->width);
-    f.height = static_cast<std::uint32_t>(decoded_->height);
-    f.planeCount = 3;
-    for (int i = 0; i < 3; ++i) {
-      f.data[i] = decoded_->data[i];
-      f.pitch[i] = static_cast<std::uint32_t>(decoded_->linesize[i]);
-      f.bytesUsed +=
-          static_cast<std::size_t>(decoded_->linesize[i]) * (i == 0 ? f.height : (f.height + 1) / 2);
-    }
-    f.capacity = f.bytesUsed;
+    f = rtsp::i420View(*decoded_);
     f.sequence = unit.sequence;
     f.keyframe = unit.keyframe;
     f.wallClockMs = unit.wallClockMs;

@@ -1,6 +1,7 @@
 #include "zerohop/pipeline.hpp"
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -188,21 +189,9 @@ class Pipeline::Impl {
       return false;
     };
     hooks.picture = [this](const Frame* picture) {
-      if (vp8_) {
-        const bool wanted = sinksWant(TrackKey{Codec::kVP8});
-        const Frame* host = nullptr;
-        try {
-          if (picture && wanted) host = pictures_->hostPicture();  // NVDEC's: one download
-        } catch (const Error& e) {
-          if (!vp8InputFailed_)
-            log::warn("passthrough: VP8 gets no copy of the picture (", e.what(),
-                      "); VP8 viewers lose frames");
-          vp8InputFailed_ = true;
-        }
-        vp8_->offer(host, wanted, vp8Keyframe_.exchange(false));
-      }
-      if (renditions_)
-        renditions_->encode(picture, renditionKeyframes_.exchange(0u), vp8RenditionKeyframes_.exchange(0u));
+      if (vp8_)
+        offerVp8(picture ? [this] { return pictures_->hostPicture(); } : HostFrame{});  // NVDEC's: a download
+      if (renditions_) encodeRenditions(picture);
     };
     try {
       pictures_ = std::make_unique<PassthroughPictures>(info_, framesShare_.get(), std::move(decoders),
@@ -561,7 +550,7 @@ class Pipeline::Impl {
         if (pictures_) {
           pictures_->offer(std::move(unit));  // its picture, if wanted, on the pictures thread
         } else {
-          if (vp8_) sendVp8();
+          if (vp8_) offerVp8([this] { return processor_->lastHostFrame(); });
           if (renditions_) sendRenditions();
         }
       } catch (const Error& e) {
@@ -593,15 +582,18 @@ class Pipeline::Impl {
     stats_.record(times);
   }
 
-  // Hands the frame the H.264 encode just took to the VP8 encode, while a sink wants VP8 (only then is
-  // it asked for: on the GPU path with NVENC, that is one download of the frame from VRAM).
-  void sendVp8() {
-    bool wanted = false;
-    for (const auto& sink : sinks_) wanted = wanted || sink->wants(TrackKey{Codec::kVP8});
-    const Frame* host = nullptr;
-    if (wanted) {
+  // The host frame for VP8: the frame the H.264 encode just took, or passthrough's decoded picture.
+  using HostFrame = std::function<const Frame*()>;
+
+  // Hands `host()` to the VP8 encode while a sink wants VP8 (only then is it asked for: on the GPU path
+  // with NVENC, or NVDEC's pictures, that is one download from VRAM); an empty `host`: no picture this
+  // time. The encode thread's, or in passthrough the pictures thread's.
+  void offerVp8(const HostFrame& host) {
+    const bool wanted = sinksWant(TrackKey{Codec::kVP8});
+    const Frame* frame = nullptr;
+    if (wanted && host) {
       try {
-        host = processor_->lastHostFrame();
+        frame = host();
       } catch (const Error& e) {  // the H.264 unit went out: only VP8 viewers lose this frame
         if (!vp8InputFailed_) {
           log::warn("encoder: VP8 gets no copy of the frame (", e.what(), "); VP8 viewers lose frames");
@@ -609,7 +601,7 @@ class Pipeline::Impl {
         vp8InputFailed_ = true;
       }
     }
-    vp8_->offer(host, wanted, vp8Keyframe_.exchange(false));
+    vp8_->offer(frame, wanted, vp8Keyframe_.exchange(false));
   }
 
   // The lower rungs, from the frame rung 0 just took: on the CPU path its host I420 frame, on the GPU
@@ -621,6 +613,11 @@ class Pipeline::Impl {
     } catch (const Error& e) {  // rung 0's unit went out: only the lower rungs' viewers lose this frame
       log::warn("encoder: the renditions get no frame (", e.what(), ")");
     }
+    encodeRenditions(frame);
+  }
+
+  // The lower rungs of `frame` (null: none this time), with the keyframes asked of them since the last.
+  void encodeRenditions(const Frame* frame) {
     renditions_->encode(frame, renditionKeyframes_.exchange(0u), vp8RenditionKeyframes_.exchange(0u));
   }
 

@@ -78,20 +78,7 @@ std::optional<FrameLease> DecodedH264Source::next(std::chrono::milliseconds time
       if (monotonicNs() >= deadline) return std::nullopt;
       continue;
     }
-    Frame f;
-    f.format = PixelFormat::kI420;
-    f.memory = MemoryKind::kHost;
-    f.width = static_cast<std::uint32_t>(picture->width);
-    f.height = static_cast<std::uint32_t>(picture->height);
-    f.planeCount = 3;
-    std::size_t bytes = 0;
-    for (int i = 0; i < 3; ++i) {
-      f.data[i] = picture->data[i];
-      f.pitch[i] = static_cast<std::uint32_t>(picture->linesize[i]);
-      bytes += static_cast<std::size_t>(picture->linesize[i]) * (i == 0 ? f.height : (f.height + 1) / 2);
-    }
-    f.bytesUsed = bytes;
-    f.capacity = bytes;
+    Frame f = i420View(*picture);
     f.sequence = in.sequence;
     f.keyframe = in.keyframe;
     f.times = in.times;

@@ -57,4 +57,20 @@ encode::AvFramePtr H264CpuDecoder::decode(const std::uint8_t* data, std::size_t 
   return picture;
 }
 
+Frame i420View(const AVFrame& picture) {
+  Frame f;
+  f.format = PixelFormat::kI420;
+  f.memory = MemoryKind::kHost;
+  f.width = static_cast<std::uint32_t>(picture.width);
+  f.height = static_cast<std::uint32_t>(picture.height);
+  f.planeCount = 3;
+  for (int i = 0; i < 3; ++i) {
+    f.data[i] = picture.data[i];
+    f.pitch[i] = static_cast<std::uint32_t>(picture.linesize[i]);
+    f.bytesUsed += static_cast<std::size_t>(picture.linesize[i]) * (i == 0 ? f.height : (f.height + 1) / 2);
+  }
+  f.capacity = f.bytesUsed;
+  return f;
+}
+
 }  // namespace zerohop::rtsp

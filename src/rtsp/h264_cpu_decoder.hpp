@@ -9,6 +9,7 @@
 
 #include "encode/av_handles.hpp"
 #include "rtsp/video_codec.hpp"
+#include "zerohop/frame.hpp"
 
 namespace zerohop::rtsp {
 
@@ -26,5 +27,9 @@ class H264CpuDecoder {
   encode::AvPacketPtr packet_;
   VideoCodec codec_;
 };
+
+/// A picture decode() returned, as a host I420 Frame over its planes (no copy: valid while `picture` is);
+/// the caller sets its sequence, times and clock.
+Frame i420View(const AVFrame& picture);
 
 }  // namespace zerohop::rtsp
