@@ -200,16 +200,18 @@ if [[ " ${readers[*]} " == *" vulkan_reader "* ]]; then
   read_share vulkan_reader texcam vk-device-spin --spin --twice
   echo "-- vulkan_reader --spin --twice --queue compute (the same on a compute-only queue)"
   read_share vulkan_reader texcam vk-device-spin-compute --spin --twice --queue compute
+  echo "-- vulkan_reader --host-wait --spin --twice (the host waits for the frame, one GPU hop: publisher -> renderer)"
+  read_share vulkan_reader texcam vk-device-hostwait-spin --host-wait --spin --twice
 fi
 step "committed -> sampled, side by side (C publisher, 1280x720 NV12, same run)"
 printf '%-28s %10s %10s %10s %10s %10s %8s\n' reader p50_us p99_us wake_us draw_us redraw_us ratio
 base=$(grep -o 'committed_to_sampled_us_p50=[0-9.]*' "$OUT/cuda-default.out" 2>/dev/null | cut -d= -f2)
-for t in cuda-default cuda-spin vk-device vk-device-hostwait vk-device-spin vk-device-spin-compute gl-device; do
+for t in cuda-default cuda-spin vk-device vk-device-hostwait vk-device-spin vk-device-spin-compute vk-device-hostwait-spin gl-device; do
   f=$OUT/$t.out
   [[ -f $f ]] || continue
   line=$(grep '^ring=' "$f") || continue
-  line+=" $(grep '^queue=' "$f")"
-  val() { grep -o "$1=[0-9.]*" <<<"$line" | cut -d= -f2; }
+  line+=" $(grep '^queue=' "$f" | tr '\n' ' ')"
+  val() { tr ' ' '\n' <<<"$line" | sed -n "s/^$1=//p" | head -1; }  # whole names: draw_us_p50 is not redraw_us_p50
   p50=$(val committed_to_sampled_us_p50)
   ratio=$([[ -n $base && -n $p50 ]] && awk -v a="$p50" -v b="$base" 'BEGIN{printf "%.2fx", a/b}')
   printf '%-28s %10s %10s %10s %10s %10s %8s\n' "$t" "$p50" "$(val p99)" "$(val wake_us_p50)" "$(val draw_us_p50)" \
