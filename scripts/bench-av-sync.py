@@ -27,10 +27,15 @@ track's capture -> playout: the wall clock of the report (as NTP) less the track
 video's is checked against the page's own capture -> display (its pixel timecodes), printed beside.
 --page-args adds query arguments to the page (lipsync=1).
 
+--reference (with --browser) runs the same window against the plain GStreamer sender too
+(tests/browser/gst_whep_reference.py --audio: x264enc and audiotestsrc -> opusenc -> webrtcbin, its sender
+reports mapped to capture as serve's are), --rounds times each, alternating, with the same serve arguments
+(--audio-frame-ms among them): both senders in one run, each round its own line and the medians at the end.
+
 usage: scripts/bench-av-sync.py [--zerohop build/apps/zerohop/zerohop]
                                 [--receiver build/tests/stream/zerohop-av-sync-receive]
                                 [--source test:1280x720@30] [--markers 30] [--sessions 3]
-                                [--rtsp] [--browser SECONDS] [--out FILE]
+                                [--rtsp] [--browser SECONDS [--reference] [--rounds N]] [--out FILE]
 Loopback only; needs what the build needs (GStreamer webrtcbin, opusdec, libavcodec); --browser needs
 chromium, chromium-driver and python3-selenium (scripts/install-deps.sh).
 """
@@ -51,6 +56,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_PY = ROOT / "tests" / "browser" / "gst_whep_reference.py"
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import zerohop_browser as zb  # noqa: E402
 WARM_UP_S = 6.0  # --browser: seconds of playing before the window
@@ -118,8 +124,10 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
     port = zb.free_port()
     camera = zb.ShareFedRtspCamera(zerohop, source, sound=True) if rtsp else None
     served = ["--source", camera.url, "--audio", "rtsp"] if camera else ["--source", source, "--audio", "test"]
-    serve = zb.Serve(zerohop, [*served, "--gpu", "off", "--listen", f"127.0.0.1:{port}", *extra],
-                     out / "bench_av_sync.serve.log")
+    reference = zerohop.endswith(".py")
+    served += [] if reference else ["--gpu", "off"]
+    serve = zb.Serve(zerohop, [*served, "--listen", f"127.0.0.1:{port}", *extra],
+                     out / ("bench_av_sync.reference.log" if reference else "bench_av_sync.serve.log"))
     driver = None
     diffs: list[float] = []
     playout: dict[str, list[float]] = {"video": [], "audio": []}
@@ -180,6 +188,9 @@ def main() -> int:
     ap.add_argument("--page-args", default="",
                     help="--browser: more query arguments for the viewer page, e.g. 'lipsync=1' (the picture may "
                          "wait for the sound)")
+    ap.add_argument("--reference", action="store_true",
+                    help="with --browser: the same window against the plain GStreamer sender too, alternating")
+    ap.add_argument("--rounds", type=int, default=1, help="with --browser: windows per sender")
     ap.add_argument("--out", help="also write the summary as JSON here")
     a = ap.parse_args()
     per = max(1, a.markers // max(1, a.sessions))
@@ -219,16 +230,31 @@ def main() -> int:
           f"p50 {summary['click_minus_marker_ms']['p50']:.1f} ms, p90 {summary['click_minus_marker_ms']['p90']:.1f} ms; "
           f"|offset| p50 {summary['abs_ms']['p50']:.1f} ms, p90 {summary['abs_ms']['p90']:.1f} ms; "
           f"less the exposure phase {summary['less_exposure_phase_ms_median']:.1f} ms")
+    if a.reference and (a.rtsp or a.browser <= 0):
+        raise SystemExit("--reference is for the browser window (--browser SECONDS) of the test camera (no --rtsp)")
+    senders = [("zerohop", a.zerohop)] + ([("reference", str(REFERENCE_PY))] if a.reference else [])
+    rounds: dict[str, list[dict]] = {name: [] for name, _ in senders}
+    for r in range(max(1, a.rounds) if a.browser > 0 else 0):
+        for name, binary in senders:
+            jitter: dict = {}
+            diffs = browser_window(binary, a.source, a.browser, extra, jitter, a.rtsp, a.page_args)
+            sync = ({"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
+                     "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})
+            rounds[name].append({"video_minus_audio_playout_ms": sync, "jitter": jitter})
+            print(f"{name} round {r + 1}: Chromium, video - audio estimatedPlayoutTimestamp: " + json.dumps(sync) +
+                  "; jitter buffers " + json.dumps(jitter), flush=True)
     if a.browser > 0:
-        jitter: dict = {}
-        diffs = browser_window(a.zerohop, a.source, a.browser, extra, jitter, a.rtsp, a.page_args)
-        summary["chromium_video_minus_audio_playout_ms"] = (
-            {"reports": len(diffs), "p50": percentile(diffs, 50), "p90": percentile(diffs, 90),
-             "min": min(diffs), "max": max(diffs)} if diffs else {"reports": 0})
-        summary["chromium_jitter_buffer_ms"] = jitter
-        print("Chromium, video - audio estimatedPlayoutTimestamp: " +
-              json.dumps(summary["chromium_video_minus_audio_playout_ms"]) + "; jitter buffers " +
-              json.dumps(summary["chromium_jitter_buffer_ms"]))
+        summary["chromium_rounds"] = rounds
+        last = rounds["zerohop"][-1]
+        summary["chromium_video_minus_audio_playout_ms"] = last["video_minus_audio_playout_ms"]
+        summary["chromium_jitter_buffer_ms"] = last["jitter"]
+        for name in rounds:
+            med = lambda key: statistics.median(  # noqa: E731
+                [x["jitter"][key] for x in rounds[name] if x["jitter"].get(key) is not None] or [float("nan")])
+            print(f"{name}, median of {len(rounds[name])} rounds: audio capture -> playout "
+                  f"{med('audio_capture_to_playout_p50_ms'):.0f} ms, audio jitter buffer {med('audio_ms'):.1f} ms, "
+                  f"video - audio {statistics.median([x['video_minus_audio_playout_ms'].get('p50', float('nan')) for x in rounds[name]]):.0f} ms, "
+                  f"page capture -> display {med('capture_to_display_p50_ms'):.1f} ms")
     if a.out:
         Path(a.out).write_text(json.dumps(summary, indent=1) + "\n")
     return 0

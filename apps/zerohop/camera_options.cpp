@@ -142,6 +142,13 @@ std::vector<CameraTable> readCameraTables(const std::string& path) {
   return tables;
 }
 
+void applyDefaults(CameraConfig& c, const CameraDefaults& defaults) {
+  c.encoder = defaults.encoder;
+  c.gpu = defaults.gpu;
+  c.renditions = defaults.renditions;
+  c.audioFrameMs = defaults.audioFrameMs;
+}
+
 CameraConfig parseCameraArgument(const std::string& text, const CameraDefaults& defaults) {
   const std::string argument = rtsp::maskCredentials(text);  // as quoted in errors: an RTSP password never
   const auto eq = text.find('=');
@@ -159,9 +166,7 @@ CameraConfig parseCameraArgument(const std::string& text, const CameraDefaults& 
   } catch (const Error& e) {
     bad("--camera " + argument + ": camera \"" + c.name + "\": " + e.what());
   }
-  c.encoder = defaults.encoder;
-  c.gpu = defaults.gpu;
-  c.renditions = defaults.renditions;
+  applyDefaults(c, defaults);
   return c;
 }
 
@@ -182,9 +187,7 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
   } catch (const Error& e) {
     bad(head + e.what());
   }
-  c.encoder = defaults.encoder;
-  c.gpu = defaults.gpu;
-  c.renditions = defaults.renditions;
+  applyDefaults(c, defaults);
   if (t.values.count("bitrate")) c.encoder.bitrateKbps = number(t, "bitrate", 100, 100000, where);
   if (t.values.count("keyint")) c.encoder.keyframeIntervalFrames = number(t, "keyint", 0, 100000, where);
   if (t.values.count("encoder")) {
@@ -217,6 +220,12 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
     if (c.audio == "rtsp" && c.source.kind != "rtsp")
       bad(head + "audio = \"rtsp\" is an IP camera's own sound, and this camera's source is not rtsp://...: use "
                  "alsa:DEVICE for a microphone");
+  }
+  if (t.values.count("audio_frame_ms")) {
+    c.audioFrameMs = static_cast<std::uint32_t>(number(t, "audio_frame_ms", 10, 20, where));
+    if (c.audioFrameMs != 10 && c.audioFrameMs != 20)
+      bad(head + "audio_frame_ms = " + t.values.at("audio_frame_ms") +
+          ": give 20 or 10 (milliseconds of sound an Opus packet carries)");
   }
   // The camera's own outputs. The URL's form is checked here; the endpoint itself when the camera starts.
   if (t.values.count("whip")) {

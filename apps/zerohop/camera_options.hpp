@@ -14,8 +14,9 @@ namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
 inline const std::vector<std::string> kCameraTableKeys = {
-    "name",  "source",     "bitrate", "keyint", "encoder",    "preset", "threads", "gpu",
-    "share", "renditions", "audio",   "whip",   "whip_token", "janus",  "record",  "record_segment"};
+    "name",       "source", "bitrate", "keyint",         "encoder",       "preset",
+    "threads",    "gpu",    "share",   "renditions",     "audio",         "whip",
+    "whip_token", "janus",  "record",  "record_segment", "audio_frame_ms"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
 struct CameraTable {
@@ -33,7 +34,11 @@ struct CameraDefaults {
   EncoderConfig encoder;
   std::string gpu = "auto";
   std::string renditions = "auto";
+  std::uint32_t audioFrameMs = 10;
 };
+
+/// `c` takes `defaults` (before its table's own keys).
+void applyDefaults(CameraConfig& c, const CameraDefaults& defaults);
 
 /// `NAME=SOURCE` (--camera). Throws naming the argument when it has no '=', a bad NAME or SOURCE.
 CameraConfig parseCameraArgument(const std::string& argument, const CameraDefaults& defaults);

@@ -44,6 +44,10 @@ struct CameraConfig {
   /// The camera's sound, sent to WebRTC viewers beside its picture: "" (none), "test" (a tone clicking
   /// at every A/V marker instant of the capture clock), "alsa:DEVICE" (docs/audio.md).
   std::string audio;
+  /// Milliseconds of sound in each Opus packet of an encoded `audio`: 10 (the sound plays ~7 ms sooner in
+  /// a browser than with 20), or 20 (half the packets: ~20 kb/s less per viewer in headers; docs/audio.md).
+  /// Not used where the camera's own Opus is passed on as it came (audio "rtsp" from an Opus camera).
+  std::uint32_t audioFrameMs = 10;
   /// The camera's own outputs beside its WHEP viewers (PipelineConfig::whipUrl, whipToken, janus): a WHIP
   /// endpoint it publishes to (with the camera's sound, if it has one) and an RTP target (a Janus
   /// streaming mountpoint); empty: none. Each camera its own, configured once.

@@ -1,15 +1,14 @@
 #pragma once
 // One sound source of a camera, encoded once for every receiver: a capture thread (AudioSource::next,
 // real time) -> AudioQueue (drop-oldest, kQueueBlocks) -> an encode thread (one OpusAudioEncoder,
-// 48 kHz, 20 ms packets) -> `deliver`, each packet as an EncodedUnit (bytes: one Opus packet; ptsNs:
-// the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays, the encoder's
-// lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true,
-// every Opus packet decodes alone). The receivers (WhepStream::publishAudio) fan it out.
-// A block that is already an Opus packet (AudioFrame::opus: an RTSP camera's own) is passed on as it came,
-// neither decoded nor encoded again: its bytes, its capture instant; the encoder then stays unused (the
-// in-band FEC is what the camera's encoder set).
-// A source that fails for good (an error other than a lost device, which ReconnectingAudioSource
-// reopens) is logged and counted; the picture beside it never waits on sound.
+// 48 kHz, 10 or 20 ms packets: OpusSettings::frameMs) -> `deliver`, each packet as an EncodedUnit (bytes: one
+// Opus packet; ptsNs: the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays, the
+// encoder's lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true, every
+// Opus packet decodes alone). The receivers (WhepStream::publishAudio) fan it out. A block that is already an
+// Opus packet (AudioFrame::opus: an RTSP camera's own) is passed on as it came, neither decoded nor encoded
+// again: its bytes, its capture instant; the encoder then stays unused (the in-band FEC is what the camera's
+// encoder set). A source that fails for good (an error other than a lost device, which
+// ReconnectingAudioSource reopens) is logged and counted; the picture beside it never waits on sound.
 // Thread-safety: thread-safe (start/stop from the owner's thread; stats() from any).
 // Ownership: owns its source, encoder and threads; stop() (or the destructor) joins them.
 
@@ -39,7 +38,7 @@ struct AudioTrackStats {
   std::uint64_t queueDrops = 0;  ///< blocks the encode thread was too late for (drop-oldest)
   std::uint64_t packets = 0;     ///< Opus packets made or passed on
   std::uint64_t passed = 0;      ///< of those, the source's own packets passed on as they came (no encode)
-  double encodeMsPerFrame = 0;   ///< mean time of one 20 ms packet's encode, over the last 50 packets
+  double encodeMsPerFrame = 0;   ///< mean time of one packet's encode, over the last 50 packets
   std::uint64_t failures = 0;    ///< source errors it could not recover from (then it stops, logged)
   std::string lastError;         ///< the last such error's words (empty: none)
   bool running = false;

@@ -77,8 +77,10 @@ class CameraServer::Impl {
         // Its packets go through the camera's runner (started before the sound, stopped after it): to the
         // pipeline's sinks that take sound: the viewers, the camera's WHIP session and RTP target.
         auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
-        audio_[i] = std::make_unique<audio::AudioTrack>(std::move(source), audio::OpusSettings{},
-                                                        [this, i](EncodedUnitPtr unit) { runners_[i]->publishAudio(unit); });
+        audio::OpusSettings opus;
+        opus.frameMs = cam.audioFrameMs;
+        audio_[i] = std::make_unique<audio::AudioTrack>(
+            std::move(source), opus, [this, i](EncodedUnitPtr unit) { runners_[i]->publishAudio(unit); });
         // In-band FEC for the loss the camera's viewers report (the worst of them), none while they lose nothing.
         audio_[i]->setLossProbe([stream = p.viewers] { return worstViewerLossPercent(stream->viewerStats()); });
         audioStreams_[i] = p.viewers;
@@ -104,10 +106,11 @@ class CameraServer::Impl {
     for (auto& r : runners_) r->start();
     for (std::size_t i = 0; i < audio_.size(); ++i) {
       if (!audio_[i]) continue;
+      const std::string frame = "48 kHz, " + std::to_string(config_.cameras[i].audioFrameMs) + " ms packets";
       log::info("camera ", config_.cameras[i].name, ": sound from ", config_.cameras[i].audio,
                 config_.cameras[i].audio == "rtsp"
-                    ? " (Opus: the camera's own as it comes, any other codec encoded at 48 kHz, 20 ms)"
-                    : " (Opus, 48 kHz, 20 ms)",
+                    ? " (Opus: the camera's own as it comes, any other codec encoded at " + frame + ")"
+                    : " (Opus, " + frame + ")",
                 " to viewers whose offer has audio");
       audio_[i]->start();
     }

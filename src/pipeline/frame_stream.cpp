@@ -56,8 +56,10 @@ struct FrameStream::Impl {
     if (c.audioChannels > 0) {
       auto pcm = std::make_unique<audio::PcmInput>(c.audioChannels, "your sound (FrameStream)");
       sound = pcm.get();
-      audio = std::make_unique<audio::AudioTrack>(std::move(pcm), audio::OpusSettings{},
-                                                  [this](EncodedUnitPtr unit) { pipeline.publishAudio(std::move(unit)); });
+      audio::OpusSettings opus;
+      opus.frameMs = 10;  // as serve's cameras (CameraConfig::audioFrameMs): the sound plays sooner
+      audio = std::make_unique<audio::AudioTrack>(
+          std::move(pcm), opus, [this](EncodedUnitPtr unit) { pipeline.publishAudio(std::move(unit)); });
       // In-band FEC for the loss the stream's viewers report (AudioTrack stops before the pipeline goes).
       audio->setLossProbe([this] { return worstViewerLossPercent(pipeline.status().viewerStats); });
     }

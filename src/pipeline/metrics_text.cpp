@@ -192,7 +192,8 @@ std::string renderMetricsText(const std::vector<CameraMetrics>& cams) {
              [](A a) { return std::to_string(a.queueDrops); });
     perAudio("zerohop_audio_failures_total", "counter", "Sound faults not recovered from (the sound stopped; the picture plays).",
              [](A a) { return std::to_string(a.failures); });
-    perAudio("zerohop_audio_packets_total", "counter", "Opus packets (20 ms each) encoded.",
+    perAudio("zerohop_audio_packets_total", "counter",
+             "Opus packets (10 or 20 ms each) encoded or passed on.",
              [](A a) { return std::to_string(a.packets); });
     perAudio("zerohop_audio_encode_seconds", "gauge", "Mean time to encode one Opus packet, over the last 50.",
              [](A a) { return num(a.encodeMsPerPacket / 1000.0); });

@@ -21,7 +21,7 @@ struct AudioMetrics {
   std::uint64_t queueDrops = 0;  ///< blocks dropped before the encode (it fell behind)
   std::uint64_t failures = 0;    ///< faults it could not recover from
   std::uint64_t packets = 0;     ///< Opus packets encoded
-  double encodeMsPerPacket = 0;  ///< mean encode time of one 20 ms packet, recent
+  double encodeMsPerPacket = 0;  ///< mean encode time of one packet, recent
   std::uint64_t sent = 0;        ///< packets handed to viewers (each viewer counts)
   std::uint64_t sendDropped = 0; ///< packets a viewer's queue dropped
 };

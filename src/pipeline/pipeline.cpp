@@ -42,8 +42,9 @@ constexpr std::size_t kEncodeQueueDepth = 2;
 // Share ring depth: at 60 fps, 8 slots give a reader ~130 ms before its frame can be overwritten.
 constexpr std::uint32_t kShareSlots = 8;
 constexpr std::uint32_t kShareEncodedSlots = 16;
-// The sound share: a second of 20 ms Opus packets, so a reader that polls beside its picture keeps up.
-constexpr std::uint32_t kShareSoundSlots = 50;
+// The sound share: a second of 10 ms Opus packets (two of 20 ms), so a reader that polls beside its
+// picture keeps up.
+constexpr std::uint32_t kShareSoundSlots = 100;
 constexpr std::size_t kShareSoundBytes = 8192;
 
 constexpr TrackKey rungTrack(std::size_t rung, Codec codec = Codec::kH264) {

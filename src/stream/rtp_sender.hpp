@@ -57,7 +57,7 @@ class RtpSender {
   std::uint16_t rtcpLocalPort() const { return rtcpLocalPort_; }
 
  private:
-  static constexpr unsigned kMaxQueuedSound = 25;  // 500 ms of 20 ms packets
+  static constexpr unsigned kMaxQueuedSound = 50;  // 500 ms of 10 ms packets, a second of 20 ms
   static GstPadProbeReturn onUpstreamEvent(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   void addSound(GstElement* pipeline, GstElement* rtpbin, const std::string& address);
   void requestKeyframe();

@@ -72,8 +72,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   using SendOptions = stream::SendOptions;
 
   static constexpr unsigned kMaxQueuedUnits = 8;
-  /// Opus packets (20 ms each) that may wait in the audio appsrc before new ones are dropped.
-  static constexpr unsigned kMaxQueuedAudioUnits = 25;
+  /// Opus packets that may wait in the audio appsrc before new ones are dropped: 500 ms of 10 ms
+  /// packets, a second of 20 ms ones.
+  static constexpr unsigned kMaxQueuedAudioUnits = 50;
   /// The liveness bounds (viewer_liveness.hpp).
   static constexpr std::chrono::seconds kDisconnectGrace = ViewerLiveness::kDisconnectGrace;
   static constexpr std::chrono::seconds kRtcpSilence = ViewerLiveness::kRtcpSilence;

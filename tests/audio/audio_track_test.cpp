@@ -150,7 +150,7 @@ class OpusPacketSource final : public AudioSource {
 };
 
 TEST(AudioTrack, ASourcesOwnOpusPacketsArePassedOnAsTheyCame) {
-  // 10 ms packets of the tone (zerohop's own encode makes 20 ms ones), 10 ms apart on the capture clock.
+  // 10 ms packets of the tone (this track's own encode makes 20 ms ones), 10 ms apart on the capture clock.
   OpusSettings tenMs;
   tenMs.frameMs = 10;
   OpusAudioEncoder cameraEncoder(tenMs);

@@ -1,8 +1,8 @@
 #pragma once
 // Test support: the test tone (440 Hz, a quarter of full scale, no clicks) through the Opus encode serve
-// runs (OpusAudioEncoder, its default settings: 64 kb/s, 20 ms packets), as the packets a sound share
-// carries, the first sample at capture instant 0. In stereo the tone is on the left and the right is
-// silent (a signal Opus cannot code as mono). Used by the decoder's tests in C++, C and Python.
+// runs (OpusAudioEncoder, its default settings: 64 kb/s, 20 ms packets: serve's --audio-frame-ms 20), as the
+// packets a sound share carries, the first sample at capture instant 0. In stereo the tone is on the left and
+// the right is silent (a signal Opus cannot code as mono). Used by the decoder's tests in C++, C and Python.
 
 #include <cstddef>
 #include <cstdint>

@@ -15,8 +15,14 @@ benchmark compares `serve --source rtsp://...` (passthrough) against (issue 38):
 (the camera's own access units, no decode, no encode; the first frames a viewer gets start at the camera's
 next IDR).
 
+With --audio (the sound benchmark's reference, scripts/bench-av-sync.py --reference) a live tone goes to every
+viewer whose offer has audio: audiotestsrc (live, 10 ms buffers) -> opusenc (VOIP, --audio-frame-ms, 64 kb/s)
+-> tee -> per viewer: queue -> rtpopuspay -> webrtcbin; the sender reports map RTP to the capture instant
+(rtpbin rtcp-sync-send-time off, as zerohop serve does), so a browser's estimatedPlayoutTimestamp reads
+capture -> playout for both senders alike.
+
 usage: gst_whep_reference.py [--source test:1280x720@30] [--listen 127.0.0.1:8080] [--bitrate 2500]
-                             [--preset veryfast] [--keyint 120] [--web DIR]
+                             [--preset veryfast] [--keyint 120] [--web DIR] [--audio [--audio-frame-ms 20]]
 Prints `open http://HOST:PORT/`; SIGINT/SIGTERM stop it (exit 0).
 """
 
@@ -109,7 +115,7 @@ class TestFrames:
 
 class Sender:
     def __init__(self, width: int, height: int, fps: int, bitrate_kbps: int, loopback_ice: bool,
-                 preset: str = "veryfast", keyint: int = 120, rtsp: str | None = None):
+                 preset: str = "veryfast", keyint: int = 120, rtsp: str | None = None, audio_frame_ms: int = 0):
         self.width, self.height, self.fps = width, height, fps
         self.loopback_ice = loopback_ice
         self.rtsp = rtsp
@@ -126,6 +132,7 @@ class Sender:
                 f"rtspsrc location={rtsp} latency=0 protocols=tcp ! rtph264depay ! h264parse config-interval=-1 "
                 f"! video/x-h264,stream-format=byte-stream,alignment=au ! tee name=t allow-not-linked=true")
             self.tee = self.pipeline.get_by_name("t")
+            self.audio_tee = None
 
             def count(_pad, _info):
                 self.frames += 1
@@ -134,6 +141,9 @@ class Sender:
             self.pipeline.set_state(Gst.State.PLAYING)
             return
         self.encoder = f"GStreamer x264enc ({preset}, zerolatency, CBR {bitrate_kbps} kb/s, keyint {keyint})"
+        sound = (f" audiotestsrc is-live=true wave=sine freq=440 volume=0.3 samplesperbuffer=480 "
+                 f"! audio/x-raw,rate=48000,channels=1 ! opusenc audio-type=voice bitrate=64000 "
+                 f"frame-size={audio_frame_ms} ! tee name=at allow-not-linked=true") if audio_frame_ms else ""
         self.pipeline = Gst.parse_launch(
             f"appsrc name=src is-live=true format=time do-timestamp=false "
             f"caps=video/x-raw,format=YUY2,width={width},height={height},framerate={fps}/1 "
@@ -142,7 +152,8 @@ class Sender:
             f"key-int-max={keyint} bframes=0 vbv-buf-capacity={max(1, 1000 // fps)} "
             f"option-string=nal-hrd=cbr:force-cfr=1 "
             f"! video/x-h264,profile=constrained-baseline,stream-format=byte-stream "
-            f"! tee name=t allow-not-linked=true")
+            f"! tee name=t allow-not-linked=true" + sound)
+        self.audio_tee = self.pipeline.get_by_name("at")
         self.src = self.pipeline.get_by_name("src")
         self.tee = self.pipeline.get_by_name("t")
         self.pipeline.set_state(Gst.State.PLAYING)
@@ -212,22 +223,61 @@ class Sender:
         trans.set_property("direction", GstWebRTC.WebRTCRTPTransceiverDirection.SENDONLY)
         tee_pad = self.tee.request_pad_simple("src_%u")
         tee_pad.link(q.get_static_pad("sink"))
+        sound = self._add_sound(webrtc, offer_sdp)
 
         try:
             sdp = answer_offer(webrtc, offer_sdp)
         except ValueError:
-            self._remove(dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad))
+            self._remove(dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad, sound=sound))
             raise
         with self.lock:
-            self.viewers[vid] = dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad)
+            self.viewers[vid] = dict(q=q, pay=pay, fix=fix, webrtc=webrtc, tee_pad=tee_pad, sound=sound)
         # A new viewer needs a keyframe now, not at the next GOP.
         q.get_static_pad("src").send_event(
             GstVideo.video_event_new_upstream_force_key_unit(Gst.CLOCK_TIME_NONE, True, 0))
         return vid, sdp
 
+    def _add_sound(self, webrtc, offer_sdp: str) -> dict | None:
+        """The tone to this viewer when the sender has one and the offer has Opus: its second transceiver;
+        the sender reports map RTP to the capture instant (the buffer's running time), as zerohop does."""
+        if self.audio_tee is None:
+            return None
+        pts = re.findall(r"a=rtpmap:(\d+) opus/48000/2", offer_sdp, flags=re.IGNORECASE)
+        if "m=audio" not in offer_sdp or not pts:
+            return None
+        pt = int(pts[0])
+        rtpbin = webrtc.get_by_name("rtpbin")
+        if rtpbin is not None and rtpbin.find_property("rtcp-sync-send-time"):
+            rtpbin.set_property("rtcp-sync-send-time", False)
+        q = Gst.ElementFactory.make("queue")
+        q.set_property("max-size-buffers", 50)
+        q.set_property("leaky", 2)
+        pay = Gst.ElementFactory.make("rtpopuspay")
+        pay.set_property("pt", pt)
+        caps = Gst.Caps.from_string(f"application/x-rtp,media=audio,encoding-name=OPUS,payload={pt},clock-rate=48000")
+        for e in (q, pay):
+            self.pipeline.add(e)
+        q.link(pay)
+        pay.link_filtered(webrtc, caps)
+        for e in (pay, q):
+            e.sync_state_with_parent()
+        trans = webrtc.emit("get-transceiver", 1)
+        trans.set_property("codec-preferences", caps)
+        trans.set_property("direction", GstWebRTC.WebRTCRTPTransceiverDirection.SENDONLY)
+        tee_pad = self.audio_tee.request_pad_simple("src_%u")
+        tee_pad.link(q.get_static_pad("sink"))
+        return dict(q=q, pay=pay, tee_pad=tee_pad)
+
     def _remove(self, v: dict) -> None:
         v["tee_pad"].unlink(v["q"].get_static_pad("sink"))
         self.tee.release_request_pad(v["tee_pad"])
+        if v.get("sound"):
+            a = v["sound"]
+            a["tee_pad"].unlink(a["q"].get_static_pad("sink"))
+            self.audio_tee.release_request_pad(a["tee_pad"])
+            for e in (a["q"], a["pay"]):
+                e.set_state(Gst.State.NULL)
+                self.pipeline.remove(e)
         for e in (v["q"], v["pay"], v["fix"], v["webrtc"]):
             e.set_state(Gst.State.NULL)
             self.pipeline.remove(e)
@@ -320,6 +370,9 @@ def main() -> int:
     ap.add_argument("--keyint", type=int, default=120, help="frames between keyframes (zerohop serve's default)")
     ap.add_argument("--encoder", default="x264", help="accepted for command-line compatibility; only x264")
     ap.add_argument("--web", default=str(Path(__file__).resolve().parents[2] / "web"))
+    ap.add_argument("--audio", nargs="?", const="tone", default=None,
+                    help="also a live tone (Opus) to viewers whose offer has audio (serve's --audio test: any value)")
+    ap.add_argument("--audio-frame-ms", type=int, choices=(10, 20), default=20)
     args = ap.parse_args()
     rtsp = args.source.split("?")[0] if args.source.startswith("rtsp://") else None
     m = re.fullmatch(r"test:(\d+)x(\d+)@(\d+)", args.source)
@@ -330,7 +383,8 @@ def main() -> int:
     Gst.init(None)
     loopback = host in ("127.0.0.1", "localhost", "::1", "[::1]")
     size = [int(m.group(i)) for i in (1, 2, 3)] if m else [0, 0, 0]
-    sender = Sender(*size, args.bitrate, loopback, args.preset, args.keyint, rtsp)
+    sender = Sender(*size, args.bitrate, loopback, args.preset, args.keyint, rtsp,
+                    args.audio_frame_ms if args.audio and not rtsp else 0)
     httpd = http.server.ThreadingHTTPServer((host, int(port)), make_handler(sender, Path(args.web)))
     httpd.daemon_threads = True
     stop = threading.Event()

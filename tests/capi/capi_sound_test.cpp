@@ -29,7 +29,8 @@ class CApiSound : public ::testing::Test {
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
-  // Half a second of the tone as serve's encoder makes it (tone_packets.hpp): 25 packets of 20 ms.
+  // Half a second of the tone as serve's encoder makes it with --audio-frame-ms 20 (tone_packets.hpp):
+  // 25 packets of 20 ms.
   static std::vector<audio::OpusPacket> tonePackets() { return audio::tonePackets(1, 25); }
 
   std::string dir_, name_;

@@ -297,7 +297,8 @@ TEST_F(ZerohopSrcFromServe, TheH264ShareDecodes) {
 }
 
 TEST_F(ZerohopSrcFromServe, TheSoundShareDecodesToTheTestTone) {
-  // serve --audio test: a 440 Hz sine at a quarter of full scale (RMS ~5,800), mono, in 20 ms packets.
+  // serve --audio test: a 440 Hz sine at a quarter of full scale (RMS ~5,800), mono, in 10 ms packets
+  // (serve's default --audio-frame-ms).
   Pipeline p(
       "zerohopsrc name=src share=" + share_ +
       ".opus num-buffers=100 ! opusdec ! audioconvert ! audio/x-raw,format=S16LE,channels=1,rate=48000 ! "
@@ -308,7 +309,7 @@ TEST_F(ZerohopSrcFromServe, TheSoundShareDecodesToTheTestTone) {
   EXPECT_TRUE(gst_app_sink_is_eos(p.sink())) << "no EOS after num-buffers";
   EXPECT_EQ(padChannels(p, "src"), 1) << "the caps should say what the packets' TOC says: mono";
   EXPECT_EQ(uint64Property(p, "src", "frames"), 100u);
-  EXPECT_GE(sound.samples.size(), 100u * 960 * 9 / 10) << "100 packets of 20 ms";
+  EXPECT_GE(sound.samples.size(), 100u * 480 * 9 / 10) << "100 packets of 10 ms";
   EXPECT_NEAR(sound.rms(), 5800, 1500);
   EXPECT_NEAR(sound.frequencyHz(), 440, 15);
   for (std::size_t i = 1; i < sound.pts.size(); ++i) {

@@ -86,6 +86,7 @@ gpu = "1"
 share = "front_raw"
 renditions = "on"
 audio = "alsa:plughw:1,0"
+audio_frame_ms = 20
 
 [[camera]]
 source = "test:640x360@30"
@@ -105,6 +106,7 @@ encoder = "x264"
   EXPECT_EQ(front.shareName, "front_raw");
   EXPECT_EQ(front.renditions, "on");
   EXPECT_EQ(front.audio, "alsa:plughw:1,0");
+  EXPECT_EQ(front.audioFrameMs, 20u);
   const CameraConfig back = cameraFromTable(tables[1], d, f.path);
   EXPECT_EQ(back.name, "back");
   EXPECT_EQ(back.encoder.bitrateKbps, 2500u);
@@ -113,6 +115,7 @@ encoder = "x264"
   EXPECT_TRUE(back.shareName.empty());
   EXPECT_EQ(back.renditions, "auto") << "serve's --renditions default";
   EXPECT_TRUE(back.audio.empty()) << "no sound unless asked";
+  EXPECT_EQ(back.audioFrameMs, 10u) << "serve's --audio-frame-ms default";
 }
 
 // Every camera has every built-in output, each configured once in its own table.
@@ -260,6 +263,15 @@ TEST(CameraOptions, TableMistakesNameTheCamera) {
     EXPECT_NE(e.find("audio = \"rtsp\" is an IP camera's own sound"), std::string::npos) << e;
     TomlFile ok("[[camera]]\nname = \"a\"\nsource = \"rtsp://10.0.0.5/stream1\"\naudio = \"rtsp\"\n");
     EXPECT_EQ(cameraFromTable(readCameraTables(ok.path).at(0), d, ok.path).audio, "rtsp");
+  }
+  for (const char* ms : {"15", "30"}) {
+    TomlFile f(
+        std::string("[[camera]]\nname = \"a\"\nsource = \"test\"\naudio = \"test\"\naudio_frame_ms = ") + ms +
+        "\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("audio_frame_ms"), std::string::npos) << e;
+    EXPECT_NE(e.find("camera \"a\""), std::string::npos) << e;
   }
   {
     TomlFile f("[[camera]]\nname = \"a b\"\nsource = \"test\"\n");

@@ -87,7 +87,7 @@ TEST_F(RecordCli, TheCamerasSoundIsRecordedBesideItsPictureInSync) {
     EXPECT_EQ(a.codec, "opus");
     const auto sync = testing::measureFileAvSync(out);
     ASSERT_TRUE(sync.error.empty()) << sync.error;
-    // The sound spans the pictures (20 ms packets against 33 ms frames).
+    // The sound spans the pictures (10 ms packets against 33 ms frames).
     EXPECT_NEAR(sync.audioSeconds, sync.videoSeconds, 0.1);
     // A marker frame's exposure is the frame period ending at its time, and the tone clicks at the
     // marker instant within it: click - marker is -33..0 ms (the phase is fixed for a run), give or take

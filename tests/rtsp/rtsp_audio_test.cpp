@@ -244,8 +244,9 @@ TEST_P(RtspServeAudioHeard, AViewerHearsTheCamerasSineBesideItsPicture) {
   const bool opus = std::string(GetParam()) == "opus";
   TestCamera camera({"--audio", GetParam()});
   const auto port = zerohop::testing::freePort();
-  ChildProcess serve({kCli, "serve", "--source", camera.url() + "?latency=0", "--audio", "rtsp", "--listen",
-                      "127.0.0.1:" + std::to_string(port)});
+  // serve's own encode in 20 ms packets, the camera's Opus in 10 ms ones: the viewer's packets say which.
+  ChildProcess serve({kCli, "serve", "--source", camera.url() + "?latency=0", "--audio", "rtsp",
+                      "--audio-frame-ms", "20", "--listen", "127.0.0.1:" + std::to_string(port)});
   ASSERT_TRUE(serve.waitForStdoutLine("open http://", 20s)) << serve.stderrText();
   // The stream has sound once its first Opus packet was made: offers are answered with audio from then.
   const auto stats = statsWhen(port, [](const nlohmann::json& s) {
@@ -272,7 +273,7 @@ TEST_P(RtspServeAudioHeard, AViewerHearsTheCamerasSineBesideItsPicture) {
   ASSERT_GE(viewer.decodedSamples.load(), 48'000) << viewer.audioPackets.load() << " audio RTP packets";
   EXPECT_NEAR(viewer.frequencyHz(), kToneHz, 20.0) << "the camera's sine, through " << GetParam();
   EXPECT_GT(viewer.rms(), 5'000.0) << "the sine, not silence";
-  // The camera's 10 ms Opus packets as they came (zerohop's own encode makes 20 ms ones), or G.711 encoded.
+  // The camera's 10 ms Opus packets as they came, or G.711 encoded into serve's own (--audio-frame-ms 20).
   const double samplesPerPacket =
       static_cast<double>(viewer.decodedSamples.load()) / std::max(1, viewer.audioPackets.load());
   EXPECT_NEAR(samplesPerPacket, opus ? 480.0 : 960.0, opus ? 60.0 : 120.0);

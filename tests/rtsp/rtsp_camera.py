@@ -77,8 +77,8 @@ def main():
         launch = launch[:-1] + f"zerohopsrc share={args.share}.opus latency=0 ! rtpopuspay name=pay1 pt=98 )"
     elif args.audio and enc:
         # 20 ms packets, as cameras send (audiotestsrc's own buffers are 1024 samples: 128 ms at 8 kHz); Opus in
-        # 10 ms ones: zerohop's own encode makes 20 ms packets, so a viewer's packets show whether the camera's
-        # were passed on as they came.
+        # 10 ms ones: with serve --audio-frame-ms 20 a viewer's packets show whether the camera's were passed on
+        # as they came.
         spb = {"pcmu": 160, "pcma": 160, "gsm": 160, "opus": 480}.get(args.audio, 960)
         tone = (f"audiotestsrc is-live=true wave=sine freq={args.tone} volume=0.5 samplesperbuffer={spb} "
                 "! audioconvert ! audioresample")
