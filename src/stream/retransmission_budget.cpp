@@ -39,7 +39,7 @@ void RetransmissionBudget::setPath(std::uint32_t estimateKbps, double rttMs) {
   rttMs_ = rttMs;
 }
 
-bool RetransmissionBudget::allow(std::uint16_t seq, std::int64_t nowNs) {
+std::uint32_t RetransmissionBudget::allow(std::uint16_t seq, std::int64_t nowNs) {
   while (!recent_.empty() && nowNs - recent_.front().first >= kWindowNs) {
     recentBytes_ -= recent_.front().second;
     recent_.pop_front();
@@ -55,14 +55,19 @@ bool RetransmissionBudget::allow(std::uint16_t seq, std::int64_t nowNs) {
                   (estimateKbps_ == 0 || static_cast<double>(recentBytes_ + p.bytes) <= budget);
   if (!ok) {
     ++refused_;
-    return false;
+    return 0;
   }
+  const bool shortTrip = rttMs_ > 0 && rttMs_ * 1e6 < static_cast<double>(kTwiceBelowRttNs);
+  const std::uint32_t copies =
+      shortTrip && (estimateKbps_ == 0 || static_cast<double>(recentBytes_ + 2ull * p.bytes) <= budget) ? 2
+                                                                                                        : 1;
   p.lastResentNs = nowNs;
-  recent_.emplace_back(nowNs, p.bytes);
-  recentBytes_ += p.bytes;
+  recent_.emplace_back(nowNs, copies * p.bytes);
+  recentBytes_ += copies * p.bytes;
   ++allowed_;
-  allowedBytes_ += p.bytes;
-  return true;
+  allowedBytes_ += copies * p.bytes;
+  if (copies == 2) ++twice_;
+  return copies;
 }
 
 }  // namespace zerohop::stream

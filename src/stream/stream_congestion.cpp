@@ -220,8 +220,9 @@ void StreamServer::Impl::updateBitrates() {
       const stream::ViewerSession::Retransmissions rtx = v.session->retransmissions();
       log::debug("stream: viewer ", v.id.substr(0, 8), " feedback: loss ", f.lossFraction.value_or(-1) * 100,
                  " %, rtt ", f.rttMs.value_or(-1), " ms, sent ", f.sendKbps.value_or(-1), " received ",
-                 f.receiveKbps.value_or(-1), " kb/s, delta of delta ", f.deltaOfDeltaMs.value_or(0), " ms -> estimate ",
-                 r.controller.estimateKbps(), "; retransmitted ", rtx.resent, ", passed over ", rtx.refused, ", keyframes ", rtx.keyframes);
+                 f.receiveKbps.value_or(-1), " kb/s, delta of delta ", f.deltaOfDeltaMs.value_or(0),
+                 " ms -> estimate ", r.controller.estimateKbps(), "; retransmitted ", rtx.resent, " (",
+                 rtx.twice, " twice), passed over ", rtx.refused, ", keyframes ", rtx.keyframes);
     }
     if (f.fresh) r.sawFeedback = true;
     if (r.lastReadNs != 0 && now > r.lastReadNs && v.reading.octetsSent >= r.last.octetsSent) {

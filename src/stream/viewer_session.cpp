@@ -359,7 +359,7 @@ GstPadProbeReturn ViewerSession::onSentRtp(GstPad*, GstPadProbeInfo* info, gpoin
   return GST_PAD_PROBE_OK;
 }
 
-GstPadProbeReturn ViewerSession::onRetransmissionRequest(GstPad*, GstPadProbeInfo* info, gpointer data) {
+GstPadProbeReturn ViewerSession::onRetransmissionRequest(GstPad* pad, GstPadProbeInfo* info, gpointer data) {
   GstEvent* event = GST_PAD_PROBE_INFO_EVENT(info);
   if (!event || GST_EVENT_TYPE(event) != GST_EVENT_CUSTOM_UPSTREAM ||
       !gst_event_has_name(event, "GstRTPRetransmissionRequest")) {
@@ -371,8 +371,21 @@ GstPadProbeReturn ViewerSession::onRetransmissionRequest(GstPad*, GstPadProbeInf
   if (!gst_structure_get_uint(s, "seqnum", &seq) || !gst_structure_get_uint(s, "ssrc", &ssrc) || ssrc != self->ssrc_) {
     return GST_PAD_PROBE_OK;  // not about our stream: rtprtxsend ignores it as before
   }
-  std::lock_guard lock(self->rtxMutex_);
-  return self->rtx_.allow(static_cast<std::uint16_t>(seq), monotonicNs()) ? GST_PAD_PROBE_OK : GST_PAD_PROBE_DROP;
+  std::uint32_t copies = 0;
+  {
+    std::lock_guard lock(self->rtxMutex_);
+    copies = self->rtx_.allow(static_cast<std::uint16_t>(seq), monotonicNs());
+  }
+  if (copies == 0) return GST_PAD_PROBE_DROP;
+  if (copies == 2) {
+    // The second copy: the same request again into rtprtxsend (our identity's sink pad pushes it
+    // upstream), which queues a second retransmission behind the first.
+    if (GstPtr<GstElement> budget{gst_pad_get_parent_element(pad)}) {
+      if (GstPtr<GstPad> sink{gst_element_get_static_pad(budget.get(), "sink")})
+        gst_pad_push_event(sink.get(), gst_event_copy(event));
+    }
+  }
+  return GST_PAD_PROBE_OK;
 }
 
 void ViewerSession::setRetransmissionPath(std::uint32_t estimateKbps, double rttMs) {
@@ -387,7 +400,7 @@ bool ViewerSession::setPlayoutDelay(PlayoutDelay delay) {
 
 ViewerSession::Retransmissions ViewerSession::retransmissions() const {
   std::lock_guard lock(rtxMutex_);
-  return {rtx_.allowed(), rtx_.refused(), rtx_.allowedBytes(), rtx_.keyframes()};
+  return {rtx_.allowed(), rtx_.refused(), rtx_.allowedBytes(), rtx_.keyframes(), rtx_.twice()};
 }
 
 GstPadProbeReturn ViewerSession::onFirstPacket(GstPad*, GstPadProbeInfo*, gpointer data) {

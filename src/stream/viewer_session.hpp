@@ -155,6 +155,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   struct Retransmissions {
     std::uint64_t resent = 0, refused = 0, resentBytes = 0;  ///< NACKed packets resent / passed over so far
     std::uint64_t keyframes = 0;                              ///< keyframes sent
+    std::uint64_t twice = 0;  ///< of the resent, those sent twice (a short round trip)
   };
   Retransmissions retransmissions() const;
   /// The playout delay written from the next packet on (AdaptivePlayoutDelay); false when the viewer's

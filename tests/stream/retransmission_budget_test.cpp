@@ -1,6 +1,7 @@
 // RetransmissionBudget (src/stream/retransmission_budget.hpp): a NACKed packet is resent once per RTT
-// at most, retransmissions stay within a share of the estimate over half a second, and packets that
-// left the history (or were never sent), or went out before the last keyframe, are not resent.
+// at most (twice at once on a short round trip), retransmissions stay within a share of the estimate
+// over half a second, and packets that left the history (or were never sent), or went out before the
+// last keyframe, are not resent.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -45,6 +46,30 @@ TEST(RetransmissionBudget, KeepsRetransmissionsWithinAQuarterOfTheEstimate) {
   for (std::uint16_t s = 50; s < 100; ++s) later += b.allow(s, 520 * kMs) ? 1 : 0;
   EXPECT_EQ(later, 12);
   EXPECT_EQ(b.allowedBytes(), 24u * 1000);
+}
+
+TEST(RetransmissionBudget, OnAShortRoundTripARepairGoesOutTwiceWhereTheBudgetHoldsBoth) {
+  RetransmissionBudget b;
+  b.setPath(2500, 22);  // a LAN: Chromium would ask again for a lost repair only 100 ms later
+  b.onSent(1, 1200, 0);
+  EXPECT_EQ(b.allow(1, kMs), 2u);
+  EXPECT_EQ(b.twice(), 1u);
+  EXPECT_EQ(b.allowed(), 1u) << "one request served";
+  EXPECT_EQ(b.allowedBytes(), 2400u) << "both copies count";
+  for (const double rtt : {0.0, 60.0, 200.0}) {  // unknown, or long enough for the playout delay to cover
+    RetransmissionBudget once;
+    once.setPath(2500, rtt);
+    once.onSent(1, 1200, 0);
+    EXPECT_EQ(once.allow(1, kMs), 1u) << "RTT " << rtt << " ms";
+    EXPECT_EQ(once.twice(), 0u);
+  }
+  // 0.25 x 800 kb/s over 500 ms = 12500 bytes: five requests twice (11000), the sixth once (12100).
+  RetransmissionBudget tight;
+  tight.setPath(800, 20);
+  for (std::uint16_t s = 0; s < 10; ++s) tight.onSent(s, 1100, 0);
+  std::vector<std::uint32_t> copies;
+  for (std::uint16_t s = 0; s < 7; ++s) copies.push_back(tight.allow(s, 10 * kMs));
+  EXPECT_EQ(copies, (std::vector<std::uint32_t>{2, 2, 2, 2, 2, 1, 0}));
 }
 
 TEST(RetransmissionBudget, NeverResendsWhatItDidNotSeeOrNoLongerHolds) {
