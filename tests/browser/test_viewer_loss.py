@@ -4,7 +4,9 @@ nftables, inside the test's private network namespace, drops UDP packets (RTP, R
 directions: the rules sit on the output hook of loopback). serve runs with --keyint 0 (IDRs only on
 request), so a picture that comes back after an unrepairable loss proves the PLI -> IDR path.
 
-Phase 1, --seconds of ~5 % random loss: >= 20 fps presented, no gap > 1 s between presented frames,
+Phase 1, --seconds of ~5 % random loss: >= 20 fps presented, no gap > 1 s between presented frames, at
+most --max-freezes (1) of Chromium's freezes (a repair lost once costs one without the second copy a short
+round trip gets, retransmission_budget.hpp),
 frames keep being decoded, packets were lost, retransmissions asked for (Chromium's nackCount grew) and
 received (retransmittedPacketsReceived grew: RTX works).
 On loopback NACK/RTX repairs all of it (Chromium 156 sent no PLI here even through a 3 s RTX blackout).
@@ -86,6 +88,9 @@ def main() -> int:
     ap.add_argument("--outage-ms", type=int, default=4500, help="phase 2: every UDP packet dropped this long")
     ap.add_argument("--min-fps", type=float, default=20.0)
     ap.add_argument("--max-gap-ms", type=float, default=1000.0)
+    ap.add_argument("--max-freezes", type=int, default=1,
+                    help="Chromium's freezeCount may grow this much in phase 1 (issue 37: at most 1 a minute at 3 %% "
+                         "loss over 5 minutes is the benchmark's; this is a generous bound for 20 s at 5 %%)")
     ap.add_argument("--netns", action="store_true", help="run in a private network namespace (required)")
     ap.add_argument("--audio", action="store_true", help="the test tone too, through the same loss")
     ap.add_argument("--serve-arg", action="append", default=[], metavar="ARG")
@@ -182,6 +187,9 @@ def main() -> int:
             failures.append(f"phase 1: the picture froze for {gap1:.0f} ms (> {args.max_gap_ms:.0f})")
         if grew(s0, s1, "framesDecoded") <= 0:
             failures.append("phase 1: no frame decoded under loss")
+        if grew(s0, s1, "freezeCount") > args.max_freezes:
+            failures.append(f"phase 1: Chromium counted {grew(s0, s1, 'freezeCount')} freezes under loss "
+                            f"(> {args.max_freezes}): repairs came too late")
         if grew(s0, s1, "packetsLost") <= 0 or grew(s0, s1, "nackCount") <= 0:
             failures.append("phase 1: no loss seen or no retransmission asked for (packetsLost/nackCount)")
         if grew(s0, s1, "retransmittedPacketsReceived") <= 0:
