@@ -1,22 +1,23 @@
 // The pictures of a camera's ladder of renditions, decoded: a pipeline on the test camera at 640x360
 // with renditions 1:600-1500,2:200-600,4:100-300 (full, 1/2, 1/4 size) and a sink that takes every
-// rung (so rungs 1 and 2 run). Each lower rung's units decode (libavcodec) to the rung's own size, and its picture of a frame is rung 0's
-// decoded picture of the same frame scaled down (median luma PSNR >= 28 dB: both went through x264),
-// and not of another (against rung 0's picture of the frame 10 later, 8 dB less at least: a black,
-// shifted, stretched or mis-stamped picture fails).
-// Built twice from this file: label media on the CPU path (libyuv scale), label gpu on the GPU path
-// (ZEROHOP_LADDER_ON_GPU: CUDA scale from the device frame, x264 from a host copy of each scaled
-// picture), which skips saying why where no CUDA device works.
+// rung of one codec (so rungs 1 and 2 run): H.264, and VP8 (the ladder Firefox viewers get, encoded only
+// while a sink wants it). Each lower rung's units decode (libavcodec) to the rung's own size, and its picture
+// of a frame is rung 0's decoded picture of the same frame scaled down (median luma PSNR >= 28 dB: both went
+// through x264), and not of another (against rung 0's picture of the frame 10 later, 8 dB less at least: a
+// black, shifted, stretched or mis-stamped picture fails). Built twice from this file: label media on the CPU
+// path (libyuv scale), label gpu on the GPU path (ZEROHOP_LADDER_ON_GPU: CUDA scale from the device frame,
+// x264 from a host copy of each scaled picture), which skips saying why where no CUDA device works.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -39,15 +40,16 @@ constexpr const char* kPath = "cpu";
 constexpr std::size_t kRungs = 3;
 constexpr std::size_t kUnitsPerRung = 20;
 
-/// Takes every rung's units, as a sink whose receivers sit on every rung would.
+/// Takes every rung's units of one codec, as a sink whose receivers sit on every rung would.
 class EveryRung final : public UnitSink {
  public:
+  explicit EveryRung(Codec codec) : codec_(codec) {}
   void deliver(const EncodedUnitPtr& unit) override {
     std::lock_guard lock(mutex_);
-    if (unit->codec == Codec::kH264 && unit->rendition < kRungs) units_[unit->rendition].push_back(unit);
+    if (unit->codec == codec_ && unit->rendition < kRungs) units_[unit->rendition].push_back(unit);
   }
   std::string describe() const override { return "every rung (test)"; }
-  bool wants(TrackKey track) const override { return track.codec == Codec::kH264 && track.rung < kRungs; }
+  bool wants(TrackKey track) const override { return track.codec == codec_ && track.rung < kRungs; }
 
   std::size_t fewest() const {
     std::lock_guard lock(mutex_);
@@ -61,6 +63,7 @@ class EveryRung final : public UnitSink {
   }
 
  private:
+  const Codec codec_;
   mutable std::mutex mutex_;
   std::array<std::vector<EncodedUnitPtr>, kRungs> units_;
 };
@@ -72,8 +75,8 @@ struct Luma {
 };
 
 /// Decodes one rung's units in order (its first is an IDR); pictures by source frame sequence.
-std::map<std::uint64_t, Luma> decodeRung(const std::vector<EncodedUnitPtr>& units) {
-  testing::H264TestDecoder decoder;
+std::map<std::uint64_t, Luma> decodeRung(const std::vector<EncodedUnitPtr>& units, Codec codec) {
+  testing::H264TestDecoder decoder(codec == Codec::kVP8 ? AV_CODEC_ID_VP8 : AV_CODEC_ID_H264);
   std::map<std::uint64_t, Luma> pictures;
   for (const EncodedUnitPtr& unit : units) {
     for (const auto& f : decoder.decode(*unit)) {
@@ -111,7 +114,10 @@ double psnrScaled(const Luma& big, const Luma& small) {
   return mse == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 / mse);
 }
 
-TEST(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
+class LadderPictures : public ::testing::TestWithParam<Codec> {};
+
+TEST_P(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
+  const Codec codec = GetParam();
   PipelineConfig config;
   config.source = parseSourceSpec("test:640x360@30");
   config.encoder.encoder = "x264";
@@ -129,7 +135,7 @@ TEST(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
   StreamServer server(config.stream);  // the viewers' server: the pipeline binds no port
   config.viewers = server.unnamedStream();
   Pipeline pipeline(config);
-  auto sink = std::make_shared<EveryRung>();
+  auto sink = std::make_shared<EveryRung>(codec);
   pipeline.addUnitSink(sink);
   pipeline.start();
   const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -139,17 +145,19 @@ TEST(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
   ASSERT_GE(sink->fewest(), kUnitsPerRung) << "rungs 0/1/2 gave " << sink->of(0).size() << "/" << sink->of(1).size()
                                            << "/" << sink->of(2).size() << " units in 20 s";
   EXPECT_EQ(status.dataPath, kPath);
-  ASSERT_EQ(status.renditions.size(), kRungs);
-  EXPECT_TRUE(status.renditions[1].running);
-  EXPECT_TRUE(status.renditions[2].running);
+  // This codec's ladder (the VP8 one beside the H.264 one).
+  const std::vector<RenditionStatus>& rungs = codec == Codec::kVP8 ? status.vp8Renditions : status.renditions;
+  ASSERT_EQ(rungs.size(), kRungs);
+  EXPECT_TRUE(rungs[1].running);
+  EXPECT_TRUE(rungs[2].running);
 
-  const auto top = decodeRung(sink->of(0));
+  const auto top = decodeRung(sink->of(0), codec);
   ASSERT_FALSE(top.empty());
   for (std::size_t rung = 1; rung < kRungs; ++rung) {
     SCOPED_TRACE("rung " + std::to_string(rung));
     const std::vector<EncodedUnitPtr> units = sink->of(rung);
-    EXPECT_TRUE(units.front()->keyframe) << "a rung's first unit is an IDR";
-    const auto pictures = decodeRung(units);
+    EXPECT_TRUE(units.front()->keyframe) << "a rung's first unit is a keyframe";
+    const auto pictures = decodeRung(units, codec);
     ASSERT_GE(pictures.size(), kUnitsPerRung - 2);
     std::vector<double> same, other;  // PSNR against rung 0's picture of this frame, and of the frame 10 later
     for (const auto& [sequence, picture] : pictures) {
@@ -166,6 +174,11 @@ TEST(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
     EXPECT_GE(median(same) - median(other), 8.0) << "the rung's pictures are not of the frames they are stamped with";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Codecs, LadderPictures, ::testing::Values(Codec::kH264, Codec::kVP8),
+                         [](const ::testing::TestParamInfo<Codec>& info) {
+                           return std::string(info.param == Codec::kVP8 ? "vp8" : "h264");
+                         });
 
 }  // namespace
 }  // namespace zerohop
