@@ -16,7 +16,8 @@ benchmark compares `serve --source rtsp://...` (passthrough) against (issue 38):
 next IDR).
 
 With --audio (the sound benchmark's reference, scripts/bench-av-sync.py --reference) a live tone goes to every
-viewer whose offer has audio: audiotestsrc (live, 10 ms buffers) -> opusenc (VOIP, --audio-frame-ms, 64 kb/s)
+viewer whose offer has audio: audiotestsrc (live, 10 ms buffers, each stamped at its start less its duration:
+handed on at its end, as a microphone's) -> opusenc (VOIP, --audio-frame-ms, 64 kb/s)
 -> tee -> per viewer: queue -> rtpopuspay -> webrtcbin; the sender reports map RTP to the capture instant
 (rtpbin rtcp-sync-send-time off, as zerohop serve does), so a browser's estimatedPlayoutTimestamp reads
 capture -> playout for both senders alike.
@@ -141,7 +142,7 @@ class Sender:
             self.pipeline.set_state(Gst.State.PLAYING)
             return
         self.encoder = f"GStreamer x264enc ({preset}, zerolatency, CBR {bitrate_kbps} kb/s, keyint {keyint})"
-        sound = (f" audiotestsrc is-live=true wave=sine freq=440 volume=0.3 samplesperbuffer=480 "
+        sound = (f" audiotestsrc name=tone is-live=true wave=sine freq=440 volume=0.3 samplesperbuffer=480 "
                  f"! audio/x-raw,rate=48000,channels=1 ! opusenc audio-type=voice bitrate=64000 "
                  f"frame-size={audio_frame_ms} ! tee name=at allow-not-linked=true") if audio_frame_ms else ""
         self.pipeline = Gst.parse_launch(
@@ -154,6 +155,16 @@ class Sender:
             f"! video/x-h264,profile=constrained-baseline,stream-format=byte-stream "
             f"! tee name=t allow-not-linked=true" + sound)
         self.audio_tee = self.pipeline.get_by_name("at")
+        if audio_frame_ms:
+            # A live audiotestsrc pushes each buffer at its own timestamp (its start): a microphone's block
+            # exists only at its end, which is when zerohop's tone and ALSA hand theirs on. Each buffer is
+            # stamped one buffer earlier, so both senders' sound comes out one block after its stamp.
+            def as_captured(_pad, info):
+                buf = info.get_buffer()
+                if buf is not None and buf.pts != Gst.CLOCK_TIME_NONE and buf.duration != Gst.CLOCK_TIME_NONE:
+                    buf.pts = max(0, buf.pts - buf.duration)
+                return Gst.PadProbeReturn.OK
+            self.pipeline.get_by_name("tone").get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, as_captured)
         self.src = self.pipeline.get_by_name("src")
         self.tee = self.pipeline.get_by_name("t")
         self.pipeline.set_state(Gst.State.PLAYING)
