@@ -145,6 +145,11 @@ struct ViewerStats {
   /// Packets from this viewer dropped unread, before SRTP decryption: any RTP (serve only sends) and
   /// RTCP from sender SSRCs past its first four (a junk flood with fresh SSRCs; docs/reliability.md).
   std::uint64_t inboundDropped = 0;
+  /// Its retransmission requests (NACKed packets): served (`repairs`; of those sent twice on a short
+  /// round trip, `repairsTwice`) and passed over (past the once-per-RTT, budget and keyframe rules).
+  std::uint64_t repairs = 0;
+  std::uint64_t repairsTwice = 0;
+  std::uint64_t repairsPassedOver = 0;
 };
 
 /// What the audio fan-out did (WhepStream::publishAudio): Opus packets handed to viewers, and those

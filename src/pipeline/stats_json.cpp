@@ -22,28 +22,36 @@ nlohmann::json statsDocument(const PipelineStatus& s, const StatsContext& ctx) {
   nlohmann::json viewerSessions = nlohmann::json::array();
   auto orNull = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
   for (const ViewerStats& v : s.viewerStats) {
-    viewerSessions.push_back({{"id", v.id},
-                              {"connected", v.connected},
-                              {"connect_ms", orNull(v.connectMs)},
-                              {"first_frame_ms", orNull(v.firstFrameMs)},
-                              {"twcc_packets_received", v.twccPacketsReceived < 0 ? nlohmann::json(nullptr)
-                                                                                  : nlohmann::json(v.twccPacketsReceived)},
-                              {"twcc_loss_pct", orNull(v.twccLossPercent)},
-                              {"codec", v.codec},
-                              {"h264_level_offered", v.h264LevelOffered.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.h264LevelOffered)},
-                              {"h264_level_sent", v.h264LevelSent.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.h264LevelSent)},
-                              {"level_covered", v.levelCovered < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.levelCovered == 1)},
-                              {"estimate_kbps", orNull(v.estimateKbps)},
-                              {"sent_kbps", orNull(v.sentKbps)},
-                              {"loss_pct", orNull(v.lossPercent)},
-                              {"rtt_ms", orNull(v.rttMs)},
-                              {"received_kbps", orNull(v.receivedKbps)},
-                              {"playout_delay_ms", v.playoutDelayMinMs < 0 ? nlohmann::json(nullptr)
-                                                                           : nlohmann::json({v.playoutDelayMinMs, v.playoutDelayMaxMs})},
-                              {"encode_target_kbps", orNull(v.encodeTargetKbps)},
-                              {"rung", v.rung < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.rung)},
-                              {"rung_switches", v.rungSwitches},
-                              {"inbound_dropped", v.inboundDropped}});
+    viewerSessions.push_back(
+        {{"id", v.id},
+         {"connected", v.connected},
+         {"connect_ms", orNull(v.connectMs)},
+         {"first_frame_ms", orNull(v.firstFrameMs)},
+         {"twcc_packets_received",
+          v.twccPacketsReceived < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.twccPacketsReceived)},
+         {"twcc_loss_pct", orNull(v.twccLossPercent)},
+         {"codec", v.codec},
+         {"h264_level_offered",
+          v.h264LevelOffered.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.h264LevelOffered)},
+         {"h264_level_sent",
+          v.h264LevelSent.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.h264LevelSent)},
+         {"level_covered",
+          v.levelCovered < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.levelCovered == 1)},
+         {"estimate_kbps", orNull(v.estimateKbps)},
+         {"sent_kbps", orNull(v.sentKbps)},
+         {"loss_pct", orNull(v.lossPercent)},
+         {"rtt_ms", orNull(v.rttMs)},
+         {"received_kbps", orNull(v.receivedKbps)},
+         {"playout_delay_ms", v.playoutDelayMinMs < 0
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json({v.playoutDelayMinMs, v.playoutDelayMaxMs})},
+         {"encode_target_kbps", orNull(v.encodeTargetKbps)},
+         {"rung", v.rung < 0 ? nlohmann::json(nullptr) : nlohmann::json(v.rung)},
+         {"rung_switches", v.rungSwitches},
+         {"inbound_dropped", v.inboundDropped},
+         {"repairs", v.repairs},
+         {"repairs_twice", v.repairsTwice},
+         {"repairs_passed_over", v.repairsPassedOver}});
   }
   auto ladderJson = [](const std::vector<RenditionStatus>& ladder) {
     nlohmann::json out = nlohmann::json::array();

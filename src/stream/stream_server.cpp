@@ -456,6 +456,10 @@ std::vector<ViewerStats> StreamServer::Impl::viewerStats(const StreamState* stre
       }
     }
     t.inboundDropped = s->inboundDropped();
+    const stream::ViewerSession::Retransmissions rtx = s->retransmissions();
+    t.repairs = rtx.resent;
+    t.repairsTwice = rtx.twice;
+    t.repairsPassedOver = rtx.refused;
     out.push_back(std::move(t));
   }
   return out;

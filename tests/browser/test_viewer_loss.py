@@ -194,6 +194,14 @@ def main() -> int:
             failures.append("phase 1: no loss seen or no retransmission asked for (packetsLost/nackCount)")
         if grew(s0, s1, "retransmittedPacketsReceived") <= 0:
             failures.append("phase 1: no retransmission (RTX) arrived (retransmittedPacketsReceived did not grow)")
+        # serve's side: its repairs for this viewer, on loopback's short round trip sent twice.
+        viewers = st3.get("viewer_sessions") or []
+        repairs = sum(v.get("repairs") or 0 for v in viewers)
+        twice = sum(v.get("repairs_twice") or 0 for v in viewers)
+        print(f"server: {repairs} repairs, {twice} of them sent twice, "
+              f"{sum(v.get('repairs_passed_over') or 0 for v in viewers)} passed over")
+        if repairs <= 0 or twice <= 0:
+            failures.append(f"serve's /stats counts {repairs} repairs, {twice} sent twice: want both > 0 on loopback")
         if grew(s1, s3, "pliCount") <= 0 and forced <= 0:
             failures.append("phase 2: no keyframe was requested after the outage (pliCount, keyframes_forced)")
         if fps3 < args.min_fps or gap3 > args.max_gap_ms:

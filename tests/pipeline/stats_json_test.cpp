@@ -226,5 +226,19 @@ TEST(StatsJson, ShowsEachViewersDroppedInboundPackets) {
   EXPECT_EQ(doc["viewer_sessions"][1]["inbound_dropped"], 150000);
 }
 
+// Each viewer's repairs: the NACKed packets resent (and of those sent twice) and those passed over.
+TEST(StatsJson, ShowsEachViewersRepairs) {
+  PipelineStatus s;
+  ViewerStats v;
+  v.repairs = 120;
+  v.repairsTwice = 118;
+  v.repairsPassedOver = 3;
+  s.viewerStats = {v};
+  auto doc = nlohmann::json::parse(renderStatsJson(s, StatsContext{"test pattern", "libx264"}));
+  EXPECT_EQ(doc["viewer_sessions"][0]["repairs"], 120);
+  EXPECT_EQ(doc["viewer_sessions"][0]["repairs_twice"], 118);
+  EXPECT_EQ(doc["viewer_sessions"][0]["repairs_passed_over"], 3);
+}
+
 }  // namespace
 }  // namespace zerohop
