@@ -34,7 +34,7 @@ struct CameraDefaults {
   EncoderConfig encoder;
   std::string gpu = "auto";
   std::string renditions = "auto";
-  std::uint32_t audioFrameMs = 10;
+  std::uint32_t audioFrameMs = CameraConfig{}.audioFrameMs;
 };
 
 /// `c` takes `defaults` (before its table's own keys).

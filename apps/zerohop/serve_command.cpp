@@ -65,7 +65,7 @@ struct ServeOptions {
   std::string share;
   bool shareGiven = false;   // --share, with or without a NAME
   std::string audio;         // --audio SOURCE: the first camera's sound
-  std::uint32_t audioFrameMs = 10;  // --audio-frame-ms: every camera's, unless its table says
+  std::uint32_t audioFrameMs = CameraConfig{}.audioFrameMs;  // --audio-frame-ms: every camera's, unless its table says
   bool sourceGiven = false;  // --source (or source = in [serve])
   std::vector<std::string> cameras;  // --camera NAME=SOURCE
   std::string configPath;    // --config, for its [[camera]] tables

@@ -6,6 +6,7 @@
 #include "audio/audio_track.hpp"
 #include "audio/pcm_input.hpp"
 #include "viewer_loss.hpp"
+#include "zerohop/camera_server.hpp"
 #include "zerohop/error.hpp"
 
 namespace zerohop {
@@ -57,7 +58,7 @@ struct FrameStream::Impl {
       auto pcm = std::make_unique<audio::PcmInput>(c.audioChannels, "your sound (FrameStream)");
       sound = pcm.get();
       audio::OpusSettings opus;
-      opus.frameMs = 10;  // as serve's cameras (CameraConfig::audioFrameMs): the sound plays sooner
+      opus.frameMs = CameraConfig{}.audioFrameMs;  // as a camera's sound by default
       audio = std::make_unique<audio::AudioTrack>(
           std::move(pcm), opus, [this](EncodedUnitPtr unit) { pipeline.publishAudio(std::move(unit)); });
       // In-band FEC for the loss the stream's viewers report (AudioTrack stops before the pipeline goes).
