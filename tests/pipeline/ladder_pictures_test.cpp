@@ -176,8 +176,8 @@ TEST_P(LadderPictures, EachLowerRungIsTheSameFrameScaledToItsSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, LadderPictures, ::testing::Values(Codec::kH264, Codec::kVP8),
-                         [](const ::testing::TestParamInfo<Codec>& info) {
-                           return std::string(info.param == Codec::kVP8 ? "vp8" : "h264");
+                         [](const ::testing::TestParamInfo<Codec>& codec) {
+                           return std::string(codec.param == Codec::kVP8 ? "vp8" : "h264");
                          });
 
 }  // namespace
