@@ -240,6 +240,16 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
     if (c.whipUrl.empty())
       bad(head + "whip_token is given without whip = \"http[s]://...\": the token of which endpoint?");
   }
+  if (t.values.count("whip_simulcast")) {
+    const std::string& v = t.values.at("whip_simulcast");
+    if (v != "on" && v != "off")
+      bad(head + "whip_simulcast = " + v +
+          ": give \"on\" (the ladder's rungs as simulcast layers, for an SFU) or \"off\"");
+    if (c.whipUrl.empty())
+      bad(head +
+          "whip_simulcast is given without whip = \"http[s]://...\": the simulcast of which endpoint?");
+    c.whipSimulcast = v == "on";
+  }
   if (t.values.count("janus")) {
     c.janus = t.values.at("janus");
     try {

@@ -14,9 +14,9 @@ namespace zerohop::cli {
 
 /// The keys a [[camera]] table may have.
 inline const std::vector<std::string> kCameraTableKeys = {
-    "name",       "source", "bitrate", "keyint",         "encoder",       "preset",
-    "threads",    "gpu",    "share",   "renditions",     "audio",         "whip",
-    "whip_token", "janus",  "record",  "record_segment", "audio_frame_ms"};
+    "name",       "source", "bitrate", "keyint",         "encoder",        "preset",
+    "threads",    "gpu",    "share",   "renditions",     "audio",          "whip",
+    "whip_token", "janus",  "record",  "record_segment", "audio_frame_ms", "whip_simulcast"};
 
 /// One [[camera]] table as written: its keys' values (strings unquoted, numbers as written) and lines.
 struct CameraTable {

@@ -77,6 +77,7 @@ struct ServeOptions {
   std::string tlsKey;
   std::string whipUrl;
   std::string whipToken;
+  std::string whipSimulcast = "off";
   std::string janus;
   std::string recordPath;  // --record / --record-segment: the first camera's recording
   double recordSegmentSeconds = 0;
@@ -207,6 +208,7 @@ std::vector<CameraConfig> serveCameras(const ServeOptions& o) {
     }
     first.whipUrl = o.whipUrl;
     first.whipToken = o.whipToken;
+    first.whipSimulcast = o.whipSimulcast == "on";
   }
   if (!o.janus.empty()) {
     if (!first.janus.empty()) {
@@ -359,7 +361,8 @@ Runner addServeCommand(CLI::App& app) {
          "NAME=SOURCE, repeatable: several cameras, each its own pipeline, WHEP at /whep/NAME (the first "
          "also at /whep), shares NAME and NAME.h264 with --share; NAME is letters, digits, _ and -. "
          "Or [[camera]] tables in --config (name, source, bitrate, keyint, encoder, preset, threads, gpu, "
-         "share, renditions, audio, audio_frame_ms, whip, whip_token, janus, record, record_segment)")
+         "share, renditions, audio, audio_frame_ms, whip, whip_token, whip_simulcast, janus, record, "
+         "record_segment)")
       ->excludes(source);
   cmd->add_option("--listen", o->listen, "HOST:PORT for the viewer page, WHEP (/whep) and /stats")->capture_default_str();
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
@@ -448,6 +451,14 @@ Runner addServeCommand(CLI::App& app) {
                       "in a [[camera]] table gives any camera its own)");
   cmd->add_option("--whip-token", o->whipToken, "send 'Authorization: Bearer TOKEN' to the WHIP endpoint")
       ->needs(whip);
+  cmd->add_option(
+         "--whip-simulcast", o->whipSimulcast,
+         "on: offer the WHIP endpoint the --renditions ladder (its first 3 rungs) as simulcast layers "
+         "h, m, l, so an SFU (Janus, LiveKit, MediaMTX) gives each of its viewers the one its link "
+         "carries; the layers its answer takes are encoded and sent. off: the full-size stream alone")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->needs(whip)
+      ->capture_default_str();
   auto* record =
       cmd->add_option("--record", o->recordPath,
                       "also record the stream (and its sound) to FILE.mp4 (fragmented) or FILE.mkv, "

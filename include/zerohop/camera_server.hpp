@@ -53,6 +53,7 @@ struct CameraConfig {
   /// streaming mountpoint); empty: none. Each camera its own, configured once.
   std::string whipUrl;
   std::string whipToken;  ///< never logged
+  bool whipSimulcast = false;  ///< PipelineConfig::whipSimulcast
   std::string janus;
   /// The camera's recording (PipelineConfig::recordPath, recordSegmentSeconds): FILE.mp4 or FILE.mkv,
   /// its sound beside the picture when it has one; empty: none. Two cameras cannot record to one file.

@@ -50,6 +50,7 @@ struct FrameStreamConfig {
   std::string shareName;
   std::string whipUrl;    ///< non-empty: also publish to this WHIP endpoint
   std::string whipToken;  ///< its bearer token
+  bool whipSimulcast = false;  ///< the ladder's rungs as simulcast layers (PipelineConfig::whipSimulcast)
   std::string janus;      ///< non-empty: also send RTP to this Janus mountpoint / RTP receiver (makeRtpSink)
   /// Sinks of yours every access unit also goes to (a recorder, a transport of your own).
   std::vector<std::shared_ptr<UnitSink>> sinks;

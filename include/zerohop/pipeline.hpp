@@ -58,6 +58,9 @@ struct PipelineConfig {
   /// Non-empty: also publish the stream to this WHIP endpoint (makeWhipSink), with this bearer token.
   std::string whipUrl;
   std::string whipToken;
+  /// With whipUrl: offer the ladder's rungs (`renditions`) as simulcast layers, for an SFU that gives each
+  /// of its viewers the layer its link carries (makeWhipSink's `simulcast`; `serve --whip-simulcast on`).
+  bool whipSimulcast = false;
   /// The ladder of renditions (`serve --renditions`, a `[[camera]]` table's `renditions`): "auto" (full,
   /// 1/2 and 1/4 size, the rungs under 320x180 left out: none below 640x360), "off" (one encode, every
   /// viewer on it), "on" (full, 1/2 and 1/4 size) or "DIV:MIN-MAX,..." (docs/stream.md, "Renditions").

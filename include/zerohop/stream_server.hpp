@@ -269,6 +269,14 @@ class ZEROHOP_API StreamServer final {
 /// section beside the video and the sink's deliver() sends Opus units. The rest of `ice` is unused.
 ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token = {},
                                                    const StreamConfig& ice = {});
+/// As above; `simulcast`: the offer sends the camera's ladder of renditions (SinkSetup::ladder, its first
+/// three rungs, full size first) as RFC 8853 simulcast layers with rids "h", "m", "l" in the one video
+/// section, for an SFU (Janus, LiveKit, MediaMTX) to give each of its viewers the layer its link carries;
+/// the layers the endpoint's answer takes are encoded and sent (an answer without simulcast: rung 0
+/// alone). Each layer's keyframe requests reach its own encode. Without a ladder: one layer, said in the
+/// log (docs/stream.md, "Simulcast over WHIP").
+ZEROHOP_API std::unique_ptr<UnitSink> makeWhipSink(const std::string& url, const std::string& token,
+                                                   const StreamConfig& ice, bool simulcast);
 
 /// A UnitSink that sends the stream as RTP H.264 to a Janus streaming-plugin mountpoint or any RTP
 /// receiver (`serve --janus`; docs/stream.md, "Janus"): "HOST:PORT?mountpoint=ID[&secret=S]" (Janus's

@@ -60,6 +60,7 @@ class CameraServer::Impl {
       p.renditions = cam.renditions;
       p.whipUrl = cam.whipUrl;
       p.whipToken = cam.whipToken;
+      p.whipSimulcast = cam.whipSimulcast;
       // The WHIP session's ICE servers are the viewers' (p.stream is otherwise unused with p.viewers).
       p.stream.iceServers = config_.stream.iceServers;
       p.stream.turnSecret = config_.stream.turnSecret;

@@ -41,6 +41,7 @@ PipelineConfig pipelineConfig(const FrameStreamConfig& c, FrameInput& input, Str
   p.shareName = c.shareName;
   p.whipUrl = c.whipUrl;
   p.whipToken = c.whipToken;
+  p.whipSimulcast = c.whipSimulcast;
   p.janus = c.janus;
   return p;
 }

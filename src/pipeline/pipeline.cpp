@@ -104,7 +104,9 @@ class Pipeline::Impl {
                                          });
     }
     openRenditions(gpu.device);
-    if (!config_.whipUrl.empty()) sinks_.push_back(makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream));
+    if (!config_.whipUrl.empty())
+      sinks_.push_back(
+          makeWhipSink(config_.whipUrl, config_.whipToken, config_.stream, config_.whipSimulcast));
     if (!config_.janus.empty()) sinks_.push_back(makeRtpSink(config_.janus));
     log::info("source: ", info_.description, "; encoder: ", encoderName_);
   }

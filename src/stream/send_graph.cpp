@@ -1,8 +1,10 @@
 #include "stream/send_graph.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "stream/rtp_header_extensions.hpp"
+#include "stream/simulcast_sdp.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -34,6 +36,12 @@ guint processSsrc() {
 guint processAudioSsrc() {
   static const guint ssrc = processSsrc() == G_MAXINT32 - 1 ? 1 : processSsrc() + 1;
   return ssrc;
+}
+
+// Simulcast layer `layer` >= 1's SSRC: after the audio's, one per layer, per process as processSsrc().
+guint layerSsrcOf(std::size_t layer) {
+  const std::uint64_t s = static_cast<std::uint64_t>(processSsrc()) + 1 + layer;
+  return static_cast<guint>(s < G_MAXINT32 ? s : s - (G_MAXINT32 - 1));
 }
 
 // The MediaStream id both tracks of a viewer carry (a=msid), so a browser plays them in sync.
@@ -175,51 +183,113 @@ void SendGraph::configureIce(bool loopbackIce, const SessionIce& servers) {
 
 void SendGraph::addVideoTrack(const VideoChoice& choice, const SendOptions& send) {
   const TrackPayloader& strategy = *payloader_;
-  GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
-  gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
-  GstElement* pay = makeElement(strategy.element(), strategy.package());
-  gst_bin_add(GST_BIN(pipeline_.get()), pay);
-  appsrc_ = appsrc;
-
-  GstCapsPtr srcCaps(gst_caps_from_string(strategy.unitCaps()));
-  g_object_set(appsrc, "caps", srcCaps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp", FALSE,
-               "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
+  const std::size_t layers = std::max<std::size_t>(1, choice.simulcastRids.size());
   // A fixed SSRC known before any media flows, so the answer's a=ssrc / a=ssrc-group:FID lines name
   // the stream the viewer will receive (webrtcbin takes it from the codec preferences below).
   ssrc_ = processSsrc();
-  g_object_set(pay, "pt", static_cast<guint>(choice.payloadType), "ssrc", static_cast<guint>(ssrc_), nullptr);
-  strategy.configure(pay);
-  if (!gst_element_link(appsrc, pay)) {
-    throw Error(Errc::kInternal, std::string("gst_element_link(appsrc, ") + strategy.element() + ") failed");
-  }
-
-  GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc_, "sink_%u"));
-  if (sinkPad) videoSinkPad_.reset(GST_PAD(gst_object_ref(sinkPad.get())));
-  payloaderSrc_.reset(gst_element_get_static_pad(pay, "src"));
-  if (!sinkPad || gst_pad_link(payloaderSrc_.get(), sinkPad.get()) != GST_PAD_LINK_OK) {
-    throw Error(Errc::kInternal, "gst_pad_link(payloader:src, webrtcbin:sink_%u) failed");
-  }
-  gst_pad_add_probe(payloaderSrc_.get(), GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, answerRtpCapsQuery, nullptr, nullptr);
-  GstWebRTCRTPTransceiver* rawTrans = nullptr;
-  g_object_get(sinkPad.get(), "transceiver", &rawTrans, nullptr);
-  GstPtr<GstWebRTCRTPTransceiver> trans(rawTrans);
-  if (!trans) throw Error(Errc::kInternal, "webrtcbin sink pad has no transceiver");
   GstCapsPtr prefs(gst_caps_new_simple(
       "application/x-rtp", "media", G_TYPE_STRING, strategy.media(), "encoding-name", G_TYPE_STRING,
       strategy.encodingName(), "clock-rate", G_TYPE_INT, strategy.clockRate(), "payload", G_TYPE_INT,
       choice.payloadType, "rtcp-fb-nack", G_TYPE_BOOLEAN, TRUE, "rtcp-fb-nack-pli", G_TYPE_BOOLEAN, TRUE,
       "rtcp-fb-ccm-fir", G_TYPE_BOOLEAN, TRUE, "ssrc", G_TYPE_UINT, static_cast<guint>(ssrc_), nullptr));
   strategy.addPreferences(prefs.get(), choice);
-  for (const RtpExtension& ext : choice.extensions) {
-    if (ext.uri == kPlayoutDelayUri && send.omitPlayoutDelay) continue;
-    GstPtr<GstRTPHeaderExtension> element = addRtpExtension(pay, prefs.get(), ext, send.playoutDelay);
-    if (!element) continue;
-    if (ext.uri == kPlayoutDelayUri) playoutDelayExt_ = std::move(element);
-    if (ext.uri == kTransportWideCcUri && choice.transportCcFeedback)
-      gst_caps_set_simple(prefs.get(), "rtcp-fb-transport-cc", G_TYPE_BOOLEAN, TRUE, nullptr);
+  GstPtr<GstPad> sinkPad(gst_element_request_pad_simple(webrtc_, "sink_%u"));
+  if (!sinkPad) throw Error(Errc::kInternal, "webrtcbin gave no sink_%u pad");
+  videoSinkPad_.reset(GST_PAD(gst_object_ref(sinkPad.get())));
+  // Simulcast: the layers' packets meet in an rtpfunnel (one SSRC each) in front of the one sink pad.
+  GstElement* funnel = nullptr;
+  if (layers > 1) {
+    funnel = makeElement("rtpfunnel", "gstreamer1.0-plugins-good");
+    gst_bin_add(GST_BIN(pipeline_.get()), funnel);
+    payloaderSrc_.reset(gst_element_get_static_pad(funnel, "src"));
+    if (gst_pad_link(payloaderSrc_.get(), sinkPad.get()) != GST_PAD_LINK_OK)
+      throw Error(Errc::kInternal, "gst_pad_link(rtpfunnel:src, webrtcbin:sink_%u) failed");
   }
-  g_object_set(trans.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "do-nack", TRUE,
-               "codec-preferences", prefs.get(), nullptr);
+  const SimulcastExtensionIds simulcastIds = simulcastExtensionIds(choice.extensions);
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
+    gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
+    GstElement* pay = makeElement(strategy.element(), strategy.package());
+    gst_bin_add(GST_BIN(pipeline_.get()), pay);
+    GstCapsPtr srcCaps(gst_caps_from_string(strategy.unitCaps()));
+    g_object_set(appsrc, "caps", srcCaps.get(), "is-live", TRUE, "format", GST_FORMAT_TIME, "do-timestamp",
+                 FALSE, "max-bytes", static_cast<guint64>(0), "block", FALSE, nullptr);
+    const std::uint32_t ssrc = layer == 0 ? ssrc_ : layerSsrcOf(layer);
+    g_object_set(pay, "pt", static_cast<guint>(choice.payloadType), "ssrc", static_cast<guint>(ssrc),
+                 nullptr);
+    strategy.configure(pay);
+    if (!gst_element_link(appsrc, pay)) {
+      throw Error(Errc::kInternal,
+                  std::string("gst_element_link(appsrc, ") + strategy.element() + ") failed");
+    }
+    if (layer == 0) {
+      appsrc_ = appsrc;
+    } else {
+      layerAppsrcs_.push_back(appsrc);
+      layerSsrcs_.push_back(ssrc);
+    }
+    GstPtr<GstPad> paySrc(gst_element_get_static_pad(pay, "src"));
+    gst_pad_add_probe(paySrc.get(), GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, answerRtpCapsQuery, nullptr,
+                      nullptr);
+    if (funnel) {
+      GstPtr<GstPad> funnelSink(gst_element_request_pad_simple(funnel, "sink_%u"));
+      if (!funnelSink || gst_pad_link(paySrc.get(), funnelSink.get()) != GST_PAD_LINK_OK)
+        throw Error(Errc::kInternal, "gst_pad_link(payloader:src, rtpfunnel:sink_%u) failed");
+    } else {
+      payloaderSrc_ = std::move(paySrc);
+      if (gst_pad_link(payloaderSrc_.get(), sinkPad.get()) != GST_PAD_LINK_OK)
+        throw Error(Errc::kInternal, "gst_pad_link(payloader:src, webrtcbin:sink_%u) failed");
+    }
+    // The header extensions: each layer's payloader writes them into its own packets; the preferences
+    // (one set) put a=extmap lines in the SDP.
+    for (const RtpExtension& ext : choice.extensions) {
+      if (ext.uri == kPlayoutDelayUri && send.omitPlayoutDelay) continue;
+      GstPtr<GstRTPHeaderExtension> element = addRtpExtension(pay, prefs.get(), ext, send.playoutDelay);
+      if (!element || layer != 0) continue;
+      if (ext.uri == kPlayoutDelayUri) playoutDelayExt_ = std::move(element);
+      if (ext.uri == kTransportWideCcUri && choice.transportCcFeedback)
+        gst_caps_set_simple(prefs.get(), "rtcp-fb-transport-cc", G_TYPE_BOOLEAN, TRUE, nullptr);
+    }
+    if (funnel) addSimulcastExtensions(pay, prefs.get(), simulcastIds, choice.simulcastRids[layer]);
+  }
+  if (funnel) {
+    // a=rid:<id> send for each layer and a=simulcast:send h;m;l (libgstsdp writes caps fields "rid-<id>"
+    // and "a-<attribute>" as these lines).
+    std::string list;
+    for (const std::string& rid : choice.simulcastRids) {
+      gst_caps_set_simple(prefs.get(), ("rid-" + rid).c_str(), G_TYPE_STRING, "send", nullptr);
+      list += (list.empty() ? "" : ";") + rid;
+    }
+    gst_caps_set_simple(prefs.get(), "a-simulcast", G_TYPE_STRING, ("send " + list).c_str(), nullptr);
+  }
+  GstWebRTCRTPTransceiver* rawTrans = nullptr;
+  g_object_get(sinkPad.get(), "transceiver", &rawTrans, nullptr);
+  videoTransceiver_.reset(rawTrans);
+  if (!videoTransceiver_) throw Error(Errc::kInternal, "webrtcbin sink pad has no transceiver");
+  g_object_set(videoTransceiver_.get(), "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "do-nack",
+               TRUE, "codec-preferences", prefs.get(), nullptr);
+}
+
+void SendGraph::addSimulcastExtensions(GstElement* pay, GstCaps* prefs, const SimulcastExtensionIds& ids,
+                                       const std::string& rid) {
+  GstElement* mid = makeElement("rtphdrextmid", "gstreamer1.0-plugins-good");
+  GstElement* streamId = makeElement("rtphdrextstreamid", "gstreamer1.0-plugins-good");
+  GstPtr<GstRTPHeaderExtension> midExt(GST_RTP_HEADER_EXTENSION(gst_object_ref_sink(mid)));
+  GstPtr<GstRTPHeaderExtension> ridExt(GST_RTP_HEADER_EXTENSION(gst_object_ref_sink(streamId)));
+  gst_rtp_header_extension_set_id(midExt.get(), ids.mid);
+  gst_rtp_header_extension_set_id(ridExt.get(), ids.rid);
+  g_object_set(ridExt.get(), "rid", rid.c_str(), nullptr);
+  g_signal_emit_by_name(pay, "add-extension", midExt.get());
+  g_signal_emit_by_name(pay, "add-extension", ridExt.get());
+  GstStructure* s = gst_caps_get_structure(prefs, 0);
+  gst_structure_set(s, ("extmap-" + std::to_string(ids.mid)).c_str(), G_TYPE_STRING, kMidUri, nullptr);
+  gst_structure_set(s, ("extmap-" + std::to_string(ids.rid)).c_str(), G_TYPE_STRING, kRtpStreamIdUri,
+                    nullptr);
+  midExtensions_.push_back(std::move(midExt));
+}
+
+void SendGraph::writeMid(const std::string& mid) {
+  for (const auto& ext : midExtensions_) g_object_set(ext.get(), "mid", mid.c_str(), nullptr);
 }
 
 void SendGraph::addAudioTrack(const AudioChoice& audio) {

@@ -7,6 +7,9 @@
 // MediaStream (one msid on both webrtcbin pads, so a browser lip-syncs them). Both appsrcs are stamped
 // from the capture clock, so both tracks' RTP timestamps and sender reports share it. A viewer of the
 // sound alone (VideoChoice::hasVideo() false) gets the Opus track only.
+// Simulcast (VideoChoice::simulcastRids, a WHIP offer): the video track is one appsrc -> payloader per
+// layer, each with its own SSRC and the mid and rid header extensions, merged by an rtpfunnel into the
+// transceiver's one sink pad; the codec preferences carry the a=rid and a=simulcast lines.
 // Nothing here reacts to anything: the session (viewer_session.hpp) connects the signals and probes
 // it needs, then calls play().
 // Thread-safety: thread-bound to its owner; the elements it hands out are GStreamer's (thread-safe).
@@ -14,6 +17,7 @@
 #include <gst/gst.h>
 #include <gst/rtp/gstrtphdrext.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,6 +25,7 @@
 
 #include "stream/gst_handles.hpp"
 #include "stream/rtp_extension_payloads.hpp"
+#include "stream/simulcast_sdp.hpp"
 #include "stream/track_payloader.hpp"
 #include "stream/video_offer.hpp"
 
@@ -72,8 +77,19 @@ class SendGraph {
   GstPad* payloaderSrc() const { return payloaderSrc_.get(); }
   /// The video track's payloader strategy, null without video.
   const TrackPayloader* payloader() const { return payloader_.get(); }
-  /// The video SSRC (the answer's a=ssrc), fixed before any media flows; 0 without video.
+  /// The video SSRC (the answer's a=ssrc), fixed before any media flows; 0 without video. With
+  /// simulcast, layer 0's.
   std::uint32_t ssrc() const { return ssrc_; }
+  /// Simulcast layers of the video track (VideoChoice::simulcastRids.size()); 1 without simulcast.
+  std::size_t layers() const { return layerAppsrcs_.size() + 1; }
+  /// Layer `layer`'s appsrc (0: appsrc()) and SSRC; `layer` < layers().
+  GstElement* layerAppsrc(std::size_t layer) const {
+    return layer == 0 ? appsrc_ : layerAppsrcs_.at(layer - 1);
+  }
+  std::uint32_t layerSsrc(std::size_t layer) const { return layer == 0 ? ssrc_ : layerSsrcs_.at(layer - 1); }
+  /// With simulcast: `mid` (the video section's, known once the offer is made) written into every
+  /// layer's packets from now on (webrtcbin 1.22 writes no mid extension into what its sink pad gets).
+  void writeMid(const std::string& mid);
   /// STUN or TURN servers were given.
   bool stunOrTurn() const { return stunOrTurn_; }
   /// The payloader's playout-delay extension when negotiated, else null.
@@ -83,6 +99,9 @@ class SendGraph {
   void configureIce(bool loopbackIce, const SessionIce& ice);
   void addVideoTrack(const VideoChoice& choice, const SendOptions& send);
   void addAudioTrack(const AudioChoice& audio);
+  /// A simulcast layer's mid and rid extensions on `pay` (its rid `rid`), their a=extmap in `prefs`.
+  void addSimulcastExtensions(GstElement* pay, GstCaps* prefs, const SimulcastExtensionIds& ids,
+                              const std::string& rid);
 
   std::unique_ptr<TrackPayloader> payloader_;
   GstPtr<GstElement> pipeline_;
@@ -96,6 +115,10 @@ class SendGraph {
   std::uint32_t ssrc_ = 0;
   bool stunOrTurn_ = false;
   GstPtr<GstRTPHeaderExtension> playoutDelayExt_;
+  std::vector<GstElement*> layerAppsrcs_;  // simulcast layers 1.. (borrowed from pipeline_)
+  std::vector<std::uint32_t> layerSsrcs_;
+  std::vector<GstPtr<GstRTPHeaderExtension>> midExtensions_;  // one per simulcast layer
+  GstPtr<GstWebRTCRTPTransceiver> videoTransceiver_;
 };
 
 }  // namespace zerohop::stream

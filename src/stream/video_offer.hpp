@@ -50,6 +50,9 @@ struct VideoChoice {
   bool levelCovered = true;  ///< offeredLevel >= streamLevel (true while streamLevel is not known)
   /// The Opus track sent beside the video (chooseAudio(), when the stream has sound); nullopt: video only.
   std::optional<AudioChoice> audio;
+  /// Non-empty (a WHIP offer with simulcast, whip_publisher.hpp): the video goes as these RFC 8851 rid
+  /// layers of one m-section, layer i carrying rung i of the ladder (simulcast_sdp.hpp names them).
+  std::vector<std::string> simulcastRids;
 
   /// False for a viewer of the sound alone (chooseAudioOnly(): mediaIndex -1, codec kOpus, audio set).
   bool hasVideo() const { return mediaIndex >= 0; }

@@ -1,5 +1,6 @@
 #include "stream/viewer_session.hpp"
 
+#include <gst/rtp/gstrtcpbuffer.h>
 #include <gst/rtp/gstrtpbuffer.h>
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "stream/glib_handoff.hpp"
 #include "stream/rtp_header_extensions.hpp"
 #include "stream/rtp_session_feedback.hpp"
+#include "stream/simulcast_sdp.hpp"
 #include "stream/ssrc_gate_probe.hpp"
 #include "stream/viewer_keyframe_requests.hpp"
 #include "stream/webrtc_negotiation.hpp"
@@ -68,6 +70,9 @@ ViewerSession::ViewerSession(std::string id, VideoChoice choice, bool loopbackIc
   });
   if (graph_->appsrc())
     feed_ = std::make_unique<AppsrcFeed>(graph_->appsrc(), graph_->pipeline(), kMaxQueuedUnits);
+  for (std::size_t layer = 1; layer < graph_->layers(); ++layer)
+    layerFeeds_.push_back(
+        std::make_unique<AppsrcFeed>(graph_->layerAppsrc(layer), graph_->pipeline(), kMaxQueuedUnits));
   // Every Opus packet is a "keyframe" (it decodes alone): the feed's overflow policy drops while full.
   if (graph_->audioAppsrc())
     audioFeed_ = std::make_unique<AppsrcFeed>(graph_->audioAppsrc(), graph_->pipeline(), kMaxQueuedAudioUnits);
@@ -155,6 +160,17 @@ std::string ViewerSession::negotiate(const std::string& offerSdp, std::chrono::m
 std::string ViewerSession::createOffer(std::chrono::milliseconds timeout) {
   std::string offer = negotiation_->offer(timeout);
   gateInbound();  // the transports exist now; the peer cannot send before it has this offer
+  if (graph_->layers() > 1) {
+    // webrtcbin 1.22's transceiver has no mid until the answer is applied: the offer's video section names
+    // it.
+    const std::string mid = firstVideoMid(offer);
+    if (mid.empty()) {
+      log::warn("stream: ", id_.substr(0, 8),
+                ": the offer's video section has no a=mid; the simulcast layers' "
+                "packets carry none (an endpoint may not tell them apart)");
+    }
+    graph_->writeMid(mid);
+  }
   return offer;
 }
 
@@ -176,6 +192,25 @@ void ViewerSession::push(const EncodedUnitPtr& unit) {
     log::debug("stream: viewer ", id_.substr(0, 8), " fell behind; dropping until the next keyframe");
     keyframes_->onFellBehind();
   }
+}
+
+void ViewerSession::pushLayer(std::size_t layer, const EncodedUnitPtr& unit) {
+  if (layer == 0) return push(unit);
+  if (layer > layerFeeds_.size() || !connected_.load() || !unit || unit->bytes.empty() ||
+      unit->codec != choice_.codec)
+    return;
+  if (layerFeeds_[layer - 1]->push(unit)) {
+    log::debug("stream: ", id_.substr(0, 8), " simulcast layer ", layer,
+               " fell behind; dropping until its next keyframe");
+    if (events_.onLayerKeyframeRequest) events_.onLayerKeyframeRequest(layer);
+  }
+}
+
+int ViewerSession::layerOfSsrc(std::uint32_t ssrc) const {
+  for (std::size_t layer = 0; layer < graph_->layers(); ++layer) {
+    if (graph_->layerSsrc(layer) == ssrc) return static_cast<int>(layer);
+  }
+  return -1;
 }
 
 void ViewerSession::pushAudio(const EncodedUnitPtr& unit) {
@@ -200,6 +235,7 @@ void ViewerSession::onConnectionState(GstElement* webrtc, GParamSpec*, gpointer 
   if (state == GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED) {
     self->noteDisconnected(false);
     if (self->feed_) self->feed_->waitForKeyframe();
+    for (const auto& feed : self->layerFeeds_) feed->waitForKeyframe();
     std::lock_guard lock(self->callbackMutex_);
     if (!self->alive_ || self->ended_) return;
     self->liveness_.noteConnected(monotonicNs());
@@ -267,7 +303,8 @@ std::vector<std::uint32_t> ViewerSession::viewerSsrcs() const { return liveness_
 
 void ViewerSession::onSsrcActive(GstElement*, guint, guint ssrc, gpointer data) {
   auto* self = fromGst(data);
-  if (ssrc == self->ssrc_ || ssrc == self->graph_->audioSsrc()) return;  // our own sender reports
+  if (ssrc == self->ssrc_ || ssrc == self->graph_->audioSsrc() || self->layerOfSsrc(ssrc) >= 0)
+    return;  // our own sender reports
   // Under the callback lock like the other callbacks: the destructor takes it before it stops the
   // pipeline, which orders this RTP-thread callback before the session is freed (GStreamer's own
   // task joins use GLib's futex locks, which ThreadSanitizer cannot see).
@@ -289,6 +326,38 @@ void ViewerSession::onNewSsrc(GstElement* rtpbin, guint session, guint, gpointer
   if (!internal) return;
   self->rtcpSession_ = internal;  // the reference the signal gave
   g_signal_connect(internal, "on-receiving-rtcp", G_CALLBACK(onReceivingRtcp), self);
+  // Simulcast: a PLI/FIR about a layer never reaches that layer's appsrc with BUNDLE (webrtcbin 1.22's
+  // rtpfunnel drops a GstForceKeyUnit for an SSRC its caps do not name, and the layers' funnel in front
+  // of it names none; fixed in 1.26), so the session's feedback is read here and mapped to the layer by
+  // its SSRC.
+  if (self->graph_->layers() > 1)
+    g_signal_connect(internal, "on-feedback-rtcp", G_CALLBACK(onFeedbackRtcp), self);
+}
+
+void ViewerSession::onFeedbackRtcp(GObject*, guint type, guint fbtype, guint, guint mediaSsrc, GstBuffer* fci,
+                                   gpointer data) {
+  auto* self = fromGst(data);
+  if (type != GST_RTCP_TYPE_PSFB) return;
+  std::vector<std::uint32_t> asked;
+  if (fbtype == GST_RTCP_PSFB_TYPE_PLI) {
+    asked.push_back(mediaSsrc);
+  } else if (fbtype == GST_RTCP_PSFB_TYPE_FIR && fci) {
+    // RFC 5104 §4.3.1.1: the FCI is one 8-byte entry per SSRC asked (SSRC, sequence number, 3 reserved).
+    GstMapInfo map;
+    if (gst_buffer_map(fci, &map, GST_MAP_READ)) {
+      for (std::size_t i = 0; i + 8 <= map.size && asked.size() < 8; i += 8)
+        asked.push_back(GST_READ_UINT32_BE(map.data + i));
+      gst_buffer_unmap(fci, &map);
+    }
+  } else {
+    return;
+  }
+  std::lock_guard lock(self->callbackMutex_);  // orders this RTCP-thread call before the destructor
+  if (!self->alive_ || !self->events_.onLayerKeyframeRequest) return;
+  for (std::uint32_t ssrc : asked) {
+    if (const int layer = self->layerOfSsrc(ssrc); layer >= 0)
+      self->events_.onLayerKeyframeRequest(static_cast<std::size_t>(layer));
+  }
 }
 
 void ViewerSession::onReceivingRtcp(GObject*, GstBuffer* buffer, gpointer data) {

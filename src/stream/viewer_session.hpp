@@ -67,6 +67,9 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
     std::function<void()> onKeyframeRequest;                 ///< PLI/FIR from the viewer, or it fell behind
     std::function<void(const std::string& reason)> onEnded;  ///< called at most once
     std::function<void(std::function<void()>)> post;         ///< runs a task later on the owner's loop thread
+    /// Simulcast (VideoChoice::simulcastRids): the peer's PLI/FIR about layer N's SSRC (N = 0 too), or
+    /// layer N >= 1's queue overflowed (layer 0's as onKeyframeRequest). Called on a GStreamer thread.
+    std::function<void(std::size_t layer)> onLayerKeyframeRequest;
   };
 
   using SendOptions = stream::SendOptions;
@@ -110,6 +113,10 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   /// Non-blocking; drops the unit when not connected yet, while waiting for a keyframe, or when
   /// the viewer's queue is full (then waits for the next keyframe and asks for one).
   void push(const EncodedUnitPtr& unit);
+  /// Simulcast: as push(), into layer `layer`'s own feed (0: push()); a layer the session lacks is ignored.
+  void pushLayer(std::size_t layer, const EncodedUnitPtr& unit);
+  /// Simulcast layers of the video (1 without simulcast).
+  std::size_t layers() const { return graph_->layers(); }
 
   /// Non-blocking: one Opus packet (WhepStream::publishAudio) for the audio track; ignored when the
   /// viewer's offer had no audio (hasAudio() false) or it is not connected yet; dropped while
@@ -190,6 +197,10 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static void onSsrcActive(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static void onNewSsrc(GstElement* rtpbin, guint session, guint ssrc, gpointer self);
   static void onReceivingRtcp(GObject* session, GstBuffer* buffer, gpointer self);
+  static void onFeedbackRtcp(GObject* session, guint type, guint fbtype, guint senderSsrc, guint mediaSsrc,
+                             GstBuffer* fci, gpointer self);
+  /// Simulcast: the layer whose SSRC `ssrc` is (0: the first, the video's mediaSsrc()), or -1.
+  int layerOfSsrc(std::uint32_t ssrc) const;
   static GstPadProbeReturn onFirstPacket(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstElement* onRequestAuxSender(GstElement* webrtc, GObject* transport, gpointer self);
   static GstPadProbeReturn onSentRtp(GstPad* pad, GstPadProbeInfo* info, gpointer self);
@@ -235,6 +246,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
 
   std::unique_ptr<AppsrcFeed> feed_;  // nothing until a keyframe, overflow policy (rtp_appsrc_feed.hpp)
   std::unique_ptr<AppsrcFeed> audioFeed_;  // the Opus track's, null without audio
+  std::vector<std::unique_ptr<AppsrcFeed>> layerFeeds_;  // simulcast layers 1.., empty without
   std::atomic<std::uint64_t> audioDropped_{0};
   std::atomic<bool> connected_{false};
   std::atomic<bool> published_{false};

@@ -12,6 +12,7 @@
 #include "core/unique_fd.hpp"
 #include "stream/glib_loop_thread.hpp"
 #include "stream/loopback_host.hpp"
+#include "stream/simulcast_sdp.hpp"
 #include "stream/tcp_bytes_received.hpp"
 #include "stream/video_offer.hpp"
 #include "stream/viewer_session.hpp"
@@ -183,8 +184,9 @@ WhipPublisher::~WhipPublisher() {
 }
 
 void WhipPublisher::push(const EncodedUnitPtr& unit) {
+  if (!unit || !takesRung(unit->rendition)) return;
   std::lock_guard lock(sessionMutex_);
-  if (session_) session_->push(unit);
+  if (session_) session_->pushLayer(unit->rendition, unit);
 }
 
 void WhipPublisher::pushAudio(const EncodedUnitPtr& unit) {
@@ -251,6 +253,9 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
     stateCv_.notify_all();
   };
   events.post = [this](std::function<void()> task) { loop_.post(std::move(task)); };
+  events.onLayerKeyframeRequest = [this](std::size_t layer) {
+    if (options_.onLayerKeyframeRequest) options_.onLayerKeyframeRequest(layer);
+  };
 
   // ICE servers: the configured ones (fresh TURN REST credentials each session), then the ones the
   // endpoint names in Link rel="ice-server" headers (RFC 9725 §4.6). webrtcbin takes its servers before
@@ -277,6 +282,9 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   choice.payloadType = kOfferPayloadType;
   choice.profileLevelId = "42e01f";
   if (options_.sound) choice.audio = AudioChoice{1, kOfferOpusPayloadType};  // Opus, 48 kHz, beside it
+  for (std::size_t layer = 0; options_.simulcastLayers > 1 && layer < options_.simulcastLayers; ++layer)
+    choice.simulcastRids.push_back(simulcastRid(layer));
+  rungsTaken_.store(1);
   auto session = std::make_shared<ViewerSession>("whip-" + std::to_string(attempt), choice,
                                                  isLoopbackHost(endpoint_.host), std::move(events), ice);
   {
@@ -353,6 +361,7 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
     throw Error(e.code(), "refused the answer of POST " + target.str() + ": " + e.what());
   }
   session->applyAnswer(res.body, kNegotiationTimeout);
+  if (!choice.simulcastRids.empty()) rungsTaken_.store(simulcastLayersTaken(res.body, choice.simulcastRids));
   log::info("whip: session ", attempt, " negotiated with ", endpoint_.str(), " (resource ", resource.str(),
             ")");
 
@@ -370,6 +379,32 @@ bool WhipPublisher::publishOnce(unsigned attempt) {
   stateCv_.wait(lock, [&] { return stopping_ || sessionEnded_; });
   if (sessionEnded_) log::warn("whip: the session ended: ", endReason_);
   return true;
+}
+
+std::uint32_t WhipPublisher::simulcastLayersTaken(const std::string& answer,
+                                                  const std::vector<std::string>& rids) const {
+  const std::vector<std::string> taken = simulcastReceivedRids(answer);
+  if (taken.empty()) {
+    log::info("whip: ", endpoint_.str(),
+              " answered without simulcast (no a=simulcast:recv): sending the full-size "
+              "layer alone");
+    return 1;
+  }
+  std::uint32_t mask = 0;
+  std::string named;
+  for (std::size_t layer = 0; layer < rids.size() && layer < 32; ++layer) {
+    if (std::find(taken.begin(), taken.end(), rids[layer]) == taken.end()) continue;
+    mask |= 1u << layer;
+    named += (named.empty() ? "" : ", ") + rids[layer] + " (rung " + std::to_string(layer) + ")";
+  }
+  if (mask == 0) {
+    log::warn("whip: ", endpoint_.str(),
+              " takes none of the offered simulcast layers (its a=simulcast:recv names "
+              "others): sending the full-size layer alone");
+    return 1;
+  }
+  log::info("whip: ", endpoint_.str(), " takes simulcast layers ", named);
+  return mask;
 }
 
 void WhipPublisher::preflightEndpointIce() {

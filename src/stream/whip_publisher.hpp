@@ -29,11 +29,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stream/ice_servers.hpp"
 #include "stream/whip_url.hpp"
@@ -62,6 +65,14 @@ class WhipPublisher {
     /// The stream has sound: the offer has an Opus section beside the video (sendonly, one MediaStream),
     /// and pushAudio() sends the packets (an endpoint that rejects the audio section gets video only).
     bool sound = false;
+    /// > 1: simulcast (RFC 8853) of this many layers, layer i being rung i of the camera's ladder (full
+    /// size first), each its own SSRC with rid "h", "m", "l" (simulcast_sdp.hpp) in the one video section;
+    /// the answer's a=simulcast:recv says which layers the endpoint takes, and only those are sent
+    /// (takesRung()). An endpoint that answers without simulcast gets the first layer alone.
+    std::size_t simulcastLayers = 0;
+    /// Simulcast: the endpoint asked for a keyframe of layer N (PLI/FIR about its SSRC), or layer N >= 1
+    /// fell behind; called on any thread. Layer 0's queue overflow comes as `onKeyframeRequest`.
+    std::function<void(std::size_t layer)> onLayerKeyframeRequest;
   };
 
   /// Starts the worker (the first attempt happens at once). `onKeyframeRequest` is called on any
@@ -72,8 +83,14 @@ class WhipPublisher {
   WhipPublisher(const WhipPublisher&) = delete;
   WhipPublisher& operator=(const WhipPublisher&) = delete;
 
-  /// Non-blocking: hands the unit to the current session, if one is connected.
+  /// Non-blocking: hands the unit to the current session, if one is connected: rung 0's, and with
+  /// simulcast each rung the endpoint takes into its own layer.
   void push(const EncodedUnitPtr& unit);
+  /// Whether the current session sends rung `rung` (simulcast: the endpoint's answer took its layer;
+  /// without simulcast: rung 0 only). False while no session is connected.
+  bool takesRung(std::size_t rung) const {
+    return rung < 32 && connected_.load() && ((rungsTaken_.load() >> rung) & 1u) != 0;
+  }
   /// Non-blocking: one Opus packet of the stream's sound to the current session, if one is connected and
   /// its endpoint took the audio section (Options::sound).
   void pushAudio(const EncodedUnitPtr& unit);
@@ -102,6 +119,9 @@ class WhipPublisher {
   /// Keeps the rel="ice-server" Link headers of an OPTIONS or 201 answer for the session to come
   /// (logged when they change).
   void rememberEndpointIce(const httplib::Response& res, const char* answered);
+  /// Simulcast: the rungs the endpoint's answer takes (bit N: layer N, rid rids[N]), said in the log;
+  /// rung 0 alone when it takes none.
+  std::uint32_t simulcastLayersTaken(const std::string& answer, const std::vector<std::string>& rids) const;
   /// Waits `d` or until stopping; false when stopping.
   bool sleepUnlessStopping(std::chrono::milliseconds d);
 
@@ -124,6 +144,7 @@ class WhipPublisher {
   std::string endReason_;
   std::atomic<bool> connected_{false};
   std::atomic<std::uint64_t> sessionsConnected_{0};
+  std::atomic<std::uint32_t> rungsTaken_{1};  // bit N: the current session sends rung N
 
   std::thread worker_;
 };

@@ -24,6 +24,7 @@ import zerohop_browser as zb
 
 JANUS_LIB = Path("/usr/lib/x86_64-linux-gnu/janus")
 MOUNTPOINT_ID = 7
+VIDEOROOM_ID = 1234
 JANUS_IP = "10.77.0.1"
 WEB = Path(__file__).resolve().parents[2] / "web"
 
@@ -42,7 +43,8 @@ class Janus:
     """janus with a private configuration folder; RTP mountpoint MOUNTPOINT_ID takes H.264 (pt 96) on
     rtp_port and sends RTCP (its keyframe requests) from rtcp_port, and Opus (pt 111) on rtp_port + 2."""
 
-    def __init__(self, log_path: Path, rtp_port: int = 5004, rtcp_port: int = 5005, http_port: int = 8088):
+    def __init__(self, log_path: Path, rtp_port: int = 5004, rtcp_port: int = 5005, http_port: int = 8088,
+                 videoroom: bool = False):
         exe = find_janus()
         if not exe:
             raise FileNotFoundError("janus (apt-get install janus)")
@@ -52,6 +54,20 @@ class Janus:
         for sub, lib in (("plugins", "libjanus_streaming.so"), ("transports", "libjanus_http.so")):
             (self.dir / sub).mkdir()
             (self.dir / sub / lib).symlink_to(JANUS_LIB / sub / lib)
+        if videoroom:  # the SFU: room VIDEOROOM_ID, one H.264 publisher, simulcast as it comes
+            (self.dir / "plugins" / "libjanus_videoroom.so").symlink_to(JANUS_LIB / "plugins" / "libjanus_videoroom.so")
+            (self.dir / "janus.plugin.videoroom.jcfg").write_text(f"""
+general: {{
+}}
+room-{VIDEOROOM_ID}: {{
+  description = "zerohop serve --whip"
+  publishers = 1
+  videocodec = "h264"
+  h264_profile = "42e01f"
+  fir_freq = 10
+  bitrate = 0
+}}
+""")
         (self.dir / "none").mkdir()
         d = self.dir
         (d / "janus.jcfg").write_text(f"""
@@ -183,6 +199,145 @@ class JanusSubscriber:
 
     def keepalive(self) -> None:
         self.janus.request(f"/{self.session}", {"janus": "keepalive"})
+
+
+class JanusSession:
+    """A Janus session with one plugin handle, its events read by long polling (one session per peer, so
+    no peer reads another's events)."""
+
+    def __init__(self, janus: Janus, plugin: str):
+        self.janus = janus
+        self.session = janus.request("", {"janus": "create"})["data"]["id"]
+        self.handle = janus.request(f"/{self.session}", {"janus": "attach", "plugin": plugin})["data"]["id"]
+
+    def message(self, body: dict, jsep: dict | None = None) -> dict:
+        """Sends `body` to the plugin; returns its synchronous answer or, for an asynchronous one (ack),
+        the plugin's event (waited for: at most 10 s)."""
+        msg = {"janus": "message", "body": body}
+        if jsep:
+            msg["jsep"] = jsep
+        r = self.janus.request(f"/{self.session}/{self.handle}", msg, timeout=10)
+        if r.get("janus") == "success":
+            return r
+        if r.get("janus") != "ack":
+            raise RuntimeError(f"janus refused {body.get('request')}: {r}")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            ev = self.janus.request(f"/{self.session}?maxev=1", timeout=12)
+            if ev.get("janus") == "event":
+                data = ev.get("plugindata", {}).get("data", {})
+                if "error" in data:
+                    raise RuntimeError(f"janus: {body.get('request')}: {data['error']}")
+                return ev
+        raise RuntimeError(f"janus sent no event for {body.get('request')} within 10 s")
+
+    def keepalive(self) -> None:
+        self.janus.request(f"/{self.session}", {"janus": "keepalive"})
+
+    def destroy(self) -> None:
+        try:
+            self.janus.request(f"/{self.session}", {"janus": "destroy"}, timeout=2)
+        except OSError:
+            pass
+
+
+class WhipToVideoRoom:
+    """A WHIP endpoint in front of the VideoRoom, as the WHIP servers in front of Janus do (Meetecho's
+    simple-whip-server): POST /whip with an SDP offer -> the offer "joinandconfigure"s a publisher of
+    room VIDEOROOM_ID -> 201 with Janus's answer and a Location; DELETE there -> the publisher leaves.
+    `answers` keeps each answer Janus gave; `publisher_id` the last publisher's feed id."""
+
+    def __init__(self, janus: Janus, host: str, port: int):
+        import http.server
+        import threading
+        bridge = self
+        self.janus, self.host, self.port = janus, host, port
+        self.answers: list[str] = []
+        self.offers: list[str] = []
+        self.publisher_id: int | None = None
+        self.sessions: dict[str, JanusSession] = {}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):  # quiet
+                pass
+
+            def do_OPTIONS(self):
+                self.send_response(204)
+                self.end_headers()
+
+            def do_POST(self):
+                offer = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+                try:
+                    sess = JanusSession(bridge.janus, "janus.plugin.videoroom")
+                    ev = sess.message({"request": "joinandconfigure", "room": VIDEOROOM_ID, "ptype": "publisher",
+                                       "display": "zerohop"}, {"type": "offer", "sdp": offer})
+                    answer = ev["jsep"]["sdp"]
+                except (RuntimeError, KeyError, OSError) as e:
+                    body = str(e).encode()
+                    self.send_response(502)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                bridge.offers.append(offer)
+                bridge.answers.append(answer)
+                bridge.publisher_id = ev["plugindata"]["data"].get("id")
+                rid = str(len(bridge.answers))
+                bridge.sessions[rid] = sess
+                body = answer.encode()
+                self.send_response(201)
+                self.send_header("Content-Type", "application/sdp")
+                self.send_header("Location", f"/whip/{rid}")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_DELETE(self):
+                sess = bridge.sessions.pop(self.path.rsplit("/", 1)[-1], None)
+                if sess:
+                    sess.destroy()
+                self.send_response(200 if sess else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer((host, port), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/whip"
+
+    def keepalive(self) -> None:
+        for sess in list(self.sessions.values()):
+            sess.keepalive()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        for sess in self.sessions.values():
+            sess.destroy()
+
+
+def watch_videoroom(driver, janus: Janus, feed: int) -> tuple[JanusSession, str]:
+    """The browser (a meter page) subscribes to publisher `feed` of room VIDEOROOM_ID; returns the
+    subscriber's session and the mid of its video stream (for "configure" with a substream)."""
+    open_meter(driver)
+    sub = JanusSession(janus, "janus.plugin.videoroom")
+    ev = sub.message({"request": "join", "room": VIDEOROOM_ID, "ptype": "subscriber", "streams": [{"feed": feed}]})
+    streams = ev["plugindata"]["data"].get("streams", [])
+    mid = next((st["mid"] for st in streams if st.get("type") == "video"), None)
+    answer = driver.execute_async_script("""
+      const [offer, done] = arguments;
+      (async () => {
+        await pc.setRemoteDescription({type: 'offer', sdp: offer});
+        await pc.setLocalDescription(await pc.createAnswer());
+        await gathered();
+        done(pc.localDescription.sdp);
+      })().catch((e) => done('ERROR ' + e));""", ev["jsep"]["sdp"])
+    if answer.startswith("ERROR"):
+        raise RuntimeError(f"the browser could not answer Janus: {answer}")
+    sub.message({"request": "start"}, {"type": "answer", "sdp": answer})
+    return sub, mid
 
 
 # The page: a <video>, the viewer's timecode reader (web/timecode.js), and a meter that reads

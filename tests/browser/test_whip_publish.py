@@ -12,7 +12,9 @@ going away:
   5. serve stopped with SIGINT sends DELETE for its resource and exits 0;
   6. two cameras in a --config, each with its own `whip = URL` (and token) in its [[camera]] table: each
      endpoint gets one authorized POST and decodes >= 25 fps of its own camera (the second camera's too:
-     every camera has every output, configured once per camera).
+     every camera has every output, configured once per camera); the second offers its ladder as
+     simulcast (whip_simulcast = "on"), which this endpoint, not an SFU, answers without: serve says so
+     and sends it the full-size layer alone.
 
 usage: test_whip_publish.py [--netns] [--source test:640x360@30] ZEROHOP_BINARY
 exit: 0 pass, 1 fail, 77 skipped (GStreamer's webrtcbin/openh264dec missing)
@@ -78,8 +80,11 @@ def each_camera_publishes(args, out: Path) -> None:
         log.write_bytes(b"")
         eps.append(Endpoint(zb.free_port(), log))
     config = out / "whip_publish.cameras.toml"
+    # Camera b offers its ladder as simulcast layers; this endpoint (not an SFU) answers without simulcast,
+    # so it gets the full-size layer alone and decodes it as camera a's endpoint does.
+    extra = {"a": "", "b": 'renditions = "on"\nwhip_simulcast = "on"\n'}
     config.write_text("".join(
-        f'[[camera]]\nname = "{name}"\nsource = "test:320x240@30"\n'
+        f'[[camera]]\nname = "{name}"\nsource = "test:320x240@30"\n{extra[name]}'
         f'whip = "http://127.0.0.1:{ep.port}/whip"\nwhip_token = "{TOKEN}"\n\n'
         for name, ep in zip(("a", "b"), eps)))
     two = zb.Serve([args.zerohop, "--config", str(config), "serve"], ["--listen", f"127.0.0.1:{zb.free_port()}"],
@@ -99,6 +104,9 @@ def each_camera_publishes(args, out: Path) -> None:
                 raise AssertionError(f"camera {name}'s endpoint decodes only {fps:.1f} fps")
         if TOKEN in two.output():
             raise AssertionError("serve printed a camera's whip_token")
+        if "answered without simulcast" not in two.output():
+            raise AssertionError("camera b offered simulcast to an endpoint that takes none: serve should say it "
+                                 "sends the full-size layer alone")
         rc, _ = two.stop(5)
         if rc != 0:
             raise AssertionError(f"serve with two cameras exited {rc} on SIGINT")

@@ -125,6 +125,7 @@ name = "front"
 source = "test"
 whip = "https://whip.example.com/front"
 whip_token = "tok-front-5"
+whip_simulcast = "on"
 
 [[camera]]
 name = "back"
@@ -141,12 +142,13 @@ source = "test"
   const CameraConfig front = cameraFromTable(tables[0], d, f.path);
   EXPECT_EQ(front.whipUrl, "https://whip.example.com/front");
   EXPECT_EQ(front.whipToken, "tok-front-5");
+  EXPECT_TRUE(front.whipSimulcast);
   EXPECT_TRUE(front.janus.empty());
   const CameraConfig back = cameraFromTable(tables[1], d, f.path);
   EXPECT_TRUE(back.whipUrl.empty());
   EXPECT_EQ(back.janus, "10.0.0.9:5004?audio=5006") << "the second camera has an output of its own";
   const CameraConfig side = cameraFromTable(tables[2], d, f.path);
-  EXPECT_TRUE(side.whipUrl.empty() && side.whipToken.empty() && side.janus.empty())
+  EXPECT_TRUE(side.whipUrl.empty() && side.whipToken.empty() && side.janus.empty() && !side.whipSimulcast)
       << "no output unless asked";
 }
 
@@ -208,6 +210,19 @@ TEST(CameraOptions, AWhipMistakeNamesTheCameraAndQuotesNoSecret) {
     const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
     EXPECT_NE(e.find("whip_token is given without whip"), std::string::npos) << e;
     EXPECT_EQ(e.find("tok-9"), std::string::npos) << "the token is quoted: " << e;
+  }
+  {
+    TomlFile f(
+        "[[camera]]\nname = \"a\"\nsource = \"test\"\nwhip = \"http://h/w\"\nwhip_simulcast = \"yes\"\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("whip_simulcast = yes: give \"on\""), std::string::npos) << e;
+  }
+  {
+    TomlFile f("[[camera]]\nname = \"a\"\nsource = \"test\"\nwhip_simulcast = \"on\"\n");
+    const auto t = readCameraTables(f.path);
+    const std::string e = usageError([&] { cameraFromTable(t.at(0), d, f.path); });
+    EXPECT_NE(e.find("whip_simulcast is given without whip"), std::string::npos) << e;
   }
 }
 

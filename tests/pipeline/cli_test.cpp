@@ -335,6 +335,8 @@ TEST(Cli, CameraMistakesFailNamingTheCamera) {
       {{"--config", path, "serve"}, "camera \"yard\" (line 1): unknown key \"zoom\""},
       {{"--config", whipPath, "serve", "--whip", "http://127.0.0.1:9/other"},
        "--whip and camera \"gate\"'s whip = \"...\" both name its WHIP endpoint: keep one"},
+      {{"serve", "--whip-simulcast", "on"}, "--whip-simulcast requires --whip"},
+      {{"serve", "--whip", "http://127.0.0.1:9/w", "--whip-simulcast", "yes"}, "yes not in {on,off}"},
   };
   for (auto& c : cases) {
     std::vector<std::string> argv{kCli};
