@@ -384,9 +384,15 @@ typedef struct zh_stream_options {
   const char* share_name;  /* NULL: none; else also share the frames as NAME and H.264 as NAME.h264 */
   /* after 0.1.0 (a 0.1.0 caller's struct_size leaves it 0): */
   uint32_t audio_channels; /* 0: no sound; 1 or 2: 48 kHz PCM you push with zh_stream_push_audio */
+  /* after 0.1.0 + audio_channels: */
+  const char* whip_simulcast; /* NULL or "off": WHIP gets the full-size stream; "on": the ladder as simulcast
+                                 layers h, m, l for an SFU (docs/stream.md, "Simulcast over WHIP") */
 } zh_stream_options;
-#define ZH_STREAM_OPTIONS_INIT \
-  {sizeof(zh_stream_options), ZH_FORMAT_UNKNOWN, 0, 0, 0.0, ZH_MEMORY_HOST, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0}
+#define ZH_STREAM_OPTIONS_INIT                                                                          \
+  {                                                                                                     \
+    sizeof(zh_stream_options), ZH_FORMAT_UNKNOWN, 0, 0, 0.0, ZH_MEMORY_HOST, 0, NULL, 0, 0, NULL, NULL, \
+        NULL, NULL, NULL, 0, NULL                                                                       \
+  }
 
 ZEROHOP_API zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream);
 /* Ends every viewer session, stops, frees (NULL: nothing to do). The input publisher ends with it. */

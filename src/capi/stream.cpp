@@ -83,6 +83,12 @@ zh_status zh_stream_create(const zh_stream_options* options, zh_stream** stream)
       return fail(fn, ZH_ERR_INVALID_ARGUMENT,
                   "options.audio_channels " + std::to_string(o.audio_channels) + ": give 0 (no sound), 1 or 2");
     c.audioChannels = o.audio_channels;
+    if (o.whip_simulcast && std::strcmp(o.whip_simulcast, "on") != 0 &&
+        std::strcmp(o.whip_simulcast, "off") != 0)
+      return fail(fn, ZH_ERR_INVALID_ARGUMENT,
+                  "options.whip_simulcast \"" + std::string(o.whip_simulcast).substr(0, 20) +
+                      "\": give \"on\", \"off\" or NULL (off)");
+    c.whipSimulcast = o.whip_simulcast && std::strcmp(o.whip_simulcast, "on") == 0;
     auto* h = new zh_stream(std::move(c));
     capi::streams().add(h);
     capi::publishers().add(&h->input);

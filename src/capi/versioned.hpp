@@ -54,8 +54,11 @@ inline constexpr std::array kFrameMetaReleases{
 inline constexpr std::array kPublisherStatsReleases{
     releaseEndingAt<zh_publisher_stats>(ZH_CAPI_END_OF(zh_publisher_stats, bytes_copied))};
 inline constexpr std::array kStreamOptionsReleases{
-    releaseEndingAt<zh_stream_options>(ZH_CAPI_END_OF(zh_stream_options, share_name)),        // 0.1.0
-    releaseEndingAt<zh_stream_options>(ZH_CAPI_END_OF(zh_stream_options, audio_channels))};  // + audio_channels
+    releaseEndingAt<zh_stream_options>(ZH_CAPI_END_OF(zh_stream_options, share_name)),  // 0.1.0
+    releaseEndingAt<zh_stream_options>(
+        ZH_CAPI_END_OF(zh_stream_options, audio_channels)),  // + audio_channels
+    releaseEndingAt<zh_stream_options>(
+        ZH_CAPI_END_OF(zh_stream_options, whip_simulcast))};  // + whip_simulcast
 
 inline constexpr std::size_t kFrameInfoFirstSize = kFrameInfoReleases.front().end;
 inline constexpr std::size_t kShareInfoFirstSize = kShareInfoReleases.front().end;

@@ -103,6 +103,24 @@ TEST(CApiAbiVersions, AStreamOfAnOlderCallerHasNoSound) {
   EXPECT_EQ(o.audio_channels, 0u) << "read a member the 0.1 caller does not have";
 }
 
+// whip_simulcast came after audio_channels: a caller of that release (struct_size 96) has tail padding
+// where it now is, and gets no simulcast whatever that padding holds.
+TEST(CApiAbiVersions, AStreamOfTheAudioReleaseHasNoSimulcast) {
+  using zerohop::capi::kStreamOptionsReleases;
+  zh_stream_options caller;
+  std::memset(&caller, 0xAB, sizeof caller);
+  caller.struct_size = static_cast<std::uint32_t>(kStreamOptionsReleases[1].size);
+  caller.audio_channels = 2;
+  const zh_stream_options o =
+      zerohop::capi::readVersioned(caller, zh_stream_options ZH_STREAM_OPTIONS_INIT, kStreamOptionsReleases);
+  EXPECT_EQ(o.audio_channels, 2u);
+  EXPECT_EQ(o.whip_simulcast, nullptr) << "read a member the audio release's caller does not have";
+#if defined(__x86_64__) || defined(__aarch64__)
+  EXPECT_EQ(kStreamOptionsReleases[1].size, 96u) << "the audio release's struct_size on LP64";
+  EXPECT_GE(offsetof(zh_stream_options, whip_simulcast), 96u) << "the new member lies in the old padding";
+#endif
+}
+
 // A program built against a later header passes bigger structs: accepted, the extra members
 // ignored, and nothing written past what this build knows.
 TEST_F(CApiAbi, ACallerWithLargerStructsIsAccepted) {

@@ -152,6 +152,22 @@ TEST(CApiStream, FramesCommittedThroughTheInputHandleAreEncodedInProcess) {
   EXPECT_EQ(zh_stream_check(nullptr), ZH_ERR_INVALID_ARGUMENT);
 }
 
+// options.whip_simulcast is "on", "off" or NULL: anything else is refused at create, quoting it.
+TEST(CApiStream, WhipSimulcastIsOnOrOff) {
+  zh_stream_options o = smallHostStream();
+  o.whip_simulcast = "yes";
+  zh_stream* stream = nullptr;
+  const zh_status refused = zh_stream_create(&o, &stream);
+  if (refused == ZH_ERR_UNSUPPORTED) GTEST_SKIP() << "built without the stream part: " << zh_last_error();
+  EXPECT_EQ(refused, ZH_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zh_last_error()).find("options.whip_simulcast \"yes\""), std::string::npos)
+      << zh_last_error();
+  EXPECT_EQ(stream, nullptr);
+  o.whip_simulcast = "off";
+  ASSERT_EQ(zh_stream_create(&o, &stream), ZH_OK) << zh_last_error();
+  EXPECT_EQ(zh_stream_close(stream), ZH_OK);
+}
+
 // Sound through the C API: zh_stream_push_audio takes 48 kHz PCM on a stream created with
 // audio_channels, and refuses it (saying how) on one without; more than 2 channels is refused at create.
 TEST(CApiStream, SoundIsPushedOnlyToAStreamCreatedWithIt) {
