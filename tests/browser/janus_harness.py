@@ -318,6 +318,21 @@ class WhipToVideoRoom:
             sess.destroy()
 
 
+def browser_answer(driver, offer: str) -> str:
+    """The meter page's answer to Janus's offer, with all its candidates (Janus takes no trickle here)."""
+    answer = driver.execute_async_script("""
+      const [offer, done] = arguments;
+      (async () => {
+        await pc.setRemoteDescription({type: 'offer', sdp: offer});
+        await pc.setLocalDescription(await pc.createAnswer());
+        await gathered();
+        done(pc.localDescription.sdp);
+      })().catch((e) => done('ERROR ' + e));""", offer)
+    if answer.startswith("ERROR"):
+        raise RuntimeError(f"the browser could not answer Janus: {answer}")
+    return answer
+
+
 def watch_videoroom(driver, janus: Janus, feed: int) -> tuple[JanusSession, str]:
     """The browser (a meter page) subscribes to publisher `feed` of room VIDEOROOM_ID; returns the
     subscriber's session and the mid of its video stream (for "configure" with a substream)."""
@@ -326,16 +341,7 @@ def watch_videoroom(driver, janus: Janus, feed: int) -> tuple[JanusSession, str]
     ev = sub.message({"request": "join", "room": VIDEOROOM_ID, "ptype": "subscriber", "streams": [{"feed": feed}]})
     streams = ev["plugindata"]["data"].get("streams", [])
     mid = next((st["mid"] for st in streams if st.get("type") == "video"), None)
-    answer = driver.execute_async_script("""
-      const [offer, done] = arguments;
-      (async () => {
-        await pc.setRemoteDescription({type: 'offer', sdp: offer});
-        await pc.setLocalDescription(await pc.createAnswer());
-        await gathered();
-        done(pc.localDescription.sdp);
-      })().catch((e) => done('ERROR ' + e));""", ev["jsep"]["sdp"])
-    if answer.startswith("ERROR"):
-        raise RuntimeError(f"the browser could not answer Janus: {answer}")
+    answer = browser_answer(driver, ev["jsep"]["sdp"])
     sub.message({"request": "start"}, {"type": "answer", "sdp": answer})
     return sub, mid
 
@@ -412,16 +418,7 @@ def play_janus(driver, janus: Janus) -> JanusSubscriber:
     """The browser answers Janus's offer (all candidates in the SDP) and the mountpoint starts."""
     open_meter(driver)
     sub = janus.watch()
-    answer = driver.execute_async_script("""
-      const [offer, done] = arguments;
-      (async () => {
-        await pc.setRemoteDescription({type: 'offer', sdp: offer});
-        await pc.setLocalDescription(await pc.createAnswer());
-        await gathered();
-        done(pc.localDescription.sdp);
-      })().catch((e) => done('ERROR ' + e));""", sub.offer)
-    if answer.startswith("ERROR"):
-        raise RuntimeError(f"the browser could not answer Janus: {answer}")
+    answer = browser_answer(driver, sub.offer)
     sub.start(answer)
     return sub
 
