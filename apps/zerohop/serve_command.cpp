@@ -368,9 +368,11 @@ Runner addServeCommand(CLI::App& app) {
   cmd->add_option("--bitrate", o->bitrateKbps, "H.264 bitrate in kbit/s (CBR, one-frame VBV)")
       ->check(CLI::Range(100u, 100000u))
       ->capture_default_str();
-  cmd->add_option("--min-bitrate", o->minBitrateKbps,
-                  "kbit/s: the least congestion control lowers the bitrate to for a viewer with a poor link "
-                  "(--bitrate is the most)")
+  cmd->add_option(
+         "--min-bitrate", o->minBitrateKbps,
+         "kbit/s: the least congestion control lowers the bitrate to for a viewer with a poor link "
+         "(--bitrate is the most; a viewer on the ladder of --renditions goes down to its lowest rung's "
+         "own minimum, where that is lower)")
       ->check(CLI::Range(50u, 100000u))
       ->capture_default_str();
   cmd->add_option("--congestion-control", o->congestionControl,

@@ -87,7 +87,9 @@ struct StreamConfig {
   /// encode runs at the lowest estimate of the viewers, between minBitrateKbps and the maximum the
   /// pipeline sets (its configured bitrate, setMaxBitrate()). Off: the encoder keeps its bitrate.
   bool congestionControl = true;
-  std::uint32_t minBitrateKbps = 300;  ///< `serve --min-bitrate`; above the maximum it is the maximum
+  /// `serve --min-bitrate`; above the maximum it is the maximum. A viewer placed on a ladder of renditions
+  /// goes down to the lowest rung's own minimum where that is lower.
+  std::uint32_t minBitrateKbps = 300;
   /// The unnamed stream has sound from the start: offers with an Opus section get an audio track even
   /// before its first publishAudio() packet (FrameStreamConfig::audioChannels). Without it the first
   /// publishAudio() makes the stream one with sound.

