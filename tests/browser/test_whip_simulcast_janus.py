@@ -20,6 +20,8 @@ exit: 0 pass, 1 fail, 77 skipped (no janus with its videoroom plugin, chromium, 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 import time
 import urllib.request
@@ -39,9 +41,10 @@ def video_inbound(driver) -> dict:
     return driver.execute_async_script("""
       const done = arguments[0];
       pc.getStats().then((s) => {
-        let r = {width: 0, decoded: 0};
+        let r = {width: 0, decoded: 0, freezes: 0, nacks: 0, lost: 0};
         s.forEach((x) => { if (x.type === 'inbound-rtp' && x.kind === 'video')
-          r = {width: x.frameWidth || 0, decoded: x.framesDecoded || 0}; });
+          r = {width: x.frameWidth || 0, decoded: x.framesDecoded || 0, freezes: x.freezeCount || 0,
+               nacks: x.nackCount || 0, lost: x.packetsLost || 0}; });
         done(r);
       });""")
 
@@ -49,6 +52,9 @@ def video_inbound(driver) -> dict:
 def main() -> int:
     ap = zb.serve_test_args(__doc__, source="test:1280x720@30")
     ap.add_argument("--seconds", type=float, default=2.0, help="decoding measured on each layer this long")
+    ap.add_argument("--loss", type=int, default=0,
+                    help="%% of the UDP to Janus's media ports dropped (nftables), serve's layers' and the "
+                         "subscriber's RTCP alike: how each layer's repairs fare (prints its freezes, NACKs)")
     args = zb.parse_serve_test_args(ap)
     if not jh.find_janus() or not (jh.JANUS_LIB / "plugins" / "libjanus_videoroom.so").exists():
         zb.skip("the simulcast test needs janus with its videoroom plugin and HTTP transport (apt-get install janus)")
@@ -58,6 +64,14 @@ def main() -> int:
     out = zb.artifacts_dir(Path(args.artifacts) if args.artifacts else Path.cwd())
     width = int(args.source.split(":", 1)[1].split("x", 1)[0])
     janus = jh.Janus(out / "whip_simulcast.janus.log", videoroom=True)
+    if args.loss:
+        nft = shutil.which("nft") or "/usr/sbin/nft"
+        subprocess.run([nft, "-f", "-"], check=True, text=True, input=f"""
+table ip zhloss {{
+  chain out {{ type filter hook output priority 0; policy accept;
+    udp dport 20000-20999 numgen random mod 100 < {args.loss} drop; }}
+}}
+""")
     # On the veth address, not loopback: serve's ICE gathers on every interface for a WHIP URL off loopback.
     bridge = jh.WhipToVideoRoom(janus, jh.JANUS_IP, zb.free_port())
     serve = zb.Serve(args.zerohop, ["--source", args.source, "--listen", f"127.0.0.1:{zb.free_port()}",
@@ -103,9 +117,12 @@ def main() -> int:
             b = video_inbound(driver)
             fps = (b["decoded"] - a["decoded"]) / args.seconds
             results.append((substream, want, round(took, 2), round(fps, 1)))
+            if args.loss:
+                print(f"substream {substream} at {args.loss} % loss over {args.seconds} s: freezes "
+                      f"{b['freezes'] - a['freezes']}, NACKs {b['nacks'] - a['nacks']}, lost {b['lost'] - a['lost']}")
             bridge.keepalive()
             sub.keepalive()
-            if fps < 20:
+            if fps < 20 and not args.loss:
                 raise AssertionError(f"substream {substream} ({want} wide) decodes {fps:.1f} fps")
         s1 = stats(url)
         print("substream, width, switch s, decoded fps: " + ", ".join(str(r) for r in results))
