@@ -206,6 +206,7 @@ void SendGraph::addVideoTrack(const VideoChoice& choice, const SendOptions& send
       throw Error(Errc::kInternal, "gst_pad_link(rtpfunnel:src, webrtcbin:sink_%u) failed");
   }
   const SimulcastExtensionIds simulcastIds = simulcastExtensionIds(choice.extensions);
+  if (funnel) simulcastIds_ = simulcastIds;
   for (std::size_t layer = 0; layer < layers; ++layer) {
     GstElement* appsrc = makeElement("appsrc", "gstreamer1.0-plugins-base");
     gst_bin_add(GST_BIN(pipeline_.get()), appsrc);
@@ -284,6 +285,8 @@ void SendGraph::addSimulcastExtensions(GstElement* pay, GstCaps* prefs, const Si
   GstStructure* s = gst_caps_get_structure(prefs, 0);
   gst_structure_set(s, ("extmap-" + std::to_string(ids.mid)).c_str(), G_TYPE_STRING, kMidUri, nullptr);
   gst_structure_set(s, ("extmap-" + std::to_string(ids.rid)).c_str(), G_TYPE_STRING, kRtpStreamIdUri,
+                    nullptr);
+  gst_structure_set(s, ("extmap-" + std::to_string(ids.rrid)).c_str(), G_TYPE_STRING, kRepairedRtpStreamIdUri,
                     nullptr);
   midExtensions_.push_back(std::move(midExt));
 }

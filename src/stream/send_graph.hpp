@@ -80,6 +80,8 @@ class SendGraph {
   /// The video SSRC (the answer's a=ssrc), fixed before any media flows; 0 without video. With
   /// simulcast, layer 0's.
   std::uint32_t ssrc() const { return ssrc_; }
+  /// With simulcast: the ids of the mid, rid and repaired-rid extensions in the offer; zeros without.
+  const SimulcastExtensionIds& simulcastIds() const { return simulcastIds_; }
   /// Simulcast layers of the video track (VideoChoice::simulcastRids.size()); 1 without simulcast.
   std::size_t layers() const { return layerAppsrcs_.size() + 1; }
   /// Layer `layer`'s appsrc (0: appsrc()) and SSRC; `layer` < layers().
@@ -119,6 +121,7 @@ class SendGraph {
   std::vector<std::uint32_t> layerSsrcs_;
   std::vector<GstPtr<GstRTPHeaderExtension>> midExtensions_;  // one per simulcast layer
   GstPtr<GstWebRTCRTPTransceiver> videoTransceiver_;
+  SimulcastExtensionIds simulcastIds_;
 };
 
 }  // namespace zerohop::stream

@@ -18,8 +18,13 @@ namespace zerohop::stream {
 /// layer's rid (RFC 8852), so the endpoint tells the layers apart without a=ssrc lines.
 inline constexpr const char* kMidUri = "urn:ietf:params:rtp-hdrext:sdes:mid";
 inline constexpr const char* kRtpStreamIdUri = "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id";
+/// On a retransmission (RTX) packet: the rid of the layer it repairs (RFC 8852 §3.2), so an SFU can tell
+/// which layer's RTX stream it is. rtprtxsend copies the original packet's extensions into its RTX
+/// packet; the session rewrites the copied rid's id to this one's (viewer_session.cpp).
+inline constexpr const char* kRepairedRtpStreamIdUri =
+    "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id";
 struct SimulcastExtensionIds {
-  unsigned mid = 0, rid = 0;
+  unsigned mid = 0, rid = 0, rrid = 0;
 };
 /// Ids for the two: the lowest (1..14, one-byte headers) that none of `taken` uses.
 template <typename Extensions>
@@ -35,6 +40,7 @@ SimulcastExtensionIds simulcastExtensionIds(const Extensions& taken) {
   };
   ids.mid = unused();
   ids.rid = unused();
+  ids.rrid = unused();
   return ids;
 }
 

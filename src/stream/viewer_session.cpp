@@ -398,7 +398,81 @@ GstElement* ViewerSession::onRequestAuxSender(GstElement*, GObject*, gpointer da
   gst_pad_add_probe(sink.get(), static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
                     onSentRtp, data, nullptr);
   gst_pad_add_probe(src.get(), GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, onRetransmissionRequest, data, nullptr);
+  if (fromGst(data)->graph_->layers() > 1) {
+    gst_pad_add_probe(
+        src.get(), static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST),
+        onRetransmissionRid, data, nullptr);
+  }
   return budget;  // floating: webrtcbin sinks it
+}
+
+namespace {
+
+// The offset of the one-byte header extension element `id` in an RTP packet's extension, or -1.
+int extensionElementAt(GstRTPBuffer& rtp, unsigned id) {
+  guint16 bits = 0;
+  gpointer raw = nullptr;
+  guint words = 0;
+  if (!gst_rtp_buffer_get_extension_data(&rtp, &bits, &raw, &words) || bits != 0xBEDE || !raw) return -1;
+  const auto* data = static_cast<const std::uint8_t*>(raw);
+  const std::size_t size = static_cast<std::size_t>(words) * 4;
+  for (std::size_t i = 0; i < size;) {
+    const unsigned elementId = data[i] >> 4;
+    if (elementId == 0) {  // padding
+      ++i;
+      continue;
+    }
+    if (elementId == 15) return -1;
+    if (elementId == id) return static_cast<int>(i);
+    i += 2 + (data[i] & 0x0F);
+  }
+  return -1;
+}
+
+}  // namespace
+
+// Simulcast: a retransmission carries the rid its original had (rtprtxsend copies the extensions); as
+// the repaired-rtp-stream-id it tells the SFU which layer's RTX stream this is. Media packets pass as
+// they are; only RTX ones (an SSRC not ours) are made writable and have the element's id rewritten.
+GstPadProbeReturn ViewerSession::onRetransmissionRid(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  auto* self = fromGst(data);
+  const SimulcastExtensionIds& ids = self->graph_->simulcastIds();
+  const auto needsRewrite = [&](GstBuffer* buffer) {
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+    if (!gst_rtp_buffer_map(buffer, GST_MAP_READ, &rtp)) return false;
+    const std::uint32_t ssrc = gst_rtp_buffer_get_ssrc(&rtp);
+    const bool rtx = self->layerOfSsrc(ssrc) < 0 && ssrc != self->graph_->audioSsrc();
+    const bool found = rtx && extensionElementAt(rtp, ids.rid) >= 0;
+    gst_rtp_buffer_unmap(&rtp);
+    return found;
+  };
+  const auto rewrite = [&](GstBuffer* writable) {
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+    if (!gst_rtp_buffer_map(writable, GST_MAP_READWRITE, &rtp)) return;
+    const int at = extensionElementAt(rtp, ids.rid);
+    guint16 bits = 0;
+    gpointer raw = nullptr;
+    guint words = 0;
+    if (at >= 0 && gst_rtp_buffer_get_extension_data(&rtp, &bits, &raw, &words)) {
+      auto* bytes = static_cast<std::uint8_t*>(raw);
+      bytes[at] = static_cast<std::uint8_t>((ids.rrid << 4) | (bytes[at] & 0x0F));
+    }
+    gst_rtp_buffer_unmap(&rtp);
+  };
+  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+    GstBufferList* list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+    for (guint i = 0; i < gst_buffer_list_length(list); ++i) {
+      if (!needsRewrite(gst_buffer_list_get(list, i))) continue;
+      list = gst_buffer_list_make_writable(list);
+      GST_PAD_PROBE_INFO_DATA(info) = list;
+      rewrite(gst_buffer_list_get_writable(list, i));
+    }
+  } else if (GstBuffer* buffer = GST_PAD_PROBE_INFO_BUFFER(info); buffer && needsRewrite(buffer)) {
+    buffer = gst_buffer_make_writable(buffer);
+    GST_PAD_PROBE_INFO_DATA(info) = buffer;
+    rewrite(buffer);
+  }
+  return GST_PAD_PROBE_OK;
 }
 
 GstPadProbeReturn ViewerSession::onSentRtp(GstPad*, GstPadProbeInfo* info, gpointer data) {

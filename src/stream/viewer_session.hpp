@@ -204,6 +204,7 @@ class ViewerSession : public std::enable_shared_from_this<ViewerSession> {
   static GstPadProbeReturn onFirstPacket(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstElement* onRequestAuxSender(GstElement* webrtc, GObject* transport, gpointer self);
   static GstPadProbeReturn onSentRtp(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+  static GstPadProbeReturn onRetransmissionRid(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstPadProbeReturn onRetransmissionRequest(GstPad* pad, GstPadProbeInfo* info, gpointer self);
   static GstBusSyncReply onBusMessage(GstBus* bus, GstMessage* message, gpointer self);
 
