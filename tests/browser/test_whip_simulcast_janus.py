@@ -87,7 +87,8 @@ table ip zhloss {{
         answer = bridge.answers[-1]
         offer = bridge.offers[-1]
         for line in ("a=simulcast:send h;m;l", "a=rid:h send", "a=rid:l send", "urn:ietf:params:rtp-hdrext:sdes:mid",
-                     "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"):
+                     "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id",
+                     "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id"):
             if line not in offer:
                 raise AssertionError(f"serve's offer lacks {line!r}:\n{offer}")
         said = [l for l in serve.output().splitlines() if "takes simulcast layers" in l]
