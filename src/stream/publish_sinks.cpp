@@ -19,47 +19,30 @@
 namespace zerohop {
 namespace {
 
-/// The requester installed later; requests before it are dropped (the first keyframe comes anyway).
-class KeyframeRelay {
+/// A requester installed later (`void()`: every encode; `void(TrackKey)`: one track's); requests before
+/// it are dropped (the first keyframe comes anyway).
+template <typename... Args>
+class Relay {
  public:
-  void set(std::function<void()> request) {
+  void set(std::function<void(Args...)> request) {
     std::lock_guard lock(mutex_);
     request_ = std::move(request);
   }
-  void operator()() {
-    std::function<void()> request;
+  void operator()(Args... args) {
+    std::function<void(Args...)> request;
     {
       std::lock_guard lock(mutex_);
       request = request_;
     }
-    if (request) request();
+    if (request) request(args...);
   }
 
  private:
   std::mutex mutex_;
-  std::function<void()> request_;
+  std::function<void(Args...)> request_;
 };
-
-// The per-track requester, installed later as KeyframeRelay's.
-class TrackKeyframeRelay {
- public:
-  void set(std::function<void(TrackKey)> request) {
-    std::lock_guard lock(mutex_);
-    request_ = std::move(request);
-  }
-  void operator()(TrackKey track) {
-    std::function<void(TrackKey)> request;
-    {
-      std::lock_guard lock(mutex_);
-      request = request_;
-    }
-    if (request) request(track);
-  }
-
- private:
-  std::mutex mutex_;
-  std::function<void(TrackKey)> request_;
-};
+using KeyframeRelay = Relay<>;
+using TrackKeyframeRelay = Relay<TrackKey>;
 
 // With simulcast the publisher starts at the first attach(), when the camera's ladder is known (its
 // rungs are the layers); without, at once.

@@ -18,6 +18,21 @@ std::vector<std::string_view> splitOn(std::string_view s, char separator) {
   }
 }
 
+// The lines of an SDP, each without its CR LF (or LF).
+std::vector<std::string_view> lines(std::string_view sdp) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < sdp.size()) {
+    std::size_t end = sdp.find('\n', i);
+    if (end == std::string_view::npos) end = sdp.size();
+    std::string_view line = sdp.substr(i, end - i);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+    i = end + 1;
+  }
+  return out;
+}
+
 struct Section {
   bool video = false;
   std::vector<std::string_view> simulcastRecv;  // the a=simulcast:recv list, as written
@@ -42,13 +57,7 @@ std::string simulcastRid(std::size_t layer) {
 
 std::string firstVideoMid(std::string_view sdp) {
   bool inVideo = false;
-  std::size_t i = 0;
-  while (i < sdp.size()) {
-    std::size_t end = sdp.find('\n', i);
-    if (end == std::string_view::npos) end = sdp.size();
-    std::string_view line = sdp.substr(i, end - i);
-    i = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : lines(sdp)) {
     if (line.rfind("m=", 0) == 0) {
       inVideo = line.rfind("m=video ", 0) == 0;
     } else if (inVideo && line.rfind("a=mid:", 0) == 0) {
@@ -60,13 +69,7 @@ std::string firstVideoMid(std::string_view sdp) {
 
 std::vector<std::string> simulcastReceivedRids(std::string_view answer) {
   std::vector<Section> sections;
-  std::size_t i = 0;
-  while (i < answer.size()) {
-    std::size_t end = answer.find('\n', i);
-    if (end == std::string_view::npos) end = answer.size();
-    std::string_view line = answer.substr(i, end - i);
-    i = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : lines(answer)) {
     if (line.rfind("m=", 0) == 0) {
       sections.push_back(Section{line.rfind("m=video ", 0) == 0, {}, {}});
     } else if (sections.empty()) {
