@@ -15,7 +15,7 @@ TEST(PatternCamera, DeliversPacedFramesWithTimecodeAndStageTimes) {
   auto cam = openSource(parseSourceSpec("test:640x360@60"));
   const auto info = cam->info();
   EXPECT_EQ(info.format, PixelFormat::kYUYV);
-  std::uint64_t lastSeq = 0;
+  std::uint64_t firstSeq = 0, lastSeq = 0;
   std::int64_t firstCapture = 0, lastCapture = 0;
   for (int i = 0; i < 12; ++i) {
     auto lease = cam->next(std::chrono::milliseconds(500));
@@ -30,11 +30,18 @@ TEST(PatternCamera, DeliversPacedFramesWithTimecodeAndStageTimes) {
       EXPECT_GT(f.sequence, lastSeq);
     }
     lastSeq = f.sequence;
-    if (i == 0) firstCapture = f.captureNs();
+    if (i == 0) {
+      firstSeq = f.sequence;
+      firstCapture = f.captureNs();
+    }
     lastCapture = f.captureNs();
   }
-  // 11 periods of 1/60 s between the first and last frame (none dropped in this quiet loop).
-  EXPECT_NEAR(static_cast<double>(lastCapture - firstCapture) / 1e9, 11.0 / 60.0, 1e-3);
+  // Paced: one period of 1/60 s per sequence number between the first and the last frame. A loaded
+  // machine (sanitizers) may make the loop miss frames, which the camera counts as drops; the pace of
+  // the frames it did deliver is what this checks.
+  const auto periods = static_cast<double>(lastSeq - firstSeq);
+  EXPECT_GE(periods, 11.0);
+  EXPECT_NEAR(static_cast<double>(lastCapture - firstCapture) / 1e9, periods / 60.0, 1e-3);
 }
 
 TEST(PatternCamera, PictureChangesBetweenFrames) {
