@@ -25,6 +25,11 @@ jitter buffer delay over the window (Chromium lip-syncs by holding the earlier t
 track's capture -> playout: the wall clock of the report (as NTP) less the track's estimatedPlayoutTimestamp
 (serve's sender reports map RTP to its capture wall clock, and both ends share this machine's clock); the
 video's is checked against the page's own capture -> display (its pixel timecodes), printed beside.
+And the page's own timing of the marker against the click (web/avsync.js): each marker frame on screen
+(requestVideoFrameCallback's expectedDisplayTime) against its click where the page's audio graph plays it
+(an AudioWorklet on the received track, mapped by AudioContext.getOutputTimestamp, so it includes the
+graph's output latency), the click's capture -> playout, the marker frame's capture -> display and the
+exposure phase (the marker instant less the frame's capture: 0 to one frame period), zerohop only.
 --page-args adds query arguments to the page (lipsync=1).
 
 --reference (with --browser) runs the same window against the plain GStreamer sender too
@@ -147,6 +152,7 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
         time.sleep(WARM_UP_S)  # Chromium moves its lip sync over a few seconds, from the first sender report
         seen = set()
         b0 = driver.execute_script(buffers)
+        pairs0 = driver.execute_script("const a = window.zerohop.avSync; return a ? a.pairs : 0;") or 0
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             r = driver.execute_script(read)
@@ -159,6 +165,17 @@ def browser_window(zerohop: str, source: str, seconds: float, extra: list[str], 
                     playout["audio"].append(now_ntp - r[2])
             time.sleep(0.25)
         b1 = driver.execute_script(buffers)
+        # The page's own timing (web/avsync.js): each marker frame on screen against the click its audio
+        # graph plays, over this window (zerohop's test camera and tone only: the reference has no markers).
+        a = driver.execute_script("return window.zerohop.avSync;") or {}
+        window_pairs = (a.get("last") or [])[-max(0, (a.get("pairs") or 0) - pairs0):] if a.get("pairs") else []
+        jitter["page_pairs"] = len(window_pairs)
+        jitter["page_output_latency_ms"] = a.get("outputLatencyMs")
+        for key, name in (("clickMinusMarker", "page_click_minus_marker_p50_ms"),
+                          ("audio", "page_audio_capture_to_playout_p50_ms"),
+                          ("video", "page_marker_capture_to_display_p50_ms"), ("phase", "page_exposure_phase_ms")):
+            values = [p[key] for p in window_pairs if p.get(key) is not None]
+            jitter[name] = percentile(values, 50) if values else None
         per = lambda d, n: 1000 * d / n if n > 0 else None  # noqa: E731
         jitter["audio_ms"] = per(b1[0] - b0[0], b1[1] - b0[1])
         jitter["video_ms"] = per(b1[2] - b0[2], b1[3] - b0[3])
@@ -254,7 +271,9 @@ def main() -> int:
             print(f"{name}, median of {len(rounds[name])} rounds: audio capture -> playout "
                   f"{med('audio_capture_to_playout_p50_ms'):.0f} ms, audio jitter buffer {med('audio_ms'):.1f} ms, "
                   f"video - audio {statistics.median([x['video_minus_audio_playout_ms'].get('p50', float('nan')) for x in rounds[name]]):.0f} ms, "
-                  f"page capture -> display {med('capture_to_display_p50_ms'):.1f} ms")
+                  f"page capture -> display {med('capture_to_display_p50_ms'):.1f} ms; the page's click - marker "
+                  f"{med('page_click_minus_marker_p50_ms'):.0f} ms (exposure phase {med('page_exposure_phase_ms'):.0f} ms), "
+                  f"click capture -> playout {med('page_audio_capture_to_playout_p50_ms'):.0f} ms")
     if a.out:
         Path(a.out).write_text(json.dumps(summary, indent=1) + "\n")
     return 0

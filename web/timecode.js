@@ -101,7 +101,7 @@ const ZEROHOP_LUMA_FORMATS = new Set(['I420', 'I420A', 'I422', 'I444', 'NV12']);
  * expanded as the canvas would), or rejects where this browser or frame cannot (no VideoFrame, a frame
  * in GPU memory or in a format without an 8-bit luma plane): the caller reads through a canvas then.
  */
-async function zerohopReadStripRow(video, width) {
+async function zerohopReadStripRow(video, width, markerAt) {
   const cell = zerohopTimecodeCellSize(width);
   const stripW = cell * ZEROHOP_TC_CELLS;
   const frame = new VideoFrame(video, {timestamp: 0});  // throws without WebCodecs or a frame
@@ -121,7 +121,15 @@ async function zerohopReadStripRow(video, width) {
       data[4 * x] = data[4 * x + 1] = data[4 * x + 2] = v;
       data[4 * x + 3] = 255;
     }
-    return {width: stripW, height: 1, data};
+    const out = {width: stripW, height: 1, data};
+    if (markerAt) {  // one luma sample at markerAt (even x, y) of the same frame, 0-255 (web/avsync.js)
+      const mrect = {x: vis.x + markerAt.x, y: vis.y + markerAt.y, width: 2, height: 2};
+      const mbuf = new Uint8Array(frame.allocationSize({rect: mrect}));
+      const mlayout = await frame.copyTo(mbuf, {rect: mrect});
+      const v = mbuf[mlayout[0].offset];
+      out.marker = full ? v : ((v - 16) * 255) / 219;
+    }
+    return out;
   } finally {
     frame.close();
   }

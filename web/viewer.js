@@ -19,48 +19,57 @@ const ZEROHOP_ABS_CAPTURE_TIME_URI = 'http://www.webrtc.org/experiments/rtp-hdre
 window.zerohop = {
   state: 'idle',
   error: null,
-  connects: 0,            // connection attempts
-  framesPresented: 0,     // frames the compositor presented (metadata.presentedFrames, summed over connections)
-  frameCallbacks: 0,      // requestVideoFrameCallback invocations (one timecode read attempt each)
+  connects: 0,         // connection attempts
+  framesPresented: 0,  // frames the compositor presented (metadata.presentedFrames, summed over connections)
+  frameCallbacks: 0,   // requestVideoFrameCallback invocations (one timecode read attempt each)
   timecodesRead: 0,
   timecodeErrors: 0,
-  stripReadMisses: 0,     // frames WebCodecs could not take (InvalidStateError; see readStripRow)
-  staleReads: 0,          // timecodes read from a newer frame than the callback's (late callback): no sample
-  lastTimecode: null,     // {wallClockMs, sequence}
-  sequenceGaps: 0,        // frames missing between consecutive read timecodes
-  latencyMs: [],          // last ZEROHOP_KEEP_SAMPLES capture->display latencies (confirmed samples)
-  latencyCount: 0,        // samples ever pushed to latencyMs (to fetch only new ones)
-  latencyP50: null,       // over the last 5 s
+  stripReadMisses: 0,  // frames WebCodecs could not take (InvalidStateError; see readStripRow)
+  staleReads: 0,       // timecodes read from a newer frame than the callback's (late callback): no sample
+  lastTimecode: null,  // {wallClockMs, sequence}
+  sequenceGaps: 0,     // frames missing between consecutive read timecodes
+  latencyMs: [],       // last ZEROHOP_KEEP_SAMPLES capture->display latencies (confirmed samples)
+  latencyCount: 0,     // samples ever pushed to latencyMs (to fetch only new ones)
+  latencyP50: null,    // over the last 5 s
   latencyP99: null,
   fps: 0,
-  freezes: 0,             // gaps > 500 ms between presented frames seen by the page
-  longGaps: [],           // [{at: performance.now(), ms}] for every gap > 200 ms
+  freezes: 0,    // gaps > 500 ms between presented frames seen by the page
+  longGaps: [],  // [{at: performance.now(), ms}] for every gap > 200 ms
   maxGapMs: 0,
-  firstFrameAt: null,     // performance.now() of the first presented frame
+  firstFrameAt: null,        // performance.now() of the first presented frame
   timeToFirstFrameMs: null,  // this connection: POST /whep -> its first frame on screen (expectedDisplayTime)
   timesToFirstFrame: [],     // the same for every connection so far
-  answerMs: null,         // this connection: POST /whep -> its answer
-  sessionId: null,        // the first 8 hex digits of this session's id (how /stats names it)
-  serverStart: null,      // this session in /stats: {connect_ms, first_frame_ms} from the server's view of the POST
-  absCaptureMs: [],       // capture->display from abs-capture-time (RTP header extension), last ZEROHOP_KEEP_SAMPLES
+  answerMs: null,            // this connection: POST /whep -> its answer
+  sessionId: null,           // the first 8 hex digits of this session's id (how /stats names it)
+  serverStart:
+      null,  // this session in /stats: {connect_ms, first_frame_ms} from the server's view of the POST
+  absCaptureMs:
+      [],  // capture->display from abs-capture-time (RTP header extension), last ZEROHOP_KEEP_SAMPLES
   absCaptureCount: 0,
-  absCaptureP50: null,    // over the last 5 s
-  captureToReceiveP50: null,  // capture (abs-capture-time) -> the frame's last packet received, last 5 s
+  absCaptureP50: null,             // over the last 5 s
+  captureToReceiveP50: null,       // capture (abs-capture-time) -> the frame's last packet received, last 5 s
   receiveToPresentationP50: null,  // received -> handed to the compositor (rVFC presentationTime), last 5 s
-  presentationToDisplayP50: null,  // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
-  sdp: null,              // {offer, answer} of the current session, for diagnosis
-  iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
-  iceServers: [],         // the STUN/TURN URLs the server gave (OPTIONS /whep Link headers)
-  candidatePair: null,    // the selected ICE pair: {local, remote} candidate types ('relay': via TURN), rttMs
-  lastStats: null,        // last /stats JSON (of the camera played, when the server has several)
-  camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
-  cameras: [],            // [{name, state}] from /stats when the server has several cameras
-  webrtc: null,           // inbound-rtp video figures from getStats()
-  audio: null,            // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
-  rendition: null,        // from /stats, with a ladder (serve --renditions): {rung, rungs, width, height, kbps, switches} of the rung this viewer takes
-  layerUrl: null,         // this session's layer URL (the 201's Link rel=urn:ietf:params:whep:ext:core:layer), with a ladder
-  chooseRendition: null,  // async (rung | null) => HTTP status: the highest rung to take (null: automatic), as the page's selector does
-  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
+  presentationToDisplayP50:
+      null,             // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
+  sdp: null,            // {offer, answer} of the current session, for diagnosis
+  iceState: null,       // RTCPeerConnection connectionState / iceConnectionState
+  iceServers: [],       // the STUN/TURN URLs the server gave (OPTIONS /whep Link headers)
+  candidatePair: null,  // the selected ICE pair: {local, remote} candidate types ('relay': via TURN), rttMs
+  lastStats: null,      // last /stats JSON (of the camera played, when the server has several)
+  camera: null,         // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
+  cameras: [],          // [{name, state}] from /stats when the server has several cameras
+  webrtc: null,         // inbound-rtp video figures from getStats()
+  audio: null,          // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
+  avSync: null,  // ?audio=1: the test camera's markers against the tone's clicks, timed here (web/avsync.js
+                 // summary())
+  rendition: null,  // from /stats, with a ladder (serve --renditions): {rung, rungs, width, height, kbps,
+                    // switches} of the rung this viewer takes
+  layerUrl: null,   // this session's layer URL (the 201's Link rel=urn:ietf:params:whep:ext:core:layer), with
+                    // a ladder
+  chooseRendition: null,  // async (rung | null) => HTTP status: the highest rung to take (null: automatic),
+                          // as the page's selector does
+  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or
+                          // VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
 };
@@ -92,6 +101,17 @@ window.zerohop = {
   let connectStartedAt = 0;
   let receiver = null;        // the video RTCRtpReceiver (getSynchronizationSources: abs-capture-time)
   let firstFrameAfter = null; // performance.now() of this connection's POST, until its first frame
+  // ?audio=1: the marker frames on screen against the clicks heard (web/avsync.js); the marker block is
+  // read from each frame only while it listens.
+  const avSync = new ZerohopAvSync();
+  document.addEventListener('click', () => avSync.resume());
+  // ?audio=1: the <video> starts muted (a browser plays sound only after the viewer's click); this button
+  // unmutes it, shown once the sound arrives.
+  $('sound-toggle').addEventListener('click', () => {
+    video.muted = !video.muted;
+    $('sound-toggle').textContent = video.muted ? 'Unmute' : 'Mute';
+    video.play().catch(() => {});
+  });
 
   function setState(state, detail) {
     zh.state = state;
@@ -148,6 +168,7 @@ window.zerohop = {
     frameState.lastPresented = 0;
     frameState.lastNow = null;
     pending = null;
+    avSync.close();
   }
 
   // A browser decodes Opus in stereo only when its own offer says stereo=1 (RFC 7587 §7.1: the receiver's
@@ -256,6 +277,8 @@ window.zerohop = {
           if (!video.srcObject && stream) video.srcObject = stream;
           else if (video.srcObject && !video.srcObject.getTrackById(ev.track.id)) video.srcObject.addTrack(ev.track);
           zh.audioTrackInVideoStream = !!(stream && video.srcObject === stream);
+          avSync.start(ev.track);
+          $('sound-toggle').hidden = false;
           return;
         }
         // Live view: ask the receiver for the smallest jitter buffer it will run (?jitter=ms overrides;
@@ -353,6 +376,9 @@ window.zerohop = {
   // --- per-frame: timecode and latency -------------------------------------------------------
   const stripCanvas = document.createElement('canvas');
   const stripCtx = stripCanvas.getContext('2d', {willReadFrequently: true, alpha: false});
+  const markerCanvas = document.createElement('canvas');
+  markerCanvas.width = markerCanvas.height = 1;
+  const markerCtx = markerCanvas.getContext('2d', {willReadFrequently: true, alpha: false});
   const recent = [];     // [{t: performance.now(), ms}] for the 5 s window
   const fpsMarks = [];   // [{t, frames}] for the fps over ~2 s
   const frameState = {lastPresented: 0, lastNow: null};
@@ -400,7 +426,8 @@ window.zerohop = {
       return;
     }
     // The frame is taken now (the read may finish later); the results are used in frame order.
-    const read = readStripRow(width, cell, stripW);
+    const markerAt = avSync.context ? zerohopMarkerCentre(width, metadata.height || video.videoHeight) : null;
+    const read = readStripRow(width, cell, stripW, markerAt);
     readChain = readChain.then(() => read).then((row) => onStripRow(row, width, presented, now, displayAt));
   }
 
@@ -411,24 +438,29 @@ window.zerohop = {
   zh.stripReader = typeof VideoFrame === 'function' ? 'webcodecs' : 'canvas';
   let missesInARow = 0;
   let readChain = Promise.resolve();
-  function readStripRow(width, cell, stripW) {
+  function readStripRow(width, cell, stripW, markerAt) {
     if (zh.stripReader === 'webcodecs') {
-      return zerohopReadStripRow(video, width).then((row) => {
-        missesInARow = 0;
-        return row;
-      }, (e) => {
-        const passing = e && e.name === 'InvalidStateError';
-        if (passing) {
-          zh.stripReadMisses++;
-          missesInARow++;
-        }
-        if (zh.stripReader === 'webcodecs' && (!passing || missesInARow >= ZEROHOP_WEBCODECS_MISSES_IN_A_ROW)) {
-          zh.stripReader = 'canvas';
-          console.log(`timecode: reading through a canvas (WebCodecs cannot: ${e.message || e}`
-                      + `${passing ? `, ${missesInARow} frames in a row` : ''})`);
-        }
-        return null;  // this frame is lost; the next one is read again (or through the canvas)
-      });
+      return zerohopReadStripRow(video, width, markerAt)
+          .then(
+              (row) => {
+                missesInARow = 0;
+                return row;
+              },
+              (e) => {
+                const passing = e && e.name === 'InvalidStateError';
+                if (passing) {
+                  zh.stripReadMisses++;
+                  missesInARow++;
+                }
+                if (zh.stripReader === 'webcodecs' &&
+                    (!passing || missesInARow >= ZEROHOP_WEBCODECS_MISSES_IN_A_ROW)) {
+                  zh.stripReader = 'canvas';
+                  console.log(
+                      `timecode: reading through a canvas (WebCodecs cannot: ${e.message || e}` +
+                      `${passing ? `, ${missesInARow} frames in a row` : ''})`);
+                }
+                return null;  // this frame is lost; the next one is read again (or through the canvas)
+              });
     }
     if (stripCanvas.width !== stripW || stripCanvas.height !== cell) {
       stripCanvas.width = stripW;
@@ -436,7 +468,12 @@ window.zerohop = {
       stripCtx.imageSmoothingEnabled = false;
     }
     stripCtx.drawImage(video, 0, 0, stripW, cell, 0, 0, stripW, cell);
-    return Promise.resolve(stripCtx.getImageData(0, Math.floor(cell / 2), stripW, 1));
+    const row = stripCtx.getImageData(0, Math.floor(cell / 2), stripW, 1);
+    if (markerAt) {
+      markerCtx.drawImage(video, markerAt.x, markerAt.y, 1, 1, 0, 0, 1, 1);
+      row.marker = markerCtx.getImageData(0, 0, 1, 1).data[0];
+    }
+    return Promise.resolve(row);
   }
 
   function onStripRow(row, width, presented, now, displayAt) {
@@ -449,8 +486,16 @@ window.zerohop = {
     }
     zh.lastTimecode = {wallClockMs: tc.wallClockMs, sequence: tc.sequence};
     resolvePending(tc.sequence, presented);
-    pending = {t: now, presented, sequence: tc.sequence,
-               ms: zerohopLatencyMs(performance.timeOrigin + displayAt, tc.wallClockMs)};
+    const ms = zerohopLatencyMs(performance.timeOrigin + displayAt, tc.wallClockMs);
+    pending = {
+      t: now,
+      presented,
+      sequence: tc.sequence,
+      ms,
+      displayAt,
+      marker: row.marker,
+      captureWall: performance.timeOrigin + displayAt - ms
+    };
   }
 
   // abs-capture-time: the server stamps each frame's first RTP packet with its capture wall clock; Chromium
@@ -488,6 +533,8 @@ window.zerohop = {
     }
     zh.latencyMs.push(p.ms);
     zh.latencyCount++;
+    if (p.marker !== undefined)
+      avSync.frame(p.displayAt, p.captureWall, zh.fps > 10 ? 1000 / zh.fps : 100, p.marker);
     if (zh.latencyMs.length > ZEROHOP_KEEP_SAMPLES) zh.latencyMs.splice(0, zh.latencyMs.length - ZEROHOP_KEEP_SAMPLES);
     recent.push({t: p.t, ms: p.ms});
   }
@@ -537,6 +584,7 @@ window.zerohop = {
     $('timecodes').textContent = zh.framesPresented
       ? `${zh.timecodesRead} (${Math.min(100, (100 * zh.timecodesRead) / zh.framesPresented).toFixed(1)} % of presented)` : '0';
     $('tc-errors').textContent = zh.timecodeErrors;
+    zh.avSync = avSync.state === 'off' ? null : avSync.summary();
     if (video.videoWidth) $('resolution').textContent = `${video.videoWidth}×${video.videoHeight}`;
   }
 
@@ -616,6 +664,8 @@ window.zerohop = {
         const cams = Array.isArray(doc.cameras) ? doc.cameras : [];
         // The figures of the camera played: its entry of "cameras" (the top level is the first camera's).
         zh.lastStats = (zh.camera && cams.find((c) => c.name === zh.camera)) || doc;
+        const offset = zh.lastStats.audio && zh.lastStats.audio.wall_minus_capture_ms;
+        if (typeof offset === 'number') avSync.wallMinusCapture = offset;
         zh.cameras = cams.map((c) => ({name: c.name, state: c.state}));
         renderCameraList();
       }
@@ -720,6 +770,19 @@ window.zerohop = {
   // and this browser's (packets received, samples concealed, its jitter buffer since the start, and lip
   // sync as Chromium estimates it: the video's estimated playout time less the audio's, positive when the
   // sound plays older sender time, i.e. late). Hidden while neither side has sound.
+  // The test camera's markers against the tone's clicks (web/avsync.js), timed here.
+  function clickSync(a) {
+    if (!a) return '';
+    if (a.state !== 'running')
+      return ` · click against marker: ${a.state}${a.state === 'suspended' ? ' (click the page)' : ''}`;
+    if (!a.pairs)
+      return a.clicksHeard || a.markersSeen ?
+          ` · click against marker: ${a.clicksHeard} clicks, ${a.markersSeen} markers, none paired` :
+          '';
+    return ` · click − marker ${fmtMs(a.clickMinusMarkerP50)} (${a.pairs} pairs), sound capture → playout ${
+        fmtMs(a.audioCaptureToPlayoutP50)}`;
+  }
+
   function showSound(server, here) {
     const row = $('sound-row');
     row.hidden = !server && !here;
@@ -743,7 +806,7 @@ window.zerohop = {
       const sync = num(v) !== null && num(a) !== null ? `, video − audio ${Math.round(v - a)} ms` : '';
       parts.push(
           `here: ${here.packetsReceived} packets, ${pct === null ? '–' : pct.toFixed(1)} % concealed, ` +
-          `jitter buffer ${fmtMs(jb)}${sync}`);
+          `jitter buffer ${fmtMs(jb)}${sync}${clickSync(zh.avSync)}`);
     }
     $('sound').textContent = parts.join(' · ');
   }

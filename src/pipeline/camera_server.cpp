@@ -10,6 +10,7 @@
 #include "rtsp/rtsp_audio_source.hpp"
 #include "stats_json.hpp"
 #include "viewer_loss.hpp"
+#include "zerohop/clock.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/log.hpp"
 
@@ -204,7 +205,10 @@ class CameraServer::Impl {
                           {"encode_ms", s.encodeMsPerFrame},
                           {"fec_loss_percent", s.expectedLossPercent},
                           {"units_sent", sent.units},
-                          {"units_dropped", sent.dropped}};
+                          {"units_dropped", sent.dropped},
+                          // The capture clock on the wall clock: a page times the test tone's clicks and
+                          // the test camera's markers (full seconds of the capture clock) with it.
+                          {"wall_minus_capture_ms", static_cast<double>(realtimeNs() - monotonicNs()) / 1e6}};
   }
 
   static AudioMetrics audioMetrics(const audio::AudioTrack& track, const WhepStream& viewers) {

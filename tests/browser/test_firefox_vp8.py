@@ -42,7 +42,7 @@ if (!z) return null;
 return {state: z.state, error: z.error, framesPresented: z.framesPresented, timecodesRead: z.timecodesRead,
         webrtc: z.webrtc, audio: z.audio, inStream: z.audioTrackInVideoStream, now: performance.now(),
         height: document.getElementById('video').videoHeight, gaps: z.longGaps.length, session: z.sessionId,
-        connects: z.connects, layer: z.layerUrl};
+        connects: z.connects, layer: z.layerUrl, avSync: z.avSync};
 """
 
 CHOOSE_JS = """
@@ -76,6 +76,7 @@ def start_firefox(firefox: str, geckodriver: str, log_path: Path):
     for pref, value in {"media.gmp-gmpopenh264.enabled": False, "media.gmp-gmpopenh264.autoupdate": False,
                         "media.webrtc.hw.h264.enabled": False, "media.navigator.mediadatadecoder_h264_enabled": False,
                         "media.autoplay.default": 0, "media.autoplay.blocking_policy": 0,
+                        "media.autoplay.block-webaudio": False,
                         "app.update.enabled": False, "browser.shell.checkDefaultBrowser": False}.items():
         opts.set_preference(pref, value)
     service = Service(executable_path=geckodriver, log_path=str(log_path))  # Debian 12's selenium 4.8
@@ -196,6 +197,8 @@ def main() -> int:
                 failures.append(f"{100 * concealed / samples:.2f} % of the samples concealed, want < 2 %")
             if not s1.get("inStream"):
                 failures.append("the audio track is not in the video's MediaStream (msid): no lip sync")
+            sync = s1.get("avSync") or {}
+            print("the page's click against marker: " + json.dumps({k: v for k, v in sync.items() if k != "last"}))
 
         if args.switches:
             failures += rung_switches(driver, url, args.switches, args.max_switch_gaps)

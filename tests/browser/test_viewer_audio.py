@@ -7,7 +7,10 @@ Asserts over a 6 s window: the inbound-rtp audio counters grow (packetsReceived 
 > 0), concealment (concealedSamples / totalSamplesReceived over the window) under 2 %, the audio track is
 in the video's MediaStream, video frames are decoded, serve's /stats reports the audio track (packets
 encoded, units sent, the encode's ms per frame), and the page's sound row shows both sides (the server's
-tone encoded and sent; here: packets, concealment, jitter buffer). Then a second peer connection of the same page offers the
+tone encoded and sent; here: packets, concealment, jitter buffer), and the page itself times the marker frames on
+screen against the clicks its audio graph plays (web/avsync.js): at least 3 pairs in the window, click - marker
+within --click-bound-ms (250) at the median and the click's capture -> playout between 0 and 400 ms (~70 and ~100
+ms measured: docs/benchmarks.md), shown in the sound row. Then a second peer connection of the same page offers the
 sound alone (one recvonly audio transceiver): it is answered 201 without a video section, Chromium decodes
 a second of sound from it after its first half second with under 5 % concealed (the jitter buffer's start is
 not judged: under ASan beside this test, 43 ms of it once made 7.4 % of a half-second window), and /stats
@@ -37,7 +40,7 @@ SNAPSHOT_JS = """
 const z = window.zerohop;
 if (!z) return null;
 return {state: z.state, error: z.error, audio: z.audio, webrtc: z.webrtc, lastStats: z.lastStats,
-        inStream: z.audioTrackInVideoStream, now: performance.now(),
+        inStream: z.audioTrackInVideoStream, now: performance.now(), avSync: z.avSync,
         sound: document.getElementById('sound-row').hidden ? null : document.getElementById('sound').textContent};
 """
 
@@ -142,6 +145,27 @@ def check_lip_sync(driver, url: str, failures: list[str], bound_ms: float) -> No
                         f"{bound_ms:.0f} ms")
 
 
+def check_click_against_marker(a: dict, shown: str, failures: list[str], bound_ms: float) -> None:
+    """The page's own timing of the test camera's marker frames against the tone's clicks (web/avsync.js)."""
+    print("the page's click against marker: " + json.dumps({k: v for k, v in a.items() if k != "last"})
+          + "; last pairs " + json.dumps(a.get("last", [])[-3:]))
+    if a.get("state") != "running":
+        failures.append(f"the page's click timer is {a.get('state')!r}, want 'running'")
+        return
+    if (a.get("pairs") or 0) < 3:
+        failures.append(f"the page paired {a.get('pairs')} clicks with markers ({a.get('clicksHeard')} clicks "
+                        f"heard, {a.get('markersSeen')} markers seen), want >= 3 in the window")
+        return
+    offset, audio = a.get("clickMinusMarkerP50"), a.get("audioCaptureToPlayoutP50")
+    if offset is None or abs(offset) > bound_ms:
+        failures.append(f"the page's click - marker is {offset} ms at the median, want within {bound_ms:.0f} ms")
+    if audio is None or not 0 < audio < 400:
+        failures.append(f"the page's click capture -> playout is {audio} ms at the median, want 0-400 ms "
+                        "(null: no capture clock offset from /stats)")
+    if not re.search(r"click − marker -?\d+ ms \(\d+ pairs\), sound capture → playout \d+ ms", shown):
+        failures.append(f"the page's sound row does not show the click against the marker: {shown!r}")
+
+
 def wait_for(driver, predicate_js: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -159,6 +183,8 @@ def main() -> int:
     ap.add_argument("--netns", action="store_true", help="run in a private network namespace (loopback only)")
     ap.add_argument("--lip-sync-bound-ms", type=float, default=50.0,
                     help="?lipsync=1: the most Chromium's video - audio estimated playout may be apart (median)")
+    ap.add_argument("--click-bound-ms", type=float, default=250.0,
+                    help="the most the page's click - marker may be at the median (generous: ~70 ms measured)")
     ap.add_argument("--artifacts", default=None, help="screenshot/log folder (default $ZEROHOP_TEST_ARTIFACTS or cwd)")
     args = ap.parse_args()
 
@@ -242,6 +268,7 @@ def main() -> int:
             failures.append(f"the page's sound row does not show the server's tone: {shown!r}")
         if not re.search(r"here: \d+ packets, [\d.]+ % concealed, jitter buffer [\d.]+ ms", shown):
             failures.append(f"the page's sound row does not show this browser's sound: {shown!r}")
+        check_click_against_marker(s1.get("avSync") or {}, shown, failures, args.click_bound_ms)
         check_sound_alone(driver, failures)
         check_lip_sync(driver, url, failures, args.lip_sync_bound_ms)
         if failures:
