@@ -222,10 +222,10 @@ CameraConfig cameraFromTable(const CameraTable& t, const CameraDefaults& default
                  "alsa:DEVICE for a microphone");
   }
   if (t.values.count("audio_frame_ms")) {
-    c.audioFrameMs = static_cast<std::uint32_t>(number(t, "audio_frame_ms", 10, 20, where));
-    if (c.audioFrameMs != 10 && c.audioFrameMs != 20)
+    c.audioFrameMs = static_cast<std::uint32_t>(number(t, "audio_frame_ms", 5, 20, where));
+    if (c.audioFrameMs != 5 && c.audioFrameMs != 10 && c.audioFrameMs != 20)
       bad(head + "audio_frame_ms = " + t.values.at("audio_frame_ms") +
-          ": give 20 or 10 (milliseconds of sound an Opus packet carries)");
+          ": give 20, 10 or 5 (milliseconds of sound an Opus packet carries)");
   }
   // The camera's own outputs. The URL's form is checked here; the endpoint itself when the camera starts.
   if (t.values.count("whip")) {

@@ -423,10 +423,12 @@ Runner addServeCommand(CLI::App& app) {
                   "camera's own sound: G.711, AAC, Opus, decoded and encoded to Opus); none unless given");
   cmd->add_option(
          "--audio-frame-ms", o->audioFrameMs,
-         "milliseconds of sound in each Opus packet: 10 (the sound plays ~7 ms sooner in a browser), or 20 "
-         "(half the packets: ~20 kb/s less per viewer); every camera's, unless its [[camera]] table gives "
+         "milliseconds of sound in each Opus packet: 10 (the sound plays ~7 ms sooner in a browser than with "
+         "20), 20 (half the packets: ~20 kb/s less per viewer) or 5 (sooner still, twice the packets of 10, "
+         "and "
+         "no in-band FEC: Opus's low-delay mode); every camera's, unless its [[camera]] table gives "
          "audio_frame_ms")
-      ->check(CLI::IsMember({10, 20}))
+      ->check(CLI::IsMember({5, 10, 20}))
       ->capture_default_str();
   auto* share = cmd->add_option("--share", o->share,
                                 "publish every converted frame as share NAME and every H.264 access unit as NAME.h264, "

@@ -13,11 +13,17 @@
 
 namespace zerohop::audio {
 
-std::unique_ptr<AudioSource> openAudioSource(const std::string& spec) {
-  if (spec == "test") return std::make_unique<ToneSource>();
+std::unique_ptr<AudioSource> openAudioSource(const std::string& spec, std::uint32_t blockFrames) {
+  if (blockFrames == 0) blockFrames = 480;
+  if (spec == "test") {
+    ToneSettings tone;
+    tone.periodFrames = blockFrames;
+    return std::make_unique<ToneSource>(tone);
+  }
   if (spec.rfind("alsa:", 0) == 0 && spec.size() > 5) {
     AlsaSettings settings;
     settings.device = spec.substr(5);
+    settings.periodFrames = blockFrames;
     return openAlsaSource(settings);
   }
   throw Error(Errc::kInvalidArgument, "audio source '" + spec +

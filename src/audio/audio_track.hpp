@@ -1,13 +1,13 @@
 #pragma once
 // One sound source of a camera, encoded once for every receiver: a capture thread (AudioSource::next,
 // real time) -> AudioQueue (drop-oldest, kQueueBlocks) -> an encode thread (one OpusAudioEncoder,
-// 48 kHz, 10 or 20 ms packets: OpusSettings::frameMs) -> `deliver`, each packet as an EncodedUnit (bytes: one
-// Opus packet; ptsNs: the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays, the
-// encoder's lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true, every
-// Opus packet decodes alone). The receivers (WhepStream::publishAudio) fan it out. A block that is already an
-// Opus packet (AudioFrame::opus: an RTSP camera's own) is passed on as it came, neither decoded nor encoded
-// again: its bytes, its capture instant; the encoder then stays unused (the in-band FEC is what the camera's
-// encoder set). A source that fails for good (an error other than a lost device, which
+// 48 kHz, 5, 10 or 20 ms packets: OpusSettings::frameMs) -> `deliver`, each packet as an EncodedUnit (bytes:
+// one Opus packet; ptsNs: the CLOCK_MONOTONIC capture instant of the sound its first decoded sample plays,
+// the encoder's lookahead taken out (OpusPacket::captureNs), the clock video frames carry; keyframe: true,
+// every Opus packet decodes alone). The receivers (WhepStream::publishAudio) fan it out. A block that is
+// already an Opus packet (AudioFrame::opus: an RTSP camera's own) is passed on as it came, neither decoded
+// nor encoded again: its bytes, its capture instant; the encoder then stays unused (the in-band FEC is what
+// the camera's encoder set). A source that fails for good (an error other than a lost device, which
 // ReconnectingAudioSource reopens) is logged and counted; the picture beside it never waits on sound.
 // Thread-safety: thread-safe (start/stop from the owner's thread; stats() from any).
 // Ownership: owns its source, encoder and threads; stop() (or the destructor) joins them.
@@ -27,9 +27,11 @@ namespace zerohop::audio {
 
 /// The source a spec names, opened now: "test" (ToneSource: the tone that clicks at every A/V marker
 /// instant), "alsa:DEVICE" (openAlsaSource: reconnecting, resampled through plug where needed).
-/// Throws Error(kInvalidArgument) for another spec (the message lists the kinds), and what the source
-/// throws when it cannot open (kNotFound, kUnavailable, ...).
-std::unique_ptr<AudioSource> openAudioSource(const std::string& spec);
+/// `blockFrames`: sample frames a block (a device's period), 480 (10 ms) by default; shorter packets
+/// need shorter blocks (a 5 ms packet waits for a whole block). Throws Error(kInvalidArgument) for
+/// another spec (the message lists the kinds), and what the source throws when it cannot open
+/// (kNotFound, kUnavailable, ...).
+std::unique_ptr<AudioSource> openAudioSource(const std::string& spec, std::uint32_t blockFrames = 480);
 
 /// What an AudioTrack did so far.
 struct AudioTrackStats {

@@ -32,8 +32,9 @@ void check(const OpusSettings& s) {
   if (s.channels != 1 && s.channels != 2)
     throw Error(Errc::kInvalidArgument,
                 "opus: " + std::to_string(s.channels) + " channels; Opus here takes 1 or 2");
-  if (s.frameMs != 10 && s.frameMs != 20)
-    throw Error(Errc::kInvalidArgument, "opus: " + std::to_string(s.frameMs) + " ms frames; give 10 or 20");
+  if (s.frameMs != 5 && s.frameMs != 10 && s.frameMs != 20)
+    throw Error(Errc::kInvalidArgument,
+                "opus: " + std::to_string(s.frameMs) + " ms frames; give 5, 10 or 20");
   if (s.bitrateBps < 6'000 || s.bitrateBps > 510'000)
     throw Error(Errc::kInvalidArgument,
                 "opus: bitrate " + std::to_string(s.bitrateBps) + " b/s is outside 6000..510000");
@@ -51,8 +52,12 @@ void OpusAudioEncoder::Deleter::operator()(OpusEncoder* e) const noexcept {
 OpusAudioEncoder::OpusAudioEncoder(const OpusSettings& settings) : settings_(settings) {
   check(settings_);
   int rc = OPUS_OK;
+  // Frames under 10 ms are CELT's alone (SILK, and with it in-band FEC, needs 10 ms), so there the
+  // low-delay application costs nothing more and takes 4 ms off the lookahead (2.5 ms against 6.5 ms).
+  const int application =
+      settings_.frameMs < 10 ? OPUS_APPLICATION_RESTRICTED_LOWDELAY : OPUS_APPLICATION_VOIP;
   enc_.reset(opus_encoder_create(static_cast<opus_int32>(kSampleRate), static_cast<int>(settings_.channels),
-                                 OPUS_APPLICATION_VOIP, &rc));
+                                 application, &rc));
   if (rc != OPUS_OK || !enc_) opusFailed("opus_encoder_create", rc);
   control(OPUS_SET_BITRATE_REQUEST, static_cast<std::int32_t>(settings_.bitrateBps), "OPUS_SET_BITRATE");
   control(OPUS_SET_INBAND_FEC_REQUEST, settings_.inbandFec ? 1 : 0, "OPUS_SET_INBAND_FEC");

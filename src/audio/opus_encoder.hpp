@@ -1,5 +1,5 @@
 #pragma once
-// One Opus encode of one sound source (libopus): 48 kHz, 10 or 20 ms frames, bitrate, in-band FEC and
+// One Opus encode of one sound source (libopus): 48 kHz, 5, 10 or 20 ms frames, bitrate, in-band FEC and
 // expected loss settable while it runs, DTX optional. PCM blocks of any size go in; whole Opus packets
 // come out, each stamped with the capture instant of the sound its first decoded sample plays (the
 // encoder's lookahead taken out: see OpusAudioEncoder::encode).
@@ -17,7 +17,8 @@ namespace zerohop::audio {
 
 struct OpusSettings {
   std::uint32_t channels = 1;             ///< 1 or 2
-  std::uint32_t frameMs = 20;             ///< 10 or 20
+  /// 10 or 20; or 5: CELT alone in its low-delay mode (lookahead 2.5 ms, not 6.5), so no in-band FEC
+  std::uint32_t frameMs = 20;
   std::uint32_t bitrateBps = 64'000;      ///< 6'000 .. 510'000
   bool inbandFec = true;                  ///< LBRR: a loss is concealed from the next packet
   std::uint32_t expectedLossPercent = 0;  ///< 0..100; FEC spends bits only when this is above 0
@@ -54,7 +55,8 @@ class OpusAudioEncoder {
   void setDtx(bool on);
 
   /// libopus's algorithmic delay (OPUS_GET_LOOKAHEAD): decoded sound comes out this many sample frames
-  /// after the input it represents; 312 (6.5 ms) at 48 kHz in VOIP mode. Fixed for the encoder's life.
+  /// after the input it represents; 312 (6.5 ms) at 48 kHz in VOIP mode, 120 (2.5 ms) with 5 ms frames
+  /// (low-delay mode). Fixed for the encoder's life.
   std::uint32_t lookaheadFrames() const noexcept { return lookaheadFrames_; }
   std::int64_t lookaheadNs() const noexcept { return framesToNs(lookaheadFrames_); }
 

@@ -78,7 +78,11 @@ class CameraServer::Impl {
         // session carries it.
         // Its packets go through the camera's runner (started before the sound, stopped after it): to the
         // pipeline's sinks that take sound: the viewers, the camera's WHIP session and RTP target.
-        auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source) : audio::openAudioSource(cam.audio);
+        // Blocks of 10 ms, or of one packet where packets are shorter (5 ms: each waits for no more than
+        // itself).
+        const std::uint32_t blockFrames = std::min<std::uint32_t>(cam.audioFrameMs, 10) * 48;
+        auto source = cam.audio == "rtsp" ? rtsp::openRtspAudioSource(cam.source)
+                                          : audio::openAudioSource(cam.audio, blockFrames);
         audio::OpusSettings opus;
         opus.frameMs = cam.audioFrameMs;
         audio_[i] = std::make_unique<audio::AudioTrack>(

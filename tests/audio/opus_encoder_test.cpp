@@ -134,12 +134,30 @@ TEST(OpusEncoder, TheLookaheadIsLibopusOwn) {
   EXPECT_GT(enc.lookaheadFrames(), 0u);
 }
 
+// 5 ms packets: CELT alone, in its low-delay mode, whose lookahead is 2.5 ms (120 frames at 48 kHz).
+TEST(OpusEncoder, FiveMillisecondPacketsUseTheLowDelayModeAndItsShorterLookahead) {
+  OpusSettings settings;
+  settings.frameMs = 5;
+  OpusAudioEncoder enc(settings);
+  EXPECT_EQ(enc.lookaheadFrames(), 120u);
+  EXPECT_EQ(enc.frameSize(), 240u);
+  AudioFrame block;
+  block.channels = 1;
+  block.captureNs = 1'000'000'000;
+  block.samples.assign(480, 1000);
+  const auto packets = enc.encode(block);
+  ASSERT_EQ(packets.size(), 2u) << "a 10 ms block is two 5 ms packets";
+  EXPECT_EQ(packets[0].frames, 240u);
+  EXPECT_EQ(packets[1].captureNs - packets[0].captureNs, 5'000'000);
+  EXPECT_EQ(packets[0].captureNs, block.captureNs - 2'500'000) << "the stamp less the 2.5 ms lookahead";
+}
+
 // The claim the stamps make: a packet's decoded sound, laid out from the packet's stamp, sits where the
 // sound was captured. The tone's click (silence around it) is located by its energy in the input, by
 // the blocks' stamps, and in the decoded packets, by theirs; without the lookahead taken out, the
 // decoded click would sit 6.5 ms late.
 TEST(OpusEncoder, DecodedSoundPlaysAtItsCaptureInstant) {
-  for (const std::uint32_t frameMs : {10u, 20u}) {
+  for (const std::uint32_t frameMs : {5u, 10u, 20u}) {
     for (const std::uint32_t channels : {1u, 2u}) {
       SCOPED_TRACE(std::to_string(frameMs) + " ms, " + std::to_string(channels) + " channel(s)");
       OpusSettings settings;
