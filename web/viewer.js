@@ -611,6 +611,8 @@ window.zerohop = {
                     totalSamplesReceived: s.totalSamplesReceived, concealedSamples: s.concealedSamples,
                     audioLevel: s.audioLevel, totalAudioEnergy: s.totalAudioEnergy,
                     jitterBufferDelay: s.jitterBufferDelay, jitterBufferEmittedCount: s.jitterBufferEmittedCount,
+                    jitterBufferTargetDelay: s.jitterBufferTargetDelay, jitterBufferMinimumDelay: s.jitterBufferMinimumDelay,
+                    jitter: s.jitter,  // RFC 3550 interarrival jitter, s
                     // the sender's NTP time (ms) of what plays now; against the video's: lip sync; against
                     // reportWallMs (NTP = Unix + 2208988800000 ms): capture -> playout on one machine
                     estimatedPlayoutTimestamp: s.estimatedPlayoutTimestamp, reportWallMs};
