@@ -133,7 +133,7 @@ read_share() {
 step "device frames from the C publisher into ${readers[*]}"
 run_dir=$(mktemp -d /tmp/zh-gpu-tex-XXXXXX)
 chmod 700 "$run_dir"
-frames=$(( (SECONDS_READ + 5) * 30 * 8 ))  # 30 fps: outlasts the eight reader runs below
+frames=$(( (SECONDS_READ + 5) * 30 * 10 ))  # 30 fps: outlasts the ten reader runs below
 XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" texcam device "$frames" >"$OUT/c_publisher.log" 2>&1 &
 pub=$!
 for _ in $(seq 100); do [[ -S $run_dir/zerohop/texcam.sock ]] && break; sleep 0.1; done
@@ -202,11 +202,21 @@ if [[ " ${readers[*]} " == *" vulkan_reader "* ]]; then
   read_share vulkan_reader texcam vk-device-spin-compute --spin --twice --queue compute
   echo "-- vulkan_reader --host-wait --spin --twice (the host waits for the frame, one GPU hop: publisher -> renderer)"
   read_share vulkan_reader texcam vk-device-hostwait-spin --host-wait --spin --twice
+  # The next frame's dispatch submitted before the frame exists, released by the publisher's own signal.
+  echo "-- vulkan_reader --presubmit --spin (submitted before the frame, the publisher signals; fence polled)"
+  read_share vulkan_reader texcam vk-device-presubmit-spin --presubmit --spin
+  echo "-- vulkan_reader --presubmit (the same, vkWaitForFences)"
+  read_share vulkan_reader texcam vk-device-presubmit --presubmit
+  for t in vk-device-presubmit-spin vk-device-presubmit; do
+    confirmed=$(sed -n 's/^presubmit confirmed=\([0-9]*\).*/\1/p' "$OUT/$t.out")
+    [[ ${confirmed:-0} -gt 0 ]] || fail "$t: no frame was drawn from a presubmitted dispatch: $(grep '^presubmit' "$OUT/$t.out")"
+  done
 fi
 step "committed -> sampled, side by side (C publisher, 1280x720 NV12, same run)"
 printf '%-28s %10s %10s %10s %10s %10s %8s\n' reader p50_us p99_us wake_us draw_us redraw_us ratio
 base=$(grep -o 'committed_to_sampled_us_p50=[0-9.]*' "$OUT/cuda-default.out" 2>/dev/null | cut -d= -f2)
-for t in cuda-default cuda-spin vk-device vk-device-hostwait vk-device-spin vk-device-spin-compute vk-device-hostwait-spin gl-device; do
+for t in cuda-default cuda-spin vk-device vk-device-hostwait vk-device-spin vk-device-spin-compute vk-device-hostwait-spin \
+         vk-device-presubmit vk-device-presubmit-spin gl-device; do
   f=$OUT/$t.out
   [[ -f $f ]] || continue
   line=$(grep '^ring=' "$f") || continue

@@ -3,7 +3,11 @@
 // VK_KHR_external_memory_fd; one counted copy where the driver refuses), and writes the last frame it
 // drew as a PNG:
 //   vulkan_reader SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--spin] [--queue first|compute]
-//                 [--twice] [--raw RAW]
+//                 [--twice] [--presubmit] [--raw RAW]
+// --presubmit (device rings, with the GPU wait): after the first frame, each frame's dispatch is submitted
+// BEFORE the frame exists, on the ring slot the publisher announced, waiting on a timeline semaphore the
+// publisher's GPU signals once it wrote that frame (DeviceFrameImporter::upcoming/confirm); a frame the
+// publisher wrote elsewhere is imported as usual; the line presubmit=confirmed/missed says how many.
 // --copy forces the copy path (ImportOptions::forceCopy). Device rings: where the GPU exports timeline
 // semaphores the dispatch waits on the producer's write on the GPU (ImportOptions::gpuWait: this
 // thread never waits for it); --host-wait makes import() wait on the host instead, to compare; the
@@ -312,6 +316,10 @@ struct Renderer {
 
   // `wait`: a FrameBuffer's waitSemaphore (the GPU wait), waited on at `value` before the dispatch.
   void submitAndWait(VkSemaphore wait = VK_NULL_HANDLE, std::uint64_t value = 0) {
+    submit(wait, value);
+    if (!finish(10s)) throw zerohop::Error(zerohop::Errc::kTimeout, "the dispatch's fence: 10 s");
+  }
+  void submit(VkSemaphore wait, std::uint64_t value) {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &commands;
@@ -326,17 +334,22 @@ struct Renderer {
       si.pWaitDstStageMask = &stage;
     }
     check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
+  }
+  // Waits up to `limit` for the dispatch's fence; false (the fence still pending) when it did not come.
+  bool finish(std::chrono::nanoseconds limit) {
+    VkResult r;
     if (spinOnFence) {  // --spin: poll the fence, as a CUDA reader spins on its stream
-      const auto giveUp = std::chrono::steady_clock::now() + 10s;
-      VkResult r;
+      const auto giveUp = std::chrono::steady_clock::now() + limit;
       while ((r = vkGetFenceStatus(device, fence)) == VK_NOT_READY &&
              std::chrono::steady_clock::now() < giveUp) {
       }
-      check(r, "vkGetFenceStatus (10 s)");
     } else {
-      check(vkWaitForFences(device, 1, &fence, VK_TRUE, 10'000'000'000ull), "vkWaitForFences (10 s)");
+      r = vkWaitForFences(device, 1, &fence, VK_TRUE, static_cast<std::uint64_t>(limit.count()));
     }
+    if (r == VK_NOT_READY || r == VK_TIMEOUT) return false;
+    check(r, "the dispatch's fence");
     check(vkResetFences(device, 1, &fence), "vkResetFences");
+    return true;
   }
 
   static void imageBarrier(VkCommandBuffer cb, VkImage img, VkImageLayout from, VkImageLayout to,
@@ -356,6 +369,10 @@ struct Renderer {
 
   // One frame: its buffer bound as binding 0, one dispatch converting it into the image; waits for it.
   void draw(const zv::FrameBuffer& fb) {
+    record(fb);
+    submitAndWait(fb.waitSemaphore(), fb.waitValue());
+  }
+  void record(const zv::FrameBuffer& fb) {
     const zerohop::Frame& f = fb.frame();
     VkDescriptorBufferInfo bufferInfo{fb.buffer(), 0, fb.size()};
     VkDescriptorImageInfo imageInfo{VK_NULL_HANDLE, view, VK_IMAGE_LAYOUT_GENERAL};
@@ -398,7 +415,6 @@ struct Renderer {
     vkCmdPushConstants(commands, pipelineLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(pc), &pc);
     vkCmdDispatch(commands, (f.width + 15) / 16, (f.height + 15) / 16, 1);
     check(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
-    submitAndWait(fb.waitSemaphore(), fb.waitValue());
   }
 
   // Copies the image into the readback buffer; returns its mapped pixels (RGBA, width * 4 a row).
@@ -438,7 +454,7 @@ int main(int argc, char** argv) try {
   std::string rawPath;
   zv::ImportOptions options;
   bool hostWait = false;
-  bool spin = false, twice = false;
+  bool spin = false, twice = false, presubmit = false;
   std::string queue = "first";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -452,6 +468,8 @@ int main(int argc, char** argv) try {
       queue = argv[++i];
     else if (a == "--twice")
       twice = true;
+    else if (a == "--presubmit")
+      presubmit = true;
     else if (a == "--raw" && i + 1 < argc)
       rawPath = argv[++i];
     else if (a == "--seconds" && i + 1 < argc)
@@ -463,7 +481,7 @@ int main(int argc, char** argv) try {
     std::fprintf(
         stderr,
         "usage: %s SHARE_NAME OUT.png [--seconds S] [--copy] [--host-wait] [--spin] [--queue first|compute] "
-        "[--twice] [--raw RAW]\n",
+        "[--twice] [--presubmit] [--raw RAW]\n",
         argv[0]);
     return 2;
   }
@@ -499,6 +517,41 @@ int main(int argc, char** argv) try {
   const auto hardStop = deadline + 5s;  // past the deadline only to end on an intact frame
   while (std::chrono::steady_clock::now() < deadline ||
          (!drawnIntact && std::chrono::steady_clock::now() < hardStop)) {
+    // --presubmit: the next frame's dispatch before the frame exists (from the second frame on).
+    if (presubmit && onDevice && vk.image != VK_NULL_HANDLE) {
+      const std::int64_t u0 = zerohop::monotonicNs();
+      std::optional<zv::FrameBuffer> up = deviceImporter->upcoming(sub);
+      if (up) {
+        const std::int64_t hostNs = zerohop::monotonicNs() - u0;
+        vk.record(*up);
+        const std::int64_t t1 = zerohop::monotonicNs();
+        vk.submit(up->waitSemaphore(), up->waitValue());
+        if (!vk.finish(2s)) {  // the frame did not come: release the queue, and read on as before
+          deviceImporter->cancel(*up);
+          if (!vk.finish(10s))
+            throw zerohop::Error(zerohop::Errc::kTimeout, "the cancelled dispatch's fence");
+          continue;
+        }
+        const std::int64_t t2 = zerohop::monotonicNs();
+        const std::int64_t c0 = zerohop::monotonicNs();
+        const bool confirmed = deviceImporter->confirm(sub, *up);
+        if (confirmed) {
+          importUs.push_back((hostNs + zerohop::monotonicNs() - c0) / 1e3);
+          const std::int64_t committedNs = up->publishNs();
+          drawUs.push_back((t2 - std::max(t1, committedNs)) / 1e3);
+          sampledUs.push_back((t2 - committedNs) / 1e3);
+          drawnIntact = up->valid();
+          if (!drawnIntact) ++overrun;
+          drawnTimecode = std::nullopt;
+          drawnSeq = up->frame().sequence;
+          drawnRaw.clear();
+          drawnColor = up->frame().color;
+          up->release();
+          continue;
+        }
+        up->release();  // drew a stale slot: the frame went elsewhere; import it below
+      }
+    }
     auto shared = sub.next(2s);
     if (!shared) {
       std::fprintf(stderr, "no frame from '%s' within 2 s\n", positional[0].c_str());
@@ -561,6 +614,12 @@ int main(int argc, char** argv) try {
       onDevice ? "device" : "host", sampledUs[sampledUs.size() / 2],
       sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)], wakeUs[wakeUs.size() / 2],
       drawUs[drawUs.size() / 2], spin ? "spin" : "wait");
+  if (presubmit)
+    std::printf("presubmit confirmed=%llu missed=%llu%s%s\n",
+                static_cast<unsigned long long>(onDevice ? deviceImporter->upcomingConfirmed() : 0),
+                static_cast<unsigned long long>(onDevice ? deviceImporter->upcomingMissed() : 0),
+                onDevice && !deviceImporter->upcomingRefusal().empty() ? " reason=" : "",
+                onDevice ? deviceImporter->upcomingRefusal().c_str() : "");
   std::printf("queue=%s", vk.computeOnlyQueue ? "compute" : "graphics+compute");
   if (!redrawUs.empty()) {
     std::sort(redrawUs.begin(), redrawUs.end());

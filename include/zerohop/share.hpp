@@ -408,6 +408,17 @@ class ZEROHOP_API SharedFrame {
   std::shared_ptr<void> copy_;  // deviceAccess "copy": this frame's buffer on the reader's GPU
 };
 
+/// A frame the publisher has not written yet: the slot it will write next and the publish index the
+/// frame will carry (Subscriber::upcoming()). A renderer whose semaphore the publisher signals
+/// (Subscriber::signalOnPublish) submits its read of that slot before the frame exists, waiting on
+/// the semaphore reaching publishIndex, and afterwards asks Subscriber::confirm() whether the slot
+/// held that frame.
+struct UpcomingFrame {
+  std::uint64_t publishIndex = 0;  ///< the index it will carry: the value the publisher signals
+  std::uint32_t slot = 0;          ///< ring slot
+  std::uint64_t slotOffset = 0;    ///< its byte offset in the ring's memory (DeviceRingMemory::slotOffset)
+};
+
 /// Reader side of a share. Thread-safety: thread-bound (one thread calls latest/next); the
 /// SharedFrames it returns may be released on any thread and may outlive the Subscriber.
 /// Device rings: a reader offers device memory in its Hello only when zerohop::share_cuda is
@@ -452,6 +463,28 @@ class ZEROHOP_API Subscriber {
   int pollFd();
   /// False once the publisher has been seen gone (checked without blocking).
   bool connected() const;
+
+  /// Device rings: hands the publisher `fd`, an opaque fd of a timeline semaphore of the reader's
+  /// (Vulkan: vkGetSemaphoreFdKHR, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT), which the
+  /// publisher's GPU then signals to each frame's publishIndex() once that frame's write completed,
+  /// from the publisher's own CUDA context: a renderer's queue waits for a frame with no CPU and no
+  /// other CUDA context between the producer's work and its own (upcoming()). One semaphore per
+  /// session: a new one replaces it; after reconnect() (another sessionId, publish indices from 1
+  /// again) register a new semaphore. Takes ownership of `fd` (closed once sent). Throws
+  /// kUnsupported (a host ring, or a publisher without CUDA), kDevice (the publisher's CUDA could
+  /// not import it), kTimeout (no answer within handshakeTimeout: a publisher older than this
+  /// reader), kUnavailable (the publisher went away).
+  void signalOnPublish(int fd);
+  /// The frame the publisher will publish next, as it announced when it committed the last one:
+  /// nullopt for host rings and before the first publish. The announcement holds unless leases
+  /// change before the write; confirm() tells. Never blocks.
+  std::optional<UpcomingFrame> upcoming() const;
+  /// After the GPU work that read `frame`'s slot (released by the semaphore at its publishIndex) has
+  /// completed: that frame, leased, when the slot holds it (then the read saw it whole: it has been
+  /// there since its commit); nullopt when the publisher wrote it elsewhere or has overwritten it
+  /// since (read it as usual, next()). next() goes on after it, as after a frame it returned.
+  /// Never blocks.
+  std::optional<SharedFrame> confirm(const UpcomingFrame& frame);
 
   const ShareInfo& info() const noexcept;
   SubscriberStats stats() const;

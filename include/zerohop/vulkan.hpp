@@ -154,6 +154,7 @@ class FrameBuffer {
       copyIntact_ = o.copyIntact_;
       waitSemaphore_ = std::exchange(o.waitSemaphore_, VK_NULL_HANDLE);
       waitValue_ = o.waitValue_;
+      upcoming_ = o.upcoming_;
       frame_ = o.frame_;
       offsets_ = o.offsets_;
       shared_ = std::move(o.shared_);
@@ -183,6 +184,9 @@ class FrameBuffer {
   /// is complete already (host frames, the copy path, the host wait). Owned by the importer.
   VkSemaphore waitSemaphore() const noexcept { return waitSemaphore_; }
   std::uint64_t waitValue() const noexcept { return waitValue_; }
+  /// CLOCK_MONOTONIC ns when the publisher committed the frame (0 for a buffer of
+  /// DeviceFrameImporter::upcoming() until confirm() said it holds the frame).
+  std::int64_t publishNs() const noexcept { return shared_ ? shared_.publishNs() : 0; }
   /// Frees the buffer and its memory, then gives the lease back. Idempotent. Only after the GPU
   /// work that reads the buffer completed.
   void release() noexcept {
@@ -209,6 +213,7 @@ class FrameBuffer {
   bool copyIntact_ = false;
   VkSemaphore waitSemaphore_ = VK_NULL_HANDLE;  // the DeviceFrameImporter's (gpuWait), borrowed
   std::uint64_t waitValue_ = 0;
+  UpcomingFrame upcoming_{};  // DeviceFrameImporter::upcoming(): the frame it waits for
   Frame frame_{};
   std::array<VkDeviceSize, kMaxPlanes> offsets_{};
   SharedFrame shared_;

@@ -91,6 +91,8 @@ class DeviceFrameImporter {
   ~DeviceFrameImporter() {
     ready_ = ReadySemaphore();  // CUDA's import first: it waits for the signals it queued
     if (semaphore_ != VK_NULL_HANDLE) vkDestroySemaphore(device_, semaphore_, nullptr);
+    if (producerSemaphore_ != VK_NULL_HANDLE) vkDestroySemaphore(device_, producerSemaphore_, nullptr);
+    for (VkSemaphore s : retiredSemaphores_) vkDestroySemaphore(device_, s, nullptr);
     for (VkBuffer b : slotBuffers_)
       if (b != VK_NULL_HANDLE) vkDestroyBuffer(device_, b, nullptr);
     if (ringMemory_ != VK_NULL_HANDLE) vkFreeMemory(device_, ringMemory_, nullptr);
@@ -133,6 +135,93 @@ class DeviceFrameImporter {
   const std::string& gpuWaitRefusal() const noexcept { return gpuWaitRefusal_; }
   /// True once a frame was handed over with the GPU wait (FrameBuffer::waitSemaphore set).
   bool gpuWaiting() const noexcept { return ready_ && gpuWaitRefusal_.empty(); }
+
+  /// The publisher's NEXT frame as a buffer, before the frame exists: the ring slot it announced
+  /// (Subscriber::upcoming()) and, as its waitSemaphore() at waitValue() (the frame's publish
+  /// index), a timeline semaphore that the PUBLISHER's GPU signals once it wrote that frame (made
+  /// here and handed over with Subscriber::signalOnPublish on first use and for each new publisher
+  /// session). Submit the work that reads it now, waiting on that semaphore: no CPU and no other
+  /// CUDA context then stand between the producer's work and the renderer's (docs/textures.md, "The
+  /// next frame, submitted before it exists"). When that work completed, confirm() it. nullopt (read
+  /// with import() as before) until a frame of this publisher session was imported in place (the
+  /// ring's memory comes with it), when the publisher announced nothing, or where the semaphore
+  /// cannot be made or the publisher cannot signal it (said once: upcomingRefusal()). Needs what
+  /// ImportOptions::gpuWait needs (kDeviceSemaphoreExtensions, timelineSemaphore).
+  std::optional<FrameBuffer> upcoming(Subscriber& subscriber) {
+    if (!lastRing_ || ringMemory_ == VK_NULL_HANDLE || !upcomingRefusal_.empty()) return std::nullopt;
+    if (subscriber.info().sessionId != lastRing_->sessionId)
+      return std::nullopt;  // import() one of the new session first
+    if (!producerSemaphoreFor(subscriber)) return std::nullopt;
+    const std::optional<UpcomingFrame> next = subscriber.upcoming();
+    if (!next || next->publishIndex <= producerWaited_) return std::nullopt;
+    DeviceRingMemory mem = *lastRing_;
+    mem.slotOffset = next->slotOffset;
+    const VkBuffer buffer = slotBuffer(mem, lastSlotSize_);
+    if (buffer == VK_NULL_HANDLE) return std::nullopt;
+    FrameBuffer fb;
+    fb.device_ = device_;
+    fb.buffer_ = buffer;
+    fb.memory_ = VK_NULL_HANDLE;
+    fb.ownsBuffer_ = false;
+    fb.size_ = lastSlotSize_;
+    fb.imported_ = true;
+    fb.waitSemaphore_ = producerSemaphore_;
+    fb.waitValue_ = next->publishIndex;
+    fb.upcoming_ = *next;
+    fb.frame_ = lastFrame_;  // the ring's format and size; the frame's own metadata comes with confirm()
+    fb.frame_.data = {};
+    fb.frame_.sequence = 0;
+    setOffsets(lastFrame_, fb);
+    producerWaited_ = next->publishIndex;
+    return fb;
+  }
+  /// After the GPU work that read `fb` (from upcoming()) completed: true when the slot held that
+  /// frame (fb then carries its lease and metadata, as import() would have returned it); false when
+  /// the publisher wrote it elsewhere or overwrote it since (what was drawn is another frame: draw
+  /// again from import(subscriber.next(...))). Never blocks.
+  bool confirm(Subscriber& subscriber, FrameBuffer& fb) {
+    std::optional<SharedFrame> shared = subscriber.confirm(fb.upcoming_);
+    if (!shared) {
+      ++upcomingMissed_;
+      return false;
+    }
+    fb.frame_ = shared->frame();
+    setOffsets(fb.frame_, fb);
+    fb.shared_ = std::move(*shared);
+    ++stats_.frames;
+    ++stats_.imported;
+    ++upcomingConfirmed_;
+    return true;
+  }
+  /// Releases a queue still waiting on `fb` (from upcoming()) when its frame does not come (the
+  /// publisher stalled or went away): the host signals the semaphore to fb.waitValue(), the work
+  /// runs on a stale slot (confirm() says false), and the next upcoming() hands the publisher a new
+  /// semaphore (this one's values are the host's now). Throws kDevice when Vulkan refuses.
+  void cancel(FrameBuffer& fb) {
+    if (fb.waitSemaphore_ == VK_NULL_HANDLE || fb.waitSemaphore_ != producerSemaphore_) return;
+    const auto getValue =
+        reinterpret_cast<PFN_vkGetSemaphoreCounterValue>(deviceProc("vkGetSemaphoreCounterValue"));
+    const auto signal = reinterpret_cast<PFN_vkSignalSemaphore>(deviceProc("vkSignalSemaphore"));
+    std::uint64_t now = 0;
+    if (getValue == nullptr || signal == nullptr)
+      throw Error(Errc::kDevice, "zerohop::vulkan: vkSignalSemaphore is not available (timeline semaphores)");
+    VkResult r = getValue(device_, producerSemaphore_, &now);
+    if (r == VK_SUCCESS && now < fb.waitValue_) {
+      VkSemaphoreSignalInfo info{};
+      info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+      info.semaphore = producerSemaphore_;
+      info.value = fb.waitValue_;
+      r = signal(device_, &info);
+    }
+    if (r != VK_SUCCESS)
+      throw Error(Errc::kDevice, std::string("zerohop::vulkan: vkSignalSemaphore: ") + resultName(r));
+    producerSession_ = 0;  // a new semaphore for the next upcoming()
+  }
+  /// Why upcoming() gives nothing (empty while it may).
+  const std::string& upcomingRefusal() const noexcept { return upcomingRefusal_; }
+  /// upcoming() buffers confirm() found holding their frame, and those it did not.
+  std::uint64_t upcomingConfirmed() const noexcept { return upcomingConfirmed_; }
+  std::uint64_t upcomingMissed() const noexcept { return upcomingMissed_; }
 
  private:
   static std::size_t imageSpan(const Frame& f) noexcept {
@@ -300,6 +389,68 @@ class DeviceFrameImporter {
     fb.frame_ = f;
     setOffsets(f, fb);
     fb.shared_ = std::move(shared);
+    lastRing_ = *mem;  // upcoming() binds the next slot of this ring before its frame exists
+    lastSlotSize_ = slotSize;
+    lastFrame_ = f;
+    return true;
+  }
+  PFN_vkVoidFunction deviceProc(const char* name) const {
+    PFN_vkVoidFunction f = vkGetDeviceProcAddr(device_, name);
+    return f != nullptr ? f : vkGetDeviceProcAddr(device_, (std::string(name) + "KHR").c_str());
+  }
+  void refuseUpcoming(std::string why) {
+    if (upcomingRefusal_.empty())
+      log::warn("zerohop::vulkan: the next frame cannot be submitted before it exists (", why,
+                "); import() each frame as it comes");
+    upcomingRefusal_ = std::move(why);
+  }
+  // upcoming(): a timeline semaphore the publisher signals, one per publisher session (its publish
+  // indices start at 1 again), handed over with Subscriber::signalOnPublish.
+  bool producerSemaphoreFor(Subscriber& subscriber) {
+    const std::uint64_t session = subscriber.info().sessionId;
+    if (producerSemaphore_ != VK_NULL_HANDLE && producerSession_ == session) return true;
+    VkSemaphoreTypeCreateInfo type{};
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkExportSemaphoreCreateInfo exportInfo{};
+    exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+    exportInfo.pNext = &type;
+    exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkSemaphoreCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    info.pNext = &exportInfo;
+    VkSemaphore made = VK_NULL_HANDLE;
+    VkResult r = vkCreateSemaphore(device_, &info, nullptr, &made);
+    if (r != VK_SUCCESS) {
+      refuseUpcoming(std::string("vkCreateSemaphore (timeline, exportable as an opaque fd): ") +
+                     resultName(r));
+      return false;
+    }
+    const auto getFd =
+        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
+    int fd = -1;
+    VkSemaphoreGetFdInfoKHR get{};
+    get.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+    get.semaphore = made;
+    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    r = getFd == nullptr ? VK_ERROR_EXTENSION_NOT_PRESENT : getFd(device_, &get, &fd);
+    if (r != VK_SUCCESS) {
+      vkDestroySemaphore(device_, made, nullptr);
+      refuseUpcoming(std::string("vkGetSemaphoreFdKHR (opaque fd): ") + resultName(r));
+      return false;
+    }
+    try {
+      subscriber.signalOnPublish(fd);  // owns fd from here
+    } catch (const Error& e) {
+      vkDestroySemaphore(device_, made, nullptr);
+      refuseUpcoming(std::string("Subscriber::signalOnPublish: ") + e.what());
+      return false;
+    }
+    // A queue may still wait on the one it replaces: it is destroyed with the importer.
+    if (producerSemaphore_ != VK_NULL_HANDLE) retiredSemaphores_.push_back(producerSemaphore_);
+    producerSemaphore_ = made;
+    producerSession_ = session;
+    producerWaited_ = 0;
     return true;
   }
   void refuseGpuWait(std::string why) {
@@ -434,6 +585,16 @@ class DeviceFrameImporter {
   ReadySemaphore ready_;                    // its import into CUDA
   std::uint64_t signalled_ = 0;             // the last value asked of it
   std::string gpuWaitRefusal_;
+  // upcoming(): the last imported frame's ring, slot size and metadata; the publisher's semaphore.
+  std::optional<DeviceRingMemory> lastRing_;
+  VkDeviceSize lastSlotSize_ = 0;
+  Frame lastFrame_{};
+  VkSemaphore producerSemaphore_ = VK_NULL_HANDLE;
+  std::vector<VkSemaphore> retiredSemaphores_;
+  std::uint64_t producerSession_ = 0;  // the publisher session it was handed to (0: make a new one)
+  std::uint64_t producerWaited_ = 0;   // the last publish index upcoming() handed out
+  std::string upcomingRefusal_;
+  std::uint64_t upcomingConfirmed_ = 0, upcomingMissed_ = 0;
 };
 
 }  // namespace zerohop::vulkan

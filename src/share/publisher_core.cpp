@@ -222,9 +222,7 @@ void PublisherCore::wakeReaders() noexcept {
 
 // ---- publishing ------------------------------------------------------------------------------
 
-WriteSlot PublisherCore::acquire() {
-  std::lock_guard lock(mutex_);
-  const std::int64_t nowMs = monotonicNs() / 1'000'000;
+std::vector<SlotState> PublisherCore::slotStates(std::int64_t nowMs, bool countForged) {
   std::vector<SlotState> states(layout_.slots);
   for (std::uint32_t i = 0; i < layout_.slots; ++i) {
     states[i].publishIndex = slotIndex_[i];
@@ -239,12 +237,19 @@ WriteSlot PublisherCore::acquire() {
       const std::uint32_t slot = leaseSlot(v);
       if (slot >= layout_.slots) continue;
       if (leaseMs(v) > nowMs + kLeaseClockSlackMs) {  // forged: it would pin the slot for ever
-        ++futureStamps_;
+        if (countForged) ++futureStamps_;
         continue;
       }
       states[slot].newestLeaseMs = std::max(states[slot].newestLeaseMs, leaseMs(v));
     }
   }
+  return states;
+}
+
+WriteSlot PublisherCore::acquire() {
+  std::lock_guard lock(mutex_);
+  const std::int64_t nowMs = monotonicNs() / 1'000'000;
+  const std::vector<SlotState> states = slotStates(nowMs, true);
   const auto choice = pickSlot(states, nowMs, options_.leaseTimeout.count());
   if (!choice)
     throw Error(Errc::kUnavailable,
@@ -291,6 +296,7 @@ void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
                                             " bytes exceeds the slot capacity of " +
                                             std::to_string(layout_.image.totalBytes));
   }
+  std::vector<std::shared_ptr<void>> signals;  // readers' semaphores to signal once published
   SlotRecord rec;
   rec.sequence = meta.sequence;
   rec.wallClockMs = meta.wallClockMs;
@@ -319,9 +325,42 @@ void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
     ++publishes_;
     header_->latest.store(packLatest(rec.publishIndex, ws.slot_), std::memory_order_release);
     header_->publishes.store(publishes_, std::memory_order_relaxed);
+    if (device_) {
+      // The next frame's slot, as acquire() will choose it unless leases change first: a renderer
+      // submits its draw of that slot before the frame exists (Subscriber::upcoming()).
+      const std::int64_t nowMs = monotonicNs() / 1'000'000;
+      const auto next = pickSlot(slotStates(nowMs, false), nowMs, options_.leaseTimeout.count());
+      header_->upcoming.store(next ? packLatest(lastIndex_ + 1, next->slot) : 0, std::memory_order_release);
+      for (const auto& r : readers_)
+        if (r->semaphore) signals.push_back(r->semaphore);
+    }
   }
   ws.core_.reset();
+  if (!signals.empty()) signalReaders(signals, rec.publishIndex, ws.slot_);
   wakeReaders();
+}
+
+void PublisherCore::signalReaders(const std::vector<std::shared_ptr<void>>& semaphores,
+                                  std::uint64_t publishIndex, std::uint32_t slot) noexcept {
+  DeviceTransport* transport = deviceTransport();
+  const std::lock_guard lock(signalMutex_);
+  // Values only grow: a commit that overtook this one (two WriteSlots in flight) already signalled
+  // past it, and a timeline semaphore never goes back.
+  if (publishIndex <= lastSignalled_ || transport == nullptr) return;
+  lastSignalled_ = publishIndex;
+  for (const auto& semaphore : semaphores) {
+    try {
+      transport->signalSemaphore(semaphore.get(), true, publishIndex, device_->slotEvent(slot),
+                                 device_->device());
+    } catch (const std::exception& e) {
+      // The renderer waits on the GPU for a value that will not come; it gives up by its own timeout.
+      log::warn("share '", name_, "': signalling a reader's semaphore for publish ", publishIndex,
+                " failed, no more signals to it: ", e.what());
+      std::lock_guard readers(mutex_);
+      for (const auto& r : readers_)
+        if (r->semaphore == semaphore) r->semaphore.reset();
+    }
+  }
 }
 
 void PublisherCore::abandon(WriteSlot& ws) noexcept {

@@ -16,10 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/unique_fd.hpp"
 #include "share/device_transport.hpp"
 #include "share/mapped_region.hpp"
 #include "share/ring_layout.hpp"
-#include "core/unique_fd.hpp"
+#include "share/slot_picker.hpp"
 #include "zerohop/error.hpp"
 #include "zerohop/share.hpp"
 
@@ -69,6 +70,9 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
     pid_t pid = 0;
     bool inProcess = false;  // SO_PEERCRED pid is ours: it holds the device slots itself (no drain)
     UniqueFd notify;         // (mutex_) the reader's eventfd from a Notify: +1 on every publish and on close
+    // (mutex_) device rings: the reader's timeline semaphore from a Signal (the transport's import),
+    // signalled to each publish index after the frame's write; null: none
+    std::shared_ptr<void> semaphore;
     // Idle check (mutex_): the lease page's read count as last seen, when it last moved, and how
     // many frames had been published then.
     std::uint64_t readsSeen = 0;
@@ -84,6 +88,13 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   bool handleHello(Pending& pending);
   bool peerAllowed(int socketFd, std::string& why) const;
   void wakeReaders() noexcept;
+  /// The slot states pickSlot() judges (mutex_ held); counts forged lease stamps when asked.
+  std::vector<SlotState> slotStates(std::int64_t nowMs, bool countForged);
+  /// Signals each semaphore to `publishIndex` after `slot`'s event (never blocks the host).
+  void signalReaders(const std::vector<std::shared_ptr<void>>& semaphores, std::uint64_t publishIndex,
+                     std::uint32_t slot) noexcept;
+  /// A Signal from a reader (server thread): imports its semaphore, answers SignalOk or Reject.
+  void readerSignal(Reader& reader, std::vector<UniqueFd>& fds);
   /// A message from a registered reader (server thread): registers a Notify's eventfd; anything
   /// else is drained and ignored. False when the reader hung up.
   bool readerMessage(Reader& reader);
@@ -121,6 +132,8 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   std::condition_variable readersLeft_;  // notified when readers_ shrinks (device drain)
   std::vector<std::unique_ptr<Reader>> readers_;
   std::atomic<bool> anyNotify_{false};  // some reader ever sent a Notify: publishes write the eventfds
+  std::mutex signalMutex_;              // orders the readers' semaphore signals; taken before mutex_
+  std::uint64_t lastSignalled_ = 0;     // (signalMutex_) the last publish index signalled
   std::vector<std::uint64_t> slotIndex_;  // publish index each slot holds (0 = empty)
   std::vector<bool> writing_;
   std::uint64_t lastIndex_ = 0;

@@ -133,8 +133,13 @@ bool PublisherCore::readerMessage(Reader& reader) {
   auto msg = receiveMessageNow(reader.socket.get());
   if (!msg) return false;
   if (msg->bytes.empty() && msg->fds.empty()) return true;  // spurious wake-up
-  // After the Hello a reader sends only Notify; anything else is drained and ignored.
+  // After the Hello a reader sends only Notify or Signal; anything else is drained and ignored.
   const MessageHeader h = decodeHeader(msg->bytes);
+  if (h.type == MessageType::kSignal) {
+    decodeEmpty(msg->bytes, MessageType::kSignal);
+    readerSignal(reader, msg->fds);
+    return true;
+  }
   if (h.type != MessageType::kNotify) return true;
   decodeEmpty(msg->bytes, MessageType::kNotify);
   // Only an eventfd: a write to it never blocks the publisher (a pipe or socket could).
@@ -154,6 +159,33 @@ bool PublisherCore::readerMessage(Reader& reader) {
   sendMessage(reader.socket.get(), encodeEmpty(MessageType::kNotifyOk));
   log::debug("share '", name_, "': reader ", reader.id, " (pid ", reader.pid, ") polls an eventfd");
   return true;
+}
+
+void PublisherCore::readerSignal(Reader& reader, std::vector<UniqueFd>& fds) {
+  const auto refuse = [&](Errc code, const std::string& why) {
+    sendMessage(reader.socket.get(), encodeReject(Reject{code, why}));
+  };
+  if (fds.size() != 1) return refuse(Errc::kProtocol, "a Signal carries exactly one semaphore fd");
+  DeviceTransport* transport = deviceTransport();
+  if (!device_ || transport == nullptr)
+    return refuse(Errc::kUnsupported, "share '" + name_ +
+                                          "' is a host ring: its frames are complete at "
+                                          "commit, there is nothing to signal");
+  std::shared_ptr<void> semaphore;
+  try {
+    // The publisher's own CUDA context signals it: no third context between the producer's work and
+    // the renderer's.
+    semaphore = transport->importSemaphore(fds[0].release(), true, device_->device());
+  } catch (const Error& e) {
+    return refuse(e.code(), e.what());
+  }
+  {
+    std::lock_guard lock(mutex_);
+    reader.semaphore = std::move(semaphore);
+  }
+  sendMessage(reader.socket.get(), encodeEmpty(MessageType::kSignalOk));
+  log::debug("share '", name_, "': reader ", reader.id, " (pid ", reader.pid,
+             ") has its semaphore signalled with each publish");
 }
 
 bool PublisherCore::peerAllowed(int socketFd, std::string& why) const {

@@ -315,10 +315,29 @@ std::optional<std::uint32_t> ReaderSession::claimLease(std::uint32_t slot) noexc
 }
 
 void ReaderSession::enableNotify(int eventFd, std::chrono::milliseconds timeout) {
+  request(MessageType::kNotify, MessageType::kNotifyOk, eventFd, timeout, "frame notifications");
+}
+
+void ReaderSession::enableSignal(int semaphoreFd, std::chrono::milliseconds timeout) {
+  request(MessageType::kSignal, MessageType::kSignalOk, semaphoreFd, timeout, "its semaphore signalled");
+}
+
+std::optional<UpcomingFrame> ReaderSession::upcoming() const noexcept {
+  const std::uint64_t packed = header_->upcoming.load(std::memory_order_acquire);
+  if (packed == 0 || latestSlot(packed) >= info_.slots) return std::nullopt;
+  UpcomingFrame u;
+  u.publishIndex = latestIndex(packed);
+  u.slot = latestSlot(packed);
+  u.slotOffset = slotStride_ * u.slot;
+  return u;
+}
+
+void ReaderSession::request(MessageType type, MessageType ok, int fd, std::chrono::milliseconds timeout,
+                            const char* what) {
   ensureAlive();
-  const int fds[] = {eventFd};
+  const int fds[] = {fd};
   try {
-    sendMessage(socket_.get(), encodeEmpty(MessageType::kNotify), fds);
+    sendMessage(socket_.get(), encodeEmpty(type), fds);
   } catch (const Error&) {
     gone_.store(true);  // the publisher closed between our check and the send
     throw wentAway(name_);
@@ -328,9 +347,10 @@ void ReaderSession::enableNotify(int eventFd, std::chrono::milliseconds timeout)
     msg = receiveMessage(socket_.get(), timeout);
   } catch (const Error& e) {
     if (e.code() != Errc::kTimeout) throw;
-    throw Error(Errc::kTimeout, "publisher '" + name_ + "' did not answer the request for frame notifications within " +
-                                    std::to_string(timeout.count()) +
-                                    " ms (a publisher older than this reader does not support them: update it)");
+    throw Error(Errc::kTimeout,
+                "publisher '" + name_ + "' did not answer the request for " + what + " within " +
+                    std::to_string(timeout.count()) +
+                    " ms (a publisher older than this reader does not support it: update it)");
   }
   if (!msg) {
     gone_.store(true);
@@ -339,9 +359,9 @@ void ReaderSession::enableNotify(int eventFd, std::chrono::milliseconds timeout)
   const MessageHeader h = decodeHeader(msg->bytes);
   if (h.type == MessageType::kReject) {
     const Reject r = decodeReject(msg->bytes);
-    throw Error(r.code, "publisher '" + name_ + "' refused frame notifications: " + r.reason);
+    throw Error(r.code, "publisher '" + name_ + "' refused " + what + ": " + r.reason);
   }
-  decodeEmpty(msg->bytes, MessageType::kNotifyOk);
+  decodeEmpty(msg->bytes, ok);
 }
 
 bool ReaderSession::gone() const {

@@ -51,6 +51,13 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   /// answered by NotifyOk within `timeout`). Throws kUnavailable when the publisher went away,
   /// kTimeout without an answer (a publisher that predates Notify ignores it), kProtocol otherwise.
   void enableNotify(int eventFd, std::chrono::milliseconds timeout);
+  /// Hands the publisher a timeline semaphore's opaque fd (a Signal, answered by SignalOk within
+  /// `timeout`): its GPU signals it to each publish index after that frame's write. The fd is sent
+  /// (duplicated into the publisher), not closed here. Throws as enableNotify, or the publisher's
+  /// refusal (kUnsupported for a host ring, kDevice when CUDA cannot import it).
+  void enableSignal(int semaphoreFd, std::chrono::milliseconds timeout);
+  /// The publisher's announced next frame (control block), nullopt when it said none.
+  std::optional<UpcomingFrame> upcoming() const noexcept;
   /// The session's socket: hangs up (POLLHUP/POLLRDHUP) when the publisher goes away.
   int socketFd() const noexcept { return socket_.get(); }
 
@@ -88,6 +95,8 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
  private:
   ReaderSession() = default;
   std::optional<std::uint32_t> claimLease(std::uint32_t slot) noexcept;
+  /// Sends `type` with `fd` and waits for `ok` (or a Reject) within `timeout`; `what` names it in errors.
+  void request(MessageType type, MessageType ok, int fd, std::chrono::milliseconds timeout, const char* what);
 
   std::string name_;
   ShareInfo info_;

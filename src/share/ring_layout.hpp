@@ -55,7 +55,12 @@ struct alignas(64) ControlHeader {
   std::atomic<std::uint32_t> wakeWord{0};            ///< futex word: bumped on every publish and on close
   std::atomic<std::uint32_t> state{0};               ///< RingState
   std::atomic<std::uint64_t> publishes{0};
+  /// Device rings: packLatest(publishIndex, slot) of the NEXT frame, chosen when the publisher
+  /// committed the one before (the slot it will write unless leases change first); 0 = not said.
+  /// In the header's padding: older readers never look at it, older publishers leave it 0.
+  std::atomic<std::uint64_t> upcoming{0};
 };
+static_assert(sizeof(ControlHeader) == 192, "the control header's size is part of the share protocol");
 
 /// Everything a reader learns about one published frame. Trivially copyable, copied as 64-bit words.
 struct SlotRecord {

@@ -314,6 +314,31 @@ bool Subscriber::connected() const {
   return impl_->session_ && !impl_->session_->gone();
 }
 
+void Subscriber::signalOnPublish(int fd) {
+  UniqueFd owned(fd);
+  if (!impl_->session_) throw ReaderSession::wentAway(impl_->name_);
+  if (!impl_->session_->onDevice())
+    throw Error(Errc::kUnsupported,
+                "Subscriber::signalOnPublish: share '" + impl_->name_ +
+                    "' is a host ring: its frames are complete at commit, nothing to signal");
+  impl_->session_->enableSignal(owned.get(), impl_->options_.handshakeTimeout);
+}
+
+std::optional<UpcomingFrame> Subscriber::upcoming() const {
+  if (!impl_->session_ || !impl_->session_->onDevice()) return std::nullopt;
+  return impl_->session_->upcoming();
+}
+
+std::optional<SharedFrame> Subscriber::confirm(const UpcomingFrame& frame) {
+  if (!impl_->session_ || frame.publishIndex == 0 || frame.slot >= impl_->session_->info().slots)
+    return std::nullopt;
+  std::optional<SharedFrame> f = impl_->session_->tryRead(frame.slot, frame.publishIndex);
+  if (!f || f->publishIndex() != frame.publishIndex) return std::nullopt;  // elsewhere, or overwritten since
+  impl_->learnPeriod(*f);
+  impl_->lastIndex_ = std::max(impl_->lastIndex_, f->publishIndex());
+  return f;
+}
+
 const ShareInfo& Subscriber::info() const noexcept {
   return impl_->info_;
 }

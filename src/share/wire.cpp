@@ -82,6 +82,10 @@ const char* typeName(MessageType t) {
       return "Notify";
     case MessageType::kNotifyOk:
       return "NotifyOk";
+    case MessageType::kSignal:
+      return "Signal";
+    case MessageType::kSignalOk:
+      return "SignalOk";
     case MessageType::kDeviceSlots:
       return "DeviceSlots";
     case MessageType::kDeviceEvents:

@@ -28,6 +28,11 @@ enum class MessageType : std::uint16_t {
   /// publisher adds 1 to on every publish and on close, so the reader can poll() for frames.
   kNotify = 4,
   kNotifyOk = 5,  ///< publisher -> reader: the Notify's eventfd is registered (no payload)
+  /// reader -> publisher, device rings, any time after the Welcome: an opaque fd of a timeline
+  /// semaphore of the reader's (SCM_RIGHTS, no payload), which the publisher's GPU signals to each
+  /// frame's publish index once that frame's write completed (Subscriber::signalOnPublish).
+  kSignal = 6,
+  kSignalOk = 7,  ///< publisher -> reader: the Signal's semaphore is imported (no payload)
   // The CUDA device-memory transport: both follow a Welcome whose transport is a device one.
   kDeviceSlots = 16,   ///< where the slots are: the exported allocation (cudaIpcMemHandle_t blob)
   kDeviceEvents = 17,  ///< per-slot cudaIpcEventHandle_t so readers order GPU work after writes

@@ -460,6 +460,89 @@ TEST_F(ShareFakeDevice, ARefusedSemaphoreIsSaidAndItsFdClosed) {
   EXPECT_TRUE(none.writeEndClosed());
 }
 
+// Subscriber::signalOnPublish: the reader's semaphore goes to the publisher, whose GPU signals it to each
+// publish index after that frame's write (its slot event); upcoming() says which slot and index come
+// next, and confirm() whether the slot then held that frame.
+TEST_F(ShareFakeDevice, PublisherSignalsEachPublishAndSaysTheNextSlot) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 4), options());
+  static int streamToken = 0;
+  const auto publish = [&](std::uint64_t seq) {
+    WriteSlot ws = pub.acquireWrite();
+    Frame meta;
+    meta.sequence = seq;
+    pub.commit(std::move(ws), meta, &streamToken);
+  };
+  publish(1);
+  SubscribeOptions so;
+  so.directory = dir_;
+  Subscriber sub(name_, so);
+  FdProbe fd;
+  sub.signalOnPublish(fd.write);
+  EXPECT_FALSE(fd.writeEndClosed()) << "the publisher's import holds the semaphore";
+  std::optional<UpcomingFrame> first;
+  for (std::uint64_t k = 2; k <= 6; ++k) {
+    const std::optional<UpcomingFrame> u = sub.upcoming();
+    ASSERT_TRUE(u) << "publish " << k;
+    EXPECT_EQ(u->publishIndex, k);
+    if (!first) first = u;
+    publish(k);
+    std::optional<SharedFrame> f = sub.confirm(*u);
+    ASSERT_TRUE(f) << "publish " << k << " went to another slot than announced (" << u->slot << ")";
+    EXPECT_EQ(f->publishIndex(), k);
+    const std::lock_guard lock(fake_.signalsMutex);
+    ASSERT_FALSE(fake_.signals.empty());
+    const auto& last = fake_.signals.back();
+    EXPECT_EQ(last.value, k) << "the publish index";
+    EXPECT_TRUE(last.timeline);
+    EXPECT_EQ(last.event, (*f)->gpu.readyEvent) << "ordered after this frame's write, not another's";
+  }
+  {
+    const std::lock_guard lock(fake_.signalsMutex);
+    EXPECT_EQ(fake_.signals.size(), 5u) << "one signal a publish after the registration";
+  }
+  EXPECT_FALSE(sub.confirm(*first)) << "publish 2's slot has been written again since";
+  EXPECT_FALSE(sub.next(0ms)) << "next() goes on after the frames confirm() returned";
+  sub = Subscriber(name_, so);  // the first session ends: the publisher lets its semaphore go
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  while (!fd.writeEndClosed() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(fd.writeEndClosed()) << "the publisher kept a gone reader's semaphore";
+}
+
+TEST_F(ShareFakeDevice, SignalRefusedForHostRingOrByCuda) {
+  {
+    Publisher host(name_ + "_host", SlotLayout::images(layout_, 3), options());
+    WriteSlot ws = host.acquireWrite();
+    host.commit(std::move(ws), Frame{});
+    SubscribeOptions so;
+    so.directory = dir_;
+    Subscriber sub(name_ + "_host", so);
+    EXPECT_FALSE(sub.upcoming()) << "a host ring announces nothing";
+    FdProbe fd;
+    try {
+      sub.signalOnPublish(fd.write);
+      FAIL() << "a host ring took a semaphore";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::kUnsupported);
+      EXPECT_NE(std::string(e.what()).find("host ring"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(fd.writeEndClosed()) << "the refused fd is closed";
+  }
+  fake_.refuseSemaphores = true;
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 3), options());
+  SubscribeOptions so;
+  so.directory = dir_;
+  Subscriber sub(name_, so);
+  FdProbe fd;
+  try {
+    sub.signalOnPublish(fd.write);
+    FAIL() << "a semaphore CUDA refused was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kDevice);
+    EXPECT_NE(std::string(e.what()).find("cudaImportExternalSemaphore"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fd.writeEndClosed()) << "neither side keeps a refused fd";
+}
+
 TEST_F(ShareFakeDevice, AHostFrameHasNothingToSignal) {
   ShareOptions o = options();
   Publisher pub(name_, SlotLayout::images(layout_, 3), o);
