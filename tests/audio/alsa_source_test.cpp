@@ -90,7 +90,10 @@ TEST(AlsaSource, OverrunIsRecoveredAndCounted) {
   auto after = source.next(2s);
   ASSERT_TRUE(after) << "no block after the overrun";
   EXPECT_EQ(after->frameCount(), 480u);
-  EXPECT_EQ(source.counters().overruns, 1u);
+  // One for the stimulus; a machine slow enough (sanitizers beside other tests) to miss the 40 ms again
+  // while the capture restarts overruns once more, and that is counted too.
+  EXPECT_GE(source.counters().overruns, 1u);
+  EXPECT_LE(source.counters().overruns, 3u);
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(source.next(2s)) << "capture did not go on after the overrun";
 }
 
