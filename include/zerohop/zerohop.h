@@ -327,6 +327,25 @@ ZEROHOP_API zh_status zh_ready_semaphore_destroy(zh_ready_semaphore* semaphore);
  * imported on another device than the frame's. Thread-safe per frame; one thread per semaphore. */
 ZEROHOP_API zh_status zh_frame_signal_when_ready(const zh_frame* frame, zh_ready_semaphore* semaphore,
                                                  uint64_t value);
+/* The next frame, read before it exists (docs/textures.md, "The next frame, submitted before it
+ * exists"). Device rings: hands the publisher `fd`, an opaque fd of a timeline semaphore of the
+ * renderer's, which the publisher's GPU then signals to each frame's publish index once it wrote that
+ * frame, from its own CUDA context. One per reader session (a new one replaces it; after
+ * zh_reader_reconnect hand a new one over: publish indices start at 1 again). Takes ownership of `fd`.
+ * ZH_ERR_UNSUPPORTED for a host ring or a publisher without CUDA, ZH_ERR_DEVICE when its CUDA refuses
+ * the fd, ZH_ERR_TIMEOUT when the publisher does not answer (one older than this library). */
+ZEROHOP_API zh_status zh_reader_signal_on_publish(zh_reader* reader, int fd);
+/* The frame the publisher will publish next, as it announced when it committed the one before: its
+ * publish index (the semaphore value to wait for), ring slot and the slot's byte offset in the ring's
+ * memory (zh_frame_get_ring_memory). Any out-pointer may be NULL. ZH_ERR_NOT_FOUND when it announced
+ * nothing (host rings, before the first publish). Never blocks. */
+ZEROHOP_API zh_status zh_reader_upcoming(zh_reader* reader, uint64_t* publish_index, uint32_t* slot,
+                                         uint64_t* slot_offset);
+/* After the GPU work that read that slot (waiting on the semaphore at publish_index) completed: the
+ * frame, leased, when the slot holds it (the work read it whole); ZH_ERR_NOT_FOUND (*frame NULL) when
+ * the publisher wrote it elsewhere or overwrote it since: read it as usual (zh_reader_next). */
+ZEROHOP_API zh_status zh_reader_confirm(zh_reader* reader, uint64_t publish_index, uint32_t slot,
+                                        zh_frame** frame);
 
 /* ---- publisher ----------------------------------------------------------------------------- */
 /* Creates share `name` (letters, digits, '.', '_', '-'). ZH_ERR_UNAVAILABLE when the name is

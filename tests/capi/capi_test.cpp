@@ -314,6 +314,73 @@ TEST_F(CApi, ADeviceFramesSemaphoreIsSignalledAfterItsReadyEventAndAHostFrameHas
   EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
 }
 
+// The next frame read before it exists: the publisher signals the reader's semaphore with each publish
+// index and says which slot comes next; confirm leases the slot if it holds that publish.
+TEST_F(CApi, ThePublisherSignalsTheNextFrameAndConfirmLeasesIt) {
+  zerohop::share_test::FakeDeviceTransport fake;  // device rings without a GPU (tests/share)
+  zerohop::share_detail::DeviceTransport* const real = zerohop::share_detail::deviceTransport();
+  zerohop::share_detail::registerDeviceTransport(&fake);
+  struct Restore {
+    zerohop::share_detail::DeviceTransport* real;
+    ~Restore() { zerohop::share_detail::registerDeviceTransport(real); }
+  } restore{real};
+
+  zh_publisher_options po = hostImages();
+  po.memory = ZH_MEMORY_DEVICE;
+  zh_publisher* pub = nullptr;
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &po, &pub), ZH_OK) << zh_last_error();
+  int streamToken = 0;
+  const auto publish = [&](std::uint64_t seq) {
+    zh_slot* slot = nullptr;
+    ASSERT_EQ(zh_publisher_acquire(pub, &slot), ZH_OK) << zh_last_error();
+    zh_frame_meta meta = ZH_FRAME_META_INIT;
+    meta.sequence = seq;
+    ASSERT_EQ(zh_publisher_commit(pub, slot, &meta, &streamToken), ZH_OK) << zh_last_error();
+  };
+  publish(1);
+  zh_reader* reader = nullptr;
+  const auto ro = readerOptions();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ASSERT_EQ(zh_reader_signal_on_publish(reader, p[1]), ZH_OK) << zh_last_error();
+  std::uint64_t index = 0, offset = 0;
+  std::uint32_t slot = 99;
+  ASSERT_EQ(zh_reader_upcoming(reader, &index, &slot, &offset), ZH_OK) << zh_last_error();
+  EXPECT_EQ(index, 2u);
+  publish(2);
+  zh_frame* frame = nullptr;
+  EXPECT_EQ(zh_reader_confirm(reader, index, (slot + 1) % 4, &frame), ZH_ERR_NOT_FOUND) << "another slot";
+  EXPECT_EQ(frame, nullptr);
+  ASSERT_EQ(zh_reader_confirm(reader, index, slot, &frame), ZH_OK) << zh_last_error();
+  zh_frame_info info = ZH_FRAME_INFO_INIT;
+  ASSERT_EQ(zh_frame_get_info(frame, &info), ZH_OK);
+  EXPECT_EQ(info.sequence, 2u);
+  {
+    const std::lock_guard lock(fake.signalsMutex);
+    ASSERT_EQ(fake.signals.size(), 1u) << "one signal: publish 2, after the registration";
+    EXPECT_EQ(fake.signals[0].value, 2u);
+    EXPECT_EQ(fake.signals[0].event, info.cuda_event) << "after that frame's write";
+  }
+  EXPECT_EQ(zh_frame_release(frame), ZH_OK);
+  EXPECT_EQ(zh_reader_close(reader), ZH_OK);
+  EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
+  EXPECT_TRUE(writeEndClosed(p[0])) << "the publisher let the semaphore go with the reader";
+  ::close(p[0]);
+
+  // A host ring: nothing to signal, nothing announced.
+  zh_publisher_options ho = hostImages();
+  ASSERT_EQ(zh_publisher_create(name_.c_str(), &ho, &pub), ZH_OK) << zh_last_error();
+  ASSERT_EQ(zh_reader_open_with(name_.c_str(), &ro, &reader), ZH_OK) << zh_last_error();
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  EXPECT_EQ(zh_reader_signal_on_publish(reader, p[1]), ZH_ERR_UNSUPPORTED);
+  EXPECT_TRUE(writeEndClosed(p[0]));
+  ::close(p[0]);
+  EXPECT_EQ(zh_reader_upcoming(reader, nullptr, nullptr, nullptr), ZH_ERR_NOT_FOUND);
+  EXPECT_EQ(zh_reader_close(reader), ZH_OK);
+  EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
+}
+
 TEST_F(CApi, PublishCopiesAFrameAndLatestReturnsTheNewest) {
   zh_publisher* pub = nullptr;
   zh_publisher_options po = hostImages();
