@@ -138,6 +138,14 @@ class DeviceTransport {
     throw Error(Errc::kUnsupported,
                 "SharedFrame::signalWhenReady: this device transport cannot signal a semaphore");
   }
+  /// The publisher's signal of a reader's semaphore (from importSemaphore, on its own device) to
+  /// `value`, queued on `stream` (a cudaStream_t of the producer's that wrote the frame: the signal
+  /// follows that work with no other stream between). Never blocks. The default (transports without
+  /// CUDA) refuses with kUnsupported; callers then use signalSemaphore with the slot's event.
+  virtual void signalSemaphoreOnStream(void* semaphore, std::uint64_t value, void* stream) {
+    (void)semaphore, (void)value, (void)stream;
+    throw Error(Errc::kUnsupported, "this device transport cannot signal on a stream");
+  }
   /// Adapts an import (from importSlots, or of this process's own publisher) to the reader's
   /// device: as it is on the ring's GPU; peer access or a copying import on another. The default
   /// (transports without CUDA) reads on the ring's device only.

@@ -283,10 +283,10 @@ void PublisherCore::commit(WriteSlot& ws, const Frame& meta, void* stream) {
       throw;
     }
   }
-  commitRecorded(ws, meta);
+  commitRecorded(ws, meta, device_ ? stream : nullptr);
 }
 
-void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
+void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta, void* stream) {
   if (ws.core_.get() != this)
     throw Error(Errc::kInvalidArgument,
                 "share '" + name_ + "': commit of a WriteSlot this publisher did not hand out");
@@ -336,12 +336,12 @@ void PublisherCore::commitRecorded(WriteSlot& ws, const Frame& meta) {
     }
   }
   ws.core_.reset();
-  if (!signals.empty()) signalReaders(signals, rec.publishIndex, ws.slot_);
+  if (!signals.empty()) signalReaders(signals, rec.publishIndex, ws.slot_, stream);
   wakeReaders();
 }
 
 void PublisherCore::signalReaders(const std::vector<std::shared_ptr<void>>& semaphores,
-                                  std::uint64_t publishIndex, std::uint32_t slot) noexcept {
+                                  std::uint64_t publishIndex, std::uint32_t slot, void* stream) noexcept {
   DeviceTransport* transport = deviceTransport();
   const std::lock_guard lock(signalMutex_);
   // Values only grow: a commit that overtook this one (two WriteSlots in flight) already signalled
@@ -350,8 +350,13 @@ void PublisherCore::signalReaders(const std::vector<std::shared_ptr<void>>& sema
   lastSignalled_ = publishIndex;
   for (const auto& semaphore : semaphores) {
     try {
-      transport->signalSemaphore(semaphore.get(), true, publishIndex, device_->slotEvent(slot),
-                                 device_->device());
+      // On the producer's own stream where the commit named it (one stream, no wait between: what makes
+      // a renderer's presubmitted read start soonest), else after the slot's event.
+      if (stream != nullptr)
+        transport->signalSemaphoreOnStream(semaphore.get(), publishIndex, stream);
+      else
+        transport->signalSemaphore(semaphore.get(), true, publishIndex, device_->slotEvent(slot),
+                                   device_->device());
     } catch (const std::exception& e) {
       // The renderer waits on the GPU for a value that will not come; it gives up by its own timeout.
       log::warn("share '", name_, "': signalling a reader's semaphore for publish ", publishIndex,

@@ -45,7 +45,9 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   /// abandons the slot and rethrows when that fails. Then commitRecorded().
   void commit(WriteSlot& slot, const Frame& meta, void* stream);
   /// Publishes a slot whose pixels (and, device rings, slot event) are already in place.
-  void commitRecorded(WriteSlot& slot, const Frame& meta);
+  /// `stream`: the producer's stream that wrote the slot (commit() with one): readers' semaphores are
+  /// signalled on it, right after that work; null: after the slot's event, on their own streams.
+  void commitRecorded(WriteSlot& slot, const Frame& meta, void* stream = nullptr);
   void abandon(WriteSlot& slot) noexcept;
   /// Counts payload bytes a copying publish moved into a slot (ShareStats::bytesCopied).
   void countCopied(std::uint64_t bytes) noexcept { bytesCopied_.fetch_add(bytes, std::memory_order_relaxed); }
@@ -92,7 +94,7 @@ class PublisherCore : public std::enable_shared_from_this<PublisherCore> {
   std::vector<SlotState> slotStates(std::int64_t nowMs, bool countForged);
   /// Signals each semaphore to `publishIndex` after `slot`'s event (never blocks the host).
   void signalReaders(const std::vector<std::shared_ptr<void>>& semaphores, std::uint64_t publishIndex,
-                     std::uint32_t slot) noexcept;
+                     std::uint32_t slot, void* stream) noexcept;
   /// A Signal from a reader (server thread): imports its semaphore, answers SignalOk or Reject.
   void readerSignal(Reader& reader, std::vector<UniqueFd>& fds);
   /// A message from a registered reader (server thread): registers a Notify's eventfd; anything

@@ -360,7 +360,7 @@ TEST_F(CApi, ThePublisherSignalsTheNextFrameAndConfirmLeasesIt) {
     const std::lock_guard lock(fake.signalsMutex);
     ASSERT_EQ(fake.signals.size(), 1u) << "one signal: publish 2, after the registration";
     EXPECT_EQ(fake.signals[0].value, 2u);
-    EXPECT_EQ(fake.signals[0].event, info.cuda_event) << "after that frame's write";
+    EXPECT_EQ(fake.signals[0].stream, &streamToken) << "on the producer's stream, after its write";
   }
   EXPECT_EQ(zh_frame_release(frame), ZH_OK);
   EXPECT_EQ(zh_reader_close(reader), ZH_OK);

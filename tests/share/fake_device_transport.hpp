@@ -139,8 +139,9 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
     void* semaphore;
     bool timeline;
     std::uint64_t value;
-    void* event;
+    void* event;  ///< signalSemaphore: after this event
     int device;
+    void* stream = nullptr;  ///< signalSemaphoreOnStream: on this stream
   };
   std::atomic<bool> refuseSemaphores{false};  ///< importSemaphore fails as cudaImportExternalSemaphore would
   std::mutex signalsMutex;
@@ -155,6 +156,10 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
                        int device) override {
     const std::lock_guard lock(signalsMutex);
     signals.push_back(Signal{semaphore, timeline, value, event, device});
+  }
+  void signalSemaphoreOnStream(void* semaphore, std::uint64_t value, void* stream) override {
+    const std::lock_guard lock(signalsMutex);
+    signals.push_back(Signal{semaphore, true, value, nullptr, -1, stream});
   }
 
   std::unique_ptr<share_detail::DeviceSlots> createSlots(const std::string&, int, std::uint64_t stride,

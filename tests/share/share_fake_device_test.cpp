@@ -494,7 +494,7 @@ TEST_F(ShareFakeDevice, PublisherSignalsEachPublishAndSaysTheNextSlot) {
     const auto& last = fake_.signals.back();
     EXPECT_EQ(last.value, k) << "the publish index";
     EXPECT_TRUE(last.timeline);
-    EXPECT_EQ(last.event, (*f)->gpu.readyEvent) << "ordered after this frame's write, not another's";
+    EXPECT_EQ(last.stream, &streamToken) << "on the producer's stream, right after its write of the frame";
   }
   {
     const std::lock_guard lock(fake_.signalsMutex);

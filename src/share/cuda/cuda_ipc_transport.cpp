@@ -270,6 +270,9 @@ class CudaIpcTransport final : public DeviceTransport {
     (void)timeline, (void)device;  // both fixed at the import
     static_cast<CudaSemaphore*>(semaphore)->signalAfter(event, value);
   }
+  void signalSemaphoreOnStream(void* semaphore, std::uint64_t value, void* stream) override {
+    static_cast<CudaSemaphore*>(semaphore)->signalOn(stream, value);
+  }
 };
 
 struct Registrar {

@@ -30,6 +30,7 @@ CudaSemaphore::CudaSemaphore(int fd, bool timeline, int device) : timeline_(time
 CudaSemaphore::~CudaSemaphore() {
   try {
     stream_.synchronize();  // the renderer's waits are on signals queued here
+    if (lastForeign_.get() != nullptr) lastForeign_.synchronize();  // and those queued on a producer's stream
   } catch (const std::exception& e) {
     log::warn("ReadySemaphore: waiting for its last signals: ", e.what());
   }
@@ -40,6 +41,17 @@ CudaSemaphore::~CudaSemaphore() {
   } catch (const std::exception& e) {
     log::warn("ReadySemaphore: destroying the import: ", e.what());
   }
+}
+
+void CudaSemaphore::signalOn(void* stream, std::uint64_t value) {
+  const cuda::DeviceGuard guard(device_);
+  if (lastForeign_.get() == nullptr) lastForeign_ = CudaEvent(device_, false);
+  cudaExternalSemaphoreSignalParams params{};
+  if (timeline_) params.params.fence.value = value;
+  const auto s = static_cast<cudaStream_t>(stream);
+  cuda::check(cudaSignalExternalSemaphoresAsync(&semaphore_, &params, 1, s),
+              "cudaSignalExternalSemaphoresAsync", "a reader's semaphore, on the producer's stream");
+  lastForeign_.record(s);
 }
 
 void CudaSemaphore::signalAfter(void* readyEvent, std::uint64_t value) {

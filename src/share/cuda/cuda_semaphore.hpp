@@ -24,12 +24,16 @@ class CudaSemaphore {
   /// On the GPU, after `readyEvent` (a cudaEvent_t; null: at once): signal (a timeline semaphore to
   /// `value`). Never blocks the host.
   void signalAfter(void* readyEvent, std::uint64_t value);
+  /// Signals on `stream` (a cudaStream_t of this device: the work before it on that stream first), and
+  /// records an event after it there, so the destructor waits for that signal too. Never blocks.
+  void signalOn(void* stream, std::uint64_t value);
 
  private:
   cudaExternalSemaphore_t semaphore_ = nullptr;
   bool timeline_;
   int device_;
   CudaStream stream_;
+  CudaEvent lastForeign_;  // recorded after the last signalOn, on that stream (null: none yet)
 };
 
 }  // namespace zerohop::share_detail
