@@ -409,34 +409,11 @@ class DeviceFrameImporter {
   bool producerSemaphoreFor(Subscriber& subscriber) {
     const std::uint64_t session = subscriber.info().sessionId;
     if (producerSemaphore_ != VK_NULL_HANDLE && producerSession_ == session) return true;
-    VkSemaphoreTypeCreateInfo type{};
-    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkExportSemaphoreCreateInfo exportInfo{};
-    exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
-    exportInfo.pNext = &type;
-    exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-    VkSemaphoreCreateInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-    info.pNext = &exportInfo;
-    VkSemaphore made = VK_NULL_HANDLE;
-    VkResult r = vkCreateSemaphore(device_, &info, nullptr, &made);
-    if (r != VK_SUCCESS) {
-      refuseUpcoming(std::string("vkCreateSemaphore (timeline, exportable as an opaque fd): ") +
-                     resultName(r));
-      return false;
-    }
-    const auto getFd =
-        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
     int fd = -1;
-    VkSemaphoreGetFdInfoKHR get{};
-    get.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
-    get.semaphore = made;
-    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-    r = getFd == nullptr ? VK_ERROR_EXTENSION_NOT_PRESENT : getFd(device_, &get, &fd);
-    if (r != VK_SUCCESS) {
-      vkDestroySemaphore(device_, made, nullptr);
-      refuseUpcoming(std::string("vkGetSemaphoreFdKHR (opaque fd): ") + resultName(r));
+    std::string why;
+    const VkSemaphore made = exportableTimeline(fd, why);
+    if (made == VK_NULL_HANDLE) {
+      refuseUpcoming(why);
       return false;
     }
     try {
@@ -452,6 +429,45 @@ class DeviceFrameImporter {
     producerSession_ = session;
     producerWaited_ = 0;
     return true;
+  }
+  // A timeline semaphore exported as an opaque fd (`fd`, the caller's): what CUDA imports. VK_NULL_HANDLE
+  // with `why` where Vulkan cannot make or export it.
+  VkSemaphore exportableTimeline(int& fd, std::string& why) {
+    VkSemaphoreTypeCreateInfo type{};
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkExportSemaphoreCreateInfo exportInfo{};
+    exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+    exportInfo.pNext = &type;
+    exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkSemaphoreCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    info.pNext = &exportInfo;
+    VkSemaphore made = VK_NULL_HANDLE;
+    VkResult r = vkCreateSemaphore(device_, &info, nullptr, &made);
+    if (r != VK_SUCCESS) {
+      why = std::string("vkCreateSemaphore (timeline, exportable as an opaque fd): ") + resultName(r) +
+            "; are kDeviceSemaphoreExtensions and the timelineSemaphore feature enabled?";
+      return VK_NULL_HANDLE;
+    }
+    const auto getFd =
+        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
+    if (getFd == nullptr) {
+      vkDestroySemaphore(device_, made, nullptr);
+      why = std::string(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) + " is not enabled on this VkDevice";
+      return VK_NULL_HANDLE;
+    }
+    VkSemaphoreGetFdInfoKHR get{};
+    get.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+    get.semaphore = made;
+    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    r = getFd(device_, &get, &fd);
+    if (r != VK_SUCCESS) {
+      vkDestroySemaphore(device_, made, nullptr);
+      why = std::string("vkGetSemaphoreFdKHR (opaque fd): ") + resultName(r);
+      return VK_NULL_HANDLE;
+    }
+    return made;
   }
   void refuseGpuWait(std::string why) {
     if (gpuWaitRefusal_.empty())
@@ -470,39 +486,11 @@ class DeviceFrameImporter {
                     std::to_string(ready_.device()));
       return false;
     }
-    VkSemaphoreTypeCreateInfo type{};
-    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    VkExportSemaphoreCreateInfo exportInfo{};
-    exportInfo.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
-    exportInfo.pNext = &type;
-    exportInfo.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
-    VkSemaphoreCreateInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
-    info.pNext = &exportInfo;
-    VkResult r = vkCreateSemaphore(device_, &info, nullptr, &semaphore_);
-    if (r != VK_SUCCESS) {
-      semaphore_ = VK_NULL_HANDLE;
-      refuseGpuWait(std::string("vkCreateSemaphore (timeline, exportable as an opaque fd): ") +
-                    resultName(r) +
-                    "; are kDeviceSemaphoreExtensions and the timelineSemaphore feature enabled?");
-      return false;
-    }
-    const auto getFd =
-        reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
-    if (getFd == nullptr) {
-      refuseGpuWait(std::string(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) +
-                    " is not enabled on this VkDevice");
-      return false;
-    }
-    VkSemaphoreGetFdInfoKHR get{};
-    get.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
-    get.semaphore = semaphore_;
-    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
     int fd = -1;
-    r = getFd(device_, &get, &fd);
-    if (r != VK_SUCCESS) {
-      refuseGpuWait(std::string("vkGetSemaphoreFdKHR (opaque fd): ") + resultName(r));
+    std::string why;
+    semaphore_ = exportableTimeline(fd, why);
+    if (semaphore_ == VK_NULL_HANDLE) {
+      refuseGpuWait(why);
       return false;
     }
     try {

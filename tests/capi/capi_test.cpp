@@ -251,14 +251,19 @@ TEST_F(CApi, RendererCallsOnAHostFrameAndWithoutAGpuAreRefusedWithTheirReasonAnd
   EXPECT_EQ(zh_publisher_close(pub), ZH_OK);
 }
 
-TEST_F(CApi, ADeviceFramesSemaphoreIsSignalledAfterItsReadyEventAndAHostFrameHasNoneToSignal) {
-  zerohop::share_test::FakeDeviceTransport fake;  // device rings without a GPU (tests/share)
+/// The fake device transport (tests/share) registered while it lives, the real one (if any) after.
+struct FakeTransportInUse {
+  zerohop::share_test::FakeDeviceTransport fake;
   zerohop::share_detail::DeviceTransport* const real = zerohop::share_detail::deviceTransport();
-  zerohop::share_detail::registerDeviceTransport(&fake);
-  struct Restore {
-    zerohop::share_detail::DeviceTransport* real;
-    ~Restore() { zerohop::share_detail::registerDeviceTransport(real); }
-  } restore{real};
+  FakeTransportInUse() { zerohop::share_detail::registerDeviceTransport(&fake); }
+  ~FakeTransportInUse() { zerohop::share_detail::registerDeviceTransport(real); }
+  FakeTransportInUse(const FakeTransportInUse&) = delete;
+  FakeTransportInUse& operator=(const FakeTransportInUse&) = delete;
+};
+
+TEST_F(CApi, ADeviceFramesSemaphoreIsSignalledAfterItsReadyEventAndAHostFrameHasNoneToSignal) {
+  FakeTransportInUse use;  // device rings without a GPU (tests/share)
+  zerohop::share_test::FakeDeviceTransport& fake = use.fake;
 
   zh_publisher_options po = hostImages();
   po.memory = ZH_MEMORY_DEVICE;
@@ -317,13 +322,8 @@ TEST_F(CApi, ADeviceFramesSemaphoreIsSignalledAfterItsReadyEventAndAHostFrameHas
 // The next frame read before it exists: the publisher signals the reader's semaphore with each publish
 // index and says which slot comes next; confirm leases the slot if it holds that publish.
 TEST_F(CApi, ThePublisherSignalsTheNextFrameAndConfirmLeasesIt) {
-  zerohop::share_test::FakeDeviceTransport fake;  // device rings without a GPU (tests/share)
-  zerohop::share_detail::DeviceTransport* const real = zerohop::share_detail::deviceTransport();
-  zerohop::share_detail::registerDeviceTransport(&fake);
-  struct Restore {
-    zerohop::share_detail::DeviceTransport* real;
-    ~Restore() { zerohop::share_detail::registerDeviceTransport(real); }
-  } restore{real};
+  FakeTransportInUse use;  // device rings without a GPU (tests/share)
+  zerohop::share_test::FakeDeviceTransport& fake = use.fake;
 
   zh_publisher_options po = hostImages();
   po.memory = ZH_MEMORY_DEVICE;
