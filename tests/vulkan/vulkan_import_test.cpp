@@ -458,6 +458,17 @@ TEST_F(VulkanImport, DeviceRingFdOfAnotherProcessIsImportedOrRefusedByNameAndThe
       EXPECT_GT(importer.stats().copiedBytes, 0u);
       EXPECT_EQ(logs.count("copied through host memory"), 1) << "the refusal must be said once";
     }
+    // The next frame before it exists: nothing to bind without an in-place import first; after one, a
+    // device that cannot export a timeline semaphore (lavapipe) gives nothing and says why, once.
+    const std::optional<vulkan::FrameBuffer> next = importer.upcoming(sub);
+    if (importer.stats().imported == 0) {
+      EXPECT_FALSE(next);
+      EXPECT_TRUE(importer.upcomingRefusal().empty()) << importer.upcomingRefusal();
+    } else if (!next) {
+      EXPECT_FALSE(importer.upcomingRefusal().empty());
+      EXPECT_FALSE(importer.upcoming(sub));
+      EXPECT_EQ(logs.count("cannot be submitted before it exists"), 1) << "said once";
+    }
   }
 }
 
