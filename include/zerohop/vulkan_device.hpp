@@ -191,12 +191,14 @@ class DeviceFrameImporter {
     ++stats_.frames;
     ++stats_.imported;
     ++upcomingConfirmed_;
+    cancelsInARow_ = 0;
     return true;
   }
   /// Releases a queue still waiting on `fb` (from upcoming()) when its frame does not come (the
   /// publisher stalled or went away): the host signals the semaphore to fb.waitValue(), the work
   /// runs on a stale slot (confirm() says false), and the next upcoming() hands the publisher a new
-  /// semaphore (this one's values are the host's now). Throws kDevice when Vulkan refuses.
+  /// semaphore (this one's values are the host's now); after two in a row with no frame between,
+  /// upcoming() gives nothing more (upcomingRefusal()). Throws kDevice when Vulkan refuses.
   void cancel(FrameBuffer& fb) {
     if (fb.waitSemaphore_ == VK_NULL_HANDLE || fb.waitSemaphore_ != producerSemaphore_) return;
     const auto getValue =
@@ -216,6 +218,10 @@ class DeviceFrameImporter {
     if (r != VK_SUCCESS)
       throw Error(Errc::kDevice, std::string("zerohop::vulkan: vkSignalSemaphore: ") + resultName(r));
     producerSession_ = 0;  // a new semaphore for the next upcoming()
+    // Twice in a row with no frame between: the publisher is not signalling (a failed signal is its
+    // log line); stop asking rather than stall the renderer again and again.
+    if (++cancelsInARow_ >= 2)
+      refuseUpcoming("the publisher's signal did not come for two frames in a row (see its log)");
   }
   /// Why upcoming() gives nothing (empty while it may).
   const std::string& upcomingRefusal() const noexcept { return upcomingRefusal_; }
@@ -583,6 +589,7 @@ class DeviceFrameImporter {
   std::uint64_t producerWaited_ = 0;   // the last publish index upcoming() handed out
   std::string upcomingRefusal_;
   std::uint64_t upcomingConfirmed_ = 0, upcomingMissed_ = 0;
+  int cancelsInARow_ = 0;  // cancel() calls since the last frame confirm() found
 };
 
 }  // namespace zerohop::vulkan
