@@ -19,57 +19,49 @@ const ZEROHOP_ABS_CAPTURE_TIME_URI = 'http://www.webrtc.org/experiments/rtp-hdre
 window.zerohop = {
   state: 'idle',
   error: null,
-  connects: 0,         // connection attempts
-  framesPresented: 0,  // frames the compositor presented (metadata.presentedFrames, summed over connections)
-  frameCallbacks: 0,   // requestVideoFrameCallback invocations (one timecode read attempt each)
+  connects: 0,            // connection attempts
+  framesPresented: 0,     // frames the compositor presented (metadata.presentedFrames, summed over connections)
+  frameCallbacks: 0,      // requestVideoFrameCallback invocations (one timecode read attempt each)
   timecodesRead: 0,
   timecodeErrors: 0,
-  stripReadMisses: 0,  // frames WebCodecs could not take (InvalidStateError; see readStripRow)
-  staleReads: 0,       // timecodes read from a newer frame than the callback's (late callback): no sample
-  lastTimecode: null,  // {wallClockMs, sequence}
-  sequenceGaps: 0,     // frames missing between consecutive read timecodes
-  latencyMs: [],       // last ZEROHOP_KEEP_SAMPLES capture->display latencies (confirmed samples)
-  latencyCount: 0,     // samples ever pushed to latencyMs (to fetch only new ones)
-  latencyP50: null,    // over the last 5 s
+  stripReadMisses: 0,     // frames WebCodecs could not take (InvalidStateError; see readStripRow)
+  staleReads: 0,          // timecodes read from a newer frame than the callback's (late callback): no sample
+  lastTimecode: null,     // {wallClockMs, sequence}
+  sequenceGaps: 0,        // frames missing between consecutive read timecodes
+  latencyMs: [],          // last ZEROHOP_KEEP_SAMPLES capture->display latencies (confirmed samples)
+  latencyCount: 0,        // samples ever pushed to latencyMs (to fetch only new ones)
+  latencyP50: null,       // over the last 5 s
   latencyP99: null,
   fps: 0,
-  freezes: 0,    // gaps > 500 ms between presented frames seen by the page
-  longGaps: [],  // [{at: performance.now(), ms}] for every gap > 200 ms
+  freezes: 0,             // gaps > 500 ms between presented frames seen by the page
+  longGaps: [],           // [{at: performance.now(), ms}] for every gap > 200 ms
   maxGapMs: 0,
-  firstFrameAt: null,        // performance.now() of the first presented frame
+  firstFrameAt: null,     // performance.now() of the first presented frame
   timeToFirstFrameMs: null,  // this connection: POST /whep -> its first frame on screen (expectedDisplayTime)
   timesToFirstFrame: [],     // the same for every connection so far
-  answerMs: null,            // this connection: POST /whep -> its answer
-  sessionId: null,           // the first 8 hex digits of this session's id (how /stats names it)
-  serverStart:
-      null,  // this session in /stats: {connect_ms, first_frame_ms} from the server's view of the POST
-  absCaptureMs:
-      [],  // capture->display from abs-capture-time (RTP header extension), last ZEROHOP_KEEP_SAMPLES
+  answerMs: null,         // this connection: POST /whep -> its answer
+  sessionId: null,        // the first 8 hex digits of this session's id (how /stats names it)
+  serverStart: null,      // this session in /stats: {connect_ms, first_frame_ms} from the server's view of the POST
+  absCaptureMs: [],       // capture->display from abs-capture-time (RTP header extension), last ZEROHOP_KEEP_SAMPLES
   absCaptureCount: 0,
-  absCaptureP50: null,             // over the last 5 s
-  captureToReceiveP50: null,       // capture (abs-capture-time) -> the frame's last packet received, last 5 s
+  absCaptureP50: null,    // over the last 5 s
+  captureToReceiveP50: null,  // capture (abs-capture-time) -> the frame's last packet received, last 5 s
   receiveToPresentationP50: null,  // received -> handed to the compositor (rVFC presentationTime), last 5 s
-  presentationToDisplayP50:
-      null,             // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
-  sdp: null,            // {offer, answer} of the current session, for diagnosis
-  iceState: null,       // RTCPeerConnection connectionState / iceConnectionState
-  iceServers: [],       // the STUN/TURN URLs the server gave (OPTIONS /whep Link headers)
-  candidatePair: null,  // the selected ICE pair: {local, remote} candidate types ('relay': via TURN), rttMs
-  lastStats: null,      // last /stats JSON (of the camera played, when the server has several)
-  camera: null,         // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
-  cameras: [],          // [{name, state}] from /stats when the server has several cameras
-  webrtc: null,         // inbound-rtp video figures from getStats()
-  audio: null,          // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
-  avSync: null,  // ?audio=1: the test camera's markers against the tone's clicks, timed here (web/avsync.js
-                 // summary())
-  rendition: null,  // from /stats, with a ladder (serve --renditions): {rung, rungs, width, height, kbps,
-                    // switches} of the rung this viewer takes
-  layerUrl: null,   // this session's layer URL (the 201's Link rel=urn:ietf:params:whep:ext:core:layer), with
-                    // a ladder
-  chooseRendition: null,  // async (rung | null) => HTTP status: the highest rung to take (null: automatic),
-                          // as the page's selector does
-  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or
-                          // VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
+  presentationToDisplayP50: null,  // handed to the compositor -> expected on screen (expectedDisplayTime), last 5 s
+  sdp: null,              // {offer, answer} of the current session, for diagnosis
+  iceState: null,         // RTCPeerConnection connectionState / iceConnectionState
+  iceServers: [],         // the STUN/TURN URLs the server gave (OPTIONS /whep Link headers)
+  candidatePair: null,    // the selected ICE pair: {local, remote} candidate types ('relay': via TURN), rttMs
+  lastStats: null,        // last /stats JSON (of the camera played, when the server has several)
+  camera: null,           // ?camera=NAME: the camera played (POST /whep/NAME); null = the first (/whep)
+  cameras: [],            // [{name, state}] from /stats when the server has several cameras
+  webrtc: null,           // inbound-rtp video figures from getStats()
+  audio: null,            // inbound-rtp audio figures from getStats() (?audio=1 and a server with sound)
+  avSync: null,           // ?audio=1: the test camera's markers against the tone's clicks, timed here (web/avsync.js summary())
+  rendition: null,        // from /stats, with a ladder (serve --renditions): {rung, rungs, width, height, kbps, switches} of the rung this viewer takes
+  layerUrl: null,         // this session's layer URL (the 201's Link rel=urn:ietf:params:whep:ext:core:layer), with a ladder
+  chooseRendition: null,  // async (rung | null) => HTTP status: the highest rung to take (null: automatic), as the page's selector does
+  bitrate: null,          // from /stats: {target_kbps, encoded_kbps} of the encode it receives (H.264 or VP8), {sent_kbps, estimate_kbps, loss_pct, rtt_ms} to this viewer
   playback: null,         // video.getVideoPlaybackQuality()
   history: [],            // per-second chart rows
 };
@@ -440,27 +432,22 @@ window.zerohop = {
   let readChain = Promise.resolve();
   function readStripRow(width, cell, stripW, markerAt) {
     if (zh.stripReader === 'webcodecs') {
-      return zerohopReadStripRow(video, width, markerAt)
-          .then(
-              (row) => {
-                missesInARow = 0;
-                return row;
-              },
-              (e) => {
-                const passing = e && e.name === 'InvalidStateError';
-                if (passing) {
-                  zh.stripReadMisses++;
-                  missesInARow++;
-                }
-                if (zh.stripReader === 'webcodecs' &&
-                    (!passing || missesInARow >= ZEROHOP_WEBCODECS_MISSES_IN_A_ROW)) {
-                  zh.stripReader = 'canvas';
-                  console.log(
-                      `timecode: reading through a canvas (WebCodecs cannot: ${e.message || e}` +
-                      `${passing ? `, ${missesInARow} frames in a row` : ''})`);
-                }
-                return null;  // this frame is lost; the next one is read again (or through the canvas)
-              });
+      return zerohopReadStripRow(video, width, markerAt).then((row) => {
+        missesInARow = 0;
+        return row;
+      }, (e) => {
+        const passing = e && e.name === 'InvalidStateError';
+        if (passing) {
+          zh.stripReadMisses++;
+          missesInARow++;
+        }
+        if (zh.stripReader === 'webcodecs' && (!passing || missesInARow >= ZEROHOP_WEBCODECS_MISSES_IN_A_ROW)) {
+          zh.stripReader = 'canvas';
+          console.log(`timecode: reading through a canvas (WebCodecs cannot: ${e.message || e}`
+                      + `${passing ? `, ${missesInARow} frames in a row` : ''})`);
+        }
+        return null;  // this frame is lost; the next one is read again (or through the canvas)
+      });
     }
     if (stripCanvas.width !== stripW || stripCanvas.height !== cell) {
       stripCanvas.width = stripW;
@@ -767,11 +754,6 @@ window.zerohop = {
     $('source').textContent = s.source ? `${s.source}${num(s.uptime_s) !== null ? ` · up ${Math.round(s.uptime_s)} s` : ''}` : '';
   }
 
-  // The sound row (serve --audio; the page at ?audio=1): the server's side from /stats (its source, the
-  // packets it encoded or passed on as the camera sent them, sent to viewers, dropped, capture overruns)
-  // and this browser's (packets received, samples concealed, its jitter buffer since the start, and lip
-  // sync as Chromium estimates it: the video's estimated playout time less the audio's, positive when the
-  // sound plays older sender time, i.e. late). Hidden while neither side has sound.
   // The test camera's markers against the tone's clicks (web/avsync.js), timed here.
   function clickSync(a) {
     if (!a) return '';
@@ -785,6 +767,11 @@ window.zerohop = {
         fmtMs(a.audioCaptureToPlayoutP50)}`;
   }
 
+  // The sound row (serve --audio; the page at ?audio=1): the server's side from /stats (its source, the
+  // packets it encoded or passed on as the camera sent them, sent to viewers, dropped, capture overruns)
+  // and this browser's (packets received, samples concealed, its jitter buffer since the start, and lip
+  // sync as Chromium estimates it: the video's estimated playout time less the audio's, positive when the
+  // sound plays older sender time, i.e. late). Hidden while neither side has sound.
   function showSound(server, here) {
     const row = $('sound-row');
     row.hidden = !server && !here;
