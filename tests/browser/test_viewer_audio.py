@@ -145,27 +145,6 @@ def check_lip_sync(driver, url: str, failures: list[str], bound_ms: float) -> No
                         f"{bound_ms:.0f} ms")
 
 
-def check_click_against_marker(a: dict, shown: str, failures: list[str], bound_ms: float) -> None:
-    """The page's own timing of the test camera's marker frames against the tone's clicks (web/avsync.js)."""
-    print("the page's click against marker: " + json.dumps({k: v for k, v in a.items() if k != "last"})
-          + "; last pairs " + json.dumps(a.get("last", [])[-3:]))
-    if a.get("state") != "running":
-        failures.append(f"the page's click timer is {a.get('state')!r}, want 'running'")
-        return
-    if (a.get("pairs") or 0) < 3:
-        failures.append(f"the page paired {a.get('pairs')} clicks with markers ({a.get('clicksHeard')} clicks "
-                        f"heard, {a.get('markersSeen')} markers seen), want >= 3 in the window")
-        return
-    offset, audio = a.get("clickMinusMarkerP50"), a.get("audioCaptureToPlayoutP50")
-    if offset is None or abs(offset) > bound_ms:
-        failures.append(f"the page's click - marker is {offset} ms at the median, want within {bound_ms:.0f} ms")
-    if audio is None or not 0 < audio < 400:
-        failures.append(f"the page's click capture -> playout is {audio} ms at the median, want 0-400 ms "
-                        "(null: no capture clock offset from /stats)")
-    if not re.search(r"click − marker -?\d+ ms \(\d+ pairs\), sound capture → playout \d+ ms", shown):
-        failures.append(f"the page's sound row does not show the click against the marker: {shown!r}")
-
-
 def wait_for(driver, predicate_js: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -268,7 +247,7 @@ def main() -> int:
             failures.append(f"the page's sound row does not show the server's tone: {shown!r}")
         if not re.search(r"here: \d+ packets, [\d.]+ % concealed, jitter buffer [\d.]+ ms", shown):
             failures.append(f"the page's sound row does not show this browser's sound: {shown!r}")
-        check_click_against_marker(s1.get("avSync") or {}, shown, failures, args.click_bound_ms)
+        zb.check_click_against_marker(s1.get("avSync") or {}, shown, failures, args.click_bound_ms)
         check_sound_alone(driver, failures)
         check_lip_sync(driver, url, failures, args.lip_sync_bound_ms)
         if failures:

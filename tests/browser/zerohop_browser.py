@@ -8,6 +8,7 @@ always with a one-line reason on stdout.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,7 +27,6 @@ SKIP = 77
 def stats_or_empty(url: str) -> dict:
     """serve's /stats JSON, or {} (with a note) when the request fails: through a shaped link a TCP
     segment tbf dropped costs a retransmission timeout, so a caller polling it just asks again."""
-    import json
     import urllib.request
     try:
         with urllib.request.urlopen(url, timeout=5) as r:
@@ -418,6 +419,83 @@ def note_if_loaded() -> None:
     if load > 2 * cores:
         print(f"note: load average {load:.1f} on {cores} cores while this ran ({pressure or 'no PSI'}): other work "
               "competed with serve and the browser; rerun on a quiet machine before blaming the stream", flush=True)
+
+
+def check_click_against_marker(a: dict, shown: str, failures: list[str], bound_ms: float) -> None:
+    """The page's own timing of the test camera's marker frames against the tone's clicks (web/avsync.js)."""
+    print("the page's click against marker: " + json.dumps({k: v for k, v in a.items() if k != "last"})
+          + "; last pairs " + json.dumps(a.get("last", [])[-3:]))
+    if a.get("state") != "running":
+        failures.append(f"the page's click timer is {a.get('state')!r}, want 'running'")
+        return
+    if (a.get("pairs") or 0) < 3:
+        failures.append(f"the page paired {a.get('pairs')} clicks with markers ({a.get('clicksHeard')} clicks "
+                        f"heard, {a.get('markersSeen')} markers seen), want >= 3 in the window")
+        return
+    offset, audio = a.get("clickMinusMarkerP50"), a.get("audioCaptureToPlayoutP50")
+    if offset is None or abs(offset) > bound_ms:
+        failures.append(f"the page's click - marker is {offset} ms at the median, want within {bound_ms:.0f} ms")
+    if audio is None or not 0 < audio < 400:
+        failures.append(f"the page's click capture -> playout is {audio} ms at the median, want 0-400 ms "
+                        "(null: no capture clock offset from /stats)")
+    if not re.search(r"click − marker -?\d+(\.\d+)? ms \(\d+ pairs\), sound capture → playout \d+(\.\d+)? ms", shown):
+        failures.append(f"the page's sound row does not show the click against the marker: {shown!r}")
+
+
+def _die_with_parent() -> None:
+    """In a child before exec: SIGKILL when the test's process dies (a test killed by its timeout leaves
+    no daemon behind)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class PulseNullSink:
+    """A PulseAudio daemon of this test's own whose only sink is a null sink: a sound card paced by the
+    clock, so a browser without a sound card here (Firefox through cubeb's pulse backend) runs its audio
+    graph in real time. Its socket lies in a private directory; `env` is what the browser needs to reach it.
+    `available` is False (with `reason`) where pulseaudio is not installed or did not come up in 10 s."""
+
+    def __init__(self, log_path: Path):
+        self.proc: subprocess.Popen | None = None
+        self.dir = Path(tempfile.mkdtemp(prefix="zh-pulse-"))
+        self.socket = self.dir / "native"
+        self.env: dict[str, str] = {}
+        self.reason = ""
+        binary = shutil.which("pulseaudio")
+        if not binary:
+            self.reason = "no pulseaudio (apt-get install pulseaudio)"
+            return
+        home = {"HOME": str(self.dir), "XDG_RUNTIME_DIR": str(self.dir)}
+        self.log = open(log_path, "wb")
+        self.proc = subprocess.Popen(
+            [binary, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+             "-L", "module-null-sink sink_name=zerohop_null",
+             "-L", f"module-native-protocol-unix socket={self.socket} auth-anonymous=1"],
+            env={**os.environ, **home}, stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 10 and self.proc.poll() is None and not self.socket.exists():
+            time.sleep(0.05)
+        if self.socket.exists() and self.proc.poll() is None:
+            self.env = {"PULSE_SERVER": f"unix:{self.socket}"}
+        else:
+            self.reason = f"pulseaudio did not open {self.socket} in 10 s (exit {self.proc.poll()}; log {log_path})"
+
+    @property
+    def available(self) -> bool:
+        return bool(self.env)
+
+    def close(self) -> None:
+        if self.proc:
+            terminate(self.proc)
+            self.log.close()
+            self.proc = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> "PulseNullSink":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 
 def verdict(failures: list[str]) -> int:
