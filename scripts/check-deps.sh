@@ -9,7 +9,8 @@
 # so a program a new test starts is checked without being listed here. Where each comes from: the
 # owner of its file (dpkg -S), which must be in the closure of install-deps.sh's packages over Depends
 # and Pre-Depends (apt-cache depends --recurse --installed).
-# Not checked: OPTIONAL (used only where present: the GPU driver's nvidia-smi; gdb, for a hang's stacks).
+# Not checked: OPTIONAL (used only where present: the GPU driver's nvidia-smi; gdb, for a hang's stacks;
+# pulseaudio, for test_firefox_vp8.py --sound-card, a measurement run by hand).
 #
 # Exit status: 0 when everything is covered; 1 with one "FAIL: ..." line per gap.
 set -euo pipefail
@@ -31,7 +32,7 @@ GST_ELEMENTS=(webrtcbin nicesrc nicesink dtlssrtpenc srtpenc rtph264pay rtph264d
 GI_TYPELIBS=(GstRtspServer-1.0 GstRtsp-1.0)
 # Libraries the examples link by their development names (label package builds them against the install).
 LINK_LIBS=(OpenGL EGL vulkan z)
-OPTIONAL=(nvidia-smi gdb)
+OPTIONAL=(nvidia-smi gdb pulseaudio)
 
 # install-deps.sh's package list: the words of its packages=( ... ) array, comments dropped.
 mapfile -t wanted < <(sed -n '/^packages=(/,/^)/p' scripts/install-deps.sh | sed -e '1d;$d' -e 's/#.*//' | tr -s ' ' '\n' | grep -v '^$')
