@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.hpp"
 #include "fake_device_transport.hpp"
 #include "zerohop/clock.hpp"
 #include "zerohop/log.hpp"
@@ -30,18 +30,13 @@ using namespace zerohop;
 
 namespace {
 
-double pct(std::vector<std::int64_t> v, double q) {
-  std::sort(v.begin(), v.end());
-  return static_cast<double>(v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]);
-}
-
 struct Case {
   const char* what;
   int readers;
   bool signalled;
   std::unique_ptr<Publisher> pub;
   std::vector<Subscriber> subs;
-  std::vector<std::int64_t> ns;
+  std::vector<double> ns;
 };
 
 }  // namespace
@@ -74,7 +69,7 @@ int main(int argc, char** argv) {
     meta.sequence = seq;
     const std::int64_t t0 = monotonicNs();
     pub.commit(std::move(ws), meta, &streamToken);
-    return monotonicNs() - t0;
+    return static_cast<double>(monotonicNs() - t0);
   };
   try {
     for (std::size_t c = 0; c < cases.size(); ++c) {
@@ -111,17 +106,16 @@ int main(int argc, char** argv) {
       const std::lock_guard lock(fake.signalsMutex);  // what the fake recorded (outside the timed calls)
       fake.signals.clear();
     }
-    const double base50 = pct(cases[0].ns, 0.5), base99 = pct(cases[0].ns, 0.99);
+    const double base50 = bench::pct(cases[0].ns, 50);
     std::printf(
         "Publisher::commit of a 1080p NV12 device frame (fake device transport), %d frames x %d rounds "
         "each, interleaved; %llu frames read, %llu of them confirmed as announced\n",
         frames, rounds, static_cast<unsigned long long>(read), static_cast<unsigned long long>(confirmed));
     std::printf("| publisher | commit p50 ns | p99 ns | p50 over no reader |\n|---|---|---|---|\n");
     for (const Case& k : cases) {
-      const double p50 = pct(k.ns, 0.5), p99 = pct(k.ns, 0.99);
+      const double p50 = bench::pct(k.ns, 50), p99 = bench::pct(k.ns, 99);
       std::printf("| %s | %.0f | %.0f | %+.0f |\n", k.what, p50, p99, p50 - base50);
     }
-    (void)base99;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zerohop_share_commit_bench: %s\n", e.what());
     return 1;
