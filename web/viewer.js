@@ -96,6 +96,7 @@ window.zerohop = {
   // ?audio=1: the marker frames on screen against the clicks heard (web/avsync.js); the marker block is
   // read from each frame only while it listens.
   const avSync = new ZerohopAvSync();
+  let soundTrack = null;  // the received sound's track (?audio=1), for the click timer
   document.addEventListener('click', () => avSync.resume());
   // ?audio=1: the <video> starts muted (a browser plays sound only after the viewer's click); this button
   // unmutes it, shown once the sound arrives.
@@ -160,7 +161,20 @@ window.zerohop = {
     frameState.lastPresented = 0;
     frameState.lastNow = null;
     pending = null;
+    soundTrack = null;
     avSync.close();
+  }
+
+  // The click timer (web/avsync.js) listens only where there are clicks to hear: the test tone (serve
+  // --audio test, /stats audio.source "test"). A page playing a microphone builds no audio graph of its
+  // own beside the element's playout. Firefox only on ?clicks=1: with a sound device, Firefox ESR 153's
+  // content process deadlocked in 5 of 25 runs here once such a graph listened to the received track (0
+  // of 20 without one), and a hung tab is too high a price for a measurement nobody asked for.
+  const clickTimerWanted =
+      params.has('clicks') ? params.get('clicks') === '1' : !/\bFirefox\//.test(navigator.userAgent);
+  function startClickTimer() {
+    const a = zh.lastStats && zh.lastStats.audio;
+    if (clickTimerWanted && soundTrack && a && a.source === 'test') avSync.start(soundTrack);
   }
 
   // A browser decodes Opus in stereo only when its own offer says stereo=1 (RFC 7587 §7.1: the receiver's
@@ -269,7 +283,8 @@ window.zerohop = {
           if (!video.srcObject && stream) video.srcObject = stream;
           else if (video.srcObject && !video.srcObject.getTrackById(ev.track.id)) video.srcObject.addTrack(ev.track);
           zh.audioTrackInVideoStream = !!(stream && video.srcObject === stream);
-          avSync.start(ev.track);
+          soundTrack = ev.track;
+          startClickTimer();
           $('sound-toggle').hidden = false;
           return;
         }
@@ -655,6 +670,7 @@ window.zerohop = {
         zh.lastStats = (zh.camera && cams.find((c) => c.name === zh.camera)) || doc;
         const offset = zh.lastStats.audio && zh.lastStats.audio.wall_minus_capture_ms;
         if (typeof offset === 'number') avSync.wallMinusCapture = offset;
+        startClickTimer();
         zh.cameras = cams.map((c) => ({name: c.name, state: c.state}));
         renderCameraList();
       }

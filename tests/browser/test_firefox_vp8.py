@@ -10,16 +10,19 @@ and /stats shows the VP8 encode stopped.
 
 --audio (issue 35): serve --audio test and the page at ?audio=1 (its offer has an audio section): Firefox also
 receives the Opus track, in the video's MediaStream; over the window its inbound-rtp audio packets and samples
-grow and under 2 % of the samples are concealed.
+grow and under 2 % of the samples are concealed, and the page's click timer stays off (in Firefox only ?clicks=1
+starts it: below).
 
 --audio --sound-card (a measurement, not in CI): Firefox plays into a PulseAudio null sink of the script's own (a
 sound card paced by the clock; headless Firefox here has none, and its audio context never starts without one),
-serve's address counts as a secure context (so the page listens with an AudioWorklet), and the page times the
+serve's address counts as a secure context (so the page listens with an AudioWorklet), and the page (?clicks=1:
+in Firefox its click timer runs only when asked) times the
 tone's clicks against the camera's markers as in Chromium (web/avsync.js), over the window once two clicks in a
 row agree: >= 3 pairs, |click - marker| within --click-bound-ms, the click's capture -> playout 0-400 ms.
 --lipsync: the page at ?audio=1&lipsync=1. Not in CI because Firefox ESR 153 here then hangs about one run in
 five: the page's content process deadlocks (its main thread and the audio graph's GraphRunner thread each wait
-on a lock) and WebDriver never answers; media.audiograph.single_thread.enabled=false crashes it instead.
+on a lock) and WebDriver never answers; media.audiograph.single_thread.enabled=false crashes it instead. Without
+the page's own audio graph (the click timer off) 20 of 20 such runs played the sound to the end.
 
 --switches N (issue 37, the VP8 ladder): after the window the page chooses its highest rung N times over its
 layer URL, each to the other rung of serve's default ladder (640x360 and 320x180, made in VP8 too): each
@@ -170,7 +173,10 @@ def main() -> int:
         elif pulse:
             failures.append(f"--sound-card: {pulse.reason}")
         driver = start_firefox(firefox, geckodriver, out / f"{tag}.geckodriver.log", bool(pulse and pulse.available))
-        driver.get(url + ("?audio=1" + ("&lipsync=1" if args.lipsync else "") if args.audio else ""))
+        query = ["audio=1"] if args.audio else []
+        query += ["lipsync=1"] if args.audio and args.lipsync else []
+        query += ["clicks=1"] if pulse else []  # the page's click timer: in Firefox only when asked (viewer.js)
+        driver.get(url + ("?" + "&".join(query) if query else ""))
         try:
             zb.wait_until("the page playing" + (" with sound" if args.audio else ""), lambda: driver.execute_script(
                 "return !!window.zerohop && window.zerohop.state === 'playing'"
@@ -242,6 +248,9 @@ def main() -> int:
             if pulse and pulse.available:
                 zb.check_click_against_marker(window_pairs(s0.get("avSync") or {}, s1.get("avSync") or {}),
                                               s1.get("sound") or "", failures, args.click_bound_ms)
+            elif not pulse and s1.get("avSync") is not None:
+                failures.append("the page started its click timer in Firefox without ?clicks=1 (viewer.js keeps "
+                                f"it off there: Firefox's content process can deadlock): {s1.get('avSync')}")
 
         if args.switches:
             failures += rung_switches(driver, url, args.switches, args.max_switch_gaps)
