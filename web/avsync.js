@@ -49,7 +49,9 @@ function zerohopMarkerCentre(width, height) {
  * shows and the tests read.
  */
 class ZerohopAvSync {
-  constructor() {
+  /** `scriptProcessor`: listen with a ScriptProcessorNode even where an AudioWorklet exists (to compare). */
+  constructor({scriptProcessor = false} = {}) {
+    this.forceScriptProcessor = scriptProcessor;
     this.state = 'off';  // off | starting | running | suspended | unavailable: why
     this.context = null;
     this.clicks = [];   // performance.now() of each click heard, not yet paired
@@ -74,7 +76,8 @@ class ZerohopAvSync {
       const ctx = new AudioContext({latencyHint: 'interactive'});
       this.context = ctx;
       const source = ctx.createMediaStreamSource(new MediaStream([track]));
-      const detector = ctx.audioWorklet ? await this.worklet(ctx) : this.scriptProcessor(ctx);
+      const detector =
+          ctx.audioWorklet && !this.forceScriptProcessor ? await this.worklet(ctx) : this.scriptProcessor(ctx);
       source.connect(detector);
       detector.connect(ctx.destination);  // silent: pulled by the graph, adds nothing to what is heard
       ctx.onstatechange = () => {
@@ -98,8 +101,11 @@ class ZerohopAvSync {
     return node;
   }
 
-  // Where a page has no AudioWorklet (Firefox outside a secure context): a ScriptProcessorNode. Its input
-  // block is the graph's audio of the block before the one it outputs at ev.playbackTime.
+  // Where a page has no AudioWorklet (outside a secure context): a ScriptProcessorNode. Its input block
+  // is the graph's audio two blocks before the one it outputs at ev.playbackTime (one block to fill, one
+  // to hand over): against the worklet in the same browser, the click's capture -> playout read one
+  // block back was 19-23 ms late in Firefox and 32-37 ms in Chromium; two blocks back it is 68 ms against
+  // the worklet's 66-74 in Firefox, 100 against 90-100 in Chromium (2026-12-07, ?clicks=script).
   scriptProcessor(ctx) {
     this.detector = 'ScriptProcessor';
     const size = 1024;
@@ -107,7 +113,7 @@ class ZerohopAvSync {
     let quietUntil = 0;
     node.onaudioprocess = (ev) => {
       const ch = ev.inputBuffer.getChannelData(0);
-      const start = ev.playbackTime - size / ctx.sampleRate;
+      const start = ev.playbackTime - 2 * size / ctx.sampleRate;
       for (let i = 0; i < ch.length; i++) {
         const t = start + i / ctx.sampleRate;
         if (Math.abs(ch[i]) > ZEROHOP_CLICK_THRESHOLD && t >= quietUntil) {

@@ -95,7 +95,7 @@ window.zerohop = {
   let firstFrameAfter = null; // performance.now() of this connection's POST, until its first frame
   // ?audio=1: the marker frames on screen against the clicks heard (web/avsync.js); the marker block is
   // read from each frame only while it listens.
-  const avSync = new ZerohopAvSync();
+  const avSync = new ZerohopAvSync({scriptProcessor: params.get('clicks') === 'script'});
   let soundTrack = null;  // the received sound's track (?audio=1), for the click timer
   document.addEventListener('click', () => avSync.resume());
   // ?audio=1: the <video> starts muted (a browser plays sound only after the viewer's click); this button
@@ -171,7 +171,7 @@ window.zerohop = {
   // content process deadlocked in 5 of 25 runs here once such a graph listened to the received track (0
   // of 20 without one), and a hung tab is too high a price for a measurement nobody asked for.
   const clickTimerWanted =
-      params.has('clicks') ? params.get('clicks') === '1' : !/\bFirefox\//.test(navigator.userAgent);
+      params.has('clicks') ? params.get('clicks') !== '0' : !/\bFirefox\//.test(navigator.userAgent);
   function startClickTimer() {
     const a = zh.lastStats && zh.lastStats.audio;
     if (clickTimerWanted && soundTrack && a && a.source === 'test') avSync.start(soundTrack);

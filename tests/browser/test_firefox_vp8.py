@@ -123,6 +123,7 @@ def main() -> int:
                     help="--audio: Firefox plays into a PulseAudio null sink (apt-get install pulseaudio) and the "
                          "page's click against the marker is checked and printed (a measurement: see above)")
     ap.add_argument("--lipsync", action="store_true", help="--audio: the page at ?audio=1&lipsync=1")
+    ap.add_argument("--page-args", default="", help="more query arguments for the page, e.g. clicks=script")
     ap.add_argument("--click-bound-ms", type=float, default=250.0,
                     help="--audio: the most the page's click - marker may be at the median (a generous bound: "
                          "the benchmark measures it)")
@@ -175,7 +176,8 @@ def main() -> int:
         driver = start_firefox(firefox, geckodriver, out / f"{tag}.geckodriver.log", bool(pulse and pulse.available))
         query = ["audio=1"] if args.audio else []
         query += ["lipsync=1"] if args.audio and args.lipsync else []
-        query += ["clicks=1"] if pulse else []  # the page's click timer: in Firefox only when asked (viewer.js)
+        query += ["clicks=1"] if pulse and "clicks=" not in args.page_args else []  # in Firefox only when asked
+        query += [args.page_args] if args.page_args else []
         driver.get(url + ("?" + "&".join(query) if query else ""))
         try:
             zb.wait_until("the page playing" + (" with sound" if args.audio else ""), lambda: driver.execute_script(
