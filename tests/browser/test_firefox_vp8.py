@@ -22,7 +22,8 @@ row agree: >= 3 pairs, |click - marker| within --click-bound-ms, the click's cap
 --lipsync: the page at ?audio=1&lipsync=1. Not in CI because Firefox ESR 153 here then hangs about one run in
 five: the page's content process deadlocks (its main thread and the audio graph's GraphRunner thread each wait
 on a lock) and WebDriver never answers; media.audiograph.single_thread.enabled=false crashes it instead. Without
-the page's own audio graph (the click timer off) 20 of 20 such runs played the sound to the end.
+the page's own audio graph (the click timer off) 20 of 20 such runs played the sound to the end. A run that
+hangs ends by itself after --seconds + 90 s: Firefox is killed and the failure says why.
 
 --switches N (issue 37, the VP8 ladder): after the window the page chooses its highest rung N times over its
 layer URL, each to the other rung of serve's default ladder (640x360 and 320x180, made in VP8 too): each
@@ -40,6 +41,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 import urllib.request
@@ -160,6 +162,9 @@ def main() -> int:
     driver = None
     failures: list[str] = []
     pulse = zb.PulseNullSink(out / f"{tag}.pulseaudio.log") if args.audio and args.sound_card else None
+    if pulse:  # the run that can hang Firefox (docstring): bounded here, not only by whoever started it
+        signal.signal(signal.SIGALRM, firefox_stopped_answering)
+        signal.alarm(int(args.seconds) + 90)
     try:
         url = serve.wait_url(20)
         if not url:
@@ -270,6 +275,10 @@ def main() -> int:
     except Exception as e:  # a WebDriver failure is a test failure with its reason, never a traceback only
         failures.append(f"{type(e).__name__}: {e}")
     finally:
+        if pulse:
+            signal.alarm(0)
+            if driver is not None and any("stopped answering" in f for f in failures):
+                kill_firefox(driver)  # its content process is deadlocked: quitting it would wait for ever
         zb.quit_browser(driver)
         rc, took = serve.stop(3.0)
         if pulse:
@@ -277,6 +286,21 @@ def main() -> int:
     if failures:
         print("serve output (tail):\n" + serve.tail(30))
     return zb.verdict(failures)
+
+
+def firefox_stopped_answering(_signum, _frame) -> None:
+    raise TimeoutError("Firefox stopped answering WebDriver (with a sound device its content process can "
+                       "deadlock about one run in five: see this script's docstring); run it again")
+
+
+def kill_firefox(driver) -> None:
+    """SIGKILL to the browser's main process (its content processes follow it)."""
+    pid = (driver.capabilities or {}).get("moz:processID")
+    if pid:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
 
 
 def window_pairs(before: dict, after: dict) -> dict:
