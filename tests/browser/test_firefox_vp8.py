@@ -272,13 +272,14 @@ def main() -> int:
                               lambda: not stats(url)["passthrough_decode"]["running"], 10)
         except AssertionError as e:
             failures.append(str(e))
+    except FirefoxStoppedAnswering as e:
+        failures.append(f"{e}")
+        kill_firefox(driver)  # its content process is deadlocked: quitting it would wait for ever
     except Exception as e:  # a WebDriver failure is a test failure with its reason, never a traceback only
         failures.append(f"{type(e).__name__}: {e}")
     finally:
         if pulse:
             signal.alarm(0)
-            if driver is not None and any("stopped answering" in f for f in failures):
-                kill_firefox(driver)  # its content process is deadlocked: quitting it would wait for ever
         zb.quit_browser(driver)
         rc, took = serve.stop(3.0)
         if pulse:
@@ -288,14 +289,18 @@ def main() -> int:
     return zb.verdict(failures)
 
 
+class FirefoxStoppedAnswering(Exception):
+    """--sound-card's watchdog fired: WebDriver had no answer for --seconds + 90 s."""
+
+
 def firefox_stopped_answering(_signum, _frame) -> None:
-    raise TimeoutError("Firefox stopped answering WebDriver (with a sound device its content process can "
-                       "deadlock about one run in five: see this script's docstring); run it again")
+    raise FirefoxStoppedAnswering("Firefox stopped answering WebDriver (with a sound device its content process "
+                                  "can deadlock about one run in five: see this script's docstring); run it again")
 
 
 def kill_firefox(driver) -> None:
-    """SIGKILL to the browser's main process (its content processes follow it)."""
-    pid = (driver.capabilities or {}).get("moz:processID")
+    """SIGKILL to the browser's main process (its content processes follow it); None: nothing started."""
+    pid = driver and (driver.capabilities or {}).get("moz:processID")
     if pid:
         try:
             os.kill(int(pid), signal.SIGKILL)

@@ -490,14 +490,6 @@ class PulseNullSink:
             self.proc = None
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> "PulseNullSink":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-
 def verdict(failures: list[str]) -> int:
     """Prints each failure (or PASS) and returns the test's exit code."""
     for f in failures:
