@@ -473,7 +473,8 @@ class ZEROHOP_API Subscriber {
   /// again) register a new semaphore. Takes ownership of `fd` (closed once sent). Throws
   /// kUnsupported (a host ring, or a publisher without CUDA), kDevice (the publisher's CUDA could
   /// not import it), kTimeout (no answer within handshakeTimeout: a publisher older than this
-  /// reader), kUnavailable (the publisher went away).
+  /// reader), kUnavailable (the publisher went away, or it answered this before and is stalled now:
+  /// ask again once it publishes; its late answer is skipped, never taken for a later request's).
   void signalOnPublish(int fd);
   /// The frame the publisher will publish next, as it announced when it committed the last one:
   /// nullopt for host rings and before the first publish. The announcement holds unless leases

@@ -333,7 +333,9 @@ ZEROHOP_API zh_status zh_frame_signal_when_ready(const zh_frame* frame, zh_ready
  * frame, from its own CUDA context. One per reader session (a new one replaces it; after
  * zh_reader_reconnect hand a new one over: publish indices start at 1 again). Takes ownership of `fd`.
  * ZH_ERR_UNSUPPORTED for a host ring or a publisher without CUDA, ZH_ERR_DEVICE when its CUDA refuses
- * the fd, ZH_ERR_TIMEOUT when the publisher does not answer (one older than this library). */
+ * the fd, ZH_ERR_TIMEOUT when the publisher does not answer (one older than this library),
+ * ZH_ERR_UNAVAILABLE when it is gone, or answered this before and is stalled now (ask again once it
+ * publishes). */
 ZEROHOP_API zh_status zh_reader_signal_on_publish(zh_reader* reader, int fd);
 /* The frame the publisher will publish next, as it announced when it committed the one before: its
  * publish index (the semaphore value to wait for), ring slot and the slot's byte offset in the ring's

@@ -335,6 +335,11 @@ std::optional<UpcomingFrame> ReaderSession::upcoming() const noexcept {
 void ReaderSession::request(MessageType type, MessageType ok, int fd, std::chrono::milliseconds timeout,
                             const char* what) {
   ensureAlive();
+  const auto published = [this] {
+    const auto l = latest();
+    return l ? l->first : 0;
+  };
+  const std::uint64_t publishedBefore = published();
   const int fds[] = {fd};
   try {
     sendMessage(socket_.get(), encodeEmpty(type), fds);
@@ -342,26 +347,50 @@ void ReaderSession::request(MessageType type, MessageType ok, int fd, std::chron
     gone_.store(true);  // the publisher closed between our check and the send
     throw wentAway(name_);
   }
-  std::optional<ReceivedMessage> msg;
-  try {
-    msg = receiveMessage(socket_.get(), timeout);
-  } catch (const Error& e) {
-    if (e.code() != Errc::kTimeout) throw;
-    throw Error(Errc::kTimeout,
-                "publisher '" + name_ + "' did not answer the request for " + what + " within " +
-                    std::to_string(timeout.count()) +
-                    " ms (a publisher older than this reader does not support it: update it)");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::optional<ReceivedMessage> msg;
+    try {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      msg = receiveMessage(socket_.get(), std::max(left, std::chrono::milliseconds(0)));
+    } catch (const Error& e) {
+      if (e.code() != Errc::kTimeout) throw;
+      // Its answer may still come: the next request takes it for this one's, not its own.
+      if (owedAnswers_++ == 0) owedOk_ = ok;
+      const std::string head = "publisher '" + name_ + "' did not answer the request for " + what +
+                               " within " + std::to_string(timeout.count()) + " ms";
+      const bool idle = published() == publishedBefore;
+      if (answeredKinds_ & kindBit(ok))
+        throw Error(Errc::kUnavailable,
+                    head +
+                        ", though it answered this request before: it is stalled (stopped, "
+                        "or its threads blocked" +
+                        (idle ? "; it published no frame meanwhile" : "") + "); ask again later");
+      throw Error(Errc::kTimeout,
+                  head + " (a publisher older than this reader does not support it: update it" +
+                      (idle ? "; or it is stalled: it published no frame meanwhile" : "") + ")");
+    }
+    if (!msg) {
+      gone_.store(true);
+      throw wentAway(name_);
+    }
+    const MessageHeader h = decodeHeader(msg->bytes);
+    // The publisher answers in order: an earlier request's late answer (its Ok or a Reject) comes before
+    // this one's; an answer of this request's own kind means it never answered that one.
+    if (owedAnswers_ > 0 && (h.type == owedOk_ || h.type == MessageType::kReject)) {
+      --owedAnswers_;
+      continue;
+    }
+    if (h.type == ok) owedAnswers_ = 0;
+    answeredKinds_ |= kindBit(ok);
+    if (h.type == MessageType::kReject) {
+      const Reject r = decodeReject(msg->bytes);
+      throw Error(r.code, "publisher '" + name_ + "' refused " + what + ": " + r.reason);
+    }
+    decodeEmpty(msg->bytes, ok);
+    return;
   }
-  if (!msg) {
-    gone_.store(true);
-    throw wentAway(name_);
-  }
-  const MessageHeader h = decodeHeader(msg->bytes);
-  if (h.type == MessageType::kReject) {
-    const Reject r = decodeReject(msg->bytes);
-    throw Error(r.code, "publisher '" + name_ + "' refused " + what + ": " + r.reason);
-  }
-  decodeEmpty(msg->bytes, ok);
 }
 
 bool ReaderSession::gone() const {

@@ -96,6 +96,9 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   ReaderSession() = default;
   std::optional<std::uint32_t> claimLease(std::uint32_t slot) noexcept;
   /// Sends `type` with `fd` and waits for `ok` (or a Reject) within `timeout`; `what` names it in errors.
+  /// No answer in time: kUnavailable where this publisher answered such a request before (it is
+  /// stalled), else kTimeout (a publisher older than this reader ignores it); either way its answer
+  /// is owed, and a later request skips it when it comes.
   void request(MessageType type, MessageType ok, int fd, std::chrono::milliseconds timeout, const char* what);
 
   std::string name_;
@@ -107,6 +110,12 @@ class ReaderSession final : public SlotOwner, public std::enable_shared_from_thi
   LeasePage* leasePage_ = nullptr;
   std::shared_ptr<ReaderCounters> counters_;
   mutable std::atomic<bool> gone_{false};
+  int owedAnswers_ = 0;                        // requests that timed out; their answers may still come
+  MessageType owedOk_ = MessageType::kReject;  // the Ok the oldest of them waits for
+  std::uint32_t answeredKinds_ = 0;            // kindBit() of each Ok this publisher has sent
+  static constexpr std::uint32_t kindBit(MessageType t) noexcept {
+    return 1u << (static_cast<unsigned>(t) & 31u);
+  }
   bool inProcess_ = false;
   int ringDevice_ = -1;
   // A dup() of the VMM allocation fd the publisher sent (device rings of another process, kCudaVmmFd),

@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "share/device_transport.hpp"
@@ -144,12 +146,20 @@ class FakeDeviceTransport final : public share_detail::DeviceTransport {
     void* stream = nullptr;  ///< signalSemaphoreOnStream: on this stream
   };
   std::atomic<bool> refuseSemaphores{false};  ///< importSemaphore fails as cudaImportExternalSemaphore would
+  std::atomic<int> importDelayMs{0};  ///< importSemaphore blocks this long first (a stalled publisher)
+  std::atomic<int> importsDone{0};    ///< importSemaphore calls returned or thrown
   std::mutex signalsMutex;
   std::vector<Signal> signals;  ///< every signalSemaphore call, in order
 
   std::shared_ptr<void> importSemaphore(int fd, bool timeline, int device) override {
     zerohop::UniqueFd owned(fd);
-    if (refuseSemaphores) throw Error(Errc::kDevice, "fake: cudaImportExternalSemaphore refused the fd");
+    struct Done {
+      std::atomic<int>& n;
+      ~Done() { ++n; }
+    } done{importsDone};
+    const bool refuse = refuseSemaphores;
+    if (importDelayMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(importDelayMs.load()));
+    if (refuse) throw Error(Errc::kDevice, "fake: cudaImportExternalSemaphore refused the fd");
     return std::make_shared<Semaphore>(Semaphore{std::move(owned), timeline, device});
   }
   void signalSemaphore(void* semaphore, bool timeline, std::uint64_t value, void* event,

@@ -508,6 +508,53 @@ TEST_F(ShareFakeDevice, PublisherSignalsEachPublishAndSaysTheNextSlot) {
   EXPECT_TRUE(fd.writeEndClosed()) << "the publisher kept a gone reader's semaphore";
 }
 
+// A publisher stalled while it imports a semaphore (its socket thread blocked): the request times out
+// as kUnavailable (it answered one before), and its late answer, when it comes, is not taken for the
+// next request's: that one gets its own (here a refusal), and the one after that its own again.
+TEST_F(ShareFakeDevice, AStalledPublishersLateAnswerIsNotTakenForTheNextRequest) {
+  Publisher pub(name_, SlotLayout::deviceImages(layout_, 3), options());
+  SubscribeOptions so;
+  so.directory = dir_;
+  so.handshakeTimeout = 200ms;
+  Subscriber sub(name_, so);
+  FdProbe first;
+  sub.signalOnPublish(first.write);  // answered: this publisher speaks Signal
+
+  fake_.importDelayMs = 1000;
+  FdProbe late;
+  const int importsBefore = fake_.importsDone;
+  const auto asked = std::chrono::steady_clock::now();
+  try {
+    sub.signalOnPublish(late.write);
+    FAIL() << "a publisher blocked for 1 s answered within 200 ms";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kUnavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("stalled"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("published no frame meanwhile"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 900ms) << "bounded by the handshake timeout";
+  fake_.importDelayMs = 0;
+  fake_.refuseSemaphores = true;  // the next import fails; the late one (already past its check) succeeds
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (fake_.importsDone == importsBefore && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_GT(fake_.importsDone, importsBefore) << "the stalled import never finished";
+
+  FdProbe refused;
+  try {
+    sub.signalOnPublish(refused.write);
+    FAIL() << "the late SignalOk was taken for this request's answer (its import was refused)";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::kDevice) << e.what();
+  }
+  fake_.refuseSemaphores = false;
+  FdProbe last;
+  sub.signalOnPublish(last.write);  // in step again: its own SignalOk
+  EXPECT_FALSE(last.writeEndClosed()) << "the publisher holds the semaphore it answered for";
+  const int notify = sub.pollFd();  // another kind of request, answered as its own
+  EXPECT_GE(notify, 0);
+}
+
 TEST_F(ShareFakeDevice, SignalRefusedForHostRingOrByCuda) {
   {
     Publisher host(name_ + "_host", SlotLayout::images(layout_, 3), options());
