@@ -133,7 +133,7 @@ read_share() {
 step "device frames from the C publisher into ${readers[*]}"
 run_dir=$(mktemp -d /tmp/zh-gpu-tex-XXXXXX)
 chmod 700 "$run_dir"
-frames=$(( (SECONDS_READ + 5) * 30 * 10 ))  # 30 fps: outlasts the ten reader runs below
+frames=$(( (SECONDS_READ + 5) * 30 * 14 ))  # 30 fps: outlasts the twelve reader runs below
 XDG_RUNTIME_DIR=$run_dir "$BUILD_DIR/ex-c_publisher/c_publisher" texcam device "$frames" >"$OUT/c_publisher.log" 2>&1 &
 pub=$!
 for _ in $(seq 100); do [[ -S $run_dir/zerohop/texcam.sock ]] && break; sleep 0.1; done
@@ -207,16 +207,33 @@ if [[ " ${readers[*]} " == *" vulkan_reader "* ]]; then
   read_share vulkan_reader texcam vk-device-presubmit-spin --presubmit --spin
   echo "-- vulkan_reader --presubmit (the same, vkWaitForFences)"
   read_share vulkan_reader texcam vk-device-presubmit --presubmit
-  for t in vk-device-presubmit-spin vk-device-presubmit; do
+  echo "-- vulkan_reader --presubmit --spin --queue compute (the same on a compute-only queue)"
+  read_share vulkan_reader texcam vk-device-presubmit-spin-compute --presubmit --spin --queue compute
+  for t in vk-device-presubmit-spin vk-device-presubmit vk-device-presubmit-spin-compute; do
     confirmed=$(sed -n 's/^presubmit confirmed=\([0-9]*\).*/\1/p' "$OUT/$t.out")
     [[ ${confirmed:-0} -gt 0 ]] || fail "$t: no frame was drawn from a presubmitted dispatch: $(grep '^presubmit' "$OUT/$t.out")"
   done
+  # The publisher stalls (SIGSTOP, 3 s) under a presubmitted dispatch: the reader cancels it (the host
+  # signals the semaphore after 2 s), asks nothing of the stopped publisher, reads on once it resumes and
+  # presubmits again (a new semaphore), with no refusal.
+  echo "-- vulkan_reader --presubmit --spin, the publisher stopped for 3 s (SIGSTOP) 2 s in"
+  read_share vulkan_reader texcam vk-device-presubmit-stall --presubmit --spin --seconds $((SECONDS_READ + 6)) &
+  reader_job=$!
+  sleep 2; kill -STOP "$pub"; sleep 3; kill -CONT "$pub"
+  wait "$reader_job" || fail "vulkan_reader did not live through the publisher's stall"
+  stall=$(grep '^presubmit' "$OUT/vk-device-presubmit-stall.out")
+  confirmed=$(sed -n 's/^presubmit confirmed=\([0-9]*\).*/\1/p' <<<"$stall")
+  cancelled=$(sed -n 's/.* cancelled=\([0-9]*\).*/\1/p' <<<"$stall")
+  [[ ${cancelled:-0} -ge 1 ]] || fail "the stall cancelled no presubmitted dispatch: $stall"
+  [[ $stall != *reason=* ]] || fail "the stall stopped the presubmitted reads for good: $stall"
+  # 2 s before the stall give at most 60 frames: more confirmed means presubmitting resumed after it.
+  [[ ${confirmed:-0} -gt 90 ]] || fail "presubmitting did not resume after the stall: $stall"
 fi
 step "committed -> sampled, side by side (C publisher, 1280x720 NV12, same run)"
 printf '%-28s %10s %10s %10s %10s %10s %8s\n' reader p50_us p99_us wake_us draw_us redraw_us ratio
 base=$(grep -o 'committed_to_sampled_us_p50=[0-9.]*' "$OUT/cuda-default.out" 2>/dev/null | cut -d= -f2)
 for t in cuda-default cuda-spin vk-device vk-device-hostwait vk-device-spin vk-device-spin-compute vk-device-hostwait-spin \
-         vk-device-presubmit vk-device-presubmit-spin gl-device; do
+         vk-device-presubmit vk-device-presubmit-spin vk-device-presubmit-spin-compute gl-device; do
   f=$OUT/$t.out
   [[ -f $f ]] || continue
   line=$(grep '^ring=' "$f") || continue

@@ -7,7 +7,9 @@
 // --presubmit (device rings, with the GPU wait): after the first frame, each frame's dispatch is submitted
 // BEFORE the frame exists, on the ring slot the publisher announced, waiting on a timeline semaphore the
 // publisher's GPU signals once it wrote that frame (DeviceFrameImporter::upcoming/confirm); a frame the
-// publisher wrote elsewhere is imported as usual; the line presubmit=confirmed/missed says how many.
+// publisher wrote elsewhere is imported as usual; a dispatch whose frame does not come in 2 s (the publisher
+// stalled) is cancelled and the frames read on; the line presubmit confirmed=N missed=M cancelled=K says how
+// many.
 // --copy forces the copy path (ImportOptions::forceCopy). Device rings: where the GPU exports timeline
 // semaphores the dispatch waits on the producer's write on the GPU (ImportOptions::gpuWait: this
 // thread never waits for it); --host-wait makes import() wait on the host instead, to compare; the
@@ -508,6 +510,7 @@ int main(int argc, char** argv) try {
   std::vector<double> importUs, wakeUs, drawUs;  // commit -> next() returned; import(); submit -> fence
   std::vector<double> redrawUs;                  // --twice: the same frame's second draw
   std::uint64_t overrun = 0;
+  std::uint64_t cancelled = 0;  // --presubmit: dispatches whose frame did not come in 2 s (cancel())
   std::optional<zerohop::Timecode> drawnTimecode;  // read from the ring by the CPU, to compare with the PNG
   std::uint64_t drawnSeq = 0;
   bool drawnIntact = false;
@@ -528,6 +531,7 @@ int main(int argc, char** argv) try {
         vk.submit(up->waitSemaphore(), up->waitValue());
         if (!vk.finish(2s)) {  // the frame did not come: release the queue, and read on as before
           deviceImporter->cancel(*up);
+          ++cancelled;
           if (!vk.finish(10s))
             throw zerohop::Error(zerohop::Errc::kTimeout, "the cancelled dispatch's fence");
           continue;
@@ -554,8 +558,13 @@ int main(int argc, char** argv) try {
     }
     auto shared = sub.next(2s);
     if (!shared) {
-      std::fprintf(stderr, "no frame from '%s' within 2 s\n", positional[0].c_str());
-      return 1;
+      if (importUs.empty() || std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr, "no frame from '%s' within 2 s\n", positional[0].c_str());
+        return 1;
+      }
+      std::fprintf(stderr, "no frame from '%s' for 2 s (the publisher stalled?): reading on\n",
+                   positional[0].c_str());
+      continue;
     }
     const std::optional<zerohop::Timecode> tc =
         onDevice ? std::nullopt : zerohop::readTimecode(shared->frame());
@@ -619,9 +628,10 @@ int main(int argc, char** argv) try {
               sampledUs[std::min(sampledUs.size() - 1, sampledUs.size() * 99 / 100)], wake,
               drawUs[drawUs.size() / 2], spin ? "spin" : "wait");
   if (presubmit)
-    std::printf("presubmit confirmed=%llu missed=%llu%s%s\n",
+    std::printf("presubmit confirmed=%llu missed=%llu cancelled=%llu%s%s\n",
                 static_cast<unsigned long long>(onDevice ? deviceImporter->upcomingConfirmed() : 0),
                 static_cast<unsigned long long>(onDevice ? deviceImporter->upcomingMissed() : 0),
+                static_cast<unsigned long long>(cancelled),
                 onDevice && !deviceImporter->upcomingRefusal().empty() ? " reason=" : "",
                 onDevice ? deviceImporter->upcomingRefusal().c_str() : "");
   std::printf("queue=%s", vk.computeOnlyQueue ? "compute" : "graphics+compute");

@@ -145,7 +145,9 @@ class DeviceFrameImporter {
   /// next frame, submitted before it exists"). When that work completed, confirm() it. nullopt (read
   /// with import() as before) until a frame of this publisher session was imported in place (the
   /// ring's memory comes with it), when the publisher announced nothing, or where the semaphore
-  /// cannot be made or the publisher cannot signal it (said once: upcomingRefusal()). Needs what
+  /// cannot be made or the publisher cannot signal it (said once: upcomingRefusal()). The hand-over
+  /// is one round trip to the publisher (at most SubscribeOptions::handshakeTimeout; a publisher that
+  /// answered before but not now is stalled: nullopt until it publishes again). Needs what
   /// ImportOptions::gpuWait needs (kDeviceSemaphoreExtensions, timelineSemaphore).
   std::optional<FrameBuffer> upcoming(Subscriber& subscriber) {
     if (!lastRing_ || ringMemory_ == VK_NULL_HANDLE || !upcomingRefusal_.empty()) return std::nullopt;
@@ -196,8 +198,10 @@ class DeviceFrameImporter {
   }
   /// Releases a queue still waiting on `fb` (from upcoming()) when its frame does not come (the
   /// publisher stalled or went away): the host signals the semaphore to fb.waitValue(), the work
-  /// runs on a stale slot (confirm() says false), and the next upcoming() hands the publisher a new
-  /// semaphore (this one's values are the host's now); after two in a row with no frame between,
+  /// runs on a stale slot (confirm() says false), and upcoming() hands the publisher a new semaphore
+  /// (this one's values are the host's now) once it has published again: until then it gives nothing,
+  /// without asking a stalled publisher (import() the next frame as usual); after two in a row with no
+  /// frame confirmed between,
   /// upcoming() gives nothing more (upcomingRefusal()). Throws kDevice when Vulkan refuses.
   void cancel(FrameBuffer& fb) {
     if (fb.waitSemaphore_ == VK_NULL_HANDLE || fb.waitSemaphore_ != producerSemaphore_) return;
@@ -217,7 +221,8 @@ class DeviceFrameImporter {
     }
     if (r != VK_SUCCESS)
       throw Error(Errc::kDevice, std::string("zerohop::vulkan: vkSignalSemaphore: ") + resultName(r));
-    producerSession_ = 0;  // a new semaphore for the next upcoming()
+    producerSession_ = 0;  // a new semaphore for the next upcoming(), once the publisher published again
+    askAfter_ = fb.waitValue_;
     // Twice in a row with no frame between: the publisher is not signalling (a failed signal is its
     // log line); stop asking rather than stall the renderer again and again.
     if (++cancelsInARow_ >= 2)
@@ -415,6 +420,10 @@ class DeviceFrameImporter {
   bool producerSemaphoreFor(Subscriber& subscriber) {
     const std::uint64_t session = subscriber.info().sessionId;
     if (producerSemaphore_ != VK_NULL_HANDLE && producerSession_ == session) return true;
+    if (askAfter_ != 0) {  // after a cancel(): not before the publisher published again (it may be stalled)
+      const std::optional<UpcomingFrame> next = subscriber.upcoming();
+      if (!next || next->publishIndex <= askAfter_) return false;
+    }
     int fd = -1;
     std::string why;
     const VkSemaphore made = exportableTimeline(fd, why);
@@ -426,9 +435,16 @@ class DeviceFrameImporter {
       subscriber.signalOnPublish(fd);  // owns fd from here
     } catch (const Error& e) {
       vkDestroySemaphore(device_, made, nullptr);
+      if (e.code() == Errc::kUnavailable && subscriber.connected()) {  // stalled: ask once it publishes again
+        const std::optional<UpcomingFrame> next = subscriber.upcoming();
+        askAfter_ = next ? next->publishIndex : 1;
+        log::warn("zerohop::vulkan: ", e.what());
+        return false;
+      }
       refuseUpcoming(std::string("Subscriber::signalOnPublish: ") + e.what());
       return false;
     }
+    askAfter_ = 0;
     // A queue may still wait on the one it replaces: it is destroyed with the importer.
     if (producerSemaphore_ != VK_NULL_HANDLE) retiredSemaphores_.push_back(producerSemaphore_);
     producerSemaphore_ = made;
@@ -589,6 +605,7 @@ class DeviceFrameImporter {
   std::uint64_t producerWaited_ = 0;   // the last publish index upcoming() handed out
   std::string upcomingRefusal_;
   std::uint64_t upcomingConfirmed_ = 0, upcomingMissed_ = 0;
+  std::uint64_t askAfter_ = 0;  // upcoming() asks for a new semaphore only once the announced index passes it
   int cancelsInARow_ = 0;  // cancel() calls since the last frame confirm() found
 };
 
