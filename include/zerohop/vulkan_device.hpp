@@ -221,8 +221,9 @@ class DeviceFrameImporter {
     }
     if (r != VK_SUCCESS)
       throw Error(Errc::kDevice, std::string("zerohop::vulkan: vkSignalSemaphore: ") + resultName(r));
-    producerSession_ = 0;  // a new semaphore for the next upcoming(), once the publisher published again
     askAfter_ = fb.waitValue_;
+    askAfterSession_ = producerSession_;
+    producerSession_ = 0;  // a new semaphore for the next upcoming(), once the publisher published again
     // Twice in a row with no frame between: the publisher is not signalling (a failed signal is its
     // log line); stop asking rather than stall the renderer again and again.
     if (++cancelsInARow_ >= 2)
@@ -420,7 +421,8 @@ class DeviceFrameImporter {
   bool producerSemaphoreFor(Subscriber& subscriber) {
     const std::uint64_t session = subscriber.info().sessionId;
     if (producerSemaphore_ != VK_NULL_HANDLE && producerSession_ == session) return true;
-    if (askAfter_ != 0) {  // after a cancel(): not before the publisher published again (it may be stalled)
+    if (askAfter_ != 0 && askAfterSession_ == session) {  // after a cancel(): not before the publisher
+                                                          // published again (it may be stalled)
       const std::optional<UpcomingFrame> next = subscriber.upcoming();
       if (!next || next->publishIndex <= askAfter_) return false;
     }
@@ -438,6 +440,7 @@ class DeviceFrameImporter {
       if (e.code() == Errc::kUnavailable && subscriber.connected()) {  // stalled: ask once it publishes again
         const std::optional<UpcomingFrame> next = subscriber.upcoming();
         askAfter_ = next ? next->publishIndex : 1;
+        askAfterSession_ = session;
         log::warn("zerohop::vulkan: ", e.what());
         return false;
       }
@@ -606,6 +609,7 @@ class DeviceFrameImporter {
   std::string upcomingRefusal_;
   std::uint64_t upcomingConfirmed_ = 0, upcomingMissed_ = 0;
   std::uint64_t askAfter_ = 0;  // upcoming() asks for a new semaphore only once the announced index passes it
+  std::uint64_t askAfterSession_ = 0;  // in this publisher session (a new one starts its indices at 1)
   int cancelsInARow_ = 0;  // cancel() calls since the last frame confirm() found
 };
 
