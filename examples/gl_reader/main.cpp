@@ -285,8 +285,13 @@ int main(int argc, char** argv) try {
          (!drawnIntact && std::chrono::steady_clock::now() < hardStop)) {
     auto shared = sub.next(2s);
     if (!shared) {
-      std::fprintf(stderr, "no frame from '%s' within 2 s\n", positional[0].c_str());
-      return 1;
+      if (importUs.empty() || std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr, "no frame from '%s' within 2 s\n", positional[0].c_str());
+        return 1;
+      }
+      std::fprintf(stderr, "no frame from '%s' for 2 s (the publisher stalled?): reading on\n",
+                   positional[0].c_str());
+      continue;
     }
     const zerohop::Frame& f = shared->frame();
     const std::int64_t committedNs = shared->publishNs();
