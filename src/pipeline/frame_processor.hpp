@@ -57,6 +57,9 @@ class FrameProcessor {
   /// A frame the pipeline's queue dropped before process() saw it (the encode fell behind), called on
   /// the capture thread before its buffer goes back. Passthrough learns the SPS/PPS it may carry.
   virtual void evicted(const Frame&) {}
+  /// A frame the capture thread is about to queue, called on that thread before the queue sees it
+  /// (so before any eviction it causes). Passthrough notes where the source's drops lie.
+  virtual void arrived(const Frame&) {}
   /// Units this path did not send because one they depend on was lost (passthrough: after a drop it
   /// sends nothing until the camera's next IDR, so viewers show a still picture, not a broken one).
   /// Any thread.

@@ -36,13 +36,25 @@ void PassthroughProcessor::evicted(const Frame& f) {
   const bool referenced = encode::isReferenced(f.data[0], f.bytesUsed);
   std::lock_guard lock(mutex_);
   parameterSets_.learn(f.data[0], f.bytesUsed);
-  if (referenced) chainBroken_ = true;
+  if (referenced) breaks_.insert(f.sequence + 1);
 }
 
-PassthroughProcessor::Hold PassthroughProcessor::holdUntilIdr(bool idr, std::int64_t now) {
-  if (!chainBroken_) return Hold::kNo;
-  if (idr) {  // whole again
-    chainBroken_ = false;
+void PassthroughProcessor::arrived(const Frame& f) {
+  const std::uint64_t drops = source_.counters().drops;  // counted by this thread in next()
+  const bool restarted = lastArrived_ && f.sequence < *lastArrived_;
+  lastArrived_ = f.sequence;
+  if (drops == sourceDropsSeen_ && !restarted) return;
+  sourceDropsSeen_ = drops;
+  std::lock_guard lock(mutex_);
+  if (restarted) breaks_.clear();  // positions of the old numbering mean nothing now
+  breaks_.insert(f.sequence);
+}
+
+PassthroughProcessor::Hold PassthroughProcessor::holdUntilIdr(bool idr, std::uint64_t sequence,
+                                                              std::int64_t now) {
+  if (breaks_.empty() || *breaks_.begin() > sequence) return Hold::kNo;  // no break at or before it
+  if (idr) {  // whole again, up to here (a unit dropped after it still breaks what follows)
+    breaks_.erase(breaks_.begin(), breaks_.upper_bound(sequence));
     if (heldThisTime_ > 0) {
       log::debug("passthrough: whole again at the camera's IDR after ", heldThisTime_, " units held back (",
                  (now - brokenSinceNs_) / 1'000'000, " ms)");
@@ -69,8 +81,6 @@ EncodedUnitPtr PassthroughProcessor::process(FrameLease& in) {
   unit->wallClockMs = f.wallClockMs;
   unit->ptsNs = f.captureNs();
   unit->times = f.times;
-  // Counted by the capture thread before it queued this unit: a drop it saw is never missed here.
-  const std::uint64_t sourceDrops = source_.counters().drops;
   const bool idr = encode::containsIdr(f.data[0], f.bytesUsed);
   const std::int64_t now = monotonicNs();
   H264ParameterSets::Result result;
@@ -78,14 +88,10 @@ EncodedUnitPtr PassthroughProcessor::process(FrameLease& in) {
   {
     std::lock_guard lock(mutex_);
     result = parameterSets_.apply(f.data[0], f.bytesUsed, unit->bytes);
-    if (sourceDrops != sourceDropsSeen_) {
-      sourceDropsSeen_ = sourceDrops;
-      chainBroken_ = true;
-    }
     if (result == H264ParameterSets::Result::kMissing) {
-      chainBroken_ = true;  // this IDR cannot be sent: what follows refers to it
+      breaks_.insert(f.sequence + 1);  // this IDR cannot be sent: what follows refers to it
     } else {
-      hold = holdUntilIdr(idr, now);
+      hold = holdUntilIdr(idr, f.sequence, now);
     }
   }
   in.reset();  // the camera's buffer goes back now; the unit owns its copy

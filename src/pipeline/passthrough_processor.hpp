@@ -13,12 +13,14 @@
 // garbage; the units held back are counted (unitsHeldBack(), /stats held_back_until_idr).
 // Stage times: capture and ingest come from the source; convert and encode do not exist here.
 // Its units are decoded beside it, for the frame share and VP8, by PassthroughPictures (the pipeline).
-// Thread-safety: thread-bound (the encode thread); encoderName() is immutable; evicted() runs on the
-// capture thread (the parameter sets and the broken-chain flag are guarded by a mutex);
+// Thread-safety: thread-bound (the encode thread); encoderName() is immutable; evicted() and arrived()
+// run on the capture thread (the parameter sets and the chain's breaks are guarded by a mutex);
 // unitsHeldBack() is atomic.
 
 #include <atomic>
 #include <mutex>
+#include <optional>
+#include <set>
 
 #include "frame_processor.hpp"
 #include "h264_parameter_sets.hpp"
@@ -33,8 +35,12 @@ class PassthroughProcessor final : public FrameProcessor {
   bool requestKeyframe() override;
   bool setBitrate(std::uint32_t) override { return false; }
   /// A camera that sends SPS/PPS only once loses them for good when the queue drops that unit (the
-  /// encode thread started late, or fell behind): they are learned from it here.
+  /// encode thread started late, or fell behind): they are learned from it here. A referenced unit
+  /// dropped breaks the units after it (by sequence) until an IDR after it.
   void evicted(const Frame& f) override;
+  /// The source's drops counted since the last unit lie before this one: it and what follows wait for
+  /// an IDR at or after it. A sequence that goes back (the source restarted) waits for an IDR too.
+  void arrived(const Frame& f) override;
   std::uint64_t unitsHeldBack() const noexcept override { return heldBack_.load(std::memory_order_relaxed); }
   std::string encoderName() const override { return encoderName_; }
   std::string vp8Unavailable() const override { return "the camera's H.264 is passed through undecoded"; }
@@ -45,14 +51,18 @@ class PassthroughProcessor final : public FrameProcessor {
   std::uint32_t height_;
   std::string encoderName_;
   enum class Hold { kNo, kYes, kFirst };  // kFirst: the first unit held back since the loss
-  // From a lost unit to the next IDR the units between refer to what was lost: they are held back.
-  // Under mutex_.
-  Hold holdUntilIdr(bool idr, std::int64_t now);
+  // From a lost unit to the next IDR after it the units between refer to what was lost: they are
+  // held back. Under mutex_.
+  Hold holdUntilIdr(bool idr, std::uint64_t sequence, std::int64_t now);
 
-  std::mutex mutex_;  // process() on the encode thread, evicted() on the capture thread
+  std::mutex mutex_;  // process() on the encode thread, evicted() and arrived() on the capture thread
   H264ParameterSets parameterSets_;
-  bool chainBroken_ = false;  // a unit was lost since the last IDR sent (guarded by mutex_)
-  std::uint64_t sourceDropsSeen_ = 0;
+  // Where the chain breaks, by the source's sequence: a non-IDR unit at or after one of these is held
+  // back until an IDR at or after it has been sent. By position, not a flag: the queue may drop a unit
+  // AFTER an IDR it still holds (guarded by mutex_).
+  std::set<std::uint64_t> breaks_;
+  std::uint64_t sourceDropsSeen_ = 0;         // capture thread
+  std::optional<std::uint64_t> lastArrived_;  // capture thread
   std::uint64_t heldThisTime_ = 0;
   std::int64_t brokenSinceNs_ = 0;
   std::int64_t lastRepairLogNs_ = 0;

@@ -487,6 +487,7 @@ class Pipeline::Impl {
         // What the queue dropped to make room may matter to the processor (passthrough's SPS/PPS).
         // Seen under the queue's lock: the encode thread cannot take a later unit before the
         // processor knows this one is gone.
+        processor_->arrived(lease->frame());
         queue_.pushSeeingEvicted(std::move(*lease),
                                  [this](const FrameLease& gone) { processor_->evicted(gone.frame()); });
       } catch (const Error& e) {

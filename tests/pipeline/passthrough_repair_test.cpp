@@ -72,12 +72,24 @@ Frame h264Frame(Bytes& bytes, std::uint64_t sequence) {
 
 class PassthroughRepair : public ::testing::Test {
  protected:
-  // Sends one unit through the processor: true when it came out.
+  // Sends one unit through the processor as the pipeline does (arrived() on its way into the queue,
+  // then process()): true when it came out.
   bool sent(Bytes bytes) {
     FrameLease lease(slots_, 0, h264Frame(bytes, ++sequence_));
+    processor_.arrived(lease.frame());
     return processor_.process(lease) != nullptr;
   }
-  void evict(Bytes bytes) { processor_.evicted(h264Frame(bytes, ++sequence_)); }
+  void evict(Bytes bytes) {
+    Frame f = h264Frame(bytes, ++sequence_);
+    processor_.arrived(f);
+    processor_.evicted(f);
+  }
+  // The two halves apart, at a given sequence: the queue between them holds several units.
+  void arrive(Bytes& bytes, std::uint64_t sequence) { processor_.arrived(h264Frame(bytes, sequence)); }
+  bool process(Bytes bytes, std::uint64_t sequence) {
+    FrameLease lease(slots_, 0, h264Frame(bytes, sequence));
+    return processor_.process(lease) != nullptr;
+  }
 
   const Bytes idr_ = join({nal(7, 1), nal(8, 2), nal(5, 3)});
   const Bytes p_ = nal(1, 4);
@@ -127,6 +139,53 @@ TEST_F(PassthroughRepair, ADropTheSourceCountedHoldsBackUntilTheNextIdr) {
   EXPECT_EQ(processor_.unitsHeldBack(), 1u);
 }
 
+// The queue kept an IDR and dropped units on both sides of it (found in CI under load: a P-frame sent
+// after the IDR referred to a unit dropped after that IDR). The IDR mends what was lost before it only.
+TEST_F(PassthroughRepair, AUnitDroppedAfterAQueuedIdrHoldsBackWhatFollowsIt) {
+  Bytes idr = idr_, p = p_;
+  ASSERT_TRUE(sent(idr_));  // 1
+  ASSERT_TRUE(sent(p_));    // 2
+  for (std::uint64_t seq : {3, 4, 5, 6}) arrive(seq == 4 ? idr : p, seq);
+  processor_.evicted(h264Frame(p, 3));
+  processor_.evicted(h264Frame(p, 5));  // after the IDR at 4, still queued
+  EXPECT_TRUE(process(idr_, 4));
+  EXPECT_FALSE(process(p_, 6)) << "refers to unit 5, dropped";
+  arrive(idr, 7);
+  arrive(p, 8);
+  EXPECT_TRUE(process(idr_, 7));
+  EXPECT_TRUE(process(p_, 8));
+  EXPECT_EQ(processor_.unitsHeldBack(), 1u);
+}
+
+// The source counts a drop on a unit that arrives after an IDR still queued: the loss lies after that
+// IDR, so the units before it go out and the IDR does not mend it.
+TEST_F(PassthroughRepair, ASourceDropAfterAQueuedIdrIsPlacedWhereItHappened) {
+  Bytes idr = idr_, p = p_;
+  ASSERT_TRUE(sent(idr_));  // 1
+  arrive(p, 2);
+  arrive(idr, 3);
+  camera_.drops = 1;  // the depayloader marked unit 4: packets lost between 3 and 4
+  arrive(p, 4);
+  EXPECT_TRUE(process(p_, 2)) << "before the loss";
+  EXPECT_TRUE(process(idr_, 3));
+  EXPECT_FALSE(process(p_, 4)) << "after the loss, after the IDR at 3";
+  EXPECT_EQ(processor_.unitsHeldBack(), 1u);
+}
+
+// A source that restarts its numbering (a V4L2 camera reopened) is waited for to its next IDR, and
+// the old numbering's breaks do not hold the new one back.
+TEST_F(PassthroughRepair, ASequenceThatGoesBackWaitsForAnIdrThenFlows) {
+  Bytes idr = idr_, p = p_;
+  ASSERT_TRUE(sent(idr_));
+  evict(p_);  // a break at a high position of the old numbering
+  arrive(p, 1);
+  EXPECT_FALSE(process(p_, 1));
+  arrive(idr, 2);
+  EXPECT_TRUE(process(idr_, 2));
+  arrive(p, 3);
+  EXPECT_TRUE(process(p_, 3)) << "the old numbering's break no longer holds";
+}
+
 TEST(PassthroughRepairNoControl, ACameraThatTakesNoRequestsIsWaitedFor) {
   CountingCamera camera(false);
   PassthroughProcessor processor(camera, camera.info());
@@ -136,6 +195,7 @@ TEST(PassthroughRepairNoControl, ACameraThatTakesNoRequestsIsWaitedFor) {
   std::uint64_t sequence = 0;
   auto sent = [&](Bytes& b) {
     FrameLease lease(slots, 0, h264Frame(b, ++sequence));
+    processor.arrived(lease.frame());
     return processor.process(lease) != nullptr;
   };
   ASSERT_TRUE(sent(idr));
