@@ -38,7 +38,7 @@ import zerohop_browser as zb  # noqa: E402
 WARM_UP_S = 6  # Chromium's jitter buffer settles over the first seconds
 
 
-def one_round(args, web_root: Path, with_video: bool, out: Path) -> dict:
+def one_round(args, browser: tuple[str, str], web_root: Path, with_video: bool, out: Path) -> dict:
     port = zb.free_port()
     serve = zb.Serve(args.zerohop, ["--source", args.source, "--audio", "test", "--gpu", "off", "--web-root",
                                     str(web_root), "--listen", f"127.0.0.1:{port}"], out / "bench_audio_playout.serve.log")
@@ -51,8 +51,7 @@ def one_round(args, web_root: Path, with_video: bool, out: Path) -> dict:
             raise SystemExit("serve printed no URL in 20 s:\n" + serve.tail())
         os.environ.pop("PULSE_SERVER", None)
         os.environ.update(pulse.env if pulse else {})
-        chromium, chromedriver = zb.find_browser()
-        driver = zb.start_chromium(chromium, chromedriver, None, ("--autoplay-policy=no-user-gesture-required",))
+        driver = zb.start_chromium(*browser, None, ("--autoplay-policy=no-user-gesture-required",))
         driver.get(f"http://127.0.0.1:{port}/playout_page.html" + ("?video=1" if with_video else ""))
         count = "const b = window.bench; if (b.error) throw new Error(b.error); return b.playout.length;"
         zb.wait_until("the first click timed", lambda: driver.execute_script(count) > 0, 30)
@@ -88,6 +87,7 @@ def main() -> int:
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root: the benchmark makes a private network namespace (loopback only)")
+    browser = zb.find_browser()
     zb.enter_private_network()
     out = zb.artifacts_dir(Path(tempfile.gettempdir()) / "zerohop-bench-audio-playout")
     with tempfile.TemporaryDirectory(prefix="zh-playout-web-") as tmp:
@@ -97,7 +97,7 @@ def main() -> int:
         rounds: dict[str, list[dict]] = {"audio alone": [], "audio + video": []}
         for r in range(args.rounds):
             for name in rounds:
-                x = one_round(args, web_root, name == "audio + video", out)
+                x = one_round(args, browser, web_root, name == "audio + video", out)
                 rounds[name].append(x)
                 print(f"round {r + 1}, {name}: click capture -> playout p50 {x['capture_to_playout_p50_ms']:.1f} ms "
                       f"({x['clicks']} clicks), jitter buffer {x['jitter_buffer_ms']:.1f} ms (target "

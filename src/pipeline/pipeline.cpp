@@ -484,10 +484,10 @@ class Pipeline::Impl {
       try {
         auto lease = source_->next(100ms);
         if (!lease) continue;
+        processor_->arrived(lease->frame());  // before the queue: where the source's drops lie
         // What the queue dropped to make room may matter to the processor (passthrough's SPS/PPS).
         // Seen under the queue's lock: the encode thread cannot take a later unit before the
         // processor knows this one is gone.
-        processor_->arrived(lease->frame());
         queue_.pushSeeingEvicted(std::move(*lease),
                                  [this](const FrameLease& gone) { processor_->evicted(gone.frame()); });
       } catch (const Error& e) {
